@@ -1,0 +1,24 @@
+# Small helpers shared by module CMakeLists files.
+
+# dfw_module(NAME [DEPS target...]) : static library dfw_NAME from src/NAME/*.cc
+# (subfolders excluded; a module with subfolders, like backend, lists those itself).
+function(dfw_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  add_library(dfw_${name} STATIC ${srcs})
+  target_include_directories(dfw_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(dfw_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# dfw_tests(NAME [DEPS target...]) : test binary dfw_NAME_tests from tests/NAME/*_test.cc,
+# registered with CTest (one CTest entry per gtest case).
+function(dfw_tests name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
+  add_executable(dfw_${name}_tests ${srcs})
+  target_include_directories(dfw_${name}_tests PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(dfw_${name}_tests PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+  target_compile_definitions(dfw_${name}_tests PRIVATE DFW_SOURCE_DIR="${PROJECT_SOURCE_DIR}" DFW_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(dfw_${name}_tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS ${name})
+endfunction()

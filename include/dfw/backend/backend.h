@@ -1,0 +1,91 @@
+// InferenceBackend: the compute interface every model handler runs on.
+//
+// The CPU backend (src/backend/cpu, BLAS) is the reference; the CUDA backend (src/backend/cuda,
+// cuBLAS + kernels) is a separate shared library loaded at run time by the registry
+// (src/backend/registry.cc), so core code never includes CUDA headers.
+//
+// Conventions: all matrices are row-major float32 unless a dtype says otherwise; pointers passed to
+// the compute calls are *device* pointers obtained from Allocate() or UploadWeights() (on the CPU
+// backend device memory is host memory). Calls may be asynchronous on a backend's stream; results
+// are visible to the host after CopyToHost() or Synchronize().
+//
+// Threading: one backend instance is used by one thread at a time (each SDK harness thread that
+// runs inference owns its own instance or serialises access). Distinct instances are independent.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "dfw/common/status.h"
+
+namespace dfw {
+
+enum class Activation : uint8_t {
+  kNone,
+  kRelu,
+  kGelu,      // exact: 0.5 x (1 + erf(x / sqrt 2)) (BERT "gelu")
+  kGeluTanh,  // tanh approximation ("gelu_new", "gelu_pytorch_tanh")
+  kTanh,
+  kSigmoid,
+};
+
+std::string_view ActivationName(Activation a);
+
+enum class DType : uint8_t { kF32, kF16, kBF16 };
+
+// Owned device memory. Freed on destruction.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual void* data() = 0;
+  virtual std::size_t bytes() const = 0;
+  float* f32() { return static_cast<float*>(data()); }
+};
+
+class InferenceBackend {
+ public:
+  virtual ~InferenceBackend() = default;
+
+  // "cpu" or "cuda".
+  virtual std::string_view name() const = 0;
+  // Human description, e.g. "OpenBLAS 0.3.21 (2 threads)" or "NVIDIA H200, CC 9.0".
+  virtual std::string description() const = 0;
+
+  // ---- memory ----
+  virtual Result<std::unique_ptr<DeviceBuffer>> Allocate(std::size_t bytes) = 0;
+  // Makes `bytes` of host weights available on the device. On the CPU the host memory itself is
+  // used (no copy: `host` must outlive the returned buffer, e.g. an mmapped file); on CUDA it is
+  // copied to device memory.
+  virtual Result<std::unique_ptr<DeviceBuffer>> UploadWeights(const void* host, std::size_t bytes) = 0;
+  virtual Status CopyToDevice(void* dst_device, const void* src_host, std::size_t bytes) = 0;
+  virtual Status CopyToHost(void* dst_host, const void* src_device, std::size_t bytes) = 0;
+  virtual Status Synchronize() = 0;
+
+  // ---- compute (row-major, float32) ----
+  // C[m x n] = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T.
+  // lda/ldb/ldc are row strides in elements of the matrices as stored.
+  virtual Status Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                      const float* b, int ldb, float beta, float* c, int ldc) = 0;
+  // `batch` independent GEMMs; matrix i starts at a + i*stride_a (etc.), strides in elements.
+  virtual Status GemmStridedBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                                    int lda, int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta,
+                                    float* c, int ldc, int64_t stride_c, int batch) = 0;
+  // x[m x n] = act(x + bias) in place; bias has n entries or is nullptr.
+  virtual Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) = 0;
+  // Row-wise softmax of x[m x n] in place.
+  virtual Status Softmax(float* x, int m, int n) = 0;
+  // Attention scores in place: for each of `batch` sequences and `heads` heads, a [q_len x k_len]
+  // block at x + ((b*heads)+h)*q_len*k_len becomes softmax(scale * x + mask), where mask[b][j] is
+  // 0 for real tokens and -inf (or a large negative) for padding. mask may be nullptr.
+  virtual Status ScaledMaskedSoftmax(float* x, int batch, int heads, int q_len, int k_len, float scale,
+                                     const float* mask) = 0;
+  // y[m x n] = LayerNorm(x + residual) * gamma + beta over each row; residual may be nullptr;
+  // y may alias x.
+  virtual Status LayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* y,
+                           int m, int n, float eps) = 0;
+};
+
+}  // namespace dfw

@@ -1,0 +1,37 @@
+// Small string helpers shared by every module (did-you-mean, joining, quoting).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dfw {
+
+// Damerau-free Levenshtein distance (insert/delete/substitute), ASCII case-sensitive.
+std::size_t EditDistance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word` when close enough to be a plausible typo
+// (distance <= max(1, len/3)), else nullopt.
+std::optional<std::string> ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" when nothing is close.
+std::string DidYouMeanSuffix(std::string_view word, const std::vector<std::string>& candidates);
+
+// "a, b, c"
+std::string Join(const std::vector<std::string>& parts, std::string_view sep = ", ");
+
+// Splits on `sep`; keeps empty pieces.
+std::vector<std::string> Split(std::string_view s, char sep);
+
+std::string_view Trim(std::string_view s);
+
+// Strict decimal parsing of a whole string (no sign for unsigned, no trailing junk).
+std::optional<int64_t> ParseInt64(std::string_view s);
+std::optional<double> ParseDouble(std::string_view s);
+
+// "1.5 GiB", "512 MiB", "12 KiB", "17 B".
+std::string HumanBytes(uint64_t bytes);
+
+}  // namespace dfw

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dfworker builds and tests with. Idempotent; quiet when all present.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
+  libcli11-dev libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libsimdjson-dev nlohmann-json3-dev libopenblas-dev libutf8proc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev python3
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,37 @@
+#include "dfw/common/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace dfw {
+namespace {
+
+TEST(Strings, EditDistanceCountsEdits) {
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("same", "same"), 0u);
+}
+
+TEST(Strings, SuggestsCloseCandidatesOnly) {
+  std::vector<std::string> c = {"dataflow_service_options", "experiments", "machine_type"};
+  EXPECT_EQ(ClosestMatch("dataflow_servce_options", c), "dataflow_service_options");
+  EXPECT_EQ(ClosestMatch("zzz", c), std::nullopt);
+  EXPECT_EQ(DidYouMeanSuffix("experiment", c), " (did you mean 'experiments'?)");
+}
+
+TEST(Strings, ParsesWholeNumbersStrictly) {
+  EXPECT_EQ(ParseInt64("42"), 42);
+  EXPECT_EQ(ParseInt64("-7"), -7);
+  EXPECT_EQ(ParseInt64("4x"), std::nullopt);
+  EXPECT_EQ(ParseInt64(""), std::nullopt);
+  EXPECT_EQ(ParseDouble("0.5"), 0.5);
+  EXPECT_EQ(ParseDouble("1e400"), std::nullopt);
+}
+
+TEST(Strings, SplitsKeepingEmptyPieces) {
+  EXPECT_EQ(Split("a;;b", ';'), (std::vector<std::string>{"a", "", "b"}));
+  EXPECT_EQ(Trim("  x y \n"), "x y");
+  EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
+}
+
+}  // namespace
+}  // namespace dfw
