@@ -1,0 +1,103 @@
+// Running a loaded pipeline: bundle planning, running one bundle through the TBB flow graph,
+// committing and finalising sink outputs. This is what the launcher (multi-process) and
+// `dfworker run` (single process) drive.
+//
+// Exactly-once contract for sinks: RunBundle writes each sink's output for the bundle to
+//   <staging_dir>/<sink name>/bundle-<id>.tmp
+// and, only when the whole bundle succeeded, renames it to
+//   <staging_dir>/<sink name>/bundle-<id>.done
+// A failed or killed attempt leaves at most .tmp files, which the next attempt overwrites.
+// FinalizeOutputs then renames the committed files of the chosen bundle ids to Beam's sharded names
+// <prefix>-SSSSS-of-NNNNN<suffix> (one shard per bundle, in bundle-id order; empty shards are kept).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/metrics/metrics.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+
+// One unit of work: a split of one source. Ids are stable: PlanBundles over the same spec and the
+// same input files returns the same bundles with the same ids (0..n-1), so another process can
+// re-plan and run "bundle 7" without the bundle being serialised.
+struct Bundle {
+  int64_t id = 0;
+  int source = 0;     // index of the source transform in PipelineSpec::transforms
+  SourceSplit split;  // the byte range it covers
+};
+
+struct RunnerOptions {
+  int threads = 1;                 // TBB arena size (harness threads); >= 1
+  std::size_t batch_size = 1024;   // rows per message between stages; >= 1
+  int max_in_flight_batches = 0;   // source batches alive at once (backpressure); 0 = 2 * threads + 2
+  int64_t bundle_bytes = 64 << 20; // target bundle size for file sources
+};
+
+struct BundleStats {
+  int64_t rows_read = 0;            // rows produced by the source (including dead-lettered reads)
+  int max_in_flight_batches = 0;    // high-water mark of source batches alive at once
+  int in_flight_limit = 0;          // the limit in force
+};
+
+// Per-pipeline accounting from a metrics snapshot (counters described in pipeline/graph.h).
+struct Accounting {
+  int64_t read = 0;           // rows produced by sources (rows + unparseable records)
+  int64_t written = 0;        // non-error rows written by sinks
+  int64_t dead_lettered = 0;  // records sent to an error output
+  int64_t filtered = 0;       // records dropped by Filter
+  bool Balanced() const { return read == written + dead_lettered + filtered; }
+  std::string ToString() const;
+};
+Accounting ComputeAccounting(const PipelineSpec& spec, const MetricsSnapshot& snapshot);
+
+// A pipeline ready to run: every stage instantiated (configs validated, expressions compiled) once.
+class PipelineRunner {
+ public:
+  // `metrics` must outlive the runner. `registry` is only used during Make.
+  static Result<std::unique_ptr<PipelineRunner>> Make(const PipelineSpec& spec, const StageRegistry& registry,
+                                                      RunnerOptions options, MetricsRegistry* metrics);
+  ~PipelineRunner();
+
+  // Splits every source into bundles (see Bundle). A source glob that matches nothing is kNotFound.
+  Result<std::vector<Bundle>> PlanBundles();
+
+  // Runs exactly one bundle through the flow graph and commits each sink's output for it.
+  // Not reentrant: one bundle at a time per runner (the graph itself is parallel).
+  // Errors: a stage failure (record error without error_handling, I/O error) or an exceeded
+  // error_handling threshold, naming the transform.
+  Result<BundleStats> RunBundle(const Bundle& bundle, const std::string& staging_dir);
+
+  const PipelineSpec& spec() const;
+
+ private:
+  struct Impl;
+  explicit PipelineRunner(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Renames <staging>/<sink>/bundle-<id>.done for each id (in the given order) to
+// <prefix>-SSSSS-of-NNNNN<suffix>; with no ids, writes one empty shard. Missing .done files are
+// kFailedPrecondition naming the bundle.
+Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids);
+
+// Single-process run of the whole pipeline: plan, run every bundle, finalize, check the error
+// thresholds across the run. Metrics go to `metrics`.
+struct RunSummary {
+  int64_t bundles = 0;
+  Accounting accounting;
+};
+Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
+                                 const std::string& staging_dir, MetricsRegistry* metrics);
+
+// What `dfworker run` calls: load `path`, register the built-in stages, run everything with
+// `threads` harness threads, print the metrics table and the accounting to stderr.
+// Returns the process exit code (0 ok, 1 run failed, 2 invalid pipeline file); messages are logged.
+int RunPipelineFile(const std::string& path, int threads);
+
+}  // namespace dfw

@@ -1,0 +1,172 @@
+// The Stage interface every transform implements, and the registry the pipeline loader consults.
+//
+// One Stage object exists per transform per SDK process: it is made once (Make-style factory, which
+// validates the config and compiles expressions) and then runs many bundles. For each bundle the
+// pipeline module calls, in this order:
+//   StartBundle(bundle)                    once, before any Process of that bundle
+//   Process(batch, out)                    once per incoming batch of rows
+//   FinishBundle(out)                      once, after every upstream stage has finished the bundle
+// Sources are driven differently: Split() plans byte ranges, OpenSplit() returns a reader whose
+// Next() fills one batch at a time.
+//
+// Threading rule: Process() is called CONCURRENTLY from TBB tasks (several batches of the same
+// bundle at once) unless the stage is registered with `serial = true`, in which case the calls for
+// one stage never overlap (but may run on different threads). StartBundle/FinishBundle never overlap
+// Process. Stages never throw; failures are Status values (the graph converts a stray exception).
+//
+// Per-record failures: a stage calls `out.Fail(element, msg)`. When the transform declares
+// `error_handling: {output: NAME}` the element goes to that output as Beam's error row
+// {element, msg, stack, transform} and Fail returns OK; otherwise Fail returns the error Status that
+// the stage must return (the run then stops, naming the transform and the element).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dfw/common/status.h"
+#include "dfw/metrics/metrics.h"
+#include "dfw/record/value.h"
+
+namespace dfw {
+
+using RowBatch = std::vector<Row>;
+
+// Where one transform came from and how it was configured (filled by the pipeline loader).
+struct StageConfig {
+  std::string name;          // transform name (defaults to the type); metrics namespace
+  std::string type;          // e.g. "MapToFields"
+  YAML::Node config;         // the `config:` mapping (a Null node when absent); keys already checked
+  std::string file;          // pipeline file, for error messages
+  int line = 0;              // 1-based position of the transform in `file`
+  int column = 0;
+  std::string error_output;  // `error_handling.output`, "" when error handling is not declared
+  double error_threshold = 1.0;  // `error_handling.threshold`: max fraction of bad records (1 = no limit)
+
+  // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
+  std::string Where() const;
+  // Where() + ": " + message, as kInvalidArgument (a configuration error).
+  Status ConfigError(const std::string& message) const;
+};
+
+// What the runner tells a stage about the bundle being processed.
+struct BundleContext {
+  int64_t bundle_id = 0;        // stable id from the bundle plan
+  std::string staging_dir;      // sinks write <staging_dir>/<transform name>/bundle-<id>.{tmp,done}
+};
+
+// Output collector for one Process/FinishBundle call. Not thread-safe; each call gets its own.
+class StageOutput {
+ public:
+  explicit StageOutput(const StageConfig* config) : config_(config) {}
+
+  void Emit(Row row) { main_.push_back(std::move(row)); }
+  RowBatch& main() { return main_; }
+  RowBatch& errors() { return errors_; }
+
+  // A record failed. With error handling: appends {element, msg, stack, transform} to errors() and
+  // returns OK. Without: returns kDataLoss "<where>: <msg>; element: <json>" for the stage to return.
+  Status Fail(const Row& element, const std::string& msg, const std::string& stack = "");
+  // Same for input that never became a row (a malformed JSON line): element is {"line": text}.
+  Status FailRaw(const std::string& text, const std::string& msg, const std::string& stack = "");
+
+  // A record dropped on purpose (Filter): counted for the accounting read = written + dead + filtered.
+  void CountFiltered(int64_t n = 1) { filtered_ += n; }
+  int64_t filtered() const { return filtered_; }
+
+ private:
+  const StageConfig* config_;
+  RowBatch main_;
+  RowBatch errors_;
+  int64_t filtered_ = 0;
+};
+
+// A byte range of one input file (or the whole of an in-memory source such as Create).
+struct SourceSplit {
+  std::string path;   // "" for in-memory sources
+  int64_t begin = 0;  // [begin, end) bytes, cut at record boundaries
+  int64_t end = 0;
+};
+
+// Reads one split. Next() appends up to `max_rows` rows (and failures) to `out`; returns false once
+// the split is exhausted (it may still have appended rows in that call).
+class SplitReader {
+ public:
+  virtual ~SplitReader() = default;
+  virtual Result<bool> Next(StageOutput& out, std::size_t max_rows) = 0;
+};
+
+class Stage {
+ public:
+  virtual ~Stage() = default;
+
+  virtual Status StartBundle(const BundleContext& /*bundle*/) { return Status::OK(); }
+  // Non-sources: transform `in` (the stage owns it and may move rows out of it) into `out`.
+  virtual Status Process(RowBatch& in, StageOutput& out) = 0;
+  // End of bundle: flush anything buffered (a partial inference batch), close/commit sink files.
+  virtual Status FinishBundle(StageOutput& /*out*/) { return Status::OK(); }
+
+  // Sources only: split the input into ranges of about `target_bytes`, cut at record boundaries.
+  virtual Result<std::vector<SourceSplit>> Split(int64_t /*target_bytes*/) {
+    return Unimplemented("not a source");
+  }
+  virtual Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& /*split*/) {
+    return Unimplemented("not a source");
+  }
+};
+
+using StageFactory = std::function<Result<std::unique_ptr<Stage>>(const StageConfig&)>;
+
+struct StageTraits {
+  bool is_source = false;            // no input; Split/OpenSplit implemented
+  bool is_sink = false;              // no main output (writes files)
+  bool can_fail_per_record = false;  // accepts `error_handling`
+  bool serial = false;               // Process calls never overlap (stateful stages, sinks)
+};
+
+struct StageTypeInfo {
+  std::string type;                       // "ReadFromJson"
+  StageFactory factory;
+  std::vector<std::string> allowed_keys;  // config keys (error_handling is added when it applies)
+  std::vector<std::string> required_keys;
+  StageTraits traits;
+};
+
+class StageRegistry {
+ public:
+  // kInvalidArgument when the type is already registered.
+  Status Register(StageTypeInfo info);
+  // nullptr when unknown.
+  const StageTypeInfo* Find(const std::string& type) const;
+  std::vector<std::string> Types() const;
+
+ private:
+  std::map<std::string, StageTypeInfo> types_;
+};
+
+// One registration function per stage file.
+void RegisterReadText(StageRegistry& r);
+void RegisterReadJson(StageRegistry& r);
+void RegisterReadCsv(StageRegistry& r);
+void RegisterCreate(StageRegistry& r);
+void RegisterWriteText(StageRegistry& r);
+void RegisterWriteJson(StageRegistry& r);
+void RegisterWriteCsv(StageRegistry& r);
+void RegisterMapToFields(StageRegistry& r);
+void RegisterFilter(StageRegistry& r);
+void RegisterExplode(StageRegistry& r);
+void RegisterFlatten(StageRegistry& r);
+void RegisterLogForTesting(StageRegistry& r);
+// RunInference (src/stages/run_inference.cc) registers itself through RegisterRunInference, which
+// RegisterBuiltinStages calls (see src/stages/builtin.cc).
+void RegisterRunInference(StageRegistry& r);
+
+// Registers every built-in stage.
+void RegisterBuiltinStages(StageRegistry& r);
+
+}  // namespace dfw
