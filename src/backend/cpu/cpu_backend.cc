@@ -1,0 +1,244 @@
+// CPU backend: OpenBLAS for GEMMs, plain loops (auto-vectorised) for the element-wise ops.
+// It is the numerical reference the CUDA backend is compared against, so every op checks its
+// arguments and computes in float with double accumulators where rows are reduced.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "dfw/backend/backend.h"
+#include "dfw/backend/registry.h"
+
+namespace dfw {
+namespace {
+
+constexpr std::size_t kAlignment = 64;
+
+class HostBuffer final : public DeviceBuffer {
+ public:
+  HostBuffer(void* data, std::size_t bytes) : data_(data), bytes_(bytes) {}
+  ~HostBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+};
+
+// Host memory owned by someone else (an mmapped weights file): UploadWeights never copies.
+class BorrowedBuffer final : public DeviceBuffer {
+ public:
+  BorrowedBuffer(const void* data, std::size_t bytes) : data_(const_cast<void*>(data)), bytes_(bytes) {}
+  void* data() override { return data_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+};
+
+Status CheckGemmArgs(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda, const float* b,
+                     int ldb, const float* c, int ldc) {
+  if (m < 0 || n < 0 || k < 0) {
+    return InvalidArgument("Gemm: negative size m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                           " k=" + std::to_string(k));
+  }
+  // Row-major storage: op(A) is m x k, so A is stored m x k (cols k) or k x m (cols m).
+  const int a_cols = trans_a ? m : k;
+  const int b_cols = trans_b ? k : n;
+  if (lda < std::max(1, a_cols) || ldb < std::max(1, b_cols) || ldc < std::max(1, n)) {
+    return InvalidArgument("Gemm: leading dimension too small (lda=" + std::to_string(lda) + " needs >= " +
+                           std::to_string(a_cols) + ", ldb=" + std::to_string(ldb) + " needs >= " +
+                           std::to_string(b_cols) + ", ldc=" + std::to_string(ldc) + " needs >= " +
+                           std::to_string(n) + ")");
+  }
+  if (m > 0 && n > 0 && (c == nullptr || (k > 0 && (a == nullptr || b == nullptr)))) {
+    return InvalidArgument("Gemm: null matrix pointer");
+  }
+  return Status::OK();
+}
+
+inline float Apply(Activation act, float x) {
+  switch (act) {
+    case Activation::kNone:
+      return x;
+    case Activation::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case Activation::kGelu:
+      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case Activation::kGeluTanh: {
+      const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+      return 0.5f * x * (1.0f + std::tanh(inner));
+    }
+    case Activation::kTanh:
+      return std::tanh(x);
+    case Activation::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+  }
+  return x;
+}
+
+template <Activation kAct>
+void BiasActRows(float* x, int m, int n, const float* bias) {
+  for (int i = 0; i < m; ++i) {
+    float* row = x + static_cast<std::size_t>(i) * n;
+    if (bias != nullptr) {
+      for (int j = 0; j < n; ++j) row[j] = Apply(kAct, row[j] + bias[j]);
+    } else {
+      for (int j = 0; j < n; ++j) row[j] = Apply(kAct, row[j]);
+    }
+  }
+}
+
+// Numerically stable softmax of one row of n floats (n >= 1), scaled and masked.
+void SoftmaxRow(float* row, int n, float scale, const float* mask) {
+  float max_v = -INFINITY;
+  for (int j = 0; j < n; ++j) {
+    row[j] = row[j] * scale + (mask != nullptr ? mask[j] : 0.0f);
+    max_v = std::max(max_v, row[j]);
+  }
+  if (max_v == -INFINITY) {  // everything masked: a uniform row rather than NaNs
+    for (int j = 0; j < n; ++j) row[j] = 1.0f / static_cast<float>(n);
+    return;
+  }
+  double sum = 0.0;
+  for (int j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - max_v);
+    sum += row[j];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int j = 0; j < n; ++j) row[j] *= inv;
+}
+
+class CpuBackend final : public InferenceBackend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+
+  std::string description() const override {
+    std::string config = openblas_get_config();
+    while (!config.empty() && config.back() == ' ') config.pop_back();
+    return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads)";
+  }
+
+  Result<std::unique_ptr<DeviceBuffer>> Allocate(std::size_t bytes) override {
+    const std::size_t rounded = std::max<std::size_t>(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    void* p = std::aligned_alloc(kAlignment, rounded);
+    if (p == nullptr) return ResourceExhausted("cpu backend: cannot allocate " + std::to_string(bytes) + " bytes");
+    return std::unique_ptr<DeviceBuffer>(std::make_unique<HostBuffer>(p, bytes));
+  }
+
+  Result<std::unique_ptr<DeviceBuffer>> UploadWeights(const void* host, std::size_t bytes) override {
+    if (host == nullptr && bytes > 0) return InvalidArgument("UploadWeights: null host pointer");
+    return std::unique_ptr<DeviceBuffer>(std::make_unique<BorrowedBuffer>(host, bytes));
+  }
+
+  Status CopyToDevice(void* dst, const void* src, std::size_t bytes) override { return Copy(dst, src, bytes); }
+  Status CopyToHost(void* dst, const void* src, std::size_t bytes) override { return Copy(dst, src, bytes); }
+  Status Synchronize() override { return Status::OK(); }
+
+  Status Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b,
+              int ldb, float beta, float* c, int ldc) override {
+    RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
+    if (m == 0 || n == 0) return Status::OK();
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
+                alpha, a, lda, b, ldb, beta, c, ldc);
+    return Status::OK();
+  }
+
+  Status GemmStridedBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                            int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta, float* c,
+                            int ldc, int64_t stride_c, int batch) override {
+    if (batch < 0) return InvalidArgument("GemmStridedBatched: negative batch " + std::to_string(batch));
+    for (int i = 0; i < batch; ++i) {
+      RETURN_IF_ERROR(Gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta,
+                           c + i * stride_c, ldc));
+    }
+    return Status::OK();
+  }
+
+  Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {
+    RETURN_IF_ERROR(CheckMatrix("BiasActivation", x, m, n));
+    switch (act) {
+      case Activation::kNone: BiasActRows<Activation::kNone>(x, m, n, bias); break;
+      case Activation::kRelu: BiasActRows<Activation::kRelu>(x, m, n, bias); break;
+      case Activation::kGelu: BiasActRows<Activation::kGelu>(x, m, n, bias); break;
+      case Activation::kGeluTanh: BiasActRows<Activation::kGeluTanh>(x, m, n, bias); break;
+      case Activation::kTanh: BiasActRows<Activation::kTanh>(x, m, n, bias); break;
+      case Activation::kSigmoid: BiasActRows<Activation::kSigmoid>(x, m, n, bias); break;
+      default:
+        return InvalidArgument("BiasActivation: unknown activation " + std::to_string(static_cast<int>(act)));
+    }
+    return Status::OK();
+  }
+
+  Status Softmax(float* x, int m, int n) override {
+    RETURN_IF_ERROR(CheckMatrix("Softmax", x, m, n));
+    for (int i = 0; i < m && n > 0; ++i) SoftmaxRow(x + static_cast<std::size_t>(i) * n, n, 1.0f, nullptr);
+    return Status::OK();
+  }
+
+  Status ScaledMaskedSoftmax(float* x, int batch, int heads, int q_len, int k_len, float scale,
+                             const float* mask) override {
+    if (batch < 0 || heads < 0) return InvalidArgument("ScaledMaskedSoftmax: negative batch or heads");
+    RETURN_IF_ERROR(CheckMatrix("ScaledMaskedSoftmax", x, q_len, k_len));
+    if (k_len == 0) return Status::OK();
+    for (int b = 0; b < batch; ++b) {
+      const float* m = mask != nullptr ? mask + static_cast<std::size_t>(b) * k_len : nullptr;
+      for (int h = 0; h < heads; ++h) {
+        float* block = x + (static_cast<std::size_t>(b) * heads + h) * q_len * k_len;
+        for (int q = 0; q < q_len; ++q) SoftmaxRow(block + static_cast<std::size_t>(q) * k_len, k_len, scale, m);
+      }
+    }
+    return Status::OK();
+  }
+
+  Status LayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* y, int m,
+                   int n, float eps) override {
+    RETURN_IF_ERROR(CheckMatrix("LayerNorm", y, m, n));
+    if (m > 0 && n > 0 && (x == nullptr || gamma == nullptr || beta == nullptr)) {
+      return InvalidArgument("LayerNorm: null x, gamma or beta");
+    }
+    for (int i = 0; i < m && n > 0; ++i) {
+      const std::size_t off = static_cast<std::size_t>(i) * n;
+      double sum = 0.0;
+      for (int j = 0; j < n; ++j) {
+        const float v = x[off + j] + (residual != nullptr ? residual[off + j] : 0.0f);
+        y[off + j] = v;  // y may alias x: each element is read before it is written
+        sum += v;
+      }
+      const double mean = sum / n;
+      double var = 0.0;
+      for (int j = 0; j < n; ++j) var += (y[off + j] - mean) * (y[off + j] - mean);
+      const float inv_std = static_cast<float>(1.0 / std::sqrt(var / n + eps));
+      const float mean_f = static_cast<float>(mean);
+      for (int j = 0; j < n; ++j) y[off + j] = (y[off + j] - mean_f) * inv_std * gamma[j] + beta[j];
+    }
+    return Status::OK();
+  }
+
+ private:
+  static Status Copy(void* dst, const void* src, std::size_t bytes) {
+    if (bytes == 0) return Status::OK();
+    if (dst == nullptr || src == nullptr) return InvalidArgument("copy: null pointer");
+    std::memcpy(dst, src, bytes);
+    return Status::OK();
+  }
+
+  static Status CheckMatrix(std::string_view op, const float* x, int m, int n) {
+    if (m < 0 || n < 0) {
+      return InvalidArgument(std::string(op) + ": negative size m=" + std::to_string(m) + " n=" + std::to_string(n));
+    }
+    if (m > 0 && n > 0 && x == nullptr) return InvalidArgument(std::string(op) + ": null matrix pointer");
+    return Status::OK();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<InferenceBackend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace dfw
