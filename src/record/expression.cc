@@ -1,0 +1,49 @@
+// CompileExpression: the public entry point of the expression languages (dfw/record/expression.h).
+#include "dfw/record/expression.h"
+
+#include "record/expression_ast.h"
+
+namespace dfw {
+namespace {
+
+class Compiled final : public CompiledExpression {
+ public:
+  explicit Compiled(expr::Program program) : program_(std::move(program)) {}
+
+  Result<Value> Evaluate(const Row& row) const override {
+    expr::EvalContext ctx{row};
+    expr::Slot out;
+    RETURN_IF_ERROR(expr::Evaluate(program_, program_.root, ctx, out));
+    if (out.ref != nullptr) return *out.ref;
+    return std::move(out.owned);
+  }
+
+  const std::vector<std::string>& referenced_fields() const override { return program_.fields; }
+  const std::string& source() const override { return program_.source; }
+
+ private:
+  expr::Program program_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CompiledExpression>> CompileExpression(std::string_view source, ExprLanguage language) {
+  Result<expr::Program> program = language == ExprLanguage::kGeneric ? expr::ParseGeneric(source) : expr::ParsePython(source);
+  if (!program.ok()) return program.status();
+  return std::unique_ptr<CompiledExpression>(std::make_unique<Compiled>(std::move(program).value()));
+}
+
+bool IsTruthy(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNull: return false;
+    case Value::Kind::kBool: return v.as_bool();
+    case Value::Kind::kInt: return v.as_int() != 0;
+    case Value::Kind::kFloat: return v.as_float() != 0.0;
+    case Value::Kind::kString: return !v.as_string().empty();
+    case Value::Kind::kList: return !v.as_list().empty();
+    case Value::Kind::kRow: return !v.as_row().empty();
+  }
+  return false;
+}
+
+}  // namespace dfw

@@ -1,0 +1,139 @@
+// Private to the expression evaluator: the compiled form of an expression and the helpers the
+// lexer, parser, evaluator, builtins and methods share. Not a public contract.
+//
+// A Program is a flat vector of nodes (children referenced by index, root last). It is built once
+// by the parser and only read afterwards, so one Program may be evaluated from many threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/record/expression.h"
+#include "dfw/record/value.h"
+
+namespace dfw::expr {
+
+// Deepest AST (and parser recursion) accepted; keeps evaluation recursion far from the stack end.
+inline constexpr int kMaxDepth = 200;
+// Bytes one evaluation may spend building strings and lists (repeat, concat, join, split...).
+inline constexpr int64_t kEvalBudgetBytes = int64_t{64} << 20;
+// Most arguments a builtin or method call may pass.
+inline constexpr int kMaxCallArgs = 16;
+
+enum class NodeKind : uint8_t {
+  kConst,    // value
+  kName,     // name: a row field
+  kUnary,    // op, kids[0]
+  kBinary,   // op, kids[0] OP kids[1]
+  kAnd,      // kids[0] and kids[1] and ...
+  kOr,       // kids[0] or kids[1] or ...
+  kCompare,  // kids[0] ops[0] kids[1] ops[1] kids[2] ...
+  kIf,       // kids[0] if kids[1] else kids[2]
+  kIndex,    // kids[0][kids[1]]
+  kSlice,    // kids[0][kids[1]:kids[2]:kids[3]], absent parts are -1
+  kAttr,     // kids[0].name (nested row field)
+  kCall,     // builtin fn(kids...), -1 for an omitted optional argument
+  kMethod,   // kids[0].method fn(kids[1...])
+  kList,     // [kids...]
+};
+
+enum class Op : uint8_t {
+  kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kBitAnd, kBitOr, kBitXor, kShl, kShr,  // binary
+  kNeg, kPos, kNot, kInvert,                                                          // unary
+  kEq, kNe, kLt, kLe, kGt, kGe, kIn, kNotIn, kIs, kIsNot,                             // compare
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kConst;
+  Op op = Op::kAdd;
+  uint8_t fn = 0;        // Builtin or Method id for kCall / kMethod
+  int column = 0;        // 1-based source column of the construct
+  std::vector<int32_t> kids;
+  std::vector<Op> ops;   // kCompare only
+  Value value;           // kConst only
+  std::string name;      // kName / kAttr
+};
+
+struct Program {
+  std::vector<Node> nodes;
+  int32_t root = -1;
+  bool generic = false;  // compiled from the generic language: Beam's error text for missing fields
+  std::string source;
+  std::vector<std::string> fields;  // referenced row fields, first-use order
+};
+
+// Python-style operator spelling ("+", "//", "not in").
+std::string_view OpText(Op op);
+// Python type names for messages: "NoneType", "bool", "int", "float", "str", "list", "row".
+std::string_view PyTypeName(const Value& v);
+
+// ---- Parser (expression_parser.cc) -------------------------------------------------------------
+Result<Program> ParsePython(std::string_view source);
+Result<Program> ParseGeneric(std::string_view source);
+
+// ---- Evaluation (expression_eval.cc) ------------------------------------------------------------
+// A result that either borrows a value living in the row or the program, or owns a new one, so
+// reading a field or a constant copies nothing.
+struct Slot {
+  const Value* ref = nullptr;
+  Value owned;
+  const Value& get() const { return ref ? *ref : owned; }
+  void Set(Value v) { ref = nullptr; owned = std::move(v); }
+  void Borrow(const Value& v) { ref = &v; }
+};
+
+struct EvalContext {
+  const Row& row;
+  int64_t budget = kEvalBudgetBytes;
+  // Spends `bytes` of the allocation budget; MemoryError when it runs out.
+  Status Charge(std::size_t bytes);
+};
+
+Status Evaluate(const Program& p, int32_t node, EvalContext& ctx, Slot& out);
+
+// ---- Operators with Python 3 semantics (expression_ops.cc) -------------------------------------
+Result<Value> BinaryOp(Op op, const Value& a, const Value& b, EvalContext& ctx);
+Result<Value> UnaryOp(Op op, const Value& a);
+// For ==, !=, <, ..., in, not in, is, is not.
+Result<bool> CompareOp(Op op, const Value& a, const Value& b);
+bool PyEquals(const Value& a, const Value& b);
+// a < b; TypeError for unordered types.
+Result<bool> PyLess(const Value& a, const Value& b, std::string_view op_text = "<");
+Result<Value> Subscript(const Value& obj, const Value& index);
+Result<Value> Slice(const Value& obj, const Value* lo, const Value* hi, const Value* step, EvalContext& ctx);
+
+// ---- Builtins and methods (expression_builtins.cc, expression_methods.cc) ----------------------
+struct CallSpec {
+  std::string_view name;
+  int min_args;
+  int max_args;                          // kMaxCallArgs for variadic
+  std::vector<std::string_view> params;  // names accepted as keyword arguments, by position
+};
+const std::vector<CallSpec>& Builtins();
+const std::vector<CallSpec>& Methods();
+// args[i] is nullptr for an omitted optional argument.
+Result<Value> CallBuiltin(uint8_t fn, const Value* const* args, int nargs, EvalContext& ctx);
+Result<Value> CallMethod(uint8_t fn, const Value& self, const Value* const* args, int nargs, EvalContext& ctx);
+
+// ---- Text helpers (expression_text.cc) ---------------------------------------------------------
+// Python str() and repr() of a value.
+void AppendStr(std::string& out, const Value& v);
+void AppendRepr(std::string& out, const Value& v);
+std::string PyStr(const Value& v);
+std::string PyRepr(const Value& v);
+// Code points in `s`; an invalid UTF-8 byte counts as one.
+std::size_t CodePointCount(std::string_view s);
+// Byte offset of each code point in `s`, plus s.size() at the end.
+std::vector<std::size_t> CodePointOffsets(std::string_view s);
+bool IsAscii(std::string_view s);
+// Decodes the code point at s[i] into *cp; returns its length in bytes (1 for an invalid byte).
+std::size_t DecodeUtf8(std::string_view s, std::size_t i, uint32_t* cp);
+void AppendUtf8(std::string& out, uint32_t cp);
+bool IsPyWhitespace(uint32_t cp);
+// Finds `needle` in `hay` from `from`; linear worst case for long needles. npos when absent.
+std::size_t FindText(std::string_view hay, std::string_view needle, std::size_t from = 0);
+
+}  // namespace dfw::expr
