@@ -1,0 +1,185 @@
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+
+#include "dfw/common/strings.h"
+#include "dfw/device/mps_client.h"
+#include "dfw/device/mps_controller.h"
+#include "subprocess.h"
+
+namespace dfw::device {
+namespace {
+
+Status MakePrivateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError("create MPS directory '" + dir + "': " + ec.message());
+  if (::chmod(dir.c_str(), 0700) != 0) return ErrnoError("chmod 0700 '" + dir + "'", errno);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) return ErrnoError("stat '" + dir + "'", errno);
+  if (st.st_uid != ::getuid()) {
+    return FailedPrecondition("MPS directory '" + dir + "' belongs to uid " + std::to_string(st.st_uid) +
+                              ", not to this user (uid " + std::to_string(::getuid()) + ")");
+  }
+  return Status::OK();
+}
+
+// The daemon runs in a forked child of the launcher; PR_SET_PDEATHSIG ties it to its parent.
+class EmulatedMpsController final : public MpsController {
+ public:
+  explicit EmulatedMpsController(MpsDaemonOptions o) : options_(std::move(o)) {}
+  ~EmulatedMpsController() override { (void)Quit(); }
+
+  std::string_view kind() const override { return "emulated"; }
+  pid_t daemon_pid() const override { return pid_; }
+
+  Status Start() override {
+    if (pid_ != 0) return FailedPrecondition("the emulated MPS daemon is already running (pid " + std::to_string(pid_) + ")");
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
+    pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) {
+      int err = errno;
+      ::close(ready[0]);
+      ::close(ready[1]);
+      return ErrnoError("fork the emulated MPS daemon", err);
+    }
+    if (pid == 0) {
+      ::close(ready[0]);
+      sigset_t set;
+      sigemptyset(&set);
+      for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+      ::sigprocmask(SIG_BLOCK, &set, nullptr);  // delivered through the daemon's signalfd
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (::getppid() != parent) ::_exit(1);  // the parent died before prctl
+      ::_exit(RunEmulatedMpsDaemon(options_, ready[1]));
+    }
+    ::close(ready[1]);
+    pid_ = pid;
+    std::string answer;
+    pollfd p{ready[0], POLLIN, 0};
+    char buf[512];
+    while (answer.find('\n') == std::string::npos && ::poll(&p, 1, options_.timeout_ms) > 0) {
+      ssize_t n = ::read(ready[0], buf, sizeof buf);
+      if (n <= 0) break;
+      answer.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(ready[0]);
+    if (answer.rfind("ready", 0) == 0) return Status::OK();
+    (void)Stop(0);
+    if (answer.rfind("error: ", 0) == 0) {
+      return Unavailable("the emulated MPS daemon did not start: " + std::string(Trim(answer.substr(7))));
+    }
+    return Unavailable("the emulated MPS daemon did not become ready within " + std::to_string(options_.timeout_ms) +
+                       " ms (see " + options_.dirs.log_dir + "/control.log)");
+  }
+
+  Status HealthCheck() override {
+    if (pid_ == 0) return Unavailable("the emulated MPS daemon is not running");
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = 0;
+      return Unavailable("the emulated MPS daemon died (" + std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status))) + ")");
+    }
+    return MpsControlCommand(options_.dirs.pipe_dir, "ping", options_.timeout_ms).status();
+  }
+
+  Result<std::vector<MpsClientInfo>> ListClients() override {
+    ASSIGN_OR_RETURN(std::string reply, MpsControlCommand(options_.dirs.pipe_dir, "ps", options_.timeout_ms));
+    std::vector<MpsClientInfo> clients;
+    for (const std::string& line : Split(reply, '\n')) {
+      if (line.rfind("client ", 0) != 0) continue;
+      MpsClientInfo info;
+      for (const std::string& w : Split(line.substr(7), ' ')) {
+        std::size_t eq = w.find('=');
+        std::string key = w.substr(0, eq), value = eq == std::string::npos ? "" : w.substr(eq + 1);
+        if (key == "pid") info.pid = static_cast<pid_t>(ParseInt64(value).value_or(0));
+        if (key == "name") info.name = value;
+        if (key == "threads") info.active_thread_percentage = ParseDouble(value).value_or(100);
+        if (key == "pinned" && value != "-") info.pinned_mem_limit_bytes = static_cast<uint64_t>(ParseInt64(value).value_or(0));
+      }
+      clients.push_back(std::move(info));
+    }
+    return clients;
+  }
+
+  Status Quit() override {
+    if (pid_ == 0) return Status::OK();
+    // A daemon that cannot be asked (already dead, or wedged) is killed at once.
+    Status asked = MpsControlCommand(options_.dirs.pipe_dir, "quit", options_.timeout_ms).status();
+    return Stop(asked.ok() ? options_.timeout_ms : 0);
+  }
+
+  std::vector<std::pair<std::string, std::string>> ClientEnv(const MpsClientLimits& limits) const override {
+    return MpsClientEnv(options_.dirs, limits);
+  }
+
+ private:
+  // Waits `grace_ms` for the daemon to exit, then kills it. Always reaps.
+  Status Stop(int grace_ms) {
+    if (pid_ == 0) return Status::OK();
+    int status = 0;
+    bool exited = grace_ms > 0 && WaitWithDeadline(pid_, grace_ms, &status);
+    if (!exited) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, &status, 0);
+    }
+    pid_t was = pid_;
+    pid_ = 0;
+    if (!exited && grace_ms > 0) {
+      return Unavailable("the emulated MPS daemon (pid " + std::to_string(was) + ") did not exit within " +
+                         std::to_string(grace_ms) + " ms of quit; killed");
+    }
+    return Status::OK();
+  }
+
+  MpsDaemonOptions options_;
+  pid_t pid_ = 0;
+};
+
+}  // namespace
+
+int MpsClientLimitForComputeCapability(int major) { return major >= 7 ? 48 : 16; }
+
+Status PrepareMpsDirs(const MpsDirs& dirs) {
+  if (dirs.pipe_dir.empty() || dirs.log_dir.empty()) {
+    return InvalidArgument("MPS pipe and log directories must both be set (got pipe '" + dirs.pipe_dir + "', log '" +
+                           dirs.log_dir + "')");
+  }
+  RETURN_IF_ERROR(MakePrivateDir(dirs.pipe_dir));
+  return MakePrivateDir(dirs.log_dir);
+}
+
+Result<std::unique_ptr<MpsController>> MakeEmulatedMpsController(const MpsDaemonOptions& options) {
+  if (options.max_clients_per_device <= 0) {
+    return InvalidArgument("MPS max clients per device must be > 0, got " + std::to_string(options.max_clients_per_device));
+  }
+  if (options.default_active_thread_percentage &&
+      !(*options.default_active_thread_percentage > 0 && *options.default_active_thread_percentage <= 100)) {
+    return InvalidArgument("MPS default active thread percentage must be in (0, 100]");
+  }
+  if (options.dirs.pipe_dir.empty() || options.dirs.log_dir.empty()) return InvalidArgument("MPS dirs must be set");
+  return std::unique_ptr<MpsController>(new EmulatedMpsController(options));
+}
+
+Result<std::unique_ptr<MpsController>> MakeMpsController(std::string_view kind, const MpsDaemonOptions& options) {
+  if (kind == "emulated") return MakeEmulatedMpsController(options);
+  if (kind == "nvidia") return MakeNvidiaMpsController(options);
+  if (kind == "auto") {
+    if (!FindExecutable(options.control_program).empty()) return MakeNvidiaMpsController(options);
+    return MakeEmulatedMpsController(options);
+  }
+  return InvalidArgument("MPS controller '" + std::string(kind) + "' is unknown; allowed: auto, nvidia, emulated" +
+                         DidYouMeanSuffix(kind, {"auto", "nvidia", "emulated"}));
+}
+
+}  // namespace dfw::device

@@ -1,0 +1,95 @@
+#include "dfw/device/mps_client.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "dfw/common/strings.h"
+#include "unix_socket.h"
+
+namespace dfw::device {
+namespace {
+
+// Reads reply lines up to the final "ok ..." / "error ..." line.
+Result<std::string> ReadReply(int fd, int timeout_ms, const std::string& command) {
+  std::string buffer, line, out;
+  for (;;) {
+    RETURN_IF_ERROR(ReadLine(fd, buffer, line, timeout_ms));
+    if (line.rfind("error ", 0) == 0) {
+      std::string why = line.substr(6);
+      StatusCode code = why.rfind("mps-client-limit", 0) == 0 ? StatusCode::kResourceExhausted
+                                                               : StatusCode::kFailedPrecondition;
+      return Status(code, "MPS daemon refused '" + command + "': " + why);
+    }
+    out += line + "\n";
+    if (line == "ok" || line.rfind("ok ", 0) == 0) return out;
+  }
+}
+
+std::string Field(const std::string& reply, const std::string& key) {
+  for (const std::string& w : Split(Trim(reply), ' ')) {
+    if (w.rfind(key + "=", 0) == 0) return w.substr(key.size() + 1);
+  }
+  return "";
+}
+
+}  // namespace
+
+Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir, std::string_view name,
+                                                    const MpsClientLimits& limits, int timeout_ms) {
+  std::string clean(name.empty() ? "client" : name);
+  for (char& ch : clean) {
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '=') ch = '_';
+  }
+  std::ostringstream cmd;
+  cmd << "register name=" << clean << " threads=";
+  if (limits.active_thread_percentage) cmd << *limits.active_thread_percentage;
+  else cmd << "-";
+  cmd << " pinned=" << (limits.pinned_mem_limit_bytes ? std::to_string(*limits.pinned_mem_limit_bytes) : "-");
+  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
+  MpsClientSession session(fd, 100, std::nullopt);  // owns fd from here on
+  RETURN_IF_ERROR(SendAll(fd, cmd.str() + "\n"));
+  ASSIGN_OR_RETURN(std::string reply, ReadReply(fd, timeout_ms, "register"));
+  session.threads_ = ParseDouble(Field(reply, "threads")).value_or(100);
+  if (std::optional<int64_t> p = ParseInt64(Field(reply, "pinned")); p) session.pinned_ = static_cast<uint64_t>(*p);
+  return session;
+}
+
+MpsClientSession::MpsClientSession(MpsClientSession&& other) noexcept
+    : fd_(other.fd_), threads_(other.threads_), pinned_(other.pinned_) {
+  other.fd_ = -1;
+}
+
+MpsClientSession& MpsClientSession::operator=(MpsClientSession&& other) noexcept {
+  if (this != &other) {
+    (void)Unregister();
+    fd_ = other.fd_;
+    threads_ = other.threads_;
+    pinned_ = other.pinned_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+MpsClientSession::~MpsClientSession() { (void)Unregister(); }
+
+Status MpsClientSession::Unregister() {
+  if (fd_ < 0) return Status::OK();
+  int fd = fd_;
+  fd_ = -1;
+  Status s = SendAll(fd, "unregister\n");
+  if (s.ok()) s = ReadReply(fd, 2000, "unregister").status();
+  ::close(fd);
+  return s;
+}
+
+Result<std::string> MpsControlCommand(const std::string& pipe_dir, const std::string& command, int timeout_ms) {
+  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
+  Status sent = SendAll(fd, command + "\n");
+  Result<std::string> reply = sent.ok() ? ReadReply(fd, timeout_ms, command) : Result<std::string>(sent);
+  ::close(fd);
+  return reply;
+}
+
+}  // namespace dfw::device

@@ -1,0 +1,129 @@
+#include "subprocess.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "dfw/common/strings.h"
+
+extern char** environ;
+
+namespace dfw::device {
+namespace {
+
+// An unlinked read/write temporary file.
+int AnonymousFile() {
+  int fd = ::open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  char tmpl[] = "/tmp/dfw_cmd_XXXXXX";
+  fd = ::mkostemp(tmpl, O_CLOEXEC);
+  if (fd >= 0) ::unlink(tmpl);
+  return fd;
+}
+
+}  // namespace
+
+std::vector<std::string> MergedEnvironment(const EnvOverrides& env) {
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    std::string_view key = kv.substr(0, kv.find('='));
+    bool overridden = false;
+    for (const auto& [k, v] : env) overridden = overridden || k == key;
+    if (!overridden) out.emplace_back(kv);
+  }
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::string FindExecutable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : Split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+bool WaitWithDeadline(pid_t pid, int timeout_ms, int* status) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) return r == pid;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const EnvOverrides& env,
+                                 const std::string& stdin_text, int timeout_ms) {
+  if (argv.empty()) return InvalidArgument("RunCommand: empty command");
+  std::string program = FindExecutable(argv[0]);
+  if (program.empty()) return NotFound("program '" + argv[0] + "' not found on PATH");
+  int in = AnonymousFile();
+  int out = AnonymousFile();
+  if (in < 0 || out < 0) {
+    int err = errno;
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+    return ErrnoError("create temporary file for '" + argv[0] + "'", err);
+  }
+  if (::write(in, stdin_text.data(), stdin_text.size()) != static_cast<ssize_t>(stdin_text.size()) ||
+      ::lseek(in, 0, SEEK_SET) != 0) {
+    int err = errno;
+    ::close(in);
+    ::close(out);
+    return ErrnoError("write stdin of '" + argv[0] + "'", err);
+  }
+  // Everything execve needs is prepared before fork: the child only calls async-signal-safe functions.
+  std::vector<std::string> envs = MergedEnvironment(env);
+  std::vector<char*> cargv, cenv;
+  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const std::string& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(in);
+    ::close(out);
+    return ErrnoError("fork for '" + argv[0] + "'", err);
+  }
+  if (pid == 0) {
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execve(program.c_str(), cargv.data(), cenv.data());
+    ::_exit(127);
+  }
+  ::close(in);
+  int status = 0;
+  if (!WaitWithDeadline(pid, timeout_ms, &status)) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    ::close(out);
+    return Unavailable("'" + Join(argv, " ") + "' did not finish within " + std::to_string(timeout_ms) + " ms (killed)");
+  }
+  CommandResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  char buf[4096];
+  ssize_t n;
+  off_t off = 0;
+  while ((n = ::pread(out, buf, sizeof buf, off)) > 0 && result.output.size() < (1 << 20)) {
+    result.output.append(buf, static_cast<std::size_t>(n));
+    off += n;
+  }
+  ::close(out);
+  return result;
+}
+
+}  // namespace dfw::device
