@@ -1,10 +1,28 @@
-// Placeholder entry point; replaced by the CLI module.
+// dfworker entry point: registers the subcommands, splits pipeline flags off argv, runs CLI11.
 #include <CLI/CLI.hpp>
+
 #include <iostream>
 
+#include "arg_split.h"
+#include "commands.h"
+#include "dfw/common/exit_code.h"
+
 int main(int argc, char** argv) {
-  CLI::App app{"dfworker: one Dataflow GPU worker VM on this machine"};
+  CLI::App app{"dfworker: one Google Cloud Dataflow GPU worker VM on this machine"};
   app.set_version_flag("--version", std::string("dfworker ") + DFW_VERSION);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  app.require_subcommand(1);
+  dfw::cli::CliContext context;
+  dfw::cli::AddRunCommand(app, context);
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  dfw::cli::SplitArgs split = dfw::cli::SplitPipelineArgs(app, args);
+  context.pipeline_args = std::move(split.pipeline);
+  std::reverse(split.cli.begin(), split.cli.end());  // CLI11 takes the vector form in reverse order
+  try {
+    app.parse(split.cli);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help/version (code 0) or the error
+    return code == 0 ? 0 : static_cast<int>(dfw::ExitCode::kInvalidInvocation);
+  }
+  return context.exit_code;
 }

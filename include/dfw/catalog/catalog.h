@@ -1,0 +1,108 @@
+// Catalog: GPU types, machine types and MPS limits, loaded from configs/*.yaml (each fact with its
+// source URL). Immutable after Make; safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfw/common/status.h"
+
+namespace dfw {
+
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+  bool AtLeast(const ComputeCapability& o) const { return major > o.major || (major == o.major && minor >= o.minor); }
+  std::string ToString() const { return std::to_string(major) + "." + std::to_string(minor); }
+};
+
+struct GpuType {
+  std::string name;                           // Compute Engine name, e.g. "nvidia-l4"
+  std::string display_name;                   // "NVIDIA L4"
+  uint64_t memory_bytes = 0;                  // marketed memory (GB treated as GiB)
+  std::vector<std::string> machine_families;  // e.g. {"g2"} or {"n1"}
+  std::vector<int> counts;                    // GPUs per VM that are offered
+  ComputeCapability compute_capability;
+  uint64_t context_overhead_bytes = 0;        // ESTIMATE: one CUDA context + cuBLAS per process
+  std::map<std::string, std::string> sources; // fact -> source URL
+};
+
+struct MachineType {
+  std::string name;             // "g2-standard-8", "n1-standard-4", "custom-6-23040"
+  std::string family;           // "g2", "n1", ...
+  int vcpus = 0;
+  uint64_t memory_bytes = 0;
+  std::string fixed_gpu;        // accelerator-optimized: the GPU type built in ("" otherwise)
+  int fixed_gpu_count = 0;      // accelerator-optimized: how many
+  bool gpu_attachable = false;  // N1: GPUs are attached, not fixed
+};
+
+// Upper bound on an N1 worker's shape for an attached GPU type and count.
+struct N1GpuLimit {
+  std::string gpu;
+  int gpus = 0;
+  int max_vcpus = 0;
+  uint64_t max_memory_bytes = 0;
+};
+
+struct MpsLimits {
+  ComputeCapability min_cc{3, 5};
+  ComputeCapability volta_cc{7, 0};
+  int clients_pre_volta = 16;
+  int clients_volta = 48;
+};
+
+// One YAML document of the catalog, named for error messages ("configs/gpus.yaml").
+struct CatalogFile {
+  std::string name;
+  std::string text;
+};
+
+class Catalog {
+ public:
+  // Parses catalog files. A malformed file is kInvalidArgument naming "file:line:col" and the field.
+  static Result<Catalog> Make(const std::vector<CatalogFile>& files);
+  // Every *.yaml in `dir` (sorted by name).
+  static Result<Catalog> LoadDir(const std::string& dir);
+  // The copy of configs/ embedded into the binary at build time.
+  static Result<Catalog> LoadEmbedded();
+  // --catalog_dir (when given) > $DFW_CATALOG_DIR > the source tree's configs/ (when it exists) > embedded.
+  static Result<Catalog> Locate(const std::string& flag_dir = "");
+
+  const GpuType* FindGpu(std::string_view name) const;
+  // Fixed types, generated family types (n1-standard-8) and N1 custom types.
+  std::optional<MachineType> FindMachine(std::string_view name) const;
+  const N1GpuLimit* FindN1Limit(std::string_view gpu, int gpus) const;
+  // Clients per device for this GPU's MPS server (16 pre-Volta, 48 Volta+).
+  int MpsClientLimit(const GpuType& gpu) const;
+  const MpsLimits& mps() const { return mps_; }
+
+  std::vector<std::string> GpuNames() const;
+  std::vector<std::string> MachineNames() const;  // for did-you-mean
+  const std::string& origin() const { return origin_; }  // "embedded" or the directory
+
+ private:
+  friend class CatalogLoader;
+  struct Family {
+    std::string family;
+    bool gpu_attachable = false;
+    std::vector<int> vcpus;
+    std::map<std::string, double> variants;  // variant -> GB per vCPU
+    std::optional<double> custom_min_gb, custom_max_gb;
+    int custom_step_mb = 256;
+  };
+  Catalog() = default;
+
+  std::vector<GpuType> gpus_;
+  std::vector<MachineType> fixed_machines_;
+  std::vector<Family> families_;
+  std::vector<N1GpuLimit> n1_limits_;
+  MpsLimits mps_;
+  std::string origin_;
+};
+
+}  // namespace dfw

@@ -1,0 +1,83 @@
+// PipelineOptions: the Dataflow/Beam launch options of one job, parsed from the command line and
+// the pipeline file's `options:` block (see parse.h), plus what the service options mean.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dfw/options/diagnostic.h"
+
+namespace dfw {
+
+// One option value and where it was written.
+struct OptionValue {
+  std::string value;
+  Origin origin;  // origin.value_offset points at the first byte of `value`
+};
+
+// A sub-field of a structured value (e.g. "count:2" inside worker_accelerator), located in origin.text.
+struct SubField {
+  std::string text;         // the sub-field as written, e.g. "count:2"
+  std::size_t offset = 0;   // byte offset inside Origin::text
+};
+
+// How the accelerator was requested (reference §3, §4).
+enum class AcceleratorForm {
+  kServiceOption,  // --dataflow_service_options=worker_accelerator=...
+  kExperiment,     // --experiments=worker_accelerator=... (older form)
+  kResourceHint,   // --resource_hints=accelerator=... (right fitting)
+};
+
+const char* AcceleratorFormName(AcceleratorForm form);
+
+// A parsed `type:T;count:N;install-nvidia-driver[:ARG];use_nvidia_mps` value.
+struct AcceleratorSpec {
+  AcceleratorForm form = AcceleratorForm::kServiceOption;
+  Origin origin;                      // the flag it came from
+  std::string gpu_type;               // "nvidia-l4"; empty when missing (a diagnostic was emitted)
+  int count = 0;                      // GPUs per worker; 0 when missing or malformed
+  bool install_driver = false;        // install-nvidia-driver present
+  std::string driver_arg;             // "5xx", "version=latest", ... ("" = default driver)
+  bool use_mps = false;               // use_nvidia_mps present
+  std::string machine_type;           // right-fitting hint `machine_type:M` (resource hints only)
+  std::optional<SubField> type_field, count_field, driver_field, mps_field, machine_field;
+};
+
+struct PipelineOptions {
+  // --- raw lists, in the order given (YAML block first, then command line) ---
+  std::vector<OptionValue> dataflow_service_options;  // each element is ONE service option
+  std::vector<OptionValue> experiments;               // each element is ONE experiment
+  std::vector<OptionValue> resource_hints;            // "accelerator=...", "min_ram=4GB"
+
+  // --- scalars (the last one given wins; the command line overrides the YAML block) ---
+  std::optional<OptionValue> machine_type;                  // --machine_type / --worker_machine_type
+  std::optional<int> number_of_worker_harness_threads;      // threads per SDK process, >= 1
+  std::optional<OptionValue> number_of_worker_harness_threads_origin;
+  std::optional<int> sdk_worker_parallelism;                // SDK processes, 0 = runner decides
+  std::optional<OptionValue> sdk_worker_parallelism_origin;
+  std::optional<std::string> sdk_container_image;
+  std::optional<std::string> runner;
+  std::optional<std::string> project;
+  std::optional<std::string> region;
+  std::optional<std::string> temp_location;
+  bool streaming = false;                                   // --streaming
+  std::optional<OptionValue> streaming_origin;
+  std::map<std::string, std::string> other;                 // known Beam flags dfworker ignores
+
+  // --- derived from the lists above ---
+  std::optional<AcceleratorSpec> worker_accelerator;  // service option or experiment form
+  std::optional<AcceleratorSpec> accelerator_hint;    // resource hint form (right fitting)
+  std::optional<uint64_t> min_ram_bytes;              // resource hint min_ram
+  std::optional<OptionValue> enable_prime;            // service option enable_prime
+  std::optional<OptionValue> no_use_multiple_sdk_containers;  // that experiment
+  std::vector<OptionValue> standalone_mps;            // use_nvidia_mps outside worker_accelerator
+  bool java_list_style = false;  // a Java spelling was used: --experiments=a,b is split on commas
+
+  // Problems found while parsing (option-syntax, unknown-flag, misspelled-flag).
+  std::vector<Diagnostic> diagnostics;
+};
+
+}  // namespace dfw

@@ -1,0 +1,91 @@
+// WorkerPlan: what one Dataflow GPU worker will look like for these options — SDK processes,
+// threads, accelerator, model copies and the GPU-memory budget (design.md "Accelerator and MPS").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dfw/catalog/catalog.h"
+#include "dfw/common/status.h"
+#include "dfw/options/options.h"
+
+namespace dfw {
+
+// How many copies of a model a worker loads (Beam RunInference, design.md "Model copies").
+enum class CopiesPolicy {
+  kPerProcess,  // default: one copy per SDK process
+  kLargeModel,  // large_model: one copy per worker, shared by all SDK processes
+  kModelCopies, // model_copies: k copies per worker, shared
+};
+
+const char* CopiesPolicyName(CopiesPolicy policy);  // "per-process", "large_model", "model_copies"
+
+// One model the pipeline loads, filled by the pipeline/inference modules (empty list = no models known).
+struct ModelRequirement {
+  std::string name;                 // e.g. the RunInference transform or model file name
+  uint64_t bytes = 0;               // weights resident on the device per copy
+  CopiesPolicy policy = CopiesPolicy::kPerProcess;
+  int model_copies = 1;             // k for kModelCopies (>= 1)
+  uint64_t workspace_bytes = 0;     // per-batch activation workspace estimate, per process running it
+};
+
+// What we know about the machine we run on (filled by the CLI; a fake in tests).
+struct HostInfo {
+  int cpu_cores = 1;              // used for the process count when no --machine_type is given
+  int cuda_devices = 0;           // visible CUDA GPUs; 0 = the accelerator is emulated
+};
+
+// Harness threads per SDK process when --number_of_worker_harness_threads is not given: one
+// thread runs inference while another reads/prepares the next batch (documented in docs/options.md).
+inline constexpr int kDefaultHarnessThreads = 2;
+
+struct WorkerPlan {
+  std::string machine_type;        // "" when none was given (host cores used)
+  int vcpus = 0;                   // of the machine type, or host cores
+  int sdk_processes = 1;
+  std::string sdk_processes_reason;  // "vCPUs of g2-standard-8", "no_use_multiple_sdk_containers", ...
+  int harness_threads_per_process = kDefaultHarnessThreads;
+
+  struct Accelerator {
+    bool present = false;
+    std::string type;              // "nvidia-l4"
+    int count = 0;                 // GPUs per worker
+    uint64_t memory_bytes = 0;     // per GPU
+    bool mps = false;
+    std::string backend = "none";  // "cuda", "emulated" or "none"
+    int mps_client_limit = 0;      // clients per device (MPS only)
+  } accelerator;
+
+  struct Model {
+    std::string name;
+    uint64_t bytes = 0;
+    CopiesPolicy policy = CopiesPolicy::kPerProcess;
+    int copies = 0;                // per worker
+    int copies_per_gpu = 0;        // on the busiest GPU
+  };
+  std::vector<Model> models;
+
+  // GPU memory on the busiest GPU (processes spread round-robin over the GPUs).
+  struct GpuMemory {
+    uint64_t capacity_bytes = 0;
+    uint64_t planned_peak_bytes = 0;
+    int contexts = 0;              // CUDA contexts on the GPU (1 shared server context under MPS)
+    int processes_per_gpu = 0;     // SDK processes using the busiest GPU
+    int clients = 0;               // CUDA client processes on it: SDK processes + model hosts
+    uint64_t context_bytes = 0;    // contexts × per-context overhead estimate
+    uint64_t model_bytes = 0;      // copies × model bytes
+    uint64_t workspace_bytes = 0;  // processes × per-batch workspace
+  } gpu_memory;
+};
+
+// Builds the plan. Fails (kInvalidArgument) only when the options name something the catalog does
+// not know (unknown GPU or machine type) — the validate module reports those as diagnostics, so a
+// caller may ignore this Status and validate without a plan.
+Result<WorkerPlan> MakePlan(const PipelineOptions& options, const Catalog& catalog,
+                            const std::vector<ModelRequirement>& models, const HostInfo& host);
+
+// Human-readable plan (several lines, ending in '\n').
+std::string RenderPlanText(const WorkerPlan& plan);
+
+}  // namespace dfw

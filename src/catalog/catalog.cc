@@ -1,0 +1,127 @@
+// Catalog lookups: fixed machine types, family rules (n1-standard-8), N1 custom types, and where
+// the catalog files are found.
+#include "dfw/catalog/catalog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "dfw/common/strings.h"
+#include "embedded.h"
+
+namespace dfw {
+namespace fs = std::filesystem;
+
+const GpuType* Catalog::FindGpu(std::string_view name) const {
+  for (const GpuType& g : gpus_) {
+    if (g.name == name) return &g;
+  }
+  return nullptr;
+}
+
+std::optional<MachineType> Catalog::FindMachine(std::string_view name) const {
+  for (const MachineType& m : fixed_machines_) {
+    if (m.name == name) return m;
+  }
+  std::vector<std::string> parts = Split(name, '-');
+  // N1 custom types: custom-<vcpus>-<MB> or n1-custom-<vcpus>-<MB>.
+  if (parts.size() == 3 && parts[0] == "custom") parts.insert(parts.begin(), "n1");
+  if (parts.size() == 4 && parts[1] == "custom") {
+    auto vcpus = ParseInt64(parts[2]);
+    auto mb = ParseInt64(parts[3]);
+    for (const Family& f : families_) {
+      if (f.family != parts[0] || !f.custom_min_gb || !vcpus || !mb) continue;
+      if (*vcpus < 1 || *vcpus > 96 || (*vcpus > 1 && *vcpus % 2 != 0)) return std::nullopt;
+      double gb_per_vcpu = static_cast<double>(*mb) / 1024.0 / static_cast<double>(*vcpus);
+      if (*mb % f.custom_step_mb != 0 || gb_per_vcpu < *f.custom_min_gb - 1e-9 || gb_per_vcpu > *f.custom_max_gb + 1e-9) {
+        return std::nullopt;
+      }
+      return MachineType{std::string(name), f.family, static_cast<int>(*vcpus), static_cast<uint64_t>(*mb) << 20, "", 0,
+                         f.gpu_attachable};
+    }
+    return std::nullopt;
+  }
+  if (parts.size() != 3) return std::nullopt;
+  auto vcpus = ParseInt64(parts[2]);
+  for (const Family& f : families_) {
+    if (f.family != parts[0] || !vcpus) continue;
+    auto variant = f.variants.find(parts[1]);
+    if (variant == f.variants.end() || std::find(f.vcpus.begin(), f.vcpus.end(), *vcpus) == f.vcpus.end()) {
+      return std::nullopt;
+    }
+    double gb = variant->second * static_cast<double>(*vcpus);
+    return MachineType{std::string(name), f.family, static_cast<int>(*vcpus),
+                       static_cast<uint64_t>(std::llround(gb * 1073741824.0)), "", 0, f.gpu_attachable};
+  }
+  return std::nullopt;
+}
+
+const N1GpuLimit* Catalog::FindN1Limit(std::string_view gpu, int gpus) const {
+  for (const N1GpuLimit& l : n1_limits_) {
+    if (l.gpu == gpu && l.gpus == gpus) return &l;
+  }
+  return nullptr;
+}
+
+int Catalog::MpsClientLimit(const GpuType& gpu) const {
+  return gpu.compute_capability.AtLeast(mps_.volta_cc) ? mps_.clients_volta : mps_.clients_pre_volta;
+}
+
+std::vector<std::string> Catalog::GpuNames() const {
+  std::vector<std::string> out;
+  for (const GpuType& g : gpus_) out.push_back(g.name);
+  return out;
+}
+
+std::vector<std::string> Catalog::MachineNames() const {
+  std::vector<std::string> out;
+  for (const MachineType& m : fixed_machines_) out.push_back(m.name);
+  for (const Family& f : families_) {
+    for (const auto& [variant, gb] : f.variants) {
+      for (int v : f.vcpus) out.push_back(f.family + "-" + variant + "-" + std::to_string(v));
+    }
+  }
+  return out;
+}
+
+Result<Catalog> Catalog::LoadDir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return NotFound("catalog directory '" + dir + "' does not exist");
+  std::vector<fs::path> paths;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".yaml") paths.push_back(entry.path());
+  }
+  if (ec) return ErrnoError("list catalog directory '" + dir + "'", ec.value());
+  if (paths.empty()) return NotFound("catalog directory '" + dir + "' has no *.yaml files");
+  std::sort(paths.begin(), paths.end());
+  std::vector<CatalogFile> files;
+  for (const fs::path& p : paths) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return ErrnoError("open catalog file '" + p.string() + "'", errno);
+    std::ostringstream text;
+    text << in.rdbuf();
+    files.push_back({p.string(), text.str()});
+  }
+  ASSIGN_OR_RETURN(Catalog catalog, Make(files));
+  catalog.origin_ = dir;
+  return catalog;
+}
+
+Result<Catalog> Catalog::LoadEmbedded() {
+  ASSIGN_OR_RETURN(Catalog catalog, Make(catalog_internal::EmbeddedCatalogFiles()));
+  catalog.origin_ = "embedded";
+  return catalog;
+}
+
+Result<Catalog> Catalog::Locate(const std::string& flag_dir) {
+  if (!flag_dir.empty()) return LoadDir(flag_dir);
+  if (const char* env = std::getenv("DFW_CATALOG_DIR"); env && *env) return LoadDir(env);
+  std::error_code ec;
+  if (fs::is_directory(DFW_CATALOG_SOURCE_DIR, ec)) return LoadDir(DFW_CATALOG_SOURCE_DIR);
+  return LoadEmbedded();
+}
+
+}  // namespace dfw

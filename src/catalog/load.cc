@@ -1,0 +1,241 @@
+// Reading the catalog YAML. Every schema error names "file:line:col", the entry and the field.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "dfw/catalog/catalog.h"
+#include "dfw/common/strings.h"
+
+namespace dfw {
+
+class CatalogLoader {
+ public:
+  explicit CatalogLoader(Catalog& catalog) : c_(catalog) {}
+
+  Status LoadFile(const CatalogFile& file) {
+    file_ = &file;
+    YAML::Node root;
+    try {
+      root = YAML::Load(file.text);
+    } catch (const YAML::Exception& e) {
+      return InvalidArgument(Where(e.mark) + ": not valid YAML: " + e.msg);
+    }
+    try {
+      if (root.IsNull()) return Status::OK();
+      if (!root.IsMap()) return Error(root, "the top level must be a mapping");
+      for (const auto& kv : root) {
+        std::string key = kv.first.Scalar();
+        if (key == "gpus") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Gpu));
+        else if (key == "accelerator_optimized") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Machine));
+        else if (key == "families") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Family));
+        else if (key == "n1_gpu_limits") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::N1Limit));
+        else if (key == "mps") RETURN_IF_ERROR(Mps(kv.second));
+        else if (key == "sources") RETURN_IF_ERROR(Sources(kv.second).status());
+        else {
+          return Error(kv.first, "unknown top-level key '" + key +
+                                     "' (allowed: gpus, accelerator_optimized, families, n1_gpu_limits, mps, sources)");
+        }
+      }
+    } catch (const YAML::Exception& e) {
+      return InvalidArgument(Where(e.mark) + ": " + e.msg);
+    }
+    return Status::OK();
+  }
+
+  // Cross-file checks, after every file is loaded.
+  Status Finish() {
+    if (c_.gpus_.empty()) return InvalidArgument("catalog defines no GPU types (expected a 'gpus:' list)");
+    for (const MachineType& m : c_.fixed_machines_) {
+      if (!c_.FindGpu(m.fixed_gpu)) {
+        return InvalidArgument("catalog machine type '" + m.name + "' names unknown GPU '" + m.fixed_gpu + "'");
+      }
+    }
+    for (const N1GpuLimit& l : c_.n1_limits_) {
+      if (!c_.FindGpu(l.gpu)) return InvalidArgument("catalog n1_gpu_limits names unknown GPU '" + l.gpu + "'");
+    }
+    return Status::OK();
+  }
+
+ private:
+  using Parser = Status (CatalogLoader::*)(const YAML::Node&);
+
+  std::string Where(const YAML::Mark& mark) const {
+    if (mark.line < 0) return file_->name;
+    return file_->name + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+  }
+  Status Error(const YAML::Node& node, const std::string& message) const {
+    return InvalidArgument(Where(node.Mark()) + ": " + context_ + message);
+  }
+
+  Status Each(const YAML::Node& list, const std::string& key, Parser parse) {
+    if (!list.IsSequence()) return Error(list, "'" + key + "' must be a list");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      context_ = key + "[" + std::to_string(i) + "]: ";
+      if (!list[i].IsMap()) return Error(list[i], "each entry must be a mapping");
+      RETURN_IF_ERROR((this->*parse)(list[i]));
+    }
+    context_.clear();
+    return Status::OK();
+  }
+
+  Result<YAML::Node> Field(const YAML::Node& map, const char* key) const {
+    YAML::Node v = map[key];
+    if (!v.IsDefined() || v.IsNull()) return Error(map, std::string("missing field '") + key + "'");
+    return v;
+  }
+  Result<std::string> Str(const YAML::Node& map, const char* key) const {
+    ASSIGN_OR_RETURN(YAML::Node v, Field(map, key));
+    if (!v.IsScalar() || v.Scalar().empty()) return Error(v, std::string("'") + key + "' must be a non-empty string");
+    return v.Scalar();
+  }
+  Result<double> Num(const YAML::Node& map, const char* key) const {
+    ASSIGN_OR_RETURN(YAML::Node v, Field(map, key));
+    auto d = v.IsScalar() ? ParseDouble(v.Scalar()) : std::nullopt;
+    if (!d || *d <= 0 || !std::isfinite(*d)) {
+      return Error(v, std::string("'") + key + "' must be a positive number, got '" + (v.IsScalar() ? v.Scalar() : "?") + "'");
+    }
+    return *d;
+  }
+  Result<int> Int(const YAML::Node& map, const char* key) const { return IntOf(Field(map, key), key); }
+  Result<int> IntOf(Result<YAML::Node> node, const char* key) const {
+    if (!node.ok()) return node.status();
+    const YAML::Node& v = *node;
+    auto n = v.IsScalar() ? ParseInt64(v.Scalar()) : std::nullopt;
+    if (!n || *n <= 0 || *n > 100000) {
+      return Error(v, std::string("'") + key + "' must be a positive whole number, got '" + (v.IsScalar() ? v.Scalar() : "?") + "'");
+    }
+    return static_cast<int>(*n);
+  }
+  Result<std::vector<int>> IntList(const YAML::Node& map, const char* key) const {
+    ASSIGN_OR_RETURN(YAML::Node v, Field(map, key));
+    if (!v.IsSequence() || v.size() == 0) return Error(v, std::string("'") + key + "' must be a non-empty list");
+    std::vector<int> out;
+    for (const auto& e : v) {
+      ASSIGN_OR_RETURN(int n, IntOf(e, key));
+      out.push_back(n);
+    }
+    return out;
+  }
+  Result<ComputeCapability> Cc(const YAML::Node& map, const char* key) const {
+    ASSIGN_OR_RETURN(std::string s, Str(map, key));
+    auto parts = Split(s, '.');
+    auto major = parts.size() == 2 ? ParseInt64(parts[0]) : std::nullopt;
+    auto minor = parts.size() == 2 ? ParseInt64(parts[1]) : std::nullopt;
+    if (!major || !minor || *major < 1 || *major > 20 || *minor < 0 || *minor > 9) {
+      return Error(map[key], std::string("'") + key + "' must be MAJOR.MINOR like \"8.9\", got '" + s + "'");
+    }
+    return ComputeCapability{static_cast<int>(*major), static_cast<int>(*minor)};
+  }
+  Result<std::map<std::string, std::string>> Sources(const YAML::Node& v) const {
+    if (!v.IsMap()) return Error(v, "'sources' must map each fact to its source URL");
+    std::map<std::string, std::string> out;
+    for (const auto& kv : v) {
+      if (!kv.second.IsScalar() || kv.second.Scalar().empty()) return Error(kv.second, "a source must be a string");
+      out[kv.first.Scalar()] = kv.second.Scalar();
+    }
+    return out;
+  }
+
+  Status Gpu(const YAML::Node& n) {
+    GpuType g;
+    ASSIGN_OR_RETURN(g.name, Str(n, "name"));
+    context_ = "gpu '" + g.name + "': ";
+    if (c_.FindGpu(g.name)) return Error(n, "defined twice");
+    ASSIGN_OR_RETURN(g.display_name, Str(n, "display_name"));
+    ASSIGN_OR_RETURN(double gb, Num(n, "memory_gb"));
+    g.memory_bytes = static_cast<uint64_t>(gb * 1073741824.0);
+    ASSIGN_OR_RETURN(YAML::Node fam, Field(n, "machine_families"));
+    if (!fam.IsSequence() || fam.size() == 0) return Error(fam, "'machine_families' must be a non-empty list");
+    for (const auto& f : fam) g.machine_families.push_back(f.Scalar());
+    ASSIGN_OR_RETURN(g.counts, IntList(n, "counts"));
+    ASSIGN_OR_RETURN(g.compute_capability, Cc(n, "compute_capability"));
+    ASSIGN_OR_RETURN(int overhead_mib, Int(n, "context_overhead_mib"));
+    g.context_overhead_bytes = static_cast<uint64_t>(overhead_mib) << 20;
+    ASSIGN_OR_RETURN(YAML::Node src, Field(n, "sources"));
+    ASSIGN_OR_RETURN(g.sources, Sources(src));
+    for (const char* fact : {"memory", "machine_families", "counts", "compute_capability", "context_overhead"}) {
+      if (!g.sources.count(fact)) return Error(src, std::string("no source for '") + fact + "'");
+    }
+    c_.gpus_.push_back(std::move(g));
+    return Status::OK();
+  }
+
+  Status Machine(const YAML::Node& n) {
+    MachineType m;
+    ASSIGN_OR_RETURN(m.name, Str(n, "name"));
+    context_ = "machine type '" + m.name + "': ";
+    ASSIGN_OR_RETURN(m.vcpus, Int(n, "vcpus"));
+    ASSIGN_OR_RETURN(double gb, Num(n, "memory_gb"));
+    m.memory_bytes = static_cast<uint64_t>(gb * 1073741824.0);
+    ASSIGN_OR_RETURN(m.fixed_gpu, Str(n, "gpu"));
+    ASSIGN_OR_RETURN(m.fixed_gpu_count, Int(n, "gpus"));
+    m.family = m.name.substr(0, m.name.find('-'));
+    c_.fixed_machines_.push_back(std::move(m));
+    return Status::OK();
+  }
+
+  Status Family(const YAML::Node& n) {
+    Catalog::Family f;
+    ASSIGN_OR_RETURN(f.family, Str(n, "family"));
+    context_ = "family '" + f.family + "': ";
+    ASSIGN_OR_RETURN(std::string attach, Str(n, "gpu_attachable"));
+    if (attach != "true" && attach != "false") return Error(n["gpu_attachable"], "'gpu_attachable' must be true or false");
+    f.gpu_attachable = attach == "true";
+    ASSIGN_OR_RETURN(f.vcpus, IntList(n, "vcpus"));
+    ASSIGN_OR_RETURN(YAML::Node variants, Field(n, "variants"));
+    if (!variants.IsMap()) return Error(variants, "'variants' must map a variant to GB per vCPU");
+    for (const auto& kv : variants) {
+      auto d = kv.second.IsScalar() ? ParseDouble(kv.second.Scalar()) : std::nullopt;
+      if (!d || *d <= 0) return Error(kv.second, "variant '" + kv.first.Scalar() + "' needs a positive GB per vCPU");
+      f.variants[kv.first.Scalar()] = *d;
+    }
+    if (YAML::Node custom = n["custom"]; custom.IsDefined()) {
+      ASSIGN_OR_RETURN(double lo, Num(custom, "min_gb_per_vcpu"));
+      ASSIGN_OR_RETURN(double hi, Num(custom, "max_gb_per_vcpu"));
+      ASSIGN_OR_RETURN(f.custom_step_mb, Int(custom, "step_mb"));
+      if (lo > hi) return Error(custom, "min_gb_per_vcpu is above max_gb_per_vcpu");
+      f.custom_min_gb = lo;
+      f.custom_max_gb = hi;
+    }
+    c_.families_.push_back(std::move(f));
+    return Status::OK();
+  }
+
+  Status N1Limit(const YAML::Node& n) {
+    N1GpuLimit l;
+    ASSIGN_OR_RETURN(l.gpu, Str(n, "gpu"));
+    ASSIGN_OR_RETURN(l.gpus, Int(n, "gpus"));
+    ASSIGN_OR_RETURN(l.max_vcpus, Int(n, "max_vcpus"));
+    ASSIGN_OR_RETURN(double gb, Num(n, "max_memory_gb"));
+    l.max_memory_bytes = static_cast<uint64_t>(gb * 1073741824.0);
+    c_.n1_limits_.push_back(std::move(l));
+    return Status::OK();
+  }
+
+  Status Mps(const YAML::Node& n) {
+    context_ = "mps: ";
+    if (!n.IsMap()) return Error(n, "must be a mapping");
+    ASSIGN_OR_RETURN(c_.mps_.min_cc, Cc(n, "min_compute_capability"));
+    ASSIGN_OR_RETURN(c_.mps_.volta_cc, Cc(n, "volta_compute_capability"));
+    ASSIGN_OR_RETURN(c_.mps_.clients_pre_volta, Int(n, "clients_per_device_pre_volta"));
+    ASSIGN_OR_RETURN(c_.mps_.clients_volta, Int(n, "clients_per_device_volta"));
+    context_.clear();
+    return Status::OK();
+  }
+
+  Catalog& c_;
+  const CatalogFile* file_ = nullptr;
+  std::string context_;  // "gpus[3]: " prefix of error messages
+};
+
+Result<Catalog> Catalog::Make(const std::vector<CatalogFile>& files) {
+  Catalog catalog;
+  CatalogLoader loader(catalog);
+  for (const CatalogFile& f : files) RETURN_IF_ERROR(loader.LoadFile(f));
+  RETURN_IF_ERROR(loader.Finish());
+  return catalog;
+}
+
+}  // namespace dfw

@@ -1,0 +1,24 @@
+// Subcommand registration. Each subcommand lives in its own file and exports one Add*Command
+// function; main.cc calls each once, so adding a subcommand touches main.cc by one line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace dfw::cli {
+
+// Shared by main and the subcommands for one invocation.
+struct CliContext {
+  // Pipeline (Beam/Dataflow) flags pulled out of argv before CLI11 parses it (see arg_split.h);
+  // only subcommands that allow extras receive them.
+  std::vector<std::string> pipeline_args;
+  // Set by the subcommand callback that ran: the process exit code.
+  int exit_code = 0;
+};
+
+// `dfworker run PIPELINE.yaml [pipeline flags] [--dry_run] [--format=text|json] [--log_level=L]`.
+void AddRunCommand(CLI::App& app, CliContext& context);
+
+}  // namespace dfw::cli

@@ -1,0 +1,107 @@
+// `dfworker run`: parse options (pipeline file's options: block, then flags), plan, validate;
+// print the dry-run report or hand over to RunJob.
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "dfw/catalog/catalog.h"
+#include "dfw/common/exit_code.h"
+#include "dfw/common/logging.h"
+#include "dfw/options/parse.h"
+#include "dfw/plan/plan.h"
+#include "dfw/validate/report.h"
+#include "dfw/validate/validate.h"
+#include "host_info.h"
+#include "run_job.h"
+
+namespace dfw::cli {
+namespace {
+
+struct RunFlags {
+  std::string pipeline_path;
+  bool dry_run = false;
+  std::string format = "text";
+  std::string log_level = "info";
+  std::string catalog_dir;
+};
+
+constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
+
+int Fail(const std::string& message) {
+  std::cerr << "dfworker: error: " << message << "\n";
+  return kInvalid;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoError("read pipeline file '" + path + "'", errno);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+  if (!leftovers.empty()) return Fail("unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+  if (Status s = InitLogging(flags.log_level); !s.ok()) return Fail(s.message());
+  auto yaml = ReadFile(flags.pipeline_path);
+  if (!yaml.ok()) return Fail(yaml.status().message());
+  auto catalog = Catalog::Locate(flags.catalog_dir);
+  if (!catalog.ok()) return Fail("catalog: " + catalog.status().message());
+
+  OptionsParser parser;
+  parser.AddYamlFile(*yaml, flags.pipeline_path);
+  parser.AddCommandLine(pipeline_args);
+  RunContext context;
+  context.pipeline_path = flags.pipeline_path;
+  context.pipeline_yaml = std::move(*yaml);
+  context.pipeline_args = pipeline_args;
+  context.options = std::move(parser).Finish();
+  context.catalog = &*catalog;
+  context.host = DetectHost();
+  context.log_level = flags.log_level;
+
+  // The pipeline/inference modules will supply model sizes here; until then no models are known.
+  const std::vector<ModelRequirement> models;
+  auto plan = MakePlan(context.options, *catalog, models, context.host);
+  const WorkerPlan* plan_ptr = plan.ok() ? &*plan : nullptr;
+  std::vector<Diagnostic> diagnostics = Validate(context.options, *catalog, plan_ptr);
+  const bool valid = !HasErrors(diagnostics);
+
+  if (flags.dry_run || !valid) {
+    std::string report = flags.format == "json" ? RenderJsonReport(diagnostics, plan_ptr)
+                                                : RenderTextReport(diagnostics, plan_ptr);
+    (flags.dry_run || flags.format == "json" ? std::cout : std::cerr) << report << std::flush;
+    return valid ? 0 : kInvalid;
+  }
+  for (const Diagnostic& d : diagnostics) std::cerr << RenderDiagnosticText(d) << "\n";
+  context.plan = std::move(*plan);
+  return RunJob(context);
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, CliContext& context) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* run = app.add_subcommand("run", "Run a pipeline file on this machine as one Dataflow worker");
+  run->footer(
+      "Beam/Dataflow pipeline flags (Python or Java spellings) may be mixed in, e.g.\n"
+      "  --dataflow_service_options=\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps\"\n"
+      "  --machine_type=g2-standard-8 --experiments=... --number_of_worker_harness_threads=N\n"
+      "See docs/options.md for every flag and rule.");
+  run->allow_extras();  // pipeline flags arrive through CliContext::pipeline_args (arg_split.h)
+  run->add_option("pipeline", flags->pipeline_path, "Pipeline file (Beam YAML subset with an options: block)")
+      ->required();
+  run->add_flag("--dry_run", flags->dry_run, "Validate, print the worker plan and diagnostics, do not run");
+  run->add_option("--format", flags->format, "Report format")->check(CLI::IsMember({"text", "json"}));
+  run->add_option("--log_level", flags->log_level, "trace|debug|info|warn|error|critical|off");
+  run->add_option("--catalog_dir", flags->catalog_dir,
+                  "Directory of catalog *.yaml (default: $DFW_CATALOG_DIR, the source tree's configs/, "
+                  "then the copy built into the binary)");
+  run->callback([run, flags, &context] {
+    context.exit_code = Run(*flags, run->remaining(), context.pipeline_args);
+  });
+}
+
+}  // namespace dfw::cli

@@ -1,0 +1,28 @@
+// The seam between `dfworker run` (flags, validation, plan) and the launcher that runs the job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dfw/catalog/catalog.h"
+#include "dfw/options/options.h"
+#include "dfw/plan/plan.h"
+
+namespace dfw::cli {
+
+// Everything `run` knows once the options are valid. Owned by the caller for the whole call.
+struct RunContext {
+  std::string pipeline_path;                // as given on the command line
+  std::string pipeline_yaml;                // the file's contents (the pipeline module parses `pipeline:`)
+  std::vector<std::string> pipeline_args;   // the Beam/Dataflow flags as given, in order
+  PipelineOptions options;                  // parsed and validated (no errors; warnings possible)
+  const Catalog* catalog = nullptr;         // never null
+  WorkerPlan plan;                          // the plan the dry run prints
+  HostInfo host;
+  std::string log_level;                    // as passed to InitLogging
+};
+
+// Runs the job; returns the process exit code (design.md "Exit codes").
+int RunJob(const RunContext& context);
+
+}  // namespace dfw::cli

@@ -1,0 +1,153 @@
+// Applying raw flags to PipelineOptions and deriving what the service options, experiments and
+// resource hints mean (reference §1–§4).
+#include <algorithm>
+#include <cctype>
+
+#include "dfw/common/strings.h"
+#include "dfw/options/accelerator.h"
+#include "dfw/options/parse.h"
+#include "derive.h"
+#include "flag_table.h"
+
+namespace dfw {
+namespace oi = options_internal;
+namespace {
+
+class Applier {
+ public:
+  explicit Applier(PipelineOptions& o) : o_(o) {}
+
+  template <typename Raw>
+  void Apply(const Raw& raw) {
+    const oi::FlagSpec* spec = oi::FindFlag(raw.name);
+    if (!spec) return UnknownFlag(raw.name, raw.origin);
+    const Origin& origin = raw.origin;
+    if (!raw.has_value && spec->kind != oi::FlagKind::kBool && spec->kind != oi::FlagKind::kIgnoredBool) {
+      return Syntax(origin, origin.value_offset, 0, "--" + raw.name + " needs a value",
+                    "write --" + raw.name + "=VALUE");
+    }
+    switch (spec->kind) {
+      case oi::FlagKind::kList: return ApplyList(*spec, raw);
+      case oi::FlagKind::kString: return ApplyString(*spec, raw);
+      case oi::FlagKind::kInt: return ApplyInt(*spec, raw);
+      case oi::FlagKind::kBool: return ApplyBool(raw);
+      case oi::FlagKind::kIgnored: o_.other[raw.name] = raw.value; return;
+      case oi::FlagKind::kIgnoredBool: o_.other[raw.name] = raw.has_value ? raw.value : "true"; return;
+    }
+  }
+
+ private:
+  void UnknownFlag(const std::string& name, const Origin& origin) {
+    auto near = ClosestMatch(name, oi::AllSpellings());
+    if (near) {
+      o_.diagnostics.push_back(MakeDiagnostic(
+          Severity::kError, "misspelled-flag", "unknown flag '--" + name + "' (did you mean '--" + *near + "'?)",
+          "a near miss of a known flag is refused rather than silently dropped; use --" + *near, origin, 0,
+          origin.text.find('=') == std::string::npos ? name.size() + 2 : origin.text.find('=')));
+      return;
+    }
+    o_.diagnostics.push_back(MakeDiagnostic(Severity::kWarning, "unknown-flag",
+                                            "unknown flag '--" + name + "' is ignored",
+                                            "Beam discards pipeline arguments it does not know", origin, 0,
+                                            name.size() + 2));
+  }
+
+  template <typename Raw>
+  void ApplyList(const oi::FlagSpec& spec, const Raw& raw) {
+    std::vector<OptionValue>* list = spec.dest == oi::FlagDest::kServiceOptions ? &o_.dataflow_service_options
+                                     : spec.dest == oi::FlagDest::kExperiments  ? &o_.experiments
+                                                                                 : &o_.resource_hints;
+    // Java list options are comma lists (PipelineOptionsFactory); Python appends one string per flag.
+    bool split = !raw.from_yaml_list && (spec.java || (o_.java_list_style && raw.name == "experiments"));
+    std::size_t start = 0;
+    while (true) {
+      std::size_t end = split ? raw.value.find(',', start) : std::string::npos;
+      if (end == std::string::npos) end = raw.value.size();
+      OptionValue v{raw.value.substr(start, end - start), raw.origin};
+      v.origin.value_offset = raw.origin.value_offset + start;
+      if (v.value.empty()) {
+        Syntax(raw.origin, v.origin.value_offset, 0, "empty value in --" + raw.name, "remove the empty entry");
+      } else {
+        list->push_back(std::move(v));
+      }
+      if (end >= raw.value.size()) break;
+      start = end + 1;
+    }
+  }
+
+  template <typename Raw>
+  void ApplyString(const oi::FlagSpec& spec, const Raw& raw) {
+    if (raw.value.empty()) {
+      return Syntax(raw.origin, raw.origin.value_offset, 0, "--" + raw.name + " has an empty value", "");
+    }
+    OptionValue v{raw.value, raw.origin};
+    switch (spec.dest) {
+      case oi::FlagDest::kMachineType: o_.machine_type = v; break;
+      case oi::FlagDest::kSdkContainerImage: o_.sdk_container_image = raw.value; break;
+      case oi::FlagDest::kRunner: o_.runner = raw.value; break;
+      case oi::FlagDest::kProject: o_.project = raw.value; break;
+      case oi::FlagDest::kRegion: o_.region = raw.value; break;
+      case oi::FlagDest::kTempLocation: o_.temp_location = raw.value; break;
+      default: break;
+    }
+  }
+
+  template <typename Raw>
+  void ApplyInt(const oi::FlagSpec& spec, const Raw& raw) {
+    bool threads = spec.dest == oi::FlagDest::kHarnessThreads;
+    int64_t min = threads ? 1 : 0;
+    auto n = ParseInt64(raw.value);
+    if (!n || *n < min || *n > 4096) {
+      return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
+                    "--" + raw.name + " expects a whole number from " + std::to_string(min) + " to 4096, got '" +
+                        raw.value + "'",
+                    threads ? "the number of threads per SDK process, e.g. 4"
+                            : "the number of SDK processes per worker (0 lets the runner choose)");
+    }
+    OptionValue v{raw.value, raw.origin};
+    if (threads) {
+      o_.number_of_worker_harness_threads = static_cast<int>(*n);
+      o_.number_of_worker_harness_threads_origin = v;
+    } else {
+      o_.sdk_worker_parallelism = static_cast<int>(*n);
+      o_.sdk_worker_parallelism_origin = v;
+    }
+  }
+
+  template <typename Raw>
+  void ApplyBool(const Raw& raw) {
+    std::string v = raw.value;
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (raw.has_value && v != "true" && v != "false") {
+      return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
+                    "--" + raw.name + " expects true or false, got '" + raw.value + "'", "or write --" + raw.name);
+    }
+    o_.streaming = !raw.has_value || v == "true";
+    o_.streaming_origin = OptionValue{raw.value, raw.origin};
+  }
+
+  void Syntax(const Origin& origin, std::size_t offset, std::size_t length, std::string message, std::string help) {
+    o_.diagnostics.push_back(
+        MakeDiagnostic(Severity::kError, "option-syntax", std::move(message), std::move(help), origin, offset, length));
+  }
+
+  PipelineOptions& o_;
+};
+
+}  // namespace
+
+PipelineOptions OptionsParser::Finish() && {
+  PipelineOptions options;
+  options.java_list_style = std::any_of(raw_.begin(), raw_.end(), [](const Raw& r) {
+    const oi::FlagSpec* spec = oi::FindFlag(r.name);
+    return spec && spec->java;
+  });
+  Applier applier(options);
+  for (const Raw& raw : raw_) applier.Apply(raw);
+  oi::DeriveOptions(options);
+  diagnostics_.insert(diagnostics_.end(), options.diagnostics.begin(), options.diagnostics.end());
+  options.diagnostics = std::move(diagnostics_);
+  return options;
+}
+
+}  // namespace dfw

@@ -1,0 +1,121 @@
+#include "derive.h"
+
+#include <algorithm>
+
+#include "dfw/common/strings.h"
+#include "dfw/options/accelerator.h"
+
+namespace dfw::options_internal {
+namespace {
+
+constexpr std::string_view kWorkerAccelerator = "worker_accelerator=";
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+void Add(PipelineOptions& o, Severity severity, std::string code, const OptionValue& v, std::size_t offset,
+         std::size_t length, std::string message, std::string help) {
+  o.diagnostics.push_back(
+      MakeDiagnostic(severity, std::move(code), std::move(message), std::move(help), v.origin, offset, length));
+}
+
+void SetWorkerAccelerator(PipelineOptions& o, const OptionValue& v, AcceleratorForm form) {
+  std::size_t offset = v.origin.value_offset + kWorkerAccelerator.size();
+  AcceleratorSpec spec = ParseAcceleratorSpec(std::string_view(v.value).substr(kWorkerAccelerator.size()), offset,
+                                              form, v.origin, o.diagnostics);
+  if (o.worker_accelerator) {
+    Add(o, Severity::kError, "accelerator-duplicate", v, v.origin.value_offset, v.value.size(),
+        "worker_accelerator given twice: '" + v.value + "' after '" + o.worker_accelerator->origin.text + "' (" +
+            o.worker_accelerator->origin.where + ")",
+        "keep one worker_accelerator; lists from the pipeline file and the command line are appended, not replaced");
+    return;
+  }
+  o.worker_accelerator = std::move(spec);
+}
+
+// Python sends "a,b" as ONE service option; warn when the pieces look like options we know.
+void CheckPythonComma(PipelineOptions& o, const OptionValue& v) {
+  if (o.java_list_style || v.value.find(',') == std::string::npos || StartsWith(v.value, kWorkerAccelerator)) return;
+  for (const std::string& piece : Split(v.value, ',')) {
+    if (piece == "enable_prime" || piece == "use_nvidia_mps" || StartsWith(piece, kWorkerAccelerator)) {
+      Add(o, Severity::kWarning, "service-option-comma", v, v.origin.value_offset, v.value.size(),
+          "'" + v.value + "' is ONE service option in Python: commas do not split it",
+          "repeat --dataflow_service_options once per option");
+      return;
+    }
+  }
+}
+
+void DeriveServiceOptions(PipelineOptions& o) {
+  for (const OptionValue& v : o.dataflow_service_options) {
+    if (StartsWith(v.value, kWorkerAccelerator)) {
+      SetWorkerAccelerator(o, v, AcceleratorForm::kServiceOption);
+    } else if (v.value == "worker_accelerator") {
+      Add(o, Severity::kError, "option-syntax", v, v.origin.value_offset, v.value.size(),
+          "service option 'worker_accelerator' needs a value",
+          "e.g. worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver");
+    } else if (v.value == "enable_prime") {
+      o.enable_prime = v;
+    } else if (v.value == "use_nvidia_mps") {
+      o.standalone_mps.push_back(v);
+    } else {
+      CheckPythonComma(o, v);
+    }
+  }
+}
+
+void DeriveExperiments(PipelineOptions& o) {
+  for (const OptionValue& v : o.experiments) {
+    if (StartsWith(v.value, kWorkerAccelerator)) {
+      SetWorkerAccelerator(o, v, AcceleratorForm::kExperiment);
+    } else if (v.value == "no_use_multiple_sdk_containers") {
+      o.no_use_multiple_sdk_containers = v;
+    } else if (v.value == "use_nvidia_mps") {
+      o.standalone_mps.push_back(v);
+    } else if (v.value == "enable_prime") {
+      o.enable_prime = v;
+    }
+  }
+}
+
+void DeriveResourceHints(PipelineOptions& o) {
+  static const std::vector<std::string> kKnown = {"accelerator", "min_ram", "cpu_count"};
+  for (const OptionValue& v : o.resource_hints) {
+    std::size_t eq = v.value.find('=');
+    std::string key = v.value.substr(0, eq);
+    if (eq == std::string::npos || std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) {
+      Add(o, Severity::kError, "option-syntax", v, v.origin.value_offset, key.size(),
+          "resource hint '" + v.value + "' is not KEY=VALUE with a known key" + DidYouMeanSuffix(key, kKnown),
+          "known hints: accelerator=\"type:<gpu>;count:<n>;...\", min_ram=<size>, cpu_count=<n>");
+      continue;
+    }
+    std::string_view value = std::string_view(v.value).substr(eq + 1);
+    std::size_t offset = v.origin.value_offset + eq + 1;
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+      ++offset;
+    }
+    if (key == "accelerator") {
+      // Pipeline-level hints: the last one wins, as with any repeated hint.
+      o.accelerator_hint = ParseAcceleratorSpec(value, offset, AcceleratorForm::kResourceHint, v.origin,
+                                                o.diagnostics);
+    } else if (key == "min_ram") {
+      auto bytes = ParseByteSize(value);
+      if (!bytes) {
+        Add(o, Severity::kError, "option-syntax", v, offset, value.size(),
+            "min_ram '" + std::string(value) + "' is not a size", "write e.g. min_ram=16GB or min_ram=8GiB");
+      } else {
+        o.min_ram_bytes = std::max(o.min_ram_bytes.value_or(0), *bytes);  // min_ram takes the maximum
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void DeriveOptions(PipelineOptions& options) {
+  DeriveServiceOptions(options);
+  DeriveExperiments(options);
+  DeriveResourceHints(options);
+}
+
+}  // namespace dfw::options_internal

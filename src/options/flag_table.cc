@@ -1,0 +1,94 @@
+#include "flag_table.h"
+
+#include <iterator>
+
+namespace dfw::options_internal {
+namespace {
+
+using D = FlagDest;
+using K = FlagKind;
+
+// Python spellings from apache_beam/options/pipeline_options.py; Java spellings from the Beam Java
+// option interfaces (reference §1). Java list options accept `--x=a,b` (PipelineOptionsFactory).
+constexpr FlagSpec kFlags[] = {
+    {"dataflow_service_options", D::kServiceOptions, K::kList},
+    {"dataflow_service_option", D::kServiceOptions, K::kList},
+    {"dataflowServiceOptions", D::kServiceOptions, K::kList, true},
+    {"experiments", D::kExperiments, K::kList},
+    {"experiment", D::kExperiments, K::kList},
+    {"resource_hints", D::kResourceHints, K::kList},
+    {"resource_hint", D::kResourceHints, K::kList},
+    {"resourceHints", D::kResourceHints, K::kList, true},
+    {"machine_type", D::kMachineType, K::kString},
+    {"worker_machine_type", D::kMachineType, K::kString},
+    {"workerMachineType", D::kMachineType, K::kString, true},
+    {"number_of_worker_harness_threads", D::kHarnessThreads, K::kInt},
+    {"numberOfWorkerHarnessThreads", D::kHarnessThreads, K::kInt, true},
+    {"sdk_worker_parallelism", D::kSdkWorkerParallelism, K::kInt},
+    {"sdk_container_image", D::kSdkContainerImage, K::kString},
+    {"worker_harness_container_image", D::kSdkContainerImage, K::kString},
+    {"sdkContainerImage", D::kSdkContainerImage, K::kString, true},
+    {"workerHarnessContainerImage", D::kSdkContainerImage, K::kString, true},
+    {"runner", D::kRunner, K::kString},
+    {"project", D::kProject, K::kString},
+    {"region", D::kRegion, K::kString},
+    {"temp_location", D::kTempLocation, K::kString},
+    {"tempLocation", D::kTempLocation, K::kString, true},
+    {"gcpTempLocation", D::kTempLocation, K::kString, true},
+    {"streaming", D::kStreaming, K::kBool},
+    // Accepted so real launch lines do not warn, but they do not change a single worker.
+    {"job_name", D::kOther, K::kIgnored},
+    {"jobName", D::kOther, K::kIgnored, true},
+    {"staging_location", D::kOther, K::kIgnored},
+    {"stagingLocation", D::kOther, K::kIgnored, true},
+    {"num_workers", D::kOther, K::kIgnored},
+    {"numWorkers", D::kOther, K::kIgnored, true},
+    {"max_num_workers", D::kOther, K::kIgnored},
+    {"maxNumWorkers", D::kOther, K::kIgnored, true},
+    {"autoscaling_algorithm", D::kOther, K::kIgnored},
+    {"disk_size_gb", D::kOther, K::kIgnored},
+    {"diskSizeGb", D::kOther, K::kIgnored, true},
+    {"service_account_email", D::kOther, K::kIgnored},
+    {"serviceAccount", D::kOther, K::kIgnored, true},
+    {"network", D::kOther, K::kIgnored},
+    {"subnetwork", D::kOther, K::kIgnored},
+    {"zone", D::kOther, K::kIgnored},
+    {"worker_zone", D::kOther, K::kIgnored},
+    {"workerZone", D::kOther, K::kIgnored, true},
+    {"setup_file", D::kOther, K::kIgnored},
+    {"requirements_file", D::kOther, K::kIgnored},
+    {"flexrs_goal", D::kOther, K::kIgnored},
+    {"labels", D::kOther, K::kIgnored},
+    {"environment_type", D::kOther, K::kIgnored},
+    {"environment_config", D::kOther, K::kIgnored},
+    {"save_main_session", D::kOther, K::kIgnoredBool},
+    {"use_public_ips", D::kOther, K::kIgnoredBool},
+    {"no_use_public_ips", D::kOther, K::kIgnoredBool},
+};
+
+}  // namespace
+
+const FlagSpec* FindFlag(std::string_view spelling) {
+  for (const FlagSpec& f : kFlags) {
+    if (spelling == f.spelling) return &f;
+  }
+  return nullptr;
+}
+
+const std::vector<std::string>& AllSpellings() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v;
+    for (const FlagSpec& f : kFlags) v.emplace_back(f.spelling);
+    return v;
+  }();
+  return all;
+}
+
+const char* CanonicalName(FlagDest dest) {
+  for (const FlagSpec& f : kFlags) {
+    if (f.dest == dest && dest != D::kOther) return f.spelling;
+  }
+  return "option";
+}
+
+}  // namespace dfw::options_internal

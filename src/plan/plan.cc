@@ -1,0 +1,116 @@
+// The worker plan: processes (design.md "Process model"), model copies (Beam RunInference) and the
+// GPU-memory budget (per-process context overhead, or one shared server context under MPS).
+#include "dfw/plan/plan.h"
+
+#include <algorithm>
+
+namespace dfw {
+namespace {
+
+int CeilDiv(int a, int b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// Machine shape: the machine type's vCPUs, or this host's cores when none is given.
+Status PlanMachine(const PipelineOptions& options, const Catalog& catalog, const HostInfo& host, WorkerPlan& plan) {
+  if (!options.machine_type) {
+    plan.vcpus = std::max(1, host.cpu_cores);
+    plan.sdk_processes_reason = "this host's " + std::to_string(plan.vcpus) + " cores (no --machine_type)";
+    return Status::OK();
+  }
+  const std::string& name = options.machine_type->value;
+  auto machine = catalog.FindMachine(name);
+  if (!machine) return InvalidArgument("unknown machine type '" + name + "'");
+  plan.machine_type = name;
+  plan.vcpus = machine->vcpus;
+  plan.sdk_processes_reason = "one per vCPU of " + name;
+  return Status::OK();
+}
+
+void PlanProcesses(const PipelineOptions& options, WorkerPlan& plan) {
+  plan.sdk_processes = plan.vcpus;
+  if (options.no_use_multiple_sdk_containers) {
+    plan.sdk_processes = 1;
+    plan.sdk_processes_reason = "--experiments=no_use_multiple_sdk_containers";
+  } else if (options.sdk_worker_parallelism.value_or(0) > 0) {
+    plan.sdk_processes = *options.sdk_worker_parallelism;
+    plan.sdk_processes_reason = "--sdk_worker_parallelism";
+  }
+  plan.harness_threads_per_process = options.number_of_worker_harness_threads.value_or(kDefaultHarnessThreads);
+}
+
+Status PlanAccelerator(const PipelineOptions& options, const Catalog& catalog, const HostInfo& host,
+                       WorkerPlan& plan) {
+  const AcceleratorSpec* spec = options.worker_accelerator   ? &*options.worker_accelerator
+                                : options.accelerator_hint ? &*options.accelerator_hint
+                                                           : nullptr;
+  if (!spec || spec->gpu_type.empty()) return Status::OK();
+  const GpuType* gpu = catalog.FindGpu(spec->gpu_type);
+  if (!gpu) return InvalidArgument("unknown GPU type '" + spec->gpu_type + "'");
+  auto& acc = plan.accelerator;
+  acc.present = true;
+  acc.type = gpu->name;
+  acc.count = std::max(1, spec->count);  // a malformed count is reported by the options parser
+  acc.memory_bytes = gpu->memory_bytes;
+  acc.mps = spec->use_mps;
+  acc.backend = host.cuda_devices > 0 ? "cuda" : "emulated";
+  acc.mps_client_limit = acc.mps ? catalog.MpsClientLimit(*gpu) : 0;
+  return Status::OK();
+}
+
+void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirement>& models, WorkerPlan& plan) {
+  const int gpus = plan.accelerator.present ? plan.accelerator.count : 1;
+  auto& mem = plan.gpu_memory;
+  mem.processes_per_gpu = CeilDiv(plan.sdk_processes, gpus);
+  int hosts_per_gpu = 0;  // model-host processes holding shared copies
+  for (const ModelRequirement& m : models) {
+    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0};
+    switch (m.policy) {
+      case CopiesPolicy::kPerProcess:
+        out.copies = plan.sdk_processes;
+        out.copies_per_gpu = mem.processes_per_gpu;
+        break;
+      case CopiesPolicy::kLargeModel:
+      case CopiesPolicy::kModelCopies:
+        out.copies = m.policy == CopiesPolicy::kLargeModel ? 1 : std::max(1, m.model_copies);
+        out.copies_per_gpu = CeilDiv(out.copies, gpus);
+        hosts_per_gpu += out.copies_per_gpu;
+        break;
+    }
+    mem.model_bytes += static_cast<uint64_t>(out.copies_per_gpu) * m.bytes;
+    mem.workspace_bytes += static_cast<uint64_t>(mem.processes_per_gpu) * m.workspace_bytes;
+    plan.models.push_back(std::move(out));
+  }
+  if (!plan.accelerator.present) {
+    mem = {};
+    return;
+  }
+  const GpuType* gpu = catalog.FindGpu(plan.accelerator.type);
+  mem.capacity_bytes = plan.accelerator.memory_bytes;
+  mem.clients = mem.processes_per_gpu + hosts_per_gpu;
+  // Without MPS every client process owns a context; under MPS they share the server's one.
+  mem.contexts = plan.accelerator.mps ? 1 : mem.clients;
+  mem.context_bytes = static_cast<uint64_t>(mem.contexts) * (gpu ? gpu->context_overhead_bytes : 0);
+  mem.planned_peak_bytes = mem.context_bytes + mem.model_bytes + mem.workspace_bytes;
+}
+
+}  // namespace
+
+const char* CopiesPolicyName(CopiesPolicy policy) {
+  switch (policy) {
+    case CopiesPolicy::kPerProcess: return "per-process";
+    case CopiesPolicy::kLargeModel: return "large_model";
+    case CopiesPolicy::kModelCopies: return "model_copies";
+  }
+  return "?";
+}
+
+Result<WorkerPlan> MakePlan(const PipelineOptions& options, const Catalog& catalog,
+                            const std::vector<ModelRequirement>& models, const HostInfo& host) {
+  WorkerPlan plan;
+  RETURN_IF_ERROR(PlanMachine(options, catalog, host, plan));
+  PlanProcesses(options, plan);
+  RETURN_IF_ERROR(PlanAccelerator(options, catalog, host, plan));
+  PlanModelsAndMemory(catalog, models, plan);
+  return plan;
+}
+
+}  // namespace dfw

@@ -1,0 +1,52 @@
+#include <cstdio>
+
+#include "dfw/common/strings.h"
+#include "dfw/plan/plan.h"
+
+namespace dfw {
+
+std::string RenderPlanText(const WorkerPlan& plan) {
+  std::string out = "worker plan\n";
+  auto line = [&](const char* label, const std::string& value) {
+    char head[32];
+    std::snprintf(head, sizeof head, "  %-17s", label);
+    out += head + value + "\n";
+  };
+  line("machine type:", plan.machine_type.empty() ? "(none: this host, " + std::to_string(plan.vcpus) + " cores)"
+                                                  : plan.machine_type + " (" + std::to_string(plan.vcpus) + " vCPUs)");
+  line("SDK processes:", std::to_string(plan.sdk_processes) + " (" + plan.sdk_processes_reason + ")");
+  line("harness threads:", std::to_string(plan.harness_threads_per_process) + " per process");
+  const auto& acc = plan.accelerator;
+  if (!acc.present) {
+    line("accelerator:", "none");
+  } else {
+    line("accelerator:", std::to_string(acc.count) + " x " + acc.type + " (" + HumanBytes(acc.memory_bytes) +
+                             " each), MPS " + (acc.mps ? "on (up to " + std::to_string(acc.mps_client_limit) +
+                                                             " clients per GPU)"
+                                                       : std::string("off")) +
+                             ", backend " + acc.backend);
+  }
+  if (plan.models.empty()) {
+    line("models:", "none declared yet (GPU memory counts contexts only)");
+  }
+  for (const auto& m : plan.models) {
+    line("model:", m.name + ": " + HumanBytes(m.bytes) + " x " + std::to_string(m.copies) + " copies (" +
+                       CopiesPolicyName(m.policy) + "), " + std::to_string(m.copies_per_gpu) + " on the busiest GPU");
+  }
+  if (acc.present) {
+    const auto& mem = plan.gpu_memory;
+    double pct = mem.capacity_bytes ? 100.0 * static_cast<double>(mem.planned_peak_bytes) /
+                                          static_cast<double>(mem.capacity_bytes)
+                                    : 0.0;
+    char pct_text[32];
+    std::snprintf(pct_text, sizeof pct_text, "%.1f%%", pct);
+    line("GPU memory:", "planned peak " + HumanBytes(mem.planned_peak_bytes) + " of " +
+                            HumanBytes(mem.capacity_bytes) + " (" + pct_text + ") on the busiest GPU");
+    line("", std::to_string(mem.contexts) + " CUDA context(s) " + HumanBytes(mem.context_bytes) + " + models " +
+                 HumanBytes(mem.model_bytes) + " + workspace " + HumanBytes(mem.workspace_bytes) + "; " +
+                 std::to_string(mem.clients) + " client process(es)");
+  }
+  return out;
+}
+
+}  // namespace dfw

@@ -1,0 +1,87 @@
+#include "dfw/validate/validate.h"
+
+#include "rules.h"
+
+namespace dfw {
+namespace vi = validate_internal;
+namespace {
+
+constexpr const char* kServiceOptions = "https://cloud.google.com/dataflow/docs/reference/service-options";
+constexpr const char* kPipelineOptions = "https://cloud.google.com/dataflow/docs/reference/pipeline-options";
+constexpr const char* kGpus = "https://cloud.google.com/compute/docs/gpus";
+constexpr const char* kMachines = "https://cloud.google.com/compute/docs/machine-types";
+constexpr const char* kMps = "https://cloud.google.com/dataflow/docs/gpu/use-nvidia-mps";
+constexpr const char* kNvidiaMps = "https://docs.nvidia.com/deploy/mps/index.html";
+constexpr const char* kGpuSupport = "https://cloud.google.com/dataflow/docs/concepts/gpu-support";
+constexpr const char* kRightFitting = "https://cloud.google.com/dataflow/docs/guides/right-fitting";
+
+using S = Severity;
+
+const std::vector<RuleInfo> kRules = {
+    {"option-syntax", S::kError, kServiceOptions, "a flag, service option or options: entry is malformed"},
+    {"unknown-flag", S::kWarning, kPipelineOptions, "a flag dfworker does not know (Beam discards it)"},
+    {"misspelled-flag", S::kError, kPipelineOptions, "a near miss of a known flag"},
+    {"accelerator-duplicate", S::kError, kServiceOptions, "worker_accelerator given more than once"},
+    {"service-option-comma", S::kWarning, kServiceOptions, "Python does not split a service option on commas"},
+    {"gpu-unknown-type", S::kError, kGpus, "GPU type not in the catalog"},
+    {"machine-unknown-type", S::kError, kMachines, "machine type not in the catalog"},
+    {"gpu-count-invalid", S::kError, kGpus, "GPU count not offered for the type or machine"},
+    {"gpu-machine-mismatch", S::kError, kGpus, "GPU type cannot be attached to the machine type"},
+    {"n1-gpu-shape", S::kWarning, kGpus, "N1 machine larger than the attached GPUs allow (unverified bounds)"},
+    {"mps-multi-gpu", S::kError, kMps, "use_nvidia_mps needs count:1"},
+    {"mps-single-sdk-process", S::kError, kMps, "use_nvidia_mps with no_use_multiple_sdk_containers"},
+    {"mps-prime", S::kError, kMps, "Dataflow Prime does not support MPS"},
+    {"mps-outside-accelerator", S::kError, kMps, "use_nvidia_mps outside worker_accelerator"},
+    {"mps-restricted-parallelism", S::kWarning, kMps, "MPS with options that force one process or thread"},
+    {"mps-single-vcpu", S::kWarning, kMps, "MPS on a worker with one vCPU"},
+    {"mps-client-limit", S::kError, kNvidiaMps, "more MPS clients than one device takes"},
+    {"mps-recommended", S::kWarning, kMps, "several model copies on one GPU without MPS"},
+    {"driver-not-installed", S::kWarning, kGpuSupport, "worker_accelerator without install-nvidia-driver"},
+    {"right-fitting-conflict", S::kError, kRightFitting, "accelerator resource hint together with worker_accelerator"},
+    {"streaming-unsupported", S::kError, kRightFitting, "right fitting with a streaming pipeline"},
+    {"gpu-memory-exceeded", S::kError, kMps, "planned GPU memory above capacity"},
+    {"gpu-memory-tight", S::kWarning, kMps, "planned GPU memory above 90% of capacity"},
+};
+
+constexpr vi::Rule kRuleFunctions[] = {
+    vi::GpuUnknownType,       vi::MachineUnknownType,  vi::GpuCountInvalid,          vi::GpuMachineMismatch,
+    vi::N1GpuShape,           vi::DriverNotInstalled,  vi::RightFittingConflict,     vi::StreamingUnsupported,
+    vi::MpsMultiGpu,          vi::MpsSingleSdkProcess, vi::MpsPrime,                 vi::MpsOutsideAccelerator,
+    vi::MpsRestrictedParallelism, vi::MpsSingleVcpu, vi::MpsClientLimit,             vi::MpsRecommended,
+    vi::GpuMemory,
+};
+
+const RuleInfo* FindRule(std::string_view code) {
+  for (const RuleInfo& r : kRules) {
+    if (code == r.code) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<RuleInfo>& AllRules() { return kRules; }
+
+std::string DocUrl(std::string_view code) {
+  const RuleInfo* rule = FindRule(code);
+  return rule ? rule->doc_url : "";
+}
+
+void vi::RuleContext::Add(const char* code, const Origin& origin, std::size_t offset, std::size_t length,
+                          std::string message, std::string help) const {
+  const RuleInfo* rule = FindRule(code);
+  out.push_back(MakeDiagnostic(rule ? rule->severity : Severity::kError, code, std::move(message), std::move(help),
+                               origin, offset, length));
+}
+
+std::vector<Diagnostic> Validate(const PipelineOptions& options, const Catalog& catalog, const WorkerPlan* plan) {
+  std::vector<Diagnostic> out = options.diagnostics;
+  const AcceleratorSpec* accelerator = options.worker_accelerator ? &*options.worker_accelerator
+                                       : options.accelerator_hint ? &*options.accelerator_hint
+                                                                  : nullptr;
+  vi::RuleContext ctx{options, catalog, plan, accelerator, out};
+  for (vi::Rule rule : kRuleFunctions) rule(ctx);
+  return out;
+}
+
+}  // namespace dfw
