@@ -38,18 +38,24 @@ class Applier {
 
  private:
   void UnknownFlag(const std::string& name, const Origin& origin) {
+    // Caret under the flag name: "--name" on the command line, "name:" in a YAML line.
+    std::size_t at = origin.text.find(name);
+    if (at == std::string::npos) at = 0;
+    std::size_t length = name.size();
+    if (at >= 2 && origin.text.compare(at - 2, 2, "--") == 0) {
+      at -= 2;
+      length += 2;
+    }
     auto near = ClosestMatch(name, oi::AllSpellings());
     if (near) {
       o_.diagnostics.push_back(MakeDiagnostic(
           Severity::kError, "misspelled-flag", "unknown flag '--" + name + "' (did you mean '--" + *near + "'?)",
-          "a near miss of a known flag is refused rather than silently dropped; use --" + *near, origin, 0,
-          origin.text.find('=') == std::string::npos ? name.size() + 2 : origin.text.find('=')));
+          "a near miss of a known flag is refused rather than silently dropped; use --" + *near, origin, at, length));
       return;
     }
     o_.diagnostics.push_back(MakeDiagnostic(Severity::kWarning, "unknown-flag",
                                             "unknown flag '--" + name + "' is ignored",
-                                            "Beam discards pipeline arguments it does not know", origin, 0,
-                                            name.size() + 2));
+                                            "Beam discards pipeline arguments it does not know", origin, at, length));
   }
 
   template <typename Raw>

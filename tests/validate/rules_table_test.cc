@@ -1,0 +1,177 @@
+// Option lines × expected diagnostic codes: every rule and every spelling, through the whole
+// parse → plan → validate path (no processes, no GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "catalog/catalog_test_util.h"
+#include "dfw/options/parse.h"
+#include "dfw/validate/report.h"
+#include "dfw/validate/validate.h"
+
+namespace dfw {
+namespace {
+
+constexpr uint64_t kGiB = 1ull << 30;
+const std::string kSO = "--dataflow_service_options=worker_accelerator=";
+const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
+const std::string kT4 = "type:nvidia-tesla-t4;count:1;install-nvidia-driver";
+const std::string kMps = ";use_nvidia_mps";
+
+struct Case {
+  std::string name;
+  std::vector<std::string> args;
+  std::vector<std::string> codes;  // expected, any order (duplicates count)
+  std::string yaml = "";
+  std::vector<ModelRequirement> models = {};
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      // --- spellings that are fine ---
+      {"l4_mps_ok", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}},
+      {"l4_no_mps_ok", {kSO + kL4, "--machine_type=g2-standard-4"}, {}},
+      {"singular_service_option", {"--dataflow_service_option=worker_accelerator=" + kL4 + kMps, "--machine_type=g2-standard-8"}, {}},
+      {"java_spellings", {"--dataflowServiceOptions=worker_accelerator=" + kL4 + kMps, "--workerMachineType=g2-standard-8"}, {}},
+      {"space_separated_values", {"--dataflow_service_options", "worker_accelerator=" + kL4, "--machine_type", "g2-standard-8"}, {}},
+      {"worker_machine_type_alias", {kSO + kL4, "--worker_machine_type=g2-standard-12"}, {}},
+      {"experiment_form", {"--experiments=worker_accelerator=" + kT4, "--experiments=use_runner_v2", "--machine_type=n1-standard-4"}, {}},
+      {"experiment_singular", {"--experiment", "worker_accelerator=" + kT4, "--experiment", "use_runner_v2", "--machine_type=n1-standard-4"}, {}},
+      {"resource_hint_form", {"--resource_hints=accelerator=\"" + kL4 + "\"", "--machine_type", "g2-standard-8"}, {}},
+      {"resource_hint_singular_and_min_ram", {"--resource_hint=min_ram=16GB", "--resource_hints", "accelerator=" + kL4, "--machine_type=g2-standard-8"}, {}},
+      {"java_resource_hints", {"--resourceHints=min_ram=8GiB,accelerator=" + kL4, "--workerMachineType=g2-standard-8"}, {}},
+      {"resource_hint_machine_type", {"--resource_hints=accelerator=" + kL4 + ";machine_type:g2-standard-8"}, {}},
+      {"driver_5xx", {kSO + "type:nvidia-tesla-t4;count:1;install-nvidia-driver:5xx", "--machine_type=n1-standard-8"}, {}},
+      {"driver_version_latest", {kSO + "type:nvidia-tesla-t4;count:1;install-nvidia-driver:version=latest", "--machine_type=n1-standard-8"}, {}},
+      {"any_sub_field_order", {kSO + "use_nvidia_mps;install-nvidia-driver;count:1;type:nvidia-l4", "--machine_type=g2-standard-8"}, {}},
+      {"threads_python", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--number_of_worker_harness_threads=4"}, {}},
+      {"threads_java", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--numberOfWorkerHarnessThreads=4"}, {}},
+      {"h200_eight", {kSO + "type:nvidia-h200-141gb;count:8;install-nvidia-driver", "--machine_type=a3-ultragpu-8g"}, {}},
+      {"a100_80gb_ultra", {kSO + "type:nvidia-a100-80gb;count:1;install-nvidia-driver;use_nvidia_mps", "--machine_type=a2-ultragpu-1g"}, {}},
+      {"t4_custom_n1", {kSO + kT4, "--machine_type=custom-8-30720"}, {}},
+      {"other_scalars", {"--runner=DataflowRunner", "--project=p", "--region=us-central1", "--temp_location=gs://b/t", "--sdk_container_image=img", "--streaming"}, {}},
+      {"java_scalars", {"--tempLocation=gs://b/t", "--sdkContainerImage=img", "--streaming=true"}, {}},
+      {"ignored_beam_flags", {"--job_name=x", "--num_workers=3", "--save_main_session", "--max_num_workers", "5"}, {}},
+      {"no_accelerator", {"--machine_type=n2-standard-8"}, {}},
+      {"no_flags_at_all", {}, {}},
+      {"streaming_with_worker_accelerator", {kSO + kL4, "--machine_type=g2-standard-8", "--streaming"}, {}},
+      {"no_use_multiple_without_mps", {kSO + kL4, "--machine_type=g2-standard-8", "--experiments=no_use_multiple_sdk_containers"}, {}},
+      {"python_experiments_not_split", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--experiments=use_runner_v2,no_use_multiple_sdk_containers"}, {}},
+      // --- option-syntax and flag diagnostics ---
+      {"missing_count", {kSO + "type:nvidia-l4;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"missing_type", {kSO + "count:1;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"count_zero", {kSO + "type:nvidia-l4;count:0;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"count_not_a_number", {kSO + "type:nvidia-l4;count:one;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"duplicate_type", {kSO + kL4 + ";type:nvidia-l4", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"unknown_sub_field", {kSO + "types:nvidia-l4;count:1;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"option-syntax", "option-syntax"}},
+      {"bad_driver_arg", {kSO + "type:nvidia-l4;count:1;install-nvidia-driver:4xx", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"mps_with_value", {kSO + kL4 + ";use_nvidia_mps:true", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"trailing_semicolon", {kSO + kL4 + ";", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"worker_accelerator_without_value", {"--dataflow_service_options=worker_accelerator"}, {"option-syntax"}},
+      {"accelerator_twice", {kSO + kL4, "--experiments=worker_accelerator=" + kL4, "--machine_type=g2-standard-8"}, {"accelerator-duplicate"}},
+      {"python_comma_warning", {kSO + kL4 + kMps, "--dataflow_service_options=enable_prime,use_nvidia_mps", "--machine_type=g2-standard-8"}, {"service-option-comma"}},
+      {"unknown_flag", {"--foo=bar"}, {"unknown-flag"}},
+      {"unknown_flag_with_separate_value", {"--totally_unrelated_flag", "value"}, {"unknown-flag"}},
+      {"misspelled_service_options", {"--dataflow_servce_options=enable_prime"}, {"misspelled-flag"}},
+      {"misspelled_machine_type", {"--machine_typ", "g2-standard-8"}, {"misspelled-flag"}},
+      {"threads_zero", {"--number_of_worker_harness_threads=0"}, {"option-syntax"}},
+      {"parallelism_negative", {"--sdk_worker_parallelism=-1"}, {"option-syntax"}},
+      {"streaming_bad_bool", {"--streaming=maybe"}, {"option-syntax"}},
+      {"stray_argument", {"extra"}, {"option-syntax"}},
+      {"value_missing_at_end", {"--machine_type"}, {"option-syntax"}},
+      {"empty_machine_type", {"--machine_type="}, {"option-syntax"}},
+      {"min_ram_not_a_size", {"--resource_hints=min_ram=lots"}, {"option-syntax"}},
+      {"unknown_resource_hint", {"--resource_hints=min_rma=4GB"}, {"option-syntax"}},
+      {"java_empty_list_element", {"--dataflowServiceOptions=enable_prime,,x"}, {"option-syntax"}},
+      // --- catalog rules ---
+      {"gpu_unknown", {kSO + "type:nvidia-l5;count:1;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"gpu-unknown-type"}},
+      {"machine_unknown", {kSO + kL4, "--machine_type=g2-standard-7"}, {"machine-unknown-type"}},
+      {"custom_odd_vcpus", {"--machine_type=n1-custom-3-12288"}, {"machine-unknown-type"}},
+      {"hint_machine_unknown", {"--resource_hints=accelerator=" + kL4 + ";machine_type:g2-standard-7"}, {"machine-unknown-type"}},
+      {"t4_count_three", {kSO + "type:nvidia-tesla-t4;count:3;install-nvidia-driver", "--machine_type=n1-standard-8"}, {"gpu-count-invalid"}},
+      {"g2_fixed_count", {kSO + "type:nvidia-l4;count:2;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"gpu-count-invalid"}},
+      {"a3_fixed_count", {kSO + "type:nvidia-h100-80gb;count:3;install-nvidia-driver", "--machine_type=a3-highgpu-1g"}, {"gpu-count-invalid"}},
+      {"l4_on_n1", {kSO + kL4, "--machine_type=n1-standard-8"}, {"gpu-machine-mismatch"}},
+      {"a100_on_g2", {kSO + "type:nvidia-tesla-a100;count:1;install-nvidia-driver", "--machine_type=g2-standard-8"}, {"gpu-machine-mismatch"}},
+      {"t4_on_a2", {kSO + kT4, "--machine_type=a2-highgpu-1g"}, {"gpu-machine-mismatch"}},
+      {"t4_on_n2", {kSO + kT4, "--machine_type=n2-standard-8"}, {"gpu-machine-mismatch"}},
+      {"v100_n1_too_big", {kSO + "type:nvidia-tesla-v100;count:1;install-nvidia-driver", "--machine_type=n1-standard-16"}, {"n1-gpu-shape"}},
+      {"driver_missing", {kSO + "type:nvidia-l4;count:1", "--machine_type=g2-standard-8"}, {"driver-not-installed"}},
+      {"right_fitting_conflict", {kSO + kL4, "--resource_hints=accelerator=" + kL4, "--machine_type=g2-standard-8"}, {"right-fitting-conflict"}},
+      {"right_fitting_streaming", {"--resource_hints=accelerator=" + kL4, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-unsupported"}},
+      // --- MPS rules ---
+      {"mps_two_gpus", {kSO + "type:nvidia-l4;count:2;install-nvidia-driver;use_nvidia_mps", "--machine_type=g2-standard-24"}, {"mps-multi-gpu"}},
+      {"mps_no_multiple_containers", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--experiments=no_use_multiple_sdk_containers"}, {"mps-single-sdk-process"}},
+      {"mps_java_comma_experiments", {"--dataflowServiceOptions=worker_accelerator=" + kL4 + kMps, "--workerMachineType=g2-standard-8", "--experiments=use_runner_v2,no_use_multiple_sdk_containers"}, {"mps-single-sdk-process"}},
+      {"mps_prime", {kSO + kL4 + kMps, "--dataflow_service_options=enable_prime", "--machine_type=g2-standard-8"}, {"mps-prime"}},
+      {"mps_prime_java_comma", {"--dataflowServiceOptions=enable_prime,worker_accelerator=" + kL4 + kMps, "--workerMachineType=g2-standard-8"}, {"mps-prime"}},
+      {"mps_standalone_service_option", {kSO + kL4, "--dataflow_service_options=use_nvidia_mps", "--machine_type=g2-standard-8"}, {"mps-outside-accelerator"}},
+      {"mps_standalone_experiment", {kSO + kL4, "--experiments=use_nvidia_mps", "--machine_type=g2-standard-8"}, {"mps-outside-accelerator"}},
+      {"mps_one_thread", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--number_of_worker_harness_threads=1"}, {"mps-restricted-parallelism"}},
+      {"mps_one_process", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--sdk_worker_parallelism=1"}, {"mps-restricted-parallelism"}},
+      {"mps_single_vcpu", {kSO + kT4 + kMps, "--machine_type=n1-standard-1"}, {"mps-single-vcpu"}},
+      {"mps_client_limit_volta", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--sdk_worker_parallelism=64"}, {"mps-client-limit"}},
+      {"mps_client_limit_pre_volta", {kSO + "type:nvidia-tesla-p100;count:1;install-nvidia-driver;use_nvidia_mps", "--machine_type=n1-standard-16", "--sdk_worker_parallelism=20"}, {"mps-client-limit"}},
+      {"mps_recommended", {kSO + kL4, "--machine_type=g2-standard-4"}, {"mps-recommended"}, "", {{"m", 1 * kGiB, CopiesPolicy::kPerProcess, 1, 0}}},
+      {"large_model_needs_no_mps", {kSO + kL4, "--machine_type=g2-standard-4"}, {}, "", {{"m", 1 * kGiB, CopiesPolicy::kLargeModel, 1, 0}}},
+      // --- GPU memory ---
+      {"memory_exceeded_contexts", {kSO + kT4, "--machine_type=n1-standard-8", "--sdk_worker_parallelism=60"}, {"gpu-memory-exceeded"}},
+      {"memory_tight_contexts", {kSO + kT4, "--machine_type=n1-standard-8", "--sdk_worker_parallelism=50"}, {"gpu-memory-tight"}},
+      {"memory_exceeded_models", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kPerProcess, 1, 0}}},
+      {"memory_large_model_fits", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kLargeModel, 1, 0}}},
+      {"memory_model_copies_fit", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 5, 0}}},
+      {"memory_model_copies_exceed", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 6, 0}}},
+      {"memory_workspace_tight", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-tight"}, "", {{"m", 6 * kGiB, CopiesPolicy::kModelCopies, 2, 1200ull << 20}}},
+      // --- the pipeline file's options: block ---
+      {"yaml_block_only", {}, {}, "options:\n  machine_type: g2-standard-8\n  dataflow_service_options:\n    - worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps\n"},
+      {"yaml_then_cli_appends", {"--dataflow_service_options=enable_prime"}, {"mps-prime"}, "options:\n  machine_type: g2-standard-8\n  dataflow_service_options: [\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps\"]\n"},
+      {"cli_overrides_yaml_scalar", {"--machine_type=g2-standard-8"}, {}, "options:\n  machine_type: n1-standard-8\n  dataflow_service_options: [\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\"]\n"},
+      {"yaml_java_keys", {}, {}, "options:\n  workerMachineType: g2-standard-8\n  dataflowServiceOptions: worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\n"},
+      {"yaml_misspelled_key", {}, {"misspelled-flag"}, "options:\n  machine_typo: g2-standard-8\n"},
+      {"yaml_unknown_key", {}, {"unknown-flag"}, "options:\n  completely_new_option: 3\n"},
+      {"yaml_options_not_a_map", {}, {"option-syntax"}, "options: [a, b]\n"},
+      {"yaml_nested_value", {}, {"option-syntax"}, "options:\n  machine_type: {a: b}\n"},
+      {"yaml_syntax_error", {}, {"option-syntax"}, "options:\n  machine_type: [unclosed\n"},
+      {"yaml_threads_not_a_number", {}, {"option-syntax"}, "options:\n  number_of_worker_harness_threads: many\n"},
+  };
+  return cases;
+}
+
+class RulesTable : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RulesTable, ReportsExactlyTheExpectedCodes) {
+  const Case& c = GetParam();
+  PipelineOptions options = ParsePipelineOptions(c.args, c.yaml, "pipeline.yaml");
+  HostInfo host{4, 0};
+  auto plan = MakePlan(options, testing::SourceCatalog(), c.models, host);
+  auto diagnostics = Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr);
+  std::vector<std::string> got, want = c.codes;
+  for (const auto& d : diagnostics) got.push_back(d.code);
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  std::string rendered;
+  for (const auto& d : diagnostics) rendered += RenderDiagnosticText(d);
+  EXPECT_EQ(got, want) << rendered;
+  // Every diagnostic names a known rule and points inside the text it quotes.
+  for (const auto& d : diagnostics) {
+    EXPECT_FALSE(DocUrl(d.code).empty()) << d.code;
+    if (d.origin) {
+      EXPECT_LE(d.caret_offset + d.caret_length, d.origin->text.size()) << d.code;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Options, RulesTable, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+TEST(RulesTable, CoversEveryRuleCode) {
+  std::vector<std::string> covered;
+  for (const Case& c : Cases()) covered.insert(covered.end(), c.codes.begin(), c.codes.end());
+  for (const RuleInfo& rule : AllRules()) {
+    EXPECT_NE(std::find(covered.begin(), covered.end(), rule.code), covered.end()) << rule.code;
+  }
+  EXPECT_GE(Cases().size(), 60u);
+}
+
+}  // namespace
+}  // namespace dfw
