@@ -1,5 +1,6 @@
 // Arithmetic, bitwise and comparison operators with Python 3 semantics over int64 and double.
 // bool behaves as an int (True + 1 == 2), as in Python.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -72,19 +73,27 @@ void FloatDivMod(double a, double b, double* div, double* mod) {
 
 Result<Value> Repeat(const Value& seq, int64_t n, EvalContext& ctx) {
   if (n < 0) n = 0;
+  std::size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size() * sizeof(Value);
+  if (unit > 0 && n > 0) {
+    std::size_t bytes = static_cast<uint64_t>(n) > static_cast<uint64_t>(kEvalBudgetBytes) / unit + 1
+                            ? static_cast<std::size_t>(kEvalBudgetBytes) + 1
+                            : unit * static_cast<std::size_t>(n);
+    RETURN_IF_ERROR(ctx.Charge(bytes));
+  }
+  auto count = static_cast<std::size_t>(n);
   if (seq.is_string()) {
     const std::string& s = seq.as_string();
-    if (!s.empty() && n > 0) RETURN_IF_ERROR(ctx.Charge(n > kEvalBudgetBytes ? static_cast<std::size_t>(kEvalBudgetBytes) + 1 : s.size() * static_cast<std::size_t>(n)));
+    if (s.size() == 1) return Value::String(std::string(count, s[0]));
     std::string out;
-    out.reserve(s.size() * static_cast<std::size_t>(n));
-    for (int64_t i = 0; i < n; ++i) out += s;
+    out.reserve(s.size() * count);
+    if (count > 0) out = s;
+    while (out.size() < s.size() * count) out.append(out, 0, std::min(out.size(), s.size() * count - out.size()));
     return Value::String(std::move(out));
   }
   const List& l = seq.as_list();
-  if (!l.empty() && n > 0) RETURN_IF_ERROR(ctx.Charge(n > kEvalBudgetBytes ? static_cast<std::size_t>(kEvalBudgetBytes) + 1 : l.size() * sizeof(Value) * static_cast<std::size_t>(n)));
   List out;
-  out.reserve(l.size() * static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out.insert(out.end(), l.begin(), l.end());
+  out.reserve(l.size() * count);
+  for (std::size_t i = 0; i < count; ++i) out.insert(out.end(), l.begin(), l.end());
   return Value::FromList(std::move(out));
 }
 

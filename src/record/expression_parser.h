@@ -213,9 +213,8 @@ class Parser {
     return Add(std::move(n));
   }
 
+  // Recursion here is bounded by the number of precedence levels; nesting is counted elsewhere.
   Result<int32_t> ParseBinary(int min_prec) {
-    DepthGuard g(depth_);
-    RETURN_IF_ERROR(Enter());
     ASSIGN_OR_RETURN(int32_t left, ParseUnary());
     BinInfo bi;
     while (BinaryOperator(Peek(), &bi) && bi.prec >= min_prec) {

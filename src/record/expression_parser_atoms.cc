@@ -53,8 +53,6 @@ Result<int32_t> Parser::ParseDisplay(std::string_view close, int col) {
 }
 
 Result<int32_t> Parser::ParseAtom() {
-  DepthGuard g(depth_);
-  RETURN_IF_ERROR(Enter());
   const Token& t = Peek();
   int col = t.column;
   switch (t.kind) {
