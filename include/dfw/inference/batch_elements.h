@@ -1,0 +1,160 @@
+// BatchElements: Beam's batching of elements ahead of RunInference (apache_beam/transforms/util.py).
+//
+// BatchSizeEstimator picks each batch's size. With min == max the size is fixed. Otherwise it
+// models "time = fixed_cost + n × per_element_cost" from the timings of earlier batches: no data →
+// min; one point → max(min(max, 2·min), min + 1); then a least-squares fit (top 20 % of points by
+// size dropped, keeping ≥ 20; refined by dropping Cook's-distance outliers > 0.5 and refitting
+// with weights 1/size when ≥ 10 points) and the target is the largest size satisfying
+//   per-element time b·n ≤ target_batch_duration_secs   (or a + b·n ≤ …_including_fixed_cost)
+//   fixed share a / (a + b·n) ≥ target_batch_overhead     (n ≤ (a/b)(1/overhead − 1))
+// capped at 2× the last size (the 1, 2, 4, 8, … ramp), jittered by ±variance after 10 points,
+// with +0/+1 alternating on the lower bound. At most 100 timings are kept (thinned at random).
+// The first batch of every bundle is not timed (setup); its size is replayed.
+//
+// BatchElements<T> buffers elements and hands full batches to a consumer, timing each consumer
+// call for the estimator (the consumer is the fused downstream work: inference). A partial batch
+// is emitted at the end of a bundle and when its first element has waited max_batch_duration_secs.
+//
+// Clock and jitter are injectable so tests are exact. Threading: neither class is thread-safe; one
+// instance is driven by one thread at a time (the RunInference stage is serial).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "dfw/common/status.h"
+
+namespace dfw {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double NowSecs() = 0;  // monotonic seconds
+};
+// A process-wide steady clock.
+Clock* SystemClock();
+
+struct BatchElementsOptions {
+  int64_t min_batch_size = 1;      // >= 1
+  int64_t max_batch_size = 10000;  // >= min_batch_size; min == max gives a fixed size
+  std::optional<double> target_batch_overhead = 0.05;  // in (0, 1]; nullopt = rule off
+  // Per-element time per batch, excluding the fixed cost (Beam >= 2.46). nullopt = rule off.
+  // When neither duration is given, 10 s applies (Beam's default).
+  std::optional<double> target_batch_duration_secs;
+  // Beam < 2.46 behaviour: a + b·n ≤ this. At most one of the two durations may be set.
+  std::optional<double> target_batch_duration_secs_including_fixed_cost;
+  std::optional<double> max_batch_duration_secs;  // > 0: flush a partial batch this old
+  double variance = 0.25;                         // relative jitter after 10 timings, in [0, 1]
+  uint64_t seed = 0;                              // jitter / thinning RNG seed
+};
+
+class BatchSizeEstimator {
+ public:
+  static constexpr std::size_t kMaxDataPoints = 100;
+  static constexpr int64_t kMaxGrowthFactor = 2;
+
+  // kInvalidArgument on min > max, min < 1, overhead outside (0, 1], non-positive durations,
+  // both durations set, or both the overhead and duration rules off.
+  static Result<BatchSizeEstimator> Make(const BatchElementsOptions& options);
+
+  int64_t NextBatchSize();
+  // The next recorded timing is discarded and its batch size replayed (first emit of a bundle).
+  void IgnoreNextTiming() { ignore_next_timing_ = true; }
+  void RecordTime(int64_t batch_size, double elapsed_secs);
+  // Least-squares fit (Beam's refined variant); exposed for tests. Returns {a, b}.
+  static std::pair<double, double> LinearRegression(const std::vector<std::pair<double, double>>& points);
+
+  const std::vector<std::pair<int64_t, double>>& data() const { return data_; }
+  const BatchElementsOptions& options() const { return options_; }
+
+ private:
+  explicit BatchSizeEstimator(const BatchElementsOptions& options);
+  int64_t CalculateNextBatchSize();
+  void ThinData();
+
+  BatchElementsOptions options_;
+  std::vector<std::pair<int64_t, double>> data_;  // (batch size, seconds)
+  bool ignore_next_timing_ = false;
+  int64_t replay_last_batch_size_ = 0;
+  std::mt19937_64 rng_;
+};
+
+template <typename T>
+class BatchElements {
+ public:
+  // `clock` must outlive this object.
+  static Result<BatchElements> Make(const BatchElementsOptions& options, Clock* clock) {
+    ASSIGN_OR_RETURN(BatchSizeEstimator estimator, BatchSizeEstimator::Make(options));
+    return BatchElements(std::move(estimator), clock);
+  }
+
+  // Beam's start_bundle: pick the first size; its timing will be ignored.
+  void StartBundle() {
+    target_ = estimator_.NextBatchSize();
+    estimator_.IgnoreNextTiming();
+  }
+
+  // Buffers `item`; emits the batch to `consume(std::vector<T>&)` when it reaches the target size
+  // or its first element is older than max_batch_duration_secs. A consumer error is returned as is
+  // (the timing is then not recorded, as in Beam).
+  template <typename Consume>
+  Status Add(T item, Consume&& consume) {
+    if (buffer_.empty()) first_added_ = clock_->NowSecs();
+    buffer_.push_back(std::move(item));
+    if (static_cast<int64_t>(buffer_.size()) >= target_ || Expired()) return Emit(consume);
+    return Status::OK();
+  }
+
+  // Emits a partial batch whose first element has waited max_batch_duration_secs (call between
+  // inputs, e.g. from a timer). No-op otherwise.
+  template <typename Consume>
+  Status Poll(Consume&& consume) {
+    return !buffer_.empty() && Expired() ? Emit(consume) : Status::OK();
+  }
+
+  // Beam's finish_bundle: emits the partial batch, then picks the next size.
+  template <typename Consume>
+  Status FinishBundle(Consume&& consume) {
+    if (!buffer_.empty()) RETURN_IF_ERROR(Emit(consume));
+    target_ = estimator_.NextBatchSize();
+    return Status::OK();
+  }
+
+  int64_t target_batch_size() const { return target_; }
+  std::size_t buffered() const { return buffer_.size(); }
+  const BatchSizeEstimator& estimator() const { return estimator_; }
+
+ private:
+  BatchElements(BatchSizeEstimator estimator, Clock* clock) : estimator_(std::move(estimator)), clock_(clock) {
+    target_ = estimator_.options().min_batch_size;
+  }
+
+  bool Expired() const {
+    const auto& max = estimator_.options().max_batch_duration_secs;
+    return max.has_value() && clock_->NowSecs() - first_added_ >= *max;
+  }
+
+  template <typename Consume>
+  Status Emit(Consume& consume) {
+    std::vector<T> batch;
+    batch.swap(buffer_);
+    const int64_t size = static_cast<int64_t>(batch.size());
+    const double start = clock_->NowSecs();
+    RETURN_IF_ERROR(consume(batch));
+    estimator_.RecordTime(size, clock_->NowSecs() - start);
+    target_ = estimator_.NextBatchSize();
+    buffer_.reserve(static_cast<std::size_t>(target_));
+    return Status::OK();
+  }
+
+  BatchSizeEstimator estimator_;
+  Clock* clock_;
+  std::vector<T> buffer_;
+  int64_t target_ = 1;
+  double first_added_ = 0;
+};
+
+}  // namespace dfw

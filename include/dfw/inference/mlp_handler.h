@@ -1,0 +1,45 @@
+// The MLP model handler: a classifier/regressor from a model directory (config.json, see
+// mlp_config.h, + model.safetensors), fed from a numeric list field.
+//
+// Example: a list of input_dim numbers (ints or floats). Prediction: a list of output_dim floats
+// (probabilities when the config says "output": "softmax").
+// Weights: F32 tensors are used in place from the mmapped file (no copy on the CPU backend when the
+// file keeps them 4-byte aligned, as safetensors writers do); F16/BF16 are converted to F32 once,
+// at load. Workspace buffers grow to the largest batch seen and are reused: no allocation per row
+// or per batch on the compute path.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "dfw/inference/mlp_config.h"
+#include "dfw/inference/model_handler.h"
+#include "dfw/inference/safetensors.h"
+
+namespace dfw {
+
+inline constexpr std::string_view kMlpHandlerType = "MlpModelHandlerSafetensors";
+
+struct ModelFiles {
+  std::string config_path;   // <dir>/config.json
+  std::string weights_path;  // <dir>/model.safetensors
+};
+// `model_path` is a directory holding config.json + model.safetensors, or a .safetensors file with
+// config.json beside it.
+Result<ModelFiles> ResolveModelFiles(const std::string& model_path);
+
+// Checks that the weights match the architecture: every layer's weight [out, in] and bias [out]
+// present with a supported dtype (F32, F16, BF16). Errors name the tensor, its shape/dtype and the
+// expected one.
+Status CheckMlpWeights(const MlpConfig& config, const SafetensorsHeader& header);
+
+// Makes the handler; reads config.json and the safetensors header (not the weights) and checks they agree.
+Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions options);
+
+// IEEE half and bfloat16 to float (exact: every value is representable).
+float HalfToFloat(uint16_t h);
+float BFloat16ToFloat(uint16_t b);
+
+}  // namespace dfw

@@ -1,0 +1,111 @@
+// ModelHandler: Beam's RunInference model-handler contract (apache_beam/ml/inference/base.py).
+//
+// A ModelHandler is the configured, not-yet-loaded model (cheap, made once per stage); LoadModel()
+// returns a Model (weights loaded, workspace allocated) that runs batches. The split mirrors
+// Beam's ModelHandler.load_model() / run_inference(batch, model).
+//
+// Beam's sharing rule (PytorchModelHandler et al.):
+//   share_model_across_processes() = large_model || model_copies is set
+//   model_copies()                 = model_copies or 1   (so model_copies: 0 also means 1)
+//
+// Threading: a ModelHandler is immutable and may be used from any thread. A Model is used by one
+// thread at a time (it owns scratch buffers); callers that share one serialise the calls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/record/value.h"
+
+namespace dfw {
+
+// The batching kwargs the user set (only those: unset ones fall back to BatchElements defaults).
+struct BatchingKwargs {
+  std::optional<int64_t> min_batch_size;          // >= 1
+  std::optional<int64_t> max_batch_size;          // >= min_batch_size
+  std::optional<double> max_batch_duration_secs;  // > 0: flush a partial batch this long after its first element
+};
+
+// model_handler.config of a RunInference transform, shared by every handler type.
+struct ModelHandlerOptions {
+  std::string model_path;      // a model directory (config.json + model.safetensors) or the .safetensors file
+  std::string device = "CPU";  // "CPU" or "GPU" (GPU falls back to CPU with a warning when unavailable)
+  std::string input_field;     // the row field holding the example
+  BatchingKwargs batching;     // min/max_batch_size, max_batch_duration_secs
+  bool large_model = false;    // one copy per worker, shared by all SDK processes
+  std::optional<int64_t> model_copies;  // exact copies per worker; setting it turns sharing on
+  std::string model_id;        // PredictionResult.model_id; "" = model_path
+  Row extra;                   // handler-specific keys (declared in the handler table), as given
+};
+
+// A loaded model.
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Per-example check done before batching (Beam's preprocessing step): a bad example becomes a
+  // dead-lettered row instead of failing its whole batch. The message names the value and what
+  // was expected ("expected a list of 30 numbers, got a list of 29").
+  virtual Status CheckExample(const Value& example) const = 0;
+  // One prediction per example, in order, appended to `predictions`. Examples passed
+  // CheckExample. A failure fails the whole batch (Beam's failed_inferences).
+  virtual Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) = 0;
+  // Beam's get_num_bytes(batch): bytes of the batch as the model consumes it.
+  virtual int64_t GetNumBytes(std::span<const Value* const> batch) const = 0;
+  // Bytes of weights this copy holds (reported as model_byte_size).
+  virtual int64_t byte_size() const = 0;
+  // The backend that runs it: "cpu" or "cuda" (after any GPU → CPU fallback).
+  virtual std::string_view device() const = 0;
+};
+
+class ModelHandler {
+ public:
+  virtual ~ModelHandler() = default;
+
+  virtual Result<std::unique_ptr<Model>> LoadModel() const = 0;
+  // Beam's default namespace is "RunInference"; handlers may override (Beam's BeamML_PyTorch etc.).
+  virtual std::string MetricsNamespace() const { return "RunInference"; }
+  // The handler type name as written in YAML.
+  virtual std::string_view type() const = 0;
+
+  const ModelHandlerOptions& options() const { return options_; }
+  BatchingKwargs BatchElementsKwargs() const { return options_.batching; }
+  bool ShareModelAcrossProcesses() const { return options_.large_model || options_.model_copies.has_value(); }
+  int64_t ModelCopies() const { return options_.model_copies.value_or(0) > 0 ? *options_.model_copies : 1; }
+  std::string ModelId() const { return options_.model_id.empty() ? options_.model_path : options_.model_id; }
+
+ protected:
+  explicit ModelHandler(ModelHandlerOptions options) : options_(std::move(options)) {}
+
+ private:
+  ModelHandlerOptions options_;
+};
+
+// Checks the options every handler shares (device, batch bounds, copies); kInvalidArgument names the
+// key, the value and what is allowed.
+Status ValidateModelHandlerOptions(const ModelHandlerOptions& options);
+
+// One entry per handler type; the table lives in src/inference/model_handler.cc (one line each).
+struct ModelHandlerTypeInfo {
+  std::string type;                     // as written in YAML: model_handler.type
+  std::vector<std::string> extra_keys;  // handler-specific config keys allowed in `extra`
+  std::function<Result<std::unique_ptr<ModelHandler>>(ModelHandlerOptions)> make;
+};
+const std::vector<ModelHandlerTypeInfo>& ModelHandlerTypes();
+
+// The keys every handler accepts in model_handler.config.
+const std::vector<std::string>& CommonModelHandlerKeys();
+
+// Makes the handler of `type` after validating `options` (an unknown type or an `extra` key the
+// handler does not declare is kInvalidArgument with "did you mean"). Does not load weights, but does check
+// that the model files exist and agree (config vs safetensors header), so a bad model is an
+// invalid-invocation error before any record is read.
+Result<std::unique_ptr<ModelHandler>> MakeModelHandler(std::string_view type, ModelHandlerOptions options);
+
+}  // namespace dfw

@@ -1,0 +1,77 @@
+// Shared option checks and the table of handler types (the one place that knows which exist).
+#include "dfw/inference/model_handler.h"
+
+#include <cmath>
+
+#include "dfw/common/strings.h"
+#include "dfw/inference/mlp_handler.h"
+
+namespace dfw {
+
+const std::vector<ModelHandlerTypeInfo>& ModelHandlerTypes() {
+  static const std::vector<ModelHandlerTypeInfo> types = {
+      {std::string(kMlpHandlerType), {}, MakeMlpModelHandler},
+  };
+  return types;
+}
+
+const std::vector<std::string>& CommonModelHandlerKeys() {
+  static const std::vector<std::string> keys = {
+      "model_path", "device", "input_field", "min_batch_size", "max_batch_size", "max_batch_duration_secs",
+      "large_model", "model_copies", "model_id"};
+  return keys;
+}
+
+Status ValidateModelHandlerOptions(const ModelHandlerOptions& o) {
+  if (o.model_path.empty()) return InvalidArgument("model_handler config 'model_path' is required");
+  if (o.input_field.empty()) return InvalidArgument("model_handler config 'input_field' is required");
+  if (o.device != "CPU" && o.device != "GPU") {
+    return InvalidArgument("model_handler config 'device': '" + o.device + "' is not allowed; allowed: CPU, GPU");
+  }
+  const BatchingKwargs& b = o.batching;
+  if (b.min_batch_size && *b.min_batch_size < 1) {
+    return InvalidArgument("model_handler config 'min_batch_size': " + std::to_string(*b.min_batch_size) +
+                           " must be >= 1");
+  }
+  if (b.max_batch_size && *b.max_batch_size < 1) {
+    return InvalidArgument("model_handler config 'max_batch_size': " + std::to_string(*b.max_batch_size) +
+                           " must be >= 1");
+  }
+  const int64_t min = b.min_batch_size.value_or(1), max = b.max_batch_size.value_or(10000);
+  if (min > max) {
+    return InvalidArgument("model_handler config: min_batch_size " + std::to_string(min) +
+                           " is greater than max_batch_size " + std::to_string(max) +
+                           " (for a fixed batch size set both to the same value)");
+  }
+  if (b.max_batch_duration_secs && !(std::isfinite(*b.max_batch_duration_secs) && *b.max_batch_duration_secs > 0)) {
+    return InvalidArgument("model_handler config 'max_batch_duration_secs': " +
+                           std::to_string(*b.max_batch_duration_secs) + " must be a positive number of seconds");
+  }
+  if (o.model_copies && *o.model_copies < 0) {
+    return InvalidArgument("model_handler config 'model_copies': " + std::to_string(*o.model_copies) +
+                           " must be >= 0 (0 behaves as 1, as in Beam)");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<ModelHandler>> MakeModelHandler(std::string_view type, ModelHandlerOptions options) {
+  std::vector<std::string> names;
+  for (const ModelHandlerTypeInfo& info : ModelHandlerTypes()) {
+    names.push_back(info.type);
+    if (info.type != type) continue;
+    for (const Field& f : options.extra.fields()) {
+      std::vector<std::string> allowed = CommonModelHandlerKeys();
+      allowed.insert(allowed.end(), info.extra_keys.begin(), info.extra_keys.end());
+      if (std::find(info.extra_keys.begin(), info.extra_keys.end(), f.name) == info.extra_keys.end()) {
+        return InvalidArgument("model_handler " + info.type + ": unknown config key '" + f.name + "'" +
+                               DidYouMeanSuffix(f.name, allowed) + "; allowed: " + Join(allowed));
+      }
+    }
+    RETURN_IF_ERROR(ValidateModelHandlerOptions(options).WithContext("model_handler " + info.type));
+    return info.make(std::move(options));
+  }
+  return InvalidArgument("unknown model_handler type '" + std::string(type) + "'" +
+                         DidYouMeanSuffix(std::string(type), names) + "; known types: " + Join(names));
+}
+
+}  // namespace dfw
