@@ -1,0 +1,106 @@
+#include "dfw/plan/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "catalog/catalog_test_util.h"
+#include "dfw/options/parse.h"
+
+namespace dfw {
+namespace {
+
+constexpr uint64_t kMiB = 1ull << 20;
+constexpr uint64_t kGiB = 1ull << 30;
+const std::string kL4 = "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver";
+
+WorkerPlan Plan(const std::vector<std::string>& args, const std::vector<ModelRequirement>& models = {},
+                HostInfo host = {6, 0}) {
+  auto plan = MakePlan(ParsePipelineOptions(args), testing::SourceCatalog(), models, host);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  return plan.ok() ? *plan : WorkerPlan{};
+}
+
+TEST(MakePlan, OneSdkProcessPerVcpuOfTheMachineType) {
+  WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"});
+  EXPECT_EQ(p.sdk_processes, 8);
+  EXPECT_EQ(p.harness_threads_per_process, kDefaultHarnessThreads);
+  EXPECT_TRUE(p.accelerator.present);
+  EXPECT_EQ(p.accelerator.type, "nvidia-l4");
+  EXPECT_TRUE(p.accelerator.mps);
+  EXPECT_EQ(p.accelerator.backend, "emulated");
+  EXPECT_EQ(p.accelerator.mps_client_limit, 48);
+}
+
+TEST(MakePlan, HostCoresWithoutMachineTypeAndOneWithNoUseMultipleSdkContainers) {
+  EXPECT_EQ(Plan({}, {}, {6, 0}).sdk_processes, 6);
+  EXPECT_EQ(Plan({"--machine_type=n1-standard-16", "--experiments=no_use_multiple_sdk_containers"}).sdk_processes, 1);
+  EXPECT_EQ(Plan({"--machine_type=n1-standard-16", "--sdk_worker_parallelism=3"}).sdk_processes, 3);
+  EXPECT_EQ(Plan({"--number_of_worker_harness_threads=7"}).harness_threads_per_process, 7);
+}
+
+TEST(MakePlan, BackendIsCudaWhenTheHostHasAGpuAndNoneWithoutAccelerator) {
+  EXPECT_EQ(Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1}).accelerator.backend, "cuda");
+  WorkerPlan cpu = Plan({"--machine_type=n2-standard-4"});
+  EXPECT_FALSE(cpu.accelerator.present);
+  EXPECT_EQ(cpu.accelerator.backend, "none");
+  EXPECT_EQ(cpu.gpu_memory.planned_peak_bytes, 0u);
+}
+
+TEST(MakePlan, WithoutMpsEveryProcessOwnsAContext) {
+  WorkerPlan p = Plan({kL4, "--machine_type=g2-standard-8"});
+  EXPECT_EQ(p.gpu_memory.contexts, 8);
+  EXPECT_EQ(p.gpu_memory.context_bytes, 8 * 350 * kMiB);
+  EXPECT_EQ(p.gpu_memory.capacity_bytes, 24 * kGiB);
+}
+
+TEST(MakePlan, UnderMpsOneSharedServerContext) {
+  WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"});
+  EXPECT_EQ(p.gpu_memory.contexts, 1);
+  EXPECT_EQ(p.gpu_memory.clients, 8);
+  EXPECT_EQ(p.gpu_memory.planned_peak_bytes, 350 * kMiB);
+}
+
+TEST(MakePlan, ModelCopiesFollowBeamPolicies) {
+  std::vector<ModelRequirement> models = {
+      {"per_process", 1 * kGiB, CopiesPolicy::kPerProcess, 1, 10 * kMiB},
+      {"large", 2 * kGiB, CopiesPolicy::kLargeModel, 1, 0},
+      {"copies", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0},
+  };
+  WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-4"}, models);
+  ASSERT_EQ(p.models.size(), 3u);
+  EXPECT_EQ(p.models[0].copies, 4);
+  EXPECT_EQ(p.models[1].copies, 1);
+  EXPECT_EQ(p.models[2].copies, 2);
+  EXPECT_EQ(p.gpu_memory.model_bytes, 4 * kGiB + 2 * kGiB + 6 * kGiB);
+  EXPECT_EQ(p.gpu_memory.workspace_bytes, 4 * 10 * kMiB);
+  EXPECT_EQ(p.gpu_memory.clients, 4 + 1 + 2);  // SDK processes + model hosts
+  EXPECT_EQ(p.gpu_memory.planned_peak_bytes, 350 * kMiB + 12 * kGiB + 40 * kMiB);
+}
+
+TEST(MakePlan, ProcessesSpreadOverSeveralGpus) {
+  WorkerPlan p = Plan({"--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:4;install-nvidia-driver",
+                       "--machine_type=g2-standard-48"},
+                      {{"m", 1 * kGiB, CopiesPolicy::kModelCopies, 6, 0}});
+  EXPECT_EQ(p.gpu_memory.processes_per_gpu, 12);
+  EXPECT_EQ(p.models[0].copies_per_gpu, 2);
+  EXPECT_EQ(p.gpu_memory.contexts, 12 + 2);
+}
+
+TEST(MakePlan, UnknownNamesAreInvalidArgument) {
+  HostInfo host{4, 0};
+  auto gpu = MakePlan(ParsePipelineOptions({"--dataflow_service_options=worker_accelerator=type:nope;count:1"}),
+                      testing::SourceCatalog(), {}, host);
+  EXPECT_EQ(gpu.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(gpu.status().message().find("'nope'"), std::string::npos);
+  auto machine = MakePlan(ParsePipelineOptions({"--machine_type=z9-big-1"}), testing::SourceCatalog(), {}, host);
+  EXPECT_EQ(machine.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(RenderPlanText, NamesProcessesAcceleratorAndMemory) {
+  std::string text = RenderPlanText(Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"}));
+  EXPECT_NE(text.find("SDK processes:   8"), std::string::npos) << text;
+  EXPECT_NE(text.find("MPS on"), std::string::npos) << text;
+  EXPECT_NE(text.find("planned peak 350.0 MiB of 24.0 GiB"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace dfw
