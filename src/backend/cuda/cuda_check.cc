@@ -21,7 +21,17 @@ std::string Where(const char* call, const char* file, int line) {
 Status CheckCall(cudaError_t code, const char* call, const char* file, int line) {
   if (code == cudaSuccess) return Status::OK();
   std::string msg = Where(call, file, line) + cudaGetErrorString(code) + " (" + cudaGetErrorName(code) + ")";
-  return code == cudaErrorMemoryAllocation ? ResourceExhausted(msg) : Internal(msg);
+  switch (code) {
+    case cudaErrorMemoryAllocation:
+      return ResourceExhausted(msg);
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+    case cudaErrorDevicesUnavailable:
+      return Unavailable(msg);
+    default:
+      return Internal(msg);
+  }
 }
 
 Status CheckCall(cublasStatus_t code, const char* call, const char* file, int line) {

@@ -7,7 +7,7 @@
 //   "cuda backend: cudaMalloc(&p, bytes) failed at cuda_backend.cc:88 on device 0:
 //    out of memory (cudaErrorMemoryAllocation)".
 // It never aborts: a worker reports the failure and the bundle is retried. Out-of-memory errors
-// become kResourceExhausted, everything else kInternal.
+// become kResourceExhausted, a missing device or driver kUnavailable, everything else kInternal.
 #pragma once
 
 #include <cublas_v2.h>
