@@ -101,3 +101,11 @@ Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& 
 int RunPipelineFile(const std::string& path, int threads);
 
 }  // namespace dfw
+
+namespace dfw {
+
+// kAborted naming the transform and the counts when a transform's error fraction (errors over
+// records in) exceeds its error_handling threshold. Works on merged snapshots (launcher).
+Status CheckErrorThresholds(const PipelineSpec& spec, const MetricsSnapshot& snapshot);
+
+}  // namespace dfw

@@ -91,6 +91,7 @@ struct SourceSplit {
   std::string path;   // "" for in-memory sources
   int64_t begin = 0;  // [begin, end) bytes, cut at record boundaries
   int64_t end = 0;
+  int64_t first_line = 1;  // 1-based line number of the byte at `begin` (for error messages)
 };
 
 // Reads one split. Next() appends up to `max_rows` rows (and failures) to `out`; returns false once

@@ -1,0 +1,41 @@
+// Typed reads of a transform's `config:` mapping. Every error names the file:line:column of the key,
+// the transform, the value and what is allowed. Keys were already checked against the registry's
+// allowed list by the loader; these only check values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dfw/common/status.h"
+#include "dfw/record/value.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+
+// True when the config has `key`.
+bool ConfigHas(const StageConfig& c, const std::string& key);
+
+// kInvalidArgument "<file>:<line>:<col>: transform 'N' (Type): config 'key': message".
+Status ConfigKeyError(const StageConfig& c, const std::string& key, const std::string& message);
+
+// `fallback` is used when the key is absent; without a fallback an absent key is an error.
+Result<std::string> ConfigString(const StageConfig& c, const std::string& key,
+                                 std::optional<std::string> fallback = std::nullopt);
+Result<bool> ConfigBool(const StageConfig& c, const std::string& key, std::optional<bool> fallback = std::nullopt);
+Result<int64_t> ConfigInt(const StageConfig& c, const std::string& key, std::optional<int64_t> fallback = std::nullopt);
+Result<double> ConfigDouble(const StageConfig& c, const std::string& key, std::optional<double> fallback = std::nullopt);
+// A string or a list of strings (Beam accepts both for e.g. Explode.fields); absent = empty list.
+Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const std::string& key);
+
+// A YAML value as a row Value: plain scalars become null/bool/int/float/str by their look
+// (YAML 1.2 core schema), quoted scalars stay strings, sequences lists, mappings rows.
+Value YamlToValue(const YAML::Node& node);
+
+// "file:line:col" of a node (1-based), or the transform's location when the node has no mark.
+std::string NodeLocation(const StageConfig& c, const YAML::Node& node);
+
+}  // namespace dfw

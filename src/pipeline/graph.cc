@@ -1,0 +1,209 @@
+#include "graph.h"
+
+#include <atomic>
+#include <mutex>
+
+#include <tbb/flow_graph.h>
+
+#include <fmt/format.h>
+
+namespace dfw::pipeline_internal {
+namespace {
+
+namespace flow = tbb::flow;
+
+// Counts source batches alive; the last owner of a token decrements the limiter.
+class InFlight {
+ public:
+  explicit InFlight(flow::receiver<flow::continue_msg>* decrementer) : decrementer_(decrementer) {}
+  void Acquire() {
+    int now = current_.fetch_add(1) + 1;
+    int seen = max_.load();
+    while (now > seen && !max_.compare_exchange_weak(seen, now)) {
+    }
+  }
+  void Release() {
+    current_.fetch_sub(1);
+    decrementer_->try_put(flow::continue_msg());
+  }
+  int max() const { return max_.load(); }
+
+ private:
+  flow::receiver<flow::continue_msg>* decrementer_;
+  std::atomic<int> current_{0}, max_{0};
+};
+
+class Token {
+ public:
+  explicit Token(InFlight* f) : f_(f) { f_->Acquire(); }
+  ~Token() { f_->Release(); }
+  Token(const Token&) = delete;
+  Token& operator=(const Token&) = delete;
+
+ private:
+  InFlight* f_;
+};
+
+struct Batch {
+  RowBatch rows;
+  RowBatch errors;               // only on batches leaving a source
+  bool dead_letter = false;      // rows are error rows (they came out of an error output)
+  std::shared_ptr<Token> token;  // null for rows flushed at bundle end
+};
+using BatchPtr = std::shared_ptr<Batch>;
+
+class BundleRun {
+ public:
+  BundleRun(std::vector<StageRuntime>& stages, const RunnerOptions& options) : stages_(stages), options_(options) {}
+
+  Result<BundleStats> Run(const Bundle& bundle, const std::string& staging_dir);
+
+ private:
+  void SetError(Status s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok()) error_ = std::move(s);
+    failed_.store(true);
+  }
+
+  // Sends a stage's outputs to its consumers; `in` is the batch that produced them (for lineage).
+  void Route(int from, RowBatch&& main, RowBatch&& errors, bool dead_letter, const std::shared_ptr<Token>& token) {
+    StageRuntime& s = stages_[from];
+    s.counters.out->Inc(static_cast<int64_t>(main.size()));
+    s.counters.errors->Inc(static_cast<int64_t>(errors.size()));
+    Send(s.main_consumers, std::move(main), dead_letter, token);
+    Send(s.error_consumers, std::move(errors), true, token);
+  }
+
+  void Send(const std::vector<int>& consumers, RowBatch&& rows, bool dead_letter, const std::shared_ptr<Token>& token) {
+    if (rows.empty() || consumers.empty()) return;
+    for (std::size_t k = 0; k < consumers.size(); ++k) {
+      auto b = std::make_shared<Batch>();
+      b->rows = (k + 1 == consumers.size()) ? std::move(rows) : rows;  // copy only for fan-out
+      b->dead_letter = dead_letter;
+      b->token = token;
+      nodes_[consumers[k]]->try_put(b);
+    }
+  }
+
+  void ProcessBatch(int i, const BatchPtr& b) {
+    if (failed_.load()) return;
+    StageRuntime& s = stages_[i];
+    const TransformSpec& t = *s.spec;
+    auto n = static_cast<int64_t>(b->rows.size());
+    s.counters.in->Inc(n);
+    if (t.traits.is_sink) (b->dead_letter ? s.counters.errors_written : s.counters.written)->Inc(n);
+    StageOutput out(&t.config);
+    Status st;
+    try {
+      st = s.stage->Process(b->rows, out);
+    } catch (...) {
+      st = FromCurrentException(t.config.Where());
+    }
+    if (!st.ok()) return SetError(st);
+    s.counters.filtered->Inc(out.filtered());
+    b->rows.clear();
+    Route(i, std::move(out.main()), std::move(out.errors()), b->dead_letter, b->token);
+  }
+
+  std::vector<StageRuntime>& stages_;
+  const RunnerOptions& options_;
+  flow::graph g_;  // declared before the nodes: nodes must be destroyed before their graph
+  std::vector<std::unique_ptr<flow::function_node<BatchPtr, flow::continue_msg>>> nodes_;
+  std::mutex mu_;
+  Status error_;
+  std::atomic<bool> failed_{false};
+};
+
+Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& staging_dir) {
+  BundleContext ctx{bundle.id, staging_dir};
+  for (StageRuntime& s : stages_) RETURN_IF_ERROR(s.stage->StartBundle(ctx));
+  StageRuntime& source = stages_[bundle.source];
+  ASSIGN_OR_RETURN(std::unique_ptr<SplitReader> reader, source.stage->OpenSplit(bundle.split));
+
+  BundleStats stats;
+  stats.in_flight_limit = options_.max_in_flight_batches > 0 ? options_.max_in_flight_batches : 2 * options_.threads + 2;
+  flow::graph& g = g_;
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    bool serial = stages_[i].spec->traits.serial;
+    int index = static_cast<int>(i);
+    nodes_.push_back(std::make_unique<flow::function_node<BatchPtr, flow::continue_msg>>(
+        g, serial ? flow::serial : flow::unlimited, [this, index](const BatchPtr& b) {
+          ProcessBatch(index, b);
+          return flow::continue_msg();
+        }));
+  }
+  bool done = false;
+  const StageConfig* source_config = &source.spec->config;
+  flow::input_node<BatchPtr> input(g, [&](tbb::flow_control& fc) -> BatchPtr {
+    if (done || failed_.load()) {
+      fc.stop();
+      return nullptr;
+    }
+    StageOutput out(source_config);
+    Result<bool> more(false);
+    try {
+      more = reader->Next(out, options_.batch_size);
+    } catch (...) {
+      more = FromCurrentException(source_config->Where());
+    }
+    if (!more.ok()) {
+      SetError(more.status().WithContext(source_config->Where()));
+      fc.stop();
+      return nullptr;
+    }
+    done = !*more;
+    auto b = std::make_shared<Batch>();
+    b->rows = std::move(out.main());
+    b->errors = std::move(out.errors());
+    return b;
+  });
+  flow::limiter_node<BatchPtr> limiter(g, static_cast<std::size_t>(stats.in_flight_limit));
+  InFlight in_flight(&limiter.decrementer());
+  int64_t rows_read = 0;
+  flow::function_node<BatchPtr, flow::continue_msg> router(g, flow::serial, [&](const BatchPtr& b) {
+    auto token = std::make_shared<Token>(&in_flight);
+    if (failed_.load()) return flow::continue_msg();
+    auto n = static_cast<int64_t>(b->rows.size() + b->errors.size());
+    rows_read += n;
+    source.counters.read->Inc(n);
+    Route(bundle.source, std::move(b->rows), std::move(b->errors), false, token);
+    return flow::continue_msg();
+  });
+  flow::make_edge(input, limiter);
+  flow::make_edge(limiter, router);
+  input.activate();
+  g.wait_for_all();
+
+  // End of bundle: flush stages in topological order, letting each flush travel downstream.
+  for (std::size_t i = 0; i < stages_.size() && !failed_.load(); ++i) {
+    if (stages_[i].spec->traits.is_source) continue;
+    StageOutput out(&stages_[i].spec->config);
+    Status st;
+    try {
+      st = stages_[i].stage->FinishBundle(out);
+    } catch (...) {
+      st = FromCurrentException(stages_[i].spec->config.Where());
+    }
+    if (!st.ok()) {
+      SetError(st);
+      break;
+    }
+    stages_[i].counters.filtered->Inc(out.filtered());
+    Route(static_cast<int>(i), std::move(out.main()), std::move(out.errors()), false, nullptr);
+    g.wait_for_all();
+  }
+  if (failed_.load()) return error_;
+  stats.rows_read = rows_read;
+  stats.max_in_flight_batches = in_flight.max();
+  return stats;
+}
+
+}  // namespace
+
+Result<BundleStats> RunBundleGraph(std::vector<StageRuntime>& stages, const Bundle& bundle,
+                                   const std::string& staging_dir, const RunnerOptions& options) {
+  BundleRun run(stages, options);
+  return run.Run(bundle, staging_dir);
+}
+
+}  // namespace dfw::pipeline_internal

@@ -1,0 +1,52 @@
+// The per-bundle TBB flow graph (internal to the pipeline module).
+//
+// Shape: input_node (the bundle's source reader) → limiter_node (max in-flight source batches) →
+// router → one function_node per transform. Nodes forward batches with explicit try_put to their
+// consumers (main or error output), copying a batch only when an output has several consumers, so
+// every batch has exactly one owner and stages may mutate it.
+//
+// Backpressure: each source batch that passes the limiter gets an InFlight token shared by every
+// batch derived from it; when the last of them is destroyed the limiter is decremented. So at most
+// `limit` source batches (and what was derived from them) exist at once, however slow a sink is.
+//
+// Metrics, namespace = transform name: elements_read (sources: rows + unparseable records),
+// elements_in, elements_out (main output), errors (records sent to the error output),
+// elements_filtered, elements_written / errors_written (sinks: data rows / dead-letter rows).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dfw/metrics/metrics.h"
+#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw::pipeline_internal {
+
+struct StageCounters {
+  CounterCell* read = nullptr;
+  CounterCell* in = nullptr;
+  CounterCell* out = nullptr;
+  CounterCell* errors = nullptr;
+  CounterCell* filtered = nullptr;
+  CounterCell* written = nullptr;
+  CounterCell* errors_written = nullptr;
+};
+
+// One transform, instantiated once per runner.
+struct StageRuntime {
+  std::unique_ptr<Stage> stage;
+  const TransformSpec* spec = nullptr;
+  std::vector<int> main_consumers;   // transforms reading the main output
+  std::vector<int> error_consumers;  // transforms reading the error output
+  StageCounters counters;
+};
+
+// Runs `bundle` through the graph on the calling thread's arena. Calls StartBundle/FinishBundle on
+// every stage (so every sink commits a file, possibly empty).
+Result<BundleStats> RunBundleGraph(std::vector<StageRuntime>& stages, const Bundle& bundle,
+                                   const std::string& staging_dir, const RunnerOptions& options);
+
+}  // namespace dfw::pipeline_internal

@@ -1,0 +1,351 @@
+// The Beam YAML loader: file → checked, wired, topologically sorted PipelineSpec.
+// Every error starts with "file:line:column: " and says what is allowed.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dfw/common/strings.h"
+#include "dfw/pipeline/spec.h"
+
+namespace dfw {
+namespace {
+
+// Valid Beam YAML transform types that dfworker refuses, with why.
+const std::map<std::string, std::string>& UnsupportedTypes() {
+  static const std::map<std::string, std::string> kTypes = {
+      {"Sql", "SQL transforms need Beam's Java expansion service"},
+      {"PyTransform", "arbitrary Python PTransforms need a Python SDK"},
+      {"WindowInto", "windowing is for streaming; dfworker runs bounded batch pipelines in the global window"},
+      {"Partition", "multi-output partitioning is not implemented yet"},
+      {"Combine", "aggregations are not part of dfworker's batch-inference subset"},
+      {"AssertEqual", "test assertions are not implemented"},
+      {"MLTransform", "MLTransform needs tensorflow-transform / sentence-transformers"},
+      {"Join", "joins need named multi-input transforms"},
+      {"StripErrorMetadata", "not implemented yet"},
+      {"ValidateWithSchema", "not implemented yet"},
+      {"AssignTimestamps", "event timestamps are for streaming"},
+      {"composite", "composite transforms are not implemented"},
+      {"chain", "nested chains are not implemented; flatten them into the pipeline"},
+  };
+  return kTypes;
+}
+
+struct Pending {
+  TransformSpec spec;
+  YAML::Node node;
+  std::vector<std::pair<std::string, YAML::Node>> refs;  // raw `input:` references
+};
+
+class Loader {
+ public:
+  Loader(const StageRegistry& registry, std::string file) : registry_(registry), file_(std::move(file)) {}
+
+  Result<PipelineSpec> Load(const YAML::Node& root);
+
+ private:
+  std::string Loc(const YAML::Node& n) const {
+    if (!n.IsDefined() || n.Mark().is_null()) return fmt::format("{}:1:1", file_);
+    return fmt::format("{}:{}:{}", file_, n.Mark().line + 1, n.Mark().column + 1);
+  }
+  Status Err(const YAML::Node& n, const std::string& msg) const { return InvalidArgument(Loc(n) + ": " + msg); }
+  Status Refuse(const YAML::Node& n, const std::string& msg) const { return Unimplemented(Loc(n) + ": " + msg); }
+
+  Status CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what,
+                   const std::map<std::string, std::string>& refused) const;
+  Status ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) const;
+  Status ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const;
+  Status ParseInputs(const YAML::Node& n, Pending& out) const;
+  Result<PipelineSpec> Wire(std::vector<Pending> all, const YAML::Node& options) const;
+
+  const StageRegistry& registry_;
+  std::string file_;
+};
+
+Status Loader::CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what,
+                         const std::map<std::string, std::string>& refused) const {
+  for (const auto& kv : map) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    auto it = refused.find(key);
+    if (it != refused.end()) return Refuse(kv.first, fmt::format("{}: '{}' is valid Beam YAML but {}", what, key, it->second));
+    return Err(kv.first, fmt::format("{}: unknown key '{}'{}; allowed: {}", what, key, DidYouMeanSuffix(key, allowed),
+                                     allowed.empty() ? "(none)" : Join(allowed)));
+  }
+  return Status::OK();
+}
+
+Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const {
+  std::string what = fmt::format("transform '{}' ({}) config", cfg.name, cfg.type);
+  if (!n.IsDefined() || n.IsNull()) {
+    cfg.config = YAML::Node(YAML::NodeType::Map);
+  } else if (!n.IsMap()) {
+    return Err(n, what + ": expected a mapping of parameters");
+  } else {
+    cfg.config = n;
+  }
+  std::vector<std::string> allowed = info.allowed_keys;
+  for (const auto& kv : cfg.config) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    if (key != "error_handling") continue;
+    if (!info.traits.can_fail_per_record) {
+      return Err(kv.first, fmt::format("{}: {} has no per-record failures, so 'error_handling' is not allowed here",
+                                       what, cfg.type));
+    }
+    const YAML::Node& eh = kv.second;
+    if (!eh.IsMap()) return Err(kv.second, what + ": error_handling must be a mapping {output: NAME, threshold: R}");
+    RETURN_IF_ERROR(CheckKeys(eh, {"output", "threshold"}, what + " error_handling", {}));
+    if (!eh["output"].IsScalar() || eh["output"].Scalar().empty()) {
+      return Err(eh, what + ": error_handling needs 'output: NAME' (the name of the error output)");
+    }
+    cfg.error_output = eh["output"].Scalar();
+    if (eh["threshold"].IsDefined()) {
+      auto t = eh["threshold"].IsScalar() ? ParseDouble(eh["threshold"].Scalar()) : std::nullopt;
+      if (!t || *t < 0 || *t > 1) {
+        return Err(eh["threshold"], what + ": error_handling threshold must be a number between 0 and 1 (a fraction of records)");
+      }
+      cfg.error_threshold = *t;
+    }
+  }
+  allowed.push_back("error_handling");
+  if (!info.traits.can_fail_per_record) allowed.pop_back();
+  RETURN_IF_ERROR(CheckKeys(cfg.config, allowed, what, {}));
+  for (const std::string& req : info.required_keys) {
+    if (!cfg.config[req].IsDefined()) return Err(n.IsDefined() ? n : YAML::Node(), what + ": '" + req + "' is required");
+  }
+  return Status::OK();
+}
+
+Status Loader::ParseInputs(const YAML::Node& n, Pending& out) const {
+  if (n.IsScalar()) {
+    out.refs.emplace_back(n.Scalar(), n);
+  } else if (n.IsSequence()) {
+    if (n.size() == 0) return Err(n, "input: an empty list; name at least one transform");
+    for (const YAML::Node& item : n) {
+      if (!item.IsScalar()) return Err(item, "input: list items must be transform names");
+      out.refs.emplace_back(item.Scalar(), item);
+    }
+  } else if (n.IsMap()) {
+    return Refuse(n, "named inputs (input: {name: Transform}) are valid Beam YAML for multi-input transforms such as "
+                     "Sql or Join, which dfworker does not support; use a name or a list of names (flatten)");
+  } else {
+    return Err(n, "input: expected a transform name or a list of names");
+  }
+  return Status::OK();
+}
+
+Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) const {
+  if (!n.IsMap()) return Err(n, "a transform must be a mapping with at least 'type'");
+  static const std::map<std::string, std::string> kRefusedKeys = {
+      {"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"},
+      {"transforms", "nested transforms (composite/chain) are not supported"}};
+  RETURN_IF_ERROR(CheckKeys(n, {"type", "name", "input", "config", "resource_hints"}, "transform", kRefusedKeys));
+  if (!n["type"].IsDefined() || !n["type"].IsScalar()) return Err(n, "transform: 'type' is required (e.g. ReadFromJson)");
+  StageConfig& cfg = out.spec.config;
+  cfg.type = n["type"].Scalar();
+  cfg.name = n["name"].IsDefined() ? (n["name"].IsScalar() ? n["name"].Scalar() : "") : cfg.type;
+  if (cfg.name.empty()) return Err(n["name"], "transform 'name' must be a non-empty string");
+  cfg.file = file_;
+  cfg.line = n.Mark().is_null() ? 1 : n.Mark().line + 1;
+  cfg.column = n.Mark().is_null() ? 1 : n.Mark().column + 1;
+  out.node = n;
+  const StageTypeInfo* info = registry_.Find(cfg.type);
+  if (info == nullptr) {
+    auto it = UnsupportedTypes().find(cfg.type);
+    if (it != UnsupportedTypes().end()) {
+      return Refuse(n["type"], fmt::format("transform type '{}' is valid Beam YAML but is not supported by dfworker: {}",
+                                           cfg.type, it->second));
+    }
+    return Err(n["type"], fmt::format("unknown transform type '{}'{}; available: {}", cfg.type,
+                                      DidYouMeanSuffix(cfg.type, registry_.Types()), Join(registry_.Types())));
+  }
+  out.spec.traits = info->traits;
+  RETURN_IF_ERROR(ParseConfig(n["config"], *info, cfg));
+  if (n["input"].IsDefined()) {
+    if (in_chain) return Err(n["input"], "inside a chain inputs are implicit: remove 'input' (or move the transform to extra_transforms)");
+    if (info->traits.is_source) return Err(n["input"], fmt::format("{} is a source and takes no input", cfg.type));
+    RETURN_IF_ERROR(ParseInputs(n["input"], out));
+  } else if (!in_chain && !info->traits.is_source) {
+    return Err(n, fmt::format("transform '{}' ({}): 'input' is required outside a chain", cfg.name, cfg.type));
+  }
+  return Status::OK();
+}
+
+Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& options) const {
+  std::multimap<std::string, int> by_name;
+  std::vector<std::string> names;
+  for (int i = 0; i < static_cast<int>(all.size()); ++i) {
+    by_name.emplace(all[i].spec.config.name, i);
+    names.push_back(all[i].spec.config.name);
+  }
+  std::vector<bool> error_consumed(all.size(), false);
+  auto resolve = [&](const std::string& ref, const YAML::Node& at) -> Result<InputRef> {
+    auto exact = by_name.equal_range(ref);
+    std::string base = ref, output;
+    if (exact.first == exact.second) {
+      std::size_t dot = ref.rfind('.');
+      if (dot != std::string::npos) {
+        base = ref.substr(0, dot);
+        output = ref.substr(dot + 1);
+      }
+    }
+    auto range = by_name.equal_range(base);
+    if (range.first == range.second) {
+      return Err(at, fmt::format("input '{}' names no transform{}; transforms: {}", ref, DidYouMeanSuffix(base, names),
+                                 Join(names)));
+    }
+    if (std::next(range.first) != range.second) {
+      std::vector<std::string> lines;
+      for (auto it = range.first; it != range.second; ++it) lines.push_back(std::to_string(all[it->second].spec.config.line));
+      return Err(at, fmt::format("input '{}' is ambiguous: transforms on lines {} have that name; give them distinct 'name's",
+                                 base, Join(lines)));
+    }
+    int from = range.first->second;
+    const StageConfig& src = all[from].spec.config;
+    if (output.empty()) {
+      if (all[from].spec.traits.is_sink) return Err(at, fmt::format("input '{}': {} is a sink and has no output", ref, src.type));
+      return InputRef{from, false};
+    }
+    if (output == src.error_output) {
+      error_consumed[from] = true;
+      return InputRef{from, true};
+    }
+    std::string outputs = src.error_output.empty() ? "only its main output '" + base + "'"
+                                                   : "'" + base + "' and '" + base + "." + src.error_output + "'";
+    return Err(at, fmt::format("input '{}': transform '{}' has no output '{}'; it has {}", ref, base, output, outputs));
+  };
+  for (Pending& p : all) {
+    for (const auto& [ref, at] : p.refs) {
+      ASSIGN_OR_RETURN(InputRef in, resolve(ref, at));
+      p.spec.inputs.push_back(in);
+    }
+  }
+  bool any_source = false;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const StageConfig& c = all[i].spec.config;
+    any_source = any_source || all[i].spec.traits.is_source;
+    if (!c.error_output.empty() && !error_consumed[i]) {
+      return Err(all[i].node, fmt::format("transform '{}' ({}): error output '{}' is not consumed; Beam requires it "
+                                          "(add a transform with input: {}.{}, e.g. a WriteToJson)",
+                                          c.name, c.type, c.error_output, c.name, c.error_output));
+    }
+  }
+  if (!any_source) return Err(YAML::Node(), "the pipeline has no source (ReadFromText, ReadFromJson, ReadFromCsv or Create)");
+
+  // Topological order (Kahn), stable in file order.
+  std::vector<int> indegree(all.size(), 0), order;
+  std::vector<std::vector<int>> consumers(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    for (const InputRef& in : all[i].spec.inputs) {
+      ++indegree[i];
+      consumers[in.from].push_back(static_cast<int>(i));
+    }
+  }
+  std::set<int> ready;
+  for (std::size_t i = 0; i < all.size(); ++i) if (indegree[i] == 0) ready.insert(static_cast<int>(i));
+  while (!ready.empty()) {
+    int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int c : consumers[i]) if (--indegree[c] == 0) ready.insert(c);
+  }
+  if (order.size() != all.size()) {
+    std::vector<std::string> cyclic;
+    for (std::size_t i = 0; i < all.size(); ++i) if (indegree[i] > 0) cyclic.push_back(all[i].spec.config.name);
+    return Err(all[0].node, "the inputs form a cycle through: " + Join(cyclic));
+  }
+  std::vector<int> position(all.size());
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+  PipelineSpec spec;
+  spec.file = file_;
+  spec.options = options;
+  for (int i : order) {
+    TransformSpec t = std::move(all[i].spec);
+    for (InputRef& in : t.inputs) in.from = position[in.from];
+    spec.transforms.push_back(std::move(t));
+  }
+  return spec;
+}
+
+Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
+  if (!root.IsMap()) return Err(root, "a pipeline file must be a mapping with a 'pipeline:' key");
+  RETURN_IF_ERROR(CheckKeys(root, {"pipeline", "options"}, "top level",
+                            {{"providers", "external transform providers (Python packages, Java jars) are not supported"}}));
+  YAML::Node p = root["pipeline"];
+  if (!p.IsDefined() || !p.IsMap()) return Err(p.IsDefined() ? p : root, "'pipeline:' must be a mapping with 'transforms:'");
+  RETURN_IF_ERROR(CheckKeys(p, {"type", "transforms", "source", "sink", "extra_transforms", "name"}, "pipeline",
+                            {{"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"}}));
+  bool chain = false;
+  if (p["type"].IsDefined()) {
+    std::string type = p["type"].IsScalar() ? p["type"].Scalar() : "";
+    if (type == "composite") return Refuse(p["type"], "pipeline type 'composite' is valid Beam YAML but is not supported; omit type or use chain");
+    if (type != "chain") return Err(p["type"], fmt::format("pipeline type '{}' is not allowed; allowed: chain (or omit it)", type));
+    chain = true;
+  }
+  if (!chain) {
+    for (const char* k : {"source", "sink", "extra_transforms"}) {
+      if (p[k].IsDefined()) return Err(p[k], fmt::format("'{}' is only allowed with 'type: chain'", k));
+    }
+  }
+  YAML::Node list = p["transforms"];
+  if (list.IsDefined() && !list.IsSequence()) return Err(list, "'transforms:' must be a list of transforms");
+  std::vector<Pending> all;
+  auto add = [&](const YAML::Node& n, bool in_chain) -> Status {
+    Pending t;
+    RETURN_IF_ERROR(ParseTransform(n, in_chain, t));
+    all.push_back(std::move(t));
+    return Status::OK();
+  };
+  if (chain && p["source"].IsDefined()) RETURN_IF_ERROR(add(p["source"], true));
+  if (list.IsDefined()) for (const YAML::Node& n : list) RETURN_IF_ERROR(add(n, chain));
+  if (chain && p["sink"].IsDefined()) RETURN_IF_ERROR(add(p["sink"], true));
+  if (all.empty()) return Err(p, "the pipeline has no transforms");
+  if (chain) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const TransformSpec& t = all[i].spec;
+      if (i == 0 && !t.traits.is_source) {
+        return Err(all[i].node, fmt::format("a chain starts with a source (ReadFrom..., Create); '{}' ({}) needs an input",
+                                            t.config.name, t.config.type));
+      }
+      if (i > 0 && t.traits.is_source) return Err(all[i].node, fmt::format("'{}' is a source: only the first transform of a chain may be one", t.config.name));
+      if (i > 0 && all[i - 1].spec.traits.is_sink) {
+        return Err(all[i].node, fmt::format("'{}' follows the sink '{}', which has no output", t.config.name, all[i - 1].spec.config.name));
+      }
+      if (i > 0) all[i].refs.emplace_back(all[i - 1].spec.config.name, all[i].node);
+    }
+    YAML::Node extra = p["extra_transforms"];
+    if (extra.IsDefined()) {
+      if (!extra.IsSequence()) return Err(extra, "'extra_transforms:' must be a list of transforms");
+      for (const YAML::Node& n : extra) RETURN_IF_ERROR(add(n, false));
+    }
+  }
+  return Wire(std::move(all), root["options"]);
+}
+
+Result<PipelineSpec> LoadFrom(const StageRegistry& registry, const std::string& file, const std::function<YAML::Node()>& parse) {
+  try {
+    YAML::Node root = parse();
+    return Loader(registry, file).Load(root);
+  } catch (const YAML::BadFile&) {
+    return NotFound(fmt::format("{}: cannot open the pipeline file", file));
+  } catch (const YAML::Exception& e) {
+    if (e.mark.is_null()) return InvalidArgument(fmt::format("{}: {}", file, e.msg));
+    return InvalidArgument(fmt::format("{}:{}:{}: YAML syntax error: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
+  } catch (...) {
+    return FromCurrentException(file);
+  }
+}
+
+}  // namespace
+
+Result<PipelineSpec> LoadPipelineFile(const std::string& path, const StageRegistry& registry) {
+  return LoadFrom(registry, path, [&] { return YAML::LoadFile(path); });
+}
+
+Result<PipelineSpec> LoadPipelineString(const std::string& yaml, const StageRegistry& registry, const std::string& file_name) {
+  return LoadFrom(registry, file_name, [&] { return YAML::Load(yaml); });
+}
+
+}  // namespace dfw

@@ -1,0 +1,129 @@
+// Committing outputs (FinalizeOutputs) and the single-process run of a whole pipeline.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <tbb/global_control.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "dfw/pipeline/runner.h"
+#include "dfw/stages/sink.h"
+
+namespace dfw {
+namespace fs = std::filesystem;
+namespace {
+
+// rename(2), falling back to copy + remove across file systems.
+Status MoveFile(const std::string& from, const std::string& to) {
+  if (std::rename(from.c_str(), to.c_str()) == 0) return Status::OK();
+  if (errno != EXDEV) return ErrnoError("rename '" + from + "' to '" + to + "'", errno);
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return IoError("copy '" + from + "' to '" + to + "': " + ec.message());
+  fs::remove(from, ec);
+  return Status::OK();
+}
+
+Status PrepareSinkDirectory(const TransformSpec& t) {
+  ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
+  fs::path parent = fs::path(naming.prefix).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) return IoError(fmt::format("{}: cannot create output directory '{}': {}", t.config.Where(), parent.string(), ec.message()));
+  std::string probe = naming.prefix + fmt::format(".dfworker-probe-{}", ::getpid());
+  FILE* f = std::fopen(probe.c_str(), "wb");
+  if (f == nullptr) {
+    return IoError(fmt::format("{}: output path '{}' is not writable: {}", t.config.Where(), naming.prefix, std::strerror(errno)));
+  }
+  std::fclose(f);
+  fs::remove(probe, ec);
+  return Status::OK();
+}
+
+}  // namespace
+
+Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids) {
+  for (const TransformSpec& t : spec.transforms) {
+    if (!t.traits.is_sink) continue;
+    RETURN_IF_ERROR(PrepareSinkDirectory(t));
+    ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
+    if (bundle_ids.empty()) {
+      std::string shard = naming.ShardName(0, 1);
+      FILE* f = std::fopen(shard.c_str(), "wb");
+      if (f == nullptr) return ErrnoError("create '" + shard + "'", errno);
+      std::fclose(f);
+      continue;
+    }
+    auto count = static_cast<int64_t>(bundle_ids.size());
+    for (int64_t k = 0; k < count; ++k) {
+      std::string done = StagingDonePath(staging_dir, t.config.name, bundle_ids[k]);
+      if (!fs::exists(done)) {
+        return FailedPrecondition(fmt::format("{}: bundle {} has no committed output ('{}' is missing)", t.config.Where(),
+                                              bundle_ids[k], done));
+      }
+      RETURN_IF_ERROR(MoveFile(done, naming.ShardName(k, count)));
+    }
+  }
+  return Status::OK();
+}
+
+Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
+                                 const std::string& staging_dir, MetricsRegistry* metrics) {
+  for (const TransformSpec& t : spec.transforms) {
+    if (t.traits.is_sink) RETURN_IF_ERROR(PrepareSinkDirectory(t));  // fail before reading anything
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<PipelineRunner> runner, PipelineRunner::Make(spec, registry, options, metrics));
+  ASSIGN_OR_RETURN(std::vector<Bundle> bundles, runner->PlanBundles());
+  std::vector<int64_t> ids;
+  for (const Bundle& b : bundles) {
+    RETURN_IF_ERROR(runner->RunBundle(b, staging_dir).status());
+    ids.push_back(b.id);
+  }
+  MetricsSnapshot snap = metrics->Snapshot();
+  RETURN_IF_ERROR(CheckErrorThresholds(spec, snap));
+  RETURN_IF_ERROR(FinalizeOutputs(spec, staging_dir, ids));
+  RunSummary summary;
+  summary.bundles = static_cast<int64_t>(bundles.size());
+  summary.accounting = ComputeAccounting(spec, snap);
+  return summary;
+}
+
+int RunPipelineFile(const std::string& path, int threads) {
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  Result<PipelineSpec> spec = LoadPipelineFile(path, registry);
+  if (!spec.ok()) {
+    spdlog::error("{}", spec.status().message());
+    return 2;
+  }
+  if (threads < 1) threads = 1;
+  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+  std::string pattern = (fs::temp_directory_path() / "dfworker-run-XXXXXX").string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    spdlog::error("run stopped: cannot create a staging directory in {}: {}", fs::temp_directory_path().string(),
+                  std::strerror(errno));
+    return 1;
+  }
+  MetricsRegistry metrics;
+  RunnerOptions options;
+  options.threads = threads;
+  Result<RunSummary> summary = RunAllBundles(*spec, registry, options, pattern, &metrics);
+  std::error_code ec;
+  fs::remove_all(pattern, ec);
+  std::cerr << metrics.Snapshot().ToTable();
+  if (!summary.ok()) {
+    spdlog::error("run stopped: {}", summary.status().message());
+    StatusCode c = summary.status().code();
+    return (c == StatusCode::kInvalidArgument || c == StatusCode::kUnimplemented) ? 2 : 1;
+  }
+  spdlog::info("{} bundle(s); {}", summary->bundles, summary->accounting.ToString());
+  return 0;
+}
+
+}  // namespace dfw

@@ -1,0 +1,119 @@
+// PipelineRunner (stage instantiation, bundle planning, one bundle at a time), FinalizeOutputs,
+// RunAllBundles and the accounting.
+#include "dfw/pipeline/runner.h"
+
+#include <tbb/task_arena.h>
+
+#include <fmt/format.h>
+
+#include "dfw/stages/sink.h"
+#include "graph.h"
+
+namespace dfw {
+
+using pipeline_internal::StageRuntime;
+
+struct PipelineRunner::Impl {
+  PipelineSpec spec;
+  RunnerOptions options;
+  std::vector<StageRuntime> stages;
+  std::unique_ptr<tbb::task_arena> arena;
+};
+
+PipelineRunner::PipelineRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PipelineRunner::~PipelineRunner() = default;
+const PipelineSpec& PipelineRunner::spec() const { return impl_->spec; }
+
+Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec& spec, const StageRegistry& registry,
+                                                             RunnerOptions options, MetricsRegistry* metrics) {
+  if (options.threads < 1) return InvalidArgument(fmt::format("runner threads must be >= 1, got {}", options.threads));
+  if (options.batch_size < 1) return InvalidArgument("runner batch_size must be >= 1, got 0");
+  if (options.max_in_flight_batches < 0) {
+    return InvalidArgument(fmt::format("max_in_flight_batches must be >= 0 (0 = automatic), got {}", options.max_in_flight_batches));
+  }
+  if (metrics == nullptr) return InvalidArgument("PipelineRunner::Make needs a metrics registry");
+  auto impl = std::make_unique<Impl>();
+  impl->spec = spec;
+  impl->options = options;
+  impl->stages.resize(impl->spec.transforms.size());
+  for (std::size_t i = 0; i < impl->spec.transforms.size(); ++i) {
+    const TransformSpec& t = impl->spec.transforms[i];
+    const StageTypeInfo* info = registry.Find(t.config.type);
+    if (info == nullptr) return InvalidArgument(t.config.Where() + ": transform type is not registered");
+    StageRuntime& s = impl->stages[i];
+    s.spec = &t;
+    try {
+      ASSIGN_OR_RETURN(s.stage, info->factory(t.config));
+    } catch (...) {
+      return FromCurrentException(t.config.Where());
+    }
+    const std::string& ns = t.config.name;
+    s.counters = {metrics->Counter(ns, "elements_read"),     metrics->Counter(ns, "elements_in"),
+                  metrics->Counter(ns, "elements_out"),      metrics->Counter(ns, "errors"),
+                  metrics->Counter(ns, "elements_filtered"), metrics->Counter(ns, "elements_written"),
+                  metrics->Counter(ns, "errors_written")};
+    for (const InputRef& in : t.inputs) {
+      (in.error ? impl->stages[in.from].error_consumers : impl->stages[in.from].main_consumers).push_back(static_cast<int>(i));
+    }
+  }
+  impl->arena = std::make_unique<tbb::task_arena>(options.threads);
+  return std::unique_ptr<PipelineRunner>(new PipelineRunner(std::move(impl)));
+}
+
+Result<std::vector<Bundle>> PipelineRunner::PlanBundles() {
+  std::vector<Bundle> bundles;
+  for (std::size_t i = 0; i < impl_->stages.size(); ++i) {
+    if (!impl_->spec.transforms[i].traits.is_source) continue;
+    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, impl_->stages[i].stage->Split(impl_->options.bundle_bytes));
+    for (SourceSplit& s : splits) {
+      bundles.push_back(Bundle{static_cast<int64_t>(bundles.size()), static_cast<int>(i), std::move(s)});
+    }
+  }
+  return bundles;
+}
+
+Result<BundleStats> PipelineRunner::RunBundle(const Bundle& bundle, const std::string& staging_dir) {
+  if (bundle.source < 0 || bundle.source >= static_cast<int>(impl_->stages.size()) ||
+      !impl_->spec.transforms[bundle.source].traits.is_source) {
+    return InvalidArgument(fmt::format("bundle {} names transform #{}, which is not a source", bundle.id, bundle.source));
+  }
+  Result<BundleStats> result = Internal("bundle did not run");
+  impl_->arena->execute([&] { result = pipeline_internal::RunBundleGraph(impl_->stages, bundle, staging_dir, impl_->options); });
+  if (!result.ok()) return result.status().WithContext(fmt::format("bundle {}", bundle.id));
+  return result;
+}
+
+std::string Accounting::ToString() const {
+  return fmt::format("read {} = written {} + dead-lettered {} + filtered {}{}", read, written, dead_lettered, filtered,
+                     Balanced() ? "" : fmt::format(" (UNBALANCED by {})", read - written - dead_lettered - filtered));
+}
+
+Accounting ComputeAccounting(const PipelineSpec& spec, const MetricsSnapshot& snap) {
+  Accounting a;
+  for (const TransformSpec& t : spec.transforms) {
+    const std::string& ns = t.config.name;
+    a.read += snap.CounterOr(ns, "elements_read");
+    a.written += snap.CounterOr(ns, "elements_written");
+    a.dead_lettered += snap.CounterOr(ns, "errors");
+    a.filtered += snap.CounterOr(ns, "elements_filtered");
+  }
+  return a;
+}
+
+Status CheckErrorThresholds(const PipelineSpec& spec, const MetricsSnapshot& snap) {
+  for (const TransformSpec& t : spec.transforms) {
+    if (t.config.error_output.empty()) continue;
+    const std::string& ns = t.config.name;
+    int64_t errors = snap.CounterOr(ns, "errors");
+    int64_t total = t.traits.is_source ? snap.CounterOr(ns, "elements_read") : snap.CounterOr(ns, "elements_in");
+    if (errors == 0 || total == 0) continue;
+    double fraction = static_cast<double>(errors) / static_cast<double>(total);
+    if (fraction > t.config.error_threshold) {
+      return Aborted(fmt::format("{}: {} of {} records failed ({:.1f}%), above error_handling threshold {}",
+                                 t.config.Where(), errors, total, 100.0 * fraction, t.config.error_threshold));
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace dfw

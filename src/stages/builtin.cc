@@ -1,0 +1,22 @@
+// The list of built-in stages: the single place that knows which transforms exist.
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+
+void RegisterBuiltinStages(StageRegistry& r) {
+  RegisterCreate(r);
+  RegisterReadText(r);
+  RegisterReadJson(r);
+  RegisterReadCsv(r);
+  RegisterWriteText(r);
+  RegisterWriteJson(r);
+  RegisterWriteCsv(r);
+  RegisterMapToFields(r);
+  RegisterFilter(r);
+  RegisterExplode(r);
+  RegisterFlatten(r);
+  RegisterLogForTesting(r);
+  // RunInference (helper D, src/stages/run_inference.cc): add `RegisterRunInference(r);` here.
+}
+
+}  // namespace dfw

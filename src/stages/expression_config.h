@@ -1,0 +1,34 @@
+// Reading expressions out of a transform's config (beam-yaml.md §6): `language`, and each
+// expression given as a string or as {expression: ..., output_type: ...}. UDFs (`callable`, `path`)
+// and other languages are valid Beam YAML that dfworker refuses with a sentence.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dfw/common/status.h"
+#include "dfw/record/expression.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw::stages_internal {
+
+// `language:` absent or "generic" = kGeneric, "python" = kPython; java/javascript/sql/calcite are
+// kUnimplemented; anything else kInvalidArgument listing the allowed values.
+Result<ExprLanguage> ConfigLanguage(const StageConfig& c);
+
+struct ConfiguredExpression {
+  std::unique_ptr<CompiledExpression> expr;
+  std::string output_type;  // JSON-schema type name from `output_type`, "" when not declared
+};
+
+// Compiles `node` (the value of config key `what`, e.g. "fields.n_words" or "keep").
+Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const YAML::Node& node,
+                                                     const std::string& what, ExprLanguage language);
+
+// "" when `v` matches the JSON-schema type (string, integer, number, boolean, array, object, null),
+// else a message naming both.
+std::string CheckOutputType(const Value& v, const std::string& output_type);
+
+}  // namespace dfw::stages_internal

@@ -1,0 +1,69 @@
+// Shared plumbing of the file readers: glob expansion, splitting files into byte ranges cut at
+// record boundaries, reading a range, and walking its lines.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw::stages_internal {
+
+// Files matching `pattern` (glob(3): *, ?, [..]), sorted. No match is kNotFound naming the pattern.
+Result<std::vector<std::string>> ExpandGlob(const StageConfig& c, const std::string& pattern);
+
+// Cuts every file into ranges of about `target_bytes`, each ending just after a newline (with
+// `csv_quotes`, a newline outside a double-quoted field), and records each range's first line number.
+// Empty files give no ranges.
+Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& files, int64_t target_bytes,
+                                            bool csv_quotes);
+
+// Bytes [begin, end) of the split's file, followed by `padding` zero bytes (not counted in size()).
+Result<std::string> ReadRange(const SourceSplit& split, std::size_t padding);
+
+// Iterates the lines of a buffer ("\n" or "\r\n"; a last line without newline counts).
+class LineCursor {
+ public:
+  LineCursor(std::string_view data, int64_t first_line) : data_(data), line_(first_line - 1) {}
+  // False at the end. `line` excludes the terminator.
+  bool Next(std::string_view& line);
+  int64_t line_number() const { return line_; }  // of the line last returned
+  std::size_t offset() const { return pos_; }     // byte offset of the next line in the buffer
+
+ private:
+  std::string_view data_;
+  std::size_t pos_ = 0;
+  int64_t line_;
+};
+
+// True when `s` is valid UTF-8.
+bool IsValidUtf8(std::string_view s);
+
+}  // namespace dfw::stages_internal
+
+namespace dfw::stages_internal {
+
+// A SplitReader over the lines of one split: reads the range once, then hands each line (and its
+// 1-based line number) to `fn`, at most `max_rows` lines per Next(). Empty lines are skipped.
+// Lines that are not valid UTF-8 are failed here ("line N of 'path': not valid UTF-8").
+class LineSplitReader : public SplitReader {
+ public:
+  using LineFn = std::function<Status(std::string_view line, int64_t line_no, StageOutput& out)>;
+  static Result<std::unique_ptr<SplitReader>> Open(const SourceSplit& split, std::size_t padding, LineFn fn);
+  Result<bool> Next(StageOutput& out, std::size_t max_rows) override;
+
+ private:
+  LineSplitReader(SourceSplit split, std::string data, LineFn fn)
+      : split_(std::move(split)), data_(std::move(data)), cursor_(data_, split_.first_line), fn_(std::move(fn)) {}
+  SourceSplit split_;
+  std::string data_;
+  LineCursor cursor_;
+  LineFn fn_;
+};
+
+}  // namespace dfw::stages_internal

@@ -1,0 +1,54 @@
+// Filter: keeps the rows for which `keep` is truthy (Python truthiness); others are counted as
+// filtered, which the run's accounting relies on.
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+#include "expression_config.h"
+
+namespace dfw {
+namespace {
+
+struct Options {
+  stages_internal::ConfiguredExpression keep;  // the predicate
+};
+
+class Filter final : public Stage {
+ public:
+  explicit Filter(Options options) : options_(std::move(options)) {}
+
+  // Stateless: safe to call concurrently.
+  Status Process(RowBatch& in, StageOutput& out) override {
+    for (Row& row : in) {
+      Result<Value> v = options_.keep.expr->Evaluate(row);
+      if (!v.ok()) {
+        RETURN_IF_ERROR(out.Fail(row, "keep = " + options_.keep.expr->source() + ": " + v.status().message()));
+        continue;
+      }
+      if (IsTruthy(*v)) {
+        out.Emit(std::move(row));
+      } else {
+        out.CountFiltered();
+      }
+    }
+    return Status::OK();
+  }
+
+ private:
+  Options options_;
+};
+
+Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+  Options o;
+  ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
+  YAML::Node keep = config.config.IsMap() ? config.config["keep"] : YAML::Node();
+  if (!keep.IsDefined() || keep.IsNull()) return config.ConfigError("config 'keep' is required");
+  ASSIGN_OR_RETURN(o.keep, stages_internal::CompileConfigExpression(config, keep, "keep", lang));
+  return std::unique_ptr<Stage>(new Filter(std::move(o)));
+}
+
+}  // namespace
+
+void RegisterFilter(StageRegistry& r) {
+  (void)r.Register({"Filter", Make, {"keep", "language", "dependencies"}, {"keep"}, StageTraits{.can_fail_per_record = true}});
+}
+
+}  // namespace dfw

@@ -1,0 +1,53 @@
+// LogForTesting: logs each row as JSON (with `prefix`) at `level`, and passes it through unchanged.
+#include <spdlog/spdlog.h>
+
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+namespace {
+
+struct Options {
+  spdlog::level::level_enum level = spdlog::level::info;  // ERROR, INFO (default) or DEBUG
+  std::string prefix;                                     // written before each row
+};
+
+class LogForTesting final : public Stage {
+ public:
+  explicit LogForTesting(Options options) : options_(std::move(options)) {}
+
+  Status Process(RowBatch& in, StageOutput& out) override {
+    for (Row& row : in) {
+      spdlog::log(options_.level, "{}{}", options_.prefix, row.ToJson());
+      out.Emit(std::move(row));
+    }
+    return Status::OK();
+  }
+
+ private:
+  Options options_;
+};
+
+Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+  Options o;
+  ASSIGN_OR_RETURN(std::string level, ConfigString(config, "level", std::string("INFO")));
+  if (level == "ERROR") {
+    o.level = spdlog::level::err;
+  } else if (level == "INFO") {
+    o.level = spdlog::level::info;
+  } else if (level == "DEBUG") {
+    o.level = spdlog::level::debug;
+  } else {
+    return ConfigKeyError(config, "level", "unknown level '" + level + "'; allowed: ERROR, INFO, DEBUG");
+  }
+  ASSIGN_OR_RETURN(o.prefix, ConfigString(config, "prefix", std::string()));
+  return std::unique_ptr<Stage>(new LogForTesting(std::move(o)));
+}
+
+}  // namespace
+
+void RegisterLogForTesting(StageRegistry& r) {
+  (void)r.Register({"LogForTesting", Make, {"level", "prefix"}, {}, StageTraits{}});
+}
+
+}  // namespace dfw

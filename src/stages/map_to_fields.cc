@@ -1,0 +1,120 @@
+// MapToFields: a new row per input row, each field computed by an expression (beam-yaml.md §6).
+// With `append: true` the input fields are kept (minus `drop`); redefining one of them is an error.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+#include "expression_config.h"
+
+namespace dfw {
+namespace {
+
+using stages_internal::ConfiguredExpression;
+
+struct OutputField {
+  std::string name;          // output field name
+  ConfiguredExpression expr; // how to compute it
+};
+
+struct Options {
+  std::vector<OutputField> fields;  // in YAML order
+  bool append = false;              // keep the input fields
+  std::vector<std::string> drop;    // input fields removed first (only with append)
+};
+
+class MapToFields final : public Stage {
+ public:
+  MapToFields(StageConfig config, Options options) : config_(std::move(config)), options_(std::move(options)) {}
+
+  // Stateless: safe to call concurrently.
+  Status Process(RowBatch& in, StageOutput& out) override {
+    out.main().reserve(out.main().size() + in.size());
+    for (Row& row : in) {
+      Row result;
+      std::string error;
+      if (!Map(row, result, error)) {
+        RETURN_IF_ERROR(out.Fail(row, error));
+        continue;
+      }
+      out.Emit(std::move(result));
+    }
+    return Status::OK();
+  }
+
+ private:
+  bool Map(Row& row, Row& result, std::string& error) const {
+    if (options_.append) {
+      for (const OutputField& f : options_.fields) {
+        if (row.Has(f.name) && std::find(options_.drop.begin(), options_.drop.end(), f.name) == options_.drop.end()) {
+          error = "Redefinition of field '" + f.name + "' (it is an input field; add it to drop or rename it)";
+          return false;
+        }
+      }
+    }
+    result.Reserve(options_.fields.size() + (options_.append ? row.size() : 0));
+    // Evaluate against the untouched input first: expressions may read fields that are dropped.
+    std::vector<Value> values;
+    values.reserve(options_.fields.size());
+    for (const OutputField& f : options_.fields) {
+      Result<Value> v = f.expr.expr->Evaluate(row);
+      if (!v.ok()) {
+        error = fmt::format("field '{}' = {}: {}", f.name, f.expr.expr->source(), v.status().message());
+        return false;
+      }
+      std::string type_error = stages_internal::CheckOutputType(*v, f.expr.output_type);
+      if (!type_error.empty()) {
+        error = fmt::format("field '{}': {}", f.name, type_error);
+        return false;
+      }
+      values.push_back(std::move(v).value());
+    }
+    if (options_.append) {
+      for (Field& f : row.mutable_fields()) {
+        if (std::find(options_.drop.begin(), options_.drop.end(), f.name) == options_.drop.end()) {
+          result.Append(std::move(f.name), std::move(f.value));  // all evaluation is done: safe to move
+        }
+      }
+    }
+    for (std::size_t i = 0; i < values.size(); ++i) result.Append(options_.fields[i].name, std::move(values[i]));
+    return true;
+  }
+
+  StageConfig config_;
+  Options options_;
+};
+
+Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+  Options o;
+  ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
+  ASSIGN_OR_RETURN(o.append, ConfigBool(config, "append", false));
+  ASSIGN_OR_RETURN(o.drop, ConfigStringList(config, "drop"));
+  if (!o.drop.empty() && !o.append) return ConfigKeyError(config, "drop", "is only allowed with append: true");
+  YAML::Node fields = config.config.IsMap() ? config.config["fields"] : YAML::Node();
+  if (!fields.IsDefined() || fields.IsNull()) {
+    if (!o.append) return config.ConfigError("config 'fields' is required (a mapping of output field: expression)");
+  } else if (!fields.IsMap()) {
+    return ConfigKeyError(config, "fields", "expected a mapping of output field name to expression");
+  } else {
+    for (const auto& kv : fields) {
+      OutputField f;
+      f.name = kv.first.Scalar();
+      if (std::any_of(o.fields.begin(), o.fields.end(), [&](const OutputField& g) { return g.name == f.name; })) {
+        return ConfigKeyError(config, "fields", "field '" + f.name + "' is defined twice");
+      }
+      ASSIGN_OR_RETURN(f.expr, stages_internal::CompileConfigExpression(config, kv.second, "fields." + f.name, lang));
+      o.fields.push_back(std::move(f));
+    }
+  }
+  return std::unique_ptr<Stage>(new MapToFields(config, std::move(o)));
+}
+
+}  // namespace
+
+void RegisterMapToFields(StageRegistry& r) {
+  (void)r.Register({"MapToFields", Make, {"fields", "append", "drop", "language", "dependencies"}, {},
+                    StageTraits{.can_fail_per_record = true}});
+}
+
+}  // namespace dfw

@@ -1,0 +1,227 @@
+// ReadFromCsv: RFC 4180 CSV (quoted fields, "" escapes, newlines inside quotes) with a header row.
+// Values are typed the way pandas reads them: integers, floats, empty field = null, else strings.
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "dfw/common/strings.h"
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+#include "file_source.h"
+
+namespace dfw {
+namespace {
+
+struct Options {
+  std::string path;      // glob of CSV files; each file starts with a header row
+  char delimiter = ',';  // field separator (one character)
+  char comment = 0;      // lines starting with this character are skipped; 0 = none
+};
+
+struct CsvField {
+  std::string text;
+  bool quoted = false;
+};
+
+// Parses one record starting at `pos`; advances `pos` past its terminator and `line` by the
+// newlines consumed. Returns an error message (empty when fine).
+std::string ParseRecord(std::string_view data, std::size_t& pos, char delim, std::vector<CsvField>& fields,
+                        int64_t& line) {
+  fields.clear();
+  CsvField cur;
+  bool in_quotes = false, after_quote = false;
+  while (pos < data.size()) {
+    char ch = data[pos++];
+    if (in_quotes) {
+      if (ch == '"') {
+        if (pos < data.size() && data[pos] == '"') {
+          cur.text.push_back('"');
+          ++pos;
+        } else {
+          in_quotes = false;
+          after_quote = true;
+        }
+      } else {
+        if (ch == '\n') ++line;
+        cur.text.push_back(ch);
+      }
+      continue;
+    }
+    if (ch == delim) {
+      fields.push_back(std::move(cur));
+      cur = CsvField{};
+      after_quote = false;
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && pos < data.size() && data[pos] == '\n') ++pos;
+      ++line;
+      fields.push_back(std::move(cur));
+      return "";
+    } else if (ch == '"' && cur.text.empty() && !cur.quoted) {
+      in_quotes = true;
+      cur.quoted = true;
+    } else if (after_quote) {
+      return fmt::format("unexpected character '{}' after a closing quote", ch);
+    } else {
+      cur.text.push_back(ch);
+    }
+  }
+  if (in_quotes) return "unterminated quoted field";
+  fields.push_back(std::move(cur));
+  return "";
+}
+
+std::string TrimNewline(std::string_view raw) {
+  while (!raw.empty() && (raw.back() == '\n' || raw.back() == '\r')) raw.remove_suffix(1);
+  return std::string(raw);
+}
+
+Value TypedValue(const CsvField& f) {
+  if (f.text.empty()) return f.quoted ? Value::String("") : Value();
+  if (auto i = ParseInt64(f.text)) return Value::Int(*i);
+  if (auto d = ParseDouble(f.text)) return Value::Float(*d);
+  return Value::String(f.text);
+}
+
+class CsvReader final : public SplitReader {
+ public:
+  CsvReader(const Options& o, SourceSplit split, std::string data, std::vector<std::string> header)
+      : options_(o), split_(std::move(split)), data_(std::move(data)), header_(std::move(header)),
+        line_(split_.first_line) {}
+
+  Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
+    std::vector<CsvField> fields;
+    for (std::size_t n = 0; n < max_rows && pos_ < data_.size();) {
+      std::size_t start = pos_;
+      int64_t start_line = line_;
+      if (options_.comment && data_[pos_] == options_.comment) {
+        SkipLine();
+        continue;
+      }
+      if (data_[pos_] == '\n' || data_[pos_] == '\r') {  // blank line
+        SkipLine();
+        continue;
+      }
+      std::string err = ParseRecord(data_, pos_, options_.delimiter, fields, line_);
+      std::string_view raw(data_.data() + start, pos_ - start);
+      ++n;
+      if (err.empty() && !stages_internal::IsValidUtf8(raw)) err = "not valid UTF-8";
+      if (err.empty() && fields.size() != header_.size()) {
+        err = fmt::format("{} fields, but the header has {}", fields.size(), header_.size());
+      }
+      if (!err.empty()) {
+        RETURN_IF_ERROR(out.FailRaw(TrimNewline(raw),
+                                    fmt::format("line {} of '{}': {}", start_line, split_.path, err)));
+        continue;
+      }
+      Row row;
+      row.Reserve(fields.size());
+      for (std::size_t i = 0; i < fields.size(); ++i) row.Append(header_[i], TypedValue(fields[i]));
+      out.Emit(std::move(row));
+    }
+    return pos_ < data_.size();
+  }
+
+ private:
+  void SkipLine() {
+    while (pos_ < data_.size() && data_[pos_] != '\n') ++pos_;
+    if (pos_ < data_.size()) ++pos_;
+    ++line_;
+  }
+
+  Options options_;
+  SourceSplit split_;
+  std::string data_;
+  std::vector<std::string> header_;
+  int64_t line_;
+  std::size_t pos_ = 0;
+};
+
+class ReadCsv final : public Stage {
+ public:
+  ReadCsv(StageConfig config, Options options) : config_(std::move(config)), options_(options) {}
+
+  Status Process(RowBatch&, StageOutput&) override { return Internal("ReadFromCsv has no input"); }
+
+  Result<std::vector<SourceSplit>> Split(int64_t target_bytes) override {
+    ASSIGN_OR_RETURN(auto files, stages_internal::ExpandGlob(config_, options_.path));
+    return stages_internal::SplitFiles(files, target_bytes, /*csv_quotes=*/true);
+  }
+
+  Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& split) override {
+    ASSIGN_OR_RETURN(Header header, ReadHeader(split.path));
+    SourceSplit body = split;
+    if (split.begin == 0) {  // the first split holds the header itself: skip it
+      body.begin = std::min<int64_t>(static_cast<int64_t>(header.end), split.end);
+      body.first_line = header.next_line;
+    }
+    ASSIGN_OR_RETURN(std::string data, stages_internal::ReadRange(body, 0));
+    auto reader = std::make_unique<CsvReader>(options_, body, std::move(data), std::move(header.names));
+    return std::unique_ptr<SplitReader>(std::move(reader));
+  }
+
+ private:
+  struct Header {
+    std::vector<std::string> names;
+    std::size_t end = 0;  // byte offset just past the header record
+    int64_t next_line = 1;  // line number after it
+  };
+
+  // The first record of the file that is not a comment or blank line; every split needs it.
+  Result<Header> ReadHeader(const std::string& path) {
+    constexpr int64_t kMaxHeaderBytes = 1 << 20;
+    std::error_code ec;
+    auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+    if (ec) return IoError(config_.Where() + ": cannot stat '" + path + "': " + ec.message());
+    ASSIGN_OR_RETURN(std::string data, stages_internal::ReadRange({path, 0, std::min(size, kMaxHeaderBytes), 1}, 0));
+    Header h;
+    std::size_t pos = 0;
+    int64_t line = 1;
+    while (pos < data.size()) {
+      char c0 = data[pos];
+      if (c0 == '\n' || c0 == '\r' || (options_.comment && c0 == options_.comment)) {
+        while (pos < data.size() && data[pos] != '\n') ++pos;
+        if (pos < data.size()) ++pos;
+        ++line;
+        continue;
+      }
+      std::vector<CsvField> fields;
+      int64_t header_line = line;
+      std::string err = ParseRecord(data, pos, options_.delimiter, fields, line);
+      if (!err.empty()) return DataLoss(fmt::format("{}: header of '{}' (line {}): {}", config_.Where(), path, header_line, err));
+      for (auto& f : fields) h.names.push_back(std::move(f.text));
+      h.end = pos;
+      h.next_line = line;
+      return h;
+    }
+    return DataLoss(config_.Where() + ": '" + path + "' has no header row");
+  }
+
+  StageConfig config_;
+  Options options_;
+};
+
+Result<char> OneChar(const StageConfig& c, const std::string& key, std::optional<std::string> fallback) {
+  ASSIGN_OR_RETURN(std::string s, ConfigString(c, key, fallback));
+  if (s.size() == 1 && s[0] != '"' && s[0] != '\n' && s[0] != '\r') return s[0];
+  if (s.empty() && key == "comment") return char(0);
+  return ConfigKeyError(c, key, "must be a single character other than '\"' or a newline, got '" + s + "'");
+}
+
+Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+  Options o;
+  ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
+  ASSIGN_OR_RETURN(o.delimiter, OneChar(config, "delimiter", std::string(",")));
+  ASSIGN_OR_RETURN(o.comment, OneChar(config, "comment", std::string("")));
+  if (o.comment && o.comment == o.delimiter) return ConfigKeyError(config, "comment", "must differ from the delimiter");
+  return std::unique_ptr<Stage>(new ReadCsv(config, o));
+}
+
+}  // namespace
+
+void RegisterReadCsv(StageRegistry& r) {
+  (void)r.Register({"ReadFromCsv", Make, {"path", "delimiter", "comment"}, {"path"},
+                    StageTraits{.is_source = true, .can_fail_per_record = true}});
+}
+
+}  // namespace dfw

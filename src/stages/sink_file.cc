@@ -1,0 +1,65 @@
+#include "sink_file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "dfw/stages/config.h"
+
+namespace dfw {
+
+std::string ShardNaming::ShardName(int64_t index, int64_t count) const {
+  return fmt::format("{}-{:05d}-of-{:05d}{}", prefix, index, count, suffix);
+}
+
+Result<ShardNaming> SinkNaming(const StageConfig& config) {
+  ShardNaming n;
+  ASSIGN_OR_RETURN(n.prefix, ConfigString(config, "path"));
+  if (n.prefix.empty()) return ConfigKeyError(config, "path", "must not be empty");
+  ASSIGN_OR_RETURN(n.suffix, ConfigString(config, "file_name_suffix", std::string()));
+  return n;
+}
+
+std::string StagingTmpPath(const std::string& staging_dir, const std::string& transform, int64_t bundle_id) {
+  return fmt::format("{}/{}/bundle-{}.tmp", staging_dir, transform, bundle_id);
+}
+
+std::string StagingDonePath(const std::string& staging_dir, const std::string& transform, int64_t bundle_id) {
+  return fmt::format("{}/{}/bundle-{}.done", staging_dir, transform, bundle_id);
+}
+
+namespace stages_internal {
+
+Status BundleFile::Open(const BundleContext& bundle, const std::string& transform) {
+  tmp_ = StagingTmpPath(bundle.staging_dir, transform, bundle.bundle_id);
+  done_ = StagingDonePath(bundle.staging_dir, transform, bundle.bundle_id);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(tmp_).parent_path(), ec);
+  if (ec) return IoError("cannot create staging directory for '" + tmp_ + "': " + ec.message());
+  file_.reset(std::fopen(tmp_.c_str(), "wb"));
+  if (!file_) return ErrnoError("open '" + tmp_ + "' for writing", errno);
+  return Status::OK();
+}
+
+Status BundleFile::Write(std::string_view bytes) {
+  if (!file_) return Internal("write to '" + tmp_ + "' before Open");
+  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_.get()) != bytes.size()) {
+    return ErrnoError("write '" + tmp_ + "'", errno);
+  }
+  return Status::OK();
+}
+
+Status BundleFile::Commit() {
+  if (!file_) return Internal("commit of '" + done_ + "' without an open file");
+  if (std::fflush(file_.get()) != 0) return ErrnoError("flush '" + tmp_ + "'", errno);
+  if (::fsync(fileno(file_.get())) != 0) return ErrnoError("fsync '" + tmp_ + "'", errno);
+  if (std::fclose(file_.release()) != 0) return ErrnoError("close '" + tmp_ + "'", errno);
+  if (std::rename(tmp_.c_str(), done_.c_str()) != 0) return ErrnoError("rename '" + tmp_ + "' to '" + done_ + "'", errno);
+  return Status::OK();
+}
+
+}  // namespace stages_internal
+}  // namespace dfw

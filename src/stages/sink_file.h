@@ -1,0 +1,66 @@
+// A sink's output file for one bundle: written under a temporary name, renamed on Commit.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "dfw/common/status.h"
+#include "dfw/stages/sink.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw::stages_internal {
+
+class BundleFile {
+ public:
+  // Creates <staging>/<transform>/ and opens bundle-<id>.tmp for writing (truncating a previous attempt).
+  Status Open(const BundleContext& bundle, const std::string& transform);
+  Status Write(std::string_view bytes);
+  // Flushes, fsyncs, closes and renames .tmp to .done.
+  Status Commit();
+  bool is_open() const { return file_ != nullptr; }
+
+ private:
+  struct Closer {
+    void operator()(FILE* f) const { if (f) std::fclose(f); }
+  };
+  std::unique_ptr<FILE, Closer> file_;
+  std::string tmp_, done_;
+};
+
+}  // namespace dfw::stages_internal
+
+namespace dfw::stages_internal {
+
+// Base of the file sinks: one BundleFile per bundle; subclasses format rows. Registered serial,
+// so Process calls never overlap and the file needs no lock.
+class FileSink : public Stage {
+ public:
+  explicit FileSink(StageConfig config) : config_(std::move(config)) {}
+
+  Status StartBundle(const BundleContext& bundle) override {
+    StartFile();
+    return file_.Open(bundle, config_.name).WithContext(config_.Where());
+  }
+  Status Process(RowBatch& in, StageOutput& out) override {
+    buffer_.clear();
+    for (const Row& row : in) RETURN_IF_ERROR(Format(row, buffer_, out));
+    return file_.Write(buffer_).WithContext(config_.Where());
+  }
+  Status FinishBundle(StageOutput&) override { return file_.Commit().WithContext(config_.Where()); }
+
+ protected:
+  // Called at the start of each bundle file (e.g. to write a CSV header again).
+  virtual void StartFile() {}
+  // Appends one row's bytes to `buf`, or returns out.Fail(...) for a row it cannot write.
+  virtual Status Format(const Row& row, std::string& buf, StageOutput& out) = 0;
+
+  StageConfig config_;
+
+ private:
+  BundleFile file_;
+  std::string buffer_;
+};
+
+}  // namespace dfw::stages_internal
