@@ -1,0 +1,43 @@
+// The commit manifest: an append-only, fsync'd log with one line per committed bundle,
+//   {"bundle":"<id>","attempt":<n>,"lease":<L>}
+// A bundle is committed exactly when its line is durably in this file. A torn last line (the
+// launcher died mid-write) is not a commit: Open() drops it and truncates the file back to the
+// last complete line, so the bundle is redone by --resume.
+//
+// Threading: not thread-safe; owned by the coordinator's single event loop.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "dfw/common/status.h"
+
+namespace dfw {
+
+class Manifest {
+ public:
+  // Opens (creating when missing) and reads the manifest at `path`. A complete line that is not a
+  // manifest entry is kDataLoss naming the line number.
+  static Result<Manifest> Open(const std::string& path);
+  Manifest(Manifest&& o) noexcept;
+  Manifest& operator=(Manifest&&) = delete;
+  ~Manifest();
+
+  const std::set<std::string>& committed() const { return committed_; }
+  bool IsCommitted(const std::string& bundle) const { return committed_.count(bundle) > 0; }
+
+  // Appends the commit of `bundle` and fdatasyncs. Committing a bundle twice is kFailedPrecondition
+  // (the coordinator never does). On a write error (e.g. out of disk) the file is truncated back
+  // so no torn entry remains, and the error is returned.
+  Status Append(const std::string& bundle, int attempt, int64_t lease_id);
+
+ private:
+  Manifest(std::string path, int fd, int64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = 0;  // bytes of complete lines
+  std::set<std::string> committed_;
+};
+
+}  // namespace dfw

@@ -1,0 +1,63 @@
+// The launcher: the worker VM's parent process. Creates (or resumes) a job dir, runs the
+// coordinator on its UNIX socket, starts N SDK processes and keeps them running, commits bundle
+// outputs exactly once, finalizes outputs, writes metrics.json and prints a summary.
+//
+// Exit codes (design.md): 0 done · 1 the job failed (a bundle failed max_attempts times, a commit
+// could not be written, the job dir is unusable) · 130/143 stopped by SIGINT/SIGTERM (the job dir
+// is left resumable). The first SIGINT/SIGTERM stops leasing and gives in-flight bundles `grace`;
+// a second one stops every process at once.
+//
+// Threading: call from the main thread of a process with no other SignalWatcher; it installs
+// handlers for SIGINT, SIGTERM and SIGCHLD for the duration of the call.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dfw/common/exit_code.h"
+#include "dfw/job/job_dir.h"
+#include "dfw/launcher/coordinator.h"
+#include "dfw/launcher/process_launcher.h"
+
+namespace dfw {
+
+struct LauncherOptions {
+  // New job: the job dir to create; empty = "./<job id>" in the current directory.
+  std::string job_dir;
+  // --resume: an existing job dir to finish (then `job` and `job_dir` are ignored).
+  std::string resume_dir;
+  // New job: what to run. An empty job_id gets NewJobId().
+  JobInfo job;
+  // Number of SDK processes (>= 1) and harness threads per process (>= 1).
+  int processes = 1;
+  int threads = 1;
+  // argv prefix of an SDK process, e.g. {"/usr/bin/dfworker", "sdk_harness"}; the launcher
+  // appends --job_dir DIR --index I --threads T.
+  std::vector<std::string> sdk_command;
+  // Extra "KEY=VALUE" environment entries for SDK processes.
+  std::vector<std::string> sdk_env;
+  // Lease expiry and attempts (a silent process's lease expires and the process is killed).
+  CoordinatorOptions coordinator;
+  // After the first SIGINT/SIGTERM: how long in-flight bundles may still commit.
+  std::chrono::milliseconds grace{10000};
+  // Plain progress lines (not a TTY) at this interval.
+  std::chrono::milliseconds progress_interval{2000};
+  // Runs once every bundle is committed: turns committed/<sink>/ files into final outputs
+  // (Beam's sharded names). Null = leave them in committed/.
+  std::function<Status(const JobDir&)> finalize;
+  // Process seam; null = fork+exec (MakePosixProcessLauncher).
+  ProcessLauncher* process_launcher = nullptr;
+};
+
+struct LaunchResult {
+  ExitCode code = ExitCode::kSuccess;
+  std::string job_dir;  // the job dir used (empty if it could not be created)
+  std::string message;  // "" on success; the "run stopped: ..." reason otherwise
+};
+
+// Runs the job to its end. Every outcome is a LaunchResult; nothing throws.
+LaunchResult RunLauncher(const LauncherOptions& options);
+
+}  // namespace dfw

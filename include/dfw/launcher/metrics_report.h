@@ -1,0 +1,36 @@
+// Metrics of a run, merged in the launcher from committed bundles: per SDK process slot and in
+// total (counters summed, distributions merged). Only committed bundles count, so a bundle that
+// was retried is counted once and the totals reconcile with the outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dfw/metrics/metrics.h"
+
+namespace dfw {
+
+class MetricsReport {
+ public:
+  explicit MetricsReport(int processes) : per_process_(static_cast<std::size_t>(processes)), bundles_(per_process_.size()) {}
+
+  // Adds the metrics of one committed bundle run by process slot `index` (out of range → total only).
+  void AddBundle(int index, const MetricsSnapshot& bundle);
+  const MetricsSnapshot& total() const { return total_; }
+  // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"metrics":{snapshot}}],
+  //  "bundles_committed":..,"retries":..,"elapsed_s":..}
+  std::string ToJson(const std::string& job_id, std::size_t bundles_committed, int retries, double elapsed_s) const;
+  // Per-process bundle counts and the total metrics as a table.
+  std::string SummaryTable() const;
+
+ private:
+  std::vector<MetricsSnapshot> per_process_;
+  std::vector<int64_t> bundles_;
+  MetricsSnapshot total_;
+};
+
+// The counter SDK executors use for records read, shown as records/s in progress and summary.
+inline constexpr const char* kRecordsNamespace = "dfworker";
+inline constexpr const char* kRecordsCounter = "records";
+
+}  // namespace dfw

@@ -1,0 +1,45 @@
+// How an SDK process runs one bundle. The production executor runs the pipeline (pipeline
+// module's RunBundle); LineRangeExecutor is a small real executor used by tests and benchmarks.
+//
+// Contract for every executor: write each output under `staging_dir/<sink>/` (the launcher
+// promotes those files to committed/<sink>/ on commit, so names must be unique per bundle, e.g.
+// "bundle-<id>.done"); count records read in metrics counter ("dfworker", "records"); return a
+// non-OK Status for a failed attempt (it is retried up to the attempt limit).
+// Threading: RunBundle is called from one thread at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dfw/common/status.h"
+#include "dfw/job/job_dir.h"
+#include "dfw/metrics/metrics.h"
+
+namespace dfw {
+
+class BundleExecutor {
+ public:
+  virtual ~BundleExecutor() = default;
+  virtual Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsRegistry& metrics) = 0;
+};
+
+// Copies a line range of a text file to `<staging>/<sink>/bundle-<id>.done` (via a temporary
+// file and rename). Bundle ids are "<first>-<end>" line numbers (0-based, end exclusive), as made
+// by LineRangeBundles. Job params: "input" (the file), "sink" (default "out").
+//
+// Test-only hooks, read from the environment (so real-process tests can plant faults):
+//   DFW_TEST_CRASH_ON_RECORD=TEXT     abort() on a line equal to TEXT (a poison record)
+//   DFW_TEST_HANG_ON_RECORD=TEXT      on a line equal to TEXT, stop the whole process (SIGSTOP: no
+//                                     heartbeats) — only once per job, guarded by
+//   DFW_TEST_HANG_ONCE_FILE=PATH      created (O_EXCL) by the process that hangs
+//   DFW_TEST_RECORD_DELAY_US=N        sleep N microseconds per record (slow stage)
+std::unique_ptr<BundleExecutor> MakeLineRangeExecutor(const JobInfo& job);
+
+// Bundle ids "<first>-<end>" that cut `line_count` lines into bundles of `lines_per_bundle`.
+std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_bundle);
+
+// The executor named by job.json's "executor": "lines" → LineRangeExecutor; other kinds are
+// kUnimplemented naming the allowed kinds.
+Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int threads);
+
+}  // namespace dfw

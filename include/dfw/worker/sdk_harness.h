@@ -1,0 +1,28 @@
+// The SDK process main loop (`dfworker sdk_harness`): connect to the job's coordinator, then
+// lease a bundle, run it, commit it — until the coordinator says done.
+//
+// A heartbeat thread tells the coordinator the process is alive every job.json `heartbeat_ms`;
+// a process that stops heartbeating (hung) has its lease expired and is killed by the launcher.
+// Exit: OK when told done; kUnavailable when the coordinator is gone (the launcher died).
+#pragma once
+
+#include <string>
+
+#include "dfw/common/status.h"
+#include "dfw/worker/bundle_executor.h"
+
+namespace dfw {
+
+struct SdkHarnessOptions {
+  std::string job_dir;  // the job dir the launcher created (--job_dir)
+  int index = 0;        // this process's slot (--index), for logs and metrics
+  int threads = 1;      // harness threads (--threads), passed to the executor
+};
+
+// Runs the loop with `executor` (tests pass a fake; the CLI passes MakeExecutorForJob's).
+Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, BundleExecutor& executor);
+
+// Opens the job dir, builds the executor from job.json and runs the loop.
+Status RunSdkHarnessMain(const SdkHarnessOptions& options);
+
+}  // namespace dfw

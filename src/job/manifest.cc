@@ -1,0 +1,90 @@
+#include "dfw/job/manifest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace dfw {
+
+Result<Manifest> Manifest::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("open manifest '" + path + "'", errno);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return ErrnoError("read manifest '" + path + "'", err);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  Manifest m(path, fd, 0);
+  std::size_t pos = 0;
+  int line_no = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // torn tail: not a commit
+    ++line_no;
+    std::string line = text.substr(pos, nl - pos);
+    try {
+      auto j = nlohmann::json::parse(line);
+      m.committed_.insert(j.at("bundle").get<std::string>());
+    } catch (...) {
+      return DataLoss("manifest '" + path + "' line " + std::to_string(line_no) + " is not a commit entry: '" + line + "'");
+    }
+    pos = nl + 1;
+  }
+  m.size_ = static_cast<int64_t>(pos);
+  if (pos != text.size()) {
+    if (::ftruncate(fd, m.size_) != 0) return ErrnoError("truncate torn manifest '" + path + "'", errno);
+    if (::fdatasync(fd) != 0) return ErrnoError("fsync manifest '" + path + "'", errno);
+  }
+  if (::lseek(fd, m.size_, SEEK_SET) < 0) return ErrnoError("seek manifest '" + path + "'", errno);
+  return m;
+}
+
+Manifest::Manifest(Manifest&& o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), committed_(std::move(o.committed_)) {
+  o.fd_ = -1;
+}
+
+Manifest::~Manifest() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status Manifest::Append(const std::string& bundle, int attempt, int64_t lease_id) {
+  if (IsCommitted(bundle)) return FailedPrecondition("bundle '" + bundle + "' is already in the manifest");
+  nlohmann::json j;
+  j["bundle"] = bundle;
+  j["attempt"] = attempt;
+  j["lease"] = lease_id;
+  std::string line = j.dump() + "\n";
+  std::size_t off = 0;
+  int err = 0;
+  while (off < line.size()) {
+    ssize_t n = ::pwrite(fd_, line.data() + off, line.size() - off, size_ + static_cast<int64_t>(off));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      err = errno;
+      break;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  if (err == 0 && ::fdatasync(fd_) != 0) err = errno;
+  if (err != 0) {
+    (void)::ftruncate(fd_, size_);  // no torn entry survives a failed append
+    return ErrnoError("append commit of bundle '" + bundle + "' to manifest '" + path_ + "'", err);
+  }
+  size_ += static_cast<int64_t>(line.size());
+  committed_.insert(bundle);
+  return Status::OK();
+}
+
+}  // namespace dfw

@@ -1,0 +1,411 @@
+#include "dfw/launcher/launcher.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "dfw/job/line_channel.h"
+#include "dfw/job/manifest.h"
+#include "dfw/job/protocol.h"
+#include "dfw/launcher/metrics_report.h"
+#include "dfw/launcher/progress.h"
+#include "dfw/launcher/signal_watcher.h"
+#include "dfw/launcher/supervisor.h"
+
+namespace dfw {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct Client {
+  std::unique_ptr<LineChannel> channel;
+  int64_t pid = 0;  // from hello; 0 until then
+  int index = -1;
+  bool waiting = false;  // a lease request is parked
+};
+
+// The coordinator server plus supervision: one single-threaded poll loop owns all state, so the
+// coordinator needs no locks and every decision happens in one order.
+class JobServer {
+ public:
+  JobServer(const LauncherOptions& opts, JobDir dir, Manifest manifest, Coordinator coord, ProcessLauncher& pl,
+            int listen_fd)
+      : opts_(opts),
+        dir_(std::move(dir)),
+        manifest_(std::move(manifest)),
+        coord_(std::move(coord)),
+        pl_(pl),
+        sup_(pl, opts.processes, [this](int i) { return SpecFor(i); }),
+        listen_fd_(listen_fd),
+        progress_(stderr, ::isatty(STDERR_FILENO) != 0, opts.progress_interval),
+        report_(opts.processes),
+        committed_at_start_(coord_.committed_count()) {}
+  ~JobServer() { ::close(listen_fd_); }
+
+  LaunchResult Run(SignalWatcher& signals);
+
+ private:
+  ProcessSpec SpecFor(int index) const;
+  void OnSignal(int sig, Clock::time_point now);
+  void ReapChildren();
+  void AcceptClients();
+  void ReadClients(const std::vector<pollfd>& fds, Clock::time_point now);
+  void HandleLine(Client& c, const std::string& line, Clock::time_point now);
+  void HandleCommit(Client& c, const Message& m);
+  void ServeWaiting(Clock::time_point now);
+  void Send(Client& c, const Message& m) { (void)c.channel->WriteLine(EncodeMessage(m)); }
+  bool Done(Clock::time_point now) const;
+  void StopChildren();
+  ProgressState Progress(Clock::time_point now) const;
+  double Elapsed(Clock::time_point now) const { return std::chrono::duration<double>(now - start_).count(); }
+
+  const LauncherOptions& opts_;
+  JobDir dir_;
+  Manifest manifest_;
+  Coordinator coord_;
+  ProcessLauncher& pl_;
+  Supervisor sup_;
+  int listen_fd_;
+  std::map<int, Client> clients_;  // by socket fd
+  ProgressReporter progress_;
+  MetricsReport report_;
+  std::size_t committed_at_start_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point stop_deadline_{};
+  int stop_signal_ = 0;  // the first SIGINT/SIGTERM
+  bool hard_stop_ = false;
+  int deaths_since_commit_ = 0;
+  std::string last_death_;
+};
+
+ProcessSpec JobServer::SpecFor(int index) const {
+  ProcessSpec spec;
+  spec.argv = opts_.sdk_command;
+  spec.argv.insert(spec.argv.end(), {"--job_dir", dir_.root(), "--index", std::to_string(index), "--threads",
+                                     std::to_string(opts_.threads)});
+  spec.env = opts_.sdk_env;
+  spec.log_path = dir_.ProcessLogPath(index);
+  return spec;
+}
+
+void JobServer::OnSignal(int sig, Clock::time_point now) {
+  if (sig == SIGCHLD) return;  // children are reaped every iteration
+  if (stop_signal_ != 0) {
+    hard_stop_ = true;
+    return;
+  }
+  stop_signal_ = sig;
+  stop_deadline_ = now + opts_.grace;
+  coord_.StopLeasing();
+  std::fprintf(stderr,
+               "\n[dfworker] %s: no new bundles; waiting up to %lld ms for %zu in-flight bundle(s); "
+               "send it again to stop at once\n",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(opts_.grace.count()), coord_.live_leases());
+}
+
+void JobServer::ReapChildren() {
+  for (const ProcessExit& e : pl_.ReapExited()) {
+    auto index = sup_.OnExit(e);
+    if (!index) continue;
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      it = it->second.pid == e.pid ? clients_.erase(it) : std::next(it);
+    }
+    std::string who = "SDK process " + std::to_string(*index) + " (pid " + std::to_string(e.pid) + ")";
+    bool running = !coord_.finished() && !coord_.failed() && !coord_.stopping();
+    int lost = coord_.ProcessEnded(e.pid, who + " " + e.exit.Describe() + "; see " + dir_.ProcessLogPath(*index));
+    if (!running) continue;
+    last_death_ = who + " " + e.exit.Describe();
+    std::fprintf(stderr, "[dfworker] %s %s%s; starting a new one\n", who.c_str(), e.exit.Describe().c_str(),
+                 lost ? ", its bundle goes back to the queue" : "");
+    if (++deaths_since_commit_ > std::max(8, 4 * sup_.size())) {
+      coord_.FailJob("SDK processes keep ending without committing work; last: " + last_death_ + "; see " +
+                     dir_.LogsDir());
+      continue;
+    }
+    if (coord_.failed()) continue;
+    Status s = sup_.Restart(*index);
+    if (!s.ok()) coord_.FailJob("cannot restart " + who + ": " + s.message());
+  }
+}
+
+void JobServer::AcceptClients() {
+  for (;;) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    clients_[fd].channel = std::make_unique<LineChannel>(fd);
+  }
+}
+
+void JobServer::ReadClients(const std::vector<pollfd>& fds, Clock::time_point now) {
+  for (const pollfd& p : fds) {
+    if (p.fd == listen_fd_ || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    auto it = clients_.find(p.fd);
+    if (it == clients_.end()) continue;
+    bool open = it->second.channel->ReadAvailable();
+    while (auto line = it->second.channel->PopLine()) HandleLine(it->second, *line, now);
+    // A closed connection is not a death: the process is reaped (and its leases released) then.
+    if (!open) clients_.erase(it);
+  }
+}
+
+void JobServer::HandleLine(Client& c, const std::string& line, Clock::time_point now) {
+  auto msg = DecodeMessage(line);
+  if (!msg.ok()) {
+    std::fprintf(stderr, "[dfworker] ignoring a bad coordinator message: %s\n", msg.status().message().c_str());
+    return;
+  }
+  const Message& m = *msg;
+  if (c.pid != 0) coord_.Heartbeat(c.pid, now);
+  switch (m.type) {
+    case MessageType::kHello:
+      c.pid = m.pid;
+      c.index = m.index;
+      break;
+    case MessageType::kLeaseRequest:
+      c.waiting = true;
+      break;
+    case MessageType::kHeartbeat:
+      break;
+    case MessageType::kCommit:
+      HandleCommit(c, m);
+      break;
+    case MessageType::kFail: {
+      coord_.Fail(m.lease, "SDK process " + std::to_string(c.index) + ": " + m.error);
+      (void)RemoveTree(dir_.LeaseStagingDir(m.lease));
+      Message ack;
+      ack.type = MessageType::kAck;
+      ack.accepted = true;
+      Send(c, ack);
+      break;
+    }
+    default:
+      std::fprintf(stderr, "[dfworker] ignoring unexpected '%s' from an SDK process\n",
+                   std::string(MessageTypeName(m.type)).c_str());
+  }
+}
+
+void JobServer::HandleCommit(Client& c, const Message& m) {
+  Message ack;
+  ack.type = MessageType::kAck;
+  auto lease_it = coord_.leases().find(m.lease);
+  int attempt = lease_it == coord_.leases().end() ? 0 : lease_it->second.attempt;
+  std::string staging = dir_.LeaseStagingDir(m.lease);
+  switch (coord_.Commit(m.lease)) {
+    case CommitDecision::kAccepted: {
+      // Order matters for exactly-once: outputs reach committed/ first, then the manifest line
+      // makes the commit real. A crash in between leaves files that a redo overwrites.
+      auto moved = PromoteStaged(staging, dir_.CommittedDir());
+      Status s = moved.ok() ? manifest_.Append(m.bundle, attempt, m.lease) : moved.status();
+      if (!s.ok()) {
+        coord_.FailJob("commit of bundle '" + m.bundle + "' could not be written: " + s.message());
+        ack.reason = s.message();
+        break;
+      }
+      auto metrics = m.metrics_json.empty() ? Result<MetricsSnapshot>(MetricsSnapshot{})
+                                            : MetricsSnapshot::FromJson(m.metrics_json);
+      if (metrics.ok()) report_.AddBundle(c.index, *metrics);
+      deaths_since_commit_ = 0;
+      ack.accepted = true;
+      break;
+    }
+    case CommitDecision::kDuplicate:
+      ack.reason = "duplicate: bundle '" + m.bundle + "' is already committed";
+      (void)RemoveTree(staging);
+      break;
+    case CommitDecision::kStale:
+      ack.reason = "lease " + std::to_string(m.lease) + " expired; bundle '" + m.bundle + "' was handed out again";
+      (void)RemoveTree(staging);
+      break;
+  }
+  Send(c, ack);
+}
+
+void JobServer::ServeWaiting(Clock::time_point now) {
+  for (auto& [fd, c] : clients_) {
+    if (!c.waiting || c.pid == 0) continue;
+    Message reply;
+    if (auto lease = coord_.Grant(c.pid, now)) {
+      reply.type = MessageType::kLease;
+      reply.lease = lease->id;
+      reply.bundle = lease->bundle;
+      reply.attempt = lease->attempt;
+      reply.staging = dir_.LeaseStagingDir(lease->id);
+    } else if (coord_.ShouldWait()) {
+      continue;  // long poll: a bundle may come back from a dead process
+    } else {
+      reply.type = MessageType::kDone;
+    }
+    c.waiting = false;
+    Send(c, reply);
+  }
+}
+
+bool JobServer::Done(Clock::time_point now) const {
+  if (hard_stop_ || coord_.failed() || coord_.finished()) return true;
+  return stop_signal_ != 0 && (coord_.live_leases() == 0 || now >= stop_deadline_);
+}
+
+void JobServer::StopChildren() {
+  // Finished: idle processes were told "done" and exit by themselves. Otherwise SIGTERM, then
+  // SIGKILL for whatever is still there (at once after a second signal).
+  auto wait_all = [&](milliseconds limit, bool serve) {
+    auto deadline = Clock::now() + limit;
+    while (sup_.live() > 0 && Clock::now() < deadline) {
+      ReapChildren();
+      if (serve) {  // requests still in flight get their "done"
+        std::vector<pollfd> all;
+        for (auto& [fd, c] : clients_) all.push_back({fd, POLLIN, POLLIN});
+        ReadClients(all, Clock::now());
+        ServeWaiting(Clock::now());
+      }
+      if (sup_.live() > 0) ::usleep(2000);
+    }
+  };
+  if (coord_.finished() && !hard_stop_) wait_all(milliseconds(3000), true);
+  if (!hard_stop_) {
+    sup_.SignalAll(SIGTERM);
+    wait_all(milliseconds(3000), false);
+  }
+  sup_.SignalAll(SIGKILL);
+  wait_all(milliseconds(10000), false);
+}
+
+ProgressState JobServer::Progress(Clock::time_point now) const {
+  ProgressState s;
+  s.committed = coord_.committed_count();
+  s.total = coord_.total();
+  s.committed_this_run = s.committed - committed_at_start_;
+  s.records = report_.total().CounterOr(kRecordsNamespace, kRecordsCounter);
+  s.elapsed_s = Elapsed(now);
+  s.live_processes = sup_.live();
+  s.retries = coord_.retries();
+  return s;
+}
+
+LaunchResult JobServer::Run(SignalWatcher& signals) {
+  LaunchResult result;
+  result.job_dir = dir_.root();
+  Status started = sup_.StartAll();
+  if (!started.ok()) coord_.FailJob("cannot start SDK processes: " + started.message());
+  while (true) {
+    auto now = Clock::now();
+    if (Done(now)) break;
+    std::vector<pollfd> fds;
+    fds.push_back({signals.fd(), POLLIN, 0});
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
+    int n = ::poll(fds.data(), fds.size(), 50);
+    now = Clock::now();
+    if (n > 0 && (fds[0].revents & POLLIN)) {
+      for (int sig : signals.Drain()) OnSignal(sig, now);
+    }
+    ReapChildren();
+    if (n > 0 && (fds[1].revents & POLLIN)) AcceptClients();
+    if (n > 0) ReadClients(fds, now);
+    for (int64_t pid : coord_.ExpireSilent(now)) {
+      std::fprintf(stderr, "[dfworker] SDK process pid %lld sent no heartbeat for %lld ms; killing it\n",
+                   static_cast<long long>(pid), static_cast<long long>(opts_.coordinator.lease_timeout.count()));
+      sup_.Signal(static_cast<pid_t>(pid), SIGKILL);
+    }
+    ServeWaiting(now);
+    progress_.Tick(Progress(now), now);
+  }
+  StopChildren();
+  auto end = Clock::now();
+  progress_.Finish(Progress(end));
+  (void)WriteFileAtomically(dir_.MetricsPath(), report_.ToJson(dir_.info().job_id, coord_.committed_count(),
+                                                                coord_.retries(), Elapsed(end)));
+  std::fprintf(stderr, "%s", report_.SummaryTable().c_str());
+  if (coord_.failed()) {
+    result.code = ExitCode::kRunFailed;
+    result.message = coord_.failure();
+  } else if (stop_signal_ != 0 && !coord_.finished()) {
+    result.code = stop_signal_ == SIGINT ? ExitCode::kInterrupted : ExitCode::kTerminated;
+    result.message = std::string("interrupted by ") + (stop_signal_ == SIGINT ? "SIGINT" : "SIGTERM") + " with " +
+                     std::to_string(coord_.committed_count()) + "/" + std::to_string(coord_.total()) +
+                     " bundles committed; finish it with --resume '" + dir_.root() + "'";
+  } else if (opts_.finalize) {
+    Status s = opts_.finalize(dir_);
+    if (!s.ok()) {
+      result.code = ExitCode::kRunFailed;
+      result.message = "finalizing outputs: " + s.message();
+    }
+  }
+  if (result.code == ExitCode::kSuccess) {
+    Status s = WriteFileAtomically(dir_.root() + "/FINISHED", dir_.info().job_id + "\n");
+    if (!s.ok()) {
+      result.code = ExitCode::kRunFailed;
+      result.message = s.message();
+    }
+  }
+  return result;
+}
+
+LaunchResult Fail(std::string job_dir, const Status& s) {
+  return LaunchResult{ExitCodeFor(s) == ExitCode::kInvalidInvocation ? ExitCode::kInvalidInvocation : ExitCode::kRunFailed,
+                      std::move(job_dir), s.message()};
+}
+
+}  // namespace
+
+LaunchResult RunLauncher(const LauncherOptions& opts) {
+  if (opts.processes < 1) return Fail("", InvalidArgument("the number of SDK processes must be at least 1"));
+  if (opts.threads < 1) return Fail("", InvalidArgument("the number of harness threads must be at least 1"));
+  if (opts.sdk_command.empty()) return Fail("", InvalidArgument("no SDK harness command given"));
+  Result<JobDir> dir = Status(StatusCode::kInternal, "unset");
+  if (!opts.resume_dir.empty()) {
+    dir = JobDir::Open(opts.resume_dir);
+    if (dir.ok() && ::access((opts.resume_dir + "/FINISHED").c_str(), F_OK) == 0) {
+      std::fprintf(stderr, "[dfworker] job %s in '%s' already finished; nothing to do\n", dir->info().job_id.c_str(),
+                   opts.resume_dir.c_str());
+      return LaunchResult{ExitCode::kSuccess, opts.resume_dir, ""};
+    }
+  } else {
+    JobInfo info = opts.job;
+    if (info.job_id.empty()) info.job_id = NewJobId();
+    std::string root = opts.job_dir.empty() ? "./" + info.job_id : opts.job_dir;
+    dir = JobDir::Create(root, info);
+  }
+  if (!dir.ok()) return Fail(opts.resume_dir, dir.status());
+  std::string root = dir->root();
+  auto lock = JobLock::Acquire(*dir);
+  if (!lock.ok()) return Fail(root, lock.status());
+  // Output of leases that never committed belongs to nobody: clear it before anything runs.
+  Status cleared = RemoveTree(dir->StagingDir());
+  if (cleared.ok()) cleared = WriteFileAtomically(dir->StagingDir() + ".probe", "");
+  if (!cleared.ok()) return Fail(root, cleared);
+  ::unlink((dir->StagingDir() + ".probe").c_str());
+  if (auto reopened = JobDir::Open(root); reopened.ok()) dir = std::move(reopened);
+  auto manifest = Manifest::Open(dir->ManifestPath());
+  if (!manifest.ok()) return Fail(root, manifest.status());
+  auto coord = Coordinator::Make(opts.coordinator, dir->info().bundles, manifest->committed());
+  if (!coord.ok()) return Fail(root, coord.status());
+  std::fprintf(stderr, "[dfworker] job %s: job dir %s (%zu bundles, %zu already committed, %d SDK processes)\n",
+               dir->info().job_id.c_str(), root.c_str(), dir->info().bundles.size(), manifest->committed().size(),
+               opts.processes);
+  auto listen_fd = ListenUnix(dir->SocketPath());
+  if (!listen_fd.ok()) return Fail(root, listen_fd.status());
+  auto signals = SignalWatcher::Install();
+  if (!signals.ok()) {
+    ::close(*listen_fd);
+    return Fail(root, signals.status());
+  }
+  std::unique_ptr<ProcessLauncher> posix;
+  ProcessLauncher* pl = opts.process_launcher;
+  if (!pl) {
+    posix = MakePosixProcessLauncher();
+    pl = posix.get();
+  }
+  std::string socket_path = dir->SocketPath();
+  JobServer server(opts, std::move(*dir), std::move(*manifest), std::move(*coord), *pl, *listen_fd);
+  LaunchResult r = server.Run(**signals);
+  ::unlink(socket_path.c_str());
+  return r;
+}
+
+}  // namespace dfw

@@ -1,0 +1,48 @@
+#include "dfw/launcher/supervisor.h"
+
+namespace dfw {
+
+Status Supervisor::StartAll() {
+  for (int i = 0; i < size(); ++i) {
+    if (pids_[static_cast<std::size_t>(i)] != 0) continue;
+    ASSIGN_OR_RETURN(pid_t pid, launcher_.Start(spec_for_(i)));
+    pids_[static_cast<std::size_t>(i)] = pid;
+  }
+  return Status::OK();
+}
+
+Status Supervisor::Restart(int index) {
+  auto& slot = pids_.at(static_cast<std::size_t>(index));
+  if (slot != 0) return FailedPrecondition("SDK process " + std::to_string(index) + " is still running");
+  ASSIGN_OR_RETURN(pid_t pid, launcher_.Start(spec_for_(index)));
+  slot = pid;
+  ++restarts_;
+  return Status::OK();
+}
+
+std::optional<int> Supervisor::OnExit(const ProcessExit& exit) {
+  auto index = IndexOf(exit.pid);
+  if (index) pids_[static_cast<std::size_t>(*index)] = 0;
+  return index;
+}
+
+void Supervisor::SignalAll(int signal) {
+  for (pid_t pid : pids_) {
+    if (pid != 0) launcher_.Signal(pid, signal);
+  }
+}
+
+std::optional<int> Supervisor::IndexOf(pid_t pid) const {
+  for (std::size_t i = 0; i < pids_.size(); ++i) {
+    if (pids_[i] == pid && pid != 0) return static_cast<int>(i);
+  }
+  return std::nullopt;
+}
+
+int Supervisor::live() const {
+  int n = 0;
+  for (pid_t pid : pids_) n += pid != 0;
+  return n;
+}
+
+}  // namespace dfw

@@ -1,0 +1,115 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "dfw/common/strings.h"
+#include "dfw/worker/bundle_executor.h"
+
+namespace dfw {
+namespace {
+
+struct Hooks {
+  std::string crash_on;
+  std::string hang_on;
+  std::string hang_once_file;
+  int64_t delay_us = 0;
+
+  static Hooks FromEnv() {
+    Hooks h;
+    if (const char* v = std::getenv("DFW_TEST_CRASH_ON_RECORD")) h.crash_on = v;
+    if (const char* v = std::getenv("DFW_TEST_HANG_ON_RECORD")) h.hang_on = v;
+    if (const char* v = std::getenv("DFW_TEST_HANG_ONCE_FILE")) h.hang_once_file = v;
+    if (const char* v = std::getenv("DFW_TEST_RECORD_DELAY_US")) h.delay_us = ParseInt64(v).value_or(0);
+    return h;
+  }
+
+  void OnRecord(const std::string& line) const {
+    if (!crash_on.empty() && line == crash_on) std::abort();
+    if (!hang_on.empty() && line == hang_on) {
+      int fd = hang_once_file.empty() ? -1 : ::open(hang_once_file.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+      if (fd >= 0) {
+        ::close(fd);
+        ::raise(SIGSTOP);  // every thread stops: the process is hung and silent
+      }
+    }
+    if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+  }
+};
+
+class LineRangeExecutor final : public BundleExecutor {
+ public:
+  LineRangeExecutor(std::string input, std::string sink) : input_(std::move(input)), sink_(std::move(sink)), hooks_(Hooks::FromEnv()) {}
+
+  Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsRegistry& metrics) override {
+    auto parts = Split(bundle_id, '-');
+    std::optional<int64_t> first = parts.size() == 2 ? ParseInt64(parts[0]) : std::nullopt;
+    std::optional<int64_t> end = parts.size() == 2 ? ParseInt64(parts[1]) : std::nullopt;
+    if (!first || !end || *first < 0 || *end < *first) {
+      return InvalidArgument("bundle id '" + bundle_id + "' is not a line range '<first>-<end>'");
+    }
+    std::ifstream in(input_);
+    if (!in) return NotFound("input file '" + input_ + "' cannot be read");
+    std::string dir = staging_dir + "/" + sink_;
+    if (::mkdir(staging_dir.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create '" + staging_dir + "'", errno);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create '" + dir + "'", errno);
+    std::string tmp = dir + "/bundle-" + bundle_id + ".tmp";
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return IoError("cannot create '" + tmp + "'");
+    CounterCell* records = metrics.Counter("dfworker", "records");
+    std::string line;
+    int64_t n = 0;
+    for (int64_t i = 0; i < *end && std::getline(in, line); ++i) {
+      if (i < *first) continue;
+      hooks_.OnRecord(line);
+      out << line << '\n';
+      ++n;
+    }
+    out.close();
+    if (!out) return IoError("write '" + tmp + "' failed (disk full?)");
+    std::string done = dir + "/bundle-" + bundle_id + ".done";
+    if (::rename(tmp.c_str(), done.c_str()) != 0) return ErrnoError("rename '" + tmp + "'", errno);
+    records->Inc(n);
+    metrics.Counter("dfworker", "bundles")->Inc();
+    return Status::OK();
+  }
+
+ private:
+  std::string input_;
+  std::string sink_;
+  Hooks hooks_;
+};
+
+}  // namespace
+
+std::unique_ptr<BundleExecutor> MakeLineRangeExecutor(const JobInfo& job) {
+  auto in = job.params.find("input");
+  auto sink = job.params.find("sink");
+  return std::make_unique<LineRangeExecutor>(in == job.params.end() ? "" : in->second,
+                                             sink == job.params.end() ? "out" : sink->second);
+}
+
+std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_bundle) {
+  std::vector<std::string> ids;
+  if (lines_per_bundle <= 0) return ids;
+  for (int64_t first = 0; first < line_count; first += lines_per_bundle) {
+    ids.push_back(std::to_string(first) + "-" + std::to_string(std::min(line_count, first + lines_per_bundle)));
+  }
+  return ids;
+}
+
+Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int /*threads*/) {
+  if (job.executor == "lines") {
+    if (!job.params.count("input")) return InvalidArgument("job.json: executor 'lines' needs param 'input'");
+    return MakeLineRangeExecutor(job);
+  }
+  return Unimplemented("job.json: executor '" + job.executor + "' is not available in this build; allowed: lines");
+}
+
+}  // namespace dfw
