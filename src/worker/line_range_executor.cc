@@ -47,7 +47,7 @@ class LineRangeExecutor final : public BundleExecutor {
  public:
   LineRangeExecutor(std::string input, std::string sink) : input_(std::move(input)), sink_(std::move(sink)), hooks_(Hooks::FromEnv()) {}
 
-  Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsRegistry& metrics) override {
+  Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsSnapshot* metrics) override {
     auto parts = Split(bundle_id, '-');
     std::optional<int64_t> first = parts.size() == 2 ? ParseInt64(parts[0]) : std::nullopt;
     std::optional<int64_t> end = parts.size() == 2 ? ParseInt64(parts[1]) : std::nullopt;
@@ -62,7 +62,6 @@ class LineRangeExecutor final : public BundleExecutor {
     std::string tmp = dir + "/bundle-" + bundle_id + ".tmp";
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) return IoError("cannot create '" + tmp + "'");
-    CounterCell* records = metrics.Counter("dfworker", "records");
     std::string line;
     int64_t n = 0;
     for (int64_t i = 0; i < *end && std::getline(in, line); ++i) {
@@ -75,8 +74,8 @@ class LineRangeExecutor final : public BundleExecutor {
     if (!out) return IoError("write '" + tmp + "' failed (disk full?)");
     std::string done = dir + "/bundle-" + bundle_id + ".done";
     if (::rename(tmp.c_str(), done.c_str()) != 0) return ErrnoError("rename '" + tmp + "'", errno);
-    records->Inc(n);
-    metrics.Counter("dfworker", "bundles")->Inc();
+    metrics->counters[{"dfworker", "records"}] += n;
+    metrics->counters[{"dfworker", "bundles"}] += 1;
     return Status::OK();
   }
 

@@ -69,10 +69,10 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
     if (lease.type != MessageType::kLease) {
       return Internal("coordinator answered a lease request with '" + std::string(MessageTypeName(lease.type)) + "'");
     }
-    MetricsRegistry metrics;
+    MetricsSnapshot metrics;
     Status run;
     try {
-      run = executor.RunBundle(lease.bundle, lease.staging, metrics);
+      run = executor.RunBundle(lease.bundle, lease.staging, &metrics);
     } catch (...) {
       run = FromCurrentException("bundle '" + lease.bundle + "'");
     }
@@ -81,7 +81,7 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
     outcome.bundle = lease.bundle;
     if (run.ok()) {
       outcome.type = MessageType::kCommit;
-      outcome.metrics_json = metrics.Snapshot().ToJson();
+      outcome.metrics_json = metrics.ToJson();
     } else {
       outcome.type = MessageType::kFail;
       outcome.error = run.ToString();

@@ -3,8 +3,9 @@
 //
 // Contract for every executor: write each output under `staging_dir/<sink>/` (the launcher
 // promotes those files to committed/<sink>/ on commit, so names must be unique per bundle, e.g.
-// "bundle-<id>.done"); count records read in metrics counter ("dfworker", "records"); return a
-// non-OK Status for a failed attempt (it is retried up to the attempt limit).
+// "bundle-<id>.done"); fill `metrics` with this bundle's metrics only (a delta), counting records
+// read in counter ("dfworker", "records"); return a non-OK Status for a failed attempt (it is
+// retried up to the attempt limit).
 // Threading: RunBundle is called from one thread at a time.
 #pragma once
 
@@ -20,7 +21,7 @@ namespace dfw {
 class BundleExecutor {
  public:
   virtual ~BundleExecutor() = default;
-  virtual Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsRegistry& metrics) = 0;
+  virtual Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsSnapshot* metrics) = 0;
 };
 
 // Copies a line range of a text file to `<staging>/<sink>/bundle-<id>.done` (via a temporary

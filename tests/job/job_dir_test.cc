@@ -1,0 +1,139 @@
+#include "dfw/job/job_dir.h"
+
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dfw/job/line_channel.h"
+
+namespace dfw {
+namespace {
+
+namespace fs = std::filesystem;
+
+class JobDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = fs::temp_directory_path() / ("dfw_jobdir_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base_);
+    fs::create_directories(base_);
+    info_.job_id = "dfw-test";
+    info_.bundles = {"0-5", "5-10"};
+    info_.executor = "lines";
+    info_.params = {{"input", "/x/in.txt"}};
+    info_.heartbeat_ms = 50;
+  }
+  void TearDown() override { fs::remove_all(base_); }
+  fs::path base_;
+  JobInfo info_;
+};
+
+TEST_F(JobDirTest, CreateThenOpenReadsTheSameJob) {
+  std::string root = (base_ / "job").string();
+  auto created = JobDir::Create(root, info_);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  for (auto p : {created->StagingDir(), created->CommittedDir(), created->LogsDir()}) EXPECT_TRUE(fs::is_directory(p)) << p;
+  auto opened = JobDir::Open(root);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->info().job_id, "dfw-test");
+  EXPECT_EQ(opened->info().bundles, info_.bundles);
+  EXPECT_EQ(opened->info().params.at("input"), "/x/in.txt");
+  EXPECT_EQ(opened->info().heartbeat_ms, 50);
+}
+
+TEST_F(JobDirTest, ExistingNonEmptyDirPointsAtResume) {
+  std::string root = (base_ / "job").string();
+  ASSERT_TRUE(JobDir::Create(root, info_).ok());
+  auto again = JobDir::Create(root, info_);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("--resume"), std::string::npos);
+}
+
+TEST_F(JobDirTest, UnwritableParentIsAClearIoError) {
+  auto d = JobDir::Create("/proc/dfw-cannot-create/job", info_);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kIoError);
+  EXPECT_NE(d.status().message().find("/proc/dfw-cannot-create"), std::string::npos) << d.status().message();
+}
+
+TEST_F(JobDirTest, OpenOfANonJobDirIsNotFound) {
+  auto d = JobDir::Open(base_.string());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(d.status().message().find("not a dfworker job dir"), std::string::npos);
+}
+
+TEST_F(JobDirTest, CorruptJobJsonIsDataLoss) {
+  fs::create_directories(base_ / "job");
+  std::ofstream(base_ / "job" / "job.json") << R"({"job_id": 3})";
+  auto d = JobDir::Open((base_ / "job").string());
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().code(), StatusCode::kDataLoss);
+}
+
+TEST_F(JobDirTest, SecondLockIsRefused) {
+  auto d = JobDir::Create((base_ / "job").string(), info_);
+  ASSERT_TRUE(d.ok());
+  auto first = JobLock::Acquire(*d);
+  ASSERT_TRUE(first.ok());
+  auto second = JobLock::Acquire(*d);
+  ASSERT_FALSE(second.ok());
+  EXPECT_NE(second.status().message().find("in use"), std::string::npos);
+}
+
+TEST_F(JobDirTest, LongRootGetsAShortSocketPath) {
+  auto d = JobDir::Create((base_ / std::string(120, 'x')).string(), info_);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_LT(d->SocketPath().size(), 100u);
+  EXPECT_EQ(d->SocketPath(), JobDir::Open(d->root())->SocketPath());
+}
+
+TEST_F(JobDirTest, PromoteMovesEverySinkFileAndRemovesTheLeaseDir) {
+  auto d = JobDir::Create((base_ / "job").string(), info_);
+  ASSERT_TRUE(d.ok());
+  std::string lease = d->LeaseStagingDir(4);
+  fs::create_directories(lease + "/out");
+  fs::create_directories(lease + "/errors");
+  std::ofstream(lease + "/out/bundle-0-5.done") << "a\nb\n";
+  std::ofstream(lease + "/errors/bundle-0-5.done") << "";
+  auto moved = PromoteStaged(lease, d->CommittedDir());
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(*moved, 2);
+  EXPECT_FALSE(fs::exists(lease));
+  EXPECT_EQ(*ReadWholeFile(d->CommittedDir() + "/out/bundle-0-5.done"), "a\nb\n");
+  EXPECT_TRUE(fs::exists(d->CommittedDir() + "/errors/bundle-0-5.done"));
+}
+
+TEST(LineChannel, CarriesLinesBothWaysAndReportsTheClose) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  LineChannel a(sv[0]);
+  {
+    LineChannel b(sv[1]);
+    ASSERT_TRUE(a.WriteLine("one").ok());
+    ASSERT_TRUE(a.WriteLine("two").ok());
+    EXPECT_EQ(*b.ReadLine(), "one");
+    EXPECT_EQ(*b.ReadLine(), "two");
+    ASSERT_TRUE(b.WriteLine("three").ok());
+    EXPECT_TRUE(a.ReadAvailable());
+    EXPECT_EQ(a.PopLine().value_or(""), "three");
+    EXPECT_FALSE(a.PopLine().has_value());
+  }
+  EXPECT_FALSE(a.ReadAvailable());
+  EXPECT_EQ(a.ReadLine().status().code(), StatusCode::kUnavailable);
+}
+
+TEST(LineChannel, ConnectingToNobodyIsUnavailableNamingThePath) {
+  auto fd = ConnectUnix("/tmp/dfw-nobody-listens-here.sock");
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(fd.status().message().find("dfw-nobody-listens-here"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dfw

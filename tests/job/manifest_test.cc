@@ -1,0 +1,82 @@
+#include "dfw/job/manifest.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dfw/job/job_dir.h"
+
+namespace dfw {
+namespace {
+
+class ManifestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("dfw_manifest_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "manifest.jsonl").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(ManifestTest, CommitsSurviveReopen) {
+  {
+    auto m = Manifest::Open(path_);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_TRUE(m->committed().empty());
+    ASSERT_TRUE(m->Append("0-10", 1, 1).ok());
+    ASSERT_TRUE(m->Append("10-20", 3, 7).ok());
+  }
+  auto m = Manifest::Open(path_);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->committed(), (std::set<std::string>{"0-10", "10-20"}));
+}
+
+TEST_F(ManifestTest, SecondCommitOfABundleIsRefused) {
+  auto m = Manifest::Open(path_);
+  ASSERT_TRUE(m.ok());
+  ASSERT_TRUE(m->Append("b", 1, 1).ok());
+  Status again = m->Append("b", 2, 2);
+  EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(again.message().find("'b'"), std::string::npos);
+}
+
+TEST_F(ManifestTest, TornLastLineIsNotACommitAndIsTruncated) {
+  {
+    std::ofstream f(path_);
+    f << "{\"bundle\":\"a\",\"attempt\":1,\"lease\":1}\n{\"bundle\":\"b\",\"att";
+  }
+  auto m = Manifest::Open(path_);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->committed(), (std::set<std::string>{"a"}));
+  ASSERT_TRUE(m->Append("b", 2, 5).ok());
+  auto again = Manifest::Open(path_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->committed(), (std::set<std::string>{"a", "b"}));
+}
+
+TEST_F(ManifestTest, CorruptCompleteLineIsDataLossNamingTheLine) {
+  {
+    std::ofstream f(path_);
+    f << "{\"bundle\":\"a\",\"attempt\":1,\"lease\":1}\nnot json\n";
+  }
+  auto m = Manifest::Open(path_);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(m.status().message().find("line 2"), std::string::npos) << m.status().message();
+}
+
+TEST_F(ManifestTest, UnwritableLocationIsAnIoError) {
+  auto m = Manifest::Open("/proc/dfw-no-such-dir/manifest.jsonl");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kIoError);
+}
+
+}  // namespace
+}  // namespace dfw

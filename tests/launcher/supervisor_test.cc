@@ -1,0 +1,92 @@
+#include "dfw/launcher/supervisor.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "dfw/launcher/progress.h"
+
+namespace dfw {
+namespace {
+
+// Records starts and signals; the test decides when a process ends.
+class FakeProcessLauncher final : public ProcessLauncher {
+ public:
+  Result<pid_t> Start(const ProcessSpec& spec) override {
+    if (fail_starts) return IoError("fork failed (fake)");
+    started.push_back(spec);
+    return next_pid++;
+  }
+  void Signal(pid_t pid, int signal) override { signals.emplace_back(pid, signal); }
+  std::vector<ProcessExit> ReapExited() override { return std::exchange(exits, {}); }
+
+  std::vector<ProcessSpec> started;
+  std::vector<std::pair<pid_t, int>> signals;
+  std::vector<ProcessExit> exits;
+  pid_t next_pid = 1000;
+  bool fail_starts = false;
+};
+
+ProcessSpec SpecFor(int i) {
+  ProcessSpec s;
+  s.argv = {"/bin/sdk", "--index", std::to_string(i)};
+  return s;
+}
+
+TEST(Supervisor, StartsOneProcessPerSlotWithItsIndex) {
+  FakeProcessLauncher fake;
+  Supervisor sup(fake, 3, SpecFor);
+  ASSERT_TRUE(sup.StartAll().ok());
+  ASSERT_EQ(fake.started.size(), 3u);
+  EXPECT_EQ(fake.started[2].argv.back(), "2");
+  EXPECT_EQ(sup.live(), 3);
+  EXPECT_EQ(sup.IndexOf(1001), 1);
+  EXPECT_EQ(sup.PidOf(2), 1002);
+}
+
+TEST(Supervisor, ExitFreesTheSlotAndRestartFillsIt) {
+  FakeProcessLauncher fake;
+  Supervisor sup(fake, 2, SpecFor);
+  ASSERT_TRUE(sup.StartAll().ok());
+  ProcessExit e{1001, DecodeWaitStatus(SIGKILL)};
+  EXPECT_EQ(sup.OnExit(e), 1);
+  EXPECT_EQ(sup.live(), 1);
+  EXPECT_FALSE(sup.OnExit(ProcessExit{4242, {}}).has_value()) << "not ours";
+  ASSERT_TRUE(sup.Restart(1).ok());
+  EXPECT_EQ(sup.PidOf(1), 1002);
+  EXPECT_EQ(sup.restarts(), 1);
+  EXPECT_EQ(sup.Restart(1).code(), StatusCode::kFailedPrecondition) << "slot already has a live process";
+}
+
+TEST(Supervisor, SignalAllReachesOnlyLiveProcesses) {
+  FakeProcessLauncher fake;
+  Supervisor sup(fake, 3, SpecFor);
+  ASSERT_TRUE(sup.StartAll().ok());
+  sup.OnExit(ProcessExit{1000, {}});
+  sup.SignalAll(SIGTERM);
+  EXPECT_EQ(fake.signals, (std::vector<std::pair<pid_t, int>>{{1001, SIGTERM}, {1002, SIGTERM}}));
+}
+
+TEST(Supervisor, StartFailureIsReturned) {
+  FakeProcessLauncher fake;
+  fake.fail_starts = true;
+  Supervisor sup(fake, 1, SpecFor);
+  Status s = sup.StartAll();
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_EQ(sup.live(), 0);
+}
+
+TEST(Progress, FormatsCountsRateEtaProcessesAndRetries) {
+  struct Case {
+    ProgressState s;
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {{5, 10, 1000, 2.0, 5, 4, 1}, "bundles 5/10 (50%) | 500 records/s | ETA 2s | 4 processes | 1 retry"},
+      {{0, 8, 0, 0.0, 0, 1, 0}, "bundles 0/8 (0%) | 0 records/s | ETA - | 1 process | 0 retries"},
+      {{8, 8, 80, 4.0, 4, 0, 2}, "bundles 8/8 (100%) | 20 records/s | ETA 0s | 0 processes | 2 retries"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(FormatProgress(c.s), c.expect);
+}
+
+}  // namespace
+}  // namespace dfw
