@@ -21,4 +21,7 @@ struct CliContext {
 // `dfworker run PIPELINE.yaml [pipeline flags] [--dry_run] [--format=text|json] [--log_level=L]`.
 void AddRunCommand(CLI::App& app, CliContext& context);
 
+// Hidden `dfworker mps status|quit|daemon --job_dir D` (mps_command.cc).
+void AddMpsCommand(CLI::App& app, CliContext& context);
+
 }  // namespace dfw::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dfw::cli::CliContext context;
   dfw::cli::AddRunCommand(app, context);
+  dfw::cli::AddMpsCommand(app, context);
 
   std::vector<std::string> args(argv + 1, argv + argc);
   dfw::cli::SplitArgs split = dfw::cli::SplitPipelineArgs(app, args);
