@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <thread>
 
@@ -131,6 +132,26 @@ TEST_F(NvidiaMpsTest, ReportsAFailedStartAndAMissingProgram) {
   Result<std::unique_ptr<MpsController>> fallback = MakeMpsController("auto", options_);
   ASSERT_TRUE(fallback.ok());
   EXPECT_EQ((*fallback)->kind(), "emulated");
+}
+
+// The real daemon, on a machine with a GPU: scripts/gpu-check.sh sets DFW_TEST_MPS_CONTROL to the
+// path of nvidia-cuda-mps-control. Skipped everywhere else.
+TEST_F(NvidiaMpsTest, RealDaemonStartsAnswersAndQuits) {
+  const char* real = std::getenv("DFW_TEST_MPS_CONTROL");
+  if (real == nullptr || *real == '\0') GTEST_SKIP() << "DFW_TEST_MPS_CONTROL not set (no real MPS daemon here)";
+  options_.control_program = real;
+  Result<std::unique_ptr<MpsController>> mps = MakeNvidiaMpsController(options_);
+  ASSERT_TRUE(mps.ok()) << mps.status().ToString();
+  Status started = (*mps)->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  pid_t daemon = (*mps)->daemon_pid();
+  ASSERT_GT(daemon, 0);
+  EXPECT_TRUE((*mps)->HealthCheck().ok());
+  Result<std::vector<MpsClientInfo>> clients = (*mps)->ListClients();
+  EXPECT_TRUE(clients.ok()) << clients.status().ToString();
+  ASSERT_TRUE((*mps)->Quit().ok());
+  EXPECT_TRUE(Eventually([&] { return !ProcessAlive(daemon, 0); }));
+  std::cout << "control.log:\n" << Log();
 }
 
 }  // namespace
