@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# One prepared GPU check (< 8 minutes on one GPU, 16 cores). Run it on a machine with an NVIDIA
+# GPU; every step prints PASS, FAIL or SKIP (with the reason), and a step whose piece is not built
+# yet or whose hardware is absent is skipped rather than failing the script. Exit status: the
+# number of failed steps (0 = all passed or skipped).
+#
+#   bash scripts/gpu-check.sh                # build in build-gpu, run every step
+#   DFW_GPU_CHECK_BUILD=build-x bash scripts/gpu-check.sh
+#   DFW_GPU_CHECK_PIPELINE=path.yaml DFW_GPU_CHECK_RECORDS=N  # the 8-process pipeline step
+#
+# Steps: 1 GPU and driver facts; 2 configure + build with -DDFW_WITH_CUDA=ON; 3 backend parity
+# tests (the CUDA rows must run, not skip); 4 device tests (ledger, MPS controllers) including the
+# real-daemon test; 5 a real MPS daemon in a temp dir with the parity tests as its client; 6 a
+# pipeline with 8 SDK processes without and with MPS: measured GPU memory vs the plan, throughput.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${DFW_GPU_CHECK_BUILD:-build-gpu}
+JOBS=$(nproc)
+FAILED=0
+TMP=$(mktemp -d /tmp/dfw-gpu-check.XXXXXX)
+MPS_PIPE=""
+# shellcheck disable=SC2317  # invoked by the EXIT trap
+cleanup() {
+  if [ -n "$MPS_PIPE" ] && [ -e "$MPS_PIPE/nvidia-cuda-mps-control.pid" ]; then
+    echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE CUDA_MPS_LOG_DIRECTORY=$TMP/mps-log nvidia-cuda-mps-control >/dev/null 2>&1
+  fi
+  [ -n "${SAMPLER:-}" ] && kill "$SAMPLER" 2>/dev/null
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+say() { printf '\n== %s\n' "$*"; }
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; FAILED=$((FAILED + 1)); }
+skip() { echo "SKIP: $*"; }
+
+HAVE_GPU=0
+say "1. GPU and driver"
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  HAVE_GPU=1
+  nvidia-smi --query-gpu=index,name,compute_cap,memory.total,driver_version --format=csv
+  pass "nvidia-smi sees $(nvidia-smi -L | wc -l) GPU(s)"
+else
+  skip "no NVIDIA GPU or driver here (nvidia-smi missing or failing); GPU rows below will skip"
+fi
+
+say "2. configure + build with CUDA ($BUILD)"
+BUILT=()
+if ! timeout 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDFW_WITH_CUDA=ON -DDFW_BENCH=OFF \
+     >"$TMP/configure.log" 2>&1; then
+  tail -20 "$TMP/configure.log"
+  fail "configure with -DDFW_WITH_CUDA=ON"
+else
+  for t in dfw_backend_cuda dfw_backend_tests dfw_device_tests dfworker; do
+    if timeout 300 cmake --build "$BUILD" -j"$JOBS" --target "$t" >"$TMP/build-$t.log" 2>&1; then
+      BUILT+=("$t")
+      pass "built $t"
+    elif grep -q "unknown target" "$TMP/build-$t.log"; then
+      skip "$t: no such target yet"
+    else
+      tail -15 "$TMP/build-$t.log"
+      fail "build $t"
+    fi
+  done
+fi
+built() { [[ " ${BUILT[*]} " == *" $1 "* ]]; }
+
+say "3. backend parity (CPU reference vs CUDA)"
+if ! built dfw_backend_tests; then
+  skip "dfw_backend_tests not built"
+else
+  export DFW_CUDA_BACKEND_PATH="$PWD/$BUILD/src/backend/cuda/libdfw_backend_cuda.so"
+  timeout 300 "$BUILD/tests/backend/dfw_backend_tests" --gtest_filter='*Parity*' >"$TMP/parity.log" 2>&1
+  rc=$?
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$TMP/parity.log" | sort | uniq -c | head -40
+  skipped=$(grep -c '^\[  SKIPPED \] AllCases/.*cuda_' "$TMP/parity.log")
+  if [ $rc -ne 0 ]; then
+    grep -E 'Failure|got .* reference' "$TMP/parity.log" | head -20
+    fail "parity tests (exit $rc)"
+  elif [ "$HAVE_GPU" = 1 ] && [ "$skipped" -gt 0 ]; then
+    grep -m1 "unavailable" "$TMP/parity.log"
+    fail "a GPU is present but $skipped CUDA rows skipped"
+  elif [ "$HAVE_GPU" = 1 ]; then
+    pass "parity: CUDA rows ran and matched the CPU reference"
+  else
+    skip "parity: CPU rows passed; CUDA rows skipped (no GPU): $(grep -m1 -o "unavailable: .*" "$TMP/parity.log" | cut -c1-160)"
+  fi
+fi
+
+say "4. device tests (ledger, emulated + nvidia MPS controllers)"
+MPS_CONTROL=$(command -v nvidia-cuda-mps-control || true)
+if ! built dfw_device_tests; then
+  skip "dfw_device_tests not built"
+else
+  if DFW_TEST_MPS_CONTROL="$MPS_CONTROL" timeout 180 "$BUILD/tests/device/dfw_device_tests" >"$TMP/device.log" 2>&1; then
+    pass "device tests: $(grep -E '^\[  PASSED' "$TMP/device.log")"
+    grep -A8 "RealDaemonStartsAnswersAndQuits" "$TMP/device.log" | grep -E "OK|SKIPPED|Control" | head -10
+  else
+    grep -E 'Failure|FAILED' "$TMP/device.log" | head -20
+    fail "device tests"
+  fi
+fi
+
+say "5. real MPS daemon in a private temp dir"
+if [ -z "$MPS_CONTROL" ]; then
+  skip "nvidia-cuda-mps-control not on PATH"
+elif [ "$HAVE_GPU" = 0 ]; then
+  skip "no GPU"
+else
+  MPS_PIPE=$TMP/mps-pipe
+  mkdir -p "$MPS_PIPE" "$TMP/mps-log" && chmod 0700 "$MPS_PIPE" "$TMP/mps-log"
+  export CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE CUDA_MPS_LOG_DIRECTORY=$TMP/mps-log
+  if timeout 30 nvidia-cuda-mps-control -d; then
+    sleep 1
+    echo get_server_list | timeout 10 nvidia-cuda-mps-control
+    if built dfw_backend_tests; then
+      # The parity tests are an MPS client: their CUDA context goes through the daemon.
+      timeout 180 "$BUILD/tests/backend/dfw_backend_tests" --gtest_filter='*Parity*cuda_gemm*' >"$TMP/mps-client.log" 2>&1
+      echo "client run: $(grep -E '^\[  (PASSED|FAILED)' "$TMP/mps-client.log" | tr '\n' ' ')"
+    fi
+    echo quit | timeout 10 nvidia-cuda-mps-control
+    sleep 1
+    tail -15 "$TMP/mps-log/control.log" 2>/dev/null
+    if grep -q "NEW CLIENT\|New client" "$TMP/mps-log/control.log" "$TMP/mps-log/server.log" 2>/dev/null; then
+      pass "MPS daemon started, served a client, quit"
+    else
+      fail "MPS daemon ran but control.log shows no client"
+    fi
+    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  else
+    fail "nvidia-cuda-mps-control -d failed"
+  fi
+fi
+
+say "6. pipeline with 8 SDK processes, without and with MPS"
+PIPELINE=${DFW_GPU_CHECK_PIPELINE:-examples/gpu_check/pipeline.yaml}
+RECORDS=${DFW_GPU_CHECK_RECORDS:-}
+ACCEL="type:nvidia-l4;count:1;install-nvidia-driver"
+if ! built dfworker; then
+  skip "dfworker not built"
+elif [ ! -f "$PIPELINE" ]; then
+  skip "no pipeline at $PIPELINE (set DFW_GPU_CHECK_PIPELINE)"
+elif ! "$BUILD/src/cli/dfworker" run --help 2>&1 | grep -q -- "--job_dir"; then
+  skip "dfworker run cannot execute pipelines yet (dry run only)"
+elif [ "$HAVE_GPU" = 0 ]; then
+  skip "no GPU"
+else
+  for mode in no_mps mps; do
+    opts="$ACCEL"
+    [ "$mode" = mps ] && opts="$ACCEL;use_nvidia_mps"
+    flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$opts" --accelerator_backend=cuda)
+    echo "-- $mode: plan"
+    "$BUILD/src/cli/dfworker" run "$PIPELINE" "${flags[@]}" --dry_run 2>&1 | grep -i -E "memory|process|copies|mps" | head -12
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$TMP/mem-$mode.log" 2>/dev/null &
+    SAMPLER=$!
+    start=$(date +%s.%N)
+    timeout 150 "$BUILD/src/cli/dfworker" run "$PIPELINE" "${flags[@]}" --job_dir "$TMP/job-$mode" >"$TMP/run-$mode.log" 2>&1
+    rc=$?
+    end=$(date +%s.%N)
+    kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; SAMPLER=""
+    secs=$(echo "$end - $start" | bc)
+    peak=$(sort -n "$TMP/mem-$mode.log" | tail -1)
+    echo "-- $mode: exit $rc, ${secs}s, peak GPU memory used ${peak:-?} MiB (nvidia-smi, whole device)"
+    [ -n "$RECORDS" ] && echo "-- $mode: throughput $(echo "scale=1; $RECORDS / $secs" | bc) records/s"
+    if [ $rc -eq 0 ]; then pass "pipeline ($mode)"; else tail -10 "$TMP/run-$mode.log"; fail "pipeline ($mode)"; fi
+  done
+fi
+
+say "summary"
+echo "$FAILED failed step(s)"
+exit "$FAILED"
