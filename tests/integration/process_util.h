@@ -1,0 +1,35 @@
+// Helpers for real-process tests: start the fake-job binary, wait for it, look at /proc.
+// Waits are bounded by generous limits that only guard against hangs; no test asserts a duration.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dfw::testing {
+
+struct Started {
+  pid_t pid = 0;
+  std::string stderr_path;
+};
+
+// Starts `argv` (argv[0] a path) in a new process group with `env` added ("K=V"), stdout and
+// stderr to `stderr_path`.
+Started StartProcess(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                     const std::string& stderr_path);
+// Waits for `pid` (up to `limit_s`; then SIGKILLs its group and returns -1). Returns the exit code,
+// or 128+signal when killed.
+int WaitExit(pid_t pid, int limit_s = 120);
+// Polls `done` every 10 ms for up to `limit_s`; returns its last value.
+bool WaitFor(const std::function<bool()>& done, int limit_s = 60);
+// PIDs whose parent is `parent`.
+std::vector<pid_t> ChildrenOf(pid_t parent);
+// PIDs (not zombies) whose command line contains `needle`.
+std::vector<pid_t> ProcessesMentioning(const std::string& needle);
+std::string ReadFile(const std::string& path);
+int CountLines(const std::string& path);
+
+}  // namespace dfw::testing
