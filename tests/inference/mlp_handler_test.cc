@@ -1,0 +1,308 @@
+// The MLP handler against a naive reference (loops in double), for several shapes, activations and
+// weight dtypes; model/config disagreements; per-example checks; Beam's sharing rule.
+#include "dfw/inference/mlp_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "inference/mlp_test_util.h"
+
+namespace dfw {
+namespace {
+
+using testing_util::RawTensor;
+using testing_util::SafetensorsBytes;
+using testing_util::TempDir;
+using testing_util::WriteFile;
+
+// Exactly representable values for each dtype, so the reference sees the same weights.
+float RandomWeight(std::mt19937& rng, const std::string& dtype) {
+  // k / 2^p with |k| <= 2^p fits F16's 11-bit and BF16's 8-bit significands exactly.
+  if (dtype == "F16") return static_cast<float>(std::uniform_int_distribution<int>(-1024, 1024)(rng)) / 1024.0f;
+  if (dtype == "BF16") return static_cast<float>(std::uniform_int_distribution<int>(-128, 128)(rng)) / 128.0f;
+  return std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+}
+
+std::string Encode(const std::vector<float>& v, const std::string& dtype) {
+  if (dtype == "F32") return testing_util::F32Bytes(v);
+  std::string out;
+  for (float f : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    uint16_t h;
+    if (dtype == "BF16") {
+      h = static_cast<uint16_t>(bits >> 16);
+    } else if (f == 0.0f) {
+      h = static_cast<uint16_t>((bits >> 16) & 0x8000);
+    } else {  // normal, exactly representable (see RandomWeight)
+      const uint32_t exp = ((bits >> 23) & 0xff) - 127 + 15;
+      h = static_cast<uint16_t>(((bits >> 16) & 0x8000) | (exp << 10) | ((bits & 0x7fffff) >> 13));
+    }
+    out.append(reinterpret_cast<const char*>(&h), 2);
+  }
+  return out;
+}
+
+struct Layer {
+  int out;
+  const char* act;
+};
+
+struct MlpCase {
+  const char* name;
+  int input_dim;
+  std::vector<Layer> layers;
+  bool softmax;
+  const char* dtype;
+  int batch;
+};
+
+double Act(const std::string& a, double x) {
+  if (a == "relu") return x > 0 ? x : 0;
+  if (a == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  if (a == "gelu_new") return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  if (a == "tanh") return std::tanh(x);
+  if (a == "sigmoid") return 1 / (1 + std::exp(-x));
+  return x;
+}
+
+// Writes a model dir for `c`; returns the float weights for the reference.
+struct Written {
+  std::vector<std::vector<float>> w, b;
+};
+
+Written WriteModel(const MlpCase& c, const std::string& dir) {
+  std::mt19937 rng(123);
+  Written out;
+  std::vector<RawTensor> tensors;
+  std::string cfg = R"({"model_type":"mlp","input_dim":)" + std::to_string(c.input_dim) + R"(,"layers":[)";
+  int in = c.input_dim;
+  for (std::size_t i = 0; i < c.layers.size(); ++i) {
+    const std::string name = "l" + std::to_string(i);
+    std::vector<float> w(c.layers[i].out * in), b(c.layers[i].out);
+    for (float& x : w) x = RandomWeight(rng, c.dtype);
+    for (float& x : b) x = RandomWeight(rng, c.dtype);
+    tensors.push_back({name + ".weight", c.dtype, {c.layers[i].out, in}, Encode(w, c.dtype)});
+    tensors.push_back({name + ".bias", c.dtype, {c.layers[i].out}, Encode(b, c.dtype)});
+    out.w.push_back(w);
+    out.b.push_back(b);
+    cfg += (i ? "," : "") + std::string(R"({"name":")") + name + R"(","out_features":)" +
+           std::to_string(c.layers[i].out) + R"(,"activation":")" + c.layers[i].act + "\"}";
+    in = c.layers[i].out;
+  }
+  cfg += std::string(R"(],"output":")") + (c.softmax ? "softmax" : "none") + "\"}";
+  WriteFile(dir + "/config.json", cfg);
+  WriteFile(dir + "/model.safetensors", SafetensorsBytes(tensors));
+  return out;
+}
+
+std::unique_ptr<ModelHandler> MakeHandler(const std::string& dir) {
+  ModelHandlerOptions o;
+  o.model_path = dir;
+  o.input_field = "x";
+  auto h = MakeModelHandler(kMlpHandlerType, o);
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  return h.ok() ? std::move(h).value() : nullptr;
+}
+
+class MlpNumerics : public ::testing::TestWithParam<MlpCase> {};
+
+TEST_P(MlpNumerics, MatchesNaiveLoopsWithin1e5Relative) {
+  const MlpCase& c = GetParam();
+  TempDir dir;
+  Written wts = WriteModel(c, dir.path());
+  auto handler = MakeHandler(dir.path());
+  ASSERT_NE(handler, nullptr);
+  auto model = handler->LoadModel();
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ((*model)->device(), "cpu");
+
+  std::mt19937 rng(7);
+  std::vector<Value> examples;
+  for (int r = 0; r < c.batch; ++r) {
+    List xs;
+    for (int j = 0; j < c.input_dim; ++j) {
+      // Mix ints and floats: both are numbers.
+      xs.push_back(j % 5 == 0 ? Value::Int(std::uniform_int_distribution<int>(-3, 3)(rng))
+                              : Value::Float(std::uniform_real_distribution<double>(-2, 2)(rng)));
+    }
+    examples.push_back(Value::FromList(std::move(xs)));
+  }
+  std::vector<const Value*> batch;
+  for (const Value& v : examples) batch.push_back(&v);
+  // Run twice with different batch sizes: the reused workspace must not leak state.
+  std::vector<Value> preds;
+  ASSERT_TRUE((*model)->RunInference(std::span(batch).first(1), preds).ok());
+  preds.clear();
+  ASSERT_TRUE((*model)->RunInference(batch, preds).ok());
+  ASSERT_EQ(preds.size(), batch.size());
+  EXPECT_EQ((*model)->GetNumBytes(batch), int64_t{c.batch} * c.input_dim * 4);
+
+  for (int r = 0; r < c.batch; ++r) {
+    std::vector<double> x;
+    for (const Value& v : examples[r].as_list()) x.push_back(static_cast<float>(*v.AsNumber()));
+    for (std::size_t l = 0; l < c.layers.size(); ++l) {
+      const int in = static_cast<int>(x.size()), out = c.layers[l].out;
+      std::vector<double> y(out);
+      for (int o = 0; o < out; ++o) {
+        double acc = wts.b[l][o];
+        for (int i = 0; i < in; ++i) acc += double(wts.w[l][o * in + i]) * x[i];
+        y[o] = Act(c.layers[l].act, acc);
+      }
+      x = y;
+    }
+    if (c.softmax) {
+      double mx = *std::max_element(x.begin(), x.end()), sum = 0;
+      for (double& v : x) sum += (v = std::exp(v - mx));
+      for (double& v : x) v /= sum;
+    }
+    const List& got = preds[r].as_list();
+    ASSERT_EQ(got.size(), x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) {
+      EXPECT_NEAR(got[j].as_float(), x[j], 1e-5 * std::max(1.0, std::fabs(x[j]))) << "row " << r << " output " << j;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, MlpNumerics,
+    ::testing::Values(MlpCase{"TinyReluSoftmaxF32", 3, {{4, "relu"}, {2, "none"}}, true, "F32", 5},
+                      MlpCase{"WideGeluF32", 30, {{64, "gelu"}, {64, "gelu_new"}, {3, "none"}}, true, "F32", 37},
+                      MlpCase{"TanhRegressorF32", 8, {{16, "tanh"}, {1, "linear"}}, false, "F32", 9},
+                      MlpCase{"SigmoidF16", 13, {{32, "sigmoid"}, {5, "none"}}, true, "F16", 17},
+                      MlpCase{"ReluBF16", 64, {{128, "relu"}, {32, "relu"}, {10, "none"}}, true, "BF16", 33},
+                      MlpCase{"SingleLayerF16", 4, {{6, "none"}}, false, "F16", 1},
+                      MlpCase{"ReluF32Deep", 64, {{128, "relu"}, {32, "relu"}, {10, "none"}}, true, "F32", 33},
+                      MlpCase{"ReluBF16Small", 4, {{3, "relu"}}, false, "BF16", 2}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(MlpHandler, ExampleChecksNameTheProblem) {
+  TempDir dir;
+  WriteModel(MlpCase{"m", 3, {{2, "relu"}}, false, "F32", 1}, dir.path());
+  auto handler = MakeHandler(dir.path());
+  ASSERT_NE(handler, nullptr);
+  auto model = handler->LoadModel();
+  ASSERT_TRUE(model.ok());
+  struct Bad {
+    Value v;
+    const char* message;
+  };
+  const std::vector<Bad> bad = {
+      {Value::String("1,2,3"), "expected a list of 3 numbers, got str"},
+      {Value::FromList({Value::Int(1), Value::Int(2)}), "expected a list of 3 numbers, got a list of 2"},
+      {Value::FromList({Value::Int(1), Value::String("x"), Value::Int(2)}), "element 1 is str \"x\", expected a number"},
+      {Value::FromList({Value::Int(1), Value(), Value::Int(2)}), "element 1 is None null, expected a number"},
+      {Value::FromList({Value::Bool(true), Value::Int(1), Value::Int(2)}), "element 0 is bool"},
+  };
+  for (const Bad& b : bad) {
+    Status s = (*model)->CheckExample(b.v);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find(b.message), std::string::npos) << s.message();
+  }
+  EXPECT_TRUE((*model)->CheckExample(Value::FromList({Value::Int(1), Value::Float(2.5), Value::Int(-3)})).ok());
+}
+
+struct Disagreement {
+  const char* name;
+  std::string config;
+  std::vector<RawTensor> tensors;
+  const char* message;
+};
+
+TEST(MlpHandler, ConfigAndWeightsDisagreeingIsALoadError) {
+  const std::string f8(8, '\0'), f24(24, '\0');
+  const std::string cfg = R"({"model_type":"mlp","input_dim":3,"layers":[{"name":"fc","out_features":2}]})";
+  const std::vector<Disagreement> cases = {
+      {"MissingBias", cfg, {{"fc.weight", "F32", {2, 3}, f24}}, "weights have no tensor 'fc.bias' (expected shape [2])"},
+      {"WrongShape", cfg, {{"fc.weight", "F32", {3, 2}, f24}, {"fc.bias", "F32", {2}, f8}},
+       "tensor 'fc.weight' has shape [3, 2] but config.json implies [2, 3]"},
+      {"IntDtype", cfg, {{"fc.weight", "I32", {2, 3}, f24}, {"fc.bias", "F32", {2}, f8}},
+       "has dtype I32; the MLP handler supports F32, F16, BF16"},
+      {"UnknownActivation", R"({"model_type":"mlp","input_dim":3,"layers":[{"name":"fc","out_features":2,"activation":"rellu"}]})",
+       {}, "unknown activation 'rellu' (did you mean 'relu'?)"},
+      {"WrongType", R"({"model_type":"bert","input_dim":3,"layers":[]})", {}, "this handler supports 'mlp'"},
+      {"LabelsCount", R"({"model_type":"mlp","input_dim":3,"layers":[{"name":"fc","out_features":2}],"labels":["a"]})",
+       {}, "1 labels for 2 outputs"},
+      {"UnknownKey", R"({"model_type":"mlp","input_dim":3,"layer":[]})", {}, "unknown key 'layer' (did you mean 'layers'?)"},
+      {"NotJson", "{", {}, "not valid JSON"},
+  };
+  for (const Disagreement& c : cases) {
+    TempDir dir;
+    WriteFile(dir.File("config.json"), c.config);
+    WriteFile(dir.File("model.safetensors"), SafetensorsBytes(c.tensors));
+    ModelHandlerOptions o;
+    o.model_path = dir.path();
+    o.input_field = "x";
+    auto h = MakeModelHandler(kMlpHandlerType, o);
+    ASSERT_FALSE(h.ok()) << c.name;
+    EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument) << c.name;
+    EXPECT_NE(h.status().message().find(c.message), std::string::npos) << c.name << ": " << h.status().message();
+  }
+}
+
+TEST(ModelHandler, UnknownTypeAndKeysAndOptionsAreRejected) {
+  ModelHandlerOptions o;
+  o.model_path = "/nonexistent";
+  o.input_field = "x";
+  auto h = MakeModelHandler("MlpModelHandlerSafetensor", o);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("did you mean 'MlpModelHandlerSafetensors'"), std::string::npos)
+      << h.status().message();
+  o.extra.Append("inference_batch_size", Value::Int(8));  // Beam PR #39953: must not be ignored
+  h = MakeModelHandler(kMlpHandlerType, o);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("unknown config key 'inference_batch_size'"), std::string::npos);
+  o.extra = Row();
+  o.device = "TPU";
+  h = MakeModelHandler(kMlpHandlerType, o);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("'TPU' is not allowed; allowed: CPU, GPU"), std::string::npos);
+  o.device = "CPU";
+  o.batching.min_batch_size = 9;
+  o.batching.max_batch_size = 3;
+  h = MakeModelHandler(kMlpHandlerType, o);
+  ASSERT_FALSE(h.ok());
+  EXPECT_NE(h.status().message().find("min_batch_size 9 is greater than max_batch_size 3"), std::string::npos);
+}
+
+TEST(ModelHandler, BeamSharingRule) {
+  TempDir dir;
+  WriteModel(MlpCase{"m", 3, {{2, "relu"}}, false, "F32", 1}, dir.path());
+  struct Row_ {
+    bool large_model;
+    std::optional<int64_t> copies;
+    bool share;
+    int64_t model_copies;
+  };
+  for (const Row_& r : std::vector<Row_>{{false, std::nullopt, false, 1}, {true, std::nullopt, true, 1},
+                                         {false, 3, true, 3}, {true, 2, true, 2}, {false, 0, true, 1}}) {
+    ModelHandlerOptions o;
+    o.model_path = dir.path();
+    o.input_field = "x";
+    o.large_model = r.large_model;
+    o.model_copies = r.copies;
+    auto h = MakeModelHandler(kMlpHandlerType, o);
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ((*h)->ShareModelAcrossProcesses(), r.share);
+    EXPECT_EQ((*h)->ModelCopies(), r.model_copies);
+    EXPECT_EQ((*h)->MetricsNamespace(), "RunInference");
+    EXPECT_EQ((*h)->ModelId(), dir.path());
+  }
+}
+
+TEST(HalfFloats, ConvertExactly) {
+  EXPECT_EQ(HalfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(HalfToFloat(0xc000), -2.0f);
+  EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
+  EXPECT_EQ(HalfToFloat(0x03ff), std::ldexp(1023.0f, -24));
+  EXPECT_EQ(HalfToFloat(0x7bff), 65504.0f);
+  EXPECT_TRUE(std::isinf(HalfToFloat(0x7c00)));
+  EXPECT_TRUE(std::isnan(HalfToFloat(0x7e00)));
+  EXPECT_EQ(BFloat16ToFloat(0x3f80), 1.0f);
+  EXPECT_EQ(BFloat16ToFloat(0xc040), -3.0f);
+}
+
+}  // namespace
+}  // namespace dfw
