@@ -1,7 +1,8 @@
 // `dfworker mps ...` (hidden): inspect and drive a job's MPS daemon.
 //   mps status --job_dir D      clients, limits and GPU memory of a running job
 //   mps quit --job_dir D        stop the job's emulated daemon
-//   mps daemon --job_dir D ...  run the emulated daemon in the foreground (for debugging)
+//   mps daemon --job_dir D ...  run the emulated daemon in the foreground (debugging, and what
+//                               the launcher execs through MpsDaemonOptions::daemon_command)
 #include <iostream>
 
 #include "commands.h"
@@ -17,6 +18,8 @@ namespace {
 
 struct MpsFlags {
   std::string job_dir;
+  std::string pipe_dir, log_dir;  // daemon: override <job_dir>/mps/{pipe,log}
+  int ready_fd = -1;              // daemon: where to write "ready" (set by the MPS controller)
   int max_clients = 48;
   double thread_percentage = 100;
   std::string pinned_mem_limit;
@@ -29,7 +32,12 @@ int Fail(const Status& s) {
 
 int Daemon(const MpsFlags& f) {
   device::MpsDaemonOptions o;
-  o.dirs = device::MpsDirsForJob(f.job_dir);
+  if (f.job_dir.empty() && (f.pipe_dir.empty() || f.log_dir.empty())) {
+    return Fail(InvalidArgument("mps daemon needs --job_dir, or both --pipe_dir and --log_dir"));
+  }
+  if (!f.job_dir.empty()) o.dirs = device::MpsDirsForJob(f.job_dir);
+  if (!f.pipe_dir.empty()) o.dirs.pipe_dir = f.pipe_dir;
+  if (!f.log_dir.empty()) o.dirs.log_dir = f.log_dir;
   o.max_clients_per_device = f.max_clients;
   if (f.thread_percentage != 100) o.default_active_thread_percentage = f.thread_percentage;
   if (!f.pinned_mem_limit.empty()) {
@@ -37,9 +45,11 @@ int Daemon(const MpsFlags& f) {
     if (!bytes.ok()) return Fail(bytes.status().WithContext("--pinned_mem_limit"));
     o.default_pinned_mem_limit_bytes = *bytes;
   }
-  std::cerr << "dfworker: emulated MPS daemon on " << o.dirs.pipe_dir << " (log " << o.dirs.log_dir
-            << "/control.log); stop with `dfworker mps quit --job_dir " << f.job_dir << "`\n";
-  return device::RunEmulatedMpsDaemon(o, -1);
+  if (f.ready_fd < 0) {
+    std::cerr << "dfworker: emulated MPS daemon on " << o.dirs.pipe_dir << " (log " << o.dirs.log_dir
+              << "/control.log); stop it with `dfworker mps quit --job_dir D` or Ctrl-C\n";
+  }
+  return device::RunEmulatedMpsDaemon(o, f.ready_fd);
 }
 
 }  // namespace
@@ -70,7 +80,10 @@ void AddMpsCommand(CLI::App& app, CliContext& context) {
   });
 
   CLI::App* daemon = mps->add_subcommand("daemon", "Run the emulated MPS daemon in the foreground");
-  daemon->add_option("--job_dir", flags->job_dir, "The job directory (pipe and log dirs go under <job_dir>/mps)")->required();
+  daemon->add_option("--job_dir", flags->job_dir, "The job directory (pipe and log dirs go under <job_dir>/mps)");
+  daemon->add_option("--pipe_dir", flags->pipe_dir, "CUDA_MPS_PIPE_DIRECTORY (instead of <job_dir>/mps/pipe)");
+  daemon->add_option("--log_dir", flags->log_dir, "CUDA_MPS_LOG_DIRECTORY (instead of <job_dir>/mps/log)");
+  daemon->add_option("--ready_fd", flags->ready_fd, "File descriptor to report readiness on (set by the launcher)");
   daemon->add_option("--max_clients", flags->max_clients, "MPS clients the device takes (48 Volta+, 16 before)")
       ->check(CLI::Range(1, 1024));
   daemon->add_option("--thread_percentage", flags->thread_percentage, "Default active thread percentage")

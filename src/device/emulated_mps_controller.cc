@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include <fmt/format.h>
+
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_controller.h"
@@ -45,6 +47,14 @@ class EmulatedMpsController final : public MpsController {
     if (pid_ != 0) return FailedPrecondition("the emulated MPS daemon is already running (pid " + std::to_string(pid_) + ")");
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
+    // Everything an exec needs is built before fork; the child then calls only async-signal-safe
+    // functions on that path.
+    std::vector<std::string> argv = DaemonArgv();
+    std::vector<char*> cargv;
+    for (std::string& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    const std::string exec_error = "error: cannot exec the MPS daemon command '" +
+                                   (argv.empty() ? std::string() : argv[0]) + "'\n";
     pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -59,9 +69,12 @@ class EmulatedMpsController final : public MpsController {
       sigemptyset(&set);
       for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
       ::sigprocmask(SIG_BLOCK, &set, nullptr);  // delivered through the daemon's signalfd
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (::getppid() != parent) ::_exit(1);  // the parent died before prctl
-      ::_exit(RunEmulatedMpsDaemon(options_, ready[1]));
+      ::prctl(PR_SET_PDEATHSIG, SIGTERM);       // kept across exec
+      if (::getppid() != parent) ::_exit(1);    // the parent died before prctl
+      if (argv.empty()) ::_exit(RunEmulatedMpsDaemon(options_, ready[1]));
+      if (::dup2(ready[1], kReadyFd) == kReadyFd) ::execv(cargv[0], cargv.data());  // dup2 clears CLOEXEC
+      if (::write(ready[1], exec_error.data(), exec_error.size()) < 0) ::_exit(127);
+      ::_exit(127);
     }
     ::close(ready[1]);
     pid_ = pid;
@@ -140,6 +153,24 @@ class EmulatedMpsController final : public MpsController {
                          std::to_string(grace_ms) + " ms of quit; killed");
     }
     return Status::OK();
+  }
+
+  static constexpr int kReadyFd = 3;
+
+  // The exec'd daemon's argv (empty: run in the forked child).
+  std::vector<std::string> DaemonArgv() const {
+    std::vector<std::string> argv = options_.daemon_command;
+    if (argv.empty()) return argv;
+    argv.insert(argv.end(), {"--pipe_dir", options_.dirs.pipe_dir, "--log_dir", options_.dirs.log_dir,
+                             "--max_clients", std::to_string(options_.max_clients_per_device)});
+    if (options_.default_active_thread_percentage) {
+      argv.insert(argv.end(), {"--thread_percentage", fmt::format("{}", *options_.default_active_thread_percentage)});
+    }
+    if (options_.default_pinned_mem_limit_bytes) {
+      argv.insert(argv.end(), {"--pinned_mem_limit", std::to_string(*options_.default_pinned_mem_limit_bytes)});
+    }
+    argv.insert(argv.end(), {"--ready_fd", std::to_string(kReadyFd)});
+    return argv;
   }
 
   MpsDaemonOptions options_;

@@ -109,6 +109,7 @@ TEST(SystemGpuProbe, ReportsNoDriverAsUnavailableWithoutCrashing) {
   } else {
     EXPECT_EQ(gpus.status().code(), StatusCode::kUnavailable);
     EXPECT_FALSE(gpus.status().message().empty());
+    EXPECT_FALSE(probe->MemoryUsage(0).ok());
   }
 }
 

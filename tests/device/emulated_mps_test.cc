@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -186,6 +187,54 @@ TEST_F(EmulatedMpsTest, ControlCommandsChangeDefaultsAndRejectUnknownOnes) {
   Result<std::string> bad = MpsControlCommand(pipe, "frobnicate");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("unknown command 'frobnicate'"), std::string::npos);
+}
+
+TEST_F(EmulatedMpsTest, DestroyingTheControllerStopsTheDaemon) {
+  pid_t pid = 0;
+  {
+    std::unique_ptr<MpsController> mps = StartDaemon();
+    pid = mps->daemon_pid();
+    ASSERT_TRUE(ProcessAlive(pid, 0));
+  }  // an early return or error path: no explicit Quit()
+  EXPECT_FALSE(ProcessAlive(pid, 0));
+  EXPECT_NE(ReadFile(options_.dirs.log_dir + "/control.log").find("User command: quit"), std::string::npos);
+}
+
+TEST_F(EmulatedMpsTest, AFailedStartSaysWhyAndLeavesNothingRunning) {
+  // A plain file where the pipe dir's parent should be: the daemon cannot create its dirs.
+  ASSERT_EQ(std::system(("touch " + job_dir_ + "/mps").c_str()), 0);
+  Result<std::unique_ptr<MpsController>> mps = MakeEmulatedMpsController(options_);
+  ASSERT_TRUE(mps.ok());
+  Status s = (*mps)->Start();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("did not start"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(options_.dirs.pipe_dir), std::string::npos) << s.message();
+  EXPECT_EQ((*mps)->daemon_pid(), 0);
+}
+
+TEST_F(EmulatedMpsTest, ExecsTheDaemonCommandWhenGiven) {
+  const std::string dfworker = std::string(DFW_BINARY_DIR) + "/src/cli/dfworker";
+  if (::access(dfworker.c_str(), X_OK) != 0) GTEST_SKIP() << dfworker << " is not built";
+  options_.daemon_command = {dfworker, "mps", "daemon"};
+  std::unique_ptr<MpsController> mps = StartDaemon();
+  pid_t pid = mps->daemon_pid();
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(ReadFile("/proc/" + std::to_string(pid) + "/cmdline").find("--ready_fd"), std::string::npos);
+  Result<MpsClientSession> s = MpsClientSession::Register(options_.dirs.pipe_dir, "sdk-0", {});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_DOUBLE_EQ(s->active_thread_percentage(), 50);  // the limits travelled as flags
+  EXPECT_EQ(s->pinned_mem_limit_bytes().value(), 4 * kGiB);
+  ASSERT_TRUE(mps->Quit().ok());
+  EXPECT_FALSE(ProcessAlive(pid, 0));
+}
+
+TEST_F(EmulatedMpsTest, ABadDaemonCommandIsReportedNotHung) {
+  options_.daemon_command = {"/nonexistent/dfworker", "mps", "daemon"};
+  Result<std::unique_ptr<MpsController>> mps = MakeEmulatedMpsController(options_);
+  ASSERT_TRUE(mps.ok());
+  Status s = (*mps)->Start();
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("cannot exec"), std::string::npos) << s.message();
 }
 
 TEST(MpsController, RejectsBadOptionsAndUnknownKinds) {

@@ -49,6 +49,11 @@ struct MpsDaemonOptions {
   std::string control_program = "nvidia-cuda-mps-control";
   // How long Start() waits for the daemon to be ready, and Quit() for it to exit.
   int timeout_ms = 5000;
+  // emulated only: when non-empty, the daemon is exec'd as this command (e.g. {"/proc/self/exe",
+  // "mps", "daemon"}; the controller appends --pipe_dir, --log_dir, the limits and --ready_fd 3)
+  // instead of running in the forked child itself. Use it from multi-threaded processes (the
+  // launcher), where a forked child should only exec.
+  std::vector<std::string> daemon_command;
 };
 
 // One registered client as the daemon reports it.
