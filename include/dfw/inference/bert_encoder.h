@@ -1,0 +1,134 @@
+// BertEncoder: a Hugging Face BertModel (config.json + model.safetensors) run on an
+// InferenceBackend, pooled into one embedding per sequence (sentence-transformers style).
+//
+// Forward pass, all on the backend except the embedding-table gather (host → one upload):
+//   x = LayerNorm(word_emb[id] + pos_emb[s] + type_emb[0])
+//   per layer: qkv = x·Wqkvᵀ + b (one fused GEMM); per head, scores = q·kᵀ (GemmStridedBatched),
+//              softmax(scores/√d + mask); ctx = p·v; x = LayerNorm(ctx·Woᵀ + bo + x);
+//              h = GELU(x·Wiᵀ + bi); x = LayerNorm(h·Wo2ᵀ + bo2 + x)
+//   pooling: masked mean or [CLS] (one strided-batched GEMM with per-token weights); optional L2
+//   normalisation on the host.
+// A batch is padded to its longest sequence; workspace buffers are sized once for
+// max_batch × max_seq_length, so Encode() allocates nothing.
+//
+// Threading: a BertEncoder owns scratch buffers and uses its backend; one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dfw/backend/backend.h"
+#include "dfw/common/status.h"
+
+namespace dfw {
+
+class SafetensorsFile;
+
+// The fields of config.json the encoder uses (BertModel / model_type "bert").
+struct BertConfig {
+  int vocab_size = 0;
+  int hidden_size = 0;
+  int num_hidden_layers = 0;
+  int num_attention_heads = 0;
+  int intermediate_size = 0;
+  int max_position_embeddings = 0;
+  int type_vocab_size = 0;
+  float layer_norm_eps = 1e-12f;
+  Activation hidden_act = Activation::kGelu;  // "gelu", "gelu_new"/"gelu_pytorch_tanh", "relu"
+
+  // Parses config.json text; `origin` names the file in errors. An unsupported model_type,
+  // architecture, activation or position_embedding_type is kInvalidArgument naming the value and
+  // what is supported; so are missing or non-positive sizes and hidden_size % heads != 0.
+  static Result<BertConfig> Parse(const std::string& json_text, const std::string& origin);
+  static Result<BertConfig> Load(const std::string& path);
+};
+
+enum class Pooling : uint8_t { kMean, kCls };
+
+struct BertEncoderOptions {
+  // Largest number of sequences per Encode() call (workspace is sized for it).
+  int max_batch = 32;
+  // Longest sequence in tokens, [CLS]/[SEP] included; at most max_position_embeddings.
+  int max_seq_length = 128;
+  // kMean: average of the token vectors under the attention mask (sentence-transformers'
+  // default); kCls: the [CLS] token's vector.
+  Pooling pooling = Pooling::kMean;
+  // Divide each embedding by its L2 norm.
+  bool normalize = true;
+};
+
+class BertEncoder {
+ public:
+  // Reads the weights from `weights` (HF names, an optional "bert." prefix, F32) and uploads
+  // them to `backend` (which must outlive the encoder; `weights` too, since the CPU backend uses
+  // the mapping in place). A missing tensor, a non-F32 tensor or a shape that disagrees with
+  // `config` is kInvalidArgument naming the tensor, its shape and the expected one.
+  static Result<std::unique_ptr<BertEncoder>> Make(const BertConfig& config, const SafetensorsFile& weights,
+                                                   InferenceBackend* backend, BertEncoderOptions options);
+  ~BertEncoder();
+
+  // Embeds `sequences` (token ids from WordPieceTokenizer::Encode, each 1..max_seq_length ids,
+  // ids < vocab_size) into `out` (sequences.size() × hidden_size floats, row-major).
+  // More than max_batch sequences, an empty or over-long sequence or an out-of-range id is
+  // kInvalidArgument (checked before any compute).
+  Status Encode(std::span<const std::span<const int32_t>> sequences, std::span<float> out);
+
+  // Embeds any number of sequences, max_batch at a time. With `group_by_length` the sequences are
+  // first ordered by length (stable), so each sub-batch pads to a similar length; results are
+  // written in the input order either way. Same errors as Encode().
+  Status EncodeMany(std::span<const std::span<const int32_t>> sequences, std::span<float> out,
+                    bool group_by_length = true);
+
+  const BertConfig& config() const { return config_; }
+  const BertEncoderOptions& options() const { return options_; }
+  int hidden_size() const { return config_.hidden_size; }
+  // Bytes of weights uploaded to the backend.
+  int64_t weight_bytes() const { return weight_bytes_; }
+  // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
+  static double Flops(const BertConfig& c, int batch, int seq);
+
+ private:
+  struct Layer {  // device pointers into weights_
+    const float* qkv_w;  // [3H x H]: query, key, value rows stacked (one GEMM instead of three)
+    const float* qkv_b;  // [3H]
+    const float* attn_out_w;
+    const float* attn_out_b;
+    const float* attn_ln_g;
+    const float* attn_ln_b;
+    const float* inter_w;  // [I x H]
+    const float* inter_b;
+    const float* out_w;  // [H x I]
+    const float* out_b;
+    const float* out_ln_g;
+    const float* out_ln_b;
+  };
+  struct Workspace;
+  BertEncoder(BertConfig config, BertEncoderOptions options, InferenceBackend* backend);
+  Status LoadWeights(const SafetensorsFile& weights);
+  Status AllocateWorkspace();
+  Status RunLayer(const Layer& layer, int batch, int seq);
+
+  BertConfig config_;
+  BertEncoderOptions options_;
+  InferenceBackend* backend_;
+  int64_t weight_bytes_ = 0;
+  // Host copies of the embedding tables (the gather runs on the host).
+  const float* word_emb_ = nullptr;
+  const float* pos_emb_ = nullptr;
+  const float* type_emb_ = nullptr;
+  std::vector<std::vector<float>> owned_host_;  // realigned copies of unaligned tensors
+  std::vector<std::unique_ptr<DeviceBuffer>> weights_;
+  const float* emb_ln_gamma_ = nullptr;
+  const float* emb_ln_beta_ = nullptr;
+  std::vector<Layer> layers_;
+  std::unique_ptr<Workspace> ws_;
+  // EncodeMany scratch, kept to avoid allocating per call.
+  std::vector<std::size_t> order_;
+  std::vector<std::span<const int32_t>> chunk_;
+  std::vector<float> chunk_out_;
+};
+
+}  // namespace dfw

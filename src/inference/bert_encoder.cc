@@ -1,0 +1,190 @@
+// BertEncoder: weight loading (HF names, shape checks) and the forward pass on the backend.
+#include "dfw/inference/bert_encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "dfw/inference/safetensors.h"
+
+namespace dfw {
+
+
+// Device buffers sized for max_batch × max_seq_length, and their host staging twins.
+struct BertEncoder::Workspace {
+  std::unique_ptr<DeviceBuffer> x, alt, qkv, scores, ctx, inter, mask, pool_w, pooled;
+  std::vector<float> host_x, host_mask, host_pool_w;
+};
+
+BertEncoder::BertEncoder(BertConfig config, BertEncoderOptions options, InferenceBackend* backend)
+    : config_(config), options_(options), backend_(backend) {}
+
+BertEncoder::~BertEncoder() = default;
+
+Result<std::unique_ptr<BertEncoder>> BertEncoder::Make(const BertConfig& config, const SafetensorsFile& weights,
+                                                       InferenceBackend* backend, BertEncoderOptions options) {
+  if (backend == nullptr) return InvalidArgument("BertEncoder needs a backend");
+  if (options.max_batch < 1 || options.max_batch > 4096) {
+    return InvalidArgument("max batch size must be in [1, 4096], got " + std::to_string(options.max_batch));
+  }
+  if (options.max_seq_length < 2 || options.max_seq_length > config.max_position_embeddings) {
+    return InvalidArgument("max_seq_length must be in [2, " + std::to_string(config.max_position_embeddings) +
+                           "] (the model's max_position_embeddings), got " + std::to_string(options.max_seq_length));
+  }
+  std::unique_ptr<BertEncoder> e(new BertEncoder(config, options, backend));
+  RETURN_IF_ERROR(e->LoadWeights(weights).WithContext("'" + weights.path() + "'"));
+  RETURN_IF_ERROR(e->AllocateWorkspace());
+  return e;
+}
+
+Status BertEncoder::AllocateWorkspace() {
+  const std::size_t b = static_cast<std::size_t>(options_.max_batch);
+  const std::size_t s = static_cast<std::size_t>(options_.max_seq_length);
+  const std::size_t h = static_cast<std::size_t>(config_.hidden_size);
+  const std::size_t tokens = b * s;
+  auto alloc = [&](std::size_t floats, std::unique_ptr<DeviceBuffer>& out) -> Status {
+    ASSIGN_OR_RETURN(out, backend_->Allocate(floats * sizeof(float)));
+    return Status::OK();
+  };
+  ws_ = std::make_unique<Workspace>();
+  RETURN_IF_ERROR(alloc(tokens * h, ws_->x));
+  RETURN_IF_ERROR(alloc(tokens * h, ws_->alt));
+  RETURN_IF_ERROR(alloc(tokens * 3 * h, ws_->qkv));
+  RETURN_IF_ERROR(alloc(b * static_cast<std::size_t>(config_.num_attention_heads) * s * s, ws_->scores));
+  RETURN_IF_ERROR(alloc(tokens * h, ws_->ctx));
+  RETURN_IF_ERROR(alloc(tokens * static_cast<std::size_t>(config_.intermediate_size), ws_->inter));
+  RETURN_IF_ERROR(alloc(tokens, ws_->mask));
+  RETURN_IF_ERROR(alloc(tokens, ws_->pool_w));
+  RETURN_IF_ERROR(alloc(b * h, ws_->pooled));
+  ws_->host_x.resize(tokens * h);
+  ws_->host_mask.resize(tokens);
+  ws_->host_pool_w.resize(tokens);
+  return Status::OK();
+}
+
+double BertEncoder::Flops(const BertConfig& c, int batch, int seq) {
+  const double h = c.hidden_size, i = c.intermediate_size, s = seq;
+  // Per token and layer: QKV 6H², attention output 2H², FFN 4HI, scores + context 4SH.
+  return static_cast<double>(batch) * s * c.num_hidden_layers * (8 * h * h + 4 * h * i + 4 * s * h);
+}
+
+Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
+  const int h = config_.hidden_size, heads = config_.num_attention_heads, dh = h / heads;
+  const int inter = config_.intermediate_size, tokens = batch * seq, h3 = 3 * h;
+  float* x = ws_->x->f32();
+  float* alt = ws_->alt->f32();
+  float* qkv = ws_->qkv->f32();
+  float* scores = ws_->scores->f32();
+  float* ctx = ws_->ctx->f32();
+  InferenceBackend& be = *backend_;
+  RETURN_IF_ERROR(be.Gemm(false, true, tokens, h3, h, 1.f, x, h, l.qkv_w, h, 0.f, qkv, h3));
+  RETURN_IF_ERROR(be.BiasActivation(qkv, tokens, h3, l.qkv_b, Activation::kNone));
+  // Scores are laid out [batch][head][seq][seq], as ScaledMaskedSoftmax expects; one
+  // strided-batched GEMM per head walks the batch (q/k/v of a head are column slices of qkv).
+  const int64_t seq_stride = static_cast<int64_t>(seq) * h3;
+  const int64_t score_stride = static_cast<int64_t>(heads) * seq * seq;
+  for (int hd = 0; hd < heads; ++hd) {
+    RETURN_IF_ERROR(be.GemmStridedBatched(false, true, seq, seq, dh, 1.f, qkv + hd * dh, h3, seq_stride,
+                                          qkv + h + hd * dh, h3, seq_stride, 0.f,
+                                          scores + static_cast<int64_t>(hd) * seq * seq, seq, score_stride, batch));
+  }
+  RETURN_IF_ERROR(be.ScaledMaskedSoftmax(scores, batch, heads, seq, seq, 1.f / std::sqrt(static_cast<float>(dh)),
+                                         ws_->mask->f32()));
+  for (int hd = 0; hd < heads; ++hd) {
+    RETURN_IF_ERROR(be.GemmStridedBatched(false, false, seq, dh, seq, 1.f,
+                                          scores + static_cast<int64_t>(hd) * seq * seq, seq, score_stride,
+                                          qkv + 2 * h + hd * dh, h3, seq_stride, 0.f, ctx + hd * dh, h,
+                                          static_cast<int64_t>(seq) * h, batch));
+  }
+  RETURN_IF_ERROR(be.Gemm(false, true, tokens, h, h, 1.f, ctx, h, l.attn_out_w, h, 0.f, alt, h));
+  RETURN_IF_ERROR(be.BiasActivation(alt, tokens, h, l.attn_out_b, Activation::kNone));
+  RETURN_IF_ERROR(be.LayerNorm(alt, x, l.attn_ln_g, l.attn_ln_b, alt, tokens, h, config_.layer_norm_eps));
+  std::swap(ws_->x, ws_->alt);  // the new hidden state is in `alt`
+  x = ws_->x->f32();
+  alt = ws_->alt->f32();
+  float* mid = ws_->inter->f32();
+  RETURN_IF_ERROR(be.Gemm(false, true, tokens, inter, h, 1.f, x, h, l.inter_w, h, 0.f, mid, inter));
+  RETURN_IF_ERROR(be.BiasActivation(mid, tokens, inter, l.inter_b, config_.hidden_act));
+  RETURN_IF_ERROR(be.Gemm(false, true, tokens, h, inter, 1.f, mid, inter, l.out_w, inter, 0.f, alt, h));
+  RETURN_IF_ERROR(be.BiasActivation(alt, tokens, h, l.out_b, Activation::kNone));
+  RETURN_IF_ERROR(be.LayerNorm(alt, x, l.out_ln_g, l.out_ln_b, alt, tokens, h, config_.layer_norm_eps));
+  std::swap(ws_->x, ws_->alt);
+  return Status::OK();
+}
+
+Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, std::span<float> out) {
+  const int batch = static_cast<int>(sequences.size());
+  const int h = config_.hidden_size;
+  if (sequences.size() > static_cast<std::size_t>(options_.max_batch)) {
+    return InvalidArgument("batch of " + std::to_string(sequences.size()) + " sequences exceeds the encoder's max " +
+                           std::to_string(options_.max_batch));
+  }
+  if (out.size() != sequences.size() * static_cast<std::size_t>(h)) {
+    return InvalidArgument("output holds " + std::to_string(out.size()) + " floats, expected " +
+                           std::to_string(sequences.size() * static_cast<std::size_t>(h)));
+  }
+  if (batch == 0) return Status::OK();
+  int seq = 0;
+  for (std::size_t b = 0; b < sequences.size(); ++b) {
+    const auto& s = sequences[b];
+    if (s.empty() || s.size() > static_cast<std::size_t>(options_.max_seq_length)) {
+      return InvalidArgument("sequence " + std::to_string(b) + " has " + std::to_string(s.size()) +
+                             " tokens; allowed 1.." + std::to_string(options_.max_seq_length));
+    }
+    for (int32_t id : s) {
+      if (id < 0 || id >= config_.vocab_size) {
+        return InvalidArgument("sequence " + std::to_string(b) + " has token id " + std::to_string(id) +
+                               " outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+      }
+    }
+    seq = std::max(seq, static_cast<int>(s.size()));
+  }
+  // Embeddings: gathered and summed on the host, then one upload (the tables stay on the host).
+  const std::size_t hs = static_cast<std::size_t>(h);
+  for (int b = 0; b < batch; ++b) {
+    const auto& s = sequences[static_cast<std::size_t>(b)];
+    const int len = static_cast<int>(s.size());
+    for (int t = 0; t < seq; ++t) {
+      float* dst = ws_->host_x.data() + (static_cast<std::size_t>(b) * seq + t) * hs;
+      const std::size_t m = static_cast<std::size_t>(b) * seq + t;
+      if (t >= len) {  // padding: any finite values do; the mask keeps them out of everything
+        std::fill(dst, dst + hs, 0.f);
+        ws_->host_mask[m] = -1e30f;
+        ws_->host_pool_w[m] = 0.f;
+        continue;
+      }
+      const float* w = word_emb_ + static_cast<std::size_t>(s[static_cast<std::size_t>(t)]) * hs;
+      const float* p = pos_emb_ + static_cast<std::size_t>(t) * hs;
+      for (std::size_t k = 0; k < hs; ++k) dst[k] = w[k] + p[k] + type_emb_[k];
+      ws_->host_mask[m] = 0.f;
+      ws_->host_pool_w[m] = options_.pooling == Pooling::kMean ? 1.f / static_cast<float>(len) : (t == 0 ? 1.f : 0.f);
+    }
+  }
+  const std::size_t tokens = static_cast<std::size_t>(batch) * seq;
+  RETURN_IF_ERROR(backend_->CopyToDevice(ws_->x->data(), ws_->host_x.data(), tokens * hs * sizeof(float)));
+  RETURN_IF_ERROR(backend_->CopyToDevice(ws_->mask->data(), ws_->host_mask.data(), tokens * sizeof(float)));
+  RETURN_IF_ERROR(backend_->CopyToDevice(ws_->pool_w->data(), ws_->host_pool_w.data(), tokens * sizeof(float)));
+  RETURN_IF_ERROR(backend_->LayerNorm(ws_->x->f32(), nullptr, emb_ln_gamma_, emb_ln_beta_, ws_->x->f32(),
+                                      static_cast<int>(tokens), h, config_.layer_norm_eps));
+  for (const Layer& l : layers_) RETURN_IF_ERROR(RunLayer(l, batch, seq));
+  // Pooling as a [1 x seq]·[seq x H] product per sequence with the per-token weights.
+  RETURN_IF_ERROR(backend_->GemmStridedBatched(false, false, 1, h, seq, 1.f, ws_->pool_w->f32(), seq, seq,
+                                               ws_->x->f32(), h, static_cast<int64_t>(seq) * h, 0.f,
+                                               ws_->pooled->f32(), h, h, batch));
+  RETURN_IF_ERROR(backend_->CopyToHost(out.data(), ws_->pooled->data(), out.size() * sizeof(float)));
+  RETURN_IF_ERROR(backend_->Synchronize());
+  if (options_.normalize) {
+    for (int b = 0; b < batch; ++b) {
+      float* v = out.data() + static_cast<std::size_t>(b) * hs;
+      double norm = 0;
+      for (std::size_t k = 0; k < hs; ++k) norm += static_cast<double>(v[k]) * v[k];
+      const float inv = 1.f / static_cast<float>(std::max(std::sqrt(norm), 1e-12));  // torch F.normalize's eps
+      for (std::size_t k = 0; k < hs; ++k) v[k] *= inv;
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace dfw
