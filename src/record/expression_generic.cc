@@ -1,6 +1,8 @@
 // Beam's "generic" expression language (no `language:`): a field name, a literal, or one
 // comparison `atomic OP atomic` (beam-yaml.md §6). Compiled to the same Program the Python
-// evaluator runs, so comparisons follow Python semantics.
+// evaluator runs, so comparisons follow Python semantics. All six operators are accepted; Beam
+// itself splits with the greedy regex (.*)([<>=!]+)(.*) and so only accepts < and > without a
+// language (`a == 1` needs `language: python` on Dataflow).
 #include <cctype>
 #include <string>
 

@@ -74,6 +74,13 @@ bool IsAlnumCp(uint32_t cp) {
 
 Result<Value> Strip(const std::string& s, const Value* chars, bool left, bool right) {
   if (Given(chars) && !chars->is_string()) return Error("TypeError: strip arg must be None or str");
+  if (!Given(chars) && IsAscii(s)) {  // the common case: no offsets table
+    auto ws = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); };
+    std::size_t b = 0, e = s.size();
+    while (left && b < e && ws(s[b])) ++b;
+    while (right && e > b && ws(s[e - 1])) --e;
+    return Value::String(s.substr(b, e - b));
+  }
   std::vector<uint32_t> set;
   if (Given(chars)) ForEachCodePoint(chars->as_string(), [&](uint32_t cp, std::string_view) { set.push_back(cp); });
   auto strip_it = [&](uint32_t cp) { return Given(chars) ? std::find(set.begin(), set.end(), cp) != set.end() : IsPyWhitespace(cp); };

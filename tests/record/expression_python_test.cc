@@ -1,4 +1,6 @@
 // Python-subset semantics, one table row per construct: expression -> result as compact JSON.
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "record/expression_test_util.h"
@@ -133,6 +135,32 @@ TEST(PythonExpression, OneCompiledExpressionServesManyRows) {
     int64_t floor_half = i >= 0 ? i / 2 : -((-i + 1) / 2);
     EXPECT_EQ(v->as_int(), (i % 2 != 0) ? i * 2 : floor_half) << i;
   }
+}
+
+TEST(PythonExpression, OneCompiledExpressionIsSharedByConcurrentThreads) {
+  auto e = CompileExpression("str(x).strip() + '-' + ','.join(sorted(tags)) if x % 3 else x // 3", ExprLanguage::kPython);
+  ASSERT_TRUE(e.ok());
+  const CompiledExpression& expr = **e;
+  std::vector<std::string> results[4];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&expr, &out = results[t]] {
+      for (int64_t i = 0; i < 500; ++i) {
+        Row row;
+        row.Append("x", Value::Int(i));
+        row.Append("tags", Value::FromList({Value::String("b"), Value::String("a")}));
+        auto v = expr.Evaluate(row);
+        out.push_back(v.ok() ? v->ToJson() : v.status().message());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) {
+    ASSERT_EQ(results[t].size(), 500u);
+    EXPECT_EQ(results[t], results[0]);
+  }
+  EXPECT_EQ(results[0][4], "\"4-a,b\"");
+  EXPECT_EQ(results[0][9], "3");
 }
 
 }  // namespace
