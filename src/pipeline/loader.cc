@@ -163,6 +163,7 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
   }
   out.spec.traits = info->traits;
   RETURN_IF_ERROR(ParseConfig(n["config"], *info, cfg));
+  if (info->check) RETURN_IF_ERROR(info->check(cfg));
   if (n["input"].IsDefined()) {
     if (in_chain) return Err(n["input"], "inside a chain inputs are implicit: remove 'input' (or move the transform to extra_transforms)");
     if (info->traits.is_source) return Err(n["input"], fmt::format("{} is a source and takes no input", cfg.type));

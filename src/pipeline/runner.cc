@@ -43,7 +43,9 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
     StageRuntime& s = impl->stages[i];
     s.spec = &t;
     try {
-      ASSIGN_OR_RETURN(s.stage, info->factory(t.config));
+      StageConfig config = t.config;
+      config.metrics = metrics;  // stages that record their own metrics (RunInference) use the run's registry
+      ASSIGN_OR_RETURN(s.stage, info->factory(config));
     } catch (...) {
       return FromCurrentException(t.config.Where());
     }

@@ -79,7 +79,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterCreate(StageRegistry& r) {
-  (void)r.Register({"Create", Make, {"elements", "reshuffle"}, {"elements"}, StageTraits{.is_source = true}});
+  (void)r.Register({"Create", Make, {"elements", "reshuffle"}, {"elements"}, StageTraits{.is_source = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

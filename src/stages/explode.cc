@@ -89,7 +89,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterExplode(StageRegistry& r) {
-  (void)r.Register({"Explode", Make, {"fields", "cross_product"}, {"fields"}, StageTraits{.can_fail_per_record = true}});
+  (void)r.Register({"Explode", Make, {"fields", "cross_product"}, {"fields"}, StageTraits{.can_fail_per_record = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

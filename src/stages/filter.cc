@@ -48,7 +48,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterFilter(StageRegistry& r) {
-  (void)r.Register({"Filter", Make, {"keep", "language", "dependencies"}, {"keep"}, StageTraits{.can_fail_per_record = true}});
+  (void)r.Register({"Filter", Make, {"keep", "language"}, {"keep"}, StageTraits{.can_fail_per_record = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

@@ -17,6 +17,6 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig&) { return std::unique_ptr
 
 }  // namespace
 
-void RegisterFlatten(StageRegistry& r) { (void)r.Register({"Flatten", Make, {}, {}, StageTraits{}}); }
+void RegisterFlatten(StageRegistry& r) { (void)r.Register({"Flatten", Make, {}, {}, StageTraits{}, CheckByMaking(Make)}); }
 
 }  // namespace dfw

@@ -47,7 +47,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterLogForTesting(StageRegistry& r) {
-  (void)r.Register({"LogForTesting", Make, {"level", "prefix"}, {}, StageTraits{}});
+  (void)r.Register({"LogForTesting", Make, {"level", "prefix"}, {}, StageTraits{}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

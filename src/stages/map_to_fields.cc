@@ -113,8 +113,8 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterMapToFields(StageRegistry& r) {
-  (void)r.Register({"MapToFields", Make, {"fields", "append", "drop", "language", "dependencies"}, {},
-                    StageTraits{.can_fail_per_record = true}});
+  (void)r.Register({"MapToFields", Make, {"fields", "append", "drop", "language"}, {},
+                    StageTraits{.can_fail_per_record = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

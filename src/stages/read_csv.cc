@@ -221,7 +221,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 
 void RegisterReadCsv(StageRegistry& r) {
   (void)r.Register({"ReadFromCsv", Make, {"path", "delimiter", "comment"}, {"path"},
-                    StageTraits{.is_source = true, .can_fail_per_record = true}});
+                    StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

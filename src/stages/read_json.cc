@@ -100,7 +100,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterReadJson(StageRegistry& r) {
-  (void)r.Register({"ReadFromJson", Make, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}});
+  (void)r.Register({"ReadFromJson", Make, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

@@ -46,7 +46,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterReadText(StageRegistry& r) {
-  (void)r.Register({"ReadFromText", Make, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}});
+  (void)r.Register({"ReadFromText", Make, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

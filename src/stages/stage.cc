@@ -37,6 +37,10 @@ Status StageOutput::FailRaw(const std::string& text, const std::string& msg, con
   return Fail(element, msg, stack);
 }
 
+StageCheck CheckByMaking(StageFactory factory) {
+  return [factory = std::move(factory)](const StageConfig& c) { return factory(c).status(); };
+}
+
 Status StageRegistry::Register(StageTypeInfo info) {
   if (info.type.empty() || !info.factory) return InvalidArgument("stage registration needs a type and a factory");
   if (types_.count(info.type)) return InvalidArgument("stage type '" + info.type + "' is registered twice");

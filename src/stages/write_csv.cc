@@ -77,7 +77,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 
 void RegisterWriteCsv(StageRegistry& r) {
   (void)r.Register({"WriteToCsv", Make, {"path", "delimiter", "file_name_suffix"}, {"path"},
-                    StageTraits{.is_sink = true, .serial = true}});
+                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

@@ -26,7 +26,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 
 void RegisterWriteJson(StageRegistry& r) {
   (void)r.Register({"WriteToJson", Make, {"path", "file_name_suffix"}, {"path"},
-                    StageTraits{.is_sink = true, .serial = true}});
+                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

@@ -36,7 +36,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 
 void RegisterWriteText(StageRegistry& r) {
   (void)r.Register({"WriteToText", Make, {"path", "file_name_suffix"}, {"path"},
-                    StageTraits{.is_sink = true, .serial = true}});
+                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(Make)});
 }
 
 }  // namespace dfw

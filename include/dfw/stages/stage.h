@@ -47,6 +47,9 @@ struct StageConfig {
   int column = 0;
   std::string error_output;  // `error_handling.output`, "" when error handling is not declared
   double error_threshold = 1.0;  // `error_handling.threshold`: max fraction of bad records (1 = no limit)
+  MetricsRegistry* metrics = nullptr;  // the run's metrics, set by the runner before the factory runs
+                                       // (nullptr in load-time checks); for stages with their own
+                                       // metrics, e.g. RunInference's Beam metrics
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
   std::string Where() const;
@@ -122,6 +125,12 @@ class Stage {
 };
 
 using StageFactory = std::function<Result<std::unique_ptr<Stage>>(const StageConfig&)>;
+// Validates a config without side effects (no files opened, no models loaded). The loader calls it,
+// so bad expressions and values are load-time errors (and show up in --dry_run).
+using StageCheck = std::function<Status(const StageConfig&)>;
+
+// A check that builds the stage and throws it away: right for stages whose factory is cheap.
+StageCheck CheckByMaking(StageFactory factory);
 
 struct StageTraits {
   bool is_source = false;            // no input; Split/OpenSplit implemented
@@ -136,6 +145,7 @@ struct StageTypeInfo {
   std::vector<std::string> allowed_keys;  // config keys (error_handling is added when it applies)
   std::vector<std::string> required_keys;
   StageTraits traits;
+  StageCheck check = nullptr;             // optional; see StageCheck
 };
 
 class StageRegistry {

@@ -1,0 +1,243 @@
+// RunInference: Beam's BatchElements → model handler → PredictionResult, with Beam's metrics and
+// dead letters.
+//
+//   - type: RunInference
+//     config:
+//       inference_tag: inference            # output field holding the PredictionResult
+//       model_handler:
+//         type: MlpModelHandlerSafetensors
+//         config: {model_path: …, input_field: …, device: CPU, min_batch_size: …, …}
+//       error_handling: {output: errors}
+//
+// Per row: the example is `input_field`; a missing or malformed example is dead-lettered alone
+// (Beam's failed_preprocessing). Good rows are batched; a batch whose inference fails goes to the
+// error output as its rows with the reason (Beam's failed_inferences) and counts once in
+// failed_batches_counter. Without error_handling the first failure fails the bundle.
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <optional>
+
+#include "dfw/inference/batch_elements.h"
+#include "dfw/inference/model_handler.h"
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+namespace {
+
+struct Options {
+  std::string inference_tag = "inference";  // the field each output row gains
+  std::string handler_type;                 // model_handler.type
+  ModelHandlerOptions handler;              // model_handler.config
+};
+
+// Beam's metrics, looked up once (stable pointers into the run's registry).
+struct InferenceMetrics {
+  CounterCell* num_inferences;
+  CounterCell* failed_batches_counter;
+  DistributionCell* batch_size;
+  DistributionCell* batch_byte_size;
+  DistributionCell* batch_latency_us;
+  DistributionCell* model_byte_size;
+  DistributionCell* load_model_latency_ms;
+
+  static InferenceMetrics Make(MetricsRegistry& r, const std::string& ns) {
+    return {r.Counter(ns, "num_inferences"),
+            r.Counter(ns, "failed_batches_counter"),
+            r.Distribution(ns, "inference_request_batch_size"),
+            r.Distribution(ns, "inference_request_batch_byte_size"),
+            r.Distribution(ns, "inference_batch_latency_micro_secs"),
+            r.Distribution(ns, "model_byte_size"),
+            r.Distribution(ns, "load_model_latency_milli_secs")};
+  }
+};
+
+Result<std::optional<int64_t>> OptInt(const StageConfig& c, const YAML::Node& m, const char* key) {
+  if (!m[key]) return std::optional<int64_t>();
+  const Value v = YamlToValue(m[key]);
+  if (!v.is_int()) return c.ConfigError(NodeLocation(c, m[key]) + ": model_handler config '" + key + "' must be an integer, got " + v.ToJson());
+  return std::optional<int64_t>(v.as_int());
+}
+
+Result<Options> ParseOptions(const StageConfig& c) {
+  Options o;
+  ASSIGN_OR_RETURN(o.inference_tag, ConfigString(c, "inference_tag", std::string("inference")));
+  const YAML::Node mh = c.config["model_handler"];
+  if (!mh || !mh.IsMap()) return ConfigKeyError(c, "model_handler", "must be a mapping with 'type' and 'config'");
+  for (const auto& kv : mh) {
+    const std::string key = kv.first.Scalar();
+    if (key != "type" && key != "config") {
+      return ConfigKeyError(c, "model_handler", "unknown key '" + key + "'; allowed: type, config");
+    }
+  }
+  if (!mh["type"] || !mh["type"].IsScalar()) return ConfigKeyError(c, "model_handler", "'type' is required (a handler type name)");
+  o.handler_type = mh["type"].Scalar();
+  const YAML::Node hc = mh["config"];
+  if (!hc || !hc.IsMap()) return ConfigKeyError(c, "model_handler", "'config' must be a mapping");
+  ModelHandlerOptions& h = o.handler;
+  const auto& common = CommonModelHandlerKeys();
+  for (const auto& kv : hc) {
+    const std::string key = kv.first.Scalar();
+    if (std::find(common.begin(), common.end(), key) == common.end()) h.extra.Append(key, YamlToValue(kv.second));
+  }
+  auto str = [&](const char* key, std::string& out) -> Status {
+    if (!hc[key]) return Status::OK();
+    const Value v = YamlToValue(hc[key]);
+    if (!v.is_string()) return c.ConfigError(NodeLocation(c, hc[key]) + ": model_handler config '" + key + "' must be a string");
+    out = v.as_string();
+    return Status::OK();
+  };
+  RETURN_IF_ERROR(str("model_path", h.model_path));
+  RETURN_IF_ERROR(str("device", h.device));
+  RETURN_IF_ERROR(str("input_field", h.input_field));
+  RETURN_IF_ERROR(str("model_id", h.model_id));
+  ASSIGN_OR_RETURN(h.batching.min_batch_size, OptInt(c, hc, "min_batch_size"));
+  ASSIGN_OR_RETURN(h.batching.max_batch_size, OptInt(c, hc, "max_batch_size"));
+  ASSIGN_OR_RETURN(h.model_copies, OptInt(c, hc, "model_copies"));
+  if (hc["max_batch_duration_secs"]) {
+    const Value v = YamlToValue(hc["max_batch_duration_secs"]);
+    if (!v.is_number()) return c.ConfigError("model_handler config 'max_batch_duration_secs' must be a number of seconds");
+    h.batching.max_batch_duration_secs = *v.AsNumber();
+  }
+  if (hc["large_model"]) {
+    const Value v = YamlToValue(hc["large_model"]);
+    if (!v.is_bool()) return c.ConfigError("model_handler config 'large_model' must be true or false");
+    h.large_model = v.as_bool();
+  }
+  return o;
+}
+
+BatchElementsOptions BatchOptionsFor(const BatchingKwargs& k) {
+  BatchElementsOptions b;
+  if (k.min_batch_size) b.min_batch_size = *k.min_batch_size;
+  if (k.max_batch_size) b.max_batch_size = *k.max_batch_size;
+  b.max_batch_duration_secs = k.max_batch_duration_secs;
+  return b;
+}
+
+class RunInference final : public Stage {
+ public:
+  static Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+    ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+    auto handler = MakeModelHandler(options.handler_type, options.handler);
+    if (!handler.ok()) return config.ConfigError(handler.status().message());
+    auto batcher = BatchElements<Row>::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()), SystemClock());
+    if (!batcher.ok()) return config.ConfigError(batcher.status().message());
+    auto stage = std::unique_ptr<RunInference>(
+        new RunInference(config, std::move(options), std::move(handler).value(), std::move(batcher).value()));
+    RETURN_IF_ERROR(stage->LoadModel());
+    return std::unique_ptr<Stage>(std::move(stage));
+  }
+
+  Status StartBundle(const BundleContext&) override {
+    batcher_.StartBundle();
+    return Status::OK();
+  }
+
+  Status Process(RowBatch& in, StageOutput& out) override {
+    auto consume = [&](std::vector<Row>& batch) { return RunBatch(batch, out); };
+    for (Row& row : in) {
+      const Value* example = row.Find(options_.handler.input_field);
+      if (example == nullptr) {
+        RETURN_IF_ERROR(out.Fail(row, "RunInference: input field '" + options_.handler.input_field + "' is missing"));
+        continue;
+      }
+      if (Status s = model_->CheckExample(*example); !s.ok()) {
+        RETURN_IF_ERROR(out.Fail(row, "RunInference: input field '" + options_.handler.input_field + "': " + s.message()));
+        continue;
+      }
+      RETURN_IF_ERROR(batcher_.Add(std::move(row), consume));
+    }
+    return batcher_.Poll(consume);
+  }
+
+  Status FinishBundle(StageOutput& out) override {
+    return batcher_.FinishBundle([&](std::vector<Row>& batch) { return RunBatch(batch, out); });
+  }
+
+ private:
+  RunInference(const StageConfig& config, Options options, std::unique_ptr<ModelHandler> handler,
+               BatchElements<Row> batcher)
+      : config_(config), options_(std::move(options)), handler_(std::move(handler)), batcher_(std::move(batcher)) {
+    // Load-time checks pass no registry; metrics then go to a private one nobody reads.
+    MetricsRegistry* registry = config.metrics != nullptr ? config.metrics : &private_metrics_;
+    metrics_ = InferenceMetrics::Make(*registry, handler_->MetricsNamespace());
+    model_id_ = Value::String(handler_->ModelId());
+  }
+
+  Status LoadModel() {
+    const auto start = std::chrono::steady_clock::now();
+    auto model = handler_->LoadModel();
+    if (!model.ok()) return config_.ConfigError(model.status().message());
+    model_ = std::move(model).value();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    metrics_.load_model_latency_ms->Update(ms.count());
+    // Beam measures the RSS increase around load_model; the weights are mmapped (RSS grows only as
+    // pages are touched), so we report the bytes the model's weights occupy instead.
+    metrics_.model_byte_size->Update(model_->byte_size());
+    return Status::OK();
+  }
+
+  // The downstream work BatchElements times: one run_inference call for the batch.
+  Status RunBatch(std::vector<Row>& batch, StageOutput& out) {
+    examples_.clear();
+    for (const Row& row : batch) examples_.push_back(row.Find(options_.handler.input_field));
+    metrics_.batch_size->Update(static_cast<int64_t>(batch.size()));
+    metrics_.batch_byte_size->Update(model_->GetNumBytes(examples_));
+    predictions_.clear();
+    const auto start = std::chrono::steady_clock::now();
+    Status s = model_->RunInference(examples_, predictions_);
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    metrics_.batch_latency_us->Update(us.count());
+    if (s.ok() && predictions_.size() != batch.size()) {
+      s = Internal("model returned " + std::to_string(predictions_.size()) + " predictions for " +
+                   std::to_string(batch.size()) + " examples");
+    }
+    if (!s.ok()) {
+      metrics_.failed_batches_counter->Inc();
+      const std::string msg = "RunInference: inference failed for a batch of " + std::to_string(batch.size()) +
+                              " rows: " + s.message();
+      for (const Row& row : batch) RETURN_IF_ERROR(out.Fail(row, msg));
+      return Status::OK();
+    }
+    metrics_.num_inferences->Inc(static_cast<int64_t>(batch.size()));
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      Row result;
+      result.Reserve(3);
+      result.Append("example", *examples_[i]);
+      result.Append("inference", std::move(predictions_[i]));
+      result.Append("model_id", model_id_);
+      batch[i].Set(options_.inference_tag, Value::FromRow(std::move(result)));
+      out.Emit(std::move(batch[i]));
+    }
+    return Status::OK();
+  }
+
+  StageConfig config_;
+  Options options_;
+  std::unique_ptr<ModelHandler> handler_;
+  std::unique_ptr<Model> model_;
+  BatchElements<Row> batcher_;
+  MetricsRegistry private_metrics_;
+  InferenceMetrics metrics_{};
+  Value model_id_;
+  // Reused across batches (the stage is serial): no per-batch vector allocation in steady state.
+  std::vector<const Value*> examples_;
+  std::vector<Value> predictions_;
+};
+
+}  // namespace
+
+void RegisterRunInference(StageRegistry& r) {
+  Status s = r.Register(StageTypeInfo{
+      .type = "RunInference",
+      .factory = RunInference::Make,
+      .allowed_keys = {"inference_tag", "model_handler"},
+      .required_keys = {"model_handler"},
+      .traits = {.can_fail_per_record = true, .serial = true},
+  });
+  (void)s;  // only fails on a duplicate registration, which RegisterBuiltinStages never does
+}
+
+}  // namespace dfw

@@ -1,0 +1,187 @@
+#include <gmock/gmock.h>
+
+#include "test_util.h"
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::LoadYaml;
+using testing::TestRegistry;
+
+struct BadCase {
+  const char* name;
+  const char* yaml;
+  StatusCode code;
+  std::vector<std::string> fragments;  // all must appear in the message
+};
+
+const std::vector<BadCase>& BadCases() {
+  static const std::vector<BadCase> kCases = {
+      {"unknown type with did-you-mean",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: ReadFromJsn\n      config: {path: x}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:4:13:", "unknown transform type 'ReadFromJsn'", "did you mean 'ReadFromJson'"}},
+      {"unknown config key with did-you-mean",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: ReadFromJson\n      config: {pth: x}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:5:", "unknown key 'pth'", "did you mean 'path'"}},
+      {"missing required key",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: ReadFromJson\n      config: {}\n",
+       StatusCode::kInvalidArgument, {"'path' is required"}},
+      {"windowing refused",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: ReadFromJson\n      config: {path: x}\n      windowing: {type: fixed, size: 60s}\n",
+       StatusCode::kUnimplemented, {"p.yaml:6:7:", "windowing", "not supported"}},
+      {"pipeline windowing refused",
+       "pipeline:\n  windowing: {type: global}\n  transforms: []\n", StatusCode::kUnimplemented, {"windowing"}},
+      {"Sql refused",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Sql\n      input: Create\n      config: {query: q}\n",
+       StatusCode::kUnimplemented, {"p.yaml:5:13:", "'Sql' is valid Beam YAML but is not supported"}},
+      {"PyTransform refused",
+       "pipeline:\n  transforms:\n    - type: PyTransform\n      config: {constructor: x}\n",
+       StatusCode::kUnimplemented, {"PyTransform"}},
+      {"callable refused",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
+       "      config:\n        language: python\n        fields: {y: {callable: 'lambda r: 1'}}\n",
+       StatusCode::kUnimplemented, {"'callable' UDFs are valid Beam YAML but are not supported"}},
+      {"javascript refused",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Filter\n"
+       "      config: {language: javascript, keep: 'x'}\n",
+       StatusCode::kUnimplemented, {"language 'javascript' is valid Beam YAML but is not supported"}},
+      {"providers refused", "providers: []\npipeline:\n  transforms: []\n", StatusCode::kUnimplemented, {"providers"}},
+      {"unknown top-level key", "pipline:\n  transforms: []\n", StatusCode::kInvalidArgument,
+       {"unknown key 'pipline'", "did you mean 'pipeline'"}},
+      {"error output not consumed",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
+       "      config:\n        fields: {y: element}\n        error_handling: {output: bad}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:6:7:", "error output 'bad' is not consumed", "MapToFields.bad"}},
+      {"error_handling where records cannot fail",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Flatten\n      input: Create\n"
+       "      config: {error_handling: {output: e}}\n",
+       StatusCode::kInvalidArgument, {"'error_handling' is not allowed here"}},
+      {"threshold out of range",
+       "pipeline:\n  transforms:\n    - type: ReadFromJson\n      config: {path: x, error_handling: {output: e, threshold: 2}}\n",
+       StatusCode::kInvalidArgument, {"threshold must be a number between 0 and 1"}},
+      {"input names nothing, with did-you-mean",
+       "pipeline:\n  transforms:\n    - type: Create\n      name: Numbers\n      config: {elements: [1]}\n"
+       "    - type: LogForTesting\n      input: Number\n",
+       StatusCode::kInvalidArgument, {"p.yaml:7:14:", "input 'Number' names no transform", "did you mean 'Numbers'"}},
+      {"unknown named output",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: LogForTesting\n      input: Create.bad\n",
+       StatusCode::kInvalidArgument, {"has no output 'bad'"}},
+      {"missing input outside a chain",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: LogForTesting\n",
+       StatusCode::kInvalidArgument, {"'input' is required outside a chain"}},
+      {"input inside a chain",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: LogForTesting\n"
+       "      input: Create\n",
+       StatusCode::kInvalidArgument, {"inside a chain inputs are implicit"}},
+      {"chain without a source",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: LogForTesting\n", StatusCode::kInvalidArgument,
+       {"a chain starts with a source"}},
+      {"cycle",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Flatten\n      name: A\n"
+       "      input: [Create, B]\n    - type: Flatten\n      name: B\n      input: A\n",
+       StatusCode::kInvalidArgument, {"cycle", "A", "B"}},
+      {"sink has no output",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: WriteToJson\n      input: Create\n"
+       "      config: {path: out}\n    - type: LogForTesting\n      input: WriteToJson\n",
+       StatusCode::kInvalidArgument, {"is a sink and has no output"}},
+      {"named inputs refused",
+       "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Flatten\n      input: {a: Create}\n",
+       StatusCode::kUnimplemented, {"named inputs"}},
+      {"yaml syntax error", "pipeline:\n  transforms: [\n", StatusCode::kInvalidArgument, {"p.yaml:", "YAML syntax error"}},
+      {"bad config value",
+       "pipeline:\n  type: chain\n  source:\n    type: ReadFromCsv\n    config: {path: x, delimiter: ';;'}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:5:", "delimiter", "single character"}},
+      {"source and sink without chain",
+       "pipeline:\n  source: {type: Create, config: {elements: [1]}}\n", StatusCode::kInvalidArgument,
+       {"only allowed with 'type: chain'"}},
+  };
+  return kCases;
+}
+
+TEST(Loader, RejectsBadPipelinesWithLocatedMessages) {
+  StageRegistry r = TestRegistry();
+  for (const BadCase& c : BadCases()) {
+    SCOPED_TRACE(c.name);
+    Result<PipelineSpec> spec = LoadYaml(c.yaml, r);
+    ASSERT_FALSE(spec.ok());
+    EXPECT_EQ(spec.status().code(), c.code) << spec.status().ToString();
+    for (const std::string& f : c.fragments) EXPECT_THAT(spec.status().message(), HasSubstr(f));
+  }
+}
+
+TEST(Loader, ChainWithSourceSinkAndExtraTransformsIsWiredInOrder) {
+  StageRegistry r = TestRegistry();
+  auto spec = LoadYaml(R"(
+pipeline:
+  type: chain
+  source:
+    type: Create
+    config: {elements: [{a: 1}]}
+  transforms:
+    - type: MapToFields
+      name: Parse
+      config:
+        fields: {b: a}
+        error_handling: {output: bad, threshold: 0.5}
+  sink:
+    type: WriteToJson
+    config: {path: out/x}
+  extra_transforms:
+    - type: WriteToJson
+      name: Errors
+      input: Parse.bad
+      config: {path: out/errors}
+options:
+  streaming: false
+)", r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->transforms.size(), 4u);
+  EXPECT_EQ(spec->transforms[0].config.name, "Create");
+  EXPECT_EQ(spec->transforms[1].config.name, "Parse");
+  EXPECT_EQ(spec->transforms[1].config.error_output, "bad");
+  EXPECT_DOUBLE_EQ(spec->transforms[1].config.error_threshold, 0.5);
+  EXPECT_EQ(spec->transforms[1].config.line, 9);
+  // Both writers read from Parse: one its main output, one its error output.
+  int main_readers = 0, error_readers = 0;
+  for (const TransformSpec& t : spec->transforms) {
+    for (const InputRef& in : t.inputs) {
+      if (spec->transforms[in.from].config.name == "Parse") (in.error ? error_readers : main_readers)++;
+    }
+  }
+  EXPECT_EQ(main_readers, 1);
+  EXPECT_EQ(error_readers, 1);
+  EXPECT_TRUE(spec->options.IsMap());
+  EXPECT_EQ(spec->options["streaming"].Scalar(), "false");
+}
+
+TEST(Loader, ListInputFlattensAndOrderIsTopological) {
+  StageRegistry r = TestRegistry();
+  auto spec = LoadYaml(R"(
+pipeline:
+  transforms:
+    - type: Flatten
+      name: Both
+      input: [A, B]
+    - type: Create
+      name: A
+      config: {elements: [1]}
+    - type: Create
+      name: B
+      config: {elements: [2]}
+)", r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->transforms.size(), 3u);
+  EXPECT_EQ(spec->transforms[2].config.name, "Both");
+  EXPECT_EQ(spec->transforms[2].inputs.size(), 2u);
+}
+
+TEST(Loader, MissingFileIsNotFound) {
+  StageRegistry r = TestRegistry();
+  auto spec = LoadPipelineFile("/nonexistent/p.yaml", r);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("/nonexistent/p.yaml"));
+}
+
+}  // namespace
+}  // namespace dfw

@@ -1,0 +1,155 @@
+// Bundle planning, staged commits, sharded names, and run failures that name the file and line.
+#include <gmock/gmock.h>
+
+#include <fmt/format.h>
+
+#include "dfw/stages/sink.h"
+#include "test_util.h"
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ReadFile;
+using testing::ReadShardLines;
+using testing::TempDir;
+
+Result<RunSummary> RunYaml(const std::string& yaml, const std::string& staging, RunnerOptions options = {}) {
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = testing::LoadYaml(yaml, registry);
+  if (!spec.ok()) return spec.status();
+  MetricsRegistry metrics;
+  return RunAllBundles(*spec, registry, options, staging, &metrics);
+}
+
+TEST(PlanBundles, CutsAtLineBoundariesCoveringTheFileWithStableIds) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += fmt::format("{{\"i\": {}}}\n", i);
+  testing::WriteFile(dir / "a.jsonl", text);
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = testing::LoadYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                                            "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                            dir / "*.jsonl", dir / "out/o"),
+                                registry);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  MetricsRegistry metrics;
+  RunnerOptions options;
+  options.bundle_bytes = 500;
+  auto runner = PipelineRunner::Make(*spec, registry, options, &metrics);
+  ASSERT_TRUE(runner.ok());
+  auto first = (*runner)->PlanBundles();
+  auto second = (*runner)->PlanBundles();
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_GT(first->size(), 3u);
+  ASSERT_EQ(first->size(), second->size());
+  int64_t expect_begin = 0, expect_line = 1;
+  for (std::size_t k = 0; k < first->size(); ++k) {
+    const Bundle& b = (*first)[k];
+    EXPECT_EQ(b.id, static_cast<int64_t>(k));
+    EXPECT_EQ(b.split.begin, (*second)[k].split.begin);
+    EXPECT_EQ(b.split.begin, expect_begin);
+    EXPECT_EQ(b.split.first_line, expect_line);
+    EXPECT_EQ(text[b.split.end - 1], '\n');  // cut right after a record
+    expect_line += std::count(text.begin() + b.split.begin, text.begin() + b.split.end, '\n');
+    expect_begin = b.split.end;
+  }
+  EXPECT_EQ(expect_begin, static_cast<int64_t>(text.size()));
+}
+
+TEST(PlanBundles, CsvSplitsNeverCutInsideAQuotedNewline) {
+  TempDir dir;
+  std::string text = "id,note\n";
+  for (int i = 0; i < 200; ++i) text += fmt::format("{},\"two\nlines, \"\"quoted\"\"\"\n", i);
+  testing::WriteFile(dir / "a.csv", text);
+  TempDir out;
+  auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromCsv, config: {{path: '{}'}}}}\n"
+                                     "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                     dir / "a.csv", out / "o"),
+                         out / "staging", RunnerOptions{.bundle_bytes = 300});
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_GT(summary->bundles, 5);
+  std::vector<std::string> lines = ReadShardLines(out / "o");
+  ASSERT_EQ(lines.size(), 200u);
+  EXPECT_EQ(lines[7], "{\"id\":7,\"note\":\"two\\nlines, \\\"quoted\\\"\"}");
+  EXPECT_TRUE(summary->accounting.Balanced()) << summary->accounting.ToString();
+}
+
+TEST(FinalizeOutputs, UsesBeamShardNamesAndKeepsEmptyShards) {
+  TempDir dir;
+  testing::WriteFile(dir / "a.txt", "x\ny\n");
+  testing::WriteFile(dir / "b.txt", "");  // empty file: no bundle
+  testing::WriteFile(dir / "c.txt", "z\n");
+  auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromText, config: {{path: '{}'}}}}\n"
+                                     "  transforms:\n    - {{type: Filter, config: {{keep: 'line > \"x\"'}}, name: F}}\n"
+                                     "  sink: {{type: WriteToText, config: {{path: '{}', file_name_suffix: .txt}}}}\n",
+                                     dir / "*.txt", dir / "out/lines"),
+                         dir / "staging");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->bundles, 2);
+  EXPECT_EQ(ReadFile(dir / "out/lines-00000-of-00002.txt"), "y\n");
+  EXPECT_EQ(ReadFile(dir / "out/lines-00001-of-00002.txt"), "z\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "staging/WriteToText/bundle-0.done"));  // moved
+}
+
+TEST(FinalizeOutputs, MissingCommitIsAFailedPrecondition) {
+  StageRegistry registry = testing::TestRegistry();
+  TempDir dir;
+  auto spec = testing::LoadYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: Create, config: {{elements: [1]}}}}\n"
+                                            "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n", dir / "o"),
+                                registry);
+  ASSERT_TRUE(spec.ok());
+  Status s = FinalizeOutputs(*spec, dir / "staging", {0, 1});
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("bundle 0 has no committed output"));
+}
+
+TEST(RunFailures, RecordErrorWithoutErrorHandlingNamesFileAndLine) {
+  TempDir dir;
+  testing::WriteFile(dir / "in.jsonl", "{\"a\": 1}\n{\"a\": 2}\n{\"a\": \n{\"a\": 4}\n");
+  auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                                     "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                     dir / "in.jsonl", dir / "out/o"),
+                         dir / "staging");
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().code(), StatusCode::kDataLoss);
+  EXPECT_THAT(summary.status().message(), HasSubstr(fmt::format("line 3 of '{}'", dir / "in.jsonl")));
+  EXPECT_THAT(summary.status().message(), HasSubstr("malformed JSON"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out/o-00000-of-00001"));  // nothing committed
+}
+
+TEST(RunFailures, GlobMatchingNothingIsNotFound) {
+  TempDir dir;
+  auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                                     "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                     dir / "nothing-*.jsonl", dir / "o"),
+                         dir / "staging");
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(summary.status().message(), HasSubstr("matches no files"));
+}
+
+TEST(RunFailures, UnwritableOutputPathFailsBeforeReading) {
+  TempDir dir;
+  testing::WriteFile(dir / "file", "not a directory");
+  auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: Create, config: {{elements: [1]}}}}\n"
+                                     "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                     dir / "file/sub/o"),
+                         dir / "staging");
+  ASSERT_FALSE(summary.ok());
+  EXPECT_EQ(summary.status().code(), StatusCode::kIoError);
+  EXPECT_THAT(summary.status().message(), HasSubstr("cannot create output directory"));
+}
+
+TEST(RunPipelineFile, ReturnsTwoForABadFileAndZeroForAGoodOne) {
+  TempDir dir;
+  testing::WriteFile(dir / "bad.yaml", "pipeline:\n  transforms:\n    - type: Nope\n");
+  EXPECT_EQ(RunPipelineFile(dir / "bad.yaml", 1), 2);
+  testing::WriteFile(dir / "good.yaml", fmt::format("pipeline:\n  type: chain\n  source: {{type: Create, config: {{elements: [1, 2]}}}}\n"
+                                                    "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n", dir / "o"));
+  EXPECT_EQ(RunPipelineFile(dir / "good.yaml", 2), 0);
+  EXPECT_EQ(ReadFile(dir / "o-00000-of-00001"), "{\"element\":1}\n{\"element\":2}\n");
+}
+
+}  // namespace
+}  // namespace dfw

@@ -1,0 +1,118 @@
+// Shared fixtures for pipeline tests: a temp dir, file helpers, and test-only stages.
+#pragma once
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "dfw-pipeline-test-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+inline void WriteFile(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Lines of every file starting with `prefix` + "-" (the shards), in shard order.
+inline std::vector<std::string> ReadShardLines(const std::string& prefix) {
+  std::vector<std::string> files, lines;
+  std::filesystem::path p(prefix);
+  for (const auto& e : std::filesystem::directory_iterator(p.parent_path())) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(p.filename().string() + "-", 0) == 0) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& f : files) {
+    std::istringstream in(ReadFile(f));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  return lines;
+}
+
+// Rows collected by TestCollect sinks, by transform name.
+struct Collected {
+  std::mutex mu;
+  std::map<std::string, std::vector<Row>> rows;
+  static Collected& Get() {
+    static Collected c;
+    return c;
+  }
+};
+
+// Test-only sink: appends rows to Collected under its transform name; config `delay_us` makes each
+// batch slow (sleep), to force the source to wait on the in-flight limit.
+class TestCollect final : public Stage {
+ public:
+  TestCollect(std::string name, int64_t delay_us) : name_(std::move(name)), delay_us_(delay_us) {}
+  Status Process(RowBatch& in, StageOutput&) override {
+    if (delay_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
+    std::lock_guard<std::mutex> lock(Collected::Get().mu);
+    auto& v = Collected::Get().rows[name_];
+    for (Row& r : in) v.push_back(std::move(r));
+    return Status::OK();
+  }
+
+ private:
+  std::string name_;
+  int64_t delay_us_;
+};
+
+inline void RegisterTestStages(StageRegistry& r) {
+  StageFactory make = [](const StageConfig& c) -> Result<std::unique_ptr<Stage>> {
+    ASSIGN_OR_RETURN(int64_t delay, ConfigInt(c, "delay_us", 0));
+    return std::unique_ptr<Stage>(new TestCollect(c.name, delay));
+  };
+  (void)r.Register({"TestCollect", make, {"delay_us"}, {}, StageTraits{.is_sink = true, .serial = true}});
+}
+
+inline StageRegistry TestRegistry() {
+  StageRegistry r;
+  RegisterBuiltinStages(r);
+  RegisterTestStages(r);
+  return r;
+}
+
+inline Result<PipelineSpec> LoadYaml(const std::string& yaml, const StageRegistry& r) {
+  return LoadPipelineString(yaml, r, "p.yaml");
+}
+
+}  // namespace dfw::testing

@@ -1,0 +1,176 @@
+// MapToFields, Filter, Explode, Flatten, LogForTesting and the writers.
+#include <gmock/gmock.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "dfw/stages/sink.h"
+#include "test_util.h"
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::JsonRow;
+using testing::TempDir;
+
+Row R(int64_t a, std::string s) { return JsonRow({{"a", Value::Int(a)}, {"s", Value::String(std::move(s))}}); }
+
+struct MapCase {
+  const char* name;
+  const char* config;
+  RowBatch input;
+  std::vector<std::string> main_json;
+  std::vector<std::string> error_fragments;
+  int64_t filtered = 0;
+  const char* type = "MapToFields";
+};
+
+std::vector<MapCase> Cases() {
+  return {
+      {"generic field rename", "{fields: {b: a}}", {R(1, "x")}, {R"({"b":1})"}, {}},
+      {"python expressions", "{language: python, fields: {b: 'a * 10 + 1', t: 's.upper()'}}", {R(2, "ab")},
+       {R"({"b":21,"t":"AB"})"}, {}},
+      {"append and drop", "{language: python, append: true, drop: [s], fields: {n: 'len(s)'}}", {R(1, "abc")},
+       {R"({"a":1,"n":3})"}, {}},
+      {"append redefinition is a record error", "{append: true, fields: {a: s}}", {R(1, "x")}, {},
+       {"Redefinition of field 'a'"}},
+      {"type error goes to the error output", "{language: python, fields: {b: 'a + s'}}", {R(1, "x"), R(2, "y")}, {},
+       {"field 'b'", "TypeError"}},
+      {"output_type checked", "{language: python, fields: {b: {expression: 's', output_type: integer}}}", {R(1, "x")},
+       {}, {"output_type is integer but the expression returned str"}},
+      {"filter keeps truthy rows and counts the rest", "{language: python, keep: 'a > 1'}", {R(1, "x"), R(2, "y"), R(3, "z")},
+       {R"({"a":2,"s":"y"})", R"({"a":3,"s":"z"})"}, {}, 1, "Filter"},
+      {"filter generic comparison", "{keep: 'a < 2'}", {R(1, "x"), R(2, "y")}, {R"({"a":1,"s":"x"})"}, {}, 1, "Filter"},
+      {"filter missing field is a record error", "{language: python, keep: 'nope > 1'}", {R(1, "x")}, {}, {"nope"}, 0,
+       "Filter"},
+      {"flatten passes rows", "{}", {R(1, "x")}, {R"({"a":1,"s":"x"})"}, {}, 0, "Flatten"},
+      {"log passes rows", "{level: DEBUG, prefix: 'p: '}", {R(1, "x")}, {R"({"a":1,"s":"x"})"}, {}, 0, "LogForTesting"},
+  };
+}
+
+TEST(Transforms, TableOfRows) {
+  for (MapCase& mc : Cases()) {
+    SCOPED_TRACE(mc.name);
+    StageConfig c = testing::MakeConfig(mc.type, mc.config, "bad");
+    auto stage = testing::MakeStage(c);
+    ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+    auto out = testing::RunStage(**stage, c, mc.input);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<std::string> got;
+    for (const Row& r : out->main) got.push_back(r.ToJson());
+    EXPECT_EQ(got, mc.main_json);
+    EXPECT_EQ(out->filtered, mc.filtered);
+    std::string msgs;
+    for (const Row& r : out->errors) msgs += r.Find("msg")->as_string() + "\n";
+    if (mc.error_fragments.empty()) {
+      EXPECT_TRUE(out->errors.empty()) << msgs;
+    }
+    for (const std::string& f : mc.error_fragments) EXPECT_THAT(msgs, HasSubstr(f));
+    // Conservation: every input row is in exactly one place (for these 1:1 transforms).
+    EXPECT_EQ(out->main.size() + out->errors.size() + static_cast<std::size_t>(out->filtered), mc.input.size());
+  }
+}
+
+struct ConfigErrorCase {
+  const char* type;
+  const char* config;
+  const char* fragment;
+};
+
+TEST(Transforms, BadConfigsAreLoadErrors) {
+  const std::vector<ConfigErrorCase> cases = {
+      {"MapToFields", "{fields: {b: 'a +'}, language: python}", "fields.b"},
+      {"MapToFields", "{fields: {b: 'a + 1'}}", "fields.b"},  // generic language: no arithmetic
+      {"MapToFields", "{drop: [a], fields: {b: a}}", "only allowed with append"},
+      {"MapToFields", "{fields: {b: {callable: 'lambda r: r'}}, language: python}", "'callable' UDFs"},
+      {"MapToFields", "{fields: {b: {path: f.py, name: fn}}, language: python}", "'path' UDFs"},
+      {"MapToFields", "{fields: {b: a}, language: sql}", "language 'sql' is valid Beam YAML"},
+      {"MapToFields", "{fields: {b: a}, language: cobol}", "unknown language 'cobol'"},
+      {"Filter", "{}", "config 'keep' is required"},
+      {"Explode", "{fields: [a, b]}", "cross_product must be specified"},
+      {"LogForTesting", "{level: LOUD}", "allowed: ERROR, INFO, DEBUG"},
+      {"WriteToCsv", "{path: o, delimiter: ''}", "single character"},
+      {"WriteToJson", "{}", "config 'path' is required"},
+  };
+  for (const ConfigErrorCase& cc : cases) {
+    SCOPED_TRACE(std::string(cc.type) + " " + cc.config);
+    auto stage = testing::MakeStage(testing::MakeConfig(cc.type, cc.config));
+    ASSERT_FALSE(stage.ok());
+    EXPECT_THAT(stage.status().message(), HasSubstr(cc.fragment));
+    EXPECT_THAT(stage.status().message(), HasSubstr("t.yaml:"));
+  }
+}
+
+TEST(Explode, ZipPadsWithNullAndCrossProductCombines) {
+  Row row = JsonRow({{"k", Value::Int(1)},
+                     {"x", Value::FromList({Value::Int(1), Value::Int(2)})},
+                     {"y", Value::FromList({Value::String("a")})}});
+  StageConfig zip = testing::MakeConfig("Explode", "{fields: [x, y], cross_product: false}");
+  auto z = testing::MakeStage(zip);
+  ASSERT_TRUE(z.ok());
+  auto zo = testing::RunStage(**z, zip, {row});
+  ASSERT_TRUE(zo.ok());
+  ASSERT_EQ(zo->main.size(), 2u);
+  EXPECT_EQ(zo->main[0].ToJson(), R"({"k":1,"x":1,"y":"a"})");
+  EXPECT_EQ(zo->main[1].ToJson(), R"({"k":1,"x":2,"y":null})");
+  StageConfig cross = testing::MakeConfig("Explode", "{fields: [x, y], cross_product: true}");
+  auto x = testing::MakeStage(cross);
+  ASSERT_TRUE(x.ok());
+  auto xo = testing::RunStage(**x, cross, {row});
+  ASSERT_TRUE(xo.ok());
+  ASSERT_EQ(xo->main.size(), 2u);
+  EXPECT_EQ(xo->main[1].ToJson(), R"({"k":1,"x":2,"y":"a"})");
+  // A missing or non-list field is a record error; an empty list yields nothing (counted filtered).
+  StageConfig one = testing::MakeConfig("Explode", "{fields: x}", "bad");
+  auto o = testing::MakeStage(one);
+  ASSERT_TRUE(o.ok());
+  auto oo = testing::RunStage(**o, one, {JsonRow({{"x", Value::Int(3)}}), JsonRow({{"x", Value::FromList({})}})});
+  ASSERT_TRUE(oo.ok());
+  EXPECT_TRUE(oo->main.empty());
+  ASSERT_EQ(oo->errors.size(), 1u);
+  EXPECT_THAT(oo->errors[0].Find("msg")->as_string(), HasSubstr("field 'x' is int, not a list"));
+  EXPECT_EQ(oo->filtered, 1);
+}
+
+std::string WriteOneBundle(const std::string& type, const std::string& config, RowBatch rows, Status* status) {
+  TempDir dir;
+  StageConfig c = testing::MakeConfig(type, config);
+  auto stage = testing::MakeStage(c);
+  if (!stage.ok()) {
+    *status = stage.status();
+    return "";
+  }
+  BundleContext ctx{7, dir / "staging"};
+  *status = (*stage)->StartBundle(ctx);
+  if (!status->ok()) return "";
+  auto out = testing::RunStage(**stage, c, std::move(rows));
+  *status = out.status();
+  std::ifstream in(StagingDonePath(dir / "staging", type, 7));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Writers, FormatsRowsIntoTheCommittedBundleFile) {
+  Status st;
+  EXPECT_EQ(WriteOneBundle("WriteToJson", "{path: o}", {R(1, "x"), R(2, "y")}, &st),
+            "{\"a\":1,\"s\":\"x\"}\n{\"a\":2,\"s\":\"y\"}\n");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(WriteOneBundle("WriteToCsv", "{path: o}", {R(1, "x,y"), R(2, "say \"hi\"")}, &st),
+            "a,s\n1,\"x,y\"\n2,\"say \"\"hi\"\"\"\n");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(WriteOneBundle("WriteToText", "{path: o}", {JsonRow({{"line", Value::String("hello")}})}, &st), "hello\n");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  WriteOneBundle("WriteToText", "{path: o}", {R(1, "x")}, &st);
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("exactly one field"));
+}
+
+TEST(Writers, ShardNamesFollowBeam) {
+  ShardNaming n{"out/preds", ".jsonl"};
+  EXPECT_EQ(n.ShardName(3, 10), "out/preds-00003-of-00010.jsonl");
+}
+
+}  // namespace
+}  // namespace dfw
