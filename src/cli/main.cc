@@ -1,6 +1,7 @@
 // dfworker entry point: registers the subcommands, splits pipeline flags off argv, runs CLI11.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "arg_split.h"
