@@ -1,5 +1,7 @@
 #include "dfw/device/mps_env.h"
 
+#include "device/subprocess.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -97,6 +99,15 @@ TEST(MpsClientLimitsFromEnv, ReadsWhatMpsClientEnvWrote) {
   EXPECT_DOUBLE_EQ(r->active_thread_percentage.value(), 12.5);
   EXPECT_EQ(r->pinned_mem_limit_bytes.value(), 900 * kMiB);
   EXPECT_FALSE(bad.ok());
+}
+
+TEST(MpsClientEnv, ReachesAnExecdChildProcess) {
+  // What the launcher does for every SDK process: exec with the controller's client env.
+  auto env = MpsClientEnv(MpsDirsForJob("/jobs/j2"), MpsClientLimits{50.0, 3 * kGiB});
+  Result<CommandResult> r = RunCommand({"env"}, env, "", 5000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->exit_code, 0);
+  for (const auto& [k, v] : env) EXPECT_NE(r->output.find(k + "=" + v + "\n"), std::string::npos) << k;
 }
 
 }  // namespace
