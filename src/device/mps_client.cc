@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "dfw/common/strings.h"
@@ -54,6 +55,15 @@ Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir,
   session.threads_ = ParseDouble(Field(reply, "threads")).value_or(100);
   if (std::optional<int64_t> p = ParseInt64(Field(reply, "pinned")); p) session.pinned_ = static_cast<uint64_t>(*p);
   return session;
+}
+
+Result<std::optional<MpsClientSession>> MpsClientSession::RegisterFromEnv(std::string_view name) {
+  const char* pipe_dir = std::getenv(std::string(kPipeDirEnv).c_str());
+  if (pipe_dir == nullptr || *pipe_dir == '\0') return std::optional<MpsClientSession>();
+  if (::access(ControlSocketPath(pipe_dir).c_str(), F_OK) != 0) return std::optional<MpsClientSession>();
+  ASSIGN_OR_RETURN(MpsClientLimits limits, MpsClientLimitsFromEnv());
+  ASSIGN_OR_RETURN(MpsClientSession session, Register(pipe_dir, name, limits));
+  return std::optional<MpsClientSession>(std::move(session));
 }
 
 MpsClientSession::MpsClientSession(MpsClientSession&& other) noexcept

@@ -237,6 +237,19 @@ TEST_F(EmulatedMpsTest, ABadDaemonCommandIsReportedNotHung) {
   EXPECT_NE(s.message().find("cannot exec"), std::string::npos) << s.message();
 }
 
+TEST_F(EmulatedMpsTest, AChildRegistersFromItsEnvironment) {
+  std::unique_ptr<MpsController> mps = StartDaemon();
+  EXPECT_FALSE(MpsClientSession::RegisterFromEnv("sdk-0")->has_value());  // no CUDA_MPS_* here
+  for (const auto& [k, v] : mps->ClientEnv({20.0, kGiB})) ::setenv(k.c_str(), v.c_str(), 1);
+  Result<std::optional<MpsClientSession>> s = MpsClientSession::RegisterFromEnv("sdk-0");
+  for (const auto& [k, v] : mps->ClientEnv({20.0, kGiB})) ::unsetenv(k.c_str());
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE(s->has_value());
+  EXPECT_DOUBLE_EQ((*s)->active_thread_percentage(), 20);
+  EXPECT_EQ((*s)->pinned_mem_limit_bytes().value(), kGiB);
+  EXPECT_EQ(mps->ListClients()->size(), 1u);
+}
+
 TEST(MpsController, RejectsBadOptionsAndUnknownKinds) {
   MpsDaemonOptions o;
   o.dirs = MpsDirsForJob("/tmp/x");

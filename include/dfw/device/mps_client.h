@@ -20,6 +20,12 @@ class MpsClientSession {
   static Result<MpsClientSession> Register(const std::string& pipe_dir, std::string_view name,
                                            const MpsClientLimits& limits, int timeout_ms = 5000);
 
+  // For an SDK process or model host after exec: registers as `name` with the emulated daemon named
+  // by CUDA_MPS_PIPE_DIRECTORY, using the limits in its environment (MpsClientLimitsFromEnv).
+  // nullopt when the variable is unset or the pipe dir holds no emulated daemon (no MPS, or the real
+  // NVIDIA one, which registers CUDA clients itself).
+  static Result<std::optional<MpsClientSession>> RegisterFromEnv(std::string_view name);
+
   MpsClientSession(MpsClientSession&& other) noexcept;
   MpsClientSession& operator=(MpsClientSession&& other) noexcept;
   MpsClientSession(const MpsClientSession&) = delete;
