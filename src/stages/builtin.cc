@@ -16,7 +16,7 @@ void RegisterBuiltinStages(StageRegistry& r) {
   RegisterExplode(r);
   RegisterFlatten(r);
   RegisterLogForTesting(r);
-  // RunInference (helper D, src/stages/run_inference.cc): add `RegisterRunInference(r);` here.
+  RegisterRunInference(r);
 }
 
 }  // namespace dfw

@@ -227,6 +227,17 @@ class RunInference final : public Stage {
   std::vector<Value> predictions_;
 };
 
+// Load-time check (also what --dry_run runs): the config parses and the model files exist and
+// agree (config.json vs the safetensors header). Weights are not loaded.
+Status CheckRunInference(const StageConfig& config) {
+  ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+  auto handler = MakeModelHandler(options.handler_type, options.handler);
+  if (!handler.ok()) return config.ConfigError(handler.status().message());
+  auto estimator = BatchSizeEstimator::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()));
+  if (!estimator.ok()) return config.ConfigError(estimator.status().message());
+  return Status::OK();
+}
+
 }  // namespace
 
 void RegisterRunInference(StageRegistry& r) {
@@ -236,6 +247,7 @@ void RegisterRunInference(StageRegistry& r) {
       .allowed_keys = {"inference_tag", "model_handler"},
       .required_keys = {"model_handler"},
       .traits = {.can_fail_per_record = true, .serial = true},
+      .check = CheckRunInference,
   });
   (void)s;  // only fails on a duplicate registration, which RegisterBuiltinStages never does
 }

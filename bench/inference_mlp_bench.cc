@@ -1,0 +1,105 @@
+// Raw speed of the pieces RunInference stands on: OpenBLAS sgemm (GFLOP/s) and the MLP handler
+// called directly (rows/s) on a model big enough to be compute-bound.
+//
+// The "compute-bound" model (written to a temp dir at start): 256 → 1024 → 1024 → 16, ReLU,
+// softmax; ~1.3 M weights, ~2.6 MFLOP per row.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "dfw/backend/registry.h"
+#include "dfw/inference/mlp_handler.h"
+
+namespace dfw {
+namespace {
+
+void BM_Sgemm(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  auto backend = MakeCpuBackend();
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+  for (auto _ : state) {
+    (void)backend->Gemm(false, true, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * n * n * n, benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Sgemm)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime();
+
+// Writes the benchmark model once; returns its directory.
+const std::string& BenchModelDir() {
+  static const std::string dir = [] {
+    std::string path = (std::filesystem::temp_directory_path() / ("dfw-bench-mlp-" + std::to_string(::getpid()))).string();
+    std::filesystem::create_directories(path);
+    const std::vector<std::pair<int, int>> layers = {{256, 1024}, {1024, 1024}, {1024, 16}};
+    std::mt19937 rng(1);
+    std::normal_distribution<float> dist(0.0f, 0.05f);
+    std::string header = "{", data;
+    std::string cfg = R"({"model_type":"mlp","input_dim":256,"output":"softmax","layers":[)";
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const auto [in, out] = layers[i];
+      const std::string name = "fc" + std::to_string(i + 1);
+      for (const auto& [suffix, count, shape] :
+           {std::tuple{".weight", in * out, "[" + std::to_string(out) + "," + std::to_string(in) + "]"},
+            std::tuple{".bias", out, "[" + std::to_string(out) + "]"}}) {
+        std::vector<float> v(count);
+        for (float& x : v) x = dist(rng);
+        const std::size_t begin = data.size();
+        data.append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+        header += (header.size() > 1 ? "," : "") + std::string("\"") + name + suffix + "\":{\"dtype\":\"F32\",\"shape\":" +
+                  shape + ",\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
+      }
+      cfg += (i ? "," : "") + std::string(R"({"name":")") + name + R"(","out_features":)" + std::to_string(out) +
+             R"(,"activation":")" + (i + 1 < layers.size() ? "relu" : "none") + "\"}";
+    }
+    header += "}";
+    while (header.size() % 8) header += ' ';
+    std::string len(8, '\0');
+    for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    std::ofstream(path + "/model.safetensors", std::ios::binary) << len << header << data;
+    std::ofstream(path + "/config.json") << cfg << "]}";
+    std::atexit([] { std::filesystem::remove_all(BenchModelDir()); });
+    return path;
+  }();
+  return dir;
+}
+
+void BM_MlpHandlerRaw(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0));
+  ModelHandlerOptions o;
+  o.model_path = BenchModelDir();
+  o.input_field = "x";
+  auto handler = MakeModelHandler(kMlpHandlerType, o);
+  if (!handler.ok()) return state.SkipWithError(handler.status().ToString().c_str());
+  auto model = (*handler)->LoadModel();
+  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<Value> examples;
+  for (int r = 0; r < batch; ++r) {
+    List xs;
+    for (int j = 0; j < 256; ++j) xs.push_back(Value::Float(dist(rng)));
+    examples.push_back(Value::FromList(std::move(xs)));
+  }
+  std::vector<const Value*> ptrs;
+  for (const Value& v : examples) ptrs.push_back(&v);
+  std::vector<Value> preds;
+  for (auto _ : state) {
+    preds.clear();
+    if (!(*model)->RunInference(ptrs, preds).ok()) return state.SkipWithError("inference failed");
+    benchmark::DoNotOptimize(preds.data());
+  }
+  state.counters["rows/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * batch * (256 * 1024 + 1024 * 1024 + 1024 * 16),
+                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_MlpHandlerRaw)->Arg(64)->Arg(256)->Arg(1024)->UseRealTime();
+
+}  // namespace
+}  // namespace dfw
+
+BENCHMARK_MAIN();

@@ -1,0 +1,191 @@
+// The RunInference stage on the default model: one PredictionResult per good row, exact Beam
+// metrics, error rows for the planted bad inputs, whole-batch dead letters, config errors.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+namespace {
+
+const std::string kModelDir = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
+
+Value FromJson(const nlohmann::json& j) {
+  if (j.is_null()) return Value();
+  if (j.is_boolean()) return Value::Bool(j.get<bool>());
+  if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
+  if (j.is_number()) return Value::Float(j.get<double>());
+  if (j.is_string()) return Value::String(j.get<std::string>());
+  if (j.is_array()) {
+    List items;
+    for (const auto& e : j) items.push_back(FromJson(e));
+    return Value::FromList(std::move(items));
+  }
+  Row row;
+  for (const auto& [k, v] : j.items()) row.Append(k, FromJson(v));
+  return Value::FromRow(std::move(row));
+}
+
+RowBatch SampleRows() {
+  RowBatch rows;
+  std::ifstream in(kModelDir + "/sample.jsonl");
+  for (std::string line; std::getline(in, line);) rows.push_back(FromJson(nlohmann::json::parse(line)).as_row());
+  return rows;
+}
+
+StageConfig Config(const std::string& yaml, bool error_handling, MetricsRegistry* metrics) {
+  StageConfig c;
+  c.name = "Classify";
+  c.type = "RunInference";
+  c.config = YAML::Load(yaml);
+  c.file = "test.yaml";
+  c.line = 1;
+  c.column = 1;
+  if (error_handling) c.error_output = "errors";
+  c.metrics = metrics;
+  return c;
+}
+
+std::string HandlerYaml(const std::string& extra) {
+  return "inference_tag: prediction\nmodel_handler:\n  type: MlpModelHandlerSafetensors\n  config:\n"
+         "    model_path: " + kModelDir + "\n    input_field: features\n" + extra;
+}
+
+Result<std::unique_ptr<Stage>> MakeStage(const StageConfig& c) {
+  StageRegistry registry;
+  RegisterRunInference(registry);
+  const StageTypeInfo* info = registry.Find("RunInference");
+  if (info == nullptr) return Internal("RunInference not registered");
+  EXPECT_TRUE(info->traits.serial);
+  EXPECT_TRUE(info->traits.can_fail_per_record);
+  return info->factory(c);
+}
+
+TEST(RunInferenceStage, OnePredictionResultPerRowErrorsForBadRowsAndExactMetrics) {
+  MetricsRegistry metrics;
+  StageConfig c = Config(HandlerYaml("    min_batch_size: 16\n    max_batch_size: 16\n"), true, &metrics);
+  auto stage = MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch rows = SampleRows();
+  ASSERT_EQ(rows.size(), 147u);  // 143 held-out rows + 4 planted bad rows
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  // Two incoming batches, as the graph would deliver them.
+  RowBatch first(rows.begin(), rows.begin() + 100), second(rows.begin() + 100, rows.end());
+  ASSERT_TRUE((*stage)->Process(first, out).ok());
+  ASSERT_TRUE((*stage)->Process(second, out).ok());
+  ASSERT_TRUE((*stage)->FinishBundle(out).ok());
+
+  ASSERT_EQ(out.main().size(), 143u);
+  int correct = 0;
+  for (const Row& row : out.main()) {
+    const Value* pr = row.Find("prediction");
+    ASSERT_NE(pr, nullptr);
+    ASSERT_TRUE(pr->is_row());
+    EXPECT_EQ(*pr->as_row().Find("example"), *row.Find("features"));
+    EXPECT_EQ(pr->as_row().Find("model_id")->as_string(), kModelDir);
+    const List& p = pr->as_row().Find("inference")->as_list();
+    ASSERT_EQ(p.size(), 2u);
+    EXPECT_NEAR(p[0].as_float() + p[1].as_float(), 1.0, 1e-6);
+    const std::string predicted = p[1].as_float() > p[0].as_float() ? "benign" : "malignant";
+    correct += predicted == row.Find("label")->as_string();
+  }
+  EXPECT_EQ(correct, 137);  // 0.9580 × 143, the accuracy recorded in PROVENANCE.md
+
+  ASSERT_EQ(out.errors().size(), 4u);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"bad-short", "expected a list of 30 numbers, got a list of 29"},
+      {"bad-string", "element 5 is str \"n/a\", expected a number"},
+      {"bad-missing", "input field 'features' is missing"},
+      {"bad-null", "expected a list of 30 numbers, got None"},
+  };
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const Row& err = out.errors()[i];
+    EXPECT_EQ(err.Find("element")->as_row().Find("id")->as_string(), expected[i].first);
+    EXPECT_NE(err.Find("msg")->as_string().find(expected[i].second), std::string::npos) << err.Find("msg")->as_string();
+  }
+
+  const MetricsSnapshot snap = metrics.Snapshot();
+  EXPECT_EQ(snap.CounterOr("RunInference", "num_inferences"), 143);
+  EXPECT_EQ(snap.CounterOr("RunInference", "failed_batches_counter"), 0);
+  const DistributionData& sizes = snap.distributions.at({"RunInference", "inference_request_batch_size"});
+  EXPECT_EQ(sizes.count, 9);  // 8 full batches of 16 + the partial batch of 15 at bundle end
+  EXPECT_EQ(sizes.sum, 143);
+  EXPECT_EQ(sizes.max, 16);
+  EXPECT_EQ(sizes.min, 15);
+  const DistributionData& bytes = snap.distributions.at({"RunInference", "inference_request_batch_byte_size"});
+  EXPECT_EQ(bytes.sum, 143 * 30 * 4);
+  EXPECT_EQ(snap.distributions.at({"RunInference", "inference_batch_latency_micro_secs"}).count, 9);
+  const DistributionData& model_bytes = snap.distributions.at({"RunInference", "model_byte_size"});
+  EXPECT_EQ(model_bytes.count, 1);
+  EXPECT_EQ(model_bytes.sum, (30 * 32 + 32 + 32 * 16 + 16 + 16 * 2 + 2) * 4);
+  EXPECT_EQ(snap.distributions.at({"RunInference", "load_model_latency_milli_secs"}).count, 1);
+}
+
+TEST(RunInferenceStage, BadRowWithoutErrorHandlingFailsTheBundle) {
+  MetricsRegistry metrics;
+  StageConfig c = Config(HandlerYaml(""), false, &metrics);
+  auto stage = MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch rows = SampleRows();
+  RowBatch bad(rows.end() - 4, rows.end());
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  Status s = (*stage)->Process(bad, out);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("expected a list of 30 numbers, got a list of 29"), std::string::npos) << s.message();
+}
+
+TEST(RunInferenceStage, AdaptiveBatchingRampsWithinOneBundle) {
+  MetricsRegistry metrics;
+  StageConfig c = Config(HandlerYaml("    max_batch_size: 64\n"), true, &metrics);
+  auto stage = MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch rows = SampleRows();
+  rows.resize(143);
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  ASSERT_TRUE((*stage)->Process(rows, out).ok());
+  ASSERT_TRUE((*stage)->FinishBundle(out).ok());
+  EXPECT_EQ(out.main().size(), 143u);
+  const auto snap = metrics.Snapshot();
+  const DistributionData& sizes = snap.distributions.at({"RunInference", "inference_request_batch_size"});
+  EXPECT_EQ(sizes.sum, 143);
+  EXPECT_EQ(sizes.min, 1);  // the ramp starts at min_batch_size (1)
+  EXPECT_LE(sizes.max, 64);
+  EXPECT_GT(sizes.max, 2);  // and grows (1, 1, 2, 4, …)
+}
+
+struct ConfigErrorCase {
+  const char* name;
+  std::string yaml;
+  const char* message;
+};
+
+TEST(RunInferenceStage, ConfigErrorsNameTheProblem) {
+  const std::vector<ConfigErrorCase> cases = {
+      {"UnknownHandler", "model_handler: {type: MlpHandler, config: {model_path: x, input_field: f}}",
+       "unknown model_handler type 'MlpHandler'"},
+      {"MissingModel", "model_handler: {type: MlpModelHandlerSafetensors, config: {model_path: /nonexistent/m, input_field: f}}",
+       "/nonexistent/m"},
+      {"MisspelledKey", HandlerYaml("    max_batch_sise: 8\n"), "unknown config key 'max_batch_sise' (did you mean 'max_batch_size'?)"},
+      {"BadBounds", HandlerYaml("    min_batch_size: 8\n    max_batch_size: 4\n"), "min_batch_size 8 is greater than max_batch_size 4"},
+      {"BadDevice", HandlerYaml("    device: TPU\n"), "'TPU' is not allowed; allowed: CPU, GPU"},
+      {"BadHandlerKey", "model_handler: {type: MlpModelHandlerSafetensors, conf: {}}", "unknown key 'conf'"},
+      {"IntAsString", HandlerYaml("    max_batch_size: lots\n"), "'max_batch_size' must be an integer"},
+  };
+  for (const auto& tc : cases) {
+    StageConfig c = Config(tc.yaml, true, nullptr);
+    auto stage = MakeStage(c);
+    ASSERT_FALSE(stage.ok()) << tc.name;
+    EXPECT_EQ(stage.status().code(), StatusCode::kInvalidArgument) << tc.name;
+    EXPECT_NE(stage.status().message().find(tc.message), std::string::npos) << tc.name << ": " << stage.status().message();
+    EXPECT_NE(stage.status().message().find("test.yaml:1:1"), std::string::npos) << tc.name << ": " << stage.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace dfw
