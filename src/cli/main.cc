@@ -9,7 +9,7 @@
 #include "dfw/common/exit_code.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"dfworker: one Google Cloud Dataflow GPU worker VM on this machine"};
+  CLI::App app{"dfworker: one Google Cloud Dataflow GPU worker VM on this machine", "dfworker"};
   app.set_version_flag("--version", std::string("dfworker ") + DFW_VERSION);
   app.require_subcommand(1);
   dfw::cli::CliContext context;
