@@ -30,10 +30,14 @@ void BM_Sgemm(benchmark::State& state) {
 }
 BENCHMARK(BM_Sgemm)->Arg(256)->Arg(512)->Arg(1024)->UseRealTime();
 
-// Writes the benchmark model once; returns its directory.
+// Writes the benchmark model once; returns its directory. With $DFW_BENCH_MODEL_DIR set the model
+// is written there and kept (scripts/bench_inference.sh runs the pipeline on the same model).
 const std::string& BenchModelDir() {
+  static const char* keep = std::getenv("DFW_BENCH_MODEL_DIR");
   static const std::string dir = [] {
-    std::string path = (std::filesystem::temp_directory_path() / ("dfw-bench-mlp-" + std::to_string(::getpid()))).string();
+    std::string path = keep != nullptr && *keep != '\0'
+                           ? std::string(keep)
+                           : (std::filesystem::temp_directory_path() / ("dfw-bench-mlp-" + std::to_string(::getpid()))).string();
     std::filesystem::create_directories(path);
     const std::vector<std::pair<int, int>> layers = {{256, 1024}, {1024, 1024}, {1024, 16}};
     std::mt19937 rng(1);
@@ -62,7 +66,7 @@ const std::string& BenchModelDir() {
     for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
     std::ofstream(path + "/model.safetensors", std::ios::binary) << len << header << data;
     std::ofstream(path + "/config.json") << cfg << "]}";
-    std::atexit([] { std::filesystem::remove_all(BenchModelDir()); });
+    if (keep == nullptr || *keep == '\0') std::atexit([] { std::filesystem::remove_all(BenchModelDir()); });
     return path;
   }();
   return dir;
