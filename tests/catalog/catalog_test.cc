@@ -84,6 +84,8 @@ struct BadCatalog {
   std::string expected;  // substring of the error
 };
 
+void PrintTo(const BadCatalog& c, std::ostream* os) { *os << c.name; }
+
 class MalformedCatalog : public ::testing::TestWithParam<BadCatalog> {};
 
 TEST_P(MalformedCatalog, IsInvalidArgumentNamingFileAndLine) {

@@ -26,6 +26,9 @@ struct Case {
   std::vector<ModelRequirement> models = {};
 };
 
+// Keeps CTest names readable (gtest would print the struct's bytes).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 const std::vector<Case>& Cases() {
   static const std::vector<Case> cases = {
       // --- spellings that are fine ---
