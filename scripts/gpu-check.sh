@@ -6,7 +6,7 @@
 #
 #   bash scripts/gpu-check.sh                # build in build-gpu, run every step
 #   DFW_GPU_CHECK_BUILD=build-x bash scripts/gpu-check.sh
-#   DFW_GPU_CHECK_PIPELINE=path.yaml DFW_GPU_CHECK_RECORDS=N  # the 8-process pipeline step
+#   DFW_GPU_CHECK_PIPELINE=path.yaml DFW_GPU_CHECK_RECORDS=N DFW_GPU_CHECK_FLAGS='...'  # step 6
 #
 # Steps: 1 GPU and driver facts; 2 configure + build with -DDFW_WITH_CUDA=ON; 3 backend parity
 # tests (the CUDA rows must run, not skip); 4 device tests (ledger, MPS controllers) including the
@@ -133,31 +133,44 @@ else
 fi
 
 say "6. pipeline with 8 SDK processes, without and with MPS"
-PIPELINE=${DFW_GPU_CHECK_PIPELINE:-examples/gpu_check/pipeline.yaml}
+PIPELINE=${DFW_GPU_CHECK_PIPELINE:-pipelines/default.yaml}
 RECORDS=${DFW_GPU_CHECK_RECORDS:-}
+# Extra run flags, e.g. "--accelerator_backend=cuda" once the options module knows it.
+read -r -a EXTRA <<<"${DFW_GPU_CHECK_FLAGS:-}"
 ACCEL="type:nvidia-l4;count:1;install-nvidia-driver"
+DFW="$BUILD/src/cli/dfworker"
 if ! built dfworker; then
   skip "dfworker not built"
 elif [ ! -f "$PIPELINE" ]; then
   skip "no pipeline at $PIPELINE (set DFW_GPU_CHECK_PIPELINE)"
-elif ! "$BUILD/src/cli/dfworker" run --help 2>&1 | grep -q -- "--job_dir"; then
-  skip "dfworker run cannot execute pipelines yet (dry run only)"
-elif [ "$HAVE_GPU" = 0 ]; then
-  skip "no GPU"
 else
   for mode in no_mps mps; do
     opts="$ACCEL"
     [ "$mode" = mps ] && opts="$ACCEL;use_nvidia_mps"
-    flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$opts" --accelerator_backend=cuda)
+    # g2-standard-8: 8 vCPUs, so 8 SDK processes.
+    flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$opts" "${EXTRA[@]}")
     echo "-- $mode: plan"
-    "$BUILD/src/cli/dfworker" run "$PIPELINE" "${flags[@]}" --dry_run 2>&1 | grep -i -E "memory|process|copies|mps" | head -12
+    if ! timeout 60 "$DFW" run "$PIPELINE" "${flags[@]}" --dry_run >"$TMP/plan-$mode.log" 2>&1; then
+      tail -10 "$TMP/plan-$mode.log"
+      fail "dry run ($mode)"
+      continue
+    fi
+    grep -i -E "memory|process|copies|mps" "$TMP/plan-$mode.log" | head -12
+    if [ "$HAVE_GPU" = 0 ]; then
+      skip "pipeline ($mode): no GPU to run on (plan above)"
+      continue
+    fi
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$TMP/mem-$mode.log" 2>/dev/null &
     SAMPLER=$!
     start=$(date +%s.%N)
-    timeout 150 "$BUILD/src/cli/dfworker" run "$PIPELINE" "${flags[@]}" --job_dir "$TMP/job-$mode" >"$TMP/run-$mode.log" 2>&1
+    timeout 150 "$DFW" run "$PIPELINE" "${flags[@]}" >"$TMP/run-$mode.log" 2>&1
     rc=$?
     end=$(date +%s.%N)
     kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; SAMPLER=""
+    if grep -q "not implemented" "$TMP/run-$mode.log"; then
+      skip "dfworker run cannot execute pipelines yet: $(grep -m1 'not implemented' "$TMP/run-$mode.log" | cut -c1-120)"
+      break
+    fi
     secs=$(echo "$end - $start" | bc)
     peak=$(sort -n "$TMP/mem-$mode.log" | tail -1)
     echo "-- $mode: exit $rc, ${secs}s, peak GPU memory used ${peak:-?} MiB (nvidia-smi, whole device)"
