@@ -5,12 +5,14 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/inference/mlp_handler.h"
+#include "dfw/inference/sentence_embedding_handler.h"
 
 namespace dfw {
 
 const std::vector<ModelHandlerTypeInfo>& ModelHandlerTypes() {
   static const std::vector<ModelHandlerTypeInfo> types = {
       {std::string(kMlpHandlerType), {}, MakeMlpModelHandler},
+      {std::string(kSentenceEmbeddingHandlerType), SentenceEmbeddingHandlerKeys(), MakeSentenceEmbeddingHandler},
   };
   return types;
 }

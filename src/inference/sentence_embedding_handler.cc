@@ -1,0 +1,194 @@
+// SentenceEmbeddingHandler: text rows → WordPiece ids → BertEncoder → pooled embeddings.
+#include "dfw/inference/sentence_embedding_handler.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <utf8proc.h>
+
+#include "dfw/backend/registry.h"
+#include "dfw/inference/bert_encoder.h"
+#include "dfw/inference/safetensors.h"
+#include "dfw/inference/tokenizer.h"
+
+namespace dfw {
+namespace {
+
+constexpr int kEncodeBatch = 32;  // sub-batch of the length-sorted batch (workspace size)
+
+struct Settings {
+  std::string dir;
+  BertConfig config;
+  WordPieceTokenizer tokenizer;
+  BertEncoderOptions encoder;
+};
+
+// A JSON file of the sentence-transformers layout, or null when absent/unreadable.
+nlohmann::json ReadJsonIfPresent(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return nullptr;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+}
+
+Status Bad(const std::string& key, const Value& v, const std::string& allowed) {
+  return InvalidArgument("model_handler " + std::string(kSentenceEmbeddingHandlerType) + " config '" + key + "': " +
+                         v.ToJson() + " is not allowed; " + allowed);
+}
+
+Result<Settings> ReadSettings(const ModelHandlerOptions& o) {
+  ASSIGN_OR_RETURN(BertConfig config, BertConfig::Load(o.model_path + "/config.json"));
+  ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::Load(o.model_path));
+  Settings s{o.model_path, config, std::move(tokenizer), {}};
+  if (s.tokenizer.vocab_size() != static_cast<std::size_t>(s.config.vocab_size)) {
+    return InvalidArgument("'" + s.dir + "/vocab.txt' has " + std::to_string(s.tokenizer.vocab_size()) +
+                           " tokens but config.json says vocab_size " + std::to_string(s.config.vocab_size));
+  }
+  BertEncoderOptions& e = s.encoder;
+  e.max_batch = kEncodeBatch;
+  e.max_seq_length = s.config.max_position_embeddings;
+  const nlohmann::json st = ReadJsonIfPresent(s.dir + "/sentence_bert_config.json");
+  if (st.is_object() && st.contains("max_seq_length") && st["max_seq_length"].is_number_integer()) {
+    e.max_seq_length = std::min(e.max_seq_length, st["max_seq_length"].get<int>());
+  }
+  const nlohmann::json pool = ReadJsonIfPresent(s.dir + "/1_Pooling/config.json");
+  if (pool.is_object() && pool.value("pooling_mode_cls_token", false)) e.pooling = Pooling::kCls;
+  const std::string max_allowed = std::to_string(s.config.max_position_embeddings);
+  for (const Field& f : o.extra.fields()) {
+    const Value& v = f.value;
+    if (f.name == "max_seq_length") {
+      if (!v.is_int() || v.as_int() < 2 || v.as_int() > s.config.max_position_embeddings) {
+        return Bad(f.name, v, "allowed: an integer in [2, " + max_allowed + "] (the model's max_position_embeddings)");
+      }
+      e.max_seq_length = static_cast<int>(v.as_int());
+    } else if (f.name == "pooling") {
+      if (!v.is_string() || (v.as_string() != "mean" && v.as_string() != "cls")) return Bad(f.name, v, "allowed: mean, cls");
+      e.pooling = v.as_string() == "cls" ? Pooling::kCls : Pooling::kMean;
+    } else if (f.name == "normalize") {
+      if (!v.is_bool()) return Bad(f.name, v, "allowed: true, false");
+      e.normalize = v.as_bool();
+    }
+  }
+  return s;
+}
+
+bool IsValidUtf8(std::string_view s, std::size_t& bad_offset) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  for (std::size_t pos = 0; pos < s.size();) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
+    if (n <= 0 || cp < 0) {
+      bad_offset = pos;
+      return false;
+    }
+    pos += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+class SentenceEmbeddingModel final : public Model {
+ public:
+  SentenceEmbeddingModel(Settings s, std::unique_ptr<SafetensorsFile> file, std::unique_ptr<InferenceBackend> backend,
+                         std::unique_ptr<BertEncoder> encoder)
+      : s_(std::move(s)), file_(std::move(file)), backend_(std::move(backend)), encoder_(std::move(encoder)) {}
+
+  Status CheckExample(const Value& example) const override {
+    if (!example.is_string()) return InvalidArgument("expected a string (the text to embed), got " + std::string(example.TypeName()));
+    std::size_t bad = 0;
+    if (!IsValidUtf8(example.as_string(), bad)) {
+      return InvalidArgument("text is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + " of " +
+                             std::to_string(example.as_string().size()) + ")");
+    }
+    return Status::OK();
+  }
+
+  Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
+    const std::size_t n = batch.size(), h = static_cast<std::size_t>(encoder_->hidden_size());
+    if (ids_.size() < n) ids_.resize(n);  // inner vectors keep their capacity across batches
+    seqs_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      RETURN_IF_ERROR(CheckExample(*batch[i]).WithContext("example " + std::to_string(i)));
+      RETURN_IF_ERROR(s_.tokenizer.Encode(batch[i]->as_string(), s_.encoder.max_seq_length, ids_[i]));
+      seqs_.emplace_back(ids_[i]);
+    }
+    out_.resize(n * h);
+    RETURN_IF_ERROR(encoder_->EncodeMany(seqs_, out_, /*group_by_length=*/true));
+    predictions.reserve(predictions.size() + n);
+    for (std::size_t i = 0; i < n; ++i) {
+      List v;
+      v.reserve(h);
+      for (std::size_t k = 0; k < h; ++k) v.push_back(Value::Float(out_[i * h + k]));
+      predictions.push_back(Value::FromList(std::move(v)));
+    }
+    return Status::OK();
+  }
+
+  int64_t GetNumBytes(std::span<const Value* const> batch) const override {
+    int64_t bytes = 0;
+    for (const Value* v : batch) bytes += v->is_string() ? static_cast<int64_t>(v->as_string().size()) : 0;
+    return bytes;
+  }
+  int64_t byte_size() const override { return encoder_->weight_bytes(); }
+  std::string_view device() const override { return backend_->name(); }
+
+ private:
+  Settings s_;
+  std::unique_ptr<SafetensorsFile> file_;  // the CPU backend reads the weights in place
+  std::unique_ptr<InferenceBackend> backend_;
+  std::unique_ptr<BertEncoder> encoder_;  // declared last: destroyed before what it points into
+  std::vector<std::vector<int32_t>> ids_;
+  std::vector<std::span<const int32_t>> seqs_;
+  std::vector<float> out_;
+};
+
+class SentenceEmbeddingHandler final : public ModelHandler {
+ public:
+  SentenceEmbeddingHandler(ModelHandlerOptions options, Settings s) : ModelHandler(std::move(options)), s_(std::move(s)) {}
+  std::string_view type() const override { return kSentenceEmbeddingHandlerType; }
+
+  Result<std::unique_ptr<Model>> LoadModel() const override {
+    ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
+    std::unique_ptr<InferenceBackend> backend;
+    if (options().device == "GPU") {
+      auto cuda = CreateBackend("cuda");
+      if (cuda.ok()) {
+        backend = std::move(cuda).value();
+      } else {
+        spdlog::warn("Model handler specified a 'GPU' device, but GPUs are not available ({}). Switching to CPU.",
+                     cuda.status().message());
+      }
+    }
+    if (!backend) backend = MakeCpuBackend();
+    ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), s_.encoder));
+    return std::unique_ptr<Model>(
+        std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder)));
+  }
+
+ private:
+  Settings s_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& SentenceEmbeddingHandlerKeys() {
+  static const std::vector<std::string> keys = {"max_seq_length", "pooling", "normalize"};
+  return keys;
+}
+
+Result<std::unique_ptr<ModelHandler>> MakeSentenceEmbeddingHandler(ModelHandlerOptions options) {
+  ASSIGN_OR_RETURN(Settings s, ReadSettings(options));
+  // Shapes checked now, before any record is read: on the CPU backend the weights stay in the
+  // mapping (no copy) and the workspace for one short sequence is tiny.
+  ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s.dir + "/model.safetensors"));
+  auto cpu = MakeCpuBackend();
+  BertEncoderOptions probe = s.encoder;
+  probe.max_batch = 1;
+  probe.max_seq_length = 2;
+  ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s.config, *file, cpu.get(), probe));
+  return std::unique_ptr<ModelHandler>(std::make_unique<SentenceEmbeddingHandler>(std::move(options), std::move(s)));
+}
+
+}  // namespace dfw

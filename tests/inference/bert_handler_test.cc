@@ -1,0 +1,98 @@
+// SentenceEmbeddingHandler on the tiny BERT: config keys, per-example checks, embeddings.
+#include "dfw/inference/sentence_embedding_handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kDir = std::string(DFW_SOURCE_DIR) + "/testdata/tiny_bert";
+
+ModelHandlerOptions Options(std::vector<Field> extra) {
+  ModelHandlerOptions o;
+  o.model_path = kDir;
+  o.input_field = "text";
+  o.extra = Row(std::move(extra));
+  return o;
+}
+
+TEST(SentenceEmbeddingHandler, EmbedsLikeTransformersThroughTheRegistry) {
+  auto handler = MakeModelHandler(kSentenceEmbeddingHandlerType, Options({{"max_seq_length", Value::Int(64)}}));
+  ASSERT_TRUE(handler.ok()) << handler.status().ToString();
+  auto model = (*handler)->LoadModel();
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ((*model)->device(), "cpu");
+
+  std::ifstream in(kDir + "/expected.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const auto j = nlohmann::json::parse(ss.str());
+  std::vector<Value> examples;
+  for (const auto& c : j["cases"]) examples.push_back(Value::String(c["text"].get<std::string>()));
+  std::vector<const Value*> batch;
+  for (const Value& v : examples) batch.push_back(&v);
+  std::vector<Value> predictions;
+  ASSERT_TRUE((*model)->RunInference(batch, predictions).ok());
+  ASSERT_EQ(predictions.size(), examples.size());
+  for (std::size_t i = 0; i < predictions.size(); ++i) {
+    const auto want = j["cases"][i]["mean_normalized"].get<std::vector<double>>();
+    ASSERT_TRUE(predictions[i].is_list());
+    ASSERT_EQ(predictions[i].as_list().size(), want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      ASSERT_NEAR(predictions[i].as_list()[k].as_float(), want[k], 1e-4) << "sentence " << i << " dim " << k;
+    }
+  }
+}
+
+TEST(SentenceEmbeddingHandler, BadExamplesAreRejectedOneByOne) {
+  auto handler = MakeSentenceEmbeddingHandler(Options({}));
+  ASSERT_TRUE(handler.ok()) << handler.status().ToString();
+  auto model = (*handler)->LoadModel();
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_TRUE((*model)->CheckExample(Value::String("")).ok());
+  EXPECT_THAT((*model)->CheckExample(Value::Int(3)).message(), HasSubstr("expected a string"));
+  EXPECT_THAT((*model)->CheckExample(Value::String("ok \xC3(")).message(), HasSubstr("not valid UTF-8"));
+  EXPECT_THAT((*model)->CheckExample(Value::String("ok \xC3(")).message(), HasSubstr("offset 3"));
+}
+
+struct BadConfig {
+  const char* name;
+  std::vector<Field> extra;
+  std::string error;
+};
+
+class SentenceEmbeddingConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(SentenceEmbeddingConfigTest, IsAnInvalidArgumentNamingTheKey) {
+  auto handler = MakeModelHandler(kSentenceEmbeddingHandlerType, Options(GetParam().extra));
+  ASSERT_FALSE(handler.ok());
+  EXPECT_EQ(handler.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(handler.status().message(), HasSubstr(GetParam().error));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, SentenceEmbeddingConfigTest,
+    ::testing::Values(BadConfig{"Pooling", {{"pooling", Value::String("max")}}, "'pooling': \"max\" is not allowed; allowed: mean, cls"},
+                      BadConfig{"SeqTooLong", {{"max_seq_length", Value::Int(1000)}}, "allowed: an integer in [2, 128]"},
+                      BadConfig{"NormalizeNotBool", {{"normalize", Value::String("yes")}}, "allowed: true, false"},
+                      BadConfig{"UnknownKey", {{"poolng", Value::String("mean")}}, "unknown config key 'poolng' (did you mean 'pooling'?)"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(SentenceEmbeddingHandler, MissingModelFilesAreLoadErrors) {
+  ModelHandlerOptions o = Options({});
+  o.model_path = kDir + "/missing";
+  auto handler = MakeSentenceEmbeddingHandler(o);
+  ASSERT_FALSE(handler.ok());
+  EXPECT_THAT(handler.status().message(), HasSubstr("config.json"));
+}
+
+}  // namespace
+}  // namespace dfw
