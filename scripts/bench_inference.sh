@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# RunInference speed on this machine, three figures side by side:
+#   1. OpenBLAS sgemm GFLOP/s (n = 256, 512, 1024),
+#   2. the MLP handler called directly (rows/s) on a compute-bound model, 256 → 1024 → 1024 → 16,
+#   3. a pipeline ReadFromJson → RunInference (same model, fixed batches of 256) → WriteToJson on
+#      N rows (default 50000), through `dfworker run`; records/s and the ratio to (2).
+# Usage: scripts/bench_inference.sh [BUILD_DIR] [ROWS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build-bench}
+rows=${2:-50000}
+work=$(mktemp -d /tmp/dfw-bench-inference.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDFW_BENCH=ON >/dev/null
+cmake --build "$build" --target inference_mlp_bench dfworker >/dev/null
+
+export DFW_BENCH_MODEL_DIR=$work/model
+"$build/bench/inference_mlp_bench" --benchmark_counters_tabular=true | tee "$work/bench.txt"
+raw=$(awk '/BM_MlpHandlerRaw\/256/ {for (i = 1; i <= NF; ++i) if ($i ~ /\/s$/) {print $(i-1); exit}}' "$work/bench.txt")
+
+python3 - "$work/in.jsonl" "$rows" <<'PY'
+import json, random, sys
+random.seed(3)
+with open(sys.argv[1], "w") as f:
+    for i in range(int(sys.argv[2])):
+        f.write(json.dumps({"id": i, "x": [round(random.uniform(-1, 1), 4) for _ in range(256)]}) + "\n")
+PY
+cat > "$work/bench.yaml" <<YAML
+pipeline:
+  type: chain
+  source: {type: ReadFromJson, config: {path: $work/in.jsonl}}
+  transforms:
+    - type: RunInference
+      config:
+        model_handler:
+          type: MlpModelHandlerSafetensors
+          config: {model_path: $work/model, input_field: x, min_batch_size: 256, max_batch_size: 256}
+  sink: {type: WriteToJson, config: {path: $work/out/pred, file_name_suffix: .jsonl}}
+YAML
+start=$(date +%s.%N)
+"$build/src/cli/dfworker" run "$work/bench.yaml" --experiments=no_use_multiple_sdk_containers >"$work/run.log" 2>&1 ||
+  { cat "$work/run.log"; exit 1; }
+end=$(date +%s.%N)
+python3 - "$rows" "$start" "$end" "$raw" <<'PY'
+import sys
+rows, start, end, raw = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+rate = rows / (end - start)
+print(f"pipeline: {rows} rows in {end - start:.2f} s = {rate:,.0f} records/s (process start and model load included)")
+if raw:
+    r = float(raw.rstrip("kMG")) * {"k": 1e3, "M": 1e6, "G": 1e9}.get(raw[-1], 1)
+    print(f"raw handler (batch 256): {r:,.0f} rows/s; pipeline / raw = {100 * rate / r:.0f}%")
+PY
