@@ -35,7 +35,9 @@ Result<Manifest> Manifest::Open(const std::string& path) {
     std::string line = text.substr(pos, nl - pos);
     try {
       auto j = nlohmann::json::parse(line);
-      m.committed_.insert(j.at("bundle").get<std::string>());
+      std::string bundle = j.at("bundle").get<std::string>();
+      m.committed_.insert(bundle);
+      m.metrics_[bundle] = j.contains("metrics") ? j["metrics"].dump() : "";
     } catch (...) {
       return DataLoss("manifest '" + path + "' line " + std::to_string(line_no) + " is not a commit entry: '" + line + "'");
     }
@@ -51,7 +53,8 @@ Result<Manifest> Manifest::Open(const std::string& path) {
 }
 
 Manifest::Manifest(Manifest&& o) noexcept
-    : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), committed_(std::move(o.committed_)) {
+    : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), committed_(std::move(o.committed_)),
+      metrics_(std::move(o.metrics_)) {
   o.fd_ = -1;
 }
 
@@ -59,13 +62,18 @@ Manifest::~Manifest() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status Manifest::Append(const std::string& bundle, int attempt, int64_t lease_id) {
+Status Manifest::Append(const std::string& bundle, int attempt, int64_t lease_id, const std::string& metrics_json) {
   if (IsCommitted(bundle)) return FailedPrecondition("bundle '" + bundle + "' is already in the manifest");
   nlohmann::json j;
   j["bundle"] = bundle;
   j["attempt"] = attempt;
   j["lease"] = lease_id;
-  std::string line = j.dump() + "\n";
+  if (!metrics_json.empty()) {
+    auto parsed = nlohmann::json::parse(metrics_json, nullptr, false);
+    if (parsed.is_discarded()) return DataLoss("metrics of bundle '" + bundle + "' are not JSON");
+    j["metrics"] = std::move(parsed);
+  }
+  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::size_t off = 0;
   int err = 0;
   while (off < line.size()) {
@@ -84,6 +92,7 @@ Status Manifest::Append(const std::string& bundle, int attempt, int64_t lease_id
   }
   size_ += static_cast<int64_t>(line.size());
   committed_.insert(bundle);
+  metrics_[bundle] = metrics_json;
   return Status::OK();
 }
 

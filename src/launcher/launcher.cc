@@ -44,7 +44,13 @@ class JobServer {
         listen_fd_(listen_fd),
         progress_(stderr, ::isatty(STDERR_FILENO) != 0, opts.progress_interval),
         report_(opts.processes),
-        committed_at_start_(coord_.committed_count()) {}
+        committed_at_start_(coord_.committed_count()) {
+    for (const auto& [bundle, json] : manifest_.metrics()) {
+      if (json.empty()) continue;
+      if (auto m = MetricsSnapshot::FromJson(json); m.ok()) report_.AddEarlierBundle(*m);
+    }
+    records_at_start_ = report_.total().CounterOr(kRecordsNamespace, kRecordsCounter);
+  }
   ~JobServer() { ::close(listen_fd_); }
 
   LaunchResult Run(SignalWatcher& signals);
@@ -75,11 +81,13 @@ class JobServer {
   ProgressReporter progress_;
   MetricsReport report_;
   std::size_t committed_at_start_;
+  int64_t records_at_start_ = 0;  // records of bundles committed before this run (--resume)
   Clock::time_point start_ = Clock::now();
   Clock::time_point stop_deadline_{};
   int stop_signal_ = 0;  // the first SIGINT/SIGTERM
   bool hard_stop_ = false;
   int deaths_since_commit_ = 0;
+  bool first_commit_logged_ = false;
   std::string last_death_;
 };
 
@@ -200,7 +208,7 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       // Order matters for exactly-once: outputs reach committed/ first, then the manifest line
       // makes the commit real. A crash in between leaves files that a redo overwrites.
       auto moved = PromoteStaged(staging, dir_.CommittedDir());
-      Status s = moved.ok() ? manifest_.Append(m.bundle, attempt, m.lease) : moved.status();
+      Status s = moved.ok() ? manifest_.Append(m.bundle, attempt, m.lease, m.metrics_json) : moved.status();
       if (!s.ok()) {
         coord_.FailJob("commit of bundle '" + m.bundle + "' could not be written: " + s.message());
         ack.reason = s.message();
@@ -210,6 +218,10 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
                                             : MetricsSnapshot::FromJson(m.metrics_json);
       if (metrics.ok()) report_.AddBundle(c.index, *metrics);
       deaths_since_commit_ = 0;
+      if (!first_commit_logged_) {
+        first_commit_logged_ = true;
+        std::fprintf(stderr, "[dfworker] first bundle committed %.1f ms after start\n", Elapsed(Clock::now()) * 1000);
+      }
       ack.accepted = true;
       break;
     }
@@ -280,7 +292,7 @@ ProgressState JobServer::Progress(Clock::time_point now) const {
   s.committed = coord_.committed_count();
   s.total = coord_.total();
   s.committed_this_run = s.committed - committed_at_start_;
-  s.records = report_.total().CounterOr(kRecordsNamespace, kRecordsCounter);
+  s.records = report_.total().CounterOr(kRecordsNamespace, kRecordsCounter) - records_at_start_;
   s.elapsed_s = Elapsed(now);
   s.live_processes = sup_.live();
   s.retries = coord_.retries();
@@ -330,7 +342,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
                      std::to_string(coord_.committed_count()) + "/" + std::to_string(coord_.total()) +
                      " bundles committed; finish it with --resume '" + dir_.root() + "'";
   } else if (opts_.finalize) {
-    Status s = opts_.finalize(dir_);
+    Status s = opts_.finalize(dir_, report_.total());
     if (!s.ok()) {
       result.code = ExitCode::kRunFailed;
       result.message = "finalizing outputs: " + s.message();

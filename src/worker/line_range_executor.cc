@@ -11,6 +11,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/worker/bundle_executor.h"
+#include "dfw/worker/pipeline_job.h"
 
 namespace dfw {
 namespace {
@@ -20,6 +21,7 @@ struct Hooks {
   std::string hang_on;
   std::string hang_once_file;
   int64_t delay_us = 0;
+  int64_t spin_us = 0;
 
   static Hooks FromEnv() {
     Hooks h;
@@ -27,6 +29,7 @@ struct Hooks {
     if (const char* v = std::getenv("DFW_TEST_HANG_ON_RECORD")) h.hang_on = v;
     if (const char* v = std::getenv("DFW_TEST_HANG_ONCE_FILE")) h.hang_once_file = v;
     if (const char* v = std::getenv("DFW_TEST_RECORD_DELAY_US")) h.delay_us = ParseInt64(v).value_or(0);
+    if (const char* v = std::getenv("DFW_TEST_RECORD_SPIN_US")) h.spin_us = ParseInt64(v).value_or(0);
     return h;
   }
 
@@ -40,6 +43,11 @@ struct Hooks {
       }
     }
     if (delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us));
+    if (spin_us > 0) {  // CPU-bound work per record (benchmarks of process scaling)
+      auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+    }
   }
 };
 
@@ -103,12 +111,13 @@ std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_
   return ids;
 }
 
-Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int /*threads*/) {
+Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int threads) {
+  if (job.executor == "pipeline") return MakePipelineExecutor(job, threads);
   if (job.executor == "lines") {
     if (!job.params.count("input")) return InvalidArgument("job.json: executor 'lines' needs param 'input'");
     return MakeLineRangeExecutor(job);
   }
-  return Unimplemented("job.json: executor '" + job.executor + "' is not available in this build; allowed: lines");
+  return Unimplemented("job.json: executor '" + job.executor + "' is unknown; allowed: pipeline, lines");
 }
 
 }  // namespace dfw

@@ -2,6 +2,8 @@
 // exercise process supervision, leases, commits, resume and signals without the pipeline module.
 //   dfw_fake_job run --input FILE --lines_per_bundle K --processes N --output FILE
 //                    [--job_dir DIR | --resume DIR] [--lease_timeout_ms MS] [--heartbeat_ms MS] [--grace_ms MS]
+//   dfw_fake_job run --pipeline FILE.yaml --processes N [--job_dir DIR | --resume DIR]
+//                    (the production path: RunPipelineJob, pipeline executor in every SDK process)
 //   dfw_fake_job sdk_harness --job_dir DIR --index I --threads T      (started by the launcher)
 #include <limits.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <sstream>
 
 #include "dfw/launcher/launcher.h"
+#include "dfw/launcher/pipeline_launch.h"
 #include "dfw/worker/sdk_harness.h"
 
 namespace {
@@ -37,11 +40,12 @@ int Run(int argc, char** argv) {
   CLI::App app{"dfw_fake_job"};
   app.require_subcommand(1);
   auto* run = app.add_subcommand("run");
-  std::string input, output, job_dir, resume;
+  std::string input, output, job_dir, resume, pipeline;
   int64_t per_bundle = 10;
   int processes = 1, lease_ms = 3000, heartbeat_ms = 100, grace_ms = 5000;
   run->add_option("--input", input);
-  run->add_option("--output", output)->required();
+  run->add_option("--output", output);
+  run->add_option("--pipeline", pipeline);
   run->add_option("--job_dir", job_dir);
   run->add_option("--resume", resume);
   run->add_option("--lines_per_bundle", per_bundle);
@@ -61,6 +65,18 @@ int Run(int argc, char** argv) {
     if (!s.ok()) std::fprintf(stderr, "sdk_harness: %s\n", s.ToString().c_str());
     return s.ok() ? 0 : 1;
   }
+  if (!pipeline.empty()) {
+    dfw::PipelineLaunchOptions p;
+    p.pipeline_path = pipeline;
+    std::ifstream in(pipeline);
+    std::stringstream text;
+    text << in.rdbuf();
+    p.pipeline_yaml = text.str();
+    p.processes = processes;
+    p.job_dir = job_dir;
+    p.resume_dir = resume;
+    return dfw::RunPipelineJob(p);
+  }
   dfw::LauncherOptions opts;
   opts.resume_dir = resume;
   opts.job_dir = job_dir;
@@ -69,7 +85,7 @@ int Run(int argc, char** argv) {
   opts.coordinator.lease_timeout = std::chrono::milliseconds(lease_ms);
   opts.grace = std::chrono::milliseconds(grace_ms);
   opts.progress_interval = std::chrono::milliseconds(500);
-  opts.finalize = [output](const dfw::JobDir& dir) { return Finalize(dir, output); };
+  opts.finalize = [output](const dfw::JobDir& dir, const dfw::MetricsSnapshot&) { return Finalize(dir, output); };
   if (resume.empty()) {
     std::ifstream in(input);
     if (!in) {

@@ -109,6 +109,8 @@ TEST_F(WorkerVmTest, LauncherKillLeavesNoProcessAndResumeCompletesExactlyOnce) {
   EXPECT_NE(ReadFile(Err("resume")).find(std::to_string(before) + " already committed"), std::string::npos)
       << ReadFile(Err("resume"));
   ExpectExactlyOnce("resume");
+  EXPECT_NE(ReadFile(JobDir() + "/metrics.json").find("\"value\": 400"), std::string::npos)
+      << "total metrics count every record once across the kill and the resume";
   ASSERT_EQ(Run({"--resume", JobDir()}, {}, "again"), 0);
   EXPECT_NE(ReadFile(Err("again")).find("already finished"), std::string::npos);
 }
@@ -175,6 +177,47 @@ TEST_F(WorkerVmTest, ExistingJobDirIsRefusedPointingAtResume) {
   EXPECT_EQ(Run({}, {}, "run"), 1);
   EXPECT_NE(ReadFile(Err("run")).find("--resume"), std::string::npos) << ReadFile(Err("run"));
 }
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+class PipelineJob : public ::testing::TestWithParam<int> {};
+
+// The production path: SDK processes run the pipeline module's runner on each bundle (one bundle
+// per input file here) and the launcher finalizes Beam-sharded outputs.
+TEST_P(PipelineJob, ProcessCountsGiveIdenticalShardedOutputs) {
+  fs::path base = fs::path("/tmp") / ("dfw_it_pipeline_" + std::to_string(::getpid()) + "_" + std::to_string(GetParam()));
+  fs::remove_all(base);
+  fs::create_directories(base / "in");
+  for (int f = 0; f < 6; ++f) {
+    std::ofstream in(base / "in" / ("part-" + std::to_string(f) + ".txt"));
+    for (int i = 0; i < 50; ++i) in << "f" << f << "-line-" << i << "\n";
+  }
+  std::ofstream(base / "p.yaml") << "pipeline:\n  type: chain\n  source: {type: ReadFromText, config: {path: '"
+                                 << (base / "in" / "*.txt").string() << "'}}\n"
+                                 << "  sink: {type: WriteToText, config: {path: '" << (base / "out" / "lines").string()
+                                 << "', file_name_suffix: .txt}}\n";
+  std::string err = (base / "run.err").string();
+  int rc = WaitExit(StartProcess({DFW_FAKE_JOB, "run", "--pipeline", (base / "p.yaml").string(), "--processes",
+                                  std::to_string(GetParam()), "--job_dir", (base / "job").string()},
+                                 {}, err)
+                        .pid);
+  ASSERT_EQ(rc, 0) << ReadFile(err);
+  for (int f = 0; f < 6; ++f) {
+    std::string shard = (base / "out" / ("lines-0000" + std::to_string(f) + "-of-00006.txt")).string();
+    std::string expected;
+    for (int i = 0; i < 50; ++i) expected += "f" + std::to_string(f) + "-line-" + std::to_string(i) + "\n";
+    EXPECT_EQ(ReadFile(shard), expected) << shard << "\n" << ReadFile(err);
+  }
+  EXPECT_NE(ReadFile((base / "job" / "metrics.json").string()).find("\"value\": 300"), std::string::npos)
+      << ReadFile((base / "job" / "metrics.json").string());
+  if (!HasFailure()) fs::remove_all(base);
+}
+
+INSTANTIATE_TEST_SUITE_P(N, PipelineJob, ::testing::Values(1, 4));
 
 }  // namespace
 }  // namespace dfw

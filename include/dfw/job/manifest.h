@@ -1,5 +1,6 @@
 // The commit manifest: an append-only, fsync'd log with one line per committed bundle,
-//   {"bundle":"<id>","attempt":<n>,"lease":<L>}
+//   {"bundle":"<id>","attempt":<n>,"lease":<L>,"metrics":{MetricsSnapshot JSON}}
+// The bundle's metrics travel with its commit, so a resumed job's totals cover every bundle once.
 // A bundle is committed exactly when its line is durably in this file. A torn last line (the
 // launcher died mid-write) is not a commit: Open() drops it and truncates the file back to the
 // last complete line, so the bundle is redone by --resume.
@@ -8,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 
@@ -26,11 +28,13 @@ class Manifest {
 
   const std::set<std::string>& committed() const { return committed_; }
   bool IsCommitted(const std::string& bundle) const { return committed_.count(bundle) > 0; }
+  // The metrics JSON recorded with each commit ("" when none was recorded).
+  const std::map<std::string, std::string>& metrics() const { return metrics_; }
 
   // Appends the commit of `bundle` and fdatasyncs. Committing a bundle twice is kFailedPrecondition
   // (the coordinator never does). On a write error (e.g. out of disk) the file is truncated back
   // so no torn entry remains, and the error is returned.
-  Status Append(const std::string& bundle, int attempt, int64_t lease_id);
+  Status Append(const std::string& bundle, int attempt, int64_t lease_id, const std::string& metrics_json = "");
 
  private:
   Manifest(std::string path, int fd, int64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
@@ -38,6 +42,7 @@ class Manifest {
   int fd_ = -1;
   int64_t size_ = 0;  // bytes of complete lines
   std::set<std::string> committed_;
+  std::map<std::string, std::string> metrics_;
 };
 
 }  // namespace dfw

@@ -20,6 +20,7 @@
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/coordinator.h"
 #include "dfw/launcher/process_launcher.h"
+#include "dfw/metrics/metrics.h"
 
 namespace dfw {
 
@@ -44,9 +45,10 @@ struct LauncherOptions {
   std::chrono::milliseconds grace{10000};
   // Plain progress lines (not a TTY) at this interval.
   std::chrono::milliseconds progress_interval{2000};
-  // Runs once every bundle is committed: turns committed/<sink>/ files into final outputs
-  // (Beam's sharded names). Null = leave them in committed/.
-  std::function<Status(const JobDir&)> finalize;
+  // Runs once every bundle is committed, with the job's merged metrics (every committed bundle,
+  // including ones committed before a resume): checks thresholds and turns committed/<sink>/
+  // files into final outputs (Beam's sharded names). Null = leave them in committed/.
+  std::function<Status(const JobDir&, const MetricsSnapshot& total)> finalize;
   // Process seam; null = fork+exec (MakePosixProcessLauncher).
   ProcessLauncher* process_launcher = nullptr;
 };

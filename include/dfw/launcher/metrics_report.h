@@ -16,6 +16,8 @@ class MetricsReport {
 
   // Adds the metrics of one committed bundle run by process slot `index` (out of range → total only).
   void AddBundle(int index, const MetricsSnapshot& bundle);
+  // Adds a bundle committed by an earlier run of the job (--resume): counts in the total only.
+  void AddEarlierBundle(const MetricsSnapshot& bundle) { total_.Merge(bundle); }
   const MetricsSnapshot& total() const { return total_; }
   // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"metrics":{snapshot}}],
   //  "bundles_committed":..,"retries":..,"elapsed_s":..}

@@ -34,13 +34,14 @@ class BundleExecutor {
 //                                     heartbeats) — only once per job, guarded by
 //   DFW_TEST_HANG_ONCE_FILE=PATH      created (O_EXCL) by the process that hangs
 //   DFW_TEST_RECORD_DELAY_US=N        sleep N microseconds per record (slow stage)
+//   DFW_TEST_RECORD_SPIN_US=N         busy-spin N microseconds per record (CPU-bound stage)
 std::unique_ptr<BundleExecutor> MakeLineRangeExecutor(const JobInfo& job);
 
 // Bundle ids "<first>-<end>" that cut `line_count` lines into bundles of `lines_per_bundle`.
 std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_bundle);
 
-// The executor named by job.json's "executor": "lines" → LineRangeExecutor; other kinds are
-// kUnimplemented naming the allowed kinds.
+// The executor named by job.json's "executor": "pipeline" → the pipeline module's runner
+// (pipeline_job.h), "lines" → LineRangeExecutor; other kinds are kUnimplemented naming both.
 Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int threads);
 
 }  // namespace dfw

@@ -1,0 +1,28 @@
+// One call for `dfworker run` (src/cli/run_job.cc): run a Beam-YAML pipeline on this machine the
+// way a Dataflow worker VM does — a job dir, N SDK processes (`<self> sdk_harness ...`), leases,
+// exactly-once commits, Beam-sharded outputs, metrics.json — or finish one with --resume.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dfw/launcher/launcher.h"
+
+namespace dfw {
+
+struct PipelineLaunchOptions {
+  std::string pipeline_path;  // as given on the command line (error positions)
+  std::string pipeline_yaml;  // its contents (ignored with resume_dir)
+  int processes = 1;          // SDK processes (plan: vCPUs, or 1 without multiple SDK containers)
+  int threads = 1;            // harness threads per process
+  std::string job_dir;        // --job_dir; empty = ./<job id>
+  std::string resume_dir;     // --resume JOB_DIR
+  std::string self_exe;       // the dfworker binary; empty = /proc/self/exe
+  std::vector<std::string> sdk_env;  // extra environment for SDK processes (MPS pipe dirs, ...)
+  std::chrono::milliseconds grace{10000};  // after the first SIGINT/SIGTERM
+};
+
+// Returns the process exit code (0, 1, 2, 130, 143) after printing "run stopped: ..." on failure.
+int RunPipelineJob(const PipelineLaunchOptions& options);
+
+}  // namespace dfw

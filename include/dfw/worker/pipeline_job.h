@@ -1,0 +1,31 @@
+// The production path: a Beam-YAML pipeline run by the launcher and its SDK processes.
+// The job's JobInfo carries the pipeline text itself (so --resume needs nothing but the job dir)
+// and the launcher's working directory (relative paths in the pipeline resolve the same way in
+// every process and on resume).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dfw/common/status.h"
+#include "dfw/job/job_dir.h"
+#include "dfw/metrics/metrics.h"
+#include "dfw/worker/bundle_executor.h"
+
+namespace dfw {
+
+// Loads `pipeline_yaml` (read from `pipeline_path`, used in error positions), plans its bundles
+// and returns the JobInfo (executor "pipeline", bundle ids "0".."n-1"). Errors are the pipeline
+// module's (kInvalidArgument with file:line:column, kNotFound for an input glob matching nothing).
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads);
+
+// An executor that runs bundles of the job's pipeline with `threads` harness threads. Each
+// RunBundle reports the bundle's metric delta (counters exact; distribution min/max are this
+// process's running min/max, which merge correctly) plus ("dfworker", "records") = rows read.
+Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads);
+
+// Once every bundle is committed: checks error_handling thresholds over the merged metrics
+// `total` (kAborted naming the transform) and renames committed outputs to Beam's sharded names.
+Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total);
+
+}  // namespace dfw

@@ -1,0 +1,46 @@
+#include "dfw/launcher/pipeline_launch.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "dfw/worker/pipeline_job.h"
+
+namespace dfw {
+namespace {
+
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
+}
+
+int Stop(const std::string& message, ExitCode code) {
+  std::fprintf(stderr, "run stopped: %s\n", message.c_str());
+  return static_cast<int>(code);
+}
+
+}  // namespace
+
+int RunPipelineJob(const PipelineLaunchOptions& o) {
+  LauncherOptions opts;
+  opts.job_dir = o.job_dir;
+  opts.resume_dir = o.resume_dir;
+  opts.processes = o.processes;
+  opts.threads = o.threads;
+  opts.sdk_command = {o.self_exe.empty() ? SelfExe() : o.self_exe, "sdk_harness"};
+  opts.sdk_env = o.sdk_env;
+  opts.grace = o.grace;
+  opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total) { return FinalizePipelineJob(dir, total); };
+  if (o.resume_dir.empty()) {
+    auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads);
+    if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));
+    opts.job = std::move(*job);
+  }
+  LaunchResult r = RunLauncher(opts);
+  if (!r.message.empty()) return Stop(r.message, r.code);
+  return static_cast<int>(r.code);
+}
+
+}  // namespace dfw

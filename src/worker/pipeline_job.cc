@@ -1,0 +1,141 @@
+#include "dfw/worker/pipeline_job.h"
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "dfw/common/strings.h"
+#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw {
+namespace {
+
+// Runs `fn` with the job's working directory as the current one, then restores it.
+template <typename Fn>
+auto InJobCwd(const JobInfo& job, Fn fn) -> decltype(fn()) {
+  auto cwd = job.params.find("cwd");
+  char old[PATH_MAX];
+  bool moved = false;
+  if (cwd != job.params.end() && ::getcwd(old, sizeof old) != nullptr) {
+    if (::chdir(cwd->second.c_str()) != 0) {
+      return ErrnoError("change to the job's working directory '" + cwd->second + "'", errno);
+    }
+    moved = true;
+  }
+  auto result = fn();
+  if (moved && ::chdir(old) != 0) return ErrnoError("return to the working directory", errno);
+  return result;
+}
+
+Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& registry) {
+  auto yaml = job.params.find("pipeline_yaml");
+  if (yaml == job.params.end()) return DataLoss("job.json: executor 'pipeline' needs param 'pipeline_yaml'");
+  auto path = job.params.find("pipeline_path");
+  return LoadPipelineString(yaml->second, registry, path == job.params.end() ? "<job>" : path->second);
+}
+
+// Counter deltas and distribution count/sum deltas between two snapshots of one registry.
+MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& after) {
+  MetricsSnapshot d;
+  for (const auto& [key, v] : after.counters) {
+    auto it = before.counters.find(key);
+    int64_t delta = v - (it == before.counters.end() ? 0 : it->second);
+    if (delta != 0) d.counters[key] = delta;
+  }
+  for (const auto& [key, v] : after.distributions) {
+    auto it = before.distributions.find(key);
+    DistributionData x = v;
+    if (it != before.distributions.end()) {
+      x.count -= it->second.count;
+      x.sum -= it->second.sum;
+    }
+    if (x.count > 0) d.distributions[key] = x;
+  }
+  return d;
+}
+
+class PipelineExecutor final : public BundleExecutor {
+ public:
+  Status Init(const JobInfo& job, int threads) {
+    job_ = job;
+    RegisterBuiltinStages(registry_);
+    return InJobCwd(job_, [&]() -> Status {
+      ASSIGN_OR_RETURN(spec_, LoadJobPipeline(job_, registry_));
+      RunnerOptions options;
+      options.threads = threads;
+      ASSIGN_OR_RETURN(runner_, PipelineRunner::Make(spec_, registry_, options, &metrics_));
+      ASSIGN_OR_RETURN(auto bundles, runner_->PlanBundles());
+      for (const Bundle& b : bundles) bundles_[std::to_string(b.id)] = b;
+      return Status::OK();
+    });
+  }
+
+  Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsSnapshot* metrics) override {
+    auto it = bundles_.find(bundle_id);
+    if (it == bundles_.end()) {
+      return DataLoss("bundle '" + bundle_id + "' is not in this pipeline's plan (did an input file change?)");
+    }
+    MetricsSnapshot before = metrics_.Snapshot();
+    Result<BundleStats> stats = InJobCwd(job_, [&] { return runner_->RunBundle(it->second, staging_dir); });
+    if (!stats.ok()) return stats.status();
+    *metrics = Delta(before, metrics_.Snapshot());
+    metrics->counters[{"dfworker", "records"}] += stats->rows_read;
+    return Status::OK();
+  }
+
+ private:
+  JobInfo job_;
+  StageRegistry registry_;
+  PipelineSpec spec_;
+  MetricsRegistry metrics_;
+  std::unique_ptr<PipelineRunner> runner_;
+  std::map<std::string, Bundle> bundles_;
+};
+
+}  // namespace
+
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads) {
+  JobInfo job;
+  job.executor = "pipeline";
+  job.params["pipeline_yaml"] = pipeline_yaml;
+  job.params["pipeline_path"] = pipeline_path;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof cwd) != nullptr) job.params["cwd"] = cwd;
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(job, registry));
+  MetricsRegistry metrics;
+  RunnerOptions options;
+  options.threads = std::max(1, threads);
+  ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
+  ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
+  for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
+  return job;
+}
+
+Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads) {
+  auto executor = std::make_unique<PipelineExecutor>();
+  RETURN_IF_ERROR(executor->Init(job, threads));
+  return std::unique_ptr<BundleExecutor>(std::move(executor));
+}
+
+Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total) {
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  return InJobCwd(dir.info(), [&]() -> Status {
+    ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
+    RETURN_IF_ERROR(CheckErrorThresholds(spec, total));
+    std::vector<int64_t> ids;
+    for (const auto& b : dir.info().bundles) {
+      auto id = ParseInt64(b);
+      if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
+      ids.push_back(*id);
+    }
+    return FinalizeOutputs(spec, dir.CommittedDir(), ids);
+  });
+}
+
+}  // namespace dfw
