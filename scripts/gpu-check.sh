@@ -46,7 +46,7 @@ fi
 
 say "2. configure + build with CUDA ($BUILD)"
 BUILT=()
-if ! timeout 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDFW_WITH_CUDA=ON -DDFW_WERROR=OFF -DDFW_BENCH=OFF \
+if ! timeout 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDFW_WITH_CUDA=ON -DDFW_WERROR=OFF -DDFW_BENCH=OFF \
      >"$TMP/configure.log" 2>&1; then
   tail -20 "$TMP/configure.log"
   fail "configure with -DDFW_WITH_CUDA=ON"

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "dfw/common/strings.h"
 
 extern char** environ;
@@ -67,21 +69,21 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Env
                                  const std::string& stdin_text, int timeout_ms) {
   if (argv.empty()) return InvalidArgument("RunCommand: empty command");
   std::string program = FindExecutable(argv[0]);
-  if (program.empty()) return NotFound("program '" + argv[0] + "' not found on PATH");
+  if (program.empty()) return NotFound(fmt::format("program '{}' not found on PATH", argv[0]));
   int in = AnonymousFile();
   int out = AnonymousFile();
   if (in < 0 || out < 0) {
     int err = errno;
     if (in >= 0) ::close(in);
     if (out >= 0) ::close(out);
-    return ErrnoError("create temporary file for '" + argv[0] + "'", err);
+    return ErrnoError(fmt::format("create temporary file for '{}'", argv[0]), err);
   }
   if (::write(in, stdin_text.data(), stdin_text.size()) != static_cast<ssize_t>(stdin_text.size()) ||
       ::lseek(in, 0, SEEK_SET) != 0) {
     int err = errno;
     ::close(in);
     ::close(out);
-    return ErrnoError("write stdin of '" + argv[0] + "'", err);
+    return ErrnoError(fmt::format("write stdin of '{}'", argv[0]), err);
   }
   // Everything execve needs is prepared before fork: the child only calls async-signal-safe functions.
   std::vector<std::string> envs = MergedEnvironment(env);
@@ -96,7 +98,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Env
     int err = errno;
     ::close(in);
     ::close(out);
-    return ErrnoError("fork for '" + argv[0] + "'", err);
+    return ErrnoError(fmt::format("fork for '{}'", argv[0]), err);
   }
   if (pid == 0) {
     ::dup2(in, 0);
@@ -111,7 +113,7 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Env
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &status, 0);
     ::close(out);
-    return Unavailable("'" + Join(argv, " ") + "' did not finish within " + std::to_string(timeout_ms) + " ms (killed)");
+    return Unavailable(fmt::format("'{}' did not finish within {} ms (killed)", Join(argv, " "), timeout_ms));
   }
   CommandResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
