@@ -27,7 +27,10 @@ Status Install(std::string_view level, std::string_view tag, std::vector<spdlog:
   try {
     auto logger = std::make_shared<spdlog::logger>("dfworker", sinks.begin(), sinks.end());
     std::string pattern = "[dfworker";
-    if (!tag.empty()) pattern += " " + std::string(tag);
+    if (!tag.empty()) {
+      pattern += ' ';
+      pattern.append(tag.data(), tag.size());
+    }
     pattern += "] %^%l%$: %v";
     logger->set_pattern(pattern);
     logger->set_level(lvl);

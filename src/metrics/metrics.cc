@@ -114,7 +114,7 @@ Result<MetricsSnapshot> MetricsSnapshot::FromJson(std::string_view json) {
       s.distributions[MetricKey{d.at("namespace").get<std::string>(), d.at("name").get<std::string>()}] = dd;
     }
   } catch (...) {
-    return FromCurrentException("metrics JSON").WithContext("parse") ;
+    return FromCurrentException("parse metrics JSON");
   }
   return s;
 }
