@@ -1,18 +1,59 @@
 #include "host_info.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <string>
+#include <optional>
 #include <thread>
 
-namespace dfw::cli {
+#include <spdlog/spdlog.h>
 
-HostInfo DetectHost() {
-  HostInfo host;
-  host.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::error_code ec;
-  for (int i = 0; i < 16 && std::filesystem::exists("/dev/nvidia" + std::to_string(i), ec); ++i) ++host.cuda_devices;
-  return host;
+#include "dfw/backend/registry.h"
+
+namespace dfw::cli {
+namespace {
+
+std::optional<device::DeclaredAccelerator> Declared(const PipelineOptions& options, const Catalog& catalog) {
+  const AcceleratorSpec* spec = options.worker_accelerator ? &*options.worker_accelerator
+                                : options.accelerator_hint ? &*options.accelerator_hint
+                                                           : nullptr;
+  if (!spec || spec->gpu_type.empty()) return std::nullopt;
+  const GpuType* gpu = catalog.FindGpu(spec->gpu_type);
+  if (!gpu) return std::nullopt;  // gpu-unknown-type is reported by the validate module
+  return device::DeclaredAccelerator{gpu->name, gpu->memory_bytes, gpu->compute_capability.major,
+                                     gpu->compute_capability.minor};
+}
+
+}  // namespace
+
+HostView DetectHost(const PipelineOptions& options, const Catalog& catalog, device::AcceleratorBackend backend,
+                    bool quiet) {
+  HostView view;
+  view.host.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::unique_ptr<device::GpuProbe> probe = device::MakeSystemGpuProbe();
+  auto gpus = probe->ListGpus();
+  view.host.cuda_devices = gpus.ok() ? static_cast<int>(gpus->size()) : 0;
+  // Loading the CUDA backend creates a context (slow): only try when a GPU is there and may be used.
+  Status cuda_backend = gpus.ok() ? Status::OK() : gpus.status();
+  if (gpus.ok() && gpus->empty()) cuda_backend = Unavailable("no CUDA device visible");
+  if (cuda_backend.ok() && backend != device::AcceleratorBackend::kEmulated) {
+    auto created = CreateBackend("cuda");
+    cuda_backend = created.ok() ? Status::OK() : created.status();
+  }
+  const spdlog::level::level_enum level = spdlog::get_level();
+  if (quiet) spdlog::set_level(spdlog::level::off);
+  auto selected = device::SelectAccelerator(backend, Declared(options, catalog), *probe, cuda_backend);
+  spdlog::set_level(level);
+  if (!selected.ok()) {
+    view.selection = selected.status();
+    return view;
+  }
+  view.accelerator = std::move(selected).value();
+  view.host.backend_reason = view.accelerator.fallback_reason;
+  switch (view.accelerator.kind) {
+    case device::Accelerator::Kind::kCuda: view.host.selected_backend = "cuda"; break;
+    case device::Accelerator::Kind::kEmulated: view.host.selected_backend = "emulated"; break;
+    case device::Accelerator::Kind::kNone: break;
+  }
+  return view;
 }
 
 }  // namespace dfw::cli

@@ -13,7 +13,9 @@
 #include "dfw/plan/plan.h"
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
+#include "dfw/device/accelerator.h"
 #include "host_info.h"
+#include "pipeline_models.h"
 #include "run_job.h"
 
 namespace dfw::cli {
@@ -25,12 +27,22 @@ struct RunFlags {
   std::string format = "text";
   std::string log_level = "info";
   std::string catalog_dir;
+  std::string accelerator_backend = "auto";
 };
 
 constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 
-int Fail(const std::string& message) {
-  std::cerr << "dfworker: error: " << message << "\n";
+// A failure that stops the dry run before a plan exists (unreadable file, bad catalog): in JSON
+// mode one JSON object with valid=false on stdout, so callers parsing stdout always get JSON.
+int Fail(const RunFlags& flags, const char* code, const std::string& message) {
+  if (flags.format == "json") {
+    Diagnostic d;
+    d.code = code;
+    d.message = message;
+    std::cout << RenderJsonReport({d}, nullptr) << std::flush;
+  } else {
+    std::cerr << "dfworker: error: " << message << "\n";
+  }
   return kInvalid;
 }
 
@@ -42,31 +54,47 @@ Result<std::string> ReadFile(const std::string& path) {
   return text.str();
 }
 
+Diagnostic SelectionError(const Status& status) {
+  Diagnostic d;
+  d.code = "accelerator-unavailable";
+  d.message = status.message();
+  d.help = "use --accelerator_backend=auto (CUDA when usable, else the declared type emulated)";
+  return d;
+}
+
 int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
-  if (!leftovers.empty()) return Fail("unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
-  if (Status s = InitLogging(flags.log_level); !s.ok()) return Fail(s.message());
+  if (!leftovers.empty()) {
+    return Fail(flags, "command-line", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+  }
+  if (Status s = InitLogging(flags.log_level); !s.ok()) return Fail(flags, "command-line", s.message());
+  auto backend = device::ParseAcceleratorBackend(flags.accelerator_backend);
+  if (!backend.ok()) return Fail(flags, "command-line", "--accelerator_backend: " + backend.status().message());
   auto yaml = ReadFile(flags.pipeline_path);
-  if (!yaml.ok()) return Fail(yaml.status().message());
+  if (!yaml.ok()) return Fail(flags, "file-unreadable", yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
-  if (!catalog.ok()) return Fail("catalog: " + catalog.status().message());
+  if (!catalog.ok()) return Fail(flags, "catalog-invalid", "catalog: " + catalog.status().message());
 
   OptionsParser parser;
   parser.AddYamlFile(*yaml, flags.pipeline_path);
   parser.AddCommandLine(pipeline_args);
   RunContext context;
   context.pipeline_path = flags.pipeline_path;
-  context.pipeline_yaml = std::move(*yaml);
   context.pipeline_args = pipeline_args;
   context.options = std::move(parser).Finish();
   context.catalog = &*catalog;
-  context.host = DetectHost();
+  context.accelerator_backend = *backend;
+  HostView view = DetectHost(context.options, *catalog, *backend, /*quiet=*/flags.dry_run);
+  context.host = view.host;
   context.log_level = flags.log_level;
 
-  // The pipeline/inference modules will supply model sizes here; until then no models are known.
-  const std::vector<ModelRequirement> models;
-  auto plan = MakePlan(context.options, *catalog, models, context.host);
+  // The pipeline as the run loads it, and the models its RunInference transforms need.
+  PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml);
+  context.pipeline_yaml = std::move(*yaml);
+  auto plan = MakePlan(context.options, *catalog, pipeline.models, context.host);
   const WorkerPlan* plan_ptr = plan.ok() ? &*plan : nullptr;
   std::vector<Diagnostic> diagnostics = Validate(context.options, *catalog, plan_ptr);
+  diagnostics.insert(diagnostics.end(), pipeline.diagnostics.begin(), pipeline.diagnostics.end());
+  if (!view.selection.ok()) diagnostics.push_back(SelectionError(view.selection));
   const bool valid = !HasErrors(diagnostics);
 
   if (flags.dry_run || !valid) {
@@ -99,6 +127,10 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
   run->add_option("--catalog_dir", flags->catalog_dir,
                   "Directory of catalog *.yaml (default: $DFW_CATALOG_DIR, the source tree's configs/, "
                   "then the copy built into the binary)");
+  run->add_option("--accelerator_backend", flags->accelerator_backend,
+                  "auto (CUDA when a GPU and the CUDA backend load, else the declared worker_accelerator emulated), "
+                  "cuda or emulated")
+      ->check(CLI::IsMember({"auto", "cuda", "emulated"}));
   run->callback([run, flags, &context] {
     context.exit_code = Run(*flags, run->remaining(), context.pipeline_args);
   });

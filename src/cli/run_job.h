@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "dfw/catalog/catalog.h"
+#include "dfw/device/accelerator.h"
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
 
@@ -20,6 +21,7 @@ struct RunContext {
   WorkerPlan plan;                          // the plan the dry run prints
   HostInfo host;
   std::string log_level;                    // as passed to InitLogging
+  device::AcceleratorBackend accelerator_backend = device::AcceleratorBackend::kAuto;  // --accelerator_backend
 };
 
 // Runs the job; returns the process exit code (design.md "Exit codes").

@@ -51,7 +51,8 @@ Status PlanAccelerator(const PipelineOptions& options, const Catalog& catalog, c
   acc.count = std::max(1, spec->count);  // a malformed count is reported by the options parser
   acc.memory_bytes = gpu->memory_bytes;
   acc.mps = spec->use_mps;
-  acc.backend = host.cuda_devices > 0 ? "cuda" : "emulated";
+  acc.backend = !host.selected_backend.empty() ? host.selected_backend : host.cuda_devices > 0 ? "cuda" : "emulated";
+  if (acc.backend != "cuda") acc.backend_reason = host.backend_reason;
   acc.mps_client_limit = acc.mps ? catalog.MpsClientLimit(*gpu) : 0;
   return Status::OK();
 }
@@ -62,7 +63,7 @@ void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirem
   mem.processes_per_gpu = CeilDiv(plan.sdk_processes, gpus);
   int hosts_per_gpu = 0;  // model-host processes holding shared copies
   for (const ModelRequirement& m : models) {
-    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0};
+    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0, m.device, m.origin};
     switch (m.policy) {
       case CopiesPolicy::kPerProcess:
         out.copies = plan.sdk_processes;

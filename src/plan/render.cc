@@ -24,14 +24,16 @@ std::string RenderPlanText(const WorkerPlan& plan) {
                              " each), MPS " + (acc.mps ? "on (up to " + std::to_string(acc.mps_client_limit) +
                                                              " clients per GPU)"
                                                        : std::string("off")) +
-                             ", backend " + acc.backend);
+                             ", backend " + acc.backend +
+                             (acc.backend_reason.empty() ? std::string() : " (" + acc.backend_reason + ")"));
   }
   if (plan.models.empty()) {
-    line("models:", "none declared yet (GPU memory counts contexts only)");
+    line("models:", "none (no RunInference in the pipeline; GPU memory counts contexts only)");
   }
   for (const auto& m : plan.models) {
     line("model:", m.name + ": " + HumanBytes(m.bytes) + " x " + std::to_string(m.copies) + " copies (" +
-                       CopiesPolicyName(m.policy) + "), " + std::to_string(m.copies_per_gpu) + " on the busiest GPU");
+                       CopiesPolicyName(m.policy) + "), " + std::to_string(m.copies_per_gpu) + " on the busiest GPU, device " +
+                       m.device);
   }
   if (acc.present) {
     const auto& mem = plan.gpu_memory;

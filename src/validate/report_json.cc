@@ -10,7 +10,7 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
   nlohmann::json models = nlohmann::json::array();
   for (const auto& m : plan.models) {
     models.push_back({{"name", m.name}, {"bytes", m.bytes}, {"policy", CopiesPolicyName(m.policy)},
-                      {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}});
+                      {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"device", m.device}});
   }
   const auto& acc = plan.accelerator;
   const auto& mem = plan.gpu_memory;
@@ -23,7 +23,7 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
       {"accelerator",
        acc.present ? nlohmann::json{{"type", acc.type}, {"count", acc.count}, {"memory_bytes", acc.memory_bytes},
                                     {"mps", acc.mps}, {"backend", acc.backend},
-                                    {"mps_client_limit", acc.mps_client_limit}}
+                                    {"backend_reason", acc.backend_reason}, {"mps_client_limit", acc.mps_client_limit}}
                    : nlohmann::json{{"type", nullptr}, {"count", 0}, {"memory_bytes", 0}, {"mps", false},
                                     {"backend", "none"}, {"mps_client_limit", 0}}},
       {"gpu_memory",

@@ -45,5 +45,7 @@ void MpsClientLimit(const RuleContext& ctx);
 void MpsRecommended(const RuleContext& ctx);
 // rules_memory.cc
 void GpuMemory(const RuleContext& ctx);
+// rules_models.cc
+void GpuRequestedNoAccelerator(const RuleContext& ctx);
 
 }  // namespace dfw::validate_internal

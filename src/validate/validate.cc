@@ -41,6 +41,8 @@ const std::vector<RuleInfo> kRules = {
     {"streaming-unsupported", S::kError, kRightFitting, "right fitting with a streaming pipeline"},
     {"gpu-memory-exceeded", S::kError, kMps, "planned GPU memory above capacity"},
     {"gpu-memory-tight", S::kWarning, kMps, "planned GPU memory above 90% of capacity"},
+    {"gpu-requested-no-accelerator", S::kWarning, kGpuSupport,
+     "RunInference asks for device: GPU but no accelerator is declared (Beam falls back to the CPU)"},
 };
 
 constexpr vi::Rule kRuleFunctions[] = {
@@ -48,7 +50,7 @@ constexpr vi::Rule kRuleFunctions[] = {
     vi::N1GpuShape,           vi::DriverNotInstalled,  vi::RightFittingConflict,     vi::StreamingUnsupported,
     vi::MpsMultiGpu,          vi::MpsSingleSdkProcess, vi::MpsPrime,                 vi::MpsOutsideAccelerator,
     vi::MpsRestrictedParallelism, vi::MpsSingleVcpu, vi::MpsClientLimit,             vi::MpsRecommended,
-    vi::GpuMemory,
+    vi::GpuMemory,            vi::GpuRequestedNoAccelerator,
 };
 
 const RuleInfo* FindRule(std::string_view code) {

@@ -81,7 +81,9 @@ TEST(Cli, PipelineFileOptionsBlockIsRead) {
   fs::path file = fs::temp_directory_path() / ("dfw_cli_" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(file) << "options:\n  machine_type: g2-standard-4\n  dataflow_service_options:\n"
                          "    - worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\n"
-                         "pipeline: {}\n";
+                         "pipeline:\n  type: chain\n  transforms:\n"
+                         "    - {type: Create, config: {elements: [{a: 1}]}}\n"
+                         "    - {type: LogForTesting}\n";
   Outcome ok = RunDfworker({"run", file.string(), "--dry_run", "--format=json"});
   ASSERT_EQ(ok.exit_code, 0) << ok.out;
   EXPECT_EQ(nlohmann::json::parse(ok.out)["plan"]["sdk_processes"], 4);

@@ -13,7 +13,7 @@ constexpr uint64_t kGiB = 1ull << 30;
 const std::string kL4 = "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver";
 
 WorkerPlan Plan(const std::vector<std::string>& args, const std::vector<ModelRequirement>& models = {},
-                HostInfo host = {6, 0}) {
+                HostInfo host = {6, 0, "", ""}) {
   auto plan = MakePlan(ParsePipelineOptions(args), testing::SourceCatalog(), models, host);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? *plan : WorkerPlan{};
@@ -31,18 +31,39 @@ TEST(MakePlan, OneSdkProcessPerVcpuOfTheMachineType) {
 }
 
 TEST(MakePlan, HostCoresWithoutMachineTypeAndOneWithNoUseMultipleSdkContainers) {
-  EXPECT_EQ(Plan({}, {}, {6, 0}).sdk_processes, 6);
+  EXPECT_EQ(Plan({}, {}, {6, 0, "", ""}).sdk_processes, 6);
   EXPECT_EQ(Plan({"--machine_type=n1-standard-16", "--experiments=no_use_multiple_sdk_containers"}).sdk_processes, 1);
   EXPECT_EQ(Plan({"--machine_type=n1-standard-16", "--sdk_worker_parallelism=3"}).sdk_processes, 3);
   EXPECT_EQ(Plan({"--number_of_worker_harness_threads=7"}).harness_threads_per_process, 7);
 }
 
 TEST(MakePlan, BackendIsCudaWhenTheHostHasAGpuAndNoneWithoutAccelerator) {
-  EXPECT_EQ(Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1}).accelerator.backend, "cuda");
+  EXPECT_EQ(Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1, "", ""}).accelerator.backend, "cuda");
   WorkerPlan cpu = Plan({"--machine_type=n2-standard-4"});
   EXPECT_FALSE(cpu.accelerator.present);
   EXPECT_EQ(cpu.accelerator.backend, "none");
   EXPECT_EQ(cpu.gpu_memory.planned_peak_bytes, 0u);
+}
+
+TEST(MakePlan, DeviceSelectionDecidesTheBackend) {
+  // A GPU is visible but the device module picked emulation (CUDA backend did not load, or forced).
+  WorkerPlan forced = Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1, "emulated", "CUDA backend did not load"});
+  EXPECT_EQ(forced.accelerator.backend, "emulated");
+  EXPECT_EQ(forced.accelerator.backend_reason, "CUDA backend did not load");
+  WorkerPlan cuda = Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1, "cuda", ""});
+  EXPECT_EQ(cuda.accelerator.backend, "cuda");
+  EXPECT_EQ(cuda.accelerator.backend_reason, "");
+  // No accelerator declared: "none" whatever the host has.
+  EXPECT_EQ(Plan({"--machine_type=n2-standard-4"}, {}, {4, 1, "cuda", ""}).accelerator.backend, "none");
+}
+
+TEST(MakePlan, ModelsKeepTheirDeviceAndOrigin) {
+  ModelRequirement m{"Embed", 1024, CopiesPolicy::kPerProcess, 1, 0, "GPU", Origin{"p.yaml:3:9", "device: GPU", 8}};
+  WorkerPlan p = Plan({"--machine_type=n2-standard-4"}, {m});
+  ASSERT_EQ(p.models.size(), 1u);
+  EXPECT_EQ(p.models[0].device, "GPU");
+  ASSERT_TRUE(p.models[0].origin.has_value());
+  EXPECT_EQ(p.models[0].origin->where, "p.yaml:3:9");
 }
 
 TEST(MakePlan, WithoutMpsEveryProcessOwnsAContext) {
@@ -61,9 +82,9 @@ TEST(MakePlan, UnderMpsOneSharedServerContext) {
 
 TEST(MakePlan, ModelCopiesFollowBeamPolicies) {
   std::vector<ModelRequirement> models = {
-      {"per_process", 1 * kGiB, CopiesPolicy::kPerProcess, 1, 10 * kMiB},
-      {"large", 2 * kGiB, CopiesPolicy::kLargeModel, 1, 0},
-      {"copies", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0},
+      {"per_process", 1 * kGiB, CopiesPolicy::kPerProcess, 1, 10 * kMiB, "CPU", std::nullopt},
+      {"large", 2 * kGiB, CopiesPolicy::kLargeModel, 1, 0, "CPU", std::nullopt},
+      {"copies", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0, "CPU", std::nullopt},
   };
   WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-4"}, models);
   ASSERT_EQ(p.models.size(), 3u);
@@ -79,14 +100,14 @@ TEST(MakePlan, ModelCopiesFollowBeamPolicies) {
 TEST(MakePlan, ProcessesSpreadOverSeveralGpus) {
   WorkerPlan p = Plan({"--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:4;install-nvidia-driver",
                        "--machine_type=g2-standard-48"},
-                      {{"m", 1 * kGiB, CopiesPolicy::kModelCopies, 6, 0}});
+                      {{"m", 1 * kGiB, CopiesPolicy::kModelCopies, 6, 0, "CPU", std::nullopt}});
   EXPECT_EQ(p.gpu_memory.processes_per_gpu, 12);
   EXPECT_EQ(p.models[0].copies_per_gpu, 2);
   EXPECT_EQ(p.gpu_memory.contexts, 12 + 2);
 }
 
 TEST(MakePlan, UnknownNamesAreInvalidArgument) {
-  HostInfo host{4, 0};
+  HostInfo host{4, 0, "", ""};
   auto gpu = MakePlan(ParsePipelineOptions({"--dataflow_service_options=worker_accelerator=type:nope;count:1"}),
                       testing::SourceCatalog(), {}, host);
   EXPECT_EQ(gpu.status().code(), StatusCode::kInvalidArgument);

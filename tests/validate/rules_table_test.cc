@@ -115,16 +115,26 @@ const std::vector<Case>& Cases() {
       {"mps_single_vcpu", {kSO + kT4 + kMps, "--machine_type=n1-standard-1"}, {"mps-single-vcpu"}},
       {"mps_client_limit_volta", {kSO + kL4 + kMps, "--machine_type=g2-standard-8", "--sdk_worker_parallelism=64"}, {"mps-client-limit"}},
       {"mps_client_limit_pre_volta", {kSO + "type:nvidia-tesla-p100;count:1;install-nvidia-driver;use_nvidia_mps", "--machine_type=n1-standard-16", "--sdk_worker_parallelism=20"}, {"mps-client-limit"}},
-      {"mps_recommended", {kSO + kL4, "--machine_type=g2-standard-4"}, {"mps-recommended"}, "", {{"m", 1 * kGiB, CopiesPolicy::kPerProcess, 1, 0}}},
-      {"large_model_needs_no_mps", {kSO + kL4, "--machine_type=g2-standard-4"}, {}, "", {{"m", 1 * kGiB, CopiesPolicy::kLargeModel, 1, 0}}},
+      {"mps_recommended", {kSO + kL4, "--machine_type=g2-standard-4"}, {"mps-recommended"}, "", {{"m", 1 * kGiB, CopiesPolicy::kPerProcess, 1, 0, "CPU", std::nullopt}}},
+      {"large_model_needs_no_mps", {kSO + kL4, "--machine_type=g2-standard-4"}, {}, "", {{"m", 1 * kGiB, CopiesPolicy::kLargeModel, 1, 0, "CPU", std::nullopt}}},
       // --- GPU memory ---
       {"memory_exceeded_contexts", {kSO + kT4, "--machine_type=n1-standard-8", "--sdk_worker_parallelism=60"}, {"gpu-memory-exceeded"}},
       {"memory_tight_contexts", {kSO + kT4, "--machine_type=n1-standard-8", "--sdk_worker_parallelism=50"}, {"gpu-memory-tight"}},
-      {"memory_exceeded_models", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kPerProcess, 1, 0}}},
-      {"memory_large_model_fits", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kLargeModel, 1, 0}}},
-      {"memory_model_copies_fit", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 5, 0}}},
-      {"memory_model_copies_exceed", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 6, 0}}},
-      {"memory_workspace_tight", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-tight"}, "", {{"m", 6 * kGiB, CopiesPolicy::kModelCopies, 2, 1200ull << 20}}},
+      {"memory_exceeded_models", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kPerProcess, 1, 0, "CPU", std::nullopt}}},
+      {"memory_large_model_fits", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kLargeModel, 1, 0, "CPU", std::nullopt}}},
+      {"memory_model_copies_fit", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 5, 0, "CPU", std::nullopt}}},
+      {"memory_model_copies_exceed", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 6, 0, "CPU", std::nullopt}}},
+      {"memory_workspace_tight", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-tight"}, "", {{"m", 6 * kGiB, CopiesPolicy::kModelCopies, 2, 1200ull << 20, "CPU", std::nullopt}}},
+      // --- issue 6: a 3 GiB model on one T4 (n1-standard-8 = 8 SDK processes) ---
+      {"t4_3gib_per_process_exceeds", {kSO + kT4, "--machine_type=n1-standard-8"}, {"gpu-memory-exceeded", "mps-recommended"}, "", {{"m", 3 * kGiB, CopiesPolicy::kPerProcess, 1, 0, "CPU", std::nullopt}}},
+      {"t4_3gib_two_copies_mps_fit", {kSO + kT4 + kMps, "--machine_type=n1-standard-8"}, {}, "", {{"m", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0, "CPU", std::nullopt}}},
+      {"t4_3gib_two_copies_no_mps", {kSO + kT4, "--machine_type=n1-standard-8"}, {"mps-recommended"}, "", {{"m", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0, "CPU", std::nullopt}}},
+      {"t4_3gib_large_model_fits", {kSO + kT4, "--machine_type=n1-standard-8"}, {}, "", {{"m", 3 * kGiB, CopiesPolicy::kLargeModel, 1, 0, "CPU", std::nullopt}}},
+      // --- device: GPU in the pipeline ---
+      {"gpu_requested_no_accelerator", {"--machine_type=n1-standard-4"}, {"gpu-requested-no-accelerator"}, "", {{"m", kGiB / 4, CopiesPolicy::kPerProcess, 1, 0, "GPU", Origin{"p.yaml:9:21", "            device: GPU", 20}}}},
+      {"gpu_requested_no_origin", {}, {"gpu-requested-no-accelerator"}, "", {{"m", 1024, CopiesPolicy::kPerProcess, 1, 0, "GPU", std::nullopt}}},
+      {"gpu_requested_with_accelerator", {kSO + kL4 + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 1024, CopiesPolicy::kPerProcess, 1, 0, "GPU", std::nullopt}}},
+      {"cpu_model_no_accelerator", {}, {}, "", {{"m", 1024, CopiesPolicy::kPerProcess, 1, 0, "CPU", std::nullopt}}},
       // --- the pipeline file's options: block ---
       {"yaml_block_only", {}, {}, "options:\n  machine_type: g2-standard-8\n  dataflow_service_options:\n    - worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps\n"},
       {"yaml_then_cli_appends", {"--dataflow_service_options=enable_prime"}, {"mps-prime"}, "options:\n  machine_type: g2-standard-8\n  dataflow_service_options: [\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps\"]\n"},
@@ -145,7 +155,7 @@ class RulesTable : public ::testing::TestWithParam<Case> {};
 TEST_P(RulesTable, ReportsExactlyTheExpectedCodes) {
   const Case& c = GetParam();
   PipelineOptions options = ParsePipelineOptions(c.args, c.yaml, "pipeline.yaml");
-  HostInfo host{4, 0};
+  HostInfo host{4, 0, "", ""};
   auto plan = MakePlan(options, testing::SourceCatalog(), c.models, host);
   auto diagnostics = Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr);
   std::vector<std::string> got, want = c.codes;

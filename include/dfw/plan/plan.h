@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,18 @@ struct ModelRequirement {
   CopiesPolicy policy = CopiesPolicy::kPerProcess;
   int model_copies = 1;             // k for kModelCopies (>= 1)
   uint64_t workspace_bytes = 0;     // per-batch activation workspace estimate, per process running it
+  std::string device = "CPU";       // model_handler.config device: "CPU" or "GPU" (as the pipeline asks)
+  std::optional<Origin> origin;     // where the transform (its `device:` when given) is written, for diagnostics
 };
 
 // What we know about the machine we run on (filled by the CLI; a fake in tests).
 struct HostInfo {
   int cpu_cores = 1;              // used for the process count when no --machine_type is given
   int cuda_devices = 0;           // visible CUDA GPUs; 0 = the accelerator is emulated
+  // The device module's selection (device::SelectAccelerator): "cuda" or "emulated" decides the plan's
+  // accelerator.backend when an accelerator is declared; "" = decide from cuda_devices alone.
+  std::string selected_backend;
+  std::string backend_reason;     // why it is not "cuda" (device::Accelerator::fallback_reason); "" = none given
 };
 
 // Harness threads per SDK process when --number_of_worker_harness_threads is not given: one
@@ -54,6 +61,7 @@ struct WorkerPlan {
     uint64_t memory_bytes = 0;     // per GPU
     bool mps = false;
     std::string backend = "none";  // "cuda", "emulated" or "none"
+    std::string backend_reason;    // why not cuda, when known (HostInfo::backend_reason)
     int mps_client_limit = 0;      // clients per device (MPS only)
   } accelerator;
 
@@ -63,6 +71,8 @@ struct WorkerPlan {
     CopiesPolicy policy = CopiesPolicy::kPerProcess;
     int copies = 0;                // per worker
     int copies_per_gpu = 0;        // on the busiest GPU
+    std::string device = "CPU";    // as the pipeline asks ("GPU" runs on the CPU without an accelerator)
+    std::optional<Origin> origin;  // copied from ModelRequirement::origin
   };
   std::vector<Model> models;
 

@@ -1,0 +1,117 @@
+#include "pipeline_models.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "dfw/common/strings.h"
+#include "dfw/inference/mlp_handler.h"
+#include "dfw/inference/safetensors.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/stage.h"
+
+namespace dfw::cli {
+namespace {
+
+Diagnostic Error(const char* code, std::string message, std::string help) {
+  Diagnostic d;
+  d.severity = Severity::kError;
+  d.code = code;
+  d.message = std::move(message);
+  d.help = std::move(help);
+  return d;
+}
+
+// Line `line` (1-based) of `text`, without its newline ("" when out of range).
+std::string LineOf(const std::string& text, int line) {
+  std::size_t begin = 0;
+  for (int i = 1; i < line; ++i) {
+    begin = text.find('\n', begin);
+    if (begin == std::string::npos) return "";
+    ++begin;
+  }
+  const std::size_t end = text.find('\n', begin);
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// Where the model's device is set (the `device:` value when given, else the transform itself).
+Origin ModelOrigin(const StageConfig& cfg, const YAML::Node& handler_config, const std::string& yaml) {
+  int line = cfg.line, column = cfg.column;
+  if (handler_config["device"] && handler_config["device"].Mark().line >= 0) {
+    line = handler_config["device"].Mark().line + 1;
+    column = handler_config["device"].Mark().column + 1;
+  }
+  Origin origin;
+  origin.where = cfg.file + ":" + std::to_string(line) + ":" + std::to_string(column);
+  origin.text = LineOf(yaml, line);
+  origin.value_offset = column > 0 && static_cast<std::size_t>(column - 1) <= origin.text.size()
+                            ? static_cast<std::size_t>(column - 1)
+                            : 0;
+  return origin;
+}
+
+// The loader has already checked the RunInference config (types, model files, config vs header);
+// these reads only pick out what the plan needs.
+Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml) {
+  const YAML::Node hc = cfg.config["model_handler"]["config"];
+  ModelRequirement m;
+  m.name = cfg.name;
+  const std::string model_path = hc["model_path"] ? hc["model_path"].Scalar() : "";
+  auto files = ResolveModelFiles(model_path);
+  if (!files.ok()) return cfg.ConfigError(files.status().message());
+  auto bytes = ModelBytesFromHeader(files->weights_path);
+  if (!bytes.ok()) return cfg.ConfigError(bytes.status().message());
+  m.bytes = *bytes;
+  if (hc["device"] && hc["device"].IsScalar()) m.device = hc["device"].Scalar();
+  const YAML::Node copies = hc["model_copies"];
+  const YAML::Node large = hc["large_model"];
+  if (copies && copies.IsScalar()) {
+    const std::optional<int64_t> k = ParseInt64(copies.Scalar());
+    m.policy = CopiesPolicy::kModelCopies;
+    m.model_copies = k && *k > 0 ? static_cast<int>(std::min<int64_t>(*k, 1 << 20)) : 1;  // Beam: 0 means 1
+  } else if (large && large.IsScalar() && large.Scalar() == "true") {
+    m.policy = CopiesPolicy::kLargeModel;
+  }
+  m.origin = ModelOrigin(cfg, hc, yaml);
+  return m;
+}
+
+}  // namespace
+
+PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml) {
+  PipelineModels out;
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  Result<PipelineSpec> spec = [&]() -> Result<PipelineSpec> {
+    try {
+      return LoadPipelineString(yaml, registry, path);
+    } catch (const std::exception& e) {  // the loader promises a Status; keep that promise here too
+      return InvalidArgument(path + ": " + e.what());
+    }
+  }();
+  if (!spec.ok()) {
+    out.diagnostics.push_back(Error("pipeline-invalid", spec.status().message(),
+                                    "fix the pipeline file; --dry_run checks it exactly as the run loads it"));
+    return out;
+  }
+  for (const TransformSpec& t : spec->transforms) {
+    if (t.config.type != "RunInference") continue;
+    auto model = [&]() -> Result<ModelRequirement> {
+      try {
+        return ModelOf(t.config, yaml);
+      } catch (const std::exception& e) {
+        return t.config.ConfigError(e.what());
+      }
+    }();
+    if (model.ok()) {
+      out.models.push_back(std::move(model).value());
+    } else {
+      out.diagnostics.push_back(Error("model-invalid", model.status().message(),
+                                      "model_path must name a readable safetensors model (config.json + model.safetensors)"));
+    }
+  }
+  return out;
+}
+
+}  // namespace dfw::cli

@@ -1,0 +1,29 @@
+// The dry run's view of the pipeline: load it with the pipeline module (every check the run does
+// at load time) and list the models its RunInference transforms need, sized from the safetensors
+// headers alone (the weights are never read, so a sparse multi-GiB file costs one small read).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dfw/options/diagnostic.h"
+#include "dfw/plan/plan.h"
+
+namespace dfw::cli {
+
+struct PipelineModels {
+  std::vector<ModelRequirement> models;  // one per RunInference transform, in pipeline order
+  // Errors found loading the pipeline or sizing a model (codes "pipeline-invalid", "model-invalid");
+  // each message starts with file:line:col. Empty when everything loaded.
+  std::vector<Diagnostic> diagnostics;
+};
+
+// `yaml` is the text of `path` (already read by the caller). Model paths are resolved as the run
+// resolves them (relative to the working directory). Never throws.
+//
+// Copies policy per transform, from model_handler.config (Beam's rule): `model_copies: k` → k shared
+// copies per worker (it wins over large_model, as in Beam); `large_model: true` → one shared copy;
+// otherwise one copy per SDK process.
+PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml);
+
+}  // namespace dfw::cli
