@@ -37,6 +37,7 @@ struct Pending {
   TransformSpec spec;
   YAML::Node node;
   std::vector<std::pair<std::string, YAML::Node>> refs;  // raw `input:` references
+  int chain_prev = -1;  // inside a chain: index of the previous transform (its main output)
 };
 
 class Loader {
@@ -112,8 +113,9 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
   allowed.push_back("error_handling");
   if (!info.traits.can_fail_per_record) allowed.pop_back();
   RETURN_IF_ERROR(CheckKeys(cfg.config, allowed, what, {}));
+  const YAML::Node& config = cfg.config;
   for (const std::string& req : info.required_keys) {
-    if (!cfg.config[req].IsDefined()) return Err(n.IsDefined() ? n : YAML::Node(), what + ": '" + req + "' is required");
+    if (!config[req].IsDefined()) return Err(n.IsDefined() ? n : YAML::Node(), what + ": '" + req + "' is required");
   }
   return Status::OK();
 }
@@ -218,6 +220,7 @@ Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& op
     return Err(at, fmt::format("input '{}': transform '{}' has no output '{}'; it has {}", ref, base, output, outputs));
   };
   for (Pending& p : all) {
+    if (p.chain_prev >= 0) p.spec.inputs.push_back(InputRef{p.chain_prev, false});
     for (const auto& [ref, at] : p.refs) {
       ASSIGN_OR_RETURN(InputRef in, resolve(ref, at));
       p.spec.inputs.push_back(in);
@@ -257,11 +260,24 @@ Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& op
     for (std::size_t i = 0; i < all.size(); ++i) if (indegree[i] > 0) cyclic.push_back(all[i].spec.config.name);
     return Err(all[0].node, "the inputs form a cycle through: " + Join(cyclic));
   }
+  // Names are metrics namespaces and staging folders, so they must be unique at run time: a repeated
+  // name (two unnamed Filters in a chain) becomes Filter_2, Filter_3, ... after wiring.
+  std::map<std::string, int> seen;
+  for (int i : order) {
+    std::string& name = all[i].spec.config.name;
+    int n = ++seen[name];
+    if (n > 1) {
+      std::string candidate;
+      do candidate = fmt::format("{}_{}", name, n++); while (by_name.count(candidate) || seen.count(candidate));
+      seen[candidate] = 1;
+      name = candidate;
+    }
+  }
   std::vector<int> position(all.size());
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
   PipelineSpec spec;
   spec.file = file_;
-  spec.options = options;
+  spec.options = options.IsDefined() ? options : YAML::Node();  // assigning an absent (invalid) node throws
   for (int i : order) {
     TransformSpec t = std::move(all[i].spec);
     for (InputRef& in : t.inputs) in.from = position[in.from];
@@ -274,7 +290,7 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
   if (!root.IsMap()) return Err(root, "a pipeline file must be a mapping with a 'pipeline:' key");
   RETURN_IF_ERROR(CheckKeys(root, {"pipeline", "options"}, "top level",
                             {{"providers", "external transform providers (Python packages, Java jars) are not supported"}}));
-  YAML::Node p = root["pipeline"];
+  const YAML::Node p = root["pipeline"];  // const: yaml-cpp's non-const operator[] inserts keys
   if (!p.IsDefined() || !p.IsMap()) return Err(p.IsDefined() ? p : root, "'pipeline:' must be a mapping with 'transforms:'");
   RETURN_IF_ERROR(CheckKeys(p, {"type", "transforms", "source", "sink", "extra_transforms", "name"}, "pipeline",
                             {{"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"}}));
@@ -290,7 +306,7 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
       if (p[k].IsDefined()) return Err(p[k], fmt::format("'{}' is only allowed with 'type: chain'", k));
     }
   }
-  YAML::Node list = p["transforms"];
+  const YAML::Node list = p["transforms"];
   if (list.IsDefined() && !list.IsSequence()) return Err(list, "'transforms:' must be a list of transforms");
   std::vector<Pending> all;
   auto add = [&](const YAML::Node& n, bool in_chain) -> Status {
@@ -314,9 +330,9 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
       if (i > 0 && all[i - 1].spec.traits.is_sink) {
         return Err(all[i].node, fmt::format("'{}' follows the sink '{}', which has no output", t.config.name, all[i - 1].spec.config.name));
       }
-      if (i > 0) all[i].refs.emplace_back(all[i - 1].spec.config.name, all[i].node);
+      if (i > 0) all[i].chain_prev = static_cast<int>(i - 1);  // by position: chains may repeat a type
     }
-    YAML::Node extra = p["extra_transforms"];
+    const YAML::Node extra = p["extra_transforms"];
     if (extra.IsDefined()) {
       if (!extra.IsSequence()) return Err(extra, "'extra_transforms:' must be a list of transforms");
       for (const YAML::Node& n : extra) RETURN_IF_ERROR(add(n, false));

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dfw/pipeline/runner.h"
+#include "dfw/stages/config.h"
 #include "dfw/stages/sink.h"
 
 namespace dfw {
@@ -29,6 +30,9 @@ Status MoveFile(const std::string& from, const std::string& to) {
   fs::remove(from, ec);
   return Status::OK();
 }
+
+// File sinks are the sinks with a `path` (a test-only collector has none).
+bool IsFileSink(const TransformSpec& t) { return t.traits.is_sink && ConfigHas(t.config, "path"); }
 
 Status PrepareSinkDirectory(const TransformSpec& t) {
   ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
@@ -50,7 +54,7 @@ Status PrepareSinkDirectory(const TransformSpec& t) {
 
 Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids) {
   for (const TransformSpec& t : spec.transforms) {
-    if (!t.traits.is_sink) continue;
+    if (!IsFileSink(t)) continue;
     RETURN_IF_ERROR(PrepareSinkDirectory(t));
     ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
     if (bundle_ids.empty()) {
@@ -76,7 +80,7 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
 Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
                                  const std::string& staging_dir, MetricsRegistry* metrics) {
   for (const TransformSpec& t : spec.transforms) {
-    if (t.traits.is_sink) RETURN_IF_ERROR(PrepareSinkDirectory(t));  // fail before reading anything
+    if (IsFileSink(t)) RETURN_IF_ERROR(PrepareSinkDirectory(t));  // fail before reading anything
   }
   ASSIGN_OR_RETURN(std::unique_ptr<PipelineRunner> runner, PipelineRunner::Make(spec, registry, options, metrics));
   ASSIGN_OR_RETURN(std::vector<Bundle> bundles, runner->PlanBundles());

@@ -22,7 +22,8 @@ using FilePtr = std::unique_ptr<FILE, FileCloser>;
 
 Result<std::vector<std::string>> ExpandGlob(const StageConfig& c, const std::string& pattern) {
   glob_t g{};
-  int rc = ::glob(pattern.c_str(), GLOB_ERR, nullptr, &g);
+  // No GLOB_ERR: an unreadable or missing directory is simply "no match", reported below by pattern.
+  int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
   std::vector<std::string> files;
   if (rc == 0) {
     for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);

@@ -53,7 +53,7 @@ pipeline:
       config:
         language: python
         append: true
-        fields: {{doubled: "amount * 2"}}
+        fields: {{doubled: "float(amount) * 2"}}
         error_handling: {{output: bad_rows, threshold: {1}}}
     - type: Filter
       config: {{keep: "doubled > 0"}}

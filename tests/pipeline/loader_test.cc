@@ -141,7 +141,7 @@ options:
   EXPECT_EQ(spec->transforms[1].config.name, "Parse");
   EXPECT_EQ(spec->transforms[1].config.error_output, "bad");
   EXPECT_DOUBLE_EQ(spec->transforms[1].config.error_threshold, 0.5);
-  EXPECT_EQ(spec->transforms[1].config.line, 9);
+  EXPECT_EQ(spec->transforms[1].config.line, 8);
   // Both writers read from Parse: one its main output, one its error output.
   int main_readers = 0, error_readers = 0;
   for (const TransformSpec& t : spec->transforms) {
@@ -174,6 +174,27 @@ pipeline:
   ASSERT_EQ(spec->transforms.size(), 3u);
   EXPECT_EQ(spec->transforms[2].config.name, "Both");
   EXPECT_EQ(spec->transforms[2].inputs.size(), 2u);
+}
+
+TEST(Loader, RepeatedTypesInAChainGetUniqueRunTimeNames) {
+  StageRegistry r = TestRegistry();
+  auto spec = LoadYaml(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [1]}
+    - type: Filter
+      config: {keep: element}
+    - type: Filter
+      config: {keep: element}
+)", r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->transforms.size(), 3u);
+  EXPECT_EQ(spec->transforms[1].config.name, "Filter");
+  EXPECT_EQ(spec->transforms[2].config.name, "Filter_2");
+  ASSERT_EQ(spec->transforms[2].inputs.size(), 1u);
+  EXPECT_EQ(spec->transforms[2].inputs[0].from, 1);
 }
 
 TEST(Loader, MissingFileIsNotFound) {

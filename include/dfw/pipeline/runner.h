@@ -82,7 +82,7 @@ class PipelineRunner {
 };
 
 // Renames <staging>/<sink>/bundle-<id>.done for each id (in the given order) to
-// <prefix>-SSSSS-of-NNNNN<suffix>; with no ids, writes one empty shard. Missing .done files are
+// <prefix>-SSSSS-of-NNNNN<suffix>; with no ids, writes one empty shard. Sinks without a `path` (test collectors) are skipped. Missing .done files are
 // kFailedPrecondition naming the bundle.
 Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids);
 
