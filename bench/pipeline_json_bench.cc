@@ -67,7 +67,7 @@ void BM_SimdjsonRawParse(benchmark::State& state) {
 void BM_PipelineReadMapFilterWrite(benchmark::State& state) {
   dfw::StageRegistry registry;
   dfw::RegisterBuiltinStages(registry);
-  std::string yaml = fmt::format(R"(
+  std::string yaml = fmt::format(R"yaml(
 pipeline:
   type: chain
   source:
@@ -84,7 +84,7 @@ pipeline:
   sink:
     type: WriteToJson
     config: {{path: "{0}/out/result"}}
-)", Dir());
+)yaml", Dir());
   auto spec = dfw::LoadPipelineString(yaml, registry, "bench.yaml");
   if (!spec.ok()) {
     state.SkipWithError(spec.status().ToString().c_str());
