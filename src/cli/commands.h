@@ -24,4 +24,8 @@ void AddRunCommand(CLI::App& app, CliContext& context);
 // Hidden `dfworker mps status|quit|daemon --job_dir D` (mps_command.cc).
 void AddMpsCommand(CLI::App& app, CliContext& context);
 
+// Hidden `dfworker sdk_harness --job_dir D --index I --threads T`: one SDK process of a job,
+// exec'd by the launcher (sdk_harness_command.cc).
+void AddSdkHarnessCommand(CLI::App& app, CliContext& context);
+
 }  // namespace dfw::cli

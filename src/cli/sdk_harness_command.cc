@@ -1,0 +1,32 @@
+// `dfworker sdk_harness --job_dir D --index I --threads T` (hidden): one SDK process of a running
+// job. The launcher fork+execs it (design.md "Process model": exec'd so CUDA and TBB start clean);
+// it is not meant to be run by hand. Logs go to stderr, which the launcher points at
+// <job_dir>/logs/sdk-I.log.
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "dfw/common/exit_code.h"
+#include "dfw/common/logging.h"
+#include "dfw/worker/sdk_harness.h"
+
+namespace dfw::cli {
+
+void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
+  auto options = std::make_shared<SdkHarnessOptions>();
+  auto log_level = std::make_shared<std::string>("info");
+  CLI::App* sdk = app.add_subcommand("sdk_harness", "One SDK process of a running job (started by the launcher)");
+  sdk->group("");  // hidden
+  sdk->add_option("--job_dir", options->job_dir, "The job dir the launcher created")->required();
+  sdk->add_option("--index", options->index, "This process's slot")->required();
+  sdk->add_option("--threads", options->threads, "Harness threads");
+  sdk->add_option("--log_level", *log_level, "trace|debug|info|warn|error");
+  sdk->callback([options, log_level, &context] {
+    Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));
+    if (s.ok()) s = RunSdkHarnessMain(*options);
+    if (!s.ok()) std::cerr << "[dfworker sdk-" << options->index << "] error: " << s.message() << "\n";
+    context.exit_code = static_cast<int>(ExitCodeFor(s));
+  });
+}
+
+}  // namespace dfw::cli
