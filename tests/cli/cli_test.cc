@@ -132,10 +132,4 @@ TEST(Cli, MalformedCatalogExitsTwoNamingFileAndLine) {
   fs::remove_all(dir);
 }
 
-TEST(Cli, RunWithoutDryRunIsNotImplementedYet) {
-  Outcome o = RunDfworker({"run", "pipelines/default.yaml", kAccel, "--machine_type=g2-standard-8"});
-  EXPECT_EQ(o.exit_code, 2);
-  EXPECT_NE(o.out.find("not implemented"), std::string::npos) << o.out;
-}
-
 }  // namespace
