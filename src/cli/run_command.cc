@@ -28,6 +28,8 @@ struct RunFlags {
   std::string log_level = "info";
   std::string catalog_dir;
   std::string accelerator_backend = "auto";
+  std::string job_dir;  // --job_dir
+  std::string resume;   // --resume JOB_DIR
 };
 
 constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
@@ -83,6 +85,8 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   context.options = std::move(parser).Finish();
   context.catalog = &*catalog;
   context.accelerator_backend = *backend;
+  context.job_dir = flags.job_dir;
+  context.resume_dir = flags.resume;
   HostView view = DetectHost(context.options, *catalog, *backend, /*quiet=*/flags.dry_run);
   context.host = view.host;
   context.log_level = flags.log_level;
@@ -131,6 +135,13 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
                   "auto (CUDA when a GPU and the CUDA backend load, else the declared worker_accelerator emulated), "
                   "cuda or emulated")
       ->check(CLI::IsMember({"auto", "cuda", "emulated"}));
+  run->add_option("--job_dir", flags->job_dir,
+                  "Where the job dir goes (default: ./<job id>, printed at start); holds the manifest, logs and "
+                  "metrics.json");
+  run->add_option("--resume", flags->resume,
+                  "Finish the job in this job dir (a killed or interrupted run): committed bundles are kept, the "
+                  "rest are redone")
+      ->excludes("--dry_run");
   run->callback([run, flags, &context] {
     context.exit_code = Run(*flags, run->remaining(), context.pipeline_args);
   });

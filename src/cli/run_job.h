@@ -22,6 +22,8 @@ struct RunContext {
   HostInfo host;
   std::string log_level;                    // as passed to InitLogging
   device::AcceleratorBackend accelerator_backend = device::AcceleratorBackend::kAuto;  // --accelerator_backend
+  std::string job_dir;     // --job_dir: where the job dir goes ("" = ./<job id>)
+  std::string resume_dir;  // --resume JOB_DIR: finish a killed job instead of starting one
 };
 
 // Runs the job; returns the process exit code (design.md "Exit codes").

@@ -395,6 +395,12 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   if (auto reopened = JobDir::Open(root); reopened.ok()) dir = std::move(reopened);
   auto manifest = Manifest::Open(dir->ManifestPath());
   if (!manifest.ok()) return Fail(root, manifest.status());
+  LauncherOptions effective = opts;
+  if (opts.before_start) {
+    auto extra_env = opts.before_start(*dir);
+    if (!extra_env.ok()) return Fail(root, extra_env.status());
+    effective.sdk_env.insert(effective.sdk_env.end(), extra_env->begin(), extra_env->end());
+  }
   auto coord = Coordinator::Make(opts.coordinator, dir->info().bundles, manifest->committed());
   if (!coord.ok()) return Fail(root, coord.status());
   std::fprintf(stderr, "[dfworker] job %s: job dir %s (%zu bundles, %zu already committed, %d SDK processes)\n",
@@ -414,7 +420,7 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     pl = posix.get();
   }
   std::string socket_path = dir->SocketPath();
-  JobServer server(opts, std::move(*dir), std::move(*manifest), std::move(*coord), *pl, *listen_fd);
+  JobServer server(effective, std::move(*dir), std::move(*manifest), std::move(*coord), *pl, *listen_fd);
   LaunchResult r = server.Run(**signals);
   ::unlink(socket_path.c_str());
   return r;

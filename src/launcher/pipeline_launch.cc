@@ -32,6 +32,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.sdk_command = {o.self_exe.empty() ? SelfExe() : o.self_exe, "sdk_harness"};
   opts.sdk_env = o.sdk_env;
   opts.grace = o.grace;
+  opts.before_start = o.before_start;
   opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total) { return FinalizePipelineJob(dir, total); };
   if (o.resume_dir.empty()) {
     auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads);

@@ -49,6 +49,11 @@ struct LauncherOptions {
   // including ones committed before a resume): checks thresholds and turns committed/<sink>/
   // files into final outputs (Beam's sharded names). Null = leave them in committed/.
   std::function<Status(const JobDir&, const MetricsSnapshot& total)> finalize;
+  // Runs once the job dir is created (or reopened) and locked, before any SDK process starts:
+  // starts what the SDK processes share (the MPS daemon) and returns extra "KEY=VALUE" entries
+  // for their environment. What it starts is owned by the caller, which stops it after
+  // RunLauncher returns (every exit path). An error fails the run before any process starts.
+  std::function<Result<std::vector<std::string>>(const JobDir&)> before_start;
   // Process seam; null = fork+exec (MakePosixProcessLauncher).
   ProcessLauncher* process_launcher = nullptr;
 };

@@ -20,6 +20,8 @@ struct PipelineLaunchOptions {
   std::string self_exe;       // the dfworker binary; empty = /proc/self/exe
   std::vector<std::string> sdk_env;  // extra environment for SDK processes (MPS pipe dirs, ...)
   std::chrono::milliseconds grace{10000};  // after the first SIGINT/SIGTERM
+  // See LauncherOptions::before_start (the MPS daemon is started there).
+  std::function<Result<std::vector<std::string>>(const JobDir&)> before_start;
 };
 
 // Returns the process exit code (0, 1, 2, 130, 143) after printing "run stopped: ..." on failure.
