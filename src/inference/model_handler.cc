@@ -1,7 +1,9 @@
 // Shared option checks and the table of handler types (the one place that knows which exist).
 #include "dfw/inference/model_handler.h"
 
+#include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "dfw/common/strings.h"
 #include "dfw/inference/mlp_handler.h"
@@ -9,18 +11,44 @@
 
 namespace dfw {
 
-const std::vector<ModelHandlerTypeInfo>& ModelHandlerTypes() {
-  static const std::vector<ModelHandlerTypeInfo> types = {
+namespace {
+
+struct HandlerTable {
+  std::mutex mu;
+  std::vector<ModelHandlerTypeInfo> types = {
       {std::string(kMlpHandlerType), {}, MakeMlpModelHandler},
       {std::string(kSentenceEmbeddingHandlerType), SentenceEmbeddingHandlerKeys(), MakeSentenceEmbeddingHandler},
   };
-  return types;
+};
+
+HandlerTable& Table() {
+  static HandlerTable* table = new HandlerTable();  // never destroyed: usable during static teardown
+  return *table;
+}
+
+}  // namespace
+
+std::vector<ModelHandlerTypeInfo> ModelHandlerTypes() {
+  HandlerTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.types;
+}
+
+Status RegisterModelHandlerType(ModelHandlerTypeInfo info) {
+  if (info.type.empty() || !info.make) return InvalidArgument("model handler registration needs a type and a make function");
+  HandlerTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (const ModelHandlerTypeInfo& existing : t.types) {
+    if (existing.type == info.type) return InvalidArgument("model_handler type '" + info.type + "' is registered twice");
+  }
+  t.types.push_back(std::move(info));
+  return Status::OK();
 }
 
 const std::vector<std::string>& CommonModelHandlerKeys() {
   static const std::vector<std::string> keys = {
       "model_path", "device", "input_field", "min_batch_size", "max_batch_size", "max_batch_duration_secs",
-      "large_model", "model_copies", "model_id"};
+      "large_model", "model_copies", "model_id", "blas_threads"};
   return keys;
 }
 
@@ -53,12 +81,16 @@ Status ValidateModelHandlerOptions(const ModelHandlerOptions& o) {
     return InvalidArgument("model_handler config 'model_copies': " + std::to_string(*o.model_copies) +
                            " must be >= 0 (0 behaves as 1, as in Beam)");
   }
+  if (o.blas_threads && *o.blas_threads < 1) {
+    return InvalidArgument("model_handler config 'blas_threads': " + std::to_string(*o.blas_threads) +
+                           " must be >= 1 (leave it out for the runner's policy)");
+  }
   return Status::OK();
 }
 
 Result<std::unique_ptr<ModelHandler>> MakeModelHandler(std::string_view type, ModelHandlerOptions options) {
   std::vector<std::string> names;
-  for (const ModelHandlerTypeInfo& info : ModelHandlerTypes()) {
+  for (const ModelHandlerTypeInfo& info : ModelHandlerTypes()) {  // a snapshot: safe while others register
     names.push_back(info.type);
     if (info.type != type) continue;
     for (const Field& f : options.extra.fields()) {

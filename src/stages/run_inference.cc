@@ -9,15 +9,20 @@
 //         config: {model_path: …, input_field: …, device: CPU, min_batch_size: …, …}
 //       error_handling: {output: errors}
 //
+// model_handler.config.blas_threads (optional, >= 1) pins the process's OpenBLAS pool for this
+// model; without it the runner's policy applies (RunnerOptions::blas_threads, DefaultBlasThreads).
+//
 // Per row: the example is `input_field`; a missing or malformed example is dead-lettered alone
 // (Beam's failed_preprocessing). Good rows are batched; a batch whose inference fails goes to the
 // error output as its rows with the reason (Beam's failed_inferences) and counts once in
 // failed_batches_counter. Without error_handling the first failure fails the bundle.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
+#include "dfw/backend/registry.h"
 #include "dfw/inference/batch_elements.h"
 #include "dfw/inference/model_handler.h"
 #include "dfw/stages/config.h"
@@ -95,6 +100,7 @@ Result<Options> ParseOptions(const StageConfig& c) {
   ASSIGN_OR_RETURN(h.batching.min_batch_size, OptInt(c, hc, "min_batch_size"));
   ASSIGN_OR_RETURN(h.batching.max_batch_size, OptInt(c, hc, "max_batch_size"));
   ASSIGN_OR_RETURN(h.model_copies, OptInt(c, hc, "model_copies"));
+  ASSIGN_OR_RETURN(h.blas_threads, OptInt(c, hc, "blas_threads"));
   if (hc["max_batch_duration_secs"]) {
     const Value v = YamlToValue(hc["max_batch_duration_secs"]);
     if (!v.is_number()) return c.ConfigError("model_handler config 'max_batch_duration_secs' must be a number of seconds");
@@ -167,6 +173,11 @@ class RunInference final : public Stage {
   }
 
   Status LoadModel() {
+    if (const auto& threads = options_.handler.blas_threads) {
+      if (Status s = SetBlasThreads(static_cast<int>(std::min<int64_t>(*threads, 1024))); !s.ok()) {
+        return config_.ConfigError(s.message());
+      }
+    }
     const auto start = std::chrono::steady_clock::now();
     auto model = handler_->LoadModel();
     if (!model.ok()) return config_.ConfigError(model.status().message());

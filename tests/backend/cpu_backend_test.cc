@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "dfw/backend/registry.h"
@@ -226,6 +227,39 @@ TEST(BackendRegistry, LibraryWithoutTheSymbolIsAClearStatus) {
   ASSERT_FALSE(cuda.ok());
   EXPECT_NE(cuda.status().message().find("does not export 'dfw_create_cuda_backend'"), std::string::npos)
       << cuda.status().message();
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseHarnessThreads) {
+  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  struct Case {
+    int sdk_processes, harness_threads, want;
+  };
+  const std::vector<Case> cases = {
+      {8, 12, 1},  // Dataflow default: one SDK process per vCPU
+      {2, 1, 1},  {1, 1, 1}, {1, 0, 1}, {1, 4, std::min(4, cpus)}, {0, 3, std::min(3, cpus)},
+      {1, 100000, cpus},  // never more BLAS threads than CPUs
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(DefaultBlasThreads(c.sdk_processes, c.harness_threads), c.want)
+        << c.sdk_processes << " processes, " << c.harness_threads << " harness threads";
+  }
+}
+
+TEST(BlasThreads, SetChangesTheOpenBlasPoolAndRejectsZero) {
+  const int before = BlasThreads();
+  ASSERT_TRUE(SetBlasThreads(1).ok());
+  EXPECT_EQ(BlasThreads(), 1);
+  Status bad = SetBlasThreads(0);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("0 must be >= 1"), std::string::npos) << bad.message();
+  EXPECT_EQ(BlasThreads(), 1);
+  ASSERT_TRUE(SetBlasThreads(before).ok());
 }
 
 }  // namespace

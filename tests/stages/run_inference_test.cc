@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "dfw/inference/model_handler.h"
 #include "dfw/stages/stage.h"
 
 namespace dfw {
@@ -159,6 +160,120 @@ TEST(RunInferenceStage, AdaptiveBatchingRampsWithinOneBundle) {
   EXPECT_GT(sizes.max, 2);  // and grows (1, 1, 2, 4, …)
 }
 
+// A handler type that exists only in this test binary: its model fails every batch that holds an
+// example equal to the configured `poison` value (a test-only way to make run_inference fail).
+class PoisonModel final : public Model {
+ public:
+  explicit PoisonModel(Value poison) : poison_(std::move(poison)) {}
+  Status CheckExample(const Value& example) const override {
+    return example.is_number() ? Status::OK() : InvalidArgument("expected a number, got " + example.ToJson());
+  }
+  Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
+    for (const Value* v : batch) {
+      if (*v == poison_) return Internal("device lost while running " + v->ToJson());
+    }
+    for (const Value* v : batch) predictions.push_back(Value::Float(*v->AsNumber() * 2));
+    return Status::OK();
+  }
+  int64_t GetNumBytes(std::span<const Value* const> batch) const override { return 8 * static_cast<int64_t>(batch.size()); }
+  int64_t byte_size() const override { return 0; }
+  std::string_view device() const override { return "cpu"; }
+
+ private:
+  Value poison_;
+};
+
+class PoisonHandler final : public ModelHandler {
+ public:
+  explicit PoisonHandler(ModelHandlerOptions o) : ModelHandler(std::move(o)) {}
+  Result<std::unique_ptr<Model>> LoadModel() const override {
+    const Value* poison = options().extra.Find("poison");
+    return std::unique_ptr<Model>(new PoisonModel(poison ? *poison : Value()));
+  }
+  std::string_view type() const override { return "TestPoisonHandler"; }
+};
+
+void RegisterPoisonHandler() {
+  static const Status registered = RegisterModelHandlerType(
+      {"TestPoisonHandler", {"poison"}, [](ModelHandlerOptions o) -> Result<std::unique_ptr<ModelHandler>> {
+         return std::unique_ptr<ModelHandler>(new PoisonHandler(std::move(o)));
+       }});
+  ASSERT_TRUE(registered.ok()) << registered.ToString();
+}
+
+const char kPoisonYaml[] =
+    "model_handler:\n  type: TestPoisonHandler\n  config: {model_path: unused, input_field: x, poison: 13,"
+    " min_batch_size: 4, max_batch_size: 4}\n";
+
+RowBatch Numbered(int n) {
+  RowBatch rows;
+  for (int i = 0; i < n; ++i) {
+    Row r;
+    r.Append("x", Value::Int(i));
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+TEST(RunInferenceStage, FailingBatchGoesToTheErrorOutputAsItsRowsAndCountsOnce) {
+  RegisterPoisonHandler();
+  MetricsRegistry metrics;
+  StageConfig c = Config(kPoisonYaml, true, &metrics);
+  auto stage = MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch rows = Numbered(18);  // batches [0..3] [4..7] [8..11] [12..15] (holds 13) [16, 17]
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  ASSERT_TRUE((*stage)->Process(rows, out).ok());
+  ASSERT_TRUE((*stage)->FinishBundle(out).ok());
+
+  ASSERT_EQ(out.main().size(), 14u);
+  for (const Row& row : out.main()) {
+    const int64_t x = row.Find("x")->as_int();
+    EXPECT_TRUE(x < 12 || x > 15) << x;
+    EXPECT_DOUBLE_EQ(row.Find("inference")->as_row().Find("inference")->as_float(), 2.0 * x);
+  }
+  ASSERT_EQ(out.errors().size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) {
+    const Row& err = out.errors()[i];
+    EXPECT_EQ(err.Find("element")->as_row().Find("x")->as_int(), 12 + static_cast<int64_t>(i));
+    EXPECT_EQ(err.Find("msg")->as_string(), "RunInference: inference failed for a batch of 4 rows: device lost while running 13");
+    EXPECT_EQ(err.Find("transform")->as_string(), "Classify");
+  }
+  const MetricsSnapshot snap = metrics.Snapshot();
+  EXPECT_EQ(snap.CounterOr("RunInference", "failed_batches_counter"), 1);
+  EXPECT_EQ(snap.CounterOr("RunInference", "num_inferences"), 14);
+  EXPECT_EQ(snap.distributions.at({"RunInference", "inference_request_batch_size"}).count, 5);
+}
+
+TEST(RunInferenceStage, FailingBatchWithoutErrorHandlingFailsTheBundleNamingTheTransform) {
+  RegisterPoisonHandler();
+  MetricsRegistry metrics;
+  StageConfig c = Config(kPoisonYaml, false, &metrics);
+  auto stage = MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch rows = Numbered(16);
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  Status s = (*stage)->Process(rows, out);
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find(c.Where()), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("Classify"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("inference failed for a batch of 4 rows: device lost while running 13"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(out.main().size(), 12u);  // the three good batches before it were emitted
+  EXPECT_EQ(metrics.Snapshot().CounterOr("RunInference", "failed_batches_counter"), 1);
+}
+
+TEST(RunInferenceStage, RegisteringAHandlerTypeTwiceIsAnError) {
+  RegisterPoisonHandler();
+  Status s = RegisterModelHandlerType({"TestPoisonHandler", {}, [](ModelHandlerOptions) -> Result<std::unique_ptr<ModelHandler>> {
+                                         return InvalidArgument("unused");
+                                       }});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'TestPoisonHandler' is registered twice"), std::string::npos) << s.message();
+}
+
 struct ConfigErrorCase {
   const char* name;
   std::string yaml;
@@ -176,6 +291,7 @@ TEST(RunInferenceStage, ConfigErrorsNameTheProblem) {
       {"BadDevice", HandlerYaml("    device: TPU\n"), "'TPU' is not allowed; allowed: CPU, GPU"},
       {"BadHandlerKey", "model_handler: {type: MlpModelHandlerSafetensors, conf: {}}", "unknown key 'conf'"},
       {"IntAsString", HandlerYaml("    max_batch_size: lots\n"), "'max_batch_size' must be an integer"},
+      {"ZeroBlasThreads", HandlerYaml("    blas_threads: 0\n"), "'blas_threads': 0 must be >= 1"},
   };
   for (const auto& tc : cases) {
     StageConfig c = Config(tc.yaml, true, nullptr);

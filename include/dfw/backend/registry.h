@@ -32,6 +32,23 @@ inline constexpr const char* kCudaBackendSymbol = "dfw_create_cuda_backend";
 // The CPU (OpenBLAS) backend. Never fails.
 std::unique_ptr<InferenceBackend> MakeCpuBackend();
 
+// BLAS threading policy. OpenBLAS keeps ONE process-wide thread pool, so the knob is per process,
+// not per backend instance. The rule: (SDK processes) x (BLAS threads) must not exceed the CPUs the
+// worker was given, and BLAS threads must not run on top of busy TBB harness threads:
+//   - several SDK processes share the machine (Dataflow's default: one per vCPU) -> 1 per process;
+//   - one SDK process -> its harness thread count, at most the CPU count (RunInference is a serial stage, so one harness
+//     thread at a time is inside a GEMM while the others parse/write JSON; the GEMM may use the
+//     harness's whole CPU budget without oversubscribing the machine).
+// DefaultBlasThreads(sdk_processes, harness_threads) applies that rule (both clamped to >= 1).
+// Set by PipelineRunner (RunnerOptions::blas_threads) and overridable per model with the
+// RunInference model_handler config key `blas_threads`.
+int DefaultBlasThreads(int sdk_processes, int harness_threads);
+// Sets the OpenBLAS pool size for this process (openblas_set_num_threads); `threads` must be >= 1,
+// else kInvalidArgument naming the value. Safe to call from any thread between GEMMs.
+Status SetBlasThreads(int threads);
+// The current OpenBLAS pool size (openblas_get_num_threads).
+int BlasThreads();
+
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
 Result<std::unique_ptr<InferenceBackend>> CreateBackend(std::string_view name);
 

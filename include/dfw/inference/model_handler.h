@@ -42,6 +42,10 @@ struct ModelHandlerOptions {
   bool large_model = false;    // one copy per worker, shared by all SDK processes
   std::optional<int64_t> model_copies;  // exact copies per worker; setting it turns sharing on
   std::string model_id;        // PredictionResult.model_id; "" = model_path
+  // OpenBLAS threads for this process while the model runs (>= 1); unset = the runner's policy
+  // (DefaultBlasThreads in dfw/backend/registry.h). The pool is per process: the last stage to
+  // load with this key set wins.
+  std::optional<int64_t> blas_threads;
   Row extra;                   // handler-specific keys (declared in the handler table), as given
 };
 
@@ -97,7 +101,13 @@ struct ModelHandlerTypeInfo {
   std::vector<std::string> extra_keys;  // handler-specific config keys allowed in `extra`
   std::function<Result<std::unique_ptr<ModelHandler>>(ModelHandlerOptions)> make;
 };
-const std::vector<ModelHandlerTypeInfo>& ModelHandlerTypes();
+// A snapshot of the table: the built-in types plus any added with RegisterModelHandlerType.
+std::vector<ModelHandlerTypeInfo> ModelHandlerTypes();
+
+// Adds a handler type at run time (for tests and embedders: a handler that exists only in one
+// binary). An empty type, a missing `make` or a type already present is kInvalidArgument.
+// Thread-safe; register before the pipelines that use the type are built.
+Status RegisterModelHandlerType(ModelHandlerTypeInfo info);
 
 // The keys every handler accepts in model_handler.config.
 const std::vector<std::string>& CommonModelHandlerKeys();

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "dfw/backend/backend.h"
 #include "dfw/backend/registry.h"
@@ -240,5 +241,19 @@ class CpuBackend final : public InferenceBackend {
 }  // namespace
 
 std::unique_ptr<InferenceBackend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+int DefaultBlasThreads(int sdk_processes, int harness_threads) {
+  if (sdk_processes > 1) return 1;
+  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(harness_threads, 1, cpus);
+}
+
+Status SetBlasThreads(int threads) {
+  if (threads < 1) return InvalidArgument("BLAS threads: " + std::to_string(threads) + " must be >= 1");
+  openblas_set_num_threads(threads);
+  return Status::OK();
+}
+
+int BlasThreads() { return openblas_get_num_threads(); }
 
 }  // namespace dfw
