@@ -37,6 +37,12 @@ struct RunnerOptions {
   std::size_t batch_size = 1024;   // rows per message between stages; >= 1
   int max_in_flight_batches = 0;   // source batches alive at once (backpressure); 0 = 2 * threads + 2
   int64_t bundle_bytes = 64 << 20; // target bundle size for file sources
+  // OpenBLAS threads for this process, set when the runner is made (before stages load models);
+  // 0 = DefaultBlasThreads(sdk_processes, threads) from dfw/backend/registry.h, so TBB harness
+  // threads and BLAS threads never oversubscribe the machine. A RunInference stage's
+  // model_handler.config.blas_threads overrides it.
+  int blas_threads = 0;
+  int sdk_processes = 1;           // SDK processes sharing this machine (1 per vCPU on Dataflow); >= 1
 };
 
 struct BundleStats {
@@ -50,8 +56,11 @@ struct Accounting {
   int64_t read = 0;           // rows produced by sources (rows + unparseable records)
   int64_t written = 0;        // non-error rows written by sinks
   int64_t dead_lettered = 0;  // records sent to an error output
-  int64_t filtered = 0;       // records dropped by Filter
-  bool Balanced() const { return read == written + dead_lettered + filtered; }
+  int64_t filtered = 0;       // records dropped by Filter (and Explode rows with only empty lists)
+  int64_t fanned_out = 0;     // extra rows made: Explode's n - 1 per record, k - 1 copies for k consumers
+  int64_t unconsumed = 0;     // main-output rows no transform reads (warned about when the runner is made)
+  // Exact for every pipeline the loader accepts (see pipeline/graph.h for the counters).
+  bool Balanced() const { return read + fanned_out == written + dead_lettered + filtered + unconsumed; }
   std::string ToString() const;
 };
 Accounting ComputeAccounting(const PipelineSpec& spec, const MetricsSnapshot& snapshot);
