@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # RunInference speed on this machine, three figures side by side:
 #   1. OpenBLAS sgemm GFLOP/s (n = 256, 512, 1024),
-#   2. the MLP handler called directly (rows/s) on a compute-bound model, 256 → 1024 → 1024 → 16,
+#   2. the MLP handler called directly (rows/s) on a compute-bound model, 64 → 2048 → 2048 → 16,
 #   3. a pipeline ReadFromJson → RunInference (same model, fixed batches of 256) → WriteToJson on
-#      N rows (default 50000), through `dfworker run`; records/s and the ratio to (2).
+#      N rows (default 20000), through `dfworker run`; records/s and the ratio to (2).
 # Usage: scripts/bench_inference.sh [BUILD_DIR] [ROWS]
+# BUILD_DIR is configured as Release (DFW_BENCH=ON) only when it has no CMakeCache.txt yet.
+# DFW_BENCH_DFWORKER=path uses that dfworker binary instead of building one in BUILD_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-bench}
-rows=${2:-50000}
+rows=${2:-20000}
 work=$(mktemp -d /tmp/dfw-bench-inference.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDFW_BENCH=ON >/dev/null
-cmake --build "$build" --target inference_mlp_bench dfworker >/dev/null
+if [[ ! -f $build/CMakeCache.txt ]]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDFW_BENCH=ON >/dev/null
+fi
+dfworker=${DFW_BENCH_DFWORKER:-$build/src/cli/dfworker}
+targets=(inference_mlp_bench)
+[[ -n ${DFW_BENCH_DFWORKER:-} ]] || targets+=(dfworker)
+cmake --build "$build" --target "${targets[@]}" >/dev/null
 
 export DFW_BENCH_MODEL_DIR=$work/model
 "$build/bench/inference_mlp_bench" --benchmark_counters_tabular=true | tee "$work/bench.txt"
@@ -24,7 +31,7 @@ import json, random, sys
 random.seed(3)
 with open(sys.argv[1], "w") as f:
     for i in range(int(sys.argv[2])):
-        f.write(json.dumps({"id": i, "x": [round(random.uniform(-1, 1), 4) for _ in range(256)]}) + "\n")
+        f.write(json.dumps({"id": i, "x": [round(random.uniform(-1, 1), 4) for _ in range(64)]}) + "\n")
 PY
 cat > "$work/bench.yaml" <<YAML
 pipeline:
@@ -39,7 +46,7 @@ pipeline:
   sink: {type: WriteToJson, config: {path: $work/out/pred, file_name_suffix: .jsonl}}
 YAML
 start=$(date +%s.%N)
-"$build/src/cli/dfworker" run "$work/bench.yaml" --experiments=no_use_multiple_sdk_containers >"$work/run.log" 2>&1 ||
+"$dfworker" run "$work/bench.yaml" --experiments=no_use_multiple_sdk_containers >"$work/run.log" 2>&1 ||
   { cat "$work/run.log"; exit 1; }
 end=$(date +%s.%N)
 python3 - "$rows" "$start" "$end" "$raw" <<'PY'
