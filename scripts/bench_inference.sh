@@ -24,7 +24,8 @@ cmake --build "$build" --target "${targets[@]}" >/dev/null
 
 export DFW_BENCH_MODEL_DIR=$work/model
 "$build/bench/inference_mlp_bench" --benchmark_counters_tabular=true | tee "$work/bench.txt"
-raw=$(awk '/BM_MlpHandlerRaw\/256/ {for (i = 1; i <= NF; ++i) if ($i ~ /\/s$/) {print $(i-1); exit}}' "$work/bench.txt")
+# rows/s is the last column (e.g. "4.29148k/s"); keep the number and its k/M suffix.
+raw=$(awk '/BM_MlpHandlerRaw\/256/ {sub(/\/s$/, "", $NF); print $NF; exit}' "$work/bench.txt")
 
 python3 - "$work/in.jsonl" "$rows" <<'PY'
 import json, random, sys

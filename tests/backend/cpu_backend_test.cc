@@ -235,15 +235,19 @@ TEST(BackendRegistry, LibraryWithoutTheSymbolIsAClearStatus) {
 namespace dfw {
 namespace {
 
-TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseHarnessThreads) {
+TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseTheCpusOtherHarnessThreadsLeave) {
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   struct Case {
     int sdk_processes, harness_threads, want;
   };
   const std::vector<Case> cases = {
       {8, 12, 1},  // Dataflow default: one SDK process per vCPU
-      {2, 1, 1},  {1, 1, 1}, {1, 0, 1}, {1, 4, std::min(4, cpus)}, {0, 3, std::min(3, cpus)},
-      {1, 100000, cpus},  // never more BLAS threads than CPUs
+      {2, 1, 1},
+      {1, 1, cpus},                       // one process, one harness thread: BLAS gets every CPU
+      {1, 0, cpus},                       // harness threads clamped to >= 1
+      {1, 2, std::max(1, cpus - 1)},      // the other harness thread keeps a CPU
+      {1, 100000, 1},                     // more harness threads than CPUs: BLAS single-threaded
+      {0, cpus, 1},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(DefaultBlasThreads(c.sdk_processes, c.harness_threads), c.want)

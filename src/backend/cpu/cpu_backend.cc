@@ -244,8 +244,10 @@ std::unique_ptr<InferenceBackend> MakeCpuBackend() { return std::make_unique<Cpu
 
 int DefaultBlasThreads(int sdk_processes, int harness_threads) {
   if (sdk_processes > 1) return 1;
+  // RunInference is serial: one harness thread is in the GEMM, the others stay busy (JSON, other
+  // stages), so BLAS gets the CPUs they leave: cpus - (harness_threads - 1), at least 1.
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::clamp(harness_threads, 1, cpus);
+  return std::clamp(cpus - (std::max(1, harness_threads) - 1), 1, cpus);
 }
 
 Status SetBlasThreads(int threads) {
