@@ -70,6 +70,14 @@ class BundleRun {
     StageRuntime& s = stages_[from];
     s.counters.out->Inc(static_cast<int64_t>(main.size()));
     s.counters.errors->Inc(static_cast<int64_t>(errors.size()));
+    if (!dead_letter) {
+      auto n = static_cast<int64_t>(main.size());
+      if (s.main_consumers.empty()) {
+        s.counters.unconsumed->Inc(n);
+      } else {
+        s.counters.fanned_out->Inc(n * static_cast<int64_t>(s.main_consumers.size() - 1));
+      }
+    }
     Send(s.main_consumers, std::move(main), dead_letter, token);
     Send(s.error_consumers, std::move(errors), true, token);
   }
@@ -101,6 +109,7 @@ class BundleRun {
     }
     if (!st.ok()) return SetError(st);
     s.counters.filtered->Inc(out.filtered());
+    s.counters.fanned_out->Inc(out.fanned_out());
     b->rows.clear();
     Route(i, std::move(out.main()), std::move(out.errors()), b->dead_letter, b->token);
   }
@@ -189,6 +198,7 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
       break;
     }
     stages_[i].counters.filtered->Inc(out.filtered());
+    stages_[i].counters.fanned_out->Inc(out.fanned_out());
     Route(static_cast<int>(i), std::move(out.main()), std::move(out.errors()), false, nullptr);
     g.wait_for_all();
   }

@@ -11,7 +11,12 @@
 //
 // Metrics, namespace = transform name: elements_read (sources: rows + unparseable records),
 // elements_in, elements_out (main output), errors (records sent to the error output),
-// elements_filtered, elements_written / errors_written (sinks: data rows / dead-letter rows).
+// elements_filtered, elements_written / errors_written (sinks: data rows / dead-letter rows),
+// elements_fanned_out (extra rows: Explode's n - 1 per record, and a main output read by k > 1
+// transforms counts (k - 1) x rows), elements_unconsumed (main-output rows no transform reads).
+// Fan-out and unconsumed are counted on data flows only (not on dead-letter rows, already counted
+// as errors), so for every pipeline:
+//   read + fanned_out = written + dead-lettered (errors) + filtered + unconsumed.
 #pragma once
 
 #include <memory>
@@ -33,6 +38,8 @@ struct StageCounters {
   CounterCell* filtered = nullptr;
   CounterCell* written = nullptr;
   CounterCell* errors_written = nullptr;
+  CounterCell* fanned_out = nullptr;
+  CounterCell* unconsumed = nullptr;
 };
 
 // One transform, instantiated once per runner.

@@ -5,6 +5,7 @@
 #include <tbb/task_arena.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "dfw/backend/registry.h"
 #include "dfw/stages/sink.h"
@@ -59,9 +60,17 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
     s.counters = {metrics->Counter(ns, "elements_read"),     metrics->Counter(ns, "elements_in"),
                   metrics->Counter(ns, "elements_out"),      metrics->Counter(ns, "errors"),
                   metrics->Counter(ns, "elements_filtered"), metrics->Counter(ns, "elements_written"),
-                  metrics->Counter(ns, "errors_written")};
+                  metrics->Counter(ns, "errors_written"),    metrics->Counter(ns, "elements_fanned_out"),
+                  metrics->Counter(ns, "elements_unconsumed")};
     for (const InputRef& in : t.inputs) {
       (in.error ? impl->stages[in.from].error_consumers : impl->stages[in.from].main_consumers).push_back(static_cast<int>(i));
+    }
+  }
+  // A dangling main output is legal Beam YAML (a chain ending in LogForTesting); its rows are not lost
+  // silently: they are counted as elements_unconsumed and balance the accounting, and we warn once here.
+  for (const StageRuntime& s : impl->stages) {
+    if (!s.spec->traits.is_sink && s.main_consumers.empty()) {
+      spdlog::warn("{}: main output is not consumed; its rows are counted as elements_unconsumed", s.spec->config.Where());
     }
   }
   impl->arena = std::make_unique<tbb::task_arena>(options.threads);
@@ -92,8 +101,11 @@ Result<BundleStats> PipelineRunner::RunBundle(const Bundle& bundle, const std::s
 }
 
 std::string Accounting::ToString() const {
-  return fmt::format("read {} = written {} + dead-lettered {} + filtered {}{}", read, written, dead_lettered, filtered,
-                     Balanced() ? "" : fmt::format(" (UNBALANCED by {})", read - written - dead_lettered - filtered));
+  std::string lhs = fanned_out == 0 ? fmt::format("read {}", read) : fmt::format("read {} + fanned out {}", read, fanned_out);
+  std::string rhs = fmt::format("written {} + dead-lettered {} + filtered {}", written, dead_lettered, filtered);
+  if (unconsumed != 0) rhs += fmt::format(" + unconsumed {}", unconsumed);
+  int64_t gap = read + fanned_out - written - dead_lettered - filtered - unconsumed;
+  return fmt::format("{} = {}{}", lhs, rhs, Balanced() ? "" : fmt::format(" (UNBALANCED by {})", gap));
 }
 
 Accounting ComputeAccounting(const PipelineSpec& spec, const MetricsSnapshot& snap) {
@@ -104,6 +116,8 @@ Accounting ComputeAccounting(const PipelineSpec& spec, const MetricsSnapshot& sn
     a.written += snap.CounterOr(ns, "elements_written");
     a.dead_lettered += snap.CounterOr(ns, "errors");
     a.filtered += snap.CounterOr(ns, "elements_filtered");
+    a.fanned_out += snap.CounterOr(ns, "elements_fanned_out");
+    a.unconsumed += snap.CounterOr(ns, "elements_unconsumed");
   }
   return a;
 }

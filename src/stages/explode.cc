@@ -1,6 +1,7 @@
 // Explode: one output row per element of list field(s). With several fields, `cross_product`
 // must be given: true = every combination, false = zip (shorter lists padded with null).
-// A row whose lists are all empty yields no rows and is counted as filtered.
+// A row whose lists are all empty yields no rows and is counted as filtered; a row that yields n > 1
+// rows counts n - 1 as fanned out (elements_fanned_out), which keeps the run's accounting exact.
 #include <fmt/format.h>
 
 #include "dfw/stages/config.h"
@@ -52,7 +53,9 @@ class Explode final : public Stage {
           out.Emit(std::move(r));
         }
       }
-      if (out.main().size() == before) out.CountFiltered();
+      std::size_t made = out.main().size() - before;
+      if (made == 0) out.CountFiltered();
+      if (made > 1) out.CountFannedOut(static_cast<int64_t>(made - 1));
     }
     return Status::OK();
   }

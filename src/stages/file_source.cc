@@ -108,9 +108,10 @@ bool IsValidUtf8(std::string_view s) { return simdjson::validate_utf8(s.data(), 
 
 namespace dfw::stages_internal {
 
-Result<std::unique_ptr<SplitReader>> LineSplitReader::Open(const SourceSplit& split, std::size_t padding, LineFn fn) {
+Result<std::unique_ptr<SplitReader>> LineSplitReader::Open(const SourceSplit& split, std::size_t padding, LineFn fn,
+                                                           bool check_utf8) {
   ASSIGN_OR_RETURN(std::string data, ReadRange(split, padding));
-  return std::unique_ptr<SplitReader>(new LineSplitReader(split, std::move(data), std::move(fn)));
+  return std::unique_ptr<SplitReader>(new LineSplitReader(split, std::move(data), std::move(fn), check_utf8));
 }
 
 Result<bool> LineSplitReader::Next(StageOutput& out, std::size_t max_rows) {
@@ -118,7 +119,7 @@ Result<bool> LineSplitReader::Next(StageOutput& out, std::size_t max_rows) {
   for (std::size_t n = 0; n < max_rows; ++n) {
     if (!cursor_.Next(line)) return false;
     if (line.empty()) continue;
-    if (!IsValidUtf8(line)) {
+    if (check_utf8_ && !IsValidUtf8(line)) {
       RETURN_IF_ERROR(out.FailRaw(std::string(line), "line " + std::to_string(cursor_.line_number()) + " of '" +
                                                          split_.path + "': not valid UTF-8"));
       continue;

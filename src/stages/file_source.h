@@ -50,20 +50,24 @@ namespace dfw::stages_internal {
 
 // A SplitReader over the lines of one split: reads the range once, then hands each line (and its
 // 1-based line number) to `fn`, at most `max_rows` lines per Next(). Empty lines are skipped.
-// Lines that are not valid UTF-8 are failed here ("line N of 'path': not valid UTF-8").
+// Lines that are not valid UTF-8 are failed here ("line N of 'path': not valid UTF-8") unless
+// `check_utf8` is false: then `fn` must validate (simdjson does while parsing, so JSON skips a 2nd pass).
 class LineSplitReader : public SplitReader {
  public:
   using LineFn = std::function<Status(std::string_view line, int64_t line_no, StageOutput& out)>;
-  static Result<std::unique_ptr<SplitReader>> Open(const SourceSplit& split, std::size_t padding, LineFn fn);
+  static Result<std::unique_ptr<SplitReader>> Open(const SourceSplit& split, std::size_t padding, LineFn fn,
+                                                   bool check_utf8 = true);
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override;
 
  private:
-  LineSplitReader(SourceSplit split, std::string data, LineFn fn)
-      : split_(std::move(split)), data_(std::move(data)), cursor_(data_, split_.first_line), fn_(std::move(fn)) {}
+  LineSplitReader(SourceSplit split, std::string data, LineFn fn, bool check_utf8)
+      : split_(std::move(split)), data_(std::move(data)), cursor_(data_, split_.first_line), fn_(std::move(fn)),
+        check_utf8_(check_utf8) {}
   SourceSplit split_;
   std::string data_;
   LineCursor cursor_;
   LineFn fn_;
+  bool check_utf8_;
 };
 
 }  // namespace dfw::stages_internal

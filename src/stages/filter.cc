@@ -17,6 +17,7 @@ class Filter final : public Stage {
 
   // Stateless: safe to call concurrently.
   Status Process(RowBatch& in, StageOutput& out) override {
+    out.main().reserve(out.main().size() + in.size());
     for (Row& row : in) {
       Result<Value> v = options_.keep.expr->Evaluate(row);
       if (!v.ok()) {

@@ -28,35 +28,55 @@ class MapToFields final : public Stage {
  public:
   MapToFields(StageConfig config, Options options) : config_(std::move(config)), options_(std::move(options)) {}
 
-  // Stateless: safe to call concurrently.
+  // Stateless: safe to call concurrently. Per-call scratch (`values`) is reused across rows, and
+  // with `append: true` the input row itself becomes the output (fields moved, never copied).
   Status Process(RowBatch& in, StageOutput& out) override {
     out.main().reserve(out.main().size() + in.size());
+    std::vector<Value> values;
+    values.reserve(options_.fields.size());
+    std::string error;
     for (Row& row : in) {
-      Row result;
-      std::string error;
-      if (!Map(row, result, error)) {
+      if (!Evaluate(row, values, error)) {
         RETURN_IF_ERROR(out.Fail(row, error));
+        error.clear();
         continue;
       }
-      out.Emit(std::move(result));
+      if (options_.append) {
+        if (!options_.drop.empty()) {
+          auto& fields = row.mutable_fields();
+          fields.erase(std::remove_if(fields.begin(), fields.end(), [&](const Field& f) { return IsDropped(f.name); }),
+                       fields.end());
+        }
+        row.Reserve(row.size() + values.size());
+        for (std::size_t i = 0; i < values.size(); ++i) row.Append(options_.fields[i].name, std::move(values[i]));
+        out.Emit(std::move(row));
+      } else {
+        Row result;
+        result.Reserve(values.size());
+        for (std::size_t i = 0; i < values.size(); ++i) result.Append(options_.fields[i].name, std::move(values[i]));
+        out.Emit(std::move(result));
+      }
     }
     return Status::OK();
   }
 
  private:
-  bool Map(Row& row, Row& result, std::string& error) const {
+  bool IsDropped(const std::string& name) const {
+    return std::find(options_.drop.begin(), options_.drop.end(), name) != options_.drop.end();
+  }
+
+  // Evaluates every output field against the untouched input (expressions may read dropped fields)
+  // into `values` (cleared first). False with `error` set when a field fails.
+  bool Evaluate(const Row& row, std::vector<Value>& values, std::string& error) const {
+    values.clear();
     if (options_.append) {
       for (const OutputField& f : options_.fields) {
-        if (row.Has(f.name) && std::find(options_.drop.begin(), options_.drop.end(), f.name) == options_.drop.end()) {
+        if (row.Has(f.name) && !IsDropped(f.name)) {
           error = "Redefinition of field '" + f.name + "' (it is an input field; add it to drop or rename it)";
           return false;
         }
       }
     }
-    result.Reserve(options_.fields.size() + (options_.append ? row.size() : 0));
-    // Evaluate against the untouched input first: expressions may read fields that are dropped.
-    std::vector<Value> values;
-    values.reserve(options_.fields.size());
     for (const OutputField& f : options_.fields) {
       Result<Value> v = f.expr.expr->Evaluate(row);
       if (!v.ok()) {
@@ -70,14 +90,6 @@ class MapToFields final : public Stage {
       }
       values.push_back(std::move(v).value());
     }
-    if (options_.append) {
-      for (Field& f : row.mutable_fields()) {
-        if (std::find(options_.drop.begin(), options_.drop.end(), f.name) == options_.drop.end()) {
-          result.Append(std::move(f.name), std::move(f.value));  // all evaluation is done: safe to move
-        }
-      }
-    }
-    for (std::size_t i = 0; i < values.size(); ++i) result.Append(options_.fields[i].name, std::move(values[i]));
     return true;
   }
 

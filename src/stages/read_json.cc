@@ -27,7 +27,14 @@ Value ToValue(simdjson::dom::element e);
 Row ToRow(simdjson::dom::object obj) {
   Row row;
   row.Reserve(obj.size());
-  for (auto kv : obj) row.Set(kv.key, ToValue(kv.value));  // Set: a repeated key keeps the last value
+  for (auto kv : obj) {
+    Value* existing = row.FindMutable(kv.key);
+    if (existing != nullptr) {
+      *existing = ToValue(kv.value);  // a repeated key keeps the last value
+    } else {
+      row.Append(std::string(kv.key), ToValue(kv.value));
+    }
+  }
   return row;
 }
 
@@ -73,6 +80,9 @@ class ReadJson final : public Stage {
           // The range buffer carries SIMDJSON_PADDING readable bytes after its end, so no copy is needed.
           simdjson::dom::element doc;
           auto error = parser->parse(line.data(), line.size(), false).get(doc);
+          if (error == simdjson::UTF8_ERROR) {  // the reader skipped its own check: simdjson validates
+            return out.FailRaw(std::string(line), fmt::format("line {} of '{}': not valid UTF-8", line_no, path));
+          }
           if (error) {
             return out.FailRaw(std::string(line),
                                fmt::format("line {} of '{}': malformed JSON: {}", line_no, path, simdjson::error_message(error)));
@@ -83,7 +93,8 @@ class ReadJson final : public Stage {
           }
           out.Emit(ToRow(doc.get_object().value_unsafe()));
           return Status::OK();
-        });
+        },
+        /*check_utf8=*/false);
   }
 
  private:

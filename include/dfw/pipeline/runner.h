@@ -56,8 +56,11 @@ struct Accounting {
   int64_t read = 0;           // rows produced by sources (rows + unparseable records)
   int64_t written = 0;        // non-error rows written by sinks
   int64_t dead_lettered = 0;  // records sent to an error output
-  int64_t filtered = 0;       // records dropped by Filter
-  bool Balanced() const { return read == written + dead_lettered + filtered; }
+  int64_t filtered = 0;       // records dropped by Filter (and Explode rows with only empty lists)
+  int64_t fanned_out = 0;     // extra rows made: Explode's n - 1 per record, k - 1 copies for k consumers
+  int64_t unconsumed = 0;     // main-output rows no transform reads (warned about when the runner is made)
+  // Exact for every pipeline the loader accepts (see pipeline/graph.h for the counters).
+  bool Balanced() const { return read + fanned_out == written + dead_lettered + filtered + unconsumed; }
   std::string ToString() const;
 };
 Accounting ComputeAccounting(const PipelineSpec& spec, const MetricsSnapshot& snapshot);

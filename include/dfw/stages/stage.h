@@ -81,12 +81,17 @@ class StageOutput {
   // A record dropped on purpose (Filter): counted for the accounting read = written + dead + filtered.
   void CountFiltered(int64_t n = 1) { filtered_ += n; }
   int64_t filtered() const { return filtered_; }
+  // One input record became n > 1 output rows (Explode): counts the n - 1 extra rows, so the run's
+  // accounting stays exact: read + fanned out = written + dead-lettered + filtered + unconsumed.
+  void CountFannedOut(int64_t n) { fanned_out_ += n; }
+  int64_t fanned_out() const { return fanned_out_; }
 
  private:
   const StageConfig* config_;
   RowBatch main_;
   RowBatch errors_;
   int64_t filtered_ = 0;
+  int64_t fanned_out_ = 0;
 };
 
 // A byte range of one input file (or the whole of an in-memory source such as Create).
