@@ -73,6 +73,9 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
       }
       RETURN_IF_ERROR(MoveFile(done, naming.ShardName(k, count)));
     }
+    // Tell the user where the output went (the first shard names the whole set).
+    std::fprintf(stderr, "[dfworker] output of %s: %s (%lld shard%s)\n", t.config.name.c_str(),
+                 naming.ShardName(0, count).c_str(), static_cast<long long>(count), count == 1 ? "" : "s");
   }
   return Status::OK();
 }

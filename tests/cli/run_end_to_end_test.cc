@@ -1,0 +1,141 @@
+// `dfworker run` end to end with real SDK processes: the default model over its sample input,
+// one PredictionResult per good row, the planted bad rows on the error output, the MPS daemon's
+// log, metrics.json, and --resume of a finished job.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout + stderr
+};
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+Outcome RunDfworker(const std::vector<std::string>& args, const std::string& cwd) {
+  std::string cmd = "cd " + Quote(cwd) + " && " + Quote(std::string(DFW_BINARY_DIR) + "/src/cli/dfworker");
+  for (const auto& a : args) cmd += " " + Quote(a);
+  cmd += " 2>&1";
+  Outcome o;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return o;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
+  int status = ::pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return o;
+}
+
+std::vector<nlohmann::json> ReadJsonLines(const fs::path& p) {
+  std::vector<nlohmann::json> rows;
+  std::ifstream in(p);
+  std::string line;
+  while (std::getline(in, line)) rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
+class RunEndToEnd : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dfw-e2e-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const std::string model = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
+    std::ofstream(dir_ / "p.yaml") << "pipeline:\n"
+                                      "  type: chain\n"
+                                      "  source:\n"
+                                      "    type: ReadFromJson\n"
+                                      "    config: {path: " << model << "/sample.jsonl}\n"
+                                      "  transforms:\n"
+                                      "    - type: RunInference\n"
+                                      "      name: Classify\n"
+                                      "      config:\n"
+                                      "        inference_tag: inference\n"
+                                      "        model_handler:\n"
+                                      "          type: MlpModelHandlerSafetensors\n"
+                                      "          config: {model_path: " << model
+                                   << ", input_field: features, min_batch_size: 1, max_batch_size: 32}\n"
+                                      "        error_handling: {output: failed}\n"
+                                      "  sink:\n"
+                                      "    type: WriteToJson\n"
+                                      "    config: {path: out/pred, file_name_suffix: .jsonl}\n"
+                                      "  extra_transforms:\n"
+                                      "    - type: WriteToJson\n"
+                                      "      name: WriteErrors\n"
+                                      "      input: Classify.failed\n"
+                                      "      config: {path: out/err, file_name_suffix: .jsonl}\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RunEndToEnd, EveryRowEndsInOutputOrErrorsUnderEmulatedMps) {
+  Outcome o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-4",
+                           "--dataflow_service_options=worker_accelerator=type:nvidia-tesla-t4;count:1;"
+                           "install-nvidia-driver;use_nvidia_mps",
+                           "--accelerator_backend=emulated"},
+                          dir_.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("4 SDK processes"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("output of WriteToJson: out/pred-00000-of-00001.jsonl"), std::string::npos) << o.out;
+
+  auto preds = ReadJsonLines(dir_ / "out/pred-00000-of-00001.jsonl");
+  auto errors = ReadJsonLines(dir_ / "out/err-00000-of-00001.jsonl");
+  // sample.jsonl: 143 held-out rows + 4 planted bad rows (PROVENANCE.md).
+  ASSERT_EQ(preds.size(), 143u);
+  ASSERT_EQ(errors.size(), 4u);
+  for (const auto& p : preds) {
+    const auto& r = p.at("inference");
+    ASSERT_EQ(r.at("example").size(), 30u) << p.dump();
+    ASSERT_EQ(r.at("inference").size(), 2u) << p.dump();  // softmax over the two classes
+    double sum = r.at("inference")[0].get<double>() + r.at("inference")[1].get<double>();
+    EXPECT_NEAR(sum, 1.0, 1e-5);
+    EXPECT_FALSE(r.at("model_id").get<std::string>().empty());
+  }
+  for (const auto& e : errors) {
+    EXPECT_TRUE(e.contains("element")) << e.dump();
+    EXPECT_FALSE(e.at("msg").get<std::string>().empty()) << e.dump();
+  }
+
+  // The job dir: metrics merged across processes, the MPS daemon's control log.
+  std::ifstream metrics(dir_ / "job/metrics.json");
+  ASSERT_TRUE(metrics.good());
+  auto m = nlohmann::json::parse(metrics);
+  EXPECT_NE(m.dump().find("num_inferences"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ / "job/mps/log/control.log"));
+
+  // Resuming a finished job does nothing and succeeds.
+  Outcome again = RunDfworker({"run", "p.yaml", "--resume", "job"}, dir_.string());
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("already finished"), std::string::npos) << again.out;
+  EXPECT_EQ(ReadJsonLines(dir_ / "out/pred-00000-of-00001.jsonl").size(), 143u);
+}
+
+TEST_F(RunEndToEnd, ExistingJobDirIsRefusedWithAPointerToResume) {
+  fs::create_directories(dir_ / "job");
+  std::ofstream(dir_ / "job" / "something") << "x";
+  Outcome o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2"}, dir_.string());
+  EXPECT_NE(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("resume"), std::string::npos) << o.out;
+  EXPECT_FALSE(fs::exists(dir_ / "out/pred-00000-of-00001.jsonl"));
+}
+
+}  // namespace
