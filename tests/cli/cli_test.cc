@@ -1,5 +1,7 @@
 // Runs the real dfworker binary: exit codes, the acceptance command, JSON output.
 #include <gtest/gtest.h>
+
+#include "cli/cli_test_util.h"
 #include <sys/wait.h>
 
 #include <array>
@@ -13,33 +15,8 @@
 
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout + stderr
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs `dfworker ARGS...` from `cwd` with stderr merged into stdout.
-Outcome RunDfworker(const std::vector<std::string>& args, const std::string& cwd = DFW_SOURCE_DIR,
-            const std::string& env = "") {
-  std::string cmd = "cd " + Quote(cwd) + " && " + env + " " + Quote(std::string(DFW_BINARY_DIR) + "/src/cli/dfworker");
-  for (const auto& a : args) cmd += " " + Quote(a);
-  cmd += " 2>&1";
-  Outcome o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+using Outcome = dfw::testing::CliOutcome;
+using dfw::testing::RunDfworker;
 
 const std::string kAccel =
     "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps";
@@ -126,7 +103,7 @@ TEST(Cli, MalformedCatalogExitsTwoNamingFileAndLine) {
   Outcome flag = RunDfworker({"run", pipeline, "--dry_run", "--catalog_dir", dir.string()});
   EXPECT_EQ(flag.exit_code, 2);
   EXPECT_NE(flag.out.find("gpus.yaml:2:5"), std::string::npos) << flag.out;
-  Outcome env = RunDfworker({"run", pipeline, "--dry_run"}, "/", "DFW_CATALOG_DIR=" + Quote(dir.string()));
+  Outcome env = RunDfworker({"run", pipeline, "--dry_run"}, "/", "DFW_CATALOG_DIR=" + dfw::testing::ShellQuote(dir.string()));
   EXPECT_EQ(env.exit_code, 2);
   EXPECT_NE(env.out.find("gpus.yaml:2:5"), std::string::npos) << env.out;
   fs::remove_all(dir);

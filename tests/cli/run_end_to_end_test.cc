@@ -2,6 +2,8 @@
 // one PredictionResult per good row, the planted bad rows on the error output, the MPS daemon's
 // log, metrics.json, and --resume of a finished job.
 #include <gtest/gtest.h>
+
+#include "cli/cli_test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,31 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;  // stdout + stderr
-};
-
-std::string Quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-Outcome RunDfworker(const std::vector<std::string>& args, const std::string& cwd) {
-  std::string cmd = "cd " + Quote(cwd) + " && " + Quote(std::string(DFW_BINARY_DIR) + "/src/cli/dfworker");
-  for (const auto& a : args) cmd += " " + Quote(a);
-  cmd += " 2>&1";
-  Outcome o;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) return o;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) o.out.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return o;
-}
+using Outcome = dfw::testing::CliOutcome;
+using dfw::testing::RunDfworker;
 
 std::vector<nlohmann::json> ReadJsonLines(const fs::path& p) {
   std::vector<nlohmann::json> rows;
