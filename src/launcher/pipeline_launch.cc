@@ -37,6 +37,8 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   if (o.resume_dir.empty()) {
     auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads);
     if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));
+    // SDK processes size their BLAS threads from it (DefaultBlasThreads): never oversubscribe.
+    job->params["sdk_processes"] = std::to_string(o.processes);
     opts.job = std::move(*job);
   }
   LaunchResult r = RunLauncher(opts);

@@ -66,7 +66,15 @@ class PipelineExecutor final : public BundleExecutor {
       ASSIGN_OR_RETURN(spec_, LoadJobPipeline(job_, registry_));
       RunnerOptions options;
       options.threads = threads;
+      if (auto it = job_.params.find("sdk_processes"); it != job_.params.end()) {
+        auto n = ParseInt64(it->second);
+        if (!n || *n < 1) return DataLoss("job.json: sdk_processes '" + it->second + "' is not a positive number");
+        options.sdk_processes = static_cast<int>(*n);
+      }
       ASSIGN_OR_RETURN(runner_, PipelineRunner::Make(spec_, registry_, options, &metrics_));
+      // What Make recorded (model loads: model_byte_size, load_model_latency_milli_secs) belongs to no
+      // bundle; it rides with this process's first commit so the job's metrics.json has it.
+      load_metrics_ = metrics_.Snapshot();
       ASSIGN_OR_RETURN(auto bundles, runner_->PlanBundles());
       for (const Bundle& b : bundles) bundles_[std::to_string(b.id)] = b;
       return Status::OK();
@@ -83,6 +91,10 @@ class PipelineExecutor final : public BundleExecutor {
     if (!stats.ok()) return stats.status();
     *metrics = Delta(before, metrics_.Snapshot());
     metrics->counters[{"dfworker", "records"}] += stats->rows_read;
+    if (!load_metrics_sent_) {
+      metrics->Merge(load_metrics_);
+      load_metrics_sent_ = true;
+    }
     return Status::OK();
   }
 
@@ -93,6 +105,8 @@ class PipelineExecutor final : public BundleExecutor {
   MetricsRegistry metrics_;
   std::unique_ptr<PipelineRunner> runner_;
   std::map<std::string, Bundle> bundles_;
+  MetricsSnapshot load_metrics_;  // recorded while the runner was made
+  bool load_metrics_sent_ = false;
 };
 
 }  // namespace

@@ -99,6 +99,7 @@ TEST_F(RunEndToEnd, EveryRowEndsInOutputOrErrorsUnderEmulatedMps) {
   ASSERT_TRUE(metrics.good());
   auto m = nlohmann::json::parse(metrics);
   EXPECT_NE(m.dump().find("num_inferences"), std::string::npos);
+  EXPECT_NE(m.dump().find("model_byte_size"), std::string::npos) << "model-load metrics reach the job's metrics";
   EXPECT_TRUE(fs::exists(dir_ / "job/mps/log/control.log"));
 
   // Resuming a finished job does nothing and succeeds.
