@@ -1,6 +1,8 @@
 // The RunInference stage on the default model: one PredictionResult per good row, exact Beam
 // metrics, error rows for the planted bad inputs, whole-batch dead letters, config errors.
 #include <gtest/gtest.h>
+
+#include "record/expression_test_util.h"
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -14,26 +16,11 @@ namespace {
 
 const std::string kModelDir = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
 
-Value FromJson(const nlohmann::json& j) {
-  if (j.is_null()) return Value();
-  if (j.is_boolean()) return Value::Bool(j.get<bool>());
-  if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
-  if (j.is_number()) return Value::Float(j.get<double>());
-  if (j.is_string()) return Value::String(j.get<std::string>());
-  if (j.is_array()) {
-    List items;
-    for (const auto& e : j) items.push_back(FromJson(e));
-    return Value::FromList(std::move(items));
-  }
-  Row row;
-  for (const auto& [k, v] : j.items()) row.Append(k, FromJson(v));
-  return Value::FromRow(std::move(row));
-}
 
 RowBatch SampleRows() {
   RowBatch rows;
   std::ifstream in(kModelDir + "/sample.jsonl");
-  for (std::string line; std::getline(in, line);) rows.push_back(FromJson(nlohmann::json::parse(line)).as_row());
+  for (std::string line; std::getline(in, line);) rows.push_back(testing::ValueFromJson(nlohmann::ordered_json::parse(line)).as_row());
   return rows;
 }
 
