@@ -188,18 +188,7 @@ class MlpHandler final : public ModelHandler {
   Result<std::unique_ptr<Model>> LoadModel() const override {
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(files_.weights_path));
     RETURN_IF_ERROR(CheckMlpWeights(config_, file->header()).WithContext("model '" + files_.weights_path + "'"));
-    std::unique_ptr<InferenceBackend> backend;
-    if (options().device == "GPU") {
-      auto cuda = CreateBackend("cuda");
-      if (cuda.ok()) {
-        backend = std::move(cuda).value();
-      } else {
-        // Beam switches silently apart from one log line; we keep the line and add the reason.
-        spdlog::warn("Model handler specified a 'GPU' device, but GPUs are not available ({}). Switching to CPU.",
-                     cuda.status().message());
-      }
-    }
-    if (!backend) backend = MakeCpuBackend();
+    std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     auto model = std::make_unique<MlpModel>(config_, std::move(file), std::move(backend));
     RETURN_IF_ERROR(model->Load());
     return std::unique_ptr<Model>(std::move(model));

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
+#include "dfw/backend/registry.h"
 #include "dfw/common/strings.h"
 #include "dfw/inference/mlp_handler.h"
 #include "dfw/inference/sentence_embedding_handler.h"
@@ -106,6 +109,17 @@ Result<std::unique_ptr<ModelHandler>> MakeModelHandler(std::string_view type, Mo
   }
   return InvalidArgument("unknown model_handler type '" + std::string(type) + "'" +
                          DidYouMeanSuffix(std::string(type), names) + "; known types: " + Join(names));
+}
+
+std::unique_ptr<InferenceBackend> ModelHandler::MakeBackendForDevice() const {
+  if (options().device == "GPU") {
+    auto cuda = CreateBackend("cuda");
+    if (cuda.ok()) return std::move(cuda).value();
+    // Beam switches with one log line; we keep the line and add the reason.
+    spdlog::warn("Model handler specified a 'GPU' device, but GPUs are not available ({}). Switching to CPU.",
+                 cuda.status().message());
+  }
+  return MakeCpuBackend();
 }
 
 }  // namespace dfw

@@ -151,17 +151,7 @@ class SentenceEmbeddingHandler final : public ModelHandler {
 
   Result<std::unique_ptr<Model>> LoadModel() const override {
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
-    std::unique_ptr<InferenceBackend> backend;
-    if (options().device == "GPU") {
-      auto cuda = CreateBackend("cuda");
-      if (cuda.ok()) {
-        backend = std::move(cuda).value();
-      } else {
-        spdlog::warn("Model handler specified a 'GPU' device, but GPUs are not available ({}). Switching to CPU.",
-                     cuda.status().message());
-      }
-    }
-    if (!backend) backend = MakeCpuBackend();
+    std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), s_.encoder));
     return std::unique_ptr<Model>(
         std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder)));

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dfw/backend/backend.h"
 #include "dfw/common/status.h"
 #include "dfw/record/value.h"
 
@@ -86,6 +87,10 @@ class ModelHandler {
 
  protected:
   explicit ModelHandler(ModelHandlerOptions options) : options_(std::move(options)) {}
+
+  // The backend for options().device, with Beam's rule: `device: GPU` uses CUDA when it can be
+  // created, otherwise the CPU with one warning naming the reason; `device: CPU` uses the CPU.
+  std::unique_ptr<InferenceBackend> MakeBackendForDevice() const;
 
  private:
   ModelHandlerOptions options_;
