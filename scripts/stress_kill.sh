@@ -1,48 +1,82 @@
 #!/usr/bin/env bash
-# Stress test of exactly-once under SIGKILL (issue 5): runs the fake job ITERATIONS times (>= 20),
-# each time SIGKILLing a random SDK process after a random number of commits; every 5th iteration
-# SIGKILLs the launcher instead, checks that no process is left and finishes with --resume.
-# Every run must exit 0 and produce every input record exactly once, in order.
+# Stress test of exactly-once under SIGKILL (issue 5), through the product: `dfworker run` on a
+# ReadFromJson → MapToFields → WriteToJson pipeline over 80 input files (80 bundles, 2000 records).
+# Each iteration SIGKILLs a random SDK process at a random moment (a random number of commits,
+# possibly none); every 5th iteration SIGKILLs the launcher instead, checks that no process of the
+# job is left and finishes the job with --resume. Every run must exit 0 and the sharded output must
+# hold every record exactly once (ids 0..1999, each with its computed field).
 #   scripts/stress_kill.sh [BUILD_DIR=build] [ITERATIONS=20] [PROCESSES=4]
+# DFW_TEST_BUNDLE_DELAY_MS (default 20) slows each bundle so kills land mid-run.
 set -euo pipefail
 BUILD=${1:-build}
 ITER=${2:-20}
 PROCS=${3:-4}
-BIN="$BUILD/tests/integration/dfw_fake_job"
-[[ -x "$BIN" ]] || { echo "stress_kill: $BIN not built (cmake --build $BUILD --target dfw_fake_job)" >&2; exit 2; }
+BIN="$(cd "$BUILD" 2>/dev/null && pwd)/src/cli/dfworker"
+[[ -x "$BIN" ]] || { echo "stress_kill: $BIN not built (cmake --build $BUILD --target dfworker)" >&2; exit 2; }
+export DFW_TEST_BUNDLE_DELAY_MS=${DFW_TEST_BUNDLE_DELAY_MS:-20}
+FILES=80
+PER_FILE=25
 WORK=$(mktemp -d /tmp/dfw-stress-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-seq -f "record-%g" 0 799 > "$WORK/in.txt"
+mkdir "$WORK/in"
+for f in $(seq 0 $((FILES - 1))); do
+  awk -v f="$f" -v n="$PER_FILE" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\": %d, \"x\": %d}\n", f * n + i, i }' \
+    > "$WORK/in/part-$((1000 + f)).jsonl"
+done
+cat > "$WORK/p.yaml" <<'EOF'
+pipeline:
+  type: chain
+  source: {type: ReadFromJson, config: {path: in/*.jsonl}}
+  transforms:
+    - type: MapToFields
+      config: {language: python, fields: {id: id, y: "x * 2 + id"}}
+  sink: {type: WriteToJson, config: {path: out/rows, file_name_suffix: .jsonl}}
+EOF
+# The expected output set: one line per record, sorted.
+for f in $(seq 0 $((FILES - 1))); do
+  awk -v f="$f" -v n="$PER_FILE" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":%d,\"y\":%d}\n", f * n + i, 2 * i + f * n + i }'
+done | sort > "$WORK/expected.txt"
+FLAGS=(--number_of_worker_harness_threads=1 "--machine_type=n1-standard-$PROCS")
 commits() { [[ -f "$1/manifest.jsonl" ]] && wc -l < "$1/manifest.jsonl" || echo 0; }
+cd "$WORK"
 fail=0
 killed=0
 for i in $(seq 1 "$ITER"); do
-  jd="$WORK/job-$i"; out="$WORK/out-$i.txt"; log="$WORK/log-$i.txt"
-  DFW_TEST_RECORD_DELAY_US=2000 "$BIN" run --input "$WORK/in.txt" --output "$out" --processes "$PROCS" \
-    --lines_per_bundle 10 --job_dir "$jd" > "$log" 2>&1 &
+  jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
+  rm -rf out
+  "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1 &
   launcher=$!
-  target=$(( (RANDOM % 40) + 1 ))
-  while (( $(commits "$jd") < target )) && kill -0 "$launcher" 2>/dev/null; do sleep 0.01; done
+  target=$((RANDOM % 30))
+  while (( $(commits "$jd") < target )) && kill -0 "$launcher" 2>/dev/null; do sleep 0.005; done
   mode=sdk
   if (( i % 5 == 0 )); then
     mode=launcher
     kill -9 "$launcher" 2>/dev/null || true
-    wait "$launcher" || true
+    { wait "$launcher"; } 2>/dev/null || true
     for _ in $(seq 1 500); do pgrep -f -- "$jd" > /dev/null || break; sleep 0.01; done
     if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after launcher SIGKILL" >&2; fail=1; fi
-    "$BIN" run --resume "$jd" --output "$out" --processes "$PROCS" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
+    "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
   else
     victim=$(pgrep -P "$launcher" | shuf -n 1 || true)
     [[ -n "$victim" ]] && kill -9 "$victim" 2>/dev/null || true
     wait "$launcher" || { echo "iteration $i: launcher exited $?" >&2; fail=1; }
   fi
-  grep -q "killed by signal 9" "$log" && killed=$((killed + 1))
-  [[ $mode == launcher ]] && killed=$((killed + 1))
+  landed=no
+  # The resumed launcher's header line is the second "N already committed" in the log.
+  if [[ $mode == launcher ]] && (( $(grep -c "already committed" "$log") == 2 )); then landed=yes; fi
+  if [[ $mode == sdk ]] && grep -q "killed by signal 9" "$log"; then landed=yes; fi
+  [[ $landed == yes ]] && killed=$((killed + 1))
   n=$(commits "$jd")
-  if cmp -s "$WORK/in.txt" "$out" && (( n == 80 )); then
-    echo "iteration $i ($mode kill after >= $target commits): ok"
+  if cat out/rows-*-of-000$FILES.jsonl 2>/dev/null | sort | cmp -s - "$WORK/expected.txt" && (( n == FILES )); then
+    echo "iteration $i ($mode kill after >= $target commits, landed mid-run: $landed): ok"
   else
     echo "iteration $i ($mode kill): WRONG OUTPUT (manifest $n lines); log:" >&2; cat "$log" >&2; fail=1
   fi
+  rm -rf "$jd"
 done
-(( fail == 0 )) && echo "stress_kill: $ITER iterations ($killed landed mid-run), every record exactly once" || { echo "stress_kill: FAILED" >&2; exit 1; }
+if (( fail == 0 )); then
+  echo "stress_kill: $ITER iterations of dfworker run ($killed kills landed mid-run), every record exactly once"
+else
+  echo "stress_kill: FAILED" >&2
+  exit 1
+fi
