@@ -28,4 +28,8 @@ void AddMpsCommand(CLI::App& app, CliContext& context);
 // exec'd by the launcher (sdk_harness_command.cc).
 void AddSdkHarnessCommand(CLI::App& app, CliContext& context);
 
+// Hidden `dfworker model_host --weights W --models_dir D --copy C --name N --ready_fd F`: one
+// model-host process holding a shared model copy, exec'd by run (model_host_command.cc).
+void AddModelHostCommand(CLI::App& app, CliContext& context);
+
 }  // namespace dfw::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   dfw::cli::AddRunCommand(app, context);
   dfw::cli::AddMpsCommand(app, context);
   dfw::cli::AddSdkHarnessCommand(app, context);
+  dfw::cli::AddModelHostCommand(app, context);
 
   std::vector<std::string> args(argv + 1, argv + argc);
   dfw::cli::SplitArgs split = dfw::cli::SplitPipelineArgs(app, args);

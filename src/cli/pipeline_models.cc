@@ -53,7 +53,7 @@ Origin ModelOrigin(const StageConfig& cfg, const YAML::Node& handler_config, con
 
 // The loader has already checked the RunInference config (types, model files, config vs header);
 // these reads only pick out what the plan needs.
-Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml) {
+Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml, ModelSource& source) {
   const YAML::Node hc = cfg.config["model_handler"]["config"];
   ModelRequirement m;
   m.name = cfg.name;
@@ -63,6 +63,9 @@ Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml
   auto bytes = ModelBytesFromHeader(files->weights_path);
   if (!bytes.ok()) return cfg.ConfigError(bytes.status().message());
   m.bytes = *bytes;
+  source.weights_path = files->weights_path;
+  const YAML::Node type = cfg.config["model_handler"]["type"];
+  source.handler_type = type && type.IsScalar() ? type.Scalar() : "";
   if (hc["device"] && hc["device"].IsScalar()) m.device = hc["device"].Scalar();
   const YAML::Node copies = hc["model_copies"];
   const YAML::Node large = hc["large_model"];
@@ -97,15 +100,17 @@ PipelineModels LoadPipelineModels(const std::string& path, const std::string& ya
   }
   for (const TransformSpec& t : spec->transforms) {
     if (t.config.type != "RunInference") continue;
+    ModelSource source;
     auto model = [&]() -> Result<ModelRequirement> {
       try {
-        return ModelOf(t.config, yaml);
+        return ModelOf(t.config, yaml, source);
       } catch (const std::exception& e) {
         return t.config.ConfigError(e.what());
       }
     }();
     if (model.ok()) {
       out.models.push_back(std::move(model).value());
+      out.sources.push_back(std::move(source));
     } else {
       out.diagnostics.push_back(Error("model-invalid", model.status().message(),
                                       "model_path must name a readable safetensors model (config.json + model.safetensors)"));

@@ -11,8 +11,15 @@
 
 namespace dfw::cli {
 
+// Where a model comes from (what `run` needs to start model hosts for shared copies).
+struct ModelSource {
+  std::string weights_path;  // the resolved .safetensors file (relative paths as the run resolves them)
+  std::string handler_type;  // model_handler.type
+};
+
 struct PipelineModels {
   std::vector<ModelRequirement> models;  // one per RunInference transform, in pipeline order
+  std::vector<ModelSource> sources;      // one per entry of `models`, same order
   // Errors found loading the pipeline or sizing a model (codes "pipeline-invalid", "model-invalid");
   // each message starts with file:line:col. Empty when everything loaded.
   std::vector<Diagnostic> diagnostics;

@@ -109,6 +109,7 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   }
   for (const Diagnostic& d : diagnostics) std::cerr << RenderDiagnosticText(d) << "\n";
   context.plan = std::move(*plan);
+  context.model_sources = std::move(pipeline.sources);
   return RunJob(context);
 }
 

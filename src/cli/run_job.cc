@@ -1,5 +1,10 @@
-// `dfworker run` past validation: start the worker VM (launcher), with the job's MPS daemon when
-// the plan asks for MPS.
+// `dfworker run` past validation: start the worker VM (launcher) with what its SDK processes share,
+// started in the launcher's before_start hook and stopped on every return path:
+//   - the emulated device's GPU-memory ledger (<job_dir>/device/gpu_memory.ledger) when the
+//     accelerator is emulated: SDK processes and model hosts charge it at run time;
+//   - the job's MPS daemon when the plan asks for MPS;
+//   - one model-host process per shared model copy (model_copies / large_model), after the daemon,
+//     so the hosts register as MPS clients.
 #include "run_job.h"
 
 #include <unistd.h>
@@ -8,9 +13,15 @@
 #include <memory>
 
 #include "dfw/common/exit_code.h"
+#include "dfw/common/strings.h"
+#include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_controller.h"
 #include "dfw/device/mps_env.h"
+#include "dfw/inference/device_memory.h"
+#include "dfw/inference/mlp_handler.h"
+#include "dfw/inference/shared_copy.h"
 #include "dfw/launcher/pipeline_launch.h"
+#include "model_hosts.h"
 
 namespace dfw::cli {
 namespace {
@@ -25,11 +36,58 @@ std::string SelfExe() {
 // emulated daemon keeps the same lifecycle, client registry and limits.
 std::string_view MpsKind(const WorkerPlan& plan) { return plan.accelerator.backend == "cuda" ? "auto" : "emulated"; }
 
+std::string EnvEntry(std::string_view key, const std::string& value) { return std::string(key) + "=" + value; }
+
+// One host per shared copy, numbered across the pipeline's models in order. Only handlers that
+// attach to published copies get hosts; the others load per process (and say so).
+std::vector<ModelHostSpec> SharedCopySpecs(const RunContext& context) {
+  std::vector<ModelHostSpec> specs;
+  const WorkerPlan& plan = context.plan;
+  for (std::size_t i = 0; i < plan.models.size() && i < context.model_sources.size(); ++i) {
+    const WorkerPlan::Model& m = plan.models[i];
+    const ModelSource& source = context.model_sources[i];
+    if (m.policy == CopiesPolicy::kPerProcess) continue;
+    if (source.handler_type != kMlpHandlerType) {
+      std::fprintf(stderr, "[dfworker] note: model '%s' (%s) asks for shared copies, which only %.*s supports so far; "
+                   "each SDK process loads its own copy\n", m.name.c_str(), source.handler_type.c_str(),
+                   static_cast<int>(kMlpHandlerType.size()), kMlpHandlerType.data());
+      continue;
+    }
+    for (int c = 0; c < m.copies; ++c) {
+      specs.push_back({source.weights_path, c, "model-host-" + std::to_string(specs.size())});
+    }
+  }
+  return specs;
+}
+
+// Measured (the ledger) next to the plan, while the hosts still hold their copies.
+void ReportSharedCopyMemory(const std::string& ledger_path, const WorkerPlan& plan) {
+  Result<device::MemoryLedger> ledger = device::MemoryLedger::Open(ledger_path);
+  Result<device::LedgerSnapshot> snap = ledger.ok() ? ledger->Snapshot() : Result<device::LedgerSnapshot>(ledger.status());
+  if (!snap.ok()) {
+    std::fprintf(stderr, "[dfworker] warning: reading the GPU-memory ledger: %s\n", snap.status().message().c_str());
+    return;
+  }
+  uint64_t hosts = 0;
+  int count = 0;
+  for (const device::LedgerEntry& e : snap->entries) {
+    if (e.name.rfind("model-host-", 0) != 0) continue;
+    hosts += e.allocated_bytes;
+    ++count;
+  }
+  std::fprintf(stderr, "[dfworker] GPU memory (emulated ledger): %d model host(s) hold %s (%llu bytes) of shared copies; plan: %s (%llu bytes) of model copies\n",
+               count, HumanBytes(hosts).c_str(), static_cast<unsigned long long>(hosts),
+               HumanBytes(plan.gpu_memory.model_bytes).c_str(), static_cast<unsigned long long>(plan.gpu_memory.model_bytes));
+}
+
 }  // namespace
 
 int RunJob(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
-  std::unique_ptr<device::MpsController> mps;  // outlives the launcher: stopped on every return path
+  // Both outlive the launcher: stopped below on every return path (and by their destructors).
+  std::unique_ptr<device::MpsController> mps;
+  std::unique_ptr<ModelHostGroup> hosts;
+  std::string ledger_path;
 
   PipelineLaunchOptions launch;
   launch.pipeline_path = context.pipeline_path;
@@ -39,23 +97,52 @@ int RunJob(const RunContext& context) {
   launch.job_dir = context.job_dir;
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExe();
-  if (plan.accelerator.present && plan.accelerator.mps) {
+  const std::vector<ModelHostSpec> shared = SharedCopySpecs(context);
+  const bool emulated = plan.accelerator.present && plan.accelerator.backend == "emulated";
+  const bool use_mps = plan.accelerator.present && plan.accelerator.mps;
+  if (emulated || use_mps || !shared.empty()) {
     launch.before_start = [&](const JobDir& dir) -> Result<std::vector<std::string>> {
-      device::MpsDaemonOptions o;
-      o.dirs = device::MpsDirsForJob(dir.root());
-      if (plan.accelerator.mps_client_limit > 0) o.max_clients_per_device = plan.accelerator.mps_client_limit;
-      o.daemon_command = {launch.self_exe, "mps", "daemon"};
-      ASSIGN_OR_RETURN(mps, device::MakeMpsController(MpsKind(plan), o));
-      RETURN_IF_ERROR(mps->Start().WithContext("start the MPS control daemon"));
-      std::fprintf(stderr, "[dfworker] MPS: %.*s control daemon (pid %d), pipe dir %s\n",
-                   static_cast<int>(mps->kind().size()), mps->kind().data(), static_cast<int>(mps->daemon_pid()),
-                   o.dirs.pipe_dir.c_str());
       std::vector<std::string> env;
-      for (const auto& [k, v] : mps->ClientEnv(device::MpsClientLimits{})) env.push_back(k + "=" + v);
+      if (emulated) {
+        ledger_path = device::LedgerPathForJob(dir.root());
+        RETURN_IF_ERROR(device::MemoryLedger::Create(ledger_path, plan.accelerator.type + " (emulated)",
+                                                     plan.accelerator.memory_bytes)
+                            .status()
+                            .WithContext("create the GPU-memory ledger"));
+        env.push_back(EnvEntry(kGpuMemoryLedgerEnv, ledger_path));
+      }
+      if (use_mps) {
+        device::MpsDaemonOptions o;
+        o.dirs = device::MpsDirsForJob(dir.root());
+        if (plan.accelerator.mps_client_limit > 0) o.max_clients_per_device = plan.accelerator.mps_client_limit;
+        o.daemon_command = {launch.self_exe, "mps", "daemon"};
+        ASSIGN_OR_RETURN(mps, device::MakeMpsController(MpsKind(plan), o));
+        RETURN_IF_ERROR(mps->Start().WithContext("start the MPS control daemon"));
+        std::fprintf(stderr, "[dfworker] MPS: %.*s control daemon (pid %d), pipe dir %s\n",
+                     static_cast<int>(mps->kind().size()), mps->kind().data(), static_cast<int>(mps->daemon_pid()),
+                     o.dirs.pipe_dir.c_str());
+        for (const auto& [k, v] : mps->ClientEnv(device::MpsClientLimits{})) env.push_back(k + "=" + v);
+      }
+      if (!shared.empty()) {
+        ModelHostGroupOptions o;
+        o.self_exe = launch.self_exe;
+        o.models_dir = SharedModelsDirForJob(dir.root());
+        o.log_dir = dir.LogsDir();
+        o.extra_env = env;
+        ASSIGN_OR_RETURN(hosts, ModelHostGroup::Start(o, shared));
+        std::fprintf(stderr, "[dfworker] model hosts: %zu shared cop%s published under %s\n", shared.size(),
+                     shared.size() == 1 ? "y" : "ies", o.models_dir.c_str());
+        env.push_back(EnvEntry(kSharedModelsDirEnv, o.models_dir));
+      }
       return env;
     };
   }
   int code = RunPipelineJob(launch);
+  if (hosts) {
+    if (!ledger_path.empty()) ReportSharedCopyMemory(ledger_path, plan);
+    Status stop = hosts->Stop();
+    if (!stop.ok()) std::fprintf(stderr, "[dfworker] warning: %s\n", stop.message().c_str());
+  }
   if (mps) {
     Status quit = mps->Quit();
     if (!quit.ok()) std::fprintf(stderr, "[dfworker] warning: stopping the MPS daemon: %s\n", quit.message().c_str());

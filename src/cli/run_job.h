@@ -8,6 +8,7 @@
 #include "dfw/device/accelerator.h"
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
+#include "pipeline_models.h"
 
 namespace dfw::cli {
 
@@ -19,6 +20,7 @@ struct RunContext {
   PipelineOptions options;                  // parsed and validated (no errors; warnings possible)
   const Catalog* catalog = nullptr;         // never null
   WorkerPlan plan;                          // the plan the dry run prints
+  std::vector<ModelSource> model_sources;   // one per plan.models entry, same order (model hosts need the files)
   HostInfo host;
   std::string log_level;                    // as passed to InitLogging
   device::AcceleratorBackend accelerator_backend = device::AcceleratorBackend::kAuto;  // --accelerator_backend

@@ -2,15 +2,40 @@
 // job. The launcher fork+execs it (design.md "Process model": exec'd so CUDA and TBB start clean);
 // it is not meant to be run by hand. Logs go to stderr, which the launcher points at
 // <job_dir>/logs/sdk-I.log.
+//
+// Before the harness loads the pipeline, the process registers with the job's emulated MPS daemon
+// (when CUDA_MPS_PIPE_DIRECTORY names one; it stays registered until it exits or dies) and sets its
+// model context (dfw/inference/device_memory.h): its ledger name "sdk-I" and pinned limit, and
+// where model hosts publish shared copies.
+#include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
+#include "dfw/device/mps_client.h"
+#include "dfw/inference/device_memory.h"
 #include "dfw/worker/sdk_harness.h"
 
 namespace dfw::cli {
+namespace {
+
+Status RunSdkProcess(const SdkHarnessOptions& options) {
+  const std::string name = "sdk-" + std::to_string(options.index);
+  ASSIGN_OR_RETURN(std::optional<device::MpsClientSession> mps, device::MpsClientSession::RegisterFromEnv(name));
+  ASSIGN_OR_RETURN(ModelProcessContext model_context, ModelProcessContextFromEnv(name, options.index));
+  if (mps && mps->pinned_mem_limit_bytes()) {  // the daemon's default pinned limit applies when lower
+    model_context.pinned_limit_bytes =
+        std::min(model_context.pinned_limit_bytes.value_or(UINT64_MAX), *mps->pinned_mem_limit_bytes());
+  }
+  SetModelProcessContext(std::move(model_context));
+  return RunSdkHarnessMain(options);
+}
+
+}  // namespace
 
 void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
   auto options = std::make_shared<SdkHarnessOptions>();
@@ -23,7 +48,7 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
   sdk->add_option("--log_level", *log_level, "trace|debug|info|warn|error");
   sdk->callback([options, log_level, &context] {
     Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));
-    if (s.ok()) s = RunSdkHarnessMain(*options);
+    if (s.ok()) s = RunSdkProcess(*options);
     if (!s.ok()) std::cerr << "[dfworker sdk-" << options->index << "] error: " << s.message() << "\n";
     context.exit_code = static_cast<int>(ExitCodeFor(s));
   });

@@ -1,18 +1,5 @@
-// Small /proc helpers shared by the ledger and the MPS daemon (private to src/device).
+// Kept for the device module's own includes; the declarations are public (other modules check
+// model hosts' liveness with them).
 #pragma once
 
-#include <sys/types.h>
-
-#include <cstdint>
-#include <optional>
-
-namespace dfw::device {
-
-// The process's start time in clock ticks since boot (/proc/<pid>/stat field 22), or nullopt if
-// the process does not exist. Together with the pid it names one process even after pid reuse.
-std::optional<uint64_t> ProcessStartTime(pid_t pid);
-
-// True if `pid` runs and is not a zombie, and (when start_time != 0) started at `start_time`.
-bool ProcessAlive(pid_t pid, uint64_t start_time);
-
-}  // namespace dfw::device
+#include "dfw/device/process_info.h"

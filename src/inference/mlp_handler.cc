@@ -7,8 +7,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "dfw/backend/registry.h"
+#include "dfw/inference/device_memory.h"
+#include "dfw/inference/shared_copy.h"
 
 namespace dfw {
 namespace {
@@ -66,15 +70,43 @@ Result<const float*> AsF32(const SafetensorsFile& file, const TensorInfo& t, std
   return static_cast<const float*>(owned.data());
 }
 
+// Where a shared model's weights come from (device_memory.h, shared_copy.h).
+struct SharedSource {
+  std::string models_dir;
+  std::string weights_path;  // the original model file (names the copies)
+  int copies = 1;
+  int sdk_index = 0;
+  int copy = 0;              // the attached copy
+  CopyHostRecord host;       // its model host
+};
+
 class MlpModel final : public Model {
  public:
-  MlpModel(MlpConfig config, std::unique_ptr<SafetensorsFile> file, std::unique_ptr<InferenceBackend> backend)
-      : config_(std::move(config)), file_(std::move(file)), backend_(std::move(backend)) {
+  MlpModel(MlpConfig config, std::unique_ptr<SafetensorsFile> file, std::unique_ptr<InferenceBackend> backend,
+           std::unique_ptr<DeviceMemoryCharge> charge, std::optional<SharedSource> shared)
+      : config_(std::move(config)),
+        file_(std::move(file)),
+        backend_(std::move(backend)),
+        charge_(std::move(charge)),
+        shared_(std::move(shared)) {
     for (const auto& l : config_.layers) max_width_ = std::max(max_width_, l.out_features);
     max_width_ = std::max(max_width_, config_.input_dim);
   }
 
+  // Private weights are charged to the ledger at load. If they do not fit, the model still loads
+  // (the weights are host memory here) but every batch retries the charge and fails with the
+  // ledger's out-of-memory message until it fits: the failing bundles are retried by the
+  // coordinator, as Beam retries bundles whose DoFn setup (load_model) fails, instead of the
+  // SDK process dying before it can report anything.
+  void ChargeWeights(std::string_view model_name) {
+    if (charge_ == nullptr || shared_) return;
+    pending_what_ = "model weights of '" + std::string(model_name) + "'";
+    pending_weights_ = static_cast<uint64_t>(byte_size());
+    if (Status s = ChargePending(); !s.ok()) spdlog::warn("{} (batches will retry the charge)", s.message());
+  }
+
   Status Load() {
+    weights_.clear();
     for (const MlpLayerConfig& l : config_.layers) {
       LayerWeights lw;
       ASSIGN_OR_RETURN(lw.w, AsF32(*file_, *file_->header().Find(l.name + ".weight"), lw.owned_w));
@@ -110,6 +142,8 @@ class MlpModel final : public Model {
   Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
     const int rows = static_cast<int>(batch.size());
     if (rows == 0) return Status::OK();
+    RETURN_IF_ERROR(EnsureSharedCopy());
+    RETURN_IF_ERROR(ChargePending());
     RETURN_IF_ERROR(EnsureCapacity(rows));
     const int64_t in_dim = config_.input_dim;
     for (int r = 0; r < rows; ++r) {
@@ -156,10 +190,38 @@ class MlpModel final : public Model {
   std::string_view device() const override { return backend_->name(); }
 
  private:
-  // Grows the workspace to hold `rows` (never shrinks), so steady state allocates nothing.
+  Status ChargePending() {
+    if (pending_weights_ == 0) return Status::OK();
+    RETURN_IF_ERROR(charge_->Charge(pending_weights_, pending_what_));
+    pending_weights_ = 0;
+    return Status::OK();
+  }
+
+  // A shared copy whose model host died is gone (on CUDA its device memory goes with the host):
+  // move to the next copy whose host runs, or fail the batch naming the hosts.
+  Status EnsureSharedCopy() {
+    if (!shared_ || CopyHostAlive(shared_->host)) return Status::OK();
+    const std::string lost = "model host '" + shared_->host.name + "' (pid " + std::to_string(shared_->host.pid) +
+                             ") of shared copy " + std::to_string(shared_->copy) + " is gone";
+    Result<AttachedCopy> next =
+        AttachSharedCopy(shared_->models_dir, shared_->weights_path, shared_->copies, shared_->sdk_index);
+    if (!next.ok()) return Unavailable(lost + "; " + next.status().message());
+    spdlog::warn("{}; using shared copy {} (model host '{}', pid {})", lost, next->copy, next->host.name, next->host.pid);
+    file_ = std::move(next->file);
+    shared_->copy = next->copy;
+    shared_->host = next->host;
+    return Load();
+  }
+
+  // Grows the workspace to hold `rows` (never shrinks), so steady state allocates nothing. The
+  // growth is charged to the ledger (the activations live on the device).
   Status EnsureCapacity(int rows) {
     if (rows <= capacity_) return Status::OK();
     const std::size_t act_bytes = static_cast<std::size_t>(rows) * max_width_ * sizeof(float);
+    if (charge_ != nullptr) {
+      const uint64_t old_bytes = 2ull * static_cast<uint64_t>(capacity_) * max_width_ * sizeof(float);
+      RETURN_IF_ERROR(charge_->Charge(2 * act_bytes - old_bytes, "workspace for a batch of " + std::to_string(rows) + " rows"));
+    }
     ASSIGN_OR_RETURN(act_a_, backend_->Allocate(act_bytes));
     ASSIGN_OR_RETURN(act_b_, backend_->Allocate(act_bytes));
     host_in_.resize(static_cast<std::size_t>(rows) * config_.input_dim);
@@ -171,6 +233,10 @@ class MlpModel final : public Model {
   MlpConfig config_;
   std::unique_ptr<SafetensorsFile> file_;  // keeps F32 weights mapped while the backend reads them
   std::unique_ptr<InferenceBackend> backend_;
+  std::unique_ptr<DeviceMemoryCharge> charge_;  // null: no ledger
+  std::optional<SharedSource> shared_;          // set: weights from a model host's copy
+  uint64_t pending_weights_ = 0;                // weight bytes not yet charged
+  std::string pending_what_;
   std::vector<LayerWeights> weights_;
   int64_t max_width_ = 0;
   int capacity_ = 0;
@@ -186,11 +252,31 @@ class MlpHandler final : public ModelHandler {
   std::string_view type() const override { return kMlpHandlerType; }
 
   Result<std::unique_ptr<Model>> LoadModel() const override {
-    ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(files_.weights_path));
-    RETURN_IF_ERROR(CheckMlpWeights(config_, file->header()).WithContext("model '" + files_.weights_path + "'"));
+    const ModelProcessContext context = CurrentModelProcessContext();
+    ASSIGN_OR_RETURN(std::unique_ptr<DeviceMemoryCharge> charge, DeviceMemoryCharge::Open(context));
+    std::unique_ptr<SafetensorsFile> file;
+    std::optional<SharedSource> shared;
+    if (ShareModelAcrossProcesses() && !context.models_dir.empty()) {
+      SharedSource source{context.models_dir, files_.weights_path,
+                          static_cast<int>(std::min<int64_t>(ModelCopies(), 1 << 20)), context.sdk_index, 0, {}};
+      ASSIGN_OR_RETURN(AttachedCopy copy, AttachSharedCopy(source.models_dir, source.weights_path, source.copies,
+                                                           source.sdk_index));
+      spdlog::info("model '{}': shared copy {} of {} (model host '{}', pid {}; round robin by SDK index {}{})",
+                   files_.weights_path, copy.copy, source.copies, copy.host.name, copy.host.pid, source.sdk_index,
+                   copy.first_choice ? "" : ", first choice's host not running");
+      source.copy = copy.copy;
+      source.host = copy.host;
+      file = std::move(copy.file);
+      shared = std::move(source);
+    } else {
+      ASSIGN_OR_RETURN(file, SafetensorsFile::Open(files_.weights_path));
+    }
+    RETURN_IF_ERROR(CheckMlpWeights(config_, file->header()).WithContext("model '" + file->path() + "'"));
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
-    auto model = std::make_unique<MlpModel>(config_, std::move(file), std::move(backend));
+    auto model = std::make_unique<MlpModel>(config_, std::move(file), std::move(backend), std::move(charge),
+                                            std::move(shared));
     RETURN_IF_ERROR(model->Load());
+    model->ChargeWeights(ModelId());
     return std::unique_ptr<Model>(std::move(model));
   }
 

@@ -244,7 +244,9 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string
   if (fd.get() < 0) return ErrnoError("open model file '" + path + "'", errno);
   ASSIGN_OR_RETURN(uint64_t size, FileSize(fd, path));
   if (size < 8) return InvalidArgument("model file '" + path + "': file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
-  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  // Read-only and MAP_SHARED: every process mapping the same file (SDK processes attached to one
+  // shared model copy) uses the same page-cache pages, and nothing is ever copied on write.
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd.get(), 0);
   if (map == MAP_FAILED) return ErrnoError("mmap model file '" + path + "'", errno);
   auto header = ParseSafetensorsHeader(std::string_view(static_cast<const char*>(map), size), size);
   if (!header.ok()) {

@@ -1,0 +1,71 @@
+// How a model load in this process meets the job's device: the emulated GPU-memory ledger and the
+// shared copies published by model hosts.
+//
+// `dfworker run` passes both through the SDK processes' environment (DFW_GPU_MEMORY_LEDGER,
+// DFW_SHARED_MODELS_DIR); the process entry point (sdk_harness, model_host) turns them into a
+// ModelProcessContext once, before any model loads. Without one (tests, the launcher's own
+// planning load, a real GPU) models load privately and charge nothing.
+//
+// Charging (emulated device only): without sharing, each SDK process charges its own model bytes
+// at load and its workspace as it grows; a shared copy is charged once, by its model host, under
+// the host's name. A charge past capacity or past the pinned limit is the ledger's out-of-memory
+// Status (naming the process, the request and the free memory). Charges are returned when their
+// owner is destroyed, and the ledger reclaims them if the process dies.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dfw/common/status.h"
+#include "dfw/device/memory_ledger.h"
+
+namespace dfw {
+
+inline constexpr std::string_view kGpuMemoryLedgerEnv = "DFW_GPU_MEMORY_LEDGER";
+inline constexpr std::string_view kSharedModelsDirEnv = "DFW_SHARED_MODELS_DIR";
+
+struct ModelProcessContext {
+  std::string ledger_path;   // the emulated device's ledger; "" = charge nothing
+  std::string models_dir;    // where model hosts publish shared copies; "" = load shared models privately
+  std::string client_name;   // this process in the ledger and logs: "sdk-3", "model-host-0"
+  int sdk_index = 0;         // SDK processes: their slot (chooses the shared copy); model hosts: 0
+  std::optional<uint64_t> pinned_limit_bytes;  // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for device 0, if any
+};
+
+// Builds the context from this process's environment (the two variables above and
+// CUDA_MPS_PINNED_DEVICE_MEM_LIMIT). A malformed pinned limit is kInvalidArgument naming it.
+Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, int sdk_index);
+
+// The process-wide context. Set once at process start, before models load; read by every load.
+// Thread-safe.
+void SetModelProcessContext(ModelProcessContext context);
+ModelProcessContext CurrentModelProcessContext();
+
+// One owner's charges on the ledger (a model's weights and workspace). Not thread-safe: used by
+// the Model that owns it, which runs on one thread at a time.
+class DeviceMemoryCharge {
+ public:
+  // Opens the context's ledger. Returns null (charge nothing) when the context names none;
+  // kNotFound when it names a ledger that does not exist.
+  static Result<std::unique_ptr<DeviceMemoryCharge>> Open(const ModelProcessContext& context);
+  ~DeviceMemoryCharge();  // frees what it charged (best effort: the ledger reclaims a dead pid anyway)
+  DeviceMemoryCharge(const DeviceMemoryCharge&) = delete;
+  DeviceMemoryCharge& operator=(const DeviceMemoryCharge&) = delete;
+
+  // Charges `bytes` (0 is a no-op). The ledger's kResourceExhausted, prefixed with `what`
+  // ("model weights of 'm'"), when it does not fit.
+  Status Charge(uint64_t bytes, std::string_view what);
+  uint64_t charged_bytes() const { return charged_; }
+
+ private:
+  DeviceMemoryCharge(device::MemoryLedger ledger, device::LedgerClient client)
+      : ledger_(std::move(ledger)), client_(std::move(client)) {}
+  device::MemoryLedger ledger_;
+  device::LedgerClient client_;
+  uint64_t charged_ = 0;
+};
+
+}  // namespace dfw

@@ -1,0 +1,32 @@
+// The model-host process (`dfworker model_host`, started by `dfworker run`, one per shared copy):
+// holds one shared copy of a model for the SDK processes of a job (shared_copy.h), so that an SDK
+// process crash loses nothing.
+//
+// Start-up: registers with the job's emulated MPS daemon when CUDA_MPS_PIPE_DIRECTORY names one,
+// publishes the F32 copy, charges its bytes to the job's ledger under its own name (emulated
+// device; DFW_GPU_MEMORY_LEDGER), writes its host record, then reports "ready <bytes>" on ready_fd
+// — or "error: <why>" (e.g. the ledger's out-of-memory message) and exits non-zero. It then waits
+// for SIGTERM/SIGINT/SIGHUP (the launcher's stop, or PR_SET_PDEATHSIG when the launcher dies) and
+// removes its copy and record on the way out; its ledger entry and MPS registration go with it.
+//
+// Not done: on CUDA the host would allocate device weights and export cudaIpcMemHandle for the SDK
+// processes to open; only the CPU/emulated path exists.
+#pragma once
+
+#include <string>
+
+namespace dfw {
+
+struct ModelHostOptions {
+  std::string weights_path;     // the model's safetensors file (resolved as the pipeline resolves it)
+  std::string models_dir;       // where to publish (SharedModelsDirForJob)
+  int copy = 0;                 // which copy of the model this host holds (>= 0)
+  std::string name = "model-host-0";  // its client name in the ledger, the MPS daemon and logs (no spaces)
+  int ready_fd = -1;            // where to report ready/error; -1 = stderr only
+};
+
+// Runs the host until it is told to stop. Returns the process exit code (0 after a clean stop).
+// Call from a single-threaded process (it blocks the stop signals and waits for them).
+int RunModelHost(const ModelHostOptions& options);
+
+}  // namespace dfw

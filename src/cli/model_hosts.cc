@@ -1,0 +1,183 @@
+#include "model_hosts.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "dfw/common/strings.h"
+
+extern char** environ;
+
+namespace dfw::cli {
+namespace {
+
+constexpr int kReadyFd = 3;
+
+// This process's environment with `extra` ("K=V") added; an extra key replaces the inherited one.
+std::vector<std::string> ChildEnvironment(const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    const std::string_view key = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const std::string& x : extra) replaced = replaced || std::string_view(x).substr(0, x.find('=')) == key;
+    if (!replaced) env.emplace_back(entry);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (std::string& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Reads the host's first line, up to the deadline.
+std::string ReadReadyLine(int fd, int timeout_ms) {
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  char buf[1024];
+  while (answer.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the host exited (or closed the pipe) without a line
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  return std::string(Trim(answer.substr(0, answer.find('\n'))));
+}
+
+// Waits for `pid` up to `timeout_ms`; true once reaped.
+bool Reap(pid_t pid, int timeout_ms, int* status) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    pid_t r = ::waitpid(pid, status, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::string Describe(int status) {
+  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
+  return "exited with code " + std::to_string(WEXITSTATUS(status));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ModelHostGroup>> ModelHostGroup::Start(const ModelHostGroupOptions& options,
+                                                              const std::vector<ModelHostSpec>& hosts) {
+  std::unique_ptr<ModelHostGroup> group(new ModelHostGroup());
+  for (const ModelHostSpec& spec : hosts) {
+    Status s = group->StartOne(options, spec);
+    if (!s.ok()) {
+      (void)group->Stop();
+      return s;
+    }
+  }
+  return group;
+}
+
+Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostSpec& spec) {
+  const std::string log_path = o.log_dir + "/" + spec.name + ".log";
+  std::vector<std::string> argv = {o.self_exe,  "model_host", "--weights", spec.weights_path,
+                                   "--models_dir", o.models_dir, "--copy", std::to_string(spec.copy),
+                                   "--name",     spec.name,    "--ready_fd", std::to_string(kReadyFd)};
+  std::vector<std::string> env = ChildEnvironment(o.extra_env);
+  std::vector<char*> cargv = CStrings(argv), cenv = CStrings(env);
+  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) return ErrnoError("open model host log '" + log_path + "'", errno);
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) {
+    int err = errno;
+    ::close(log_fd);
+    return ErrnoError("pipe", err);
+  }
+  const std::string exec_error = "error: cannot exec '" + o.self_exe + " model_host'\n";
+  const pid_t parent = ::getpid();
+  // Everything exec needs was built above: the child only calls async-signal-safe functions.
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(log_fd);
+    ::close(ready[0]);
+    ::close(ready[1]);
+    return ErrnoError("fork a model host", err);
+  }
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // kept across exec: the host stops if the launcher dies
+    if (::getppid() != parent) ::_exit(1);
+    if (::dup2(log_fd, STDERR_FILENO) < 0 || ::dup2(ready[1], kReadyFd) != kReadyFd) ::_exit(127);
+    ::execve(cargv[0], cargv.data(), cenv.data());
+    if (::write(kReadyFd, exec_error.data(), exec_error.size()) < 0) ::_exit(127);
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  ::close(ready[1]);
+  const std::string line = ReadReadyLine(ready[0], o.timeout_ms);
+  ::close(ready[0]);
+  if (line.rfind("ready", 0) == 0) {
+    hosts_.emplace_back(pid, spec.name);
+    return Status::OK();
+  }
+  int status = 0;
+  ::kill(pid, SIGKILL);
+  Reap(pid, 5000, &status);
+  const std::string where = "; see " + log_path;
+  if (line.rfind("error: ", 0) == 0) {
+    // The host's own Status message, e.g. the ledger's out-of-GPU-memory refusal.
+    const std::string why = "model host '" + spec.name + "' did not start: " + line.substr(7) + where;
+    return line.find("out of GPU memory") != std::string::npos ? ResourceExhausted(why) : Unavailable(why);
+  }
+  return Unavailable("model host '" + spec.name + "' did not become ready within " + std::to_string(o.timeout_ms) +
+                     " ms" + where);
+}
+
+Status ModelHostGroup::Stop() {
+  std::vector<std::string> lost;
+  for (auto& [pid, name] : hosts_) {
+    if (pid == 0) continue;
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      lost.push_back("model host '" + name + "' (pid " + std::to_string(pid) + ") " + Describe(status) +
+                     " during the run");
+    } else {
+      ::kill(pid, SIGTERM);
+      if (!Reap(pid, 5000, &status)) {
+        ::kill(pid, SIGKILL);
+        Reap(pid, 5000, &status);
+      }
+    }
+    pid = 0;
+  }
+  if (!lost.empty()) return Unavailable(Join(lost, "; "));
+  return Status::OK();
+}
+
+std::vector<pid_t> ModelHostGroup::pids() const {
+  std::vector<pid_t> out;
+  for (const auto& [pid, name] : hosts_) out.push_back(pid);
+  return out;
+}
+
+ModelHostGroup::~ModelHostGroup() { (void)Stop(); }
+
+}  // namespace dfw::cli

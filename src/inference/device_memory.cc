@@ -1,0 +1,74 @@
+#include "dfw/inference/device_memory.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include "dfw/device/mps_env.h"
+
+namespace dfw {
+namespace {
+
+struct ContextSlot {
+  std::mutex mu;
+  ModelProcessContext context;
+};
+
+ContextSlot& Slot() {
+  static ContextSlot* slot = new ContextSlot();  // never destroyed: usable during static teardown
+  return *slot;
+}
+
+std::string Env(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+}  // namespace
+
+Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, int sdk_index) {
+  ModelProcessContext c;
+  c.ledger_path = Env(kGpuMemoryLedgerEnv);
+  c.models_dir = Env(kSharedModelsDirEnv);
+  c.client_name = std::move(client_name);
+  c.sdk_index = sdk_index;
+  ASSIGN_OR_RETURN(device::MpsClientLimits limits, device::MpsClientLimitsFromEnv());
+  c.pinned_limit_bytes = limits.pinned_mem_limit_bytes;
+  return c;
+}
+
+void SetModelProcessContext(ModelProcessContext context) {
+  ContextSlot& s = Slot();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.context = std::move(context);
+}
+
+ModelProcessContext CurrentModelProcessContext() {
+  ContextSlot& s = Slot();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.context;
+}
+
+Result<std::unique_ptr<DeviceMemoryCharge>> DeviceMemoryCharge::Open(const ModelProcessContext& context) {
+  if (context.ledger_path.empty()) return std::unique_ptr<DeviceMemoryCharge>();
+  ASSIGN_OR_RETURN(device::MemoryLedger ledger, device::MemoryLedger::Open(context.ledger_path));
+  device::LedgerClient client{::getpid(), context.client_name.empty() ? "pid-" + std::to_string(::getpid())
+                                                                      : context.client_name,
+                              context.pinned_limit_bytes};
+  return std::unique_ptr<DeviceMemoryCharge>(new DeviceMemoryCharge(std::move(ledger), std::move(client)));
+}
+
+DeviceMemoryCharge::~DeviceMemoryCharge() {
+  // A forked child inherits the object but is not the process that was charged.
+  if (charged_ > 0 && client_.pid == ::getpid()) (void)ledger_.Free(client_.pid, charged_);
+}
+
+Status DeviceMemoryCharge::Charge(uint64_t bytes, std::string_view what) {
+  if (bytes == 0) return Status::OK();
+  RETURN_IF_ERROR(ledger_.Allocate(client_, bytes).WithContext(what));
+  charged_ += bytes;
+  return Status::OK();
+}
+
+}  // namespace dfw

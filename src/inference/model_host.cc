@@ -1,0 +1,98 @@
+#include "dfw/inference/model_host.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "dfw/common/exit_code.h"
+#include "dfw/common/strings.h"
+#include "dfw/device/mps_client.h"
+#include "dfw/device/process_info.h"
+#include "dfw/inference/device_memory.h"
+#include "dfw/inference/shared_copy.h"
+
+namespace dfw {
+namespace {
+
+void Report(int fd, const std::string& line) {
+  if (fd < 0) return;
+  std::string text = line + "\n";
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n <= 0) return;  // the launcher stopped listening: nothing else to tell
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+// Everything the host holds while it runs; released in reverse order when it goes.
+struct Holdings {
+  std::optional<device::MpsClientSession> mps;
+  SharedCopyFiles files;
+  std::unique_ptr<SafetensorsFile> copy;  // the published weights, mapped
+  std::unique_ptr<DeviceMemoryCharge> charge;
+  uint64_t bytes = 0;
+};
+
+Status Start(const ModelHostOptions& o, Holdings& h) {
+  if (o.copy < 0) return InvalidArgument("model_host --copy must be >= 0, got " + std::to_string(o.copy));
+  if (o.name.empty() || o.name.find(' ') != std::string::npos) {
+    return InvalidArgument("model_host --name '" + o.name + "' must be non-empty without spaces");
+  }
+  ASSIGN_OR_RETURN(ModelProcessContext context, ModelProcessContextFromEnv(o.name, 0));
+  ASSIGN_OR_RETURN(h.mps, device::MpsClientSession::RegisterFromEnv(o.name));
+  if (h.mps && h.mps->pinned_mem_limit_bytes()) {  // the daemon's default applies when lower
+    context.pinned_limit_bytes = std::min(context.pinned_limit_bytes.value_or(UINT64_MAX), *h.mps->pinned_mem_limit_bytes());
+  }
+  ASSIGN_OR_RETURN(h.files, SharedCopyFilesFor(o.models_dir, o.weights_path, o.copy));
+  ASSIGN_OR_RETURN(h.bytes, PublishF32Copy(o.weights_path, h.files.weights));
+  ASSIGN_OR_RETURN(h.copy, SafetensorsFile::Open(h.files.weights));
+  ASSIGN_OR_RETURN(h.charge, DeviceMemoryCharge::Open(context));
+  if (h.charge) {
+    RETURN_IF_ERROR(h.charge->Charge(h.bytes, "shared copy " + std::to_string(o.copy) + " of model '" +
+                                                  o.weights_path + "' (" + HumanBytes(h.bytes) + ")"));
+  }
+  const std::optional<uint64_t> start = device::ProcessStartTime(::getpid());
+  return WriteCopyHostRecord(h.files.host, CopyHostRecord{::getpid(), start.value_or(0), o.name});
+}
+
+void RemoveFiles(const Holdings& h) {
+  if (!h.files.host.empty()) ::unlink(h.files.host.c_str());  // first: SDK processes stop choosing this copy
+  if (!h.files.weights.empty()) ::unlink(h.files.weights.c_str());
+}
+
+}  // namespace
+
+int RunModelHost(const ModelHostOptions& o) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
+  ::sigprocmask(SIG_BLOCK, &stop, nullptr);
+
+  Holdings h;
+  Status started = Start(o, h);
+  if (!started.ok()) {
+    RemoveFiles(h);
+    std::fprintf(stderr, "[dfworker %s] error: %s\n", o.name.c_str(), started.message().c_str());
+    Report(o.ready_fd, "error: " + started.message());
+    return static_cast<int>(ExitCodeFor(started));
+  }
+  std::fprintf(stderr, "[dfworker %s] holding shared copy %d of '%s' (%s) in %s\n", o.name.c_str(), o.copy,
+               o.weights_path.c_str(), HumanBytes(h.bytes).c_str(), h.files.weights.c_str());
+  Report(o.ready_fd, "ready " + std::to_string(h.bytes));
+  if (o.ready_fd >= 0) ::close(o.ready_fd);
+
+  int sig = 0;
+  while (::sigwait(&stop, &sig) != 0) {
+  }
+  std::fprintf(stderr, "[dfworker %s] stopping (signal %d)\n", o.name.c_str(), sig);
+  RemoveFiles(h);
+  return 0;
+}
+
+}  // namespace dfw
