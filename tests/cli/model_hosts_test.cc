@@ -1,0 +1,185 @@
+// Model-host processes for real (`dfworker model_host`, started by ModelHostGroup as `run` does):
+// each publishes its copy and charges it to the ledger under its own name; SDK processes attach
+// round robin; a host crash frees its charge and SDK processes move to a live copy; an SDK crash
+// costs nothing; a copy that does not fit is refused with the ledger's out-of-memory message; a
+// clean stop removes the copies; the launcher's death stops the hosts (PR_SET_PDEATHSIG).
+#include "model_hosts.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "dfw/device/memory_ledger.h"
+#include "dfw/device/process_info.h"
+#include "dfw/inference/device_memory.h"
+#include "dfw/inference/shared_copy.h"
+
+namespace dfw::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kModel = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp/model.safetensors";
+constexpr uint64_t kGiB = 1ull << 30;
+
+class ModelHostsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dfw-hosts-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "logs");
+    ledger_path_ = device::LedgerPathForJob(dir_.string());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ModelHostGroupOptions Options(std::vector<std::string> extra_env = {}) {
+    ModelHostGroupOptions o;
+    o.self_exe = std::string(DFW_BINARY_DIR) + "/src/cli/dfworker";
+    o.models_dir = dir_.string() + "/models";
+    o.log_dir = dir_.string() + "/logs";
+    o.extra_env = std::move(extra_env);
+    o.extra_env.push_back(std::string(kGpuMemoryLedgerEnv) + "=" + ledger_path_);
+    o.timeout_ms = 20000;
+    return o;
+  }
+  std::map<std::string, uint64_t> LedgerByName() {
+    auto l = device::MemoryLedger::Open(ledger_path_);
+    auto snap = l.ok() ? l->Snapshot() : Result<device::LedgerSnapshot>(l.status());
+    EXPECT_TRUE(snap.ok()) << snap.status().ToString();
+    std::map<std::string, uint64_t> out;
+    if (snap.ok()) {
+      for (const auto& e : snap->entries) out[e.name] = e.allocated_bytes;
+    }
+    return out;
+  }
+  fs::path dir_;
+  std::string ledger_path_;
+};
+
+TEST_F(ModelHostsTest, HostsPublishAndChargeTheirCopiesAndRemoveThemOnStop) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "nvidia-tesla-t4 (emulated)", 15 * kGiB).ok());
+  auto group = ModelHostGroup::Start(Options(), {{kModel, 0, "model-host-0"}, {kModel, 1, "model-host-1"}});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  auto header = SafetensorsFile::Open(kModel);
+  ASSERT_TRUE(header.ok());
+  const uint64_t copy_bytes = (*header)->header().data_bytes;  // F32 already: published size = plan's size
+  EXPECT_EQ(LedgerByName(), (std::map<std::string, uint64_t>{{"model-host-0", copy_bytes}, {"model-host-1", copy_bytes}}))
+      << "ledger = copies x model bytes, under each host's name";
+  for (int index : {0, 1, 2, 3}) {
+    auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 2, index);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(a->copy, index % 2);
+    EXPECT_EQ(a->host.pid, (*group)->pids()[index % 2]);
+  }
+  ASSERT_TRUE((*group)->Stop().ok());
+  EXPECT_TRUE(fs::is_empty(dir_ / "models")) << "copies and host records removed";
+  EXPECT_TRUE(LedgerByName().empty());
+  EXPECT_NE(fs::file_size(dir_ / "logs/model-host-1.log"), 0u);
+}
+
+TEST_F(ModelHostsTest, AHostCrashFreesItsChargeAndSdkProcessesMoveToALiveCopy) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "gpu", 15 * kGiB).ok());
+  auto group = ModelHostGroup::Start(Options(), {{kModel, 0, "model-host-0"}, {kModel, 1, "model-host-1"}});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  const pid_t victim = (*group)->pids()[0];
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  // Wait for the kill to land (the group reaps the host at Stop; until then it is a zombie).
+  for (int i = 0; i < 6000 && device::ProcessAlive(victim, 0); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(LedgerByName().count("model-host-0"), 0u) << "the dead host's charge is reclaimed";
+  EXPECT_EQ(LedgerByName().count("model-host-1"), 1u);
+  auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 2, 0);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->copy, 1) << "SDK process 0 fails over to copy 1";
+  EXPECT_FALSE(a->first_choice);
+  Status stop = (*group)->Stop();
+  ASSERT_FALSE(stop.ok());
+  EXPECT_NE(stop.message().find("model host 'model-host-0' (pid " + std::to_string(victim) + ") killed by signal 9"),
+            std::string::npos)
+      << stop.message();
+}
+
+TEST_F(ModelHostsTest, AnSdkProcessCrashCostsTheHostNothing) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "gpu", 15 * kGiB).ok());
+  auto group = ModelHostGroup::Start(Options(), {{kModel, 0, "model-host-0"}});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  const auto before = LedgerByName();
+  pid_t sdk = ::fork();
+  if (sdk == 0) {  // an SDK process: attach, then die by SIGKILL
+    auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 1, 5);
+    if (!a.ok()) ::_exit(3);
+    ::raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(sdk, &status, 0), sdk);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(LedgerByName(), before);
+  EXPECT_TRUE(device::ProcessAlive((*group)->pids()[0], 0));
+  auto again = AttachSharedCopy(dir_.string() + "/models", kModel, 1, 5);
+  EXPECT_TRUE(again.ok()) << "a restarted SDK process attaches to the same copy";
+  EXPECT_TRUE((*group)->Stop().ok());
+}
+
+struct OomCase {
+  const char* name;
+  uint64_t capacity;
+  std::vector<std::string> env;
+  const char* expected;
+};
+
+TEST_F(ModelHostsTest, ACopyThatDoesNotFitIsRefusedWithTheLedgersMessage) {
+  const std::vector<OomCase> cases = {
+      {"past capacity", 1000, {}, "out of GPU memory on tiny-gpu (emulated): process 'model-host-0' (pid "},
+      {"past the pinned limit", 15 * kGiB, {"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1K"},
+       "past its pinned limit CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=1.0 KiB"},
+  };
+  for (const OomCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "tiny-gpu (emulated)", c.capacity).ok());
+    auto group = ModelHostGroup::Start(Options(c.env), {{kModel, 0, "model-host-0"}});
+    ASSERT_EQ(group.status().code(), StatusCode::kResourceExhausted) << group.status().ToString();
+    const std::string& msg = group.status().message();
+    EXPECT_NE(msg.find("model host 'model-host-0' did not start: "), std::string::npos) << msg;
+    EXPECT_NE(msg.find(c.expected), std::string::npos) << msg;
+    EXPECT_NE(msg.find("requested"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("model-host-0.log"), std::string::npos) << msg;
+    EXPECT_TRUE(LedgerByName().empty());
+    EXPECT_TRUE(!fs::exists(dir_ / "models") || fs::is_empty(dir_ / "models")) << "nothing left published";
+  }
+}
+
+TEST_F(ModelHostsTest, HostsStopWhenTheLauncherIsKilled) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "gpu", 15 * kGiB).ok());
+  int report[2];
+  ASSERT_EQ(::pipe(report), 0);
+  pid_t launcher = ::fork();
+  if (launcher == 0) {  // a launcher that starts a host and is then SIGKILLed (no destructor runs)
+    auto group = ModelHostGroup::Start(Options(), {{kModel, 0, "model-host-0"}});
+    pid_t host = group.ok() ? (*group)->pids()[0] : 0;
+    if (::write(report[1], &host, sizeof host) != sizeof host) ::_exit(2);
+    ::raise(SIGKILL);
+  }
+  ::close(report[1]);
+  pid_t host = 0;
+  ASSERT_EQ(::read(report[0], &host, sizeof host), static_cast<ssize_t>(sizeof host));
+  ::close(report[0]);
+  ASSERT_GT(host, 0);
+  ::waitpid(launcher, nullptr, 0);
+  // PR_SET_PDEATHSIG sends the host SIGTERM; it removes its copy and exits (bounded wait for that event).
+  for (int i = 0; i < 6000 && (device::ProcessAlive(host, 0) || !fs::is_empty(dir_ / "models")); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(device::ProcessAlive(host, 0)) << "the host outlived its launcher";
+  EXPECT_TRUE(fs::is_empty(dir_ / "models"));
+  EXPECT_TRUE(LedgerByName().empty());
+  EXPECT_NE(fs::file_size(dir_ / "logs/model-host-0.log"), 0u);
+}
+
+}  // namespace
+}  // namespace dfw::cli

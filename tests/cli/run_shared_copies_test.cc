@@ -1,0 +1,141 @@
+// `dfworker run` with shared model copies and the emulated device's ledger, end to end with real
+// processes: model_copies: 2 under emulated MPS (every SDK process and model host registered with
+// the daemon, i.e. saw the MPS environment; the hosts' ledger charge equals the plan's copies ×
+// bytes; nothing left running or published afterwards), and the run-time out-of-memory cases:
+// a pinned limit below the model fails each bundle (retried, then the job fails, exit 1) without
+// sharing, and refuses the model host's copy (exit 1 before any SDK process) with sharing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "cli/cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dfw::testing::RunDfworker;
+
+const std::string kT4Mps =
+    "--dataflow_service_options=worker_accelerator=type:nvidia-tesla-t4;count:1;install-nvidia-driver;use_nvidia_mps";
+
+class RunSharedCopies : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dfw-shared-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // The default model over the good rows of its sample (clean.jsonl, so that only the device can
+  // fail a bundle); `extra` goes into model_handler.config; errors dead-lettered when `dead_letter`.
+  void WritePipeline(const std::string& extra, bool dead_letter) {
+    const std::string model = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
+    std::ifstream sample(model + "/sample.jsonl");
+    std::ofstream clean(dir_ / "clean.jsonl");
+    std::string row;
+    while (std::getline(sample, row)) {
+      auto j = nlohmann::json::parse(row, nullptr, /*allow_exceptions=*/false);
+      bool good = j.is_object() && j.contains("features") && j["features"].is_array() && j["features"].size() == 30;
+      for (const auto& x : good ? j["features"] : nlohmann::json::array()) good = good && x.is_number();
+      if (good) {
+        clean << row << "\n";
+        ++good_rows_;
+      }
+    }
+    std::ofstream(dir_ / "p.yaml") << "pipeline:\n"
+                                      "  type: chain\n"
+                                      "  source:\n"
+                                      "    type: ReadFromJson\n"
+                                      "    config: {path: clean.jsonl}\n"
+                                      "  transforms:\n"
+                                      "    - type: RunInference\n"
+                                      "      name: Classify\n"
+                                      "      config:\n"
+                                      "        model_handler:\n"
+                                      "          type: MlpModelHandlerSafetensors\n"
+                                      "          config: {model_path: " << model
+                                   << ", input_field: features, max_batch_size: 32" << extra << "}\n"
+                                   << (dead_letter ? "        error_handling: {output: failed}\n" : "")
+                                   << "  sink:\n"
+                                      "    type: WriteToJson\n"
+                                      "    config: {path: out/pred, file_name_suffix: .jsonl}\n";
+  }
+  std::string Read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  fs::path dir_;
+  int good_rows_ = 0;
+};
+
+TEST_F(RunSharedCopies, TwoCopiesServeFourSdkProcessesUnderEmulatedMps) {
+  WritePipeline(", model_copies: 2", false);
+  auto o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-4", kT4Mps,
+                        "--accelerator_backend=emulated"},
+                       dir_.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("model hosts: 2 shared copies published under"), std::string::npos) << o.out;
+  // Measured (ledger) = plan: 2 copies x the model's bytes.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(o.out, m, std::regex(R"(2 model host\(s\) hold .* \((\d+) bytes\) of shared copies; plan: .* \((\d+) bytes\))")))
+      << o.out;
+  EXPECT_EQ(m[1].str(), m[2].str());
+  EXPECT_NE(m[1].str(), "0");
+
+  // Every SDK process and both hosts registered with the emulated daemon: each saw the MPS env.
+  const std::string log = Read(dir_ / "job/mps/log/control.log");
+  for (const char* client : {"(sdk-0)", "(sdk-1)", "(sdk-2)", "(sdk-3)", "(model-host-0)", "(model-host-1)"}) {
+    EXPECT_NE(log.find(std::string("NEW CLIENT ")), std::string::npos);
+    EXPECT_NE(log.find(client), std::string::npos) << client << " not registered:\n" << log;
+  }
+  // SDK processes attached round robin (index mod 2).
+  for (int i = 0; i < 4; ++i) {
+    const std::string sdk_log = Read(dir_ / ("job/logs/sdk-" + std::to_string(i) + ".log"));
+    EXPECT_NE(sdk_log.find("shared copy " + std::to_string(i % 2) + " of 2"), std::string::npos)
+        << "sdk-" << i << ":\n" << sdk_log;
+  }
+  // Every good row was predicted; the hosts are gone and took their copies with them.
+  std::ifstream preds(dir_ / "out/pred-00000-of-00001.jsonl");
+  std::string line;
+  int rows = 0;
+  while (std::getline(preds, line)) ++rows;
+  EXPECT_EQ(rows, good_rows_);
+  EXPECT_EQ(good_rows_, 143);
+  EXPECT_TRUE(fs::is_empty(dir_ / "job/models"));
+}
+
+TEST_F(RunSharedCopies, PinnedLimitBelowThePrivateModelFailsEveryBundleThenTheJob) {
+  WritePipeline("", false);
+  auto o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2", kT4Mps,
+                        "--accelerator_backend=emulated"},
+                       dir_.string(), "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1K");
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("run stopped: "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("attempts"), std::string::npos) << "the bundle was retried:\n" << o.out;
+  EXPECT_NE(o.out.find("out of GPU memory: process 'sdk-"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("past its pinned limit CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=1.0 KiB"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("requested"), std::string::npos) << o.out;
+}
+
+TEST_F(RunSharedCopies, PinnedLimitBelowASharedCopyStopsTheRunBeforeAnySdkProcess) {
+  WritePipeline(", large_model: true", true);
+  auto o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2", kT4Mps,
+                        "--accelerator_backend=emulated"},
+                       dir_.string(), "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1K");
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("model host 'model-host-0' did not start: "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("out of GPU memory: process 'model-host-0'"), std::string::npos) << o.out;
+  EXPECT_FALSE(fs::exists(dir_ / "job/logs/sdk-0.log")) << "no SDK process started";
+}
+
+}  // namespace
