@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 #include "dfw/device/mps_env.h"
 
 namespace dfw {
@@ -68,6 +70,19 @@ Status DeviceMemoryCharge::Charge(uint64_t bytes, std::string_view what) {
   if (bytes == 0) return Status::OK();
   RETURN_IF_ERROR(ledger_.Allocate(client_, bytes).WithContext(what));
   charged_ += bytes;
+  return Status::OK();
+}
+
+void DeviceMemoryCharge::ChargeOrDefer(uint64_t bytes, std::string what) {
+  pending_ += bytes;
+  pending_what_ = std::move(what);
+  if (Status s = Settle(); !s.ok()) spdlog::warn("{} (each batch retries the charge)", s.message());
+}
+
+Status DeviceMemoryCharge::Settle() {
+  if (pending_ == 0) return Status::OK();
+  RETURN_IF_ERROR(Charge(pending_, pending_what_));
+  pending_ = 0;
   return Status::OK();
 }
 

@@ -93,16 +93,12 @@ class MlpModel final : public Model {
     max_width_ = std::max(max_width_, config_.input_dim);
   }
 
-  // Private weights are charged to the ledger at load. If they do not fit, the model still loads
-  // (the weights are host memory here) but every batch retries the charge and fails with the
-  // ledger's out-of-memory message until it fits: the failing bundles are retried by the
-  // coordinator, as Beam retries bundles whose DoFn setup (load_model) fails, instead of the
-  // SDK process dying before it can report anything.
+  // Private weights are charged at load (DeviceMemoryCharge::ChargeOrDefer); a shared copy is
+  // charged by its model host.
   void ChargeWeights(std::string_view model_name) {
-    if (charge_ == nullptr || shared_) return;
-    pending_what_ = "model weights of '" + std::string(model_name) + "'";
-    pending_weights_ = static_cast<uint64_t>(byte_size());
-    if (Status s = ChargePending(); !s.ok()) spdlog::warn("{} (batches will retry the charge)", s.message());
+    if (charge_ != nullptr && !shared_) {
+      charge_->ChargeOrDefer(static_cast<uint64_t>(byte_size()), "model weights of '" + std::string(model_name) + "'");
+    }
   }
 
   Status Load() {
@@ -143,7 +139,7 @@ class MlpModel final : public Model {
     const int rows = static_cast<int>(batch.size());
     if (rows == 0) return Status::OK();
     RETURN_IF_ERROR(EnsureSharedCopy());
-    RETURN_IF_ERROR(ChargePending());
+    if (charge_ != nullptr) RETURN_IF_ERROR(charge_->Settle());
     RETURN_IF_ERROR(EnsureCapacity(rows));
     const int64_t in_dim = config_.input_dim;
     for (int r = 0; r < rows; ++r) {
@@ -190,13 +186,6 @@ class MlpModel final : public Model {
   std::string_view device() const override { return backend_->name(); }
 
  private:
-  Status ChargePending() {
-    if (pending_weights_ == 0) return Status::OK();
-    RETURN_IF_ERROR(charge_->Charge(pending_weights_, pending_what_));
-    pending_weights_ = 0;
-    return Status::OK();
-  }
-
   // A shared copy whose model host died is gone (on CUDA its device memory goes with the host):
   // move to the next copy whose host runs, or fail the batch naming the hosts.
   Status EnsureSharedCopy() {
@@ -235,8 +224,6 @@ class MlpModel final : public Model {
   std::unique_ptr<InferenceBackend> backend_;
   std::unique_ptr<DeviceMemoryCharge> charge_;  // null: no ledger
   std::optional<SharedSource> shared_;          // set: weights from a model host's copy
-  uint64_t pending_weights_ = 0;                // weight bytes not yet charged
-  std::string pending_what_;
   std::vector<LayerWeights> weights_;
   int64_t max_width_ = 0;
   int capacity_ = 0;

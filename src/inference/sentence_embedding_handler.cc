@@ -10,6 +10,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/bert_encoder.h"
+#include "dfw/inference/device_memory.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/tokenizer.h"
 
@@ -105,7 +106,15 @@ class SentenceEmbeddingModel final : public Model {
     return Status::OK();
   }
 
+  // Charges the weights to the job's ledger (emulated device; see device_memory.h). Shared copies
+  // are not implemented for this handler: each SDK process loads and charges its own.
+  void ChargeWeights(std::unique_ptr<DeviceMemoryCharge> charge, const std::string& model_name) {
+    charge_ = std::move(charge);
+    if (charge_ != nullptr) charge_->ChargeOrDefer(static_cast<uint64_t>(byte_size()), "model weights of '" + model_name + "'");
+  }
+
   Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
+    if (charge_ != nullptr) RETURN_IF_ERROR(charge_->Settle());
     const std::size_t n = batch.size(), h = static_cast<std::size_t>(encoder_->hidden_size());
     if (ids_.size() < n) ids_.resize(n);  // inner vectors keep their capacity across batches
     seqs_.clear();
@@ -142,6 +151,7 @@ class SentenceEmbeddingModel final : public Model {
   std::vector<std::vector<int32_t>> ids_;
   std::vector<std::span<const int32_t>> seqs_;
   std::vector<float> out_;
+  std::unique_ptr<DeviceMemoryCharge> charge_;  // null: no ledger
 };
 
 class SentenceEmbeddingHandler final : public ModelHandler {
@@ -150,11 +160,13 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   std::string_view type() const override { return kSentenceEmbeddingHandlerType; }
 
   Result<std::unique_ptr<Model>> LoadModel() const override {
+    ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(CurrentModelProcessContext()));
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), s_.encoder));
-    return std::unique_ptr<Model>(
-        std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder)));
+    auto model = std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder));
+    model->ChargeWeights(std::move(charge), ModelId());
+    return std::unique_ptr<Model>(std::move(model));
   }
 
  private:

@@ -60,12 +60,23 @@ class DeviceMemoryCharge {
   Status Charge(uint64_t bytes, std::string_view what);
   uint64_t charged_bytes() const { return charged_; }
 
+  // For a model's weights at load: charges `bytes` now if they fit, otherwise keeps them pending
+  // (with a warning) for Settle(). Models call Settle() before each batch, so a model that did
+  // not fit fails its batches — and their bundles, which the coordinator retries, as Beam retries
+  // bundles whose DoFn setup (load_model) fails — with the ledger's out-of-memory message until
+  // memory frees up, instead of the SDK process dying before it can report anything.
+  void ChargeOrDefer(uint64_t bytes, std::string what);
+  // Charges what is pending; OK when nothing is.
+  Status Settle();
+
  private:
   DeviceMemoryCharge(device::MemoryLedger ledger, device::LedgerClient client)
       : ledger_(std::move(ledger)), client_(std::move(client)) {}
   device::MemoryLedger ledger_;
   device::LedgerClient client_;
   uint64_t charged_ = 0;
+  uint64_t pending_ = 0;
+  std::string pending_what_;
 };
 
 }  // namespace dfw

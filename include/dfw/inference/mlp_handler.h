@@ -7,6 +7,10 @@
 // file keeps them 4-byte aligned, as safetensors writers do); F16/BF16 are converted to F32 once,
 // at load. Workspace buffers grow to the largest batch seen and are reused: no allocation per row
 // or per batch on the compute path.
+// Shared copies (model_copies / large_model) inside a `dfworker run` job: the weights come from a
+// model host's published F32 copy (shared_copy.h: round robin by SDK index, failover to a live
+// host before a batch). On the emulated device the process charges its private weights and its
+// workspace to the job's ledger (device_memory.h).
 #pragma once
 
 #include <cstdint>
