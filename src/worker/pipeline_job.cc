@@ -3,7 +3,10 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <map>
+#include <thread>
 
 #include "dfw/common/strings.h"
 #include "dfw/pipeline/runner.h"
@@ -57,6 +60,23 @@ MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& afte
   return d;
 }
 
+// Test-only hooks (pipeline_job.h), read once per process.
+struct BundleHooks {
+  int64_t delay_ms = 0;
+  std::string crash_on;
+
+  static BundleHooks FromEnv() {
+    BundleHooks h;
+    if (const char* v = std::getenv("DFW_TEST_BUNDLE_DELAY_MS")) h.delay_ms = ParseInt64(v).value_or(0);
+    if (const char* v = std::getenv("DFW_TEST_CRASH_ON_BUNDLE")) h.crash_on = v;
+    return h;
+  }
+  void BeforeBundle(const std::string& bundle_id) const {
+    if (bundle_id == crash_on) std::abort();
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+  }
+};
+
 class PipelineExecutor final : public BundleExecutor {
  public:
   Status Init(const JobInfo& job, int threads) {
@@ -86,6 +106,7 @@ class PipelineExecutor final : public BundleExecutor {
     if (it == bundles_.end()) {
       return DataLoss("bundle '" + bundle_id + "' is not in this pipeline's plan (did an input file change?)");
     }
+    hooks_.BeforeBundle(bundle_id);
     MetricsSnapshot before = metrics_.Snapshot();
     Result<BundleStats> stats = InJobCwd(job_, [&] { return runner_->RunBundle(it->second, staging_dir); });
     if (!stats.ok()) return stats.status();
@@ -107,6 +128,7 @@ class PipelineExecutor final : public BundleExecutor {
   std::map<std::string, Bundle> bundles_;
   MetricsSnapshot load_metrics_;  // recorded while the runner was made
   bool load_metrics_sent_ = false;
+  BundleHooks hooks_ = BundleHooks::FromEnv();
 };
 
 }  // namespace
@@ -124,6 +146,7 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   MetricsRegistry metrics;
   RunnerOptions options;
   options.threads = std::max(1, threads);
+  options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
   ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
   ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
   for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));

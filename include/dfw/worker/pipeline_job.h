@@ -22,6 +22,10 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
 // An executor that runs bundles of the job's pipeline with `threads` harness threads. Each
 // RunBundle reports the bundle's metric delta (counters exact; distribution min/max are this
 // process's running min/max, which merge correctly) plus ("dfworker", "records") = rows read.
+//
+// Test-only hooks, read from the environment (real-process tests of `dfworker run` plant faults):
+//   DFW_TEST_BUNDLE_DELAY_MS=N    sleep N ms before each bundle (so a kill lands mid-run)
+//   DFW_TEST_CRASH_ON_BUNDLE=ID   abort() whenever bundle ID is run (a poison bundle)
 Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads);
 
 // Once every bundle is committed: checks error_handling thresholds over the merged metrics

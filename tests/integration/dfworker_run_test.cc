@@ -1,0 +1,217 @@
+// Fault tests through the product itself: `dfworker run` (launcher, coordinator, real SDK
+// processes running the pipeline executor) on ReadFromJson → MapToFields → WriteToJson over 40
+// input files (40 bundles). Tests send real signals (SIGKILL to an SDK process or the launcher,
+// SIGINT/SIGTERM), resume, and check that every record reaches the sharded output exactly once,
+// that exit codes are exact and that no process of the job outlives it.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <regex>
+
+#include "process_util.h"
+
+namespace dfw {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dfw::testing;
+
+constexpr int kFiles = 40;           // one bundle per input file
+constexpr int kRecordsPerFile = 25;  // 1000 records in all
+
+class DfworkerRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterised names contain '/'
+    base_ = fs::path("/tmp") / ("dfw_run_" + std::to_string(::getpid()) + "_" + name);
+    fs::remove_all(base_);
+    fs::create_directories(base_ / "in");
+    for (int f = 0; f < kFiles; ++f) {
+      std::ofstream in(base_ / "in" / ("part-" + std::to_string(100 + f) + ".jsonl"));
+      for (int i = 0; i < kRecordsPerFile; ++i) {
+        int id = f * kRecordsPerFile + i;
+        in << "{\"id\": " << id << ", \"x\": " << i << "}\n";
+      }
+    }
+    // Relative paths: the job records the launcher's working directory, so resume and every SDK
+    // process resolve them the same way.
+    std::ofstream(base_ / "p.yaml") << "pipeline:\n"
+                                       "  type: chain\n"
+                                       "  source: {type: ReadFromJson, config: {path: in/*.jsonl}}\n"
+                                       "  transforms:\n"
+                                       "    - type: MapToFields\n"
+                                       "      config: {language: python, fields: {id: id, y: \"x * 2 + id\"}}\n"
+                                       "  sink: {type: WriteToJson, config: {path: out/rows, file_name_suffix: .jsonl}}\n";
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(base_);
+  }
+
+  std::string JobDir() const { return (base_ / "job").string(); }
+  std::string Err(const std::string& name) const { return (base_ / (name + ".err")).string(); }
+  std::string Log(const std::string& name) const { return ReadFile(Err(name)); }
+  int Commits() const { return CountLines(JobDir() + "/manifest.jsonl"); }
+
+  // `dfworker run p.yaml` from base_ with `processes` SDK processes (one harness thread each).
+  Started Launch(const std::string& name, int processes, std::vector<std::string> extra = {},
+                 const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv = {"/bin/sh", "-c", "", "sh", DFW_DFWORKER, "run", "p.yaml",
+                                     "--number_of_worker_harness_threads=1"};
+    argv.push_back(processes == 1 ? "--experiments=no_use_multiple_sdk_containers"
+                                  : "--machine_type=n1-standard-" + std::to_string(processes));
+    bool own_dir = std::find(extra.begin(), extra.end(), "--resume") != extra.end() ||
+                   std::find(extra.begin(), extra.end(), "--job_dir") != extra.end();
+    if (!own_dir) argv.insert(argv.end(), {"--job_dir", JobDir()});
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    // exec in base_ (the pipeline's relative paths); the shell is replaced, so the pid is dfworker's.
+    argv[2] = "cd '" + base_.string() + "' && exec \"$@\"";
+    return StartProcess(argv, env, Err(name));
+  }
+  int Run(const std::string& name, int processes, std::vector<std::string> extra = {},
+          const std::vector<std::string>& env = {}) {
+    return WaitExit(Launch(name, processes, std::move(extra), env).pid);
+  }
+
+  // Every output line, sorted (the output set, independent of which process wrote what).
+  std::vector<std::string> OutputLines() const {
+    std::vector<std::string> lines;
+    if (!fs::exists(base_ / "out")) return lines;
+    for (const auto& e : fs::directory_iterator(base_ / "out")) {
+      std::ifstream in(e.path());
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  }
+  int OutputShards() const {
+    int n = 0;
+    if (fs::exists(base_ / "out")) {
+      for (const auto& e : fs::directory_iterator(base_ / "out")) n += e.path().filename().string().find("-of-00040") != std::string::npos;
+    }
+    return n;
+  }
+
+  // Every id 0..999 exactly once with its computed field, 40 shards, 40 manifest lines, and
+  // metrics.json counting 1000 records (each bundle once, across kills and resumes).
+  void ExpectExactlyOnce(const std::string& log_name) {
+    std::map<int, int> seen;
+    static const std::regex kRow(R"re(^\{"id":(\d+),"y":(\d+)\}$)re");
+    for (const std::string& line : OutputLines()) {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(line, m, kRow)) << "unexpected output line: " << line;
+      int id = std::stoi(m[1]);
+      EXPECT_EQ(std::stoi(m[2]), 2 * (id % kRecordsPerFile) + id) << line;
+      ++seen[id];
+    }
+    EXPECT_EQ(seen.size(), static_cast<std::size_t>(kFiles * kRecordsPerFile)) << Log(log_name);
+    for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << "record " << id << " duplicated";
+    EXPECT_EQ(OutputShards(), kFiles);
+    EXPECT_EQ(Commits(), kFiles) << "each bundle is in the manifest exactly once";
+    EXPECT_NE(ReadFile(JobDir() + "/metrics.json").find("\"value\": 1000"), std::string::npos)
+        << ReadFile(JobDir() + "/metrics.json");
+  }
+
+  // SDK processes of this job still alive (their command line names the job dir).
+  std::size_t JobProcesses() const { return ProcessesMentioning(JobDir()).size(); }
+
+  fs::path base_;
+};
+
+TEST_F(DfworkerRun, OneFourAndEightProcessesGiveIdenticalOutputSets) {
+  std::vector<std::string> reference;
+  for (int n : {1, 4, 8}) {
+    SCOPED_TRACE("processes " + std::to_string(n));
+    fs::remove_all(base_ / "out");
+    fs::remove_all(JobDir());
+    std::string name = "run" + std::to_string(n);
+    ASSERT_EQ(Run(name, n), 0) << Log(name);
+    EXPECT_NE(Log(name).find(std::to_string(n) + " SDK processes"), std::string::npos) << Log(name);
+    ExpectExactlyOnce(name);
+    EXPECT_EQ(JobProcesses(), 0u);
+    if (reference.empty()) {
+      reference = OutputLines();
+    } else {
+      EXPECT_EQ(OutputLines(), reference) << "the output set depends on the process count";
+    }
+  }
+}
+
+class DfworkerSdkKill : public DfworkerRun, public ::testing::WithParamInterface<int> {};
+
+TEST_P(DfworkerSdkKill, RandomSdkProcessKilledAtARandomTimeLosesAndDuplicatesNothing) {
+  std::mt19937 rng(static_cast<unsigned>(GetParam()));
+  Started launcher = Launch("run", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
+  int after = static_cast<int>(rng() % 10);  // 0: before any commit
+  ASSERT_TRUE(WaitFor([&] { return Commits() >= after && ChildrenOf(launcher.pid).size() == 4; })) << Log("run");
+  std::vector<pid_t> kids = ChildrenOf(launcher.pid);
+  ASSERT_FALSE(kids.empty());
+  ASSERT_EQ(::kill(kids[rng() % kids.size()], SIGKILL), 0);
+  ASSERT_EQ(WaitExit(launcher.pid), 0) << Log("run");
+  EXPECT_NE(Log("run").find("killed by signal 9"), std::string::npos) << Log("run");
+  ExpectExactlyOnce("run");
+  EXPECT_EQ(JobProcesses(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, DfworkerSdkKill, ::testing::Values(11, 12, 13));
+
+TEST_F(DfworkerRun, LauncherSigkillLeavesNoProcessAndResumeCompletesExactlyOnce) {
+  Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
+  ASSERT_TRUE(WaitFor([&] { return Commits() >= 3; })) << Log("first");
+  ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
+  EXPECT_EQ(WaitExit(launcher.pid), 128 + SIGKILL);
+  // PR_SET_PDEATHSIG: the SDK processes die with the launcher, nobody has to clean up after it.
+  EXPECT_TRUE(WaitFor([&] { return JobProcesses() == 0; }, 30)) << JobProcesses() << " processes outlived the launcher";
+  int before = Commits();
+  EXPECT_LT(before, kFiles) << "the kill should land mid-run";
+  EXPECT_FALSE(fs::exists(base_ / "out")) << "nothing is finalized before every bundle is committed";
+  ASSERT_EQ(Run("resume", 4, {"--resume", JobDir()}), 0) << Log("resume");
+  EXPECT_NE(Log("resume").find(std::to_string(before) + " already committed"), std::string::npos) << Log("resume");
+  ExpectExactlyOnce("resume");
+  ASSERT_EQ(Run("again", 2, {"--resume", JobDir()}), 0) << Log("again");
+  EXPECT_NE(Log("again").find("already finished"), std::string::npos) << Log("again");
+  ExpectExactlyOnce("again");
+}
+
+class DfworkerStopSignal : public DfworkerRun, public ::testing::WithParamInterface<int> {};
+
+TEST_P(DfworkerStopSignal, StopsWithTheSignalsExitCodeLeavesNothingRunningAndResumes) {
+  const int sig = GetParam();
+  Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
+  ASSERT_TRUE(WaitFor([&] { return Commits() >= 2; })) << Log("first");
+  ASSERT_EQ(::kill(launcher.pid, sig), 0);
+  EXPECT_EQ(WaitExit(launcher.pid), sig == SIGINT ? 130 : 143) << Log("first");
+  EXPECT_NE(Log("first").find("--resume"), std::string::npos) << Log("first");
+  EXPECT_EQ(JobProcesses(), 0u);
+  EXPECT_LT(Commits(), kFiles) << Log("first");
+  EXPECT_FALSE(fs::exists(JobDir() + "/FINISHED"));
+  ASSERT_EQ(Run("resume", 4, {"--resume", JobDir()}), 0) << Log("resume");
+  ExpectExactlyOnce("resume");
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, DfworkerStopSignal, ::testing::Values(SIGINT, SIGTERM));
+
+TEST_F(DfworkerRun, PoisonBundleFailsTheJobWithExitOneAfterFourAttempts) {
+  ASSERT_EQ(Run("run", 2, {}, {"DFW_TEST_CRASH_ON_BUNDLE=7"}), 1) << Log("run");
+  std::string err = Log("run");
+  EXPECT_NE(err.find("run stopped: bundle '7' failed 4 attempts"), std::string::npos) << err;
+  EXPECT_NE(err.find("SIGABRT"), std::string::npos) << err;
+  EXPECT_EQ(JobProcesses(), 0u);
+  EXPECT_FALSE(fs::exists(base_ / "out")) << "a failed job is not finalized";
+  EXPECT_FALSE(fs::exists(JobDir() + "/FINISHED"));
+}
+
+TEST_F(DfworkerRun, UnwritableJobDirExitsOneNamingIt) {
+  EXPECT_EQ(Run("run", 2, {"--job_dir", "/proc/dfw-not-writable/job"}), 1) << Log("run");
+  EXPECT_NE(Log("run").find("run stopped:"), std::string::npos) << Log("run");
+  EXPECT_NE(Log("run").find("/proc/dfw-not-writable"), std::string::npos) << Log("run");
+}
+
+}  // namespace
+}  // namespace dfw
