@@ -1,5 +1,7 @@
 #include "dfw/launcher/launcher.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "dfw/job/line_channel.h"
 #include "dfw/job/manifest.h"
@@ -21,6 +24,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
+
+// When this process began running code (static initialisation, before main): start-up is reported
+// from here. Only the exec and dynamic linking of the launcher itself come before it.
+const Clock::time_point kProcessStart = Clock::now();
+
+double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 struct Client {
   std::unique_ptr<LineChannel> channel;
@@ -67,6 +76,7 @@ class JobServer {
   void Send(Client& c, const Message& m) { (void)c.channel->WriteLine(EncodeMessage(m)); }
   bool Done(Clock::time_point now) const;
   void StopChildren();
+  void StopUnconnected();
   ProgressState Progress(Clock::time_point now) const;
   double Elapsed(Clock::time_point now) const { return std::chrono::duration<double>(now - start_).count(); }
 
@@ -83,6 +93,7 @@ class JobServer {
   std::size_t committed_at_start_;
   int64_t records_at_start_ = 0;  // records of bundles committed before this run (--resume)
   Clock::time_point start_ = Clock::now();
+  Clock::time_point spawned_{};  // when StartAll returned
   Clock::time_point stop_deadline_{};
   int stop_signal_ = 0;  // the first SIGINT/SIGTERM
   bool hard_stop_ = false;
@@ -220,7 +231,11 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       deaths_since_commit_ = 0;
       if (!first_commit_logged_) {
         first_commit_logged_ = true;
-        std::fprintf(stderr, "[dfworker] first bundle committed %.1f ms after start\n", Elapsed(Clock::now()) * 1000);
+        auto now = Clock::now();
+        std::fprintf(stderr,
+                     "[dfworker] first bundle committed %.1f ms after launch (%.1f ms after %d SDK processes "
+                     "were started)\n",
+                     Millis(now - kProcessStart), Millis(now - spawned_), sup_.size());
       }
       ack.accepted = true;
       break;
@@ -269,7 +284,8 @@ void JobServer::StopChildren() {
     auto deadline = Clock::now() + limit;
     while (sup_.live() > 0 && Clock::now() < deadline) {
       ReapChildren();
-      if (serve) {  // requests still in flight get their "done"
+      if (serve) {  // requests still in flight (and processes connecting only now) get their "done"
+        AcceptClients();
         std::vector<pollfd> all;
         for (auto& [fd, c] : clients_) all.push_back({fd, POLLIN, POLLIN});
         ReadClients(all, Clock::now());
@@ -278,13 +294,28 @@ void JobServer::StopChildren() {
       if (sup_.live() > 0) ::usleep(2000);
     }
   };
-  if (coord_.finished() && !hard_stop_) wait_all(milliseconds(3000), true);
+  if (coord_.finished() && !hard_stop_) {
+    StopUnconnected();
+    wait_all(milliseconds(3000), true);
+  }
   if (!hard_stop_) {
     sup_.SignalAll(SIGTERM);
     wait_all(milliseconds(3000), false);
   }
   sup_.SignalAll(SIGKILL);
   wait_all(milliseconds(10000), false);
+}
+
+void JobServer::StopUnconnected() {
+  // A process that has not said hello yet is still loading its pipeline; with the job finished it
+  // would only connect to be told "done" (or, connecting after the loop ended, wait for the
+  // SIGTERM below). Stopping it now saves that work and the wait.
+  std::set<int64_t> connected;
+  for (const auto& [fd, c] : clients_) connected.insert(c.pid);
+  for (int i = 0; i < sup_.size(); ++i) {
+    pid_t pid = sup_.PidOf(i);
+    if (pid != 0 && connected.count(pid) == 0) sup_.Signal(pid, SIGTERM);
+  }
 }
 
 ProgressState JobServer::Progress(Clock::time_point now) const {
@@ -303,6 +334,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   LaunchResult result;
   result.job_dir = dir_.root();
   Status started = sup_.StartAll();
+  spawned_ = Clock::now();
   if (!started.ok()) coord_.FailJob("cannot start SDK processes: " + started.message());
   while (true) {
     auto now = Clock::now();
@@ -358,6 +390,16 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   return result;
 }
 
+Status ProbeWritable(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("write to the job dir ('" + path + "')", errno);
+  bool wrote = ::write(fd, "probe\n", 6) == 6;
+  int err = errno;
+  ::close(fd);
+  ::unlink(path.c_str());
+  return wrote ? Status::OK() : ErrnoError("write to the job dir ('" + path + "')", err);
+}
+
 LaunchResult Fail(std::string job_dir, const Status& s) {
   return LaunchResult{ExitCodeFor(s) == ExitCode::kInvalidInvocation ? ExitCode::kInvalidInvocation : ExitCode::kRunFailed,
                       std::move(job_dir), s.message()};
@@ -388,10 +430,11 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   auto lock = JobLock::Acquire(*dir);
   if (!lock.ok()) return Fail(root, lock.status());
   // Output of leases that never committed belongs to nobody: clear it before anything runs.
+  // The probe only checks that the dir is writable (a read-only or full disk fails here, before any
+  // process starts); it needs no fsync.
   Status cleared = RemoveTree(dir->StagingDir());
-  if (cleared.ok()) cleared = WriteFileAtomically(dir->StagingDir() + ".probe", "");
+  if (cleared.ok()) cleared = ProbeWritable(dir->StagingDir() + ".probe");
   if (!cleared.ok()) return Fail(root, cleared);
-  ::unlink((dir->StagingDir() + ".probe").c_str());
   if (auto reopened = JobDir::Open(root); reopened.ok()) dir = std::move(reopened);
   auto manifest = Manifest::Open(dir->ManifestPath());
   if (!manifest.ok()) return Fail(root, manifest.status());

@@ -31,6 +31,15 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.threads = o.threads;
   opts.sdk_command = {o.self_exe.empty() ? SelfExe() : o.self_exe, "sdk_harness"};
   opts.sdk_env = o.sdk_env;
+  if (o.processes > 1) {
+    // With several SDK processes each gets one BLAS thread (DefaultBlasThreads). OpenBLAS starts
+    // its pool when the library loads, sized to the CPUs, and a pool thread spins (sched_yield)
+    // for a while before it sleeps: N processes x that spin at start-up competes with the real
+    // start-up work on a small machine. The variable sizes the pool at load; a model's explicit
+    // blas_threads still grows it later. A value the user exported comes first in the
+    // environment and wins.
+    opts.sdk_env.push_back("OPENBLAS_NUM_THREADS=1");
+  }
   opts.grace = o.grace;
   opts.before_start = o.before_start;
   opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total) { return FinalizePipelineJob(dir, total); };
