@@ -12,6 +12,7 @@
 #include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
+#include "dfw/worker/bundle_table.h"
 
 namespace dfw {
 namespace {
@@ -95,10 +96,24 @@ class PipelineExecutor final : public BundleExecutor {
       // What Make recorded (model loads: model_byte_size, load_model_latency_milli_secs) belongs to no
       // bundle; it rides with this process's first commit so the job's metrics.json has it.
       load_metrics_ = metrics_.Snapshot();
-      ASSIGN_OR_RETURN(auto bundles, runner_->PlanBundles());
+      ASSIGN_OR_RETURN(auto bundles, JobBundles());
       for (const Bundle& b : bundles) bundles_[std::to_string(b.id)] = b;
       return Status::OK();
     });
+  }
+
+  // The launcher's bundle table from job.json; re-planned only for a job dir written without one.
+  Result<std::vector<Bundle>> JobBundles() {
+    auto table = job_.params.find(kBundleTableParam);
+    if (table == job_.params.end()) return runner_->PlanBundles();
+    auto decoded = DecodeBundleTable(table->second);
+    if (!decoded.ok()) return decoded.status().WithContext("job.json");
+    std::vector<Bundle> bundles = std::move(decoded).value();
+    if (bundles.size() != job_.bundles.size()) {
+      return DataLoss("job.json: the bundle table has " + std::to_string(bundles.size()) + " bundles, the job " +
+                      std::to_string(job_.bundles.size()));
+    }
+    return bundles;
   }
 
   Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsSnapshot* metrics) override {
@@ -150,6 +165,7 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
   ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
   for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
+  if (auto table = EncodeBundleTable(bundles)) job.params[kBundleTableParam] = std::move(*table);
   return job;
 }
 
