@@ -83,6 +83,9 @@ Result<std::unique_ptr<InferenceBackend>> CreateBackend(std::string_view name) {
   if (name != "cuda") {
     return InvalidArgument("unknown inference backend '" + std::string(name) + "'; allowed: cpu, cuda");
   }
+  if (const char* why = std::getenv(kCudaUnavailableEnv); why != nullptr && *why != '\0') {
+    return Unavailable(std::string("CUDA backend not used: ") + why);
+  }
   const CudaLibrary lib = LoadCudaLibrary();
   if (lib.create == nullptr) return Unavailable(lib.error);
   std::string err(512, '\0');

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
+#include "dfw/backend/registry.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/memory_ledger.h"
@@ -84,6 +86,16 @@ void ReportSharedCopyMemory(const std::string& ledger_path, const WorkerPlan& pl
 
 int RunJob(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
+  if (plan.accelerator.backend != "cuda") {
+    // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so the
+    // launcher and every SDK process (they inherit the environment) skip the CUDA probe, ~130 ms
+    // of CPU each that can only fail (registry.h). A value the user exported is kept.
+    std::string why = plan.accelerator.present
+                          ? "the worker's accelerator is " + plan.accelerator.backend +
+                                (plan.accelerator.backend_reason.empty() ? "" : " (" + plan.accelerator.backend_reason + ")")
+                          : "no accelerator is declared for this worker";
+    ::setenv(kCudaUnavailableEnv, why.c_str(), /*overwrite=*/0);
+  }
   // Both outlive the launcher: stopped below on every return path (and by their destructors).
   std::unique_ptr<device::MpsController> mps;
   std::unique_ptr<ModelHostGroup> hosts;

@@ -51,6 +51,11 @@ Status SetBlasThreads(int threads);
 int BlasThreads();
 
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
+// When the environment has kCudaUnavailableEnv set (non-empty), "cuda" is kUnavailable with that
+// reason at once, without loading the library: `dfworker run` sets it for a worker whose plan has
+// no usable GPU, so the launcher and its SDK processes skip a probe that costs each of them
+// ~130 ms of CPU (loading cuBLAS, asking the driver) and that can only fail.
 Result<std::unique_ptr<InferenceBackend>> CreateBackend(std::string_view name);
+inline constexpr const char* kCudaUnavailableEnv = "DFW_CUDA_UNAVAILABLE";
 
 }  // namespace dfw
