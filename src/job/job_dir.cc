@@ -90,7 +90,7 @@ std::string NewJobId() {
   return std::string("dfw-") + buf + "-" + hex;
 }
 
-Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info) {
+Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool sync) {
   std::error_code ec;
   if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
     return FailedPrecondition("job dir '" + root + "' already exists and is not empty; finish it with --resume '" +
@@ -104,8 +104,20 @@ Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info) {
   if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create job dir '" + root + "'", errno);
   JobDir dir(root, info);
   for (const auto& sub : {dir.StagingDir(), dir.CommittedDir(), dir.LogsDir()}) RETURN_IF_ERROR(MakeDir(sub));
-  RETURN_IF_ERROR(WriteFileAtomically(dir.JobJsonPath(), JobInfoToJson(info)));
+  RETURN_IF_ERROR(WriteFileAtomically(dir.JobJsonPath(), JobInfoToJson(info), sync));
   return dir;
+}
+
+Status JobDir::SyncJobJson() const {
+  for (const std::string& path : {JobJsonPath(), root_}) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoError("open '" + path + "' to sync it", errno);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoError("fsync '" + path + "'", err);
+  }
+  return Status::OK();
 }
 
 Result<JobDir> JobDir::Open(const std::string& root) {
@@ -163,7 +175,7 @@ Status RemoveTree(const std::string& path) {
   return Status::OK();
 }
 
-Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create '" + tmp + "'", errno);
@@ -179,7 +191,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
     }
     off += static_cast<std::size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (sync && ::fsync(fd) != 0) {
     int err = errno;
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -336,6 +336,9 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   Status started = sup_.StartAll();
   spawned_ = Clock::now();
   if (!started.ok()) coord_.FailJob("cannot start SDK processes: " + started.message());
+  // job.json must be durable before the first commit reaches the manifest (a resumable job needs
+  // it); syncing it now overlaps the disk wait with the SDK processes' start-up.
+  if (Status synced = dir_.SyncJobJson(); !synced.ok()) coord_.FailJob("job dir: " + synced.message());
   while (true) {
     auto now = Clock::now();
     if (Done(now)) break;
@@ -423,19 +426,21 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     JobInfo info = opts.job;
     if (info.job_id.empty()) info.job_id = NewJobId();
     std::string root = opts.job_dir.empty() ? "./" + info.job_id : opts.job_dir;
-    dir = JobDir::Create(root, info);
+    dir = JobDir::Create(root, info, /*sync=*/false);  // fsync'd while the SDK processes start (Run)
   }
   if (!dir.ok()) return Fail(opts.resume_dir, dir.status());
   std::string root = dir->root();
   auto lock = JobLock::Acquire(*dir);
   if (!lock.ok()) return Fail(root, lock.status());
-  // Output of leases that never committed belongs to nobody: clear it before anything runs.
-  // The probe only checks that the dir is writable (a read-only or full disk fails here, before any
-  // process starts); it needs no fsync.
-  Status cleared = RemoveTree(dir->StagingDir());
-  if (cleared.ok()) cleared = ProbeWritable(dir->StagingDir() + ".probe");
-  if (!cleared.ok()) return Fail(root, cleared);
-  if (auto reopened = JobDir::Open(root); reopened.ok()) dir = std::move(reopened);
+  if (!opts.resume_dir.empty()) {
+    // Output of leases that never committed belongs to nobody: clear it before anything runs.
+    // The probe checks that the dir is still writable (a read-only or full disk fails here, before
+    // any process starts); it needs no fsync. A new job dir was just written, so it needs neither.
+    Status cleared = RemoveTree(dir->StagingDir());
+    if (cleared.ok()) cleared = ProbeWritable(dir->StagingDir() + ".probe");
+    if (!cleared.ok()) return Fail(root, cleared);
+    if (auto reopened = JobDir::Open(root); reopened.ok()) dir = std::move(reopened);
+  }
   auto manifest = Manifest::Open(dir->ManifestPath());
   if (!manifest.ok()) return Fail(root, manifest.status());
   LauncherOptions effective = opts;

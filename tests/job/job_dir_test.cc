@@ -45,6 +45,21 @@ TEST_F(JobDirTest, CreateThenOpenReadsTheSameJob) {
   EXPECT_EQ(opened->info().heartbeat_ms, 50);
 }
 
+TEST_F(JobDirTest, CreateWithoutSyncIsReadableAndSyncsLater) {
+  std::string root = (base_ / "job").string();
+  auto created = JobDir::Create(root, info_, /*sync=*/false);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto opened = JobDir::Open(root);  // SDK processes read it before the launcher syncs it
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->info().bundles, info_.bundles);
+  EXPECT_FALSE(fs::exists(root + "/job.json.tmp"));
+  EXPECT_TRUE(created->SyncJobJson().ok());
+  fs::remove(root + "/job.json");
+  Status gone = created->SyncJobJson();
+  EXPECT_EQ(gone.code(), StatusCode::kIoError) << gone.ToString();
+  EXPECT_NE(gone.message().find(root + "/job.json"), std::string::npos) << gone.message();
+}
+
 TEST_F(JobDirTest, ExistingNonEmptyDirPointsAtResume) {
   std::string root = (base_ / "job").string();
   ASSERT_TRUE(JobDir::Create(root, info_).ok());

@@ -34,11 +34,16 @@ class JobDir {
  public:
   // Creates `root` (which must not exist or be empty), its subfolders and job.json. An existing,
   // non-empty dir is kFailedPrecondition (use --resume); an unwritable parent is kIoError naming it.
-  static Result<JobDir> Create(const std::string& root, const JobInfo& info);
+  // With `sync` false job.json is written and renamed into place but not fsync'd: the caller must
+  // call SyncJobJson() before anything depends on it surviving a crash (the launcher does so while
+  // its SDK processes start, instead of making them wait for the disk).
+  static Result<JobDir> Create(const std::string& root, const JobInfo& info, bool sync = true);
   // Opens an existing job dir and reads its job.json (kNotFound / kDataLoss naming the file).
   static Result<JobDir> Open(const std::string& root);
 
   const std::string& root() const { return root_; }
+  // fsyncs job.json and the job dir (kIoError naming the file).
+  Status SyncJobJson() const;
   const JobInfo& info() const { return info_; }
 
   std::string JobJsonPath() const { return root_ + "/job.json"; }
@@ -90,7 +95,9 @@ Result<int> PromoteStaged(const std::string& lease_dir, const std::string& commi
 Status RemoveTree(const std::string& path);
 
 // Writes `contents` to `path` via a temporary file, fsync and rename (never half-written).
-Status WriteFileAtomically(const std::string& path, const std::string& contents);
+// `sync` false skips the fsync (the file is still never seen half-written, but may not survive a
+// crash).
+Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync = true);
 Result<std::string> ReadWholeFile(const std::string& path);
 
 }  // namespace dfw
