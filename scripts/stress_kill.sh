@@ -57,7 +57,11 @@ for i in $(seq 1 "$ITER"); do
     if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after launcher SIGKILL" >&2; fail=1; fi
     "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
   else
-    victim=$(pgrep -P "$launcher" | shuf -n 1 || true)
+    victim=
+    while [[ -z $victim ]] && kill -0 "$launcher" 2>/dev/null; do  # target 0: the SDK processes may not exist yet
+      victim=$(pgrep -P "$launcher" | shuf -n 1 || true)
+      [[ -n $victim ]] || sleep 0.002
+    done
     [[ -n "$victim" ]] && kill -9 "$victim" 2>/dev/null || true
     wait "$launcher" || { echo "iteration $i: launcher exited $?" >&2; fail=1; }
   fi
