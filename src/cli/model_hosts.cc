@@ -120,9 +120,16 @@ Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostS
     return ErrnoError("fork a model host", err);
   }
   if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // The stop signals are blocked before exec so that every thread of the host has them blocked —
+    // threads started while the binary loads (OpenBLAS's pool) included — and the host's sigwait
+    // sees them; blocked only in its main thread, a SIGTERM would kill it before it cleans up.
+    // SIGINT (a terminal's Ctrl-C reaches the whole group) is ignored: the launcher stops the hosts.
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    ::sigprocmask(SIG_SETMASK, &stop, nullptr);
+    ::signal(SIGINT, SIG_IGN);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // kept across exec: the host stops if the launcher dies
     if (::getppid() != parent) ::_exit(1);
     if (::dup2(log_fd, STDERR_FILENO) < 0 || ::dup2(ready[1], kReadyFd) != kReadyFd) ::_exit(127);
@@ -156,15 +163,18 @@ Status ModelHostGroup::Stop() {
   for (auto& [pid, name] : hosts_) {
     if (pid == 0) continue;
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      lost.push_back("model host '" + name + "' (pid " + std::to_string(pid) + ") " + Describe(status) +
-                     " during the run");
-    } else {
+    // A host stopped by us exits 0; any other end means it died on its own (its copy was lost).
+    const bool died = ::waitpid(pid, &status, WNOHANG) == pid;
+    if (!died) {
       ::kill(pid, SIGTERM);
       if (!Reap(pid, 5000, &status)) {
         ::kill(pid, SIGKILL);
         Reap(pid, 5000, &status);
       }
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      lost.push_back("model host '" + name + "' (pid " + std::to_string(pid) + ") " + Describe(status) +
+                     (died ? " during the run" : " when stopped"));
     }
     pid = 0;
   }

@@ -69,9 +69,12 @@ void RemoveFiles(const Holdings& h) {
 }  // namespace
 
 int RunModelHost(const ModelHostOptions& o) {
+  // Ctrl-C reaches the whole process group; the launcher decides when the hosts go (it gives
+  // in-flight bundles a grace period first), so SIGINT is ignored and SIGTERM/SIGHUP stop the host.
+  ::signal(SIGINT, SIG_IGN);
   sigset_t stop;
   sigemptyset(&stop);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop, s);
+  for (int s : {SIGTERM, SIGHUP}) sigaddset(&stop, s);
   ::sigprocmask(SIG_BLOCK, &stop, nullptr);
 
   Holdings h;

@@ -7,11 +7,14 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <thread>
 
@@ -156,6 +159,8 @@ TEST_F(ModelHostsTest, ACopyThatDoesNotFitIsRefusedWithTheLedgersMessage) {
 
 TEST_F(ModelHostsTest, HostsStopWhenTheLauncherIsKilled) {
   ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "gpu", 15 * kGiB).ok());
+  // The orphaned host is re-parented to this test process, which can then see how it ended.
+  ASSERT_EQ(::prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
   int report[2];
   ASSERT_EQ(::pipe(report), 0);
   pid_t launcher = ::fork();
@@ -171,14 +176,21 @@ TEST_F(ModelHostsTest, HostsStopWhenTheLauncherIsKilled) {
   ::close(report[0]);
   ASSERT_GT(host, 0);
   ::waitpid(launcher, nullptr, 0);
-  // PR_SET_PDEATHSIG sends the host SIGTERM; it removes its copy and exits (bounded wait for that event).
-  for (int i = 0; i < 6000 && (device::ProcessAlive(host, 0) || !fs::is_empty(dir_ / "models")); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // PR_SET_PDEATHSIG sends the host SIGTERM; it removes its copy and exits 0 (bounded wait).
+  int status = -1;
+  pid_t reaped = 0;
+  for (int i = 0; i < 6000 && reaped == 0; ++i) {
+    reaped = ::waitpid(host, &status, WNOHANG);
+    if (reaped == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  EXPECT_FALSE(device::ProcessAlive(host, 0)) << "the host outlived its launcher";
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+  std::ifstream log(dir_ / "logs/model-host-0.log");
+  std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(reaped, host) << "the host outlived its launcher";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "; host log:\n" << log_text;
   EXPECT_TRUE(fs::is_empty(dir_ / "models"));
   EXPECT_TRUE(LedgerByName().empty());
-  EXPECT_NE(fs::file_size(dir_ / "logs/model-host-0.log"), 0u);
+  EXPECT_NE(log_text.find("stopping (signal 15)"), std::string::npos) << log_text;
 }
 
 }  // namespace

@@ -128,7 +128,7 @@ TEST_F(RunSharedCopies, PinnedLimitBelowThePrivateModelFailsEveryBundleThenTheJo
 }
 
 TEST_F(RunSharedCopies, PinnedLimitBelowASharedCopyStopsTheRunBeforeAnySdkProcess) {
-  WritePipeline(", large_model: true", true);
+  WritePipeline(", large_model: true", false);
   auto o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2", kT4Mps,
                         "--accelerator_backend=emulated"},
                        dir_.string(), "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=1K");

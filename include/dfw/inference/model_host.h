@@ -6,8 +6,10 @@
 // publishes the F32 copy, charges its bytes to the job's ledger under its own name (emulated
 // device; DFW_GPU_MEMORY_LEDGER), writes its host record, then reports "ready <bytes>" on ready_fd
 // — or "error: <why>" (e.g. the ledger's out-of-memory message) and exits non-zero. It then waits
-// for SIGTERM/SIGINT/SIGHUP (the launcher's stop, or PR_SET_PDEATHSIG when the launcher dies) and
-// removes its copy and record on the way out; its ledger entry and MPS registration go with it.
+// for SIGTERM or SIGHUP (the launcher's stop, or PR_SET_PDEATHSIG when the launcher dies; SIGINT
+// is ignored: a terminal's Ctrl-C reaches the whole process group, and the launcher stops the
+// hosts only after in-flight bundles had their grace period) and removes its copy and record on
+// the way out; its ledger entry and MPS registration go with it.
 //
 // Not done: on CUDA the host would allocate device weights and export cudaIpcMemHandle for the SDK
 // processes to open; only the CPU/emulated path exists.
@@ -26,7 +28,10 @@ struct ModelHostOptions {
 };
 
 // Runs the host until it is told to stop. Returns the process exit code (0 after a clean stop).
-// Call from a single-threaded process (it blocks the stop signals and waits for them).
+// It blocks SIGTERM/SIGHUP in the calling thread and waits for them; threads the process started
+// earlier (OpenBLAS starts its pool when the binary loads) must have them blocked too, so the
+// launcher blocks them before exec (model_hosts.cc) — otherwise a SIGTERM kills the host before
+// it removes its copy.
 int RunModelHost(const ModelHostOptions& options);
 
 }  // namespace dfw
