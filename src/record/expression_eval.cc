@@ -25,11 +25,17 @@ Status MissingName(const Program& p, const Node& n, const Row& row) {
                          "; fields of this row: " + fields);
 }
 
-Status EvalCall(const Program& p, const Node& n, EvalContext& ctx, Slot& out) {
+// Calls keep their argument slots in their own frame (most calls take few arguments: a small
+// inline array, a vector past it), so Evaluate's own frame stays small: every node evaluation
+// would otherwise pay for initialising kMaxCallArgs slots.
+[[gnu::noinline]] Status EvalCall(const Program& p, const Node& n, EvalContext& ctx, Slot& out) {
+  constexpr std::size_t kInlineArgs = 4;
   bool method = n.kind == NodeKind::kMethod;
   std::size_t first = method ? 1 : 0;
   std::size_t nargs = n.kids.size() - first;
-  Slot slots[kMaxCallArgs];
+  Slot inline_slots[kInlineArgs];
+  std::vector<Slot> more_slots(nargs > kInlineArgs ? nargs : 0);
+  Slot* slots = nargs > kInlineArgs ? more_slots.data() : inline_slots;
   const Value* argv[kMaxCallArgs];
   Slot self;
   if (method) RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, self));

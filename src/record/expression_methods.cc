@@ -36,7 +36,11 @@ std::string MapCase(const std::string& s, Case mode) {
   std::string out;
   if (mode != Case::kTitle && IsAscii(s)) {  // the common case, without per-character table lookups
     out = s;
-    for (char& c : out) c = static_cast<char>(mode == Case::kLower ? std::tolower(static_cast<unsigned char>(c)) : std::toupper(static_cast<unsigned char>(c)));
+    // ASCII only: no locale lookups (std::toupper/tolower are calls per byte).
+    const char from = mode == Case::kLower ? 'A' : 'a';
+    for (char& c : out) {
+      if (static_cast<unsigned char>(c - from) < 26) c = static_cast<char>(c ^ 0x20);
+    }
     return out;
   }
   out.reserve(s.size());

@@ -1,8 +1,10 @@
 #include "dfw/record/value.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace dfw {
 
@@ -53,19 +55,6 @@ bool Value::operator==(const Value& o) const {
 
 namespace {
 
-void AppendDouble(std::string& out, double d) {
-  if (!std::isfinite(d)) {
-    out += "null";
-    return;
-  }
-  char buf[32];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, d);  // shortest round-trip form
-  std::string_view s(buf, p - buf);
-  out += s;
-  // Keep floats recognisable as floats in JSON ("1.0", not "1").
-  if (s.find_first_of(".eEn") == std::string_view::npos) out += ".0";
-}
-
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if invalid.
 std::size_t Utf8SeqLen(std::string_view s, std::size_t i) {
   auto c = static_cast<unsigned char>(s[i]);
@@ -88,78 +77,152 @@ std::size_t Utf8SeqLen(std::string_view s, std::size_t i) {
   return n;
 }
 
-}  // namespace
+// JSON is written in two passes over a value: an upper bound of its size (6 bytes per string byte
+// for \u00XX escapes, 32 per number), then the bytes through a raw pointer into room made once
+// per call. That is one bounds check and one zero-fill per row instead of a checked append per byte.
 
-void AppendJsonString(std::string& out, std::string_view s) {
+// 1 for bytes that cannot be copied into a JSON string as they are: controls, '"', '\\', non-ASCII.
+constexpr auto kNeedsCare = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) t[static_cast<std::size_t>(c)] = (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) ? 1 : 0;
+  return t;
+}();
+
+constexpr std::size_t kScalarBound = 32;  // int64 (20), shortest double (24) + ".0", null/true/false
+
+std::size_t StringBound(std::string_view s) { return 2 + 6 * s.size(); }
+
+std::size_t Bound(const Row& row);
+std::size_t Bound(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kString: return StringBound(v.as_string());
+    case Value::Kind::kList: {
+      std::size_t n = 2;
+      for (const Value& item : v.as_list()) n += 1 + Bound(item);
+      return n;
+    }
+    case Value::Kind::kRow: return Bound(v.as_row());
+    default: return kScalarBound;
+  }
+}
+std::size_t Bound(const Row& row) {
+  std::size_t n = 2;
+  for (const Field& f : row.fields()) n += 2 + StringBound(f.name) + Bound(f.value);
+  return n;
+}
+
+char* Put(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+char* PutString(char* p, std::string_view s) {
   static const char* kHex = "0123456789abcdef";
-  out += '"';
+  *p++ = '"';
   std::size_t i = 0;
   while (i < s.size()) {
-    // Fast path: copy a run of plain printable ASCII.
     std::size_t j = i;
-    while (j < s.size()) {
-      auto c = static_cast<unsigned char>(s[j]);
-      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-      ++j;
-    }
-    out.append(s.data() + i, j - i);
+    while (j < s.size() && !kNeedsCare[static_cast<unsigned char>(s[j])]) ++j;
+    p = Put(p, s.substr(i, j - i));
     i = j;
     if (i >= s.size()) break;
     auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
       std::size_t n = Utf8SeqLen(s, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";  // U+FFFD
+      if (n == 0) {  // an invalid byte becomes U+FFFD
+        p = Put(p, "\xEF\xBF\xBD");
         ++i;
       } else {
-        out.append(s.data() + i, n);
+        p = Put(p, s.substr(i, n));
         i += n;
       }
       continue;
     }
+    *p++ = '\\';
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"': *p++ = '"'; break;
+      case '\\': *p++ = '\\'; break;
+      case '\n': *p++ = 'n'; break;
+      case '\r': *p++ = 'r'; break;
+      case '\t': *p++ = 't'; break;
+      case '\b': *p++ = 'b'; break;
+      case '\f': *p++ = 'f'; break;
       default:
-        out += "\\u00";
-        out += kHex[c >> 4];
-        out += kHex[c & 0xF];
+        p = Put(p, "u00");
+        *p++ = kHex[c >> 4];
+        *p++ = kHex[c & 0xF];
     }
     ++i;
   }
-  out += '"';
+  *p++ = '"';
+  return p;
+}
+
+// Shortest round-trip form; non-finite as null; floats stay recognisable ("1.0", not "1").
+char* PutDouble(char* p, double d) {
+  if (!std::isfinite(d)) return Put(p, "null");
+  char* end = std::to_chars(p, p + kScalarBound - 2, d).ptr;
+  if (std::string_view(p, static_cast<std::size_t>(end - p)).find_first_of(".eEn") == std::string_view::npos) {
+    end = Put(end, ".0");
+  }
+  return end;
+}
+
+char* PutRow(char* p, const Row& row);
+char* PutValue(char* p, const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNull: return Put(p, "null");
+    case Value::Kind::kBool: return Put(p, v.as_bool() ? std::string_view("true") : std::string_view("false"));
+    case Value::Kind::kInt: return std::to_chars(p, p + kScalarBound, v.as_int()).ptr;
+    case Value::Kind::kFloat: return PutDouble(p, v.as_float());
+    case Value::Kind::kString: return PutString(p, v.as_string());
+    case Value::Kind::kList: {
+      *p++ = '[';
+      bool first = true;
+      for (const Value& item : v.as_list()) {
+        if (!first) *p++ = ',';
+        first = false;
+        p = PutValue(p, item);
+      }
+      *p++ = ']';
+      return p;
+    }
+    case Value::Kind::kRow: return PutRow(p, v.as_row());
+  }
+  return p;
+}
+
+char* PutRow(char* p, const Row& row) {
+  *p++ = '{';
+  bool first = true;
+  for (const Field& f : row.fields()) {
+    if (!first) *p++ = ',';
+    first = false;
+    p = PutString(p, f.name);
+    *p++ = ':';
+    p = PutValue(p, f.value);
+  }
+  *p++ = '}';
+  return p;
+}
+
+// Makes room for `bound` bytes at the end of `out`, lets `put` write them, trims to what it wrote.
+template <typename PutFn>
+void AppendBounded(std::string& out, std::size_t bound, PutFn put) {
+  std::size_t old = out.size();
+  out.resize(old + bound);
+  char* end = put(out.data() + old);
+  out.resize(static_cast<std::size_t>(end - out.data()));
+}
+
+}  // namespace
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  AppendBounded(out, StringBound(s), [&](char* p) { return PutString(p, s); });
 }
 
 void Value::AppendJson(std::string& out) const {
-  switch (kind()) {
-    case Kind::kNull: out += "null"; return;
-    case Kind::kBool: out += as_bool() ? "true" : "false"; return;
-    case Kind::kInt: {
-      char buf[24];
-      auto [p, ec] = std::to_chars(buf, buf + sizeof buf, as_int());
-      out.append(buf, p - buf);
-      return;
-    }
-    case Kind::kFloat: AppendDouble(out, as_float()); return;
-    case Kind::kString: AppendJsonString(out, as_string()); return;
-    case Kind::kList: {
-      out += '[';
-      bool first = true;
-      for (const Value& v : as_list()) {
-        if (!first) out += ',';
-        first = false;
-        v.AppendJson(out);
-      }
-      out += ']';
-      return;
-    }
-    case Kind::kRow: as_row().AppendJson(out); return;
-  }
+  AppendBounded(out, Bound(*this), [&](char* p) { return PutValue(p, *this); });
 }
 
 std::string Value::ToJson() const {
@@ -208,16 +271,7 @@ bool Row::operator==(const Row& o) const {
 }
 
 void Row::AppendJson(std::string& out) const {
-  out += '{';
-  bool first = true;
-  for (const Field& f : fields_) {
-    if (!first) out += ',';
-    first = false;
-    AppendJsonString(out, f.name);
-    out += ':';
-    f.value.AppendJson(out);
-  }
-  out += '}';
+  AppendBounded(out, Bound(*this), [&](char* p) { return PutRow(p, *this); });
 }
 
 std::string Row::ToJson() const {

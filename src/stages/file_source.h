@@ -26,6 +26,20 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
 // Bytes [begin, end) of the split's file, followed by `padding` zero bytes (not counted in size()).
 Result<std::string> ReadRange(const SourceSplit& split, std::size_t padding);
 
+// The same bytes in a buffer that is not zero-filled first (a bundle is tens of MiB: filling it
+// before reading into it costs as much as the copy itself). Only the padding is zeroed.
+class RangeBuffer {
+ public:
+  RangeBuffer() = default;
+  std::string_view view() const { return {bytes_.get(), size_}; }
+
+ private:
+  friend Result<RangeBuffer> ReadRangeBuffer(const SourceSplit& split, std::size_t padding);
+  std::unique_ptr<char[]> bytes_;
+  std::size_t size_ = 0;
+};
+Result<RangeBuffer> ReadRangeBuffer(const SourceSplit& split, std::size_t padding);
+
 // Iterates the lines of a buffer ("\n" or "\r\n"; a last line without newline counts).
 class LineCursor {
  public:
@@ -60,11 +74,11 @@ class LineSplitReader : public SplitReader {
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override;
 
  private:
-  LineSplitReader(SourceSplit split, std::string data, LineFn fn, bool check_utf8)
-      : split_(std::move(split)), data_(std::move(data)), cursor_(data_, split_.first_line), fn_(std::move(fn)),
+  LineSplitReader(SourceSplit split, RangeBuffer data, LineFn fn, bool check_utf8)
+      : split_(std::move(split)), data_(std::move(data)), cursor_(data_.view(), split_.first_line), fn_(std::move(fn)),
         check_utf8_(check_utf8) {}
   SourceSplit split_;
-  std::string data_;
+  RangeBuffer data_;
   LineCursor cursor_;
   LineFn fn_;
   bool check_utf8_;

@@ -24,11 +24,15 @@ struct Options {
 
 Value ToValue(simdjson::dom::element e);
 
+// Fields reserved beyond the object's own: downstream stages typically append a few (MapToFields
+// with append, RunInference's inference tag), and growing then would reallocate and move every field.
+constexpr std::size_t kRowHeadroom = 4;
+
 Row ToRow(simdjson::dom::object obj) {
   Row row;
-  row.Reserve(obj.size());
+  row.Reserve(obj.size() + kRowHeadroom);
   for (auto kv : obj) {
-    Value* existing = row.FindMutable(kv.key);
+    Value* existing = row.empty() ? nullptr : row.FindMutable(kv.key);
     if (existing != nullptr) {
       *existing = ToValue(kv.value);  // a repeated key keeps the last value
     } else {

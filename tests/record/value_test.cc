@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
 namespace dfw {
 namespace {
 
@@ -26,6 +31,54 @@ TEST(Value, ReplacesInvalidUtf8InJson) {
   std::string out;
   AppendJsonString(out, std::string("a\xff" "b\xc3\xa9", 5));
   EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xc3\xa9\"");
+}
+
+TEST(Value, JsonOfEveryScalarAndEscapeTable) {
+  struct Case {
+    Value value;
+    std::string json;
+  };
+  const Case cases[] = {
+      {Value(), "null"},
+      {Value::Bool(false), "false"},
+      {Value::Int(0), "0"},
+      {Value::Int(INT64_MIN), "-9223372036854775808"},
+      {Value::Int(INT64_MAX), "9223372036854775807"},
+      {Value::Float(0.1), "0.1"},
+      {Value::Float(-0.0), "-0.0"},
+      {Value::Float(1e300), "1e+300"},
+      {Value::Float(-1.7976931348623157e308), "-1.7976931348623157e+308"},
+      {Value::Float(5e-324), "5e-324"},
+      {Value::Float(1e17), "1e+17"},
+      {Value::Float(12.34 * 3), "37.019999999999996"},
+      {Value::Float(std::numeric_limits<double>::infinity()), "null"},
+      {Value::Float(std::nan("")), "null"},
+      {Value::String(""), R"("")"},
+      {Value::String(std::string("\x01\b\f\t\r\n\"\\/\x1f\x7f", 11)), R"("\u0001\b\f\t\r\n\"\\/\u001f")"},
+      {Value::String("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+      {Value::String("\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80"), "\"\xEF\xBF\xBD\xEF\xBF\xBD|\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD|"
+                                                                 "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\""},
+      {Value::FromList({}), "[]"},
+      {Value::FromRow(Row()), "{}"},
+      {Value::FromList({Value::FromList({Value::Int(1)}), Value::FromRow(Row())}), "[[1],{}]"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.value.ToJson(), c.json) << "kind " << c.value.TypeName();
+    std::string appended = "prefix ";
+    c.value.AppendJson(appended);
+    EXPECT_EQ(appended, "prefix " + c.json) << "appending keeps what the string held";
+  }
+}
+
+TEST(Value, JsonOfWorstCaseEscapingIsComplete) {
+  // Every byte a control character: each becomes six bytes, the writer's worst case.
+  std::string controls(1000, '\x02');
+  std::string want = "\"";
+  for (int i = 0; i < 1000; ++i) want += "\\u0002";
+  want += "\"";
+  Row r;
+  r.Append(controls, Value::String(controls));
+  EXPECT_EQ(r.ToJson(), "{" + want + ":" + want + "}");
 }
 
 TEST(Row, SetReplacesEraseRemovesEqualityIgnoresOrder) {
