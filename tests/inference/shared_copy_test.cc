@@ -298,5 +298,58 @@ TEST(SharedCopy, EightSdkProcessesMapTheWeightsOnce) {
   EXPECT_GE(pss_sum, copy_kb - copy_kb / 10);
 }
 
+// A child that stands in for a model host until killed.
+pid_t StartStandInHost() {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    for (;;) ::pause();
+  }
+  return pid;
+}
+
+TEST(SharedCopy, BatchesMoveToALiveCopyWhenTheirHostDiesAndFailWhenNoneIsLeft) {
+  TempDir dir;
+  WriteBigModel(dir.path());
+  const std::string models_dir = dir.File("models"), weights = dir.File("model.safetensors");
+  std::vector<pid_t> hosts;
+  for (int c = 0; c < 2; ++c) {
+    hosts.push_back(StartStandInHost());
+    auto files = SharedCopyFilesFor(models_dir, weights, c);
+    ASSERT_TRUE(files.ok());
+    ASSERT_TRUE(PublishF32Copy(weights, files->weights).ok());
+    const uint64_t start = device::ProcessStartTime(hosts[c]).value_or(0);
+    ASSERT_TRUE(WriteCopyHostRecord(files->host, {hosts[c], start, "model-host-" + std::to_string(c)}).ok());
+  }
+  SetModelProcessContext({"", models_dir, "sdk-0", 0, std::nullopt});
+  ModelHandlerOptions o;
+  o.model_path = dir.path();
+  o.input_field = "x";
+  o.model_copies = 2;
+  auto handler = MakeModelHandler(kMlpHandlerType, o);
+  ASSERT_TRUE(handler.ok());
+  auto model = (*handler)->LoadModel();
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  Value example = Value::FromList(List(64, Value::Float(0.5)));
+  const Value* batch[] = {&example};
+  auto run = [&](std::vector<Value>& out) { return (*model)->RunInference(batch, out); };
+
+  std::vector<Value> on_copy0, on_copy1, none;
+  ASSERT_TRUE(run(on_copy0).ok());
+  ::kill(hosts[0], SIGKILL);
+  ::waitpid(hosts[0], nullptr, 0);
+  Status moved = run(on_copy1);
+  ASSERT_TRUE(moved.ok()) << moved.ToString();
+  EXPECT_EQ(on_copy1[0].ToJson(), on_copy0[0].ToJson()) << "the same weights from the other copy";
+  ::kill(hosts[1], SIGKILL);
+  ::waitpid(hosts[1], nullptr, 0);
+  Status gone = run(none);
+  SetModelProcessContext({});
+  ASSERT_EQ(gone.code(), StatusCode::kUnavailable) << gone.ToString();
+  EXPECT_NE(gone.message().find("model host 'model-host-1' (pid " + std::to_string(hosts[1]) + ") of shared copy 1 is gone"),
+            std::string::npos)
+      << gone.message();
+  EXPECT_NE(gone.message().find("no shared copy of model"), std::string::npos) << gone.message();
+}
+
 }  // namespace
 }  // namespace dfw
