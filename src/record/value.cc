@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
 namespace dfw {
 
 Value Value::FromList(List items) {
@@ -158,10 +161,12 @@ char* PutString(char* p, std::string_view s) {
   return p;
 }
 
-// Shortest round-trip form; non-finite as null; floats stay recognisable ("1.0", not "1").
+// Python's repr, as Beam's JSON writer prints floats: shortest round-trip digits (fmt's
+// Dragonbox, faster than std::to_chars here), fixed notation for exponents in [-4, 16), and
+// floats stay recognisable ("1.0", not "1"). Non-finite values become null.
 char* PutDouble(char* p, double d) {
   if (!std::isfinite(d)) return Put(p, "null");
-  char* end = std::to_chars(p, p + kScalarBound - 2, d).ptr;
+  char* end = fmt::format_to(p, FMT_COMPILE("{}"), d);
   if (std::string_view(p, static_cast<std::size_t>(end - p)).find_first_of(".eEn") == std::string_view::npos) {
     end = Put(end, ".0");
   }

@@ -50,6 +50,13 @@ TEST(Value, JsonOfEveryScalarAndEscapeTable) {
       {Value::Float(-1.7976931348623157e308), "-1.7976931348623157e+308"},
       {Value::Float(5e-324), "5e-324"},
       {Value::Float(1e17), "1e+17"},
+      // Python's repr: fixed notation for exponents in [-4, 16), scientific outside.
+      {Value::Float(100000.0), "100000.0"},
+      {Value::Float(1e15), "1000000000000000.0"},
+      {Value::Float(1e16), "1e+16"},
+      {Value::Float(123456789012345678.0), "1.2345678901234568e+17"},
+      {Value::Float(0.0001), "0.0001"},
+      {Value::Float(0.00001), "1e-05"},
       {Value::Float(12.34 * 3), "37.019999999999996"},
       {Value::Float(std::numeric_limits<double>::infinity()), "null"},
       {Value::Float(std::nan("")), "null"},
