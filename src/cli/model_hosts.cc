@@ -132,7 +132,9 @@ Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostS
     ::signal(SIGINT, SIG_IGN);
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // kept across exec: the host stops if the launcher dies
     if (::getppid() != parent) ::_exit(1);
-    if (::dup2(log_fd, STDERR_FILENO) < 0 || ::dup2(ready[1], kReadyFd) != kReadyFd) ::_exit(127);
+    if (::dup2(log_fd, STDERR_FILENO) < 0) ::_exit(127);
+    // dup2 onto itself keeps FD_CLOEXEC, so that case clears it explicitly.
+    if (ready[1] == kReadyFd ? ::fcntl(kReadyFd, F_SETFD, 0) != 0 : ::dup2(ready[1], kReadyFd) != kReadyFd) ::_exit(127);
     ::execve(cargv[0], cargv.data(), cenv.data());
     if (::write(kReadyFd, exec_error.data(), exec_error.size()) < 0) ::_exit(127);
     ::_exit(127);

@@ -18,7 +18,9 @@
 #include <map>
 #include <thread>
 
+#include "cli/cli_test_util.h"
 #include "dfw/device/memory_ledger.h"
+#include "dfw/device/mps_controller.h"
 #include "dfw/device/process_info.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/shared_copy.h"
@@ -85,6 +87,32 @@ TEST_F(ModelHostsTest, HostsPublishAndChargeTheirCopiesAndRemoveThemOnStop) {
   EXPECT_TRUE(fs::is_empty(dir_ / "models")) << "copies and host records removed";
   EXPECT_TRUE(LedgerByName().empty());
   EXPECT_NE(fs::file_size(dir_ / "logs/model-host-1.log"), 0u);
+}
+
+TEST_F(ModelHostsTest, MpsStatusListsTheHostsWithTheirMemory) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "nvidia-tesla-t4 (emulated)", 15 * kGiB).ok());
+  device::MpsDaemonOptions d;
+  d.dirs = device::MpsDirsForJob(dir_.string());
+  d.daemon_command = {std::string(DFW_BINARY_DIR) + "/src/cli/dfworker", "mps", "daemon"};
+  auto mps = device::MakeEmulatedMpsController(d);
+  ASSERT_TRUE(mps.ok());
+  ASSERT_TRUE((*mps)->Start().ok());
+  std::vector<std::string> env;
+  for (const auto& [k, v] : (*mps)->ClientEnv({})) env.push_back(k + "=" + v);
+  auto group = ModelHostGroup::Start(Options(env), {{kModel, 0, "model-host-0"}, {kModel, 1, "model-host-1"}});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  auto status = dfw::testing::RunDfworker({"mps", "status", "--job_dir", dir_.string()});
+  EXPECT_EQ(status.exit_code, 0) << status.out;
+  for (int i = 0; i < 2; ++i) {
+    const std::string row = "pid " + std::to_string((*group)->pids()[i]) + "  model-host-" + std::to_string(i) +
+                            "  threads 100%  pinned unlimited  allocated 6.1 KiB";
+    EXPECT_NE(status.out.find(row), std::string::npos) << row << " not in:\n" << status.out;
+  }
+  EXPECT_NE(status.out.find("2 clients"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("device memory: nvidia-tesla-t4 (emulated), 12.1 KiB used of 15.0 GiB"), std::string::npos)
+      << status.out;
+  EXPECT_TRUE((*group)->Stop().ok());
+  EXPECT_TRUE((*mps)->Quit().ok());
 }
 
 TEST_F(ModelHostsTest, AHostCrashFreesItsChargeAndSdkProcessesMoveToALiveCopy) {
