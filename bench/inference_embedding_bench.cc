@@ -113,6 +113,7 @@ void BM_Embed(benchmark::State& state) {
   double flops_real = 0;
   for (std::size_t l : len) flops_real += BertEncoder::Flops(f.encoder->config(), 1, static_cast<int>(l));
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(f.seqs.size()));
+  state.SetLabel(f.backend->description());  // the BLAS build and its thread count
   state.counters["padding_ratio"] = padded / static_cast<double>(f.real_tokens);
   state.counters["GFLOP_per_sentence"] = flops_real / 1e9 / static_cast<double>(len.size());
   state.counters["GFLOPs_padded"] =

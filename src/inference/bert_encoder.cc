@@ -79,8 +79,7 @@ Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
   float* scores = ws_->scores->f32();
   float* ctx = ws_->ctx->f32();
   InferenceBackend& be = *backend_;
-  RETURN_IF_ERROR(be.Gemm(false, true, tokens, h3, h, 1.f, x, h, l.qkv_w, h, 0.f, qkv, h3));
-  RETURN_IF_ERROR(be.BiasActivation(qkv, tokens, h3, l.qkv_b, Activation::kNone));
+  RETURN_IF_ERROR(be.Linear(x, l.qkv_w, l.qkv_b, qkv, tokens, h3, h, Activation::kNone));
   // Scores are laid out [batch][head][seq][seq], as ScaledMaskedSoftmax expects; one
   // strided-batched GEMM per head walks the batch (q/k/v of a head are column slices of qkv).
   const int64_t seq_stride = static_cast<int64_t>(seq) * h3;
@@ -98,17 +97,14 @@ Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
                                           qkv + 2 * h + hd * dh, h3, seq_stride, 0.f, ctx + hd * dh, h,
                                           static_cast<int64_t>(seq) * h, batch));
   }
-  RETURN_IF_ERROR(be.Gemm(false, true, tokens, h, h, 1.f, ctx, h, l.attn_out_w, h, 0.f, alt, h));
-  RETURN_IF_ERROR(be.BiasActivation(alt, tokens, h, l.attn_out_b, Activation::kNone));
+  RETURN_IF_ERROR(be.Linear(ctx, l.attn_out_w, l.attn_out_b, alt, tokens, h, h, Activation::kNone));
   RETURN_IF_ERROR(be.LayerNorm(alt, x, l.attn_ln_g, l.attn_ln_b, alt, tokens, h, config_.layer_norm_eps));
   std::swap(ws_->x, ws_->alt);  // the new hidden state is in `alt`
   x = ws_->x->f32();
   alt = ws_->alt->f32();
   float* mid = ws_->inter->f32();
-  RETURN_IF_ERROR(be.Gemm(false, true, tokens, inter, h, 1.f, x, h, l.inter_w, h, 0.f, mid, inter));
-  RETURN_IF_ERROR(be.BiasActivation(mid, tokens, inter, l.inter_b, config_.hidden_act));
-  RETURN_IF_ERROR(be.Gemm(false, true, tokens, h, inter, 1.f, mid, inter, l.out_w, inter, 0.f, alt, h));
-  RETURN_IF_ERROR(be.BiasActivation(alt, tokens, h, l.out_b, Activation::kNone));
+  RETURN_IF_ERROR(be.Linear(x, l.inter_w, l.inter_b, mid, tokens, inter, h, config_.hidden_act));
+  RETURN_IF_ERROR(be.Linear(mid, l.out_w, l.out_b, alt, tokens, h, inter, Activation::kNone));
   RETURN_IF_ERROR(be.LayerNorm(alt, x, l.out_ln_g, l.out_ln_b, alt, tokens, h, config_.layer_norm_eps));
   std::swap(ws_->x, ws_->alt);
   return Status::OK();

@@ -73,6 +73,15 @@ class InferenceBackend {
   virtual Status GemmStridedBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                                     int lda, int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta,
                                     float* c, int ldc, int64_t stride_c, int batch) = 0;
+  // A dense layer: y[m x n] = act(x[m x k] · w[n x k]ᵀ + bias), with w stored as PyTorch stores
+  // nn.Linear weights (out_features x in_features); bias has n entries or is nullptr; y must not
+  // alias x or w. The default is Gemm then BiasActivation; a backend may fuse them (the CPU backend
+  // writes the bias first and accumulates the GEMM onto it: one pass over y fewer).
+  virtual Status Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
+                        Activation act) {
+    RETURN_IF_ERROR(Gemm(false, true, m, n, k, 1.f, x, k, w, k, 0.f, y, n));
+    return BiasActivation(y, m, n, bias, act);
+  }
   // x[m x n] = act(x + bias) in place; bias has n entries or is nullptr.
   virtual Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) = 0;
   // Row-wise softmax of x[m x n] in place.
