@@ -79,7 +79,8 @@ class InferenceBackend {
   // writes the bias first and accumulates the GEMM onto it: one pass over y fewer).
   virtual Status Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
                         Activation act) {
-    RETURN_IF_ERROR(Gemm(false, true, m, n, k, 1.f, x, k, w, k, 0.f, y, n));
+    const int ld = k > 1 ? k : 1;  // k = 0 (an empty product) still needs valid strides
+    RETURN_IF_ERROR(Gemm(false, true, m, n, k, 1.f, x, ld, w, ld, 0.f, y, n));
     return BiasActivation(y, m, n, bias, act);
   }
   // x[m x n] = act(x + bias) in place; bias has n entries or is nullptr.

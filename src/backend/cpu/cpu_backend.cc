@@ -166,13 +166,21 @@ class CpuBackend final : public InferenceBackend {
   // then the activation alone: two passes over y instead of three.
   Status Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
                 Activation act) override {
-    RETURN_IF_ERROR(CheckGemmArgs(false, true, m, n, k, x, k, w, k, y, n));
+    const int ld = std::max(1, k);  // k = 0 (an empty product) still needs valid strides
+    RETURN_IF_ERROR(CheckGemmArgs(false, true, m, n, k, x, ld, w, ld, y, n));
     if (m == 0 || n == 0) return Status::OK();
-    if (bias != nullptr) {
-      for (int i = 0; i < m; ++i) std::memcpy(y + static_cast<std::size_t>(i) * n, bias, sizeof(float) * n);
+    for (int i = 0; i < m; ++i) {
+      float* row = y + static_cast<std::size_t>(i) * n;
+      if (bias != nullptr) {
+        std::memcpy(row, bias, sizeof(float) * n);
+      } else if (k == 0) {
+        std::fill(row, row + n, 0.f);
+      }
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x, k, w, k, bias != nullptr ? 1.f : 0.f, y,
-                n);
+    if (k > 0) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x, k, w, k, bias != nullptr ? 1.f : 0.f,
+                  y, n);
+    }
     return act == Activation::kNone ? Status::OK() : BiasActivation(y, m, n, nullptr, act);
   }
 
