@@ -2,7 +2,10 @@
 # Process-scaling benchmark of the worker VM (issue 5), through the product (`dfworker run`):
 #  1. records/s for 1, 2, 4 and 8 SDK processes on the default pipeline's transforms
 #     (pipelines/default.yaml: ReadFromJson → RunInference with the bundled breast-cancer MLP on
-#     the CPU → WriteToJson, bad rows to the error output, 2 harness threads per process), with
+#     the CPU → WriteToJson, bad rows to the error output), with THREADS harness threads per
+#     process (default 1: a Dataflow Python SDK process is GIL-bound to about one core, and with
+#     one thread each the ratios measure what adding processes costs or gains; THREADS=2 shows
+#     dfworker's default, where one process already uses both cores of this machine), with
 #     its sample.jsonl replicated into FILES input files of ROWS rows each (one bundle per file);
 #     processes = vCPUs of --machine_type=n1-standard-N, as on Dataflow;
 #  2. the ratios 2p/1p and 8p/2p (goals on 2 cores: >= 1.8 and >= 0.9);
@@ -12,12 +15,13 @@
 # Every run's output is checked: all input rows are in the predictions or the error output.
 # records/s = rows / wall time of the whole `dfworker run` (start-up and shutdown included); CPU
 # is user+sys of the launcher and every SDK process (perf stat task-clock when perf works).
-#   scripts/bench_workers.sh [BUILD_DIR=build] [FILES=16] [ROWS=10000] [STARTS=5]
+#   scripts/bench_workers.sh [BUILD_DIR=build] [FILES=16] [ROWS=10000] [STARTS=5] [THREADS=1]
 set -euo pipefail
 BUILD=${1:-build}
 FILES=${2:-16}
 ROWS=${3:-10000}
 STARTS=${4:-5}
+THREADS=${5:-1}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN="$(cd "$BUILD" 2>/dev/null && pwd)/src/cli/dfworker"
 [[ -x "$BIN" ]] || { echo "bench_workers: $BIN not built (cmake --build $BUILD --target dfworker)" >&2; exit 2; }
@@ -60,11 +64,12 @@ run() {
 rows_out() { cat out/predictions-*.jsonl out/errors-*.jsonl 2>/dev/null | wc -l; }
 first_commit_ms() { sed -n 's/.*first bundle committed \([0-9.]*\) ms after launch.*/\1/p' "$1"; }
 
-echo "dfworker run, default pipeline's transforms, $FILES files x $ROWS rows = $TOTAL rows, $(nproc) CPUs"
+echo "dfworker run, default pipeline's transforms, $FILES files x $ROWS rows = $TOTAL rows, $(nproc) CPUs," \
+  "$THREADS harness thread(s) per process"
 printf "%-10s %9s %12s %9s %14s %16s\n" processes wall_s records/s cpu_s cpu_ms/1k_rec first_commit_ms
 declare -A RATE
 for n in 1 2 4 8; do
-  run "p$n" p.yaml "--machine_type=n1-standard-$n"
+  run "p$n" p.yaml "--machine_type=n1-standard-$n" "--number_of_worker_harness_threads=$THREADS"
   got=$(rows_out)
   [[ $got == "$TOTAL" ]] || { echo "bench_workers: $n processes wrote $got of $TOTAL rows; log:" >&2; cat "p$n.log" >&2; exit 1; }
   grep -q "$n SDK processes" "p$n.log" || { echo "bench_workers: expected $n SDK processes" >&2; cat "p$n.log" >&2; exit 1; }

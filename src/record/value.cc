@@ -236,18 +236,6 @@ std::string Value::ToJson() const {
   return s;
 }
 
-const Value* Row::Find(std::string_view name) const {
-  for (const Field& f : fields_)
-    if (f.name == name) return &f.value;
-  return nullptr;
-}
-
-Value* Row::FindMutable(std::string_view name) {
-  for (Field& f : fields_)
-    if (f.name == name) return &f.value;
-  return nullptr;
-}
-
 void Row::Set(std::string_view name, Value v) {
   if (Value* existing = FindMutable(name)) {
     *existing = std::move(v);

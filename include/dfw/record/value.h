@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -93,9 +94,16 @@ class Row {
   std::size_t size() const { return fields_.size(); }
   bool empty() const { return fields_.empty(); }
 
-  // nullptr when absent.
-  const Value* Find(std::string_view name) const;
-  Value* FindMutable(std::string_view name);
+  // nullptr when absent. Inline: every expression field read and every JSON key goes through it.
+  const Value* Find(std::string_view name) const {
+    for (const Field& f : fields_) {
+      if (f.name.size() == name.size() && std::char_traits<char>::compare(f.name.data(), name.data(), name.size()) == 0) {
+        return &f.value;
+      }
+    }
+    return nullptr;
+  }
+  Value* FindMutable(std::string_view name) { return const_cast<Value*>(std::as_const(*this).Find(name)); }
   bool Has(std::string_view name) const { return Find(name) != nullptr; }
 
   // Replaces the field's value, or appends the field when absent.
