@@ -48,6 +48,8 @@ struct Fixture {
   std::unique_ptr<InferenceBackend> backend = MakeCpuBackend();
   std::unique_ptr<SafetensorsFile> weights;
   std::unique_ptr<BertEncoder> encoder;
+  std::vector<std::string> sentences = Sentences();
+  std::unique_ptr<WordPieceTokenizer> tokenizer;
   std::vector<std::vector<int32_t>> ids;
   std::vector<std::span<const int32_t>> seqs;
   int64_t real_tokens = 0;
@@ -73,9 +75,10 @@ struct Fixture {
       return;
     }
     encoder = std::move(*e);
-    for (const auto& s : Sentences()) {
+    tokenizer = std::make_unique<WordPieceTokenizer>(std::move(*tok));
+    for (const auto& s : sentences) {
       ids.emplace_back();
-      if (!tok->Encode(s, kMaxSeq, ids.back()).ok()) ids.back() = {tok->cls_id(), tok->sep_id()};
+      if (!tokenizer->Encode(s, kMaxSeq, ids.back()).ok()) ids.back() = {tokenizer->cls_id(), tokenizer->sep_id()};
       real_tokens += static_cast<int64_t>(ids.back().size());
     }
     seqs.assign(ids.begin(), ids.end());
@@ -120,6 +123,25 @@ void BM_Embed(benchmark::State& state) {
       benchmark::Counter(flops_padded * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_Embed)->Arg(1)->Arg(0)->ArgName("grouped")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Tokenizing the same sentences (BM_Embed starts from token ids; PyTorch and ONNX Runtime timings in
+// scripts/bench_embeddings.sh include their tokenizer, so the script charges ours with this too).
+void BM_Tokenize(benchmark::State& state) {
+  Fixture& f = Get();
+  if (!f.error.empty()) {
+    state.SkipWithError(f.error.c_str());
+    return;
+  }
+  std::vector<int32_t> ids;
+  for (auto _ : state) {
+    for (const std::string& s : f.sentences) {
+      if (!f.tokenizer->Encode(s, kMaxSeq, ids).ok()) state.SkipWithError("tokenize failed");
+      benchmark::DoNotOptimize(ids.data());
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(f.sentences.size()));
+}
+BENCHMARK(BM_Tokenize)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The encoder's dominant GEMM shape (tokens × intermediate × hidden for MiniLM at batch 32 × ~64).
 void BM_Sgemm(benchmark::State& state) {

@@ -147,12 +147,17 @@ limit = sgemm / gflop
 best_other = max(torch["sentences_per_s"], ort["sentences_per_s"])
 faster = "PyTorch" if torch["sentences_per_s"] >= ort["sentences_per_s"] else "ONNX Runtime"
 print("all-MiniLM-L6-v2, CPU, batch 32, seq <= 128, 512 sentences; load average %s" % os.getloadavg()[0])
+# Ours end to end = tokenizing + encoding (the other two are timed with their tokenizers).
+tok_rate = ours["BM_Tokenize/real_time"]["items_per_second"]
+ours_rate = 1.0 / (1.0 / grouped["items_per_second"] + 1.0 / tok_rate)
 print("  dfworker, length-grouped batches : %8.1f sentences/s  (padding ratio %.2f, %s)" % (grouped["items_per_second"], grouped["padding_ratio"], grouped.get("label", "")))
+print("  dfworker tokenizer alone         : %8.0f sentences/s" % tok_rate)
+print("  dfworker, tokenize + encode      : %8.1f sentences/s" % ours_rate)
 print("  dfworker, batches in input order : %8.1f sentences/s  (padding ratio %.2f)" % (inorder["items_per_second"], inorder["padding_ratio"]))
 print("  GEMM-bound limit                 : %8.1f sentences/s  (%.3f GFLOP/sentence at %.1f GFLOP/s sgemm)" % (limit, gflop, sgemm))
 print("  PyTorch %s CPU (%d threads)  : %8.1f sentences/s" % (torch["torch"], torch["threads"], torch["sentences_per_s"]))
 print("  ONNX Runtime %s CPU (%d threads): %8.1f sentences/s  (min cosine vs sentence-transformers %.6f)" % (ort["ort"], ort["threads"], ort["sentences_per_s"], ort["min_cosine"]))
-ratio = grouped["items_per_second"] / best_other
-print("  dfworker / faster of the two (%s): %6.2fx  (goal >= 0.80x: %s)" % (faster, ratio, "met" if ratio >= 0.8 else "NOT met"))
-print("  dfworker / GEMM-bound limit      : %8.2fx" % (grouped["items_per_second"] / limit))
+ratio = ours_rate / best_other
+print("  dfworker (tokenize + encode) / faster of the two (%s): %6.2fx  (goal >= 0.80x: %s)" % (faster, ratio, "met" if ratio >= 0.8 else "NOT met"))
+print("  dfworker (encode) / GEMM limit   : %8.2fx" % (grouped["items_per_second"] / limit))
 PY
