@@ -11,7 +11,9 @@
 # Steps: 1 GPU and driver facts; 2 configure + build with -DDFW_WITH_CUDA=ON; 3 backend parity
 # tests (the CUDA rows must run, not skip); 4 device tests (ledger, MPS controllers) including the
 # real-daemon test; 5 a real MPS daemon in a temp dir with the parity tests as its client; 6 a
-# pipeline with 8 SDK processes without and with MPS: measured GPU memory vs the plan, throughput.
+# pipeline with 8 SDK processes without and with MPS: measured GPU memory vs the plan, throughput;
+# 7 sentence embeddings (MiniLM: $DFW_MINILM_DIR, else a MiniLM-shaped model made by
+# scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${DFW_GPU_CHECK_BUILD:-build-gpu}
@@ -177,6 +179,63 @@ else
     [ -n "$RECORDS" ] && echo "-- $mode: throughput $(echo "scale=1; $RECORDS / $secs" | bc) records/s"
     if [ $rc -eq 0 ]; then pass "pipeline ($mode)"; else tail -10 "$TMP/run-$mode.log"; fail "pipeline ($mode)"; fi
   done
+fi
+
+say "7. sentence embeddings (MiniLM shapes), 1 and 8 SDK processes, without and with MPS"
+SENTENCES=${DFW_GPU_CHECK_SENTENCES:-4000}
+MINILM=${DFW_MINILM_DIR:-}
+if ! built dfworker; then
+  skip "dfworker not built"
+else
+  if [ -z "$MINILM" ] || [ ! -f "$MINILM/model.safetensors" ]; then
+    MINILM=$TMP/minilm-shaped
+    python3 scripts/make_bert_shaped.py "$MINILM" >/dev/null && echo "-- model: MiniLM-shaped, made-up weights ($MINILM)"
+  else
+    echo "-- model: $MINILM"
+  fi
+  python3 - "$TMP/sentences.jsonl" "$SENTENCES" <<'PY'
+import json, random, sys
+words = ("search retrieval embedding vector model sentence query document ranking semantic similarity "
+         "neural network training inference batch latency throughput memory pipeline worker résumé café "
+         "naïve 日本 中文 — don't 3.5 100%").split()
+rng = random.Random(7)
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    for i in range(int(sys.argv[2])):
+        f.write(json.dumps({"id": i, "text": " ".join(rng.choice(words) for _ in range(rng.randint(4, 110)))}) + "\n")
+PY
+  sed -e "s#path: testdata/tiny_bert/sentences.jsonl#path: $TMP/sentences.jsonl#" \
+      -e "s#model_path: testdata/tiny_bert #model_path: $MINILM #" \
+      -e "s#out/embed_sentences/#$TMP/embed-out/#" pipelines/embed_sentences.yaml >"$TMP/embed.yaml"
+  if [ ! -f "$MINILM/model.safetensors" ] || ! grep -q "$TMP/sentences.jsonl" "$TMP/embed.yaml"; then
+    fail "could not prepare the embedding pipeline (model or pipelines/embed_sentences.yaml changed shape)"
+  elif [ "$HAVE_GPU" = 0 ]; then
+    skip "embedding runs: no GPU to run on"
+  else
+    for procs in 1 8; do
+      for mode in no_mps mps; do
+        if [ "$procs" = 1 ] && [ "$mode" = mps ]; then
+          echo "-- 1 process, mps: not run (Dataflow refuses MPS with one SDK process: mps-single-sdk-process)"
+          continue
+        fi
+        opts="$ACCEL"
+        [ "$mode" = mps ] && opts="$ACCEL;use_nvidia_mps"
+        flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$opts" "${EXTRA[@]}")
+        [ "$procs" = 1 ] && flags+=(--experiments=no_use_multiple_sdk_containers)
+        rm -rf "$TMP/embed-out"
+        start=$(date +%s.%N)
+        timeout 240 "$DFW" run "$TMP/embed.yaml" "${flags[@]}" >"$TMP/embed-$procs-$mode.log" 2>&1
+        rc=$?
+        end=$(date +%s.%N)
+        secs=$(echo "$end - $start" | bc)
+        rows=$(cat "$TMP"/embed-out/embeddings-*.jsonl 2>/dev/null | wc -l)
+        echo "-- $procs process(es), $mode: exit $rc, $rows/$SENTENCES embeddings in ${secs}s =" \
+          "$(echo "scale=1; $rows / $secs" | bc) sentences/s (process start and model load included)"
+        grep -m2 -i -E "backend|cuda|emulat" "$TMP/embed-$procs-$mode.log" | cut -c1-160
+        if [ $rc -eq 0 ] && [ "$rows" = "$SENTENCES" ]; then pass "embeddings, $procs process(es), $mode"
+        else tail -8 "$TMP/embed-$procs-$mode.log"; fail "embeddings, $procs process(es), $mode"; fi
+      done
+    done
+  fi
 fi
 
 say "summary"
