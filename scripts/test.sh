@@ -23,4 +23,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 600 -L "$label_regex"
 
 echo "== fuzz (short runs)"
-DFW_FUZZ_BUILD_TYPE=${DFW_FUZZ_BUILD_TYPE:-Debug} bash scripts/fuzz.sh "${DFW_FUZZ_SECONDS:-5}"
+# RelWithDebInfo: a Debug build compiles ~2 min faster here but runs ~100x fewer inputs in 5 s.
+bash scripts/fuzz.sh "${DFW_FUZZ_SECONDS:-5}"
