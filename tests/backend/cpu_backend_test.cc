@@ -235,7 +235,7 @@ TEST(BackendRegistry, LibraryWithoutTheSymbolIsAClearStatus) {
 namespace dfw {
 namespace {
 
-TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseTheCpusOtherHarnessThreadsLeave) {
+TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseEveryCpu) {
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   struct Case {
     int sdk_processes, harness_threads, want;
@@ -245,9 +245,9 @@ TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseTheCpusOth
       {2, 1, 1},
       {1, 1, cpus},                       // one process, one harness thread: BLAS gets every CPU
       {1, 0, cpus},                       // harness threads clamped to >= 1
-      {1, 2, std::max(1, cpus - 1)},      // the other harness thread keeps a CPU
-      {1, 100000, 1},                     // more harness threads than CPUs: BLAS single-threaded
-      {0, cpus, 1},
+      {1, 2, cpus},                       // one process: BLAS gets every CPU whatever the harness threads
+      {1, 100000, cpus},
+      {0, cpus, cpus},                    // processes clamped to >= 1
   };
   for (const Case& c : cases) {
     EXPECT_EQ(DefaultBlasThreads(c.sdk_processes, c.harness_threads), c.want)

@@ -36,10 +36,12 @@ std::unique_ptr<InferenceBackend> MakeCpuBackend();
 // not per backend instance. The rule: (SDK processes) x (BLAS threads) must not exceed the CPUs the
 // worker was given, and BLAS threads must not run on top of busy TBB harness threads:
 //   - several SDK processes share the machine (Dataflow's default: one per vCPU) -> 1 per process;
-//   - one SDK process -> the CPUs its other harness threads leave: cpus - (harness_threads - 1),
-//     at least 1 (RunInference is a serial stage: one harness thread at a time is inside a GEMM
-//     while the others parse/write JSON). Measured on 2 vCPUs, 2 harness threads, 64→2048→2048→16:
-//     2 BLAS threads gave the pipeline 63% of raw handler speed, 1 BLAS thread 80%.
+//   - one SDK process -> every CPU. Measured on an idle 2-vCPU machine, 2 harness threads,
+//     64→2048→2048→16, 40k rows through `dfworker run`, raw handler 9.2–9.4k rows/s (2 BLAS
+//     threads): the pipeline ran 7.44k rec/s with 2 BLAS threads and 5.6–5.7k with 1 (80% vs
+//     61% of raw). The JSON work of the other harness threads is small next to the GEMMs, so
+//     reserving a CPU for it idled that CPU. (An earlier measurement on a machine at load 7–8
+//     had suggested the opposite.)
 // DefaultBlasThreads(sdk_processes, harness_threads) applies that rule (both clamped to >= 1).
 // Set by PipelineRunner (RunnerOptions::blas_threads) and overridable per model with the
 // RunInference model_handler config key `blas_threads`.

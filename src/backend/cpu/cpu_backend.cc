@@ -265,12 +265,11 @@ class CpuBackend final : public InferenceBackend {
 
 std::unique_ptr<InferenceBackend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
 
-int DefaultBlasThreads(int sdk_processes, int harness_threads) {
+int DefaultBlasThreads(int sdk_processes, int /*harness_threads*/) {
   if (sdk_processes > 1) return 1;
-  // RunInference is serial: one harness thread is in the GEMM, the others stay busy (JSON, other
-  // stages), so BLAS gets the CPUs they leave: cpus - (harness_threads - 1), at least 1.
-  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::clamp(cpus - (std::max(1, harness_threads) - 1), 1, cpus);
+  // One SDK process: BLAS gets every CPU. The other harness threads' JSON work is small next to a
+  // compute-bound GEMM, so leaving them a CPU idles it most of the time (see registry.h).
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 Status SetBlasThreads(int threads) {
