@@ -1,8 +1,8 @@
-// CPU backend: OpenBLAS for GEMMs, plain loops (auto-vectorised) for the element-wise ops.
-// It is the numerical reference the CUDA backend is compared against, so every op checks its
-// arguments and computes in float with double accumulators where rows are reduced. GELU's erf and
-// the softmax exp use the branch-free approximations in fast_math.h (errors < 1e-6, far inside
-// the 1e-5 the tests allow), compiled with -fno-trapping-math so GCC vectorises those loops.
+// CPU backend: OpenBLAS for GEMMs, the row kernels in kernels.h (AVX2 + FMA where the CPU has
+// them, a scalar reference otherwise) for the element-wise ops. It is the numerical reference the
+// CUDA backend is compared against, so every op checks its arguments and computes in float with
+// double accumulators where rows are reduced. GELU's erf and the softmax exp use the branch-free
+// approximations in fast_math.h (errors < 1e-6, far inside the 1e-5 the tests allow).
 #include <cblas.h>
 
 #include <algorithm>
@@ -14,7 +14,7 @@
 
 #include "dfw/backend/backend.h"
 #include "dfw/backend/registry.h"
-#include "fast_math.h"
+#include "kernels.h"
 
 namespace dfw {
 namespace {
@@ -66,56 +66,6 @@ Status CheckGemmArgs(bool trans_a, bool trans_b, int m, int n, int k, const floa
   return Status::OK();
 }
 
-inline float Apply(Activation act, float x) {
-  switch (act) {
-    case Activation::kNone:
-      return x;
-    case Activation::kRelu:
-      return x > 0.0f ? x : 0.0f;
-    case Activation::kGelu:
-      return 0.5f * x * (1.0f + cpu_math::FastErf(x * 0.70710678118654752f));
-    case Activation::kGeluTanh: {
-      const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-      return 0.5f * x * (1.0f + std::tanh(inner));
-    }
-    case Activation::kTanh:
-      return std::tanh(x);
-    case Activation::kSigmoid:
-      return 1.0f / (1.0f + std::exp(-x));
-  }
-  return x;
-}
-
-template <Activation kAct>
-void BiasActRows(float* x, int m, int n, const float* bias) {
-  for (int i = 0; i < m; ++i) {
-    float* row = x + static_cast<std::size_t>(i) * n;
-    if (bias != nullptr) {
-      for (int j = 0; j < n; ++j) row[j] = Apply(kAct, row[j] + bias[j]);
-    } else {
-      for (int j = 0; j < n; ++j) row[j] = Apply(kAct, row[j]);
-    }
-  }
-}
-
-// Numerically stable softmax of one row of n floats (n >= 1), scaled and masked.
-void SoftmaxRow(float* row, int n, float scale, const float* mask) {
-  float max_v = -INFINITY;
-  for (int j = 0; j < n; ++j) {
-    row[j] = row[j] * scale + (mask != nullptr ? mask[j] : 0.0f);
-    max_v = std::max(max_v, row[j]);
-  }
-  if (max_v == -INFINITY) {  // everything masked: a uniform row rather than NaNs
-    for (int j = 0; j < n; ++j) row[j] = 1.0f / static_cast<float>(n);
-    return;
-  }
-  for (int j = 0; j < n; ++j) row[j] = cpu_math::FastExp(row[j] - max_v);  // vectorised
-  double sum = 0.0;
-  for (int j = 0; j < n; ++j) sum += row[j];
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int j = 0; j < n; ++j) row[j] *= inv;
-}
-
 class CpuBackend final : public InferenceBackend {
  public:
   std::string_view name() const override { return "cpu"; }
@@ -123,7 +73,8 @@ class CpuBackend final : public InferenceBackend {
   std::string description() const override {
     std::string config = openblas_get_config();
     while (!config.empty() && config.back() == ' ') config.pop_back();
-    return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads)";
+    return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " +
+           cpu_kernels::IsaName(isa_) + " row kernels";
   }
 
   Result<std::unique_ptr<DeviceBuffer>> Allocate(std::size_t bytes) override {
@@ -186,22 +137,16 @@ class CpuBackend final : public InferenceBackend {
 
   Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {
     RETURN_IF_ERROR(CheckMatrix("BiasActivation", x, m, n));
-    switch (act) {
-      case Activation::kNone: BiasActRows<Activation::kNone>(x, m, n, bias); break;
-      case Activation::kRelu: BiasActRows<Activation::kRelu>(x, m, n, bias); break;
-      case Activation::kGelu: BiasActRows<Activation::kGelu>(x, m, n, bias); break;
-      case Activation::kGeluTanh: BiasActRows<Activation::kGeluTanh>(x, m, n, bias); break;
-      case Activation::kTanh: BiasActRows<Activation::kTanh>(x, m, n, bias); break;
-      case Activation::kSigmoid: BiasActRows<Activation::kSigmoid>(x, m, n, bias); break;
-      default:
-        return InvalidArgument("BiasActivation: unknown activation " + std::to_string(static_cast<int>(act)));
+    if (static_cast<int>(act) > static_cast<int>(Activation::kSigmoid)) {
+      return InvalidArgument("BiasActivation: unknown activation " + std::to_string(static_cast<int>(act)));
     }
+    cpu_kernels::BiasActivation(isa_, x, m, n, bias, act);
     return Status::OK();
   }
 
   Status Softmax(float* x, int m, int n) override {
     RETURN_IF_ERROR(CheckMatrix("Softmax", x, m, n));
-    for (int i = 0; i < m && n > 0; ++i) SoftmaxRow(x + static_cast<std::size_t>(i) * n, n, 1.0f, nullptr);
+    cpu_kernels::SoftmaxRows(isa_, x, static_cast<std::size_t>(m), n, 1.0f, nullptr);
     return Status::OK();
   }
 
@@ -210,12 +155,11 @@ class CpuBackend final : public InferenceBackend {
     if (batch < 0 || heads < 0) return InvalidArgument("ScaledMaskedSoftmax: negative batch or heads");
     RETURN_IF_ERROR(CheckMatrix("ScaledMaskedSoftmax", x, q_len, k_len));
     if (k_len == 0) return Status::OK();
+    const std::size_t rows_per_sequence = static_cast<std::size_t>(heads) * q_len;
     for (int b = 0; b < batch; ++b) {
       const float* m = mask != nullptr ? mask + static_cast<std::size_t>(b) * k_len : nullptr;
-      for (int h = 0; h < heads; ++h) {
-        float* block = x + (static_cast<std::size_t>(b) * heads + h) * q_len * k_len;
-        for (int q = 0; q < q_len; ++q) SoftmaxRow(block + static_cast<std::size_t>(q) * k_len, k_len, scale, m);
-      }
+      cpu_kernels::SoftmaxRows(isa_, x + static_cast<std::size_t>(b) * rows_per_sequence * k_len, rows_per_sequence,
+                               k_len, scale, m);
     }
     return Status::OK();
   }
@@ -226,25 +170,13 @@ class CpuBackend final : public InferenceBackend {
     if (m > 0 && n > 0 && (x == nullptr || gamma == nullptr || beta == nullptr)) {
       return InvalidArgument("LayerNorm: null x, gamma or beta");
     }
-    for (int i = 0; i < m && n > 0; ++i) {
-      const std::size_t off = static_cast<std::size_t>(i) * n;
-      double sum = 0.0;
-      for (int j = 0; j < n; ++j) {
-        const float v = x[off + j] + (residual != nullptr ? residual[off + j] : 0.0f);
-        y[off + j] = v;  // y may alias x: each element is read before it is written
-        sum += v;
-      }
-      const double mean = sum / n;
-      double var = 0.0;
-      for (int j = 0; j < n; ++j) var += (y[off + j] - mean) * (y[off + j] - mean);
-      const float inv_std = static_cast<float>(1.0 / std::sqrt(var / n + eps));
-      const float mean_f = static_cast<float>(mean);
-      for (int j = 0; j < n; ++j) y[off + j] = (y[off + j] - mean_f) * inv_std * gamma[j] + beta[j];
-    }
+    cpu_kernels::LayerNormRows(isa_, x, residual, gamma, beta, y, m, n, eps);
     return Status::OK();
   }
 
  private:
+  const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
+
   static Status Copy(void* dst, const void* src, std::size_t bytes) {
     if (bytes == 0) return Status::OK();
     if (dst == nullptr || src == nullptr) return InvalidArgument("copy: null pointer");
