@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/mlp_handler.h"
@@ -77,36 +78,86 @@ const std::string& BenchModelDir() {
   return dir;
 }
 
-void BM_MlpHandlerRaw(benchmark::State& state) {
-  const int batch = static_cast<int>(state.range(0));
+// A loaded model and a batch of state.range(0) random rows for it.
+struct DirectModel {
+  std::unique_ptr<Model> model;
+  std::vector<Value> examples;
+  std::vector<const Value*> ptrs;
+  std::vector<Value> preds;
+  Status Run() {
+    preds.clear();
+    return model->RunInference(ptrs, preds);
+  }
+};
+
+Result<DirectModel> LoadDirect(int batch, unsigned seed) {
   ModelHandlerOptions o;
   o.model_path = BenchModelDir();
   o.input_field = "x";
-  auto handler = MakeModelHandler(kMlpHandlerType, o);
-  if (!handler.ok()) return state.SkipWithError(handler.status().ToString().c_str());
-  auto model = (*handler)->LoadModel();
-  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
-  std::mt19937 rng(2);
+  ASSIGN_OR_RETURN(auto handler, MakeModelHandler(kMlpHandlerType, o));
+  DirectModel d;
+  ASSIGN_OR_RETURN(d.model, handler->LoadModel());
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
-  std::vector<Value> examples;
   for (int r = 0; r < batch; ++r) {
     List xs;
     for (int j = 0; j < kInputDim; ++j) xs.push_back(Value::Float(dist(rng)));
-    examples.push_back(Value::FromList(std::move(xs)));
+    d.examples.push_back(Value::FromList(std::move(xs)));
   }
-  std::vector<const Value*> ptrs;
-  for (const Value& v : examples) ptrs.push_back(&v);
-  std::vector<Value> preds;
+  for (const Value& v : d.examples) d.ptrs.push_back(&v);
+  return d;
+}
+
+void SetRates(benchmark::State& state, double rows_per_iteration) {
+  state.counters["rows/s"] = benchmark::Counter(rows_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP/s"] = benchmark::Counter(
+      2.0 * rows_per_iteration * (double{kInputDim} * kHidden + double{kHidden} * kHidden + double{kHidden} * kOutputs),
+      benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+// One model called directly, the BLAS pool as the process has it (every CPU by default).
+void BM_MlpHandlerRaw(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0));
+  auto d = LoadDirect(batch, 2);
+  if (!d.ok()) return state.SkipWithError(d.status().ToString().c_str());
   for (auto _ : state) {
-    preds.clear();
-    if (!(*model)->RunInference(ptrs, preds).ok()) return state.SkipWithError("inference failed");
-    benchmark::DoNotOptimize(preds.data());
+    if (!d->Run().ok()) return state.SkipWithError("inference failed");
+    benchmark::DoNotOptimize(d->preds.data());
   }
-  state.counters["rows/s"] = benchmark::Counter(batch, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * batch * (double{kInputDim} * kHidden + double{kHidden} * kHidden + double{kHidden} * kOutputs),
-                                                 benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  SetRates(state, batch);
 }
 BENCHMARK(BM_MlpHandlerRaw)->Arg(64)->Arg(256)->Arg(1024)->UseRealTime();
+
+// The other way to run the model directly: one loaded model per CPU, one BLAS thread each, each
+// iteration one batch on every model at once (what the pipeline's inference lanes do,
+// dfw/backend/registry.h). rows/s counts the rows of all models.
+void BM_MlpHandlerRawLanes(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0));
+  const int lanes = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int before = BlasThreads();
+  (void)SetBlasThreads(1);
+  std::vector<DirectModel> models;
+  for (int i = 0; i < lanes; ++i) {
+    auto d = LoadDirect(batch, 2 + static_cast<unsigned>(i));
+    if (!d.ok()) return state.SkipWithError(d.status().ToString().c_str());
+    models.push_back(std::move(d).value());
+  }
+  std::vector<int> ok(static_cast<std::size_t>(lanes), 1);
+  for (auto _ : state) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < lanes; ++i) {
+      threads.emplace_back([&, i] { ok[static_cast<std::size_t>(i)] &= models[static_cast<std::size_t>(i)].Run().ok(); });
+    }
+    for (auto& t : threads) t.join();
+  }
+  (void)SetBlasThreads(before);
+  for (int v : ok) {
+    if (!v) return state.SkipWithError("inference failed");
+  }
+  state.SetLabel(std::to_string(lanes) + " lanes");
+  SetRates(state, static_cast<double>(batch) * lanes);
+}
+BENCHMARK(BM_MlpHandlerRawLanes)->Arg(256)->UseRealTime();
 
 }  // namespace
 }  // namespace dfw

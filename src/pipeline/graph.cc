@@ -133,10 +133,12 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
   stats.in_flight_limit = options_.max_in_flight_batches > 0 ? options_.max_in_flight_batches : 2 * options_.threads + 2;
   flow::graph& g = g_;
   for (std::size_t i = 0; i < stages_.size(); ++i) {
-    bool serial = stages_[i].spec->traits.serial;
+    const int max_calls = stages_[i].stage->MaxConcurrentCalls();
+    std::size_t concurrency = stages_[i].spec->traits.serial ? std::size_t{flow::serial} : std::size_t{flow::unlimited};
+    if (max_calls > 0) concurrency = static_cast<std::size_t>(max_calls);
     int index = static_cast<int>(i);
     nodes_.push_back(std::make_unique<flow::function_node<BatchPtr, flow::continue_msg>>(
-        g, serial ? flow::serial : flow::unlimited, [this, index](const BatchPtr& b) {
+        g, concurrency, [this, index](const BatchPtr& b) {
           ProcessBatch(index, b);
           return flow::continue_msg();
         }));

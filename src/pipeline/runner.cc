@@ -37,8 +37,13 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
   if (options.blas_threads < 0) {
     return InvalidArgument(fmt::format("runner blas_threads must be >= 0 (0 = automatic), got {}", options.blas_threads));
   }
+  if (options.inference_lanes < 0) {
+    return InvalidArgument(fmt::format("runner inference_lanes must be >= 0 (0 = automatic), got {}", options.inference_lanes));
+  }
+  const int lanes = options.inference_lanes > 0 ? options.inference_lanes
+                                                : DefaultInferenceLanes(options.sdk_processes, options.threads);
   RETURN_IF_ERROR(SetBlasThreads(options.blas_threads > 0 ? options.blas_threads
-                                                          : DefaultBlasThreads(options.sdk_processes, options.threads)));
+                                                          : DefaultBlasThreads(options.sdk_processes, lanes)));
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->options = options;
@@ -52,6 +57,7 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
     try {
       StageConfig config = t.config;
       config.metrics = metrics;  // stages that record their own metrics (RunInference) use the run's registry
+      config.inference_lanes = lanes;
       ASSIGN_OR_RETURN(s.stage, info->factory(config));
     } catch (...) {
       return FromCurrentException(t.config.Where());

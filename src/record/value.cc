@@ -173,8 +173,38 @@ char* PutDouble(char* p, double d) {
   return end;
 }
 
-char* PutRow(char* p, const Row& row);
-char* PutValue(char* p, const Value& v) {
+// Lists already written in this call, so a list shared by two fields (RunInference's
+// PredictionResult.example is the input field's list) is formatted once and copied the second time.
+// Only long lists are remembered: short ones format faster than they are looked up.
+class ListMemo {
+ public:
+  static constexpr std::size_t kMinItems = 8;
+  const char* Find(const List* list, std::size_t* len) const {
+    for (int i = 0; i < n_; ++i) {
+      if (entries_[i].list == list) {
+        *len = entries_[i].len;
+        return entries_[i].begin;
+      }
+    }
+    return nullptr;
+  }
+  void Add(const List* list, const char* begin, std::size_t len) {
+    if (n_ < kSlots) entries_[n_++] = {list, begin, len};
+  }
+
+ private:
+  static constexpr int kSlots = 4;
+  struct Entry {
+    const List* list;
+    const char* begin;
+    std::size_t len;
+  };
+  Entry entries_[kSlots];
+  int n_ = 0;
+};
+
+char* PutRow(char* p, const Row& row, ListMemo& memo);
+char* PutValue(char* p, const Value& v, ListMemo& memo) {
   switch (v.kind()) {
     case Value::Kind::kNull: return Put(p, "null");
     case Value::Kind::kBool: return Put(p, v.as_bool() ? std::string_view("true") : std::string_view("false"));
@@ -182,22 +212,31 @@ char* PutValue(char* p, const Value& v) {
     case Value::Kind::kFloat: return PutDouble(p, v.as_float());
     case Value::Kind::kString: return PutString(p, v.as_string());
     case Value::Kind::kList: {
+      const List& list = v.as_list();
+      const bool remember = list.size() >= ListMemo::kMinItems;
+      if (remember) {
+        std::size_t len = 0;
+        // The earlier copy lies in the same output buffer, before p: the regions never overlap.
+        if (const char* earlier = memo.Find(&list, &len)) return Put(p, std::string_view(earlier, len));
+      }
+      char* begin = p;
       *p++ = '[';
       bool first = true;
-      for (const Value& item : v.as_list()) {
+      for (const Value& item : list) {
         if (!first) *p++ = ',';
         first = false;
-        p = PutValue(p, item);
+        p = PutValue(p, item, memo);
       }
       *p++ = ']';
+      if (remember) memo.Add(&list, begin, static_cast<std::size_t>(p - begin));
       return p;
     }
-    case Value::Kind::kRow: return PutRow(p, v.as_row());
+    case Value::Kind::kRow: return PutRow(p, v.as_row(), memo);
   }
   return p;
 }
 
-char* PutRow(char* p, const Row& row) {
+char* PutRow(char* p, const Row& row, ListMemo& memo) {
   *p++ = '{';
   bool first = true;
   for (const Field& f : row.fields()) {
@@ -205,7 +244,7 @@ char* PutRow(char* p, const Row& row) {
     first = false;
     p = PutString(p, f.name);
     *p++ = ':';
-    p = PutValue(p, f.value);
+    p = PutValue(p, f.value, memo);
   }
   *p++ = '}';
   return p;
@@ -227,7 +266,8 @@ void AppendJsonString(std::string& out, std::string_view s) {
 }
 
 void Value::AppendJson(std::string& out) const {
-  AppendBounded(out, Bound(*this), [&](char* p) { return PutValue(p, *this); });
+  ListMemo memo;
+  AppendBounded(out, Bound(*this), [&](char* p) { return PutValue(p, *this, memo); });
 }
 
 std::string Value::ToJson() const {
@@ -264,7 +304,8 @@ bool Row::operator==(const Row& o) const {
 }
 
 void Row::AppendJson(std::string& out) const {
-  AppendBounded(out, Bound(*this), [&](char* p) { return PutRow(p, *this); });
+  ListMemo memo;
+  AppendBounded(out, Bound(*this), [&](char* p) { return PutRow(p, *this, memo); });
 }
 
 std::string Row::ToJson() const {

@@ -12,6 +12,11 @@
 // model_handler.config.blas_threads (optional, >= 1) pins the process's OpenBLAS pool for this
 // model; without it the runner's policy applies (RunnerOptions::blas_threads, DefaultBlasThreads).
 //
+// Lanes: a CPU model runs in RunnerOptions::inference_lanes lanes (DefaultInferenceLanes: one per
+// harness thread, at most one per CPU, when a single SDK process has the machine), each a loaded
+// model with its own BatchElements, as each of Beam's harness threads has its own DoFn calling a
+// shared model. The weights are mmapped once; the graph overlaps at most that many Process calls.
+//
 // Per row: the example is `input_field`; a missing or malformed example is dead-lettered alone
 // (Beam's failed_preprocessing). Good rows are batched; a batch whose inference fails goes to the
 // error output as its rows with the reason (Beam's failed_inferences) and counts once in
@@ -20,6 +25,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 
 #include "dfw/backend/registry.h"
@@ -122,87 +129,149 @@ BatchElementsOptions BatchOptionsFor(const BatchingKwargs& k) {
   return b;
 }
 
+// One model with its own batcher and scratch: what one Beam harness thread's DoFn holds. Lanes run
+// concurrently (each Process call takes a free one); the weights are mmapped, so lanes share them.
+struct Lane {
+  BatchElements<Row> batcher;
+  std::unique_ptr<Model> model;
+  // Reused across batches: no per-batch vector allocation in steady state.
+  std::vector<const Value*> examples;
+  std::vector<Value> predictions;
+};
+
 class RunInference final : public Stage {
  public:
   static Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
     ASSIGN_OR_RETURN(Options options, ParseOptions(config));
     auto handler = MakeModelHandler(options.handler_type, options.handler);
     if (!handler.ok()) return config.ConfigError(handler.status().message());
-    auto batcher = BatchElements<Row>::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()), SystemClock());
-    if (!batcher.ok()) return config.ConfigError(batcher.status().message());
-    auto stage = std::unique_ptr<RunInference>(
-        new RunInference(config, std::move(options), std::move(handler).value(), std::move(batcher).value()));
-    RETURN_IF_ERROR(stage->LoadModel());
+    // Batch options are checked here, once, so a lane's batcher cannot fail to build later.
+    if (auto b = BatchElements<Row>::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()), SystemClock()); !b.ok()) {
+      return config.ConfigError(b.status().message());
+    }
+    auto stage = std::unique_ptr<RunInference>(new RunInference(config, std::move(options), std::move(handler).value()));
+    RETURN_IF_ERROR(stage->LoadModels());
     return std::unique_ptr<Stage>(std::move(stage));
   }
 
+  int MaxConcurrentCalls() const override { return static_cast<int>(lanes_.size()); }
+
   Status StartBundle(const BundleContext&) override {
-    batcher_.StartBundle();
+    for (auto& lane : lanes_) lane->batcher.StartBundle();
     return Status::OK();
   }
 
   Status Process(RowBatch& in, StageOutput& out) override {
-    auto consume = [&](std::vector<Row>& batch) { return RunBatch(batch, out); };
+    LaneLease lease(*this);
+    Lane& lane = lease.lane();
+    auto consume = [&](std::vector<Row>& batch) { return RunBatch(lane, batch, out); };
     for (Row& row : in) {
       const Value* example = row.Find(options_.handler.input_field);
       if (example == nullptr) {
         RETURN_IF_ERROR(out.Fail(row, "RunInference: input field '" + options_.handler.input_field + "' is missing"));
         continue;
       }
-      if (Status s = model_->CheckExample(*example); !s.ok()) {
+      if (Status s = lane.model->CheckExample(*example); !s.ok()) {
         RETURN_IF_ERROR(out.Fail(row, "RunInference: input field '" + options_.handler.input_field + "': " + s.message()));
         continue;
       }
-      RETURN_IF_ERROR(batcher_.Add(std::move(row), consume));
+      RETURN_IF_ERROR(lane.batcher.Add(std::move(row), consume));
     }
-    return batcher_.Poll(consume);
+    return lane.batcher.Poll(consume);
   }
 
+  // Never overlaps Process (stage.h), so every lane is free here.
   Status FinishBundle(StageOutput& out) override {
-    return batcher_.FinishBundle([&](std::vector<Row>& batch) { return RunBatch(batch, out); });
+    for (auto& lane : lanes_) {
+      Lane& l = *lane;
+      RETURN_IF_ERROR(l.batcher.FinishBundle([&](std::vector<Row>& batch) { return RunBatch(l, batch, out); }));
+    }
+    return Status::OK();
   }
 
  private:
-  RunInference(const StageConfig& config, Options options, std::unique_ptr<ModelHandler> handler,
-               BatchElements<Row> batcher)
-      : config_(config), options_(std::move(options)), handler_(std::move(handler)), batcher_(std::move(batcher)) {
+  // Takes a free lane for one Process call (the graph runs at most lanes_.size() calls at once, so
+  // one is always free; the wait is a guard, not a queue).
+  class LaneLease {
+   public:
+    explicit LaneLease(RunInference& s) : s_(s) {
+      std::unique_lock lock(s_.mu_);
+      s_.lane_freed_.wait(lock, [&] { return !s_.free_.empty(); });
+      lane_ = s_.free_.back();
+      s_.free_.pop_back();
+    }
+    ~LaneLease() {
+      {
+        std::lock_guard lock(s_.mu_);
+        s_.free_.push_back(lane_);
+      }
+      s_.lane_freed_.notify_one();
+    }
+    LaneLease(const LaneLease&) = delete;
+    LaneLease& operator=(const LaneLease&) = delete;
+    Lane& lane() { return *lane_; }
+
+   private:
+    RunInference& s_;
+    Lane* lane_;
+  };
+
+  RunInference(const StageConfig& config, Options options, std::unique_ptr<ModelHandler> handler)
+      : config_(config), options_(std::move(options)), handler_(std::move(handler)) {
     // Load-time checks pass no registry; metrics then go to a private one nobody reads.
     MetricsRegistry* registry = config.metrics != nullptr ? config.metrics : &private_metrics_;
     metrics_ = InferenceMetrics::Make(*registry, handler_->MetricsNamespace());
     model_id_ = Value::String(handler_->ModelId());
   }
 
-  Status LoadModel() {
+  // Lanes: the runner's count (RunnerOptions::inference_lanes) for CPU models. One lane when the
+  // model asks for the GPU (one model per process, as on Dataflow; on the emulated device every
+  // copy is charged to its memory ledger) or when blas_threads pins the BLAS pool for it.
+  int WantedLanes() const {
+    if (options_.handler.device != "CPU" || options_.handler.blas_threads) return 1;
+    return std::max(1, config_.inference_lanes);
+  }
+
+  Status LoadModels() {
     if (const auto& threads = options_.handler.blas_threads) {
       if (Status s = SetBlasThreads(static_cast<int>(std::min<int64_t>(*threads, 1024))); !s.ok()) {
         return config_.ConfigError(s.message());
       }
     }
-    const auto start = std::chrono::steady_clock::now();
-    auto model = handler_->LoadModel();
-    if (!model.ok()) return config_.ConfigError(model.status().message());
-    model_ = std::move(model).value();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-    metrics_.load_model_latency_ms->Update(ms.count());
-    // Beam measures the RSS increase around load_model; the weights are mmapped (RSS grows only as
-    // pages are touched), so we report the bytes the model's weights occupy instead.
-    metrics_.model_byte_size->Update(model_->byte_size());
+    const int lanes = WantedLanes();
+    for (int i = 0; i < lanes; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto model = handler_->LoadModel();
+      if (!model.ok()) return config_.ConfigError(model.status().message());
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      auto batcher = BatchElements<Row>::Make(BatchOptionsFor(handler_->BatchElementsKwargs()), SystemClock());
+      if (!batcher.ok()) return config_.ConfigError(batcher.status().message());
+      // Beam records one load per model; Beam measures the RSS increase around load_model, but the
+      // weights are mmapped (RSS grows only as pages are touched), so we report the bytes the
+      // model's weights occupy instead. Lanes share the mapping: only the first is reported.
+      if (i == 0) {
+        metrics_.load_model_latency_ms->Update(ms.count());
+        metrics_.model_byte_size->Update((*model)->byte_size());
+      }
+      lanes_.push_back(std::make_unique<Lane>(Lane{std::move(batcher).value(), std::move(model).value(), {}, {}}));
+      free_.push_back(lanes_.back().get());
+    }
     return Status::OK();
   }
 
   // The downstream work BatchElements times: one run_inference call for the batch.
-  Status RunBatch(std::vector<Row>& batch, StageOutput& out) {
-    examples_.clear();
-    for (const Row& row : batch) examples_.push_back(row.Find(options_.handler.input_field));
+  Status RunBatch(Lane& lane, std::vector<Row>& batch, StageOutput& out) {
+    lane.examples.clear();
+    for (const Row& row : batch) lane.examples.push_back(row.Find(options_.handler.input_field));
     metrics_.batch_size->Update(static_cast<int64_t>(batch.size()));
-    metrics_.batch_byte_size->Update(model_->GetNumBytes(examples_));
-    predictions_.clear();
+    metrics_.batch_byte_size->Update(lane.model->GetNumBytes(lane.examples));
+    lane.predictions.clear();
     const auto start = std::chrono::steady_clock::now();
-    Status s = model_->RunInference(examples_, predictions_);
+    Status s = lane.model->RunInference(lane.examples, lane.predictions);
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
     metrics_.batch_latency_us->Update(us.count());
-    if (s.ok() && predictions_.size() != batch.size()) {
-      s = Internal("model returned " + std::to_string(predictions_.size()) + " predictions for " +
+    if (s.ok() && lane.predictions.size() != batch.size()) {
+      s = Internal("model returned " + std::to_string(lane.predictions.size()) + " predictions for " +
                    std::to_string(batch.size()) + " examples");
     }
     if (!s.ok()) {
@@ -216,8 +285,8 @@ class RunInference final : public Stage {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       Row result;
       result.Reserve(3);
-      result.Append("example", *examples_[i]);
-      result.Append("inference", std::move(predictions_[i]));
+      result.Append("example", *lane.examples[i]);
+      result.Append("inference", std::move(lane.predictions[i]));
       result.Append("model_id", model_id_);
       batch[i].Set(options_.inference_tag, Value::FromRow(std::move(result)));
       out.Emit(std::move(batch[i]));
@@ -228,14 +297,13 @@ class RunInference final : public Stage {
   StageConfig config_;
   Options options_;
   std::unique_ptr<ModelHandler> handler_;
-  std::unique_ptr<Model> model_;
-  BatchElements<Row> batcher_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::mutex mu_;
+  std::condition_variable lane_freed_;
+  std::vector<Lane*> free_;  // guarded by mu_
   MetricsRegistry private_metrics_;
   InferenceMetrics metrics_{};
   Value model_id_;
-  // Reused across batches (the stage is serial): no per-batch vector allocation in steady state.
-  std::vector<const Value*> examples_;
-  std::vector<Value> predictions_;
 };
 
 // Load-time check (also what --dry_run runs): the config parses and the model files exist and
@@ -257,7 +325,8 @@ void RegisterRunInference(StageRegistry& r) {
       .factory = RunInference::Make,
       .allowed_keys = {"inference_tag", "model_handler"},
       .required_keys = {"model_handler"},
-      .traits = {.can_fail_per_record = true, .serial = true},
+      // Not serial: Process calls overlap up to the number of lanes (MaxConcurrentCalls).
+      .traits = {.can_fail_per_record = true},
       .check = CheckRunInference,
   });
   (void)s;  // only fails on a duplicate registration, which RegisterBuiltinStages never does

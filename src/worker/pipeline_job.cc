@@ -162,6 +162,7 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   RunnerOptions options;
   options.threads = std::max(1, threads);
   options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
+  options.inference_lanes = 1;
   ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
   ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
   for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));

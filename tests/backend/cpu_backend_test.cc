@@ -235,24 +235,33 @@ TEST(BackendRegistry, LibraryWithoutTheSymbolIsAClearStatus) {
 namespace dfw {
 namespace {
 
-TEST(BlasThreads, DefaultIsOnePerProcessWhenSeveralShareTheMachineElseEveryCpu) {
+TEST(InferencePolicy, OneLaneAndOneBlasThreadPerProcessWhenSeveralShareTheMachine) {
   const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   struct Case {
-    int sdk_processes, harness_threads, want;
+    int sdk_processes, harness_threads, want_lanes;
   };
   const std::vector<Case> cases = {
-      {8, 12, 1},  // Dataflow default: one SDK process per vCPU
+      {8, 12, 1},                    // Dataflow default: one SDK process per vCPU
       {2, 1, 1},
-      {1, 1, cpus},                       // one process, one harness thread: BLAS gets every CPU
-      {1, 0, cpus},                       // harness threads clamped to >= 1
-      {1, 2, cpus},                       // one process: BLAS gets every CPU whatever the harness threads
+      {1, 1, 1},                     // one process, one harness thread: one lane
+      {1, 0, 1},                     // harness threads clamped to >= 1
+      {1, 2, std::min(2, cpus)},     // one process: a lane per harness thread, at most one per CPU
       {1, 100000, cpus},
-      {0, cpus, cpus},                    // processes clamped to >= 1
+      {0, cpus, cpus},               // processes clamped to >= 1
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(DefaultBlasThreads(c.sdk_processes, c.harness_threads), c.want)
-        << c.sdk_processes << " processes, " << c.harness_threads << " harness threads";
+    const int lanes = DefaultInferenceLanes(c.sdk_processes, c.harness_threads);
+    EXPECT_EQ(lanes, c.want_lanes) << c.sdk_processes << " processes, " << c.harness_threads << " harness threads";
+    const int blas = DefaultBlasThreads(c.sdk_processes, lanes);
+    if (c.sdk_processes > 1) {
+      EXPECT_EQ(blas, 1);
+    } else {  // the largest pool that, times the lanes, fits the CPUs
+      EXPECT_GE(blas, 1);
+      EXPECT_LE(lanes * blas, cpus) << lanes << " lanes";
+      EXPECT_GT(lanes * (blas + 1), cpus) << lanes << " lanes";
+    }
   }
+  EXPECT_EQ(DefaultBlasThreads(1, 0), cpus);  // lanes clamped to >= 1
 }
 
 TEST(BlasThreads, SetChangesTheOpenBlasPoolAndRejectsZero) {

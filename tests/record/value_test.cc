@@ -88,6 +88,42 @@ TEST(Value, JsonOfWorstCaseEscapingIsComplete) {
   EXPECT_EQ(r.ToJson(), "{" + want + ":" + want + "}");
 }
 
+// A list shared by several fields (RunInference's example aliases the input field) is written once
+// and copied: the JSON must be exactly that of unshared equal lists, at every depth.
+TEST(Value, SharedListsSerializeLikeCopies) {
+  auto make_list = [](int n, double base) {
+    List items;
+    for (int i = 0; i < n; ++i) items.push_back(Value::Float(base + i * 0.125));
+    items.push_back(Value::String("q\"x"));
+    return Value::FromList(std::move(items));
+  };
+  for (int n : {1, 7, 8, 64}) {
+    const Value shared = make_list(n, -3.5);
+    const Value other = make_list(n, 9.0);
+    Row inner;
+    inner.Append("example", shared);
+    inner.Append("other", other);
+    inner.Append("again", shared);
+    Row row;
+    row.Append("x", shared);
+    row.Append("nested", Value::FromRow(inner));
+    row.Append("list_of_lists", Value::FromList(List{shared, other, shared}));
+    Row copies;  // the same values, built separately (no shared storage)
+    Row inner_copies;
+    inner_copies.Append("example", make_list(n, -3.5));
+    inner_copies.Append("other", make_list(n, 9.0));
+    inner_copies.Append("again", make_list(n, -3.5));
+    copies.Append("x", make_list(n, -3.5));
+    copies.Append("nested", Value::FromRow(inner_copies));
+    copies.Append("list_of_lists", Value::FromList(List{make_list(n, -3.5), make_list(n, 9.0), make_list(n, -3.5)}));
+    EXPECT_EQ(row.ToJson(), copies.ToJson()) << n;
+    std::string appended = "prefix:";
+    row.AppendJson(appended);
+    EXPECT_EQ(appended, "prefix:" + copies.ToJson()) << n;
+    EXPECT_EQ(Value::FromRow(row).ToJson(), copies.ToJson()) << n;
+  }
+}
+
 TEST(Row, SetReplacesEraseRemovesEqualityIgnoresOrder) {
   Row a;
   a.Set("x", Value::Int(1));

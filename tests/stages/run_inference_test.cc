@@ -6,6 +6,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <map>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "dfw/inference/model_handler.h"
@@ -47,7 +49,7 @@ Result<std::unique_ptr<Stage>> MakeStage(const StageConfig& c) {
   RegisterRunInference(registry);
   const StageTypeInfo* info = registry.Find("RunInference");
   if (info == nullptr) return Internal("RunInference not registered");
-  EXPECT_TRUE(info->traits.serial);
+  EXPECT_FALSE(info->traits.serial);  // overlapping calls are bounded by the lanes instead
   EXPECT_TRUE(info->traits.can_fail_per_record);
   return info->factory(c);
 }
@@ -111,6 +113,87 @@ TEST(RunInferenceStage, OnePredictionResultPerRowErrorsForBadRowsAndExactMetrics
   EXPECT_EQ(model_bytes.count, 1);
   EXPECT_EQ(model_bytes.sum, (30 * 32 + 32 + 32 * 16 + 16 + 16 * 2 + 2) * 4);
   EXPECT_EQ(snap.distributions.at({"RunInference", "load_model_latency_milli_secs"}).count, 1);
+}
+
+// Lanes: Process calls from several threads at once, each on its own model and batcher; every row
+// comes out once with its own prediction, and the metrics count every batch of every lane.
+TEST(RunInferenceStage, LanesRunConcurrentCallsAndLoseNothing) {
+  MetricsRegistry metrics;
+  StageConfig c = Config(HandlerYaml("    min_batch_size: 8\n    max_batch_size: 8\n"), true, &metrics);
+  c.inference_lanes = 3;
+  auto stage = MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  EXPECT_EQ((*stage)->MaxConcurrentCalls(), 3);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  RowBatch rows = SampleRows();  // 143 good + 4 bad
+  // Reference predictions from a one-lane stage, by id.
+  MetricsRegistry ref_metrics;
+  StageConfig rc = Config(HandlerYaml(""), true, &ref_metrics);
+  auto ref = MakeStage(rc);
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ((*ref)->MaxConcurrentCalls(), 1);
+  StageOutput ref_out(&rc);
+  RowBatch ref_rows = rows;
+  ASSERT_TRUE((*ref)->StartBundle(BundleContext{}).ok());
+  ASSERT_TRUE((*ref)->Process(ref_rows, ref_out).ok());
+  ASSERT_TRUE((*ref)->FinishBundle(ref_out).ok());
+  std::map<std::string, Value> want;
+  for (const Row& r : ref_out.main()) want[r.Find("id")->as_string()] = *r.Find("prediction")->as_row().Find("inference");
+  ASSERT_EQ(want.size(), 143u);
+
+  // Three threads, each feeding slices of 7 rows (batches of 8 straddle the calls).
+  constexpr int kThreads = 3;
+  std::vector<StageOutput> outs(kThreads, StageOutput(&c));
+  std::vector<Status> status(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t begin = 7 * t; begin < rows.size() && status[t].ok(); begin += 7 * kThreads) {
+        RowBatch slice(rows.begin() + begin, rows.begin() + std::min(rows.size(), begin + 7));
+        status[t] = (*stage)->Process(slice, outs[t]);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const Status& st : status) ASSERT_TRUE(st.ok()) << st.ToString();
+  StageOutput tail(&c);
+  ASSERT_TRUE((*stage)->FinishBundle(tail).ok());
+  outs.push_back(std::move(tail));
+
+  std::map<std::string, int> seen;
+  std::size_t errors = 0;
+  for (StageOutput& o : outs) {
+    errors += o.errors().size();
+    for (const Row& r : o.main()) {
+      const std::string id = r.Find("id")->as_string();
+      ++seen[id];
+      ASSERT_TRUE(want.count(id)) << id;
+      // Batches differ from the reference's (sizes, neighbours), so BLAS rounding may differ a little.
+      const List& got = r.Find("prediction")->as_row().Find("inference")->as_list();
+      const List& ref_p = want[id].as_list();
+      ASSERT_EQ(got.size(), ref_p.size()) << id;
+      for (std::size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k].as_float(), ref_p[k].as_float(), 1e-5) << id;
+    }
+  }
+  EXPECT_EQ(seen.size(), 143u);
+  for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << id;
+  EXPECT_EQ(errors, 4u);
+  const MetricsSnapshot snap = metrics.Snapshot();
+  EXPECT_EQ(snap.CounterOr("RunInference", "num_inferences"), 143);
+  EXPECT_EQ(snap.distributions.at({"RunInference", "inference_request_batch_size"}).sum, 143);
+  // One load reported (the lanes share the mmapped weights).
+  EXPECT_EQ(snap.distributions.at({"RunInference", "model_byte_size"}).count, 1);
+}
+
+TEST(RunInferenceStage, OneLaneForGpuModelsAndPinnedBlasThreads) {
+  MetricsRegistry metrics;
+  for (const std::string& extra : {std::string("    device: GPU\n"), std::string("    blas_threads: 1\n")}) {
+    StageConfig c = Config(HandlerYaml(extra), true, &metrics);
+    c.inference_lanes = 4;
+    auto stage = MakeStage(c);
+    ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+    EXPECT_EQ((*stage)->MaxConcurrentCalls(), 1) << extra;
+  }
 }
 
 TEST(RunInferenceStage, BadRowWithoutErrorHandlingFailsTheBundle) {

@@ -32,20 +32,24 @@ inline constexpr const char* kCudaBackendSymbol = "dfw_create_cuda_backend";
 // The CPU (OpenBLAS) backend. Never fails.
 std::unique_ptr<InferenceBackend> MakeCpuBackend();
 
-// BLAS threading policy. OpenBLAS keeps ONE process-wide thread pool, so the knob is per process,
-// not per backend instance. The rule: (SDK processes) x (BLAS threads) must not exceed the CPUs the
-// worker was given, and BLAS threads must not run on top of busy TBB harness threads:
-//   - several SDK processes share the machine (Dataflow's default: one per vCPU) -> 1 per process;
-//   - one SDK process -> every CPU. Measured on an idle 2-vCPU machine, 2 harness threads,
-//     64→2048→2048→16, 40k rows through `dfworker run`, raw handler 9.2–9.4k rows/s (2 BLAS
-//     threads): the pipeline ran 7.44k rec/s with 2 BLAS threads and 5.6–5.7k with 1 (80% vs
-//     61% of raw). The JSON work of the other harness threads is small next to the GEMMs, so
-//     reserving a CPU for it idled that CPU. (An earlier measurement on a machine at load 7–8
-//     had suggested the opposite.)
-// DefaultBlasThreads(sdk_processes, harness_threads) applies that rule (both clamped to >= 1).
-// Set by PipelineRunner (RunnerOptions::blas_threads) and overridable per model with the
-// RunInference model_handler config key `blas_threads`.
-int DefaultBlasThreads(int sdk_processes, int harness_threads);
+// CPU inference threading policy. OpenBLAS keeps ONE process-wide thread pool, so the BLAS knob is
+// per process, not per backend instance. The rule: (SDK processes) x (inference lanes) x (BLAS
+// threads) must not exceed the CPUs the worker was given.
+//   - several SDK processes share the machine (Dataflow's default: one per vCPU) -> one lane and
+//     one BLAS thread per process;
+//   - one SDK process -> min(harness threads, CPUs) lanes, each a model running its own batches
+//     (Beam's harness threads calling a shared model's run_inference concurrently), and
+//     CPUs / lanes BLAS threads. Lanes beat one multi-threaded GEMM here because a statically
+//     split GEMM stalls, spinning in sched_yield, whenever the JSON work of another harness thread
+//     takes one of its CPUs. Measured on an idle 2-vCPU machine, 64→2048→2048→16, batch 256:
+//     raw handler 13.4k rows/s with 2 BLAS threads, two single-threaded handlers side by side
+//     7.3k + 7.1k; see scripts/bench_inference.sh for the pipeline figures.
+// DefaultInferenceLanes(sdk_processes, harness_threads) and DefaultBlasThreads(sdk_processes,
+// lanes) apply the rule (arguments clamped to >= 1). Set by PipelineRunner (RunnerOptions
+// inference_lanes / blas_threads); the RunInference model_handler config key `blas_threads`
+// overrides the pool and then runs one lane.
+int DefaultInferenceLanes(int sdk_processes, int harness_threads);
+int DefaultBlasThreads(int sdk_processes, int inference_lanes);
 // Sets the OpenBLAS pool size for this process (openblas_set_num_threads); `threads` must be >= 1,
 // else kInvalidArgument naming the value. Safe to call from any thread between GEMMs.
 Status SetBlasThreads(int threads);

@@ -37,10 +37,13 @@ struct RunnerOptions {
   std::size_t batch_size = 1024;   // rows per message between stages; >= 1
   int max_in_flight_batches = 0;   // source batches alive at once (backpressure); 0 = 2 * threads + 2
   int64_t bundle_bytes = 64 << 20; // target bundle size for file sources
-  // OpenBLAS threads for this process, set when the runner is made (before stages load models);
-  // 0 = DefaultBlasThreads(sdk_processes, threads) from dfw/backend/registry.h, so TBB harness
-  // threads and BLAS threads never oversubscribe the machine. A RunInference stage's
-  // model_handler.config.blas_threads overrides it.
+  // CPU inference policy (dfw/backend/registry.h), set when the runner is made, before stages
+  // load models. inference_lanes: concurrent CPU models per RunInference stage, 0 =
+  // DefaultInferenceLanes(sdk_processes, threads). blas_threads: OpenBLAS threads for this
+  // process, 0 = DefaultBlasThreads(sdk_processes, lanes). Together they never oversubscribe the
+  // machine. A RunInference stage's model_handler.config.blas_threads overrides the pool (and that
+  // stage then runs one lane).
+  int inference_lanes = 0;
   int blas_threads = 0;
   int sdk_processes = 1;           // SDK processes sharing this machine (1 per vCPU on Dataflow); >= 1
 };

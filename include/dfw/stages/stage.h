@@ -50,6 +50,7 @@ struct StageConfig {
   MetricsRegistry* metrics = nullptr;  // the run's metrics, set by the runner before the factory runs
                                        // (nullptr in load-time checks); for stages with their own
                                        // metrics, e.g. RunInference's Beam metrics
+  int inference_lanes = 1;  // RunInference: concurrent CPU models in this process (set by the runner)
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
   std::string Where() const;
@@ -127,6 +128,10 @@ class Stage {
   virtual Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& /*split*/) {
     return Unimplemented("not a source");
   }
+
+  // How many Process calls may overlap: 0 = as the type's traits say (serial: 1, else unlimited);
+  // n >= 1 = at most n (a stage with n independent lanes of state, such as RunInference's models).
+  virtual int MaxConcurrentCalls() const { return 0; }
 };
 
 using StageFactory = std::function<Result<std::unique_ptr<Stage>>(const StageConfig&)>;

@@ -197,11 +197,18 @@ class CpuBackend final : public InferenceBackend {
 
 std::unique_ptr<InferenceBackend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
 
-int DefaultBlasThreads(int sdk_processes, int /*harness_threads*/) {
+namespace {
+int Cpus() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+}  // namespace
+
+int DefaultInferenceLanes(int sdk_processes, int harness_threads) {
   if (sdk_processes > 1) return 1;
-  // One SDK process: BLAS gets every CPU. The other harness threads' JSON work is small next to a
-  // compute-bound GEMM, so leaving them a CPU idles it most of the time (see registry.h).
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::clamp(harness_threads, 1, Cpus());
+}
+
+int DefaultBlasThreads(int sdk_processes, int inference_lanes) {
+  if (sdk_processes > 1) return 1;
+  return std::max(1, Cpus() / std::max(1, inference_lanes));
 }
 
 Status SetBlasThreads(int threads) {
