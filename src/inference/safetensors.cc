@@ -277,7 +277,18 @@ Result<uint64_t> ModelBytesFromHeader(const std::string& path) {
   }
   auto header = ParseSafetensorsHeader(prefix, size);
   if (!header.ok()) return header.status().WithContext("model file '" + path + "'");
-  return header->data_bytes;
+  return header->loaded_bytes();
+}
+
+uint64_t LoadedBytes(const TensorInfo& t) {
+  const bool widened = t.dtype == TensorDType::kF16 || t.dtype == TensorDType::kBF16;
+  return widened ? t.num_elements() * 4 : t.num_bytes();
+}
+
+uint64_t SafetensorsHeader::loaded_bytes() const {
+  uint64_t n = data_bytes;
+  for (const TensorInfo& t : tensors) n += LoadedBytes(t) - t.num_bytes();
+  return n;
 }
 
 }  // namespace dfw

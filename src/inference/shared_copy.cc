@@ -78,7 +78,6 @@ class OutFile {
 
 bool Converted(TensorDType d) { return d == TensorDType::kF16 || d == TensorDType::kBF16; }
 
-uint64_t PublishedBytes(const TensorInfo& t) { return Converted(t.dtype) ? t.num_elements() * 4 : t.num_bytes(); }
 
 // Writes tensor `t` (from `src`) as it appears in the published file: F16/BF16 widened to F32 in
 // bounded chunks, so a multi-GiB model needs no second in-memory copy.
@@ -125,7 +124,7 @@ Result<uint64_t> PublishF32Copy(const std::string& weights_path, const std::stri
   header["__metadata__"] = meta;
   uint64_t offset = 0;
   for (const TensorInfo& t : h.tensors) {  // data order: the published tensors stay back to back
-    const uint64_t bytes = PublishedBytes(t);
+    const uint64_t bytes = LoadedBytes(t);
     header[t.name] = {{"dtype", Converted(t.dtype) ? "F32" : std::string(TensorDTypeName(t.dtype))},
                       {"shape", t.shape},
                       {"data_offsets", {offset, offset + bytes}}};

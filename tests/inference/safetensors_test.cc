@@ -30,9 +30,11 @@ TEST(Safetensors, OpensAValidFileAndPointsIntoTheMapping) {
   EXPECT_EQ(data[5], 6.0f);
   EXPECT_EQ((*file)->header().Find("b")->dtype, TensorDType::kF16);
   EXPECT_EQ((*file)->header().data_bytes, 28u);
+  // Planned at the loaded size: the F16 tensor (2 elements, 4 bytes) becomes 8 bytes of F32.
+  EXPECT_EQ((*file)->header().loaded_bytes(), 32u);
   auto bytes = ModelBytesFromHeader(path);
   ASSERT_TRUE(bytes.ok());
-  EXPECT_EQ(*bytes, 28u);
+  EXPECT_EQ(*bytes, 32u);
 }
 
 TEST(Safetensors, MetadataIsParsed) {

@@ -67,6 +67,10 @@ TEST(PublishF32Copy, WidensEveryFloatDTypeToF32AndAlignsTheData) {
     Result<uint64_t> bytes = PublishF32Copy(dir.File("m.safetensors"), dir.File("out/copy.safetensors"));
     ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
     EXPECT_EQ(*bytes, 8u * 4 + 16);
+    // The planner's figure, from the original's header alone, is the size the host publishes.
+    Result<uint64_t> planned = ModelBytesFromHeader(dir.File("m.safetensors"));
+    ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+    EXPECT_EQ(*planned, *bytes);
     auto file = SafetensorsFile::Open(dir.File("out/copy.safetensors"));
     ASSERT_TRUE(file.ok()) << file.status().ToString();
     EXPECT_EQ((8 + (*file)->header().header_bytes) % 4096, 0u) << "data section starts on a page";

@@ -42,12 +42,18 @@ struct TensorInfo {
   std::string ShapeString() const;  // "[64, 30]"
 };
 
+// Bytes a loaded model holds for tensor t: F16/BF16 are widened to F32 on load (every backend does),
+// other dtypes as stored.
+uint64_t LoadedBytes(const TensorInfo& t);
+
 struct SafetensorsHeader {
   uint64_t header_bytes = 0;  // N
   uint64_t data_bytes = 0;    // size of the data section
   std::vector<TensorInfo> tensors;  // in data order (sorted by begin)
   std::map<std::string, std::string> metadata;
   const TensorInfo* Find(std::string_view name) const;
+  // data_bytes with every F16/BF16 tensor counted as F32: what the loaded model occupies.
+  uint64_t loaded_bytes() const;
 };
 
 inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100ull * 1000 * 1000;
@@ -78,8 +84,10 @@ class SafetensorsFile {
   SafetensorsHeader header_;
 };
 
-// The bytes of all tensors in the file (its data section), read from the header alone: reads
-// 8 + N bytes, never the weights. The planner uses it to size GPU memory before launch.
+// The bytes the file's tensors occupy once loaded (SafetensorsHeader::loaded_bytes: the data
+// section, F16/BF16 counted as the F32 they become), read from the header alone: reads 8 + N
+// bytes, never the weights. The planner uses it to size GPU memory before launch, so a
+// half-precision model is planned at the size its model host and SDK processes really hold.
 Result<uint64_t> ModelBytesFromHeader(const std::string& path);
 
 }  // namespace dfw
