@@ -13,7 +13,7 @@
 // model; without it the runner's policy applies (RunnerOptions::blas_threads, DefaultBlasThreads).
 //
 // Lanes: a CPU model runs in RunnerOptions::inference_lanes lanes (DefaultInferenceLanes: one per
-// harness thread, at most one per CPU, when a single SDK process has the machine), each a loaded
+// CPU when a single SDK process has the machine and enough harness threads), each a loaded
 // model with its own BatchElements, as each of Beam's harness threads has its own DoFn calling a
 // shared model. The weights are mmapped once; the graph overlaps at most that many Process calls.
 //

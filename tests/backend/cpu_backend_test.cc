@@ -245,7 +245,8 @@ TEST(InferencePolicy, OneLaneAndOneBlasThreadPerProcessWhenSeveralShareTheMachin
       {2, 1, 1},
       {1, 1, 1},                     // one process, one harness thread: one lane
       {1, 0, 1},                     // harness threads clamped to >= 1
-      {1, 2, std::min(2, cpus)},     // one process: a lane per harness thread, at most one per CPU
+      {1, 2, cpus <= 2 ? cpus : 1},  // a lane per CPU only when the threads can keep them all busy
+      {1, cpus - 1, 1},
       {1, 100000, cpus},
       {0, cpus, cpus},               // processes clamped to >= 1
   };
@@ -255,10 +256,9 @@ TEST(InferencePolicy, OneLaneAndOneBlasThreadPerProcessWhenSeveralShareTheMachin
     const int blas = DefaultBlasThreads(c.sdk_processes, lanes);
     if (c.sdk_processes > 1) {
       EXPECT_EQ(blas, 1);
-    } else {  // the largest pool that, times the lanes, fits the CPUs
-      EXPECT_GE(blas, 1);
-      EXPECT_LE(lanes * blas, cpus) << lanes << " lanes";
-      EXPECT_GT(lanes * (blas + 1), cpus) << lanes << " lanes";
+    } else {  // one lane with every CPU, or a single-threaded lane per CPU
+      EXPECT_EQ(lanes * blas, cpus) << lanes << " lanes";
+      EXPECT_TRUE(lanes == 1 || blas == 1) << lanes << " lanes x " << blas << " BLAS threads";
     }
   }
   EXPECT_EQ(DefaultBlasThreads(1, 0), cpus);  // lanes clamped to >= 1

@@ -37,15 +37,18 @@ std::unique_ptr<InferenceBackend> MakeCpuBackend();
 // threads) must not exceed the CPUs the worker was given.
 //   - several SDK processes share the machine (Dataflow's default: one per vCPU) -> one lane and
 //     one BLAS thread per process;
-//   - one SDK process -> min(harness threads, CPUs) lanes, each a model running its own batches
-//     (Beam's harness threads calling a shared model's run_inference concurrently), and
-//     CPUs / lanes BLAS threads. Lanes beat one multi-threaded GEMM here because a statically
-//     split GEMM stalls, spinning in sched_yield, whenever the JSON work of another harness thread
-//     takes one of its CPUs. Measured on an idle 2-vCPU machine, 64→2048→2048→16, batch 256:
-//     raw handler 13.4k rows/s with 2 BLAS threads, two single-threaded handlers side by side
-//     7.3k + 7.1k; see scripts/bench_inference.sh for the pipeline figures.
-// DefaultInferenceLanes(sdk_processes, harness_threads) and DefaultBlasThreads(sdk_processes,
-// lanes) apply the rule (arguments clamped to >= 1). Set by PipelineRunner (RunnerOptions
+//   - one SDK process whose harness threads can keep every CPU busy (threads >= CPUs) -> one lane
+//     per CPU, each a model running its own batches with one BLAS thread (Beam's harness threads
+//     calling a shared model's run_inference concurrently). Lanes beat one multi-threaded GEMM
+//     because a statically split GEMM stalls, spinning in sched_yield, whenever the JSON work of
+//     another harness thread takes one of its CPUs. Measured on an idle 2-vCPU machine,
+//     64→2048→2048→16, batch 256, 40k rows through `dfworker run`: 75% of the raw handler's
+//     rows/s with one 2-thread lane, 92% with two 1-thread lanes (scripts/bench_inference.sh);
+//   - one SDK process with fewer harness threads than CPUs -> one lane, every CPU in its BLAS
+//     pool. (Lanes that would each need several BLAS threads are not used: OpenBLAS has one pool
+//     per process, and concurrent callers into it were never measured to pay.)
+// DefaultInferenceLanes(sdk_processes, harness_threads) (1 or the CPU count) and
+// DefaultBlasThreads(sdk_processes, lanes) apply the rule (arguments clamped to >= 1). Set by PipelineRunner (RunnerOptions
 // inference_lanes / blas_threads); the RunInference model_handler config key `blas_threads`
 // overrides the pool and then runs one lane.
 int DefaultInferenceLanes(int sdk_processes, int harness_threads);

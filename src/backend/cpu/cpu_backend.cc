@@ -203,7 +203,9 @@ int Cpus() { return static_cast<int>(std::max(1u, std::thread::hardware_concurre
 
 int DefaultInferenceLanes(int sdk_processes, int harness_threads) {
   if (sdk_processes > 1) return 1;
-  return std::clamp(harness_threads, 1, Cpus());
+  // A lane per CPU (one BLAS thread each) when the harness threads can keep them all busy; else
+  // one lane with every CPU in its BLAS pool. Never lanes sharing OpenBLAS's single pool.
+  return harness_threads >= Cpus() ? Cpus() : 1;
 }
 
 int DefaultBlasThreads(int sdk_processes, int inference_lanes) {
