@@ -5,8 +5,9 @@
 #      one model with every CPU in its BLAS pool, and one model per CPU with one BLAS thread each
 #      (the layout of the pipeline's inference lanes),
 #   3. a pipeline ReadFromJson → RunInference (same model, fixed batches of 256) → WriteToJson on
-#      N rows (default 200000: start-up, about 0.07 s, and the end-of-run drain weigh under 1%), through `dfworker run`, three runs (median); records/s and the ratio
-#      to the faster of the two direct figures at batch 256.
+#      N rows (default 200000, so start-up — about 0.07 s — and the end-of-run drain weigh under
+#      1%), through `dfworker run`, three runs (median); records/s and the ratio to the faster of
+#      the two direct figures at batch 256.
 # Usage: scripts/bench_inference.sh [BUILD_DIR] [ROWS]
 # BUILD_DIR is configured as Release (DFW_BENCH=ON) only when it has no CMakeCache.txt yet.
 # DFW_BENCH_DFWORKER=path uses that dfworker binary instead of building one in BUILD_DIR.
