@@ -312,18 +312,15 @@ void SoftmaxRows(Isa isa, float* x, std::size_t rows, int n, float scale, const 
 void LayerNormRows(Isa isa, const float* x, const float* residual, const float* gamma, const float* beta, float* y,
                    int m, int n, float eps) {
   if (n <= 0) return;
+#if DFW_HAVE_AVX2_PATH
+  auto* row_fn = UseAvx2(isa) ? &LayerNormRowAvx2 : &LayerNormRowScalar;
+#else
+  (void)isa;
+  auto* row_fn = &LayerNormRowScalar;
+#endif
   for (int i = 0; i < m; ++i) {
     const std::size_t off = static_cast<std::size_t>(i) * n;
-    const float* r = residual != nullptr ? residual + off : nullptr;
-#if DFW_HAVE_AVX2_PATH
-    if (UseAvx2(isa)) {
-      LayerNormRowAvx2(x + off, r, gamma, beta, y + off, n, eps);
-      continue;
-    }
-#else
-    (void)isa;
-#endif
-    LayerNormRowScalar(x + off, r, gamma, beta, y + off, n, eps);
+    row_fn(x + off, residual != nullptr ? residual + off : nullptr, gamma, beta, y + off, n, eps);
   }
 }
 
