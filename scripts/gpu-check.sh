@@ -12,6 +12,7 @@
 # tests (the CUDA rows must run, not skip); 4 device tests (ledger, MPS controllers) including the
 # real-daemon test; 5 a real MPS daemon in a temp dir with the parity tests as its client; 6 a
 # pipeline with 8 SDK processes without and with MPS: measured GPU memory vs the plan, throughput;
+# 6b the same pipeline with model_copies: 2 under MPS: model hosts export their GPU copy through CUDA IPC;
 # 7 sentence embeddings (MiniLM: $DFW_MINILM_DIR, else a MiniLM-shaped model made by
 # scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s.
 set -uo pipefail
@@ -72,10 +73,10 @@ if ! built dfw_backend_tests; then
   skip "dfw_backend_tests not built"
 else
   export DFW_CUDA_BACKEND_PATH="$PWD/$BUILD/src/backend/cuda/libdfw_backend_cuda.so"
-  timeout 300 "$BUILD/tests/backend/dfw_backend_tests" --gtest_filter='*Parity*' >"$TMP/parity.log" 2>&1
+  timeout 300 "$BUILD/tests/backend/dfw_backend_tests" --gtest_filter='*Parity*:CudaIpc.*' >"$TMP/parity.log" 2>&1
   rc=$?
   grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$TMP/parity.log" | sort | uniq -c | head -40
-  skipped=$(grep -c '^\[  SKIPPED \] AllCases/.*cuda_' "$TMP/parity.log")
+  skipped=$(grep -c -E '^\[  SKIPPED \] (AllCases/.*cuda_|CudaIpc.Parent)' "$TMP/parity.log")
   if [ $rc -ne 0 ]; then
     grep -E 'Failure|got .* reference' "$TMP/parity.log" | head -20
     fail "parity tests (exit $rc)"
@@ -83,7 +84,7 @@ else
     grep -m1 "unavailable" "$TMP/parity.log"
     fail "a GPU is present but $skipped CUDA rows skipped"
   elif [ "$HAVE_GPU" = 1 ]; then
-    pass "parity: CUDA rows ran and matched the CPU reference"
+    pass "parity: CUDA rows ran and matched the CPU reference; CUDA IPC: a second process read the exported bytes"
   else
     skip "parity: CPU rows passed; CUDA rows skipped (no GPU): $(grep -m1 -o "unavailable: .*" "$TMP/parity.log" | cut -c1-160)"
   fi
@@ -179,6 +180,29 @@ else
     [ -n "$RECORDS" ] && echo "-- $mode: throughput $(echo "scale=1; $RECORDS / $secs" | bc) records/s"
     if [ $rc -eq 0 ]; then pass "pipeline ($mode)"; else tail -10 "$TMP/run-$mode.log"; fail "pipeline ($mode)"; fi
   done
+fi
+
+say "6b. shared model copies on the GPU: model_copies: 2, 8 SDK processes, MPS (hosts export through CUDA IPC)"
+if ! built dfworker || [ ! -f "$PIPELINE" ]; then
+  skip "dfworker not built or no pipeline"
+elif ! grep -q "device: GPU" "$PIPELINE"; then
+  skip "$PIPELINE has no 'device: GPU' line to add model_copies to"
+else
+  sed -e 's#^\( *\)device: GPU.*#&\n\1model_copies: 2#' "$PIPELINE" >"$TMP/shared.yaml"
+  flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$ACCEL;use_nvidia_mps" "${EXTRA[@]}")
+  timeout 60 "$DFW" run "$TMP/shared.yaml" "${flags[@]}" --dry_run 2>&1 | grep -i -E "cop(y|ies)|memory" | head -6
+  if [ "$HAVE_GPU" = 0 ]; then
+    skip "shared copies on the GPU: no GPU to run on"
+  else
+    timeout 150 "$DFW" run "$TMP/shared.yaml" "${flags[@]}" --job_dir "$TMP/shared-job" >"$TMP/shared.log" 2>&1
+    rc=$?
+    exported=$(cat "$TMP"/shared-job/logs/model-host-*.log 2>/dev/null | grep -c "exported through CUDA IPC")
+    opened=$(cat "$TMP"/shared-job/logs/*.log "$TMP/shared.log" 2>/dev/null | grep -c "GPU copy (CUDA IPC")
+    echo "-- exit $rc; hosts that exported: $exported; SDK processes that ran on a host's GPU copy: $opened"
+    grep -h -m3 -E "cannot use model host|no CUDA backend" "$TMP"/shared-job/logs/*.log 2>/dev/null | cut -c1-200
+    if [ $rc -eq 0 ] && [ "$exported" -ge 2 ] && [ "$opened" -ge 1 ]; then pass "shared copies through CUDA IPC"
+    else tail -10 "$TMP/shared.log"; fail "shared copies through CUDA IPC"; fi
+  fi
 fi
 
 say "7. sentence embeddings (MiniLM shapes), 1 and 8 SDK processes, without and with MPS"

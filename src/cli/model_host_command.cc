@@ -1,4 +1,4 @@
-// `dfworker model_host --weights W --models_dir D --copy C --name N [--ready_fd F]` (hidden): one
+// `dfworker model_host --weights W --models_dir D --copy C --name N [--ready_fd F] [--device CPU|GPU]` (hidden): one
 // model-host process of a running job, holding one shared model copy (dfw/inference/model_host.h).
 // `dfworker run` fork+execs it (model_hosts.h); it is not meant to be run by hand.
 #include <memory>
@@ -18,6 +18,8 @@ void AddModelHostCommand(CLI::App& app, CliContext& context) {
   host->add_option("--copy", options->copy, "Which copy this host holds")->check(CLI::NonNegativeNumber);
   host->add_option("--name", options->name, "Client name (ledger, MPS, logs)");
   host->add_option("--ready_fd", options->ready_fd, "File descriptor to report readiness on (set by run)");
+  host->add_option("--device", options->device, "The model's device: GPU also exports a CUDA copy")
+      ->check(CLI::IsMember({"CPU", "GPU"}));
   host->callback([options, &context] {
     (void)InitLogging("info", options->name);
     context.exit_code = RunModelHost(*options);

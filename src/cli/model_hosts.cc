@@ -97,7 +97,8 @@ Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostS
   const std::string log_path = o.log_dir + "/" + spec.name + ".log";
   std::vector<std::string> argv = {o.self_exe,  "model_host", "--weights", spec.weights_path,
                                    "--models_dir", o.models_dir, "--copy", std::to_string(spec.copy),
-                                   "--name",     spec.name,    "--ready_fd", std::to_string(kReadyFd)};
+                                   "--name",     spec.name,    "--ready_fd", std::to_string(kReadyFd),
+                                   "--device",   spec.device};
   std::vector<std::string> env = ChildEnvironment(o.extra_env);
   std::vector<char*> cargv = CStrings(argv), cenv = CStrings(env);
   int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -25,6 +25,7 @@ struct ModelHostSpec {
   std::string weights_path;  // the model's safetensors file
   int copy = 0;              // which copy of it
   std::string name;          // "model-host-3" (unique in the job)
+  std::string device = "CPU";  // the model's device in the pipeline ("GPU": the host exports a CUDA copy)
 };
 
 struct ModelHostGroupOptions {

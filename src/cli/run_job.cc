@@ -56,7 +56,7 @@ std::vector<ModelHostSpec> SharedCopySpecs(const RunContext& context) {
       continue;
     }
     for (int c = 0; c < m.copies; ++c) {
-      specs.push_back({source.weights_path, c, "model-host-" + std::to_string(specs.size())});
+      specs.push_back({source.weights_path, c, "model-host-" + std::to_string(specs.size()), m.device});
     }
   }
   return specs;

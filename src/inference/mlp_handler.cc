@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dfw/backend/registry.h"
+#include "dfw/common/strings.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/shared_copy.h"
 
@@ -41,6 +42,18 @@ Status CheckTensor(const SafetensorsHeader& h, const std::string& name, std::ini
   }
   return Status::OK();
 }
+
+// Part of device memory someone else owns (a model host's GPU copy opened through CUDA IPC).
+class DeviceView final : public DeviceBuffer {
+ public:
+  DeviceView(void* p, std::size_t bytes) : p_(p), bytes_(bytes) {}
+  void* data() override { return p_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* p_;
+  std::size_t bytes_;
+};
 
 // One layer's weights as F32: either a view into the mapping or an owned converted copy.
 struct LayerWeights {
@@ -103,13 +116,35 @@ class MlpModel final : public Model {
 
   Status Load() {
     weights_.clear();
+    host_device_copy_.reset();
+    if (shared_ && !shared_->host.cuda_ipc_handle.empty() && backend_->name() == "cuda") {
+      Status opened = OpenHostDeviceCopy();
+      if (opened.ok()) {
+        spdlog::info("model '{}': kernels run on model host '{}''s GPU copy (CUDA IPC, {}); no device copy of its own",
+                     shared_->weights_path, shared_->host.name, HumanBytes(host_device_copy_->bytes()));
+      } else {
+        host_device_copy_.reset();
+        spdlog::warn("model '{}': cannot use model host '{}''s GPU copy ({}); uploading a device copy of its own",
+                     shared_->weights_path, shared_->host.name, opened.message());
+      }
+    }
     for (const MlpLayerConfig& l : config_.layers) {
       LayerWeights lw;
-      ASSIGN_OR_RETURN(lw.w, AsF32(*file_, *file_->header().Find(l.name + ".weight"), lw.owned_w));
-      ASSIGN_OR_RETURN(lw.dev_w, backend_->UploadWeights(lw.w, l.in_features * l.out_features * sizeof(float)));
+      const TensorInfo& w = *file_->header().Find(l.name + ".weight");
+      if (host_device_copy_) {
+        lw.dev_w = DeviceSlice(w);
+      } else {
+        ASSIGN_OR_RETURN(lw.w, AsF32(*file_, w, lw.owned_w));
+        ASSIGN_OR_RETURN(lw.dev_w, backend_->UploadWeights(lw.w, l.in_features * l.out_features * sizeof(float)));
+      }
       if (l.bias) {
-        ASSIGN_OR_RETURN(lw.b, AsF32(*file_, *file_->header().Find(l.name + ".bias"), lw.owned_b));
-        ASSIGN_OR_RETURN(lw.dev_b, backend_->UploadWeights(lw.b, l.out_features * sizeof(float)));
+        const TensorInfo& b = *file_->header().Find(l.name + ".bias");
+        if (host_device_copy_) {
+          lw.dev_b = DeviceSlice(b);
+        } else {
+          ASSIGN_OR_RETURN(lw.b, AsF32(*file_, b, lw.owned_b));
+          ASSIGN_OR_RETURN(lw.dev_b, backend_->UploadWeights(lw.b, l.out_features * sizeof(float)));
+        }
       }
       weights_.push_back(std::move(lw));
     }
@@ -202,6 +237,32 @@ class MlpModel final : public Model {
     return Load();
   }
 
+  // Opens the attached host's GPU copy: the published file's data section byte for byte, so each
+  // tensor is at its TensorInfo offset. Used only when every tensor is F32 at a float-aligned offset
+  // (PublishF32Copy makes them so) and the sizes agree; otherwise the caller uploads its own copy.
+  Status OpenHostDeviceCopy() {
+    const uint64_t expected = file_->data_section_bytes();
+    if (shared_->host.cuda_ipc_bytes != expected) {
+      return FailedPrecondition("the host exported " + std::to_string(shared_->host.cuda_ipc_bytes) +
+                                " bytes but the published data section has " + std::to_string(expected));
+    }
+    for (const MlpLayerConfig& l : config_.layers) {
+      for (const std::string& name : {l.name + ".weight", l.name + ".bias"}) {
+        const TensorInfo* t = file_->header().Find(name);
+        if (t == nullptr) continue;  // no bias: CheckMlpWeights already required what the config needs
+        if (t->dtype != TensorDType::kF32 || t->begin % alignof(float) != 0) {
+          return FailedPrecondition("tensor '" + name + "' is not F32 at a 4-byte aligned offset in the published copy");
+        }
+      }
+    }
+    ASSIGN_OR_RETURN(host_device_copy_, backend_->ImportBuffer(shared_->host.cuda_ipc_handle, expected));
+    return Status::OK();
+  }
+
+  std::unique_ptr<DeviceBuffer> DeviceSlice(const TensorInfo& t) {
+    return std::make_unique<DeviceView>(static_cast<uint8_t*>(host_device_copy_->data()) + t.begin, t.num_bytes());
+  }
+
   // Grows the workspace to hold `rows` (never shrinks), so steady state allocates nothing. The
   // growth is charged to the ledger (the activations live on the device).
   Status EnsureCapacity(int rows) {
@@ -224,6 +285,9 @@ class MlpModel final : public Model {
   std::unique_ptr<InferenceBackend> backend_;
   std::unique_ptr<DeviceMemoryCharge> charge_;  // null: no ledger
   std::optional<SharedSource> shared_;          // set: weights from a model host's copy
+  // The attached model host's GPU copy opened through CUDA IPC (weights_ then view into it), or null.
+  // Declared before weights_ so the views go first.
+  std::unique_ptr<DeviceBuffer> host_device_copy_;
   std::vector<LayerWeights> weights_;
   int64_t max_width_ = 0;
   int capacity_ = 0;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "dfw/backend/registry.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_client.h"
@@ -37,7 +38,31 @@ struct Holdings {
   std::unique_ptr<SafetensorsFile> copy;  // the published weights, mapped
   std::unique_ptr<DeviceMemoryCharge> charge;
   uint64_t bytes = 0;
+  // GPU models: the copy in device memory, exported to the SDK processes. The backend outlives
+  // its buffer (members go in reverse order).
+  std::unique_ptr<InferenceBackend> backend;
+  std::unique_ptr<DeviceBuffer> device_copy;
 };
+
+// Uploads the published data section to the GPU and exports it (CopyHostRecord::cuda_ipc_*). No
+// CUDA backend is not an error: the SDK processes then use the file, as on the CPU.
+Status ExportToGpu(const ModelHostOptions& o, Holdings& h, CopyHostRecord& record) {
+  Result<std::unique_ptr<InferenceBackend>> cuda = CreateBackend("cuda");
+  if (!cuda.ok()) {
+    std::fprintf(stderr, "[dfworker %s] GPU model, but no CUDA backend (%s): SDK processes map the copy from host memory\n",
+                 o.name.c_str(), cuda.status().message().c_str());
+    return Status::OK();
+  }
+  const std::size_t bytes = h.copy->data_section_bytes();
+  if (bytes == 0) return Status::OK();
+  h.backend = std::move(cuda).value();
+  ASSIGN_OR_RETURN(h.device_copy, h.backend->UploadWeights(h.copy->data_section(), bytes));
+  ASSIGN_OR_RETURN(record.cuda_ipc_handle, h.backend->ExportBuffer(*h.device_copy));
+  record.cuda_ipc_bytes = bytes;
+  std::fprintf(stderr, "[dfworker %s] shared copy %d uploaded to %s (%s) and exported through CUDA IPC\n", o.name.c_str(),
+               o.copy, h.backend->description().c_str(), HumanBytes(bytes).c_str());
+  return Status::OK();
+}
 
 Status Start(const ModelHostOptions& o, Holdings& h) {
   if (o.copy < 0) return InvalidArgument("model_host --copy must be >= 0, got " + std::to_string(o.copy));
@@ -58,7 +83,9 @@ Status Start(const ModelHostOptions& o, Holdings& h) {
                                                   o.weights_path + "' (" + HumanBytes(h.bytes) + ")"));
   }
   const std::optional<uint64_t> start = device::ProcessStartTime(::getpid());
-  return WriteCopyHostRecord(h.files.host, CopyHostRecord{::getpid(), start.value_or(0), o.name});
+  CopyHostRecord record{::getpid(), start.value_or(0), o.name};
+  if (o.device == "GPU") RETURN_IF_ERROR(ExportToGpu(o, h, record).WithContext("export shared copy to the GPU"));
+  return WriteCopyHostRecord(h.files.host, record);
 }
 
 void RemoveFiles(const Holdings& h) {

@@ -163,6 +163,7 @@ Status WriteCopyHostRecord(const std::string& path, const CopyHostRecord& r) {
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << r.pid << " " << r.start_time << " " << r.name << "\n";
+    if (!r.cuda_ipc_handle.empty()) out << "cuda-ipc " << HexEncode(r.cuda_ipc_handle) << " " << r.cuda_ipc_bytes << "\n";
     if (!out.good()) return IoError("write model host record '" + tmp + "'");
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoError("rename '" + tmp + "' to '" + path + "'", errno);
@@ -180,7 +181,20 @@ Result<CopyHostRecord> ReadCopyHostRecord(const std::string& path) {
   if (!pid || !start || *pid <= 0 || *start < 0) {
     return DataLoss("model host record '" + path + "' is malformed: '" + line + "' (expected 'PID START_TIME NAME')");
   }
-  return CopyHostRecord{static_cast<pid_t>(*pid), static_cast<uint64_t>(*start), words[2]};
+  CopyHostRecord record{static_cast<pid_t>(*pid), static_cast<uint64_t>(*start), words[2]};
+  if (std::getline(in, line) && !Trim(line).empty()) {
+    std::vector<std::string> ipc = Split(Trim(line), ' ');
+    const bool shaped = ipc.size() == 3 && ipc[0] == "cuda-ipc";
+    std::string handle = shaped ? HexDecode(ipc[1]).value_or("") : "";
+    const int64_t bytes = shaped ? ParseInt64(ipc[2]).value_or(0) : 0;
+    if (handle.empty() || bytes <= 0) {
+      return DataLoss("model host record '" + path + "' is malformed: second line '" + line +
+                      "' (expected 'cuda-ipc HEX_HANDLE BYTES')");
+    }
+    record.cuda_ipc_handle = std::move(handle);
+    record.cuda_ipc_bytes = static_cast<uint64_t>(bytes);
+  }
+  return record;
 }
 
 bool CopyHostAlive(const CopyHostRecord& r) { return device::ProcessAlive(r.pid, r.start_time); }

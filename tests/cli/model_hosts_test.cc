@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "dfw/backend/registry.h"
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_controller.h"
 #include "dfw/device/process_info.h"
@@ -87,6 +88,30 @@ TEST_F(ModelHostsTest, HostsPublishAndChargeTheirCopiesAndRemoveThemOnStop) {
   EXPECT_TRUE(fs::is_empty(dir_ / "models")) << "copies and host records removed";
   EXPECT_TRUE(LedgerByName().empty());
   EXPECT_NE(fs::file_size(dir_ / "logs/model-host-1.log"), 0u);
+}
+
+// A GPU model's host exports a CUDA copy when it can; without a CUDA backend it says why in its log,
+// publishes the file as for a CPU model, and its record carries no IPC handle (SDK processes map
+// the file). The CUDA side of the export runs in CudaIpc.* (backend tests) where a GPU is present.
+TEST_F(ModelHostsTest, GpuModelHostWithoutCudaPublishesTheFileAndNoIpcHandle) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "nvidia-tesla-t4 (emulated)", 15 * kGiB).ok());
+  auto group = ModelHostGroup::Start(Options({std::string(kCudaUnavailableEnv) + "=the test says there is no GPU"}),
+                                     {{kModel, 0, "model-host-0", "GPU"}});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  auto files = SharedCopyFilesFor(dir_.string() + "/models", kModel, 0);
+  ASSERT_TRUE(files.ok());
+  auto record = ReadCopyHostRecord(files->host);
+  ASSERT_TRUE(record.ok()) << record.status().ToString();
+  EXPECT_EQ(record->pid, (*group)->pids()[0]);
+  EXPECT_TRUE(record->cuda_ipc_handle.empty());
+  EXPECT_EQ(record->cuda_ipc_bytes, 0u);
+  auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 1, 0);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE((*group)->Stop().ok());
+  std::ifstream log(dir_ / "logs/model-host-0.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("GPU model, but no CUDA backend"), std::string::npos) << text;
+  EXPECT_NE(text.find("the test says there is no GPU"), std::string::npos) << text;
 }
 
 TEST_F(ModelHostsTest, MpsStatusListsTheHostsWithTheirMemory) {

@@ -33,5 +33,21 @@ TEST(Strings, SplitsKeepingEmptyPieces) {
   EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
 }
 
+TEST(Strings, HexRoundTripsEveryByteAndRejectsNonHex) {
+  std::string all;
+  for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));
+  const std::string hex = HexEncode(all);
+  ASSERT_EQ(hex.size(), 512u);
+  EXPECT_EQ(hex.substr(0, 6), "000102");
+  EXPECT_EQ(hex.substr(506), "fdfeff");
+  EXPECT_EQ(HexDecode(hex), all);
+  EXPECT_EQ(HexDecode("ABcd"), std::string("\xab\xcd"));
+  EXPECT_EQ(HexDecode(""), std::string());
+  EXPECT_EQ(HexDecode("abc"), std::nullopt);   // odd length
+  EXPECT_EQ(HexDecode("0g"), std::nullopt);    // not a digit
+  EXPECT_EQ(HexDecode("0 "), std::nullopt);
+  EXPECT_EQ(HexDecode("-1"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace dfw

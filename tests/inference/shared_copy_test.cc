@@ -114,8 +114,27 @@ TEST(CopyHostRecord, RoundTripsAndRejectsMalformedRecords) {
   EXPECT_EQ(back->name, "model-host-2");
   EXPECT_TRUE(CopyHostAlive(*back));
   EXPECT_FALSE(CopyHostAlive({me.pid, me.start_time + 1, "reused-pid"}));
+  EXPECT_TRUE(back->cuda_ipc_handle.empty());
+  EXPECT_EQ(back->cuda_ipc_bytes, 0u);
+  // A host holding the copy in GPU memory adds its CUDA IPC handle (64 opaque bytes, any value).
+  CopyHostRecord gpu = me;
+  for (int b = 0; b < 64; ++b) gpu.cuda_ipc_handle.push_back(static_cast<char>(b * 37 % 256));
+  gpu.cuda_ipc_bytes = 123456789012;
+  ASSERT_TRUE(WriteCopyHostRecord(dir.File("g"), gpu).ok());
+  Result<CopyHostRecord> gpu_back = ReadCopyHostRecord(dir.File("g"));
+  ASSERT_TRUE(gpu_back.ok()) << gpu_back.status().ToString();
+  EXPECT_EQ(gpu_back->name, "model-host-2");
+  EXPECT_EQ(gpu_back->cuda_ipc_handle, gpu.cuda_ipc_handle);
+  EXPECT_EQ(gpu_back->cuda_ipc_bytes, 123456789012u);
   WriteFile(dir.File("bad"), "12 abc\n");
   EXPECT_EQ(ReadCopyHostRecord(dir.File("bad")).status().code(), StatusCode::kDataLoss);
+  for (const char* second : {"cuda-ipc 0g 10", "cuda-ipc abc 10", "cuda-ipc ab", "cuda-ipc ab 0", "cuda-ipc ab -5",
+                             "ipc ab 10", "cuda-ipc  10"}) {
+    WriteFile(dir.File("bad2"), "12 34 model-host-0\n" + std::string(second) + "\n");
+    Result<CopyHostRecord> bad = ReadCopyHostRecord(dir.File("bad2"));
+    EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss) << second;
+    EXPECT_NE(bad.status().message().find("cuda-ipc HEX_HANDLE BYTES"), std::string::npos) << bad.status().message();
+  }
   EXPECT_EQ(ReadCopyHostRecord(dir.File("absent")).status().code(), StatusCode::kNotFound);
 }
 

@@ -64,6 +64,24 @@ class InferenceBackend {
   virtual Status CopyToHost(void* dst_host, const void* src_device, std::size_t bytes) = 0;
   virtual Status Synchronize() = 0;
 
+  // ---- device memory shared between processes (CUDA IPC) ----
+  // An opaque handle with which another process on this machine opens `buffer` (ImportBuffer)
+  // and uses the same device memory, without a copy. `buffer` must be an allocation of this
+  // backend (Allocate/UploadWeights). The default is kUnimplemented: backends whose "device
+  // memory" is host memory share weights through a read-only file mapping instead (the CPU).
+  virtual Result<std::string> ExportBuffer(DeviceBuffer& buffer) {
+    (void)buffer;
+    return Unimplemented(std::string(name()) + " backend: device memory cannot be exported to other processes");
+  }
+  // Opens a handle made by ExportBuffer in ANOTHER process (CUDA cannot open its own handles).
+  // The result maps the exporter's memory (`bytes` long, as the exporter says): destroying it
+  // unmaps; the memory stays the exporter's and is valid only while the exporter runs.
+  virtual Result<std::unique_ptr<DeviceBuffer>> ImportBuffer(std::string_view handle, std::size_t bytes) {
+    (void)handle;
+    (void)bytes;
+    return Unimplemented(std::string(name()) + " backend: cannot open device memory of other processes");
+  }
+
   // ---- compute (row-major, float32) ----
   // C[m x n] = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T.
   // lda/ldb/ldc are row strides in elements of the matrices as stored.

@@ -34,4 +34,9 @@ std::optional<double> ParseDouble(std::string_view s);
 // "1.5 GiB", "512 MiB", "12 KiB", "17 B".
 std::string HumanBytes(uint64_t bytes);
 
+// Lower-case hex of every byte ("\x01\xab" -> "01ab"), and back: nullopt for an odd length or a
+// character that is not a hex digit (either case).
+std::string HexEncode(std::string_view bytes);
+std::optional<std::string> HexDecode(std::string_view hex);
+
 }  // namespace dfw

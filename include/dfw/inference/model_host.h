@@ -11,8 +11,11 @@
 // hosts only after in-flight bundles had their grace period) and removes its copy and record on
 // the way out; its ledger entry and MPS registration go with it.
 //
-// Not done: on CUDA the host would allocate device weights and export cudaIpcMemHandle for the SDK
-// processes to open; only the CPU/emulated path exists.
+// GPU models (`--device GPU`) with a working CUDA backend: the host also uploads the published
+// data section to GPU memory once and writes that allocation's CUDA IPC handle into its record;
+// SDK processes with a CUDA backend open it (cudaIpcOpenMemHandle) and launch their own kernels on
+// those weights — one device copy per shared copy, not one per process. Without CUDA (no GPU, the
+// emulated device, a CPU model) only the file is published.
 #pragma once
 
 #include <string>
@@ -25,6 +28,7 @@ struct ModelHostOptions {
   int copy = 0;                 // which copy of the model this host holds (>= 0)
   std::string name = "model-host-0";  // its client name in the ledger, the MPS daemon and logs (no spaces)
   int ready_fd = -1;            // where to report ready/error; -1 = stderr only
+  std::string device = "CPU";   // the model's `device` in the pipeline: "GPU" also exports a CUDA copy
 };
 
 // Runs the host until it is told to stop. Returns the process exit code (0 after a clean stop).

@@ -74,6 +74,9 @@ class SafetensorsFile {
   const SafetensorsHeader& header() const { return header_; }
   // The tensor's bytes inside the mapping (aligned only as the file aligns them).
   const uint8_t* Data(const TensorInfo& t) const { return data_ + t.begin; }
+  // The whole data section (every tensor's bytes; TensorInfo offsets are relative to its start).
+  const uint8_t* data_section() const { return data_; }
+  std::size_t data_section_bytes() const { return map_bytes_ - static_cast<std::size_t>(data_ - static_cast<const uint8_t*>(map_)); }
 
  private:
   SafetensorsFile(std::string path, void* map, std::size_t map_bytes, SafetensorsHeader header);

@@ -53,11 +53,23 @@ Result<uint64_t> PublishF32Copy(const std::string& weights_path, const std::stri
 
 // Who holds a copy.
 struct CopyHostRecord {
+  CopyHostRecord() = default;
+  CopyHostRecord(pid_t p, uint64_t start, std::string n) : pid(p), start_time(start), name(std::move(n)) {}
+
   pid_t pid = 0;
   uint64_t start_time = 0;  // /proc start time (device::ProcessStartTime); names the process across pid reuse
   std::string name;         // "model-host-0"
+  // Set when the host also holds the copy in GPU memory (a `device: GPU` model and a CUDA backend):
+  // the CUDA IPC handle of that allocation (raw bytes, InferenceBackend::ExportBuffer) and its size
+  // — the published file's data section, byte for byte, so TensorInfo offsets apply to it. SDK
+  // processes with a CUDA backend open it and launch their kernels on the host's weights; the
+  // others (and every process on the CPU/emulated device) map the file. Empty/0 otherwise.
+  std::string cuda_ipc_handle;
+  uint64_t cuda_ipc_bytes = 0;
 };
-// Written atomically; read back by SDK processes. A malformed record is kDataLoss naming the file.
+// Written atomically; read back by SDK processes. Format: "PID START_TIME NAME\n", then
+// "cuda-ipc HEX BYTES\n" when the host exported GPU memory. A malformed record is kDataLoss naming
+// the file.
 Status WriteCopyHostRecord(const std::string& path, const CopyHostRecord& record);
 Result<CopyHostRecord> ReadCopyHostRecord(const std::string& path);
 // True while the host process runs (not a zombie, same start time).

@@ -39,6 +39,22 @@ class CudaBuffer final : public DeviceBuffer {
   std::size_t bytes_;
 };
 
+// Device memory of another process, opened from its IPC handle; closing unmaps it (the memory
+// stays the exporter's).
+class CudaIpcBuffer final : public DeviceBuffer {
+ public:
+  CudaIpcBuffer(void* p, std::size_t bytes) : p_(p), bytes_(bytes) {}
+  ~CudaIpcBuffer() override { (void)cudaIpcCloseMemHandle(p_); }  // a destructor cannot report
+  CudaIpcBuffer(const CudaIpcBuffer&) = delete;
+  CudaIpcBuffer& operator=(const CudaIpcBuffer&) = delete;
+  void* data() override { return p_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* p_;
+  std::size_t bytes_;
+};
+
 Status CheckSizes(const char* op, long long m, long long n) {
   if (m < 0 || n < 0) {
     return InvalidArgument(std::string(op) + ": negative size m=" + std::to_string(m) + " n=" + std::to_string(n));
@@ -103,6 +119,29 @@ class CudaBackend final : public InferenceBackend {
       DFW_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     }
     return buffer;
+  }
+
+  // cudaIpcGetMemHandle names the whole allocation, so only a buffer this backend allocated (whose
+  // data() is the allocation's base) is exported.
+  Result<std::string> ExportBuffer(DeviceBuffer& buffer) override {
+    if (dynamic_cast<CudaBuffer*>(&buffer) == nullptr) {
+      return InvalidArgument("ExportBuffer: not a buffer allocated by this CUDA backend");
+    }
+    cudaIpcMemHandle_t handle;
+    DFW_CUDA_CHECK(cudaIpcGetMemHandle(&handle, buffer.data()));
+    return std::string(reinterpret_cast<const char*>(&handle), sizeof(handle));
+  }
+
+  Result<std::unique_ptr<DeviceBuffer>> ImportBuffer(std::string_view handle, std::size_t bytes) override {
+    cudaIpcMemHandle_t h;
+    if (handle.size() != sizeof(h)) {
+      return InvalidArgument("ImportBuffer: a CUDA IPC handle has " + std::to_string(sizeof(h)) + " bytes, got " +
+                             std::to_string(handle.size()));
+    }
+    std::memcpy(&h, handle.data(), sizeof(h));
+    void* p = nullptr;
+    DFW_CUDA_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+    return std::unique_ptr<DeviceBuffer>(std::make_unique<CudaIpcBuffer>(p, bytes));
   }
 
   Status CopyToDevice(void* dst, const void* src, std::size_t bytes) override {
