@@ -82,18 +82,63 @@ std::string Describe(int status) {
 
 Result<std::unique_ptr<ModelHostGroup>> ModelHostGroup::Start(const ModelHostGroupOptions& options,
                                                               const std::vector<ModelHostSpec>& hosts) {
-  std::unique_ptr<ModelHostGroup> group(new ModelHostGroup());
+  std::unique_ptr<ModelHostGroup> group(new ModelHostGroup(options));
   for (const ModelHostSpec& spec : hosts) {
-    Status s = group->StartOne(options, spec);
-    if (!s.ok()) {
+    Result<pid_t> pid = group->Spawn(spec);
+    if (!pid.ok()) {
       (void)group->Stop();
-      return s;
+      return pid.status();
     }
+    std::lock_guard<std::mutex> lock(group->mu_);
+    group->hosts_.push_back(Host{spec, *pid, 0});
   }
+  if (options.max_restarts > 0) group->watchdog_ = std::thread([g = group.get()] { g->Watch(); });
   return group;
 }
 
-Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostSpec& spec) {
+void ModelHostGroup::Watch() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(options_.watch_interval_ms), [this] { return stopping_; });
+    for (std::size_t i = 0; i < hosts_.size() && !stopping_; ++i) {
+      Host& h = hosts_[i];
+      int status = 0;
+      if (h.pid != 0) {
+        if (::waitpid(h.pid, &status, WNOHANG) != h.pid) continue;  // still running
+        const std::string death = "model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " +
+                                  Describe(status) + " during the run";
+        h.pid = 0;
+        if (h.restarts >= options_.max_restarts) {
+          deaths_.push_back(death + " (not restarted: " + std::to_string(h.restarts) + " restarts already)");
+          std::fprintf(stderr, "[dfworker] %s; not restarting it again (%d restarts already): SDK processes use the other copies\n",
+                       death.c_str(), h.restarts);
+          continue;
+        }
+        deaths_.push_back(death);
+        std::fprintf(stderr, "[dfworker] %s; restarting it (restart %d of at most %d)\n", death.c_str(),
+                     h.restarts + 1, options_.max_restarts);
+      } else if (h.restarts >= options_.max_restarts || h.restarts == 0) {
+        continue;  // given up, or never started
+      }
+      ++h.restarts;
+      const ModelHostSpec spec = h.spec;
+      lock.unlock();  // publishing takes a while; Stop() waits for this round
+      Result<pid_t> pid = Spawn(spec);
+      lock.lock();
+      Host& again = hosts_[i];
+      if (pid.ok()) {
+        again.pid = *pid;
+        std::fprintf(stderr, "[dfworker] model host '%s' restarted (pid %d)\n", spec.name.c_str(), static_cast<int>(*pid));
+      } else {
+        std::fprintf(stderr, "[dfworker] model host '%s' could not be restarted: %s\n", spec.name.c_str(),
+                     pid.status().message().c_str());
+      }
+    }
+  }
+}
+
+Result<pid_t> ModelHostGroup::Spawn(const ModelHostSpec& spec) {
+  const ModelHostGroupOptions& o = options_;
   const std::string log_path = o.log_dir + "/" + spec.name + ".log";
   std::vector<std::string> argv = {o.self_exe,  "model_host", "--weights", spec.weights_path,
                                    "--models_dir", o.models_dir, "--copy", std::to_string(spec.copy),
@@ -144,10 +189,7 @@ Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostS
   ::close(ready[1]);
   const std::string line = ReadReadyLine(ready[0], o.timeout_ms);
   ::close(ready[0]);
-  if (line.rfind("ready", 0) == 0) {
-    hosts_.emplace_back(pid, spec.name);
-    return Status::OK();
-  }
+  if (line.rfind("ready", 0) == 0) return pid;
   int status = 0;
   ::kill(pid, SIGKILL);
   Reap(pid, 5000, &status);
@@ -162,33 +204,49 @@ Status ModelHostGroup::StartOne(const ModelHostGroupOptions& o, const ModelHostS
 }
 
 Status ModelHostGroup::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+  // Only this thread touches the hosts from here on.
   std::vector<std::string> lost;
-  for (auto& [pid, name] : hosts_) {
-    if (pid == 0) continue;
+  lost.swap(deaths_);
+  for (Host& h : hosts_) {
+    if (h.pid == 0) continue;
     int status = 0;
     // A host stopped by us exits 0; any other end means it died on its own (its copy was lost).
-    const bool died = ::waitpid(pid, &status, WNOHANG) == pid;
+    const bool died = ::waitpid(h.pid, &status, WNOHANG) == h.pid;
     if (!died) {
-      ::kill(pid, SIGTERM);
-      if (!Reap(pid, 5000, &status)) {
-        ::kill(pid, SIGKILL);
-        Reap(pid, 5000, &status);
+      ::kill(h.pid, SIGTERM);
+      if (!Reap(h.pid, 5000, &status)) {
+        ::kill(h.pid, SIGKILL);
+        Reap(h.pid, 5000, &status);
       }
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      lost.push_back("model host '" + name + "' (pid " + std::to_string(pid) + ") " + Describe(status) +
+      lost.push_back("model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " + Describe(status) +
                      (died ? " during the run" : " when stopped"));
     }
-    pid = 0;
+    h.pid = 0;
   }
   if (!lost.empty()) return Unavailable(Join(lost, "; "));
   return Status::OK();
 }
 
 std::vector<pid_t> ModelHostGroup::pids() const {
+  std::lock_guard<std::mutex> lock(mu_);
   std::vector<pid_t> out;
-  for (const auto& [pid, name] : hosts_) out.push_back(pid);
+  for (const Host& h : hosts_) out.push_back(h.pid);
   return out;
+}
+
+int ModelHostGroup::restarts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int n = 0;
+  for (const Host& h : hosts_) n += h.restarts;
+  return n;
 }
 
 ModelHostGroup::~ModelHostGroup() { (void)Stop(); }

@@ -7,14 +7,24 @@
 // host's "ready" line; a host that reports an error (e.g. the ledger's out-of-memory message) or
 // does not answer in time fails the start, and the hosts already started are stopped.
 //
-// Threading: call Start() from the launcher's main thread (PR_SET_PDEATHSIG follows the thread
-// that forked). Stop() is idempotent; the destructor calls it.
+// A host that dies during the run (its copy is gone; SDK processes attached to it fail over to a
+// live copy) is restarted by the group's watchdog thread, at most `max_restarts` times per host:
+// the new host republishes the copy under the same name, so SDK processes whose copy it was attach
+// to it again at their next batch. Each death and restart is one line on stderr.
+//
+// Threading: call Start() from the launcher's main thread. PR_SET_PDEATHSIG follows the thread that
+// forked, so a restarted host (forked by the watchdog) gets SIGTERM when the watchdog exits — in
+// Stop(), which stops the hosts anyway — or when the launcher dies. Stop() is idempotent; the
+// destructor calls it. pids() and restarts() may be called from any thread.
 #pragma once
 
 #include <sys/types.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dfw/common/status.h"
@@ -34,6 +44,8 @@ struct ModelHostGroupOptions {
   std::string log_dir;                // where <name>.log goes
   std::vector<std::string> extra_env; // "K=V" added to the hosts' environment (MPS dirs, ledger path)
   int timeout_ms = 60000;             // per host: publishing a multi-GiB copy takes a while
+  int max_restarts = 3;               // per host, after deaths during the run; 0 = never restart
+  int watch_interval_ms = 200;        // how often the watchdog looks for dead hosts
 };
 
 class ModelHostGroup {
@@ -44,16 +56,33 @@ class ModelHostGroup {
   ModelHostGroup(const ModelHostGroup&) = delete;
   ModelHostGroup& operator=(const ModelHostGroup&) = delete;
 
-  // SIGTERM to every host, wait up to 5 s each, then SIGKILL; always reaps. OK when none runs.
-  // A host that already died is reported (its copy was lost during the run).
+  // Stops the watchdog, then SIGTERM to every host, wait up to 5 s each, then SIGKILL; always
+  // reaps. OK when none runs. Every host death during the run is reported (a copy was lost for a
+  // while, or for good when it was not restarted), kUnavailable with one clause per death.
   Status Stop();
-  // Live hosts' pids, in spec order (0 once stopped).
+  // Current hosts' pids, in spec order (0 once stopped, or while a dead host awaits its restart).
   std::vector<pid_t> pids() const;
+  // Restarts so far, all hosts together.
+  int restarts() const;
 
  private:
-  ModelHostGroup() = default;
-  Status StartOne(const ModelHostGroupOptions& options, const ModelHostSpec& spec);
-  std::vector<std::pair<pid_t, std::string>> hosts_;  // pid, name
+  struct Host {
+    ModelHostSpec spec;
+    pid_t pid = 0;
+    int restarts = 0;
+  };
+  explicit ModelHostGroup(ModelHostGroupOptions options) : options_(std::move(options)) {}
+  // fork+exec one host and wait for its ready line; its pid.
+  Result<pid_t> Spawn(const ModelHostSpec& spec);
+  void Watch();
+
+  const ModelHostGroupOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<Host> hosts_;
+  std::vector<std::string> deaths_;  // "model host 'x' (pid N) killed by signal 9 during the run ..."
+  std::thread watchdog_;
 };
 
 }  // namespace dfw::cli

@@ -142,7 +142,9 @@ TEST_F(ModelHostsTest, MpsStatusListsTheHostsWithTheirMemory) {
 
 TEST_F(ModelHostsTest, AHostCrashFreesItsChargeAndSdkProcessesMoveToALiveCopy) {
   ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "gpu", 15 * kGiB).ok());
-  auto group = ModelHostGroup::Start(Options(), {{kModel, 0, "model-host-0"}, {kModel, 1, "model-host-1"}});
+  ModelHostGroupOptions no_restarts = Options();
+  no_restarts.max_restarts = 0;  // the state between a death and a restart, held still
+  auto group = ModelHostGroup::Start(no_restarts, {{kModel, 0, "model-host-0"}, {kModel, 1, "model-host-1"}});
   ASSERT_TRUE(group.ok()) << group.status().ToString();
   const pid_t victim = (*group)->pids()[0];
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
@@ -159,6 +161,63 @@ TEST_F(ModelHostsTest, AHostCrashFreesItsChargeAndSdkProcessesMoveToALiveCopy) {
   EXPECT_NE(stop.message().find("model host 'model-host-0' (pid " + std::to_string(victim) + ") killed by signal 9"),
             std::string::npos)
       << stop.message();
+}
+
+// The watchdog restarts a dead host (up to max_restarts times): the new host charges the ledger
+// again under the same name and republishes the copy, so SDK processes whose copy it was get their
+// first choice back; past the limit the host stays dead and Stop() reports every death.
+TEST_F(ModelHostsTest, ADeadHostIsRestartedUpToTheLimit) {
+  ASSERT_TRUE(device::MemoryLedger::Create(ledger_path_, "gpu", 15 * kGiB).ok());
+  ModelHostGroupOptions o = Options();
+  o.max_restarts = 2;
+  o.watch_interval_ms = 20;
+  auto group = ModelHostGroup::Start(o, {{kModel, 0, "model-host-0"}, {kModel, 1, "model-host-1"}});
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  const uint64_t copy_bytes = LedgerByName().at("model-host-0");
+  const pid_t other = (*group)->pids()[1];
+  std::vector<pid_t> killed;
+  auto wait_for_pid0 = [&](auto done) {
+    for (int i = 0; i < 2000 && !done((*group)->pids()[0]); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return (*group)->pids()[0];
+  };
+  for (int restart = 1; restart <= 2; ++restart) {
+    const pid_t victim = (*group)->pids()[0];
+    ASSERT_NE(victim, 0);
+    ASSERT_EQ(::kill(victim, SIGKILL), 0);
+    killed.push_back(victim);
+    const pid_t fresh = wait_for_pid0([&](pid_t p) { return p != 0 && p != victim; });
+    ASSERT_NE(fresh, 0) << "restart " << restart << " did not happen within 20 s";
+    ASSERT_NE(fresh, victim);
+    EXPECT_EQ((*group)->restarts(), restart);
+    EXPECT_EQ(LedgerByName(), (std::map<std::string, uint64_t>{{"model-host-0", copy_bytes}, {"model-host-1", copy_bytes}}))
+        << "the restarted host holds its copy again, under its name";
+    auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 2, 0);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ(a->copy, 0);
+    EXPECT_TRUE(a->first_choice) << "SDK process 0 gets copy 0 back";
+    EXPECT_EQ(a->host.pid, fresh);
+  }
+  // Past the limit: the host stays dead, its copy is gone, the other copy serves.
+  const pid_t last = (*group)->pids()[0];
+  ASSERT_EQ(::kill(last, SIGKILL), 0);
+  killed.push_back(last);
+  EXPECT_EQ(wait_for_pid0([](pid_t p) { return p == 0; }), 0) << "the watchdog noticed the third death";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ((*group)->pids()[0], 0) << "not restarted a third time";
+  EXPECT_EQ((*group)->pids()[1], other) << "the other host was never touched";
+  EXPECT_EQ((*group)->restarts(), 2);
+  auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 2, 0);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->copy, 1);
+  Status stop = (*group)->Stop();
+  ASSERT_FALSE(stop.ok());
+  for (pid_t k : killed) {
+    EXPECT_NE(stop.message().find("model host 'model-host-0' (pid " + std::to_string(k) + ") killed by signal 9 during the run"),
+              std::string::npos)
+        << stop.message();
+  }
+  EXPECT_NE(stop.message().find("not restarted: 2 restarts already"), std::string::npos) << stop.message();
+  EXPECT_EQ(stop.message().find("model-host-1"), std::string::npos) << stop.message();
 }
 
 TEST_F(ModelHostsTest, AnSdkProcessCrashCostsTheHostNothing) {
