@@ -46,13 +46,6 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
                                                 : DefaultInferenceLanes(options.sdk_processes, options.threads);
   RETURN_IF_ERROR(SetBlasThreads(options.blas_threads > 0 ? options.blas_threads
                                                           : DefaultBlasThreads(options.sdk_processes, lanes)));
-  // Lanes take messages, not rows: a bundle has to arrive as several messages to keep every lane
-  // busy, so with lanes and a RunInference in the pipeline messages carry at most 256 rows (512
-  // sentences in one 1024-row message ran on one lane at 18–19 sentences/s; 2 lanes: 35–37).
-  constexpr std::size_t kLaneMessageRows = 256;
-  const bool has_inference = std::any_of(spec.transforms.begin(), spec.transforms.end(),
-                                         [](const TransformSpec& t) { return t.config.type == "RunInference"; });
-  if (lanes > 1 && has_inference) options.batch_size = std::min(options.batch_size, kLaneMessageRows);
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->options = options;
@@ -88,6 +81,14 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
       spdlog::warn("{}: main output is not consumed; its rows are counted as elements_unconsumed", s.spec->config.Where());
     }
   }
+  // Lanes take messages, not rows: a bundle has to arrive as several messages to keep every lane
+  // busy, so when a stage runs as several lanes (RunInference's CPU models: MaxConcurrentCalls > 1)
+  // messages carry at most 256 rows (512 sentences in one 1024-row message ran on one lane at 18–19
+  // sentences/s; 2 lanes: 35–37).
+  constexpr std::size_t kLaneMessageRows = 256;
+  const bool has_lanes = std::any_of(impl->stages.begin(), impl->stages.end(),
+                                     [](const StageRuntime& s) { return s.stage->MaxConcurrentCalls() > 1; });
+  if (has_lanes) impl->options.batch_size = std::min(impl->options.batch_size, kLaneMessageRows);
   impl->arena = std::make_unique<tbb::task_arena>(options.threads);
   return std::unique_ptr<PipelineRunner>(new PipelineRunner(std::move(impl)));
 }

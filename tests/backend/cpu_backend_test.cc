@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <ostream>
 #include <random>
 #include <thread>
 #include <vector>
@@ -10,6 +11,11 @@
 #include "dfw/backend/registry.h"
 
 namespace dfw {
+
+// Activation is dfw's enum, so its printer must sit in dfw itself (not the anonymous namespace) for
+// gtest to find it by ADL; static keeps it private to this file.
+static void PrintTo(Activation a, std::ostream* os) { *os << ActivationName(a); }
+
 namespace {
 
 std::vector<float> RandomVector(std::size_t n, uint32_t seed) {
@@ -44,6 +50,11 @@ struct GemmCase {
   bool ta, tb;
   float alpha, beta;
 };
+
+void PrintTo(const GemmCase& c, std::ostream* os) {
+  *os << "m=" << c.m << " n=" << c.n << " k=" << c.k << ' ' << (c.ta ? 'T' : 'N') << (c.tb ? 'T' : 'N')
+      << " alpha=" << c.alpha << " beta=" << c.beta;
+}
 
 class CpuGemm : public ::testing::TestWithParam<GemmCase> {};
 

@@ -52,6 +52,8 @@ struct LinearCase {
   Activation act;
 };
 
+void PrintTo(const LinearCase& c, std::ostream* os) { *os << c.name; }
+
 class CpuLinear : public ::testing::TestWithParam<LinearCase> {};
 
 TEST_P(CpuLinear, MatchesNaiveLoops) {

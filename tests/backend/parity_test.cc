@@ -28,6 +28,8 @@ struct ParityCase {
   double tol = 1e-5;    // |got - want| <= tol * max(1, |want|)
 };
 
+void PrintTo(const ParityCase& c, std::ostream* os) { *os << c.name; }
+
 const ParityCase kCases[] = {
     {"gemm_nn_small", Op::kGemm, 3, 5, 7},
     {"gemm_nt", Op::kGemm, 17, 33, 65, false, true, 1, 1, Activation::kNone, 1e-4},

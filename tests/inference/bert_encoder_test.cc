@@ -92,6 +92,11 @@ struct BackendCase {
   int max_batch;
 };
 
+void PrintTo(const BackendCase& c, std::ostream* os) {
+  *os << c.backend << (c.pooling == Pooling::kCls ? " cls" : " mean") << (c.normalize ? " normalized" : "")
+      << (c.group_by_length ? " grouped" : " in-order") << " max_batch=" << c.max_batch;
+}
+
 class BertParityTest : public ::testing::TestWithParam<BackendCase> {};
 
 TEST_P(BertParityTest, EmbeddingsMatchTransformersWithin1e4) {
@@ -186,6 +191,8 @@ struct ConfigCase {
   std::string patch;  // JSON merged over the tiny model's config
   std::string error;  // substring of the message
 };
+
+void PrintTo(const ConfigCase& c, std::ostream* os) { *os << c.name; }
 
 class BertConfigTest : public ::testing::TestWithParam<ConfigCase> {};
 

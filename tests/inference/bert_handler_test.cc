@@ -69,6 +69,8 @@ struct BadConfig {
   std::string error;
 };
 
+void PrintTo(const BadConfig& c, std::ostream* os) { *os << c.name; }
+
 class SentenceEmbeddingConfigTest : public ::testing::TestWithParam<BadConfig> {};
 
 TEST_P(SentenceEmbeddingConfigTest, IsAnInvalidArgumentNamingTheKey) {

@@ -59,6 +59,8 @@ struct MlpCase {
   int batch;
 };
 
+void PrintTo(const MlpCase& c, std::ostream* os) { *os << c.name; }
+
 double Act(const std::string& a, double x) {
   if (a == "relu") return x > 0 ? x : 0;
   if (a == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));

@@ -52,6 +52,8 @@ struct Corruption {
   const char* message;
 };
 
+void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
+
 std::string LengthPrefix(uint64_t n) {
   std::string out(8, '\0');
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);

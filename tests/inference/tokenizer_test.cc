@@ -21,6 +21,8 @@ struct BasicCase {
   std::vector<std::string> words;
 };
 
+void PrintTo(const BasicCase& c, std::ostream* os) { *os << c.name; }
+
 class BasicTokenizeTest : public ::testing::TestWithParam<BasicCase> {};
 
 TEST_P(BasicTokenizeTest, SplitsAndNormalisesLikeBert) {
@@ -93,6 +95,8 @@ struct PieceCase {
   std::string text;
   std::vector<std::string> pieces;
 };
+
+void PrintTo(const PieceCase& c, std::ostream* os) { *os << c.name; }
 
 class WordPieceTest : public ::testing::TestWithParam<PieceCase> {};
 

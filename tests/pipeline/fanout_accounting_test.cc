@@ -28,6 +28,8 @@ struct Case {
   std::map<std::string, int64_t> lines;  // output prefix -> lines in its shards
 };
 
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 const std::string kRead = R"(
     - type: ReadFromJson
       name: Read

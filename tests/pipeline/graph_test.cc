@@ -19,6 +19,10 @@ struct GraphCase {
   int64_t sink_delay_us;
 };
 
+void PrintTo(const GraphCase& c, std::ostream* os) {
+  *os << "threads=" << c.threads << " sink_delay_us=" << c.sink_delay_us;
+}
+
 class GraphTest : public ::testing::TestWithParam<GraphCase> {};
 
 TEST_P(GraphTest, EveryRecordArrivesOnceWithBoundedInFlightBatches) {

@@ -1,8 +1,11 @@
 // Bundle planning, staged commits, sharded names, and run failures that name the file and line.
 #include <gmock/gmock.h>
 
+#include <atomic>
+
 #include <fmt/format.h>
 
+#include "dfw/stages/config.h"
 #include "dfw/stages/sink.h"
 #include "test_util.h"
 
@@ -139,6 +142,62 @@ TEST(RunFailures, UnwritableOutputPathFailsBeforeReading) {
   ASSERT_FALSE(summary.ok());
   EXPECT_EQ(summary.status().code(), StatusCode::kIoError);
   EXPECT_THAT(summary.status().message(), HasSubstr("cannot create output directory"));
+}
+
+// A stage with N lanes of state (as RunInference's CPU models): at most N overlapping Process calls.
+// Records the largest message it was given.
+class LanedStage final : public Stage {
+ public:
+  explicit LanedStage(int lanes) : lanes_(lanes) {}
+  Status Process(RowBatch& in, StageOutput& out) override {
+    std::size_t seen = largest_message.load();
+    while (in.size() > seen && !largest_message.compare_exchange_weak(seen, in.size())) {
+    }
+    for (Row& r : in) out.Emit(std::move(r));
+    return Status::OK();
+  }
+  int MaxConcurrentCalls() const override { return lanes_; }
+  static inline std::atomic<std::size_t> largest_message{0};
+
+ private:
+  int lanes_;
+};
+
+// Messages are cut smaller (256 rows) whenever some stage runs as several lanes, whatever its type,
+// so that one bundle still reaches every lane; otherwise they keep the runner's batch size.
+TEST(RunnerMessages, AStageWithLanesGetsMessagesOfAtMost256Rows) {
+  TempDir dir;
+  std::string lines;
+  for (int i = 0; i < 1000; ++i) lines += fmt::format("{{\"i\": {}}}\n", i);
+  testing::WriteFile(dir / "in.jsonl", lines);
+  for (int lanes : {1, 2}) {
+    StageRegistry registry = testing::TestRegistry();
+    StageFactory make = [](const StageConfig& c) -> Result<std::unique_ptr<Stage>> {
+      ASSIGN_OR_RETURN(int64_t n, ConfigInt(c, "lanes", 1));
+      return std::unique_ptr<Stage>(new LanedStage(static_cast<int>(n)));
+    };
+    ASSERT_TRUE(registry.Register({"TestLanes", make, {"lanes"}, {}, StageTraits{}}).ok());
+    auto spec = testing::LoadYaml(
+        fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                    "  transforms:\n    - {{type: TestLanes, config: {{lanes: {}}}}}\n"
+                    "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                    dir / "in.jsonl", lanes, dir / fmt::format("out{}/o", lanes)),
+        registry);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    LanedStage::largest_message = 0;
+    MetricsRegistry metrics;
+    RunnerOptions options;
+    options.threads = 2;
+    ASSERT_EQ(options.batch_size, 1024u);
+    auto summary = RunAllBundles(*spec, registry, options, dir / fmt::format("staging{}", lanes), &metrics);
+    ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+    EXPECT_EQ(summary->accounting.written, 1000);
+    if (lanes == 1) {
+      EXPECT_EQ(LanedStage::largest_message.load(), 1000u) << "one lane: the whole 1000-row bundle in one message";
+    } else {
+      EXPECT_EQ(LanedStage::largest_message.load(), 256u) << "lanes: messages of at most 256 rows";
+    }
+  }
 }
 
 TEST(RunPipelineFile, ReturnsTwoForABadFileAndZeroForAGoodOne) {

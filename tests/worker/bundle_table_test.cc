@@ -48,6 +48,8 @@ struct BadTable {
   const char* expected;  // in the message
 };
 
+void PrintTo(const BadTable& c, std::ostream* os) { *os << c.expected; }
+
 class BundleTableErrors : public ::testing::TestWithParam<BadTable> {};
 
 TEST_P(BundleTableErrors, AreDataLossNamingTheLine) {
