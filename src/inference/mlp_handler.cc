@@ -120,11 +120,11 @@ class MlpModel final : public Model {
     if (shared_ && !shared_->host.cuda_ipc_handle.empty() && backend_->name() == "cuda") {
       Status opened = OpenHostDeviceCopy();
       if (opened.ok()) {
-        spdlog::info("model '{}': kernels run on model host '{}''s GPU copy (CUDA IPC, {}); no device copy of its own",
+        spdlog::info("model '{}': kernels run on model host '{}'s GPU copy (CUDA IPC, {}); no device copy of its own",
                      shared_->weights_path, shared_->host.name, HumanBytes(host_device_copy_->bytes()));
       } else {
         host_device_copy_.reset();
-        spdlog::warn("model '{}': cannot use model host '{}''s GPU copy ({}); uploading a device copy of its own",
+        spdlog::warn("model '{}': cannot use model host '{}'s GPU copy ({}); uploading a device copy of its own",
                      shared_->weights_path, shared_->host.name, opened.message());
       }
     }
