@@ -48,12 +48,12 @@ class MapToFields final : public Stage {
                        fields.end());
         }
         row.Reserve(row.size() + values.size());
-        for (std::size_t i = 0; i < values.size(); ++i) row.Append(options_.fields[i].name, std::move(values[i]));
+        for (std::size_t i = 0; i < values.size(); ++i) row.AppendNull(options_.fields[i].name) = std::move(values[i]);
         out.Emit(std::move(row));
       } else {
         Row result;
         result.Reserve(values.size());
-        for (std::size_t i = 0; i < values.size(); ++i) result.Append(options_.fields[i].name, std::move(values[i]));
+        for (std::size_t i = 0; i < values.size(); ++i) result.AppendNull(options_.fields[i].name) = std::move(values[i]);
         out.Emit(std::move(result));
       }
     }

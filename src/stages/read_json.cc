@@ -22,7 +22,7 @@ struct Options {
   std::string path;  // glob of JSON Lines files
 };
 
-Value ToValue(simdjson::dom::element e);
+void AssignValue(Value& out, simdjson::dom::element e);
 
 // Fields reserved beyond the object's own: downstream stages typically append a few (MapToFields
 // with append, RunInference's inference tag), and growing then would reallocate and move every field.
@@ -33,34 +33,33 @@ Row ToRow(simdjson::dom::object obj) {
   row.Reserve(obj.size() + kRowHeadroom);
   for (auto kv : obj) {
     Value* existing = row.empty() ? nullptr : row.FindMutable(kv.key);
-    if (existing != nullptr) {
-      *existing = ToValue(kv.value);  // a repeated key keeps the last value
-    } else {
-      row.Append(std::string(kv.key), ToValue(kv.value));
-    }
+    // A repeated key keeps the last value; otherwise the field is built in place (no temporaries:
+    // each key and string value is copied once).
+    AssignValue(existing != nullptr ? *existing : row.AppendNull(kv.key), kv.value);
   }
   return row;
 }
 
-Value ToValue(simdjson::dom::element e) {
+void AssignValue(Value& out, simdjson::dom::element e) {
   using simdjson::dom::element_type;
   switch (e.type()) {
-    case element_type::OBJECT: return Value::FromRow(ToRow(e.get_object().value_unsafe()));
+    case element_type::OBJECT: out = Value::FromRow(ToRow(e.get_object().value_unsafe())); return;
     case element_type::ARRAY: {
       List items;
       simdjson::dom::array array = e.get_array().value_unsafe();
-      items.reserve(array.size());
-      for (simdjson::dom::element v : array) items.push_back(ToValue(v));
-      return Value::FromList(std::move(items));
+      items.reserve(array.size());  // size() saturates at 2^24 - 1: only a hint
+      for (simdjson::dom::element v : array) AssignValue(items.emplace_back(), v);
+      out = Value::FromList(std::move(items));
+      return;
     }
-    case element_type::INT64: return Value::Int(e.get_int64().value_unsafe());
-    case element_type::UINT64: return Value::Float(static_cast<double>(e.get_uint64().value_unsafe()));
-    case element_type::DOUBLE: return Value::Float(e.get_double().value_unsafe());
-    case element_type::STRING: return Value::String(std::string(e.get_string().value_unsafe()));
-    case element_type::BOOL: return Value::Bool(e.get_bool().value_unsafe());
-    case element_type::NULL_VALUE: return Value();
+    case element_type::INT64: out.AssignInt(e.get_int64().value_unsafe()); return;
+    case element_type::UINT64: out.AssignFloat(static_cast<double>(e.get_uint64().value_unsafe())); return;
+    case element_type::DOUBLE: out.AssignFloat(e.get_double().value_unsafe()); return;
+    case element_type::STRING: out.AssignString(e.get_string().value_unsafe()); return;
+    case element_type::BOOL: out.AssignBool(e.get_bool().value_unsafe()); return;
+    case element_type::NULL_VALUE: out = Value(); return;
   }
-  return Value();
+  out = Value();
 }
 
 class ReadJson final : public Stage {

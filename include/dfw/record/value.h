@@ -54,6 +54,13 @@ class Value {
   const List& as_list() const { return *std::get<5>(v_); }
   const Row& as_row() const { return *std::get<6>(v_); }
 
+  // In-place assignment of a scalar or string (hot paths: a reader filling a row it just appended,
+  // with no temporary Value and, for strings, one copy of the bytes).
+  void AssignBool(bool b) { v_.emplace<1>(b); }
+  void AssignInt(int64_t i) { v_.emplace<2>(i); }
+  void AssignFloat(double d) { v_.emplace<3>(d); }
+  void AssignString(std::string_view s) { v_.emplace<4>(s); }
+
   // int or float as double; nullopt for anything else (bool included).
   std::optional<double> AsNumber() const {
     if (is_int()) return static_cast<double>(as_int());
@@ -110,6 +117,8 @@ class Row {
   void Set(std::string_view name, Value v);
   // Appends without checking for an existing field (caller guarantees uniqueness; hot paths).
   void Append(std::string name, Value v) { fields_.push_back(Field{std::move(name), std::move(v)}); }
+  // Appends a null field named `name` (unchecked, as Append) and returns its value to fill in place.
+  Value& AppendNull(std::string_view name) { return fields_.emplace_back(Field{std::string(name), Value()}).value; }
   // Removes the field; false when absent.
   bool Erase(std::string_view name);
   void Reserve(std::size_t n) { fields_.reserve(n); }
