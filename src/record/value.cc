@@ -12,11 +12,17 @@
 namespace dfw {
 
 Value Value::FromList(List items) {
-  return Value(Storage(std::in_place_index<5>, std::make_shared<const List>(std::move(items))));
+  Value v;
+  new (&v.l_) std::shared_ptr<const List>(std::make_shared<const List>(std::move(items)));
+  v.kind_ = Kind::kList;
+  return v;
 }
 
 Value Value::FromRow(Row row) {
-  return Value(Storage(std::in_place_index<6>, std::make_shared<const Row>(std::move(row))));
+  Value v;
+  new (&v.r_) std::shared_ptr<const Row>(std::make_shared<const Row>(std::move(row)));
+  v.kind_ = Kind::kRow;
+  return v;
 }
 
 std::string_view Value::TypeName() const {

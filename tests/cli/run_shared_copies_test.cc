@@ -160,17 +160,23 @@ TEST_F(RunSharedCopies, AHostKilledMidRunLosesNoRow) {
                      "--accelerator_backend=emulated"},
                     dir_.string());
   });
+  // Hosts start one after the other, each once the previous one reported ready: when copy 1's
+  // record exists, host 0 is past its start-up (killing it earlier fails the start, by design).
   pid_t victim = 0;
-  for (int i = 0; i < 20000 && victim == 0; ++i) {
+  bool second_up = false;
+  for (int i = 0; i < 20000 && !(victim > 0 && second_up); ++i) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir_ / "job/models", ec)) {
       const std::string name = e.path().filename().string();
-      if (name.size() < 11 || name.compare(name.size() - 11, 11, "-copy0.host") != 0) continue;
-      std::ifstream(e.path()) >> victim;
+      auto ends_with = [&](const std::string& tail) {
+        return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+      };
+      if (ends_with("-copy0.host")) std::ifstream(e.path()) >> victim;
+      if (ends_with("-copy1.host")) second_up = true;
     }
-    if (victim == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!(victim > 0 && second_up)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_GT(victim, 0) << "model host 0 never published its record";
+  ASSERT_TRUE(victim > 0 && second_up) << "the model hosts never published their records";
   ::kill(victim, SIGKILL);
   run.join();
   ASSERT_EQ(o.exit_code, 0) << o.out;

@@ -9,13 +9,14 @@
 // and shared nested lists/rows are never mutated after construction.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace dfw {
@@ -28,15 +29,53 @@ class Value {
  public:
   enum class Kind : uint8_t { kNull, kBool, kInt, kFloat, kString, kList, kRow };
 
-  Value() = default;  // null
-  static Value Bool(bool b) { return Value(Storage(std::in_place_index<1>, b)); }
-  static Value Int(int64_t i) { return Value(Storage(std::in_place_index<2>, i)); }
-  static Value Float(double d) { return Value(Storage(std::in_place_index<3>, d)); }
-  static Value String(std::string s) { return Value(Storage(std::in_place_index<4>, std::move(s))); }
+  Value() noexcept : i_(0) {}  // null
+  static Value Bool(bool b) {
+    Value v;
+    v.AssignBool(b);
+    return v;
+  }
+  static Value Int(int64_t i) {
+    Value v;
+    v.AssignInt(i);
+    return v;
+  }
+  static Value Float(double d) {
+    Value v;
+    v.AssignFloat(d);
+    return v;
+  }
+  static Value String(std::string s) {
+    Value v;
+    new (&v.s_) std::string(std::move(s));
+    v.kind_ = Kind::kString;
+    return v;
+  }
   static Value FromList(List items);
   static Value FromRow(Row row);
 
-  Kind kind() const { return static_cast<Kind>(v_.index()); }
+  ~Value() {
+    if (heavy()) DestroyHeavy();
+  }
+  Value(const Value& o) : kind_(o.kind_) { ConstructFrom(o); }
+  Value(Value&& o) noexcept : kind_(o.kind_) { ConstructFrom(std::move(o)); }
+  Value& operator=(const Value& o) {
+    if (this != &o) {
+      Value copy(o);  // may throw; *this is untouched until it has succeeded
+      *this = std::move(copy);
+    }
+    return *this;
+  }
+  Value& operator=(Value&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      kind_ = o.kind_;
+      ConstructFrom(std::move(o));
+    }
+    return *this;
+  }
+
+  Kind kind() const { return kind_; }
   bool is_null() const { return kind() == Kind::kNull; }
   bool is_bool() const { return kind() == Kind::kBool; }
   bool is_int() const { return kind() == Kind::kInt; }
@@ -47,19 +86,39 @@ class Value {
   bool is_row() const { return kind() == Kind::kRow; }
 
   // Accessors: precondition is the matching kind (checked by assert in debug builds).
-  bool as_bool() const { return std::get<1>(v_); }
-  int64_t as_int() const { return std::get<2>(v_); }
-  double as_float() const { return std::get<3>(v_); }
-  const std::string& as_string() const { return std::get<4>(v_); }
-  const List& as_list() const { return *std::get<5>(v_); }
-  const Row& as_row() const { return *std::get<6>(v_); }
+  bool as_bool() const { return assert(is_bool()), b_; }
+  int64_t as_int() const { return assert(is_int()), i_; }
+  double as_float() const { return assert(is_float()), d_; }
+  const std::string& as_string() const { return assert(is_string()), s_; }
+  const List& as_list() const { return assert(is_list()), *l_; }
+  const Row& as_row() const { return assert(is_row()), *r_; }
 
   // In-place assignment of a scalar or string (hot paths: a reader filling a row it just appended,
   // with no temporary Value and, for strings, one copy of the bytes).
-  void AssignBool(bool b) { v_.emplace<1>(b); }
-  void AssignInt(int64_t i) { v_.emplace<2>(i); }
-  void AssignFloat(double d) { v_.emplace<3>(d); }
-  void AssignString(std::string_view s) { v_.emplace<4>(s); }
+  void AssignBool(bool b) {
+    Reset();
+    b_ = b;
+    kind_ = Kind::kBool;
+  }
+  void AssignInt(int64_t i) {
+    Reset();
+    i_ = i;
+    kind_ = Kind::kInt;
+  }
+  void AssignFloat(double d) {
+    Reset();
+    d_ = d;
+    kind_ = Kind::kFloat;
+  }
+  void AssignString(std::string_view s) {
+    if (is_string()) {
+      s_.assign(s);
+      return;
+    }
+    Reset();
+    new (&s_) std::string(s);
+    kind_ = Kind::kString;
+  }
 
   // int or float as double; nullopt for anything else (bool included).
   std::optional<double> AsNumber() const {
@@ -80,10 +139,57 @@ class Value {
   void AppendJson(std::string& out) const;
 
  private:
-  using Storage = std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<const List>,
-                               std::shared_ptr<const Row>>;
-  explicit Value(Storage s) : v_(std::move(s)) {}
-  Storage v_;
+  // A tagged union rather than std::variant: the scalar kinds are created, copied and destroyed
+  // without a visit (a jump through a table per operation), which rows of many small values pay
+  // for on every field; only strings, lists and rows take the slow path.
+  bool heavy() const { return kind_ >= Kind::kString; }
+  // Ends the string/list/row member, if any, and leaves null.
+  void Reset() noexcept {
+    if (heavy()) DestroyHeavy();
+    kind_ = Kind::kNull;
+  }
+  void DestroyHeavy() noexcept {
+    switch (kind_) {
+      case Kind::kString: s_.~basic_string(); break;
+      case Kind::kList: l_.~shared_ptr(); break;
+      case Kind::kRow: r_.~shared_ptr(); break;
+      default: break;
+    }
+  }
+  // Constructs the member of kind_ (already set to o's kind) from o; no member is alive before.
+  void ConstructFrom(const Value& o) {
+    switch (kind_) {
+      case Kind::kNull: i_ = 0; break;
+      case Kind::kBool: b_ = o.b_; break;
+      case Kind::kInt: i_ = o.i_; break;
+      case Kind::kFloat: d_ = o.d_; break;
+      case Kind::kString: new (&s_) std::string(o.s_); break;
+      case Kind::kList: new (&l_) std::shared_ptr<const List>(o.l_); break;
+      case Kind::kRow: new (&r_) std::shared_ptr<const Row>(o.r_); break;
+    }
+  }
+  // As above, moving: o keeps its kind with a moved-from member (as std::variant leaves it).
+  void ConstructFrom(Value&& o) noexcept {
+    switch (kind_) {
+      case Kind::kNull: i_ = 0; break;
+      case Kind::kBool: b_ = o.b_; break;
+      case Kind::kInt: i_ = o.i_; break;
+      case Kind::kFloat: d_ = o.d_; break;
+      case Kind::kString: new (&s_) std::string(std::move(o.s_)); break;
+      case Kind::kList: new (&l_) std::shared_ptr<const List>(std::move(o.l_)); break;
+      case Kind::kRow: new (&r_) std::shared_ptr<const Row>(std::move(o.r_)); break;
+    }
+  }
+
+  Kind kind_ = Kind::kNull;
+  union {
+    bool b_;
+    int64_t i_;
+    double d_;
+    std::string s_;
+    std::shared_ptr<const List> l_;
+    std::shared_ptr<const Row> r_;
+  };
 };
 
 struct Field {
