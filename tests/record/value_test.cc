@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace dfw {
 namespace {
@@ -122,6 +124,72 @@ TEST(Value, SharedListsSerializeLikeCopies) {
     EXPECT_EQ(appended, "prefix:" + copies.ToJson()) << n;
     EXPECT_EQ(Value::FromRow(row).ToJson(), copies.ToJson()) << n;
   }
+}
+
+// Value is a tagged union: every construction, copy, move and assignment between every pair of
+// kinds must leave both sides holding what they should (ASan in CI catches a leak or double free).
+TEST(Value, CopiesMovesAndAssignsBetweenEveryKind) {
+  Row row;
+  row.Append("a", Value::String("a long string that does not fit in the small-string buffer"));
+  auto samples = [&] {
+    return std::vector<Value>{Value(),
+                              Value::Bool(true),
+                              Value::Int(-42),
+                              Value::Float(2.5),
+                              Value::String("short"),
+                              Value::String(std::string(100, 'x')),
+                              Value::FromList({Value::Int(1), Value::String(std::string(40, 'y'))}),
+                              Value::FromRow(row)};
+  };
+  const std::vector<Value> want = samples();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    // Copy and move construction.
+    Value copy(want[i]);
+    EXPECT_EQ(copy, want[i]) << i;
+    EXPECT_EQ(copy.kind(), want[i].kind());
+    Value moved(std::move(copy));
+    EXPECT_EQ(moved, want[i]) << i;
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      // Copy- and move-assignment over a value of every other kind.
+      Value target = samples()[j];
+      target = want[i];
+      EXPECT_EQ(target, want[i]) << i << " over " << j;
+      Value source = samples()[i];
+      Value target2 = samples()[j];
+      target2 = std::move(source);
+      EXPECT_EQ(target2, want[i]) << i << " moved over " << j;
+    }
+    // Self-assignment keeps the value.
+    Value self = want[i];
+    Value& alias = self;
+    self = alias;
+    EXPECT_EQ(self, want[i]) << i;
+    self = std::move(alias);
+    EXPECT_EQ(self.kind(), want[i].kind()) << i;
+  }
+  // Shared lists and rows are shared, not deep-copied.
+  Value list = want[6];
+  EXPECT_EQ(&list.as_list(), &want[6].as_list());
+  // In-place assignment from any kind, including a string over a string (reuses the buffer).
+  for (std::size_t j = 0; j < want.size(); ++j) {
+    Value v = samples()[j];
+    v.AssignString("now a string");
+    EXPECT_EQ(v, Value::String("now a string")) << j;
+    v.AssignString(std::string(64, 'z'));
+    EXPECT_EQ(v.as_string(), std::string(64, 'z'));
+    v.AssignInt(7);
+    EXPECT_EQ(v, Value::Int(7));
+    v.AssignFloat(-0.5);
+    EXPECT_EQ(v.as_float(), -0.5);
+    v.AssignBool(false);
+    EXPECT_TRUE(v.is_bool());
+    EXPECT_FALSE(v.as_bool());
+  }
+  // A row field filled in place.
+  Row filled;
+  filled.AppendNull("s").AssignString("v");
+  filled.AppendNull("n");
+  EXPECT_EQ(filled.ToJson(), R"({"s":"v","n":null})");
 }
 
 TEST(Row, SetReplacesEraseRemovesEqualityIgnoresOrder) {
