@@ -31,6 +31,9 @@
 #include "dfw/pipeline/spec.h"
 #include "dfw/record/value.h"
 
+#define DFW_BENCH_STR2(x) #x
+#define DFW_BENCH_STR(x) DFW_BENCH_STR2(x)
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -344,8 +347,6 @@ void BM_HandFusedFloor(benchmark::State& state) {
   std::ifstream f(out_path, std::ios::binary);
   const std::string fused_bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   if (!pipeline_bytes.empty() && pipeline_bytes != fused_bytes) state.SkipWithError("output differs from the pipeline's");
-#define DFW_BENCH_STR2(x) #x
-#define DFW_BENCH_STR(x) DFW_BENCH_STR2(x)
   // On-Demand runs the kernel compiled into this file; the DOM the one libsimdjson picked at run time.
   state.SetLabel(on_demand ? "on-demand " DFW_BENCH_STR(SIMDJSON_BUILTIN_IMPLEMENTATION)
                            : "dom " + std::string(simdjson::get_active_implementation()->name()));

@@ -117,8 +117,8 @@ void ModelHostGroup::Watch() {
         deaths_.push_back(death);
         std::fprintf(stderr, "[dfworker] %s; restarting it (restart %d of at most %d)\n", death.c_str(),
                      h.restarts + 1, options_.max_restarts);
-      } else if (h.restarts >= options_.max_restarts || h.restarts == 0) {
-        continue;  // given up, or never started
+      } else if (h.restarts >= options_.max_restarts) {
+        continue;  // given up (pid 0 below the limit: the last restart failed, try again)
       }
       ++h.restarts;
       const ModelHostSpec spec = h.spec;
