@@ -36,7 +36,7 @@ for f in $(seq 0 $((FILES - 1))); do
 done
 TOTAL=$((FILES * ROWS))
 # pipelines/default.yaml with the input glob and the model path made absolute.
-sed -e "s#path: pipelines/models/breast_cancer_mlp/sample.jsonl#path: in/*.jsonl#" \
+sed -e "s#path: pipelines/data/breast_cancer_demo.jsonl#path: in/*.jsonl#" \
     -e "s#model_path: pipelines/models/breast_cancer_mlp#model_path: $MODEL#" \
     -e "s#out/default/#out/#" "$ROOT/pipelines/default.yaml" > p.yaml
 grep -q "in/\*.jsonl" p.yaml || { echo "bench_workers: pipelines/default.yaml changed shape; update the sed" >&2; exit 2; }

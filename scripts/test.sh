@@ -10,7 +10,7 @@ jobs=$(nproc)
 # and CI has no use for the DWARF; developers' default build stays RelWithDebInfo.
 echo "== build (-O2, -Werror)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-  -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DDFW_WERROR=ON >/dev/null
+  -DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DDFW_WERROR=ON -DDFW_TEST_HOOKS=ON >/dev/null
 cmake --build build -j"$jobs"
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300

@@ -57,7 +57,7 @@ int Daemon(const MpsFlags& f) {
 void AddMpsCommand(CLI::App& app, CliContext& context) {
   auto flags = std::make_shared<MpsFlags>();
   CLI::App* mps = app.add_subcommand("mps", "Inspect or drive a job's MPS daemon");
-  mps->group("");  // hidden: a debugging aid, not part of the user-facing surface
+  // Listed in --help: `dfworker mps status` is how a user sees the clients of a running job.
   mps->require_subcommand(1);
 
   CLI::App* status = mps->add_subcommand("status", "List the MPS clients and GPU memory of a running job");
@@ -80,6 +80,7 @@ void AddMpsCommand(CLI::App& app, CliContext& context) {
   });
 
   CLI::App* daemon = mps->add_subcommand("daemon", "Run the emulated MPS daemon in the foreground");
+  daemon->group("");  // started by the launcher
   daemon->add_option("--job_dir", flags->job_dir, "The job directory (pipe and log dirs go under <job_dir>/mps)");
   daemon->add_option("--pipe_dir", flags->pipe_dir, "CUDA_MPS_PIPE_DIRECTORY (instead of <job_dir>/mps/pipe)");
   daemon->add_option("--log_dir", flags->log_dir, "CUDA_MPS_LOG_DIRECTORY (instead of <job_dir>/mps/log)");

@@ -1,5 +1,6 @@
 // `dfworker run`: parse options (pipeline file's options: block, then flags), plan, validate;
 // print the dry-run report or hand over to RunJob.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
 #include "dfw/device/accelerator.h"
+#include "dfw/launcher/launcher.h"
 #include "host_info.h"
 #include "pipeline_models.h"
 #include "run_job.h"
@@ -30,6 +32,7 @@ struct RunFlags {
   std::string accelerator_backend = "auto";
   std::string job_dir;  // --job_dir
   std::string resume;   // --resume JOB_DIR
+  std::string report = "summary";  // --report
 };
 
 constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
@@ -64,6 +67,15 @@ Diagnostic SelectionError(const Status& status) {
   return d;
 }
 
+// --resume takes a job dir path, or the id of a job under the default jobs folder.
+std::string ResolveResume(const std::string& arg) {
+  if (arg.empty() || arg.find('/') != std::string::npos) return arg;
+  std::error_code ec;
+  if (std::filesystem::is_directory(arg, ec)) return arg;
+  std::string by_id = std::string(kDefaultJobsDir) + "/" + arg;
+  return std::filesystem::is_directory(by_id, ec) ? by_id : arg;
+}
+
 int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
   if (!leftovers.empty()) {
     return Fail(flags, "command-line", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
@@ -86,10 +98,11 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   context.catalog = &*catalog;
   context.accelerator_backend = *backend;
   context.job_dir = flags.job_dir;
-  context.resume_dir = flags.resume;
+  context.resume_dir = ResolveResume(flags.resume);
   HostView view = DetectHost(context.options, *catalog, *backend, /*quiet=*/flags.dry_run);
   context.host = view.host;
   context.log_level = flags.log_level;
+  context.full_report = flags.report == "full" || flags.log_level == "debug" || flags.log_level == "trace";
 
   // The pipeline as the run loads it, and the models its RunInference transforms need.
   PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml);
@@ -129,6 +142,9 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
   run->add_flag("--dry_run", flags->dry_run, "Validate, print the worker plan and diagnostics, do not run");
   run->add_option("--format", flags->format, "Report format")->check(CLI::IsMember({"text", "json"}));
   run->add_option("--log_level", flags->log_level, "trace|debug|info|warn|error|critical|off");
+  run->add_option("--report", flags->report,
+                  "End-of-run report: summary (non-zero counters per transform, records/s) or full (every metric)")
+      ->check(CLI::IsMember({"summary", "full"}));
   run->add_option("--catalog_dir", flags->catalog_dir,
                   "Directory of catalog *.yaml (default: $DFW_CATALOG_DIR, the source tree's configs/, "
                   "then the copy built into the binary)");
@@ -137,11 +153,11 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
                   "cuda or emulated")
       ->check(CLI::IsMember({"auto", "cuda", "emulated"}));
   run->add_option("--job_dir", flags->job_dir,
-                  "Where the job dir goes (default: ./<job id>, printed at start); holds the manifest, logs and "
-                  "metrics.json");
+                  "Where the job dir goes (default: ./.dfworker/jobs/<job id>, printed at start); holds the manifest, "
+                  "logs and metrics.json");
   run->add_option("--resume", flags->resume,
-                  "Finish the job in this job dir (a killed or interrupted run): committed bundles are kept, the "
-                  "rest are redone")
+                  "Finish the job in this job dir, or with this job id under ./.dfworker/jobs (a killed or "
+                  "interrupted run): committed bundles are kept, the rest are redone")
       ->excludes("--dry_run");
   run->callback([run, flags, &context] {
     context.exit_code = Run(*flags, run->remaining(), context.pipeline_args);

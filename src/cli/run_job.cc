@@ -107,6 +107,7 @@ int RunJob(const RunContext& context) {
   launch.processes = plan.sdk_processes;
   launch.threads = plan.harness_threads_per_process;
   launch.job_dir = context.job_dir;
+  launch.full_report = context.full_report;
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExe();
   const std::vector<ModelHostSpec> shared = SharedCopySpecs(context);

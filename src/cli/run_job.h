@@ -24,7 +24,8 @@ struct RunContext {
   HostInfo host;
   std::string log_level;                    // as passed to InitLogging
   device::AcceleratorBackend accelerator_backend = device::AcceleratorBackend::kAuto;  // --accelerator_backend
-  std::string job_dir;     // --job_dir: where the job dir goes ("" = ./<job id>)
+  std::string job_dir;     // --job_dir: where the job dir goes ("" = ./.dfworker/jobs/<job id>)
+  bool full_report = false;  // --report=full (or --log_level debug/trace): every metric at the end
   std::string resume_dir;  // --resume JOB_DIR: finish a killed job instead of starting one
 };
 

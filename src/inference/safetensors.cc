@@ -239,6 +239,43 @@ SafetensorsFile::~SafetensorsFile() {
   if (map_ != nullptr) ::munmap(map_, map_bytes_);
 }
 
+namespace {
+
+// The first element of a floating-point tensor that is NaN or infinite, as an error naming the
+// tensor and the index: weights like that load fine and then give the same (or NaN) prediction for
+// every record, with exit 0. Checked once, when the file is opened. Bit tests, no conversions:
+// all exponent bits set means Inf or NaN in F32, F16 and BF16 alike.
+Status CheckFinite(const TensorInfo& t, const uint8_t* data, const std::string& path) {
+  auto fail = [&](uint64_t i) {
+    return InvalidArgument("model file '" + path + "': tensor '" + t.name + "' " + t.ShapeString() + " has a non-finite value (NaN or Inf) at flat index " +
+                           std::to_string(i) + "; the weights are corrupt or came from a diverged training run");
+  };
+  const uint64_t n = t.num_elements();
+  if (t.dtype == TensorDType::kF32) {
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, data + 4 * i, 4);
+      if ((bits & 0x7f800000u) == 0x7f800000u) return fail(i);
+    }
+  } else if (t.dtype == TensorDType::kF16 || t.dtype == TensorDType::kBF16) {
+    const uint16_t mask = t.dtype == TensorDType::kF16 ? 0x7c00u : 0x7f80u;
+    for (uint64_t i = 0; i < n; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data + 2 * i, 2);
+      if ((bits & mask) == mask) return fail(i);
+    }
+  } else if (t.dtype == TensorDType::kF64) {
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t bits;
+      std::memcpy(&bits, data + 8 * i, 8);
+      if ((bits & 0x7ff0000000000000ull) == 0x7ff0000000000000ull) return fail(i);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoError("open model file '" + path + "'", errno);
@@ -253,7 +290,9 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string
     ::munmap(map, size);
     return header.status().WithContext("model file '" + path + "'");
   }
-  return std::unique_ptr<SafetensorsFile>(new SafetensorsFile(path, map, size, std::move(header).value()));
+  auto file = std::unique_ptr<SafetensorsFile>(new SafetensorsFile(path, map, size, std::move(header).value()));
+  for (const TensorInfo& t : file->header().tensors) RETURN_IF_ERROR(CheckFinite(t, file->Data(t), path));
+  return file;
 }
 
 Result<uint64_t> ModelBytesFromHeader(const std::string& path) {

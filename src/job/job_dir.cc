@@ -6,7 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,8 @@ namespace dfw {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxSocketPath = 100;  // of sockaddr_un's 108, with room to spare
 
 Status MakeDir(const std::string& path) {
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create job dir folder '" + path + "'", errno);
@@ -43,13 +47,28 @@ std::string JobDir::LeaseStagingDir(int64_t lease_id) const {
 
 std::string JobDir::ProcessLogPath(int index) const { return LogsDir() + "/sdk-" + std::to_string(index) + ".log"; }
 
-std::string JobDir::SocketPath() const {
-  std::string p = root_ + "/coordinator.sock";
-  if (p.size() < 100) return p;
-  // sockaddr_un holds 108 bytes; a deep job dir gets a stable short name instead.
-  std::ostringstream s;
-  s << "/tmp/dfw-" << std::hex << std::hash<std::string>{}(root_) << ".sock";
-  return s.str();
+std::string JobDir::SocketPath() const { return IpcDir() + "/coordinator.sock"; }
+
+Result<std::string> JobDir::MakePrivateIpcDir() const {
+  RETURN_IF_ERROR(MakePrivateDir(IpcDir()));
+  std::string path = SocketPath();
+  if (path.size() < kMaxSocketPath) return IpcDir();
+  // sockaddr_un holds 108 bytes: a deep job dir gets a fresh private folder, never a predictable name.
+  std::error_code ec;
+  std::string pattern = (fs::temp_directory_path(ec) / "dfw-ipc-XXXXXX").string();
+  if (ec) pattern = "/tmp/dfw-ipc-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return ErrnoError("create a private socket folder '" + pattern + "'", errno);
+  return pattern;  // mkdtemp creates it 0700
+}
+
+Status MakePrivateDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return ErrnoError("create folder '" + path + "'", errno);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return ErrnoError("stat '" + path + "'", errno);
+  if (!S_ISDIR(st.st_mode)) return FailedPrecondition("'" + path + "' is not a folder (a symlink or file is in its place)");
+  if (st.st_uid != ::geteuid()) return FailedPrecondition("'" + path + "' belongs to another user (uid " + std::to_string(st.st_uid) + ")");
+  if (::chmod(path.c_str(), 0700) != 0) return ErrnoError("chmod 0700 '" + path + "'", errno);  // whatever the umask
+  return Status::OK();
 }
 
 std::string JobInfoToJson(const JobInfo& info) {
@@ -92,17 +111,33 @@ std::string NewJobId() {
 
 Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool sync) {
   std::error_code ec;
-  if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
-    return FailedPrecondition("job dir '" + root + "' already exists and is not empty; finish it with --resume '" +
-                              root + "' or choose another --job_dir");
-  }
   fs::path parent = fs::path(root).parent_path();
   if (!parent.empty() && !fs::exists(parent, ec)) {
     fs::create_directories(parent, ec);
     if (ec) return IoError("create parent of job dir '" + root + "': " + ec.message());
   }
-  if (::mkdir(root.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create job dir '" + root + "'", errno);
+  auto busy = [&] {
+    return FailedPrecondition("job dir '" + root + "' already exists and is not empty; finish it with --resume '" + root +
+                              "' or choose another --job_dir");
+  };
+  if (::mkdir(root.c_str(), 0755) != 0) {
+    if (errno != EEXIST) return ErrnoError("create job dir '" + root + "'", errno);
+    if (!fs::is_directory(root, ec) || !fs::is_empty(root, ec)) return busy();  // an empty folder the user made is fine
+  }
+  // Ownership is decided by one atomic step: whoever creates the lock file (O_EXCL) owns the dir,
+  // and holds its flock from before the first job file is written. A second run racing on the
+  // same (empty) dir loses here, having written nothing.
+  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) return busy();
+    return ErrnoError("create job dir lock '" + root + "/lock'", errno);
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return FailedPrecondition("job dir '" + root + "' is in use by another dfworker launcher");
+  }
   JobDir dir(root, info);
+  dir.lock_ = std::make_shared<JobLock>(JobLock(fd));
   for (const auto& sub : {dir.StagingDir(), dir.CommittedDir(), dir.LogsDir()}) RETURN_IF_ERROR(MakeDir(sub));
   RETURN_IF_ERROR(WriteFileAtomically(dir.JobJsonPath(), JobInfoToJson(info), sync));
   return dir;
@@ -120,24 +155,32 @@ Status JobDir::SyncJobJson() const {
   return Status::OK();
 }
 
-Result<JobDir> JobDir::Open(const std::string& root) {
+Result<JobDir> JobDir::Open(const std::string& root, std::optional<JobLock> lock) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return NotFound("job dir '" + root + "' does not exist or is not a folder");
-  auto text = ReadWholeFile(root + "/job.json");
+  auto text = ReadWholeFile(root + "/job.json", kMaxJobJsonBytes);
   if (!text.ok()) return NotFound("'" + root + "' is not a dfworker job dir: " + text.status().message());
   auto info = JobInfoFromJson(*text);
   if (!info.ok()) return info.status().WithContext("job dir '" + root + "'");
   JobDir dir(root, std::move(*info));
+  if (lock) dir.lock_ = std::make_shared<JobLock>(std::move(*lock));
   for (const auto& sub : {dir.StagingDir(), dir.CommittedDir(), dir.LogsDir()}) RETURN_IF_ERROR(MakeDir(sub));
   return dir;
 }
 
-Result<JobLock> JobLock::Acquire(const JobDir& dir) {
-  int fd = ::open(dir.LockPath().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("open lock file '" + dir.LockPath() + "'", errno);
+Result<JobLock> JobLock::Acquire(const std::string& root) {
+  // No O_CREAT: every job dir has its lock file from Create, and a path that is not a job dir
+  // must not grow one.
+  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0 && errno == ENOENT) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) return NotFound("job dir '" + root + "' does not exist or is not a folder");
+    fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // a job dir of an older dfworker
+  }
+  if (fd < 0) return ErrnoError("open lock file '" + root + "/lock'", errno);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     ::close(fd);
-    return FailedPrecondition("job dir '" + dir.root() + "' is in use by another dfworker launcher");
+    return FailedPrecondition("job dir '" + root + "' is in use by another dfworker launcher");
   }
   return JobLock(fd);
 }
@@ -149,6 +192,9 @@ JobLock::~JobLock() {
 Result<int> PromoteStaged(const std::string& lease_dir, const std::string& committed_dir) {
   int moved = 0;
   std::error_code ec;
+  // A bundle of a pipeline without sinks (or whose sinks wrote nothing yet) stages nothing: there
+  // is no lease dir, and nothing to move.
+  if (!fs::exists(lease_dir, ec) && !ec) return 0;
   for (fs::directory_iterator sinks(lease_dir, ec), end; !ec && sinks != end; sinks.increment(ec)) {
     if (!sinks->is_directory()) continue;
     std::string target = committed_dir + "/" + sinks->path().filename().string();
@@ -176,7 +222,9 @@ Status RemoveTree(const std::string& path) {
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync) {
-  std::string tmp = path + ".tmp";
+  // A temporary name of this process and call: two writers never share one (each rename is whole).
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("create '" + tmp + "'", errno);
   std::size_t off = 0;
@@ -206,12 +254,37 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents,
   return Status::OK();
 }
 
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes) {
+  // Open without blocking (a FIFO in a file's place would hang a plain open), then insist on a
+  // regular file of sane size before reading it into memory.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return NotFound("cannot read '" + path + "': " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FailedPrecondition("'" + path + "' is not a regular file");
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return FailedPrecondition("'" + path + "' is " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                              std::to_string(max_bytes) + " for this file");
+  }
+  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t off = 0;
+  while (off < out.size()) {
+    ssize_t n = ::read(fd, out.data() + off, out.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoError("read '" + path + "'", err);
+    }
+    if (n == 0) break;  // shrank while reading
+    off += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  out.resize(off);
+  return out;
 }
 
 }  // namespace dfw

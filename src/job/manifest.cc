@@ -1,7 +1,10 @@
 #include "dfw/job/manifest.h"
 
+#include "dfw/job/job_dir.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +15,12 @@ namespace dfw {
 Result<Manifest> Manifest::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoError("open manifest '" + path + "'", errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) > kMaxManifestBytes) {
+    ::close(fd);
+    return DataLoss("manifest '" + path + "' is not a regular file of at most " + std::to_string(kMaxManifestBytes) +
+                    " bytes (a device, FIFO or link to one in its place?)");
+  }
   std::string text;
   char buf[65536];
   for (;;) {

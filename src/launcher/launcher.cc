@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "dfw/common/test_hooks.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/manifest.h"
 #include "dfw/job/protocol.h"
@@ -106,7 +108,7 @@ ProcessSpec JobServer::SpecFor(int index) const {
   ProcessSpec spec;
   spec.argv = opts_.sdk_command;
   spec.argv.insert(spec.argv.end(), {"--job_dir", dir_.root(), "--index", std::to_string(index), "--threads",
-                                     std::to_string(opts_.threads)});
+                                     std::to_string(opts_.threads), "--coordinator_socket", opts_.coordinator_socket});
   spec.env = opts_.sdk_env;
   spec.log_path = dir_.ProcessLogPath(index);
   return spec;
@@ -156,6 +158,17 @@ void JobServer::AcceptClients() {
   for (;;) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;
+    // Only our own SDK processes: same user, and a pid this launcher started. The socket is 0600
+    // in a 0700 folder already; this also stops a process of ours that is not one of the job's.
+    ucred peer{};
+    socklen_t len = sizeof peer;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::geteuid() ||
+        !sup_.IndexOf(peer.pid).has_value()) {
+      std::fprintf(stderr, "[dfworker] refused a coordinator connection from pid %lld (uid %lld): not an SDK process of this job\n",
+                   static_cast<long long>(peer.pid), static_cast<long long>(peer.uid));
+      ::close(fd);
+      continue;
+    }
     clients_[fd].channel = std::make_unique<LineChannel>(fd);
   }
 }
@@ -367,7 +380,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   progress_.Finish(Progress(end));
   (void)WriteFileAtomically(dir_.MetricsPath(), report_.ToJson(dir_.info().job_id, coord_.committed_count(),
                                                                 coord_.retries(), Elapsed(end)));
-  std::fprintf(stderr, "%s", report_.SummaryTable().c_str());
+  std::fprintf(stderr, "%s", report_.SummaryTable(opts_.full_report, Elapsed(end)).c_str());
   if (coord_.failed()) {
     result.code = ExitCode::kRunFailed;
     result.message = coord_.failure();
@@ -384,7 +397,8 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
     }
   }
   if (result.code == ExitCode::kSuccess) {
-    Status s = WriteFileAtomically(dir_.root() + "/FINISHED", dir_.info().job_id + "\n");
+    test_hooks::KillPoint("before-finished");
+    Status s = WriteFileAtomically(dir_.FinishedPath(), dir_.info().job_id + "\n");
     if (!s.ok()) {
       result.code = ExitCode::kRunFailed;
       result.message = s.message();
@@ -416,8 +430,11 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   if (opts.sdk_command.empty()) return Fail("", InvalidArgument("no SDK harness command given"));
   Result<JobDir> dir = Status(StatusCode::kInternal, "unset");
   if (!opts.resume_dir.empty()) {
-    dir = JobDir::Open(opts.resume_dir);
-    if (dir.ok() && ::access((opts.resume_dir + "/FINISHED").c_str(), F_OK) == 0) {
+    // The lock first: nothing of a job dir that another launcher is running is read or touched.
+    auto lock = JobLock::Acquire(opts.resume_dir);
+    if (!lock.ok()) return Fail(opts.resume_dir, lock.status());
+    dir = JobDir::Open(opts.resume_dir, std::move(*lock));
+    if (dir.ok() && ::access(dir->FinishedPath().c_str(), F_OK) == 0) {
       std::fprintf(stderr, "[dfworker] job %s in '%s' already finished; nothing to do\n", dir->info().job_id.c_str(),
                    opts.resume_dir.c_str());
       return LaunchResult{ExitCode::kSuccess, opts.resume_dir, ""};
@@ -425,13 +442,11 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   } else {
     JobInfo info = opts.job;
     if (info.job_id.empty()) info.job_id = NewJobId();
-    std::string root = opts.job_dir.empty() ? "./" + info.job_id : opts.job_dir;
-    dir = JobDir::Create(root, info, /*sync=*/false);  // fsync'd while the SDK processes start (Run)
+    std::string root = opts.job_dir.empty() ? std::string(kDefaultJobsDir) + "/" + info.job_id : opts.job_dir;
+    dir = JobDir::Create(root, info, /*sync=*/false);  // locked; fsync'd while the SDK processes start (Run)
   }
   if (!dir.ok()) return Fail(opts.resume_dir, dir.status());
   std::string root = dir->root();
-  auto lock = JobLock::Acquire(*dir);
-  if (!lock.ok()) return Fail(root, lock.status());
   if (!opts.resume_dir.empty()) {
     // Output of leases that never committed belongs to nobody: clear it before anything runs.
     // The probe checks that the dir is still writable (a read-only or full disk fails here, before
@@ -439,7 +454,7 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     Status cleared = RemoveTree(dir->StagingDir());
     if (cleared.ok()) cleared = ProbeWritable(dir->StagingDir() + ".probe");
     if (!cleared.ok()) return Fail(root, cleared);
-    if (auto reopened = JobDir::Open(root); reopened.ok()) dir = std::move(reopened);
+    if (::mkdir(dir->StagingDir().c_str(), 0755) != 0) return Fail(root, ErrnoError("create '" + dir->StagingDir() + "'", errno));
   }
   auto manifest = Manifest::Open(dir->ManifestPath());
   if (!manifest.ok()) return Fail(root, manifest.status());
@@ -451,14 +466,34 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   }
   auto coord = Coordinator::Make(opts.coordinator, dir->info().bundles, manifest->committed());
   if (!coord.ok()) return Fail(root, coord.status());
-  std::fprintf(stderr, "[dfworker] job %s: job dir %s (%zu bundles, %zu already committed, %d SDK processes)\n",
-               dir->info().job_id.c_str(), root.c_str(), dir->info().bundles.size(), manifest->committed().size(),
-               opts.processes);
-  auto listen_fd = ListenUnix(dir->SocketPath());
-  if (!listen_fd.ok()) return Fail(root, listen_fd.status());
+  auto target = dir->info().params.find("bundle_target");
+  std::string sizing = target == dir->info().params.end() ? "" : "; " + target->second;
+  std::fprintf(stderr, "[dfworker] job %s: job dir %s (%zu bundles%s, %zu already committed, %d SDK processes)\n",
+               dir->info().job_id.c_str(), root.c_str(), dir->info().bundles.size(), sizing.c_str(),
+               manifest->committed().size(), opts.processes);
+  auto ipc_dir = dir->MakePrivateIpcDir();
+  if (!ipc_dir.ok()) return Fail(root, ipc_dir.status());
+  const bool temp_ipc = *ipc_dir != dir->IpcDir();
+  std::string socket_path = *ipc_dir + "/coordinator.sock";
+  ::unlink(socket_path.c_str());  // a socket left by a killed run of this job (our own private folder)
+  auto listen_fd = ListenUnix(socket_path);
+  if (listen_fd.ok() && ::chmod(socket_path.c_str(), 0600) != 0) {
+    ::close(*listen_fd);
+    listen_fd = ErrnoError("chmod 0600 '" + socket_path + "'", errno);
+  }
+  auto cleanup_ipc = [&] {
+    ::unlink(socket_path.c_str());
+    if (temp_ipc) ::rmdir(ipc_dir->c_str());
+  };
+  if (!listen_fd.ok()) {
+    cleanup_ipc();
+    return Fail(root, listen_fd.status());
+  }
+  effective.coordinator_socket = socket_path;
   auto signals = SignalWatcher::Install();
   if (!signals.ok()) {
     ::close(*listen_fd);
+    cleanup_ipc();
     return Fail(root, signals.status());
   }
   std::unique_ptr<ProcessLauncher> posix;
@@ -467,10 +502,9 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     posix = MakePosixProcessLauncher();
     pl = posix.get();
   }
-  std::string socket_path = dir->SocketPath();
   JobServer server(effective, std::move(*dir), std::move(*manifest), std::move(*coord), *pl, *listen_fd);
   LaunchResult r = server.Run(**signals);
-  ::unlink(socket_path.c_str());
+  cleanup_ipc();
   return r;
 }
 

@@ -1,6 +1,9 @@
 #include "dfw/launcher/metrics_report.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 namespace dfw {
@@ -29,15 +32,40 @@ std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-std::string MetricsReport::SummaryTable() const {
-  std::string out = "process  bundles  records\n";
-  char line[128];
-  for (std::size_t i = 0; i < per_process_.size(); ++i) {
-    std::snprintf(line, sizeof line, "sdk-%-4zu %7lld  %7lld\n", i, static_cast<long long>(bundles_[i]),
-                  static_cast<long long>(per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)));
+std::string MetricsReport::SummaryTable(bool full, double elapsed_s) const {
+  std::string out;
+  char line[256];
+  const int64_t records = total_.CounterOr(kRecordsNamespace, kRecordsCounter);
+  if (!per_process_.empty()) {
+    int64_t lo = INT64_MAX, hi = 0;
+    for (const MetricsSnapshot& p : per_process_) {
+      int64_t r = p.CounterOr(kRecordsNamespace, kRecordsCounter);
+      lo = std::min(lo, r);
+      hi = std::max(hi, r);
+    }
+    std::snprintf(line, sizeof line, "SDK processes: %zu (records per process: min %lld, max %lld)\n", per_process_.size(),
+                  static_cast<long long>(lo), static_cast<long long>(hi));
+    out += line;
+    for (std::size_t i = 0; i < per_process_.size(); ++i) {
+      std::snprintf(line, sizeof line, "  sdk-%-3zu %6lld bundles %9lld records\n", i, static_cast<long long>(bundles_[i]),
+                    static_cast<long long>(per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)));
+      out += line;
+    }
+  }
+  if (full) return out + total_.ToTable();
+  // Per transform, only what happened: the counters that are not zero, on one line each.
+  std::map<std::string, std::string> by_ns;
+  for (const auto& [key, value] : total_.counters) {
+    if (value == 0 || key.ns == kRecordsNamespace) continue;
+    std::string& l = by_ns[key.ns];
+    l += (l.empty() ? "" : ", ") + key.name + " " + std::to_string(value);
+  }
+  for (const auto& [ns, counters] : by_ns) out += "  " + ns + ": " + counters + "\n";
+  if (elapsed_s > 0) {
+    std::snprintf(line, sizeof line, "records: %lld in %.2f s (%.0f records/s); every metric: metrics.json or --report=full\n",
+                  static_cast<long long>(records), elapsed_s, static_cast<double>(records) / elapsed_s);
     out += line;
   }
-  out += total_.ToTable();
   return out;
 }
 

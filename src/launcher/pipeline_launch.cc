@@ -27,6 +27,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   LauncherOptions opts;
   opts.job_dir = o.job_dir;
   opts.resume_dir = o.resume_dir;
+  opts.full_report = o.full_report;
   opts.processes = o.processes;
   opts.threads = o.threads;
   opts.sdk_command = {o.self_exe.empty() ? SelfExe() : o.self_exe, "sdk_harness"};
@@ -44,7 +45,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.before_start = o.before_start;
   opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total) { return FinalizePipelineJob(dir, total); };
   if (o.resume_dir.empty()) {
-    auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads);
+    auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads, o.processes);
     if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));
     // SDK processes size their BLAS threads from it (DefaultBlasThreads): never oversubscribe.
     job->params["sdk_processes"] = std::to_string(o.processes);

@@ -2,6 +2,7 @@
 // Every error starts with "file:line:column: " and says what is allowed.
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 #include <map>
 #include <set>
 
@@ -341,9 +342,45 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
   return Wire(std::move(all), root["options"]);
 }
 
+// yaml-cpp keeps every entry of a mapping and lookups return the first, so `batch_size: 8` followed
+// by `batch_size: 64` would silently run with 8. Refused, with both places (iterative: no recursion
+// on a deep document).
+Status CheckUniqueKeys(const YAML::Node& root, const std::string& file) {
+  constexpr int64_t kMaxNodes = 20'000'000;  // aliases can make a small file a huge tree
+  int64_t visited = 0;
+  std::vector<YAML::Node> todo{root};
+  while (!todo.empty()) {
+    if (++visited > kMaxNodes) {
+      return InvalidArgument(fmt::format("{}: more than {} YAML nodes (aliases expanding?); refusing to load it", file, kMaxNodes));
+    }
+    YAML::Node n = todo.back();
+    todo.pop_back();
+    if (n.IsSequence()) {
+      for (const YAML::Node& child : n) todo.push_back(child);
+    } else if (n.IsMap()) {
+      std::unordered_map<std::string, YAML::Mark> seen;
+      for (const auto& kv : n) {
+        if (kv.first.IsScalar()) {
+          auto [it, fresh] = seen.emplace(kv.first.Scalar(), kv.first.Mark());
+          if (!fresh) {
+            const YAML::Mark& m = kv.first.Mark();
+            return InvalidArgument(fmt::format("{}:{}:{}: duplicate key '{}' (first at line {}, column {}); keys of a "
+                                               "mapping must be unique, or the first value would silently win",
+                                               file, m.line + 1, m.column + 1, kv.first.Scalar(), it->second.line + 1,
+                                               it->second.column + 1));
+          }
+        }
+        todo.push_back(kv.second);
+      }
+    }
+  }
+  return Status::OK();
+}
+
 Result<PipelineSpec> LoadFrom(const StageRegistry& registry, const std::string& file, const std::function<YAML::Node()>& parse) {
   try {
     YAML::Node root = parse();
+    RETURN_IF_ERROR(CheckUniqueKeys(root, file));
     return Loader(registry, file).Load(root);
   } catch (const YAML::BadFile&) {
     return NotFound(fmt::format("{}: cannot open the pipeline file", file));

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "dfw/job/journaled_moves.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/sink.h"
@@ -52,14 +53,18 @@ Status PrepareSinkDirectory(const TransformSpec& t) {
 
 }  // namespace
 
-Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids) {
+Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids,
+                       const std::string& journal_path) {
+  std::vector<FileMove> moves;
+  std::vector<std::string> told;
+  const bool resuming = !journal_path.empty() && fs::exists(journal_path);
   for (const TransformSpec& t : spec.transforms) {
     if (!IsFileSink(t)) continue;
     RETURN_IF_ERROR(PrepareSinkDirectory(t));
     ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
     if (bundle_ids.empty()) {
       std::string shard = naming.ShardName(0, 1);
-      FILE* f = std::fopen(shard.c_str(), "wb");
+      FILE* f = std::fopen(shard.c_str(), "ab");  // an empty shard; redoing it changes nothing
       if (f == nullptr) return ErrnoError("create '" + shard + "'", errno);
       std::fclose(f);
       continue;
@@ -67,16 +72,24 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
     auto count = static_cast<int64_t>(bundle_ids.size());
     for (int64_t k = 0; k < count; ++k) {
       std::string done = StagingDonePath(staging_dir, t.config.name, bundle_ids[k]);
-      if (!fs::exists(done)) {
+      // Before the journal exists every committed output must be there; after, a missing one may
+      // already be under its shard name (RunJournaledMoves tells the two apart).
+      if (!resuming && !fs::exists(done)) {
         return FailedPrecondition(fmt::format("{}: bundle {} has no committed output ('{}' is missing)", t.config.Where(),
                                               bundle_ids[k], done));
       }
-      RETURN_IF_ERROR(MoveFile(done, naming.ShardName(k, count)));
+      moves.push_back(FileMove{done, naming.ShardName(k, count)});
     }
     // Tell the user where the output went (the first shard names the whole set).
-    std::fprintf(stderr, "[dfworker] output of %s: %s (%lld shard%s)\n", t.config.name.c_str(),
-                 naming.ShardName(0, count).c_str(), static_cast<long long>(count), count == 1 ? "" : "s");
+    told.push_back(fmt::format("[dfworker] output of {}: {} ({} shard{})\n", t.config.name, naming.ShardName(0, count),
+                               count, count == 1 ? "" : "s"));
   }
+  if (journal_path.empty()) {
+    for (const FileMove& m : moves) RETURN_IF_ERROR(MoveFile(m.from, m.to));
+  } else {
+    RETURN_IF_ERROR(RunJournaledMoves(journal_path, moves));
+  }
+  for (const std::string& line : told) std::fputs(line.c_str(), stderr);
   return Status::OK();
 }
 
@@ -94,7 +107,7 @@ Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& 
   }
   MetricsSnapshot snap = metrics->Snapshot();
   RETURN_IF_ERROR(CheckErrorThresholds(spec, snap));
-  RETURN_IF_ERROR(FinalizeOutputs(spec, staging_dir, ids));
+  RETURN_IF_ERROR(FinalizeOutputs(spec, staging_dir, ids, /*journal_path=*/""));
   RunSummary summary;
   summary.bundles = static_cast<int64_t>(bundles.size());
   summary.accounting = ComputeAccounting(spec, snap);

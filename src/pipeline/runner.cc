@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dfw/backend/registry.h"
+#include "dfw/job/bundle_size.h"
 #include "dfw/stages/sink.h"
 #include "graph.h"
 
@@ -22,6 +23,7 @@ struct PipelineRunner::Impl {
   RunnerOptions options;
   std::vector<StageRuntime> stages;
   std::unique_ptr<tbb::task_arena> arena;
+  BundleTarget target;  // what the last PlanBundles aimed at
 };
 
 PipelineRunner::PipelineRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -93,17 +95,63 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
   return std::unique_ptr<PipelineRunner>(new PipelineRunner(std::move(impl)));
 }
 
+namespace {
+
+// Joins consecutive ranges of one file (each already cut at a record boundary) until a bundle
+// holds at least `target` bytes; a bundle never spans two files.
+std::vector<SourceSplit> CoalesceFileSplits(const std::vector<SourceSplit>& pieces, int64_t target) {
+  std::vector<SourceSplit> out;
+  for (const SourceSplit& p : pieces) {
+    if (!out.empty() && out.back().path == p.path && out.back().end == p.begin &&
+        out.back().end - out.back().begin < target) {
+      out.back().end = p.end;
+    } else {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+// Cuts in-memory ranges (element indexes; file ranges pass through) into runs of `per_bundle` elements. An empty range stays
+// one (empty) bundle so that sinks still write their shard.
+std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits, int64_t per_bundle) {
+  std::vector<SourceSplit> out;
+  for (const SourceSplit& s : splits) {
+    if (!s.path.empty() || per_bundle < 1 || s.end - s.begin <= per_bundle) {
+      out.push_back(s);
+      continue;
+    }
+    for (int64_t b = s.begin; b < s.end; b += per_bundle) out.push_back(SourceSplit{s.path, b, std::min(s.end, b + per_bundle), 1});
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::vector<Bundle>> PipelineRunner::PlanBundles() {
-  std::vector<Bundle> bundles;
+  const bool job_sized = impl_->options.bundle_bytes <= 0;
+  // Job-sized: cut every file at the floor first (one pass over the bytes, at the readers' own
+  // record boundaries), learn the job's size, then join the pieces up to the target.
+  const int64_t cut = job_sized ? kMinBundleBytes : impl_->options.bundle_bytes;
+  std::vector<std::pair<int, std::vector<SourceSplit>>> per_source;
+  int64_t file_bytes = 0, elements = 0;
   for (std::size_t i = 0; i < impl_->stages.size(); ++i) {
     if (!impl_->spec.transforms[i].traits.is_source) continue;
-    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, impl_->stages[i].stage->Split(impl_->options.bundle_bytes));
-    for (SourceSplit& s : splits) {
-      bundles.push_back(Bundle{static_cast<int64_t>(bundles.size()), static_cast<int>(i), std::move(s)});
-    }
+    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, impl_->stages[i].stage->Split(cut));
+    for (const SourceSplit& s : splits) (s.path.empty() ? elements : file_bytes) += s.end - s.begin;
+    per_source.emplace_back(static_cast<int>(i), std::move(splits));
+  }
+  impl_->target = SizeBundles(file_bytes, elements, impl_->options.sdk_processes);
+  if (!job_sized) impl_->target = BundleTarget{impl_->options.bundle_bytes, 0, 0};
+  std::vector<Bundle> bundles;
+  for (auto& [source, splits] : per_source) {
+    if (job_sized) splits = CutElementSplits(CoalesceFileSplits(splits, impl_->target.bytes), impl_->target.elements);
+    for (SourceSplit& s : splits) bundles.push_back(Bundle{static_cast<int64_t>(bundles.size()), source, std::move(s)});
   }
   return bundles;
 }
+
+const BundleTarget& PipelineRunner::bundle_target() const { return impl_->target; }
 
 Result<BundleStats> PipelineRunner::RunBundle(const Bundle& bundle, const std::string& staging_dir) {
   if (bundle.source < 0 || bundle.source >= static_cast<int>(impl_->stages.size()) ||

@@ -10,21 +10,24 @@ namespace {
 
 struct Options {
   std::vector<Row> elements;  // the rows, already normalised
-  // `reshuffle` (Beam default true) is accepted: one process reads Create's single bundle, so
-  // there is nothing to redistribute.
+  // `reshuffle` (Beam default true) is accepted: a job-sized plan already cuts the elements into
+  // bundles that every SDK process leases (PipelineRunner::PlanBundles).
 };
 
 class CreateReader final : public SplitReader {
  public:
-  explicit CreateReader(const std::vector<Row>* rows) : rows_(rows) {}
+  // Elements [begin, end) of `rows` (clamped to its size).
+  CreateReader(const std::vector<Row>* rows, std::size_t begin, std::size_t end)
+      : rows_(rows), next_(std::min(begin, rows->size())), end_(std::min(end, rows->size())) {}
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
-    for (std::size_t n = 0; n < max_rows && next_ < rows_->size(); ++n) out.Emit((*rows_)[next_++]);
-    return next_ < rows_->size();
+    for (std::size_t n = 0; n < max_rows && next_ < end_; ++n) out.Emit((*rows_)[next_++]);
+    return next_ < end_;
   }
 
  private:
   const std::vector<Row>* rows_;
-  std::size_t next_ = 0;
+  std::size_t next_;
+  std::size_t end_;
 };
 
 class Create final : public Stage {
@@ -34,12 +37,17 @@ class Create final : public Stage {
   Status Process(RowBatch&, StageOutput&) override { return Internal("Create has no input"); }
 
   Result<std::vector<SourceSplit>> Split(int64_t) override {
-    // Always one bundle, even when empty, so that sinks still write their (empty) shard.
+    // One range of element indexes, even when empty, so that sinks still write their (empty)
+    // shard; the runner cuts it by element count for a job-sized plan.
     return std::vector<SourceSplit>{SourceSplit{"", 0, static_cast<int64_t>(options_.elements.size()), 1}};
   }
 
-  Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit&) override {
-    return std::unique_ptr<SplitReader>(new CreateReader(&options_.elements));
+  Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& split) override {
+    if (split.begin < 0 || split.end < split.begin) {
+      return InvalidArgument("Create: impossible element range " + std::to_string(split.begin) + ".." + std::to_string(split.end));
+    }
+    return std::unique_ptr<SplitReader>(new CreateReader(&options_.elements, static_cast<std::size_t>(split.begin),
+                                                         static_cast<std::size_t>(split.end)));
   }
 
  private:

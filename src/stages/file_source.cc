@@ -1,6 +1,7 @@
 #include "file_source.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -47,6 +48,18 @@ Result<std::vector<std::string>> ExpandGlob(const StageConfig& c, const std::str
   }
   if (rc != 0) return IoError(c.Where() + ": cannot expand path '" + pattern + "' (glob error " + std::to_string(rc) + ")");
   std::sort(files.begin(), files.end());
+  // Only regular files are input: a FIFO would block the reader forever, a device never ends, and
+  // a folder or socket cannot be read as records. Refused here, at planning, with the path named.
+  for (const std::string& f : files) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0) return ErrnoError(c.Where() + ": input '" + f + "'", errno);
+    if (!S_ISREG(st.st_mode)) {
+      const char* kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISDIR(st.st_mode) ? "a folder" : S_ISSOCK(st.st_mode) ? "a socket"
+                         : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device" : "not a regular file";
+      return InvalidArgument(c.Where() + ": input '" + f + "' (matched by '" + pattern + "') is " + kind +
+                             "; only regular files can be read");
+    }
+  }
   return files;
 }
 

@@ -2,6 +2,7 @@
 // Values are typed the way pandas reads them: integers, floats, empty field = null, else strings.
 #include <algorithm>
 #include <filesystem>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -189,7 +190,17 @@ class ReadCsv final : public Stage {
       int64_t header_line = line;
       std::string err = ParseRecord(data, pos, options_.delimiter, fields, line);
       if (!err.empty()) return DataLoss(fmt::format("{}: header of '{}' (line {}): {}", config_.Where(), path, header_line, err));
-      for (auto& f : fields) h.names.push_back(std::move(f.text));
+      std::unordered_map<std::string, std::size_t> seen;
+      for (auto& f : fields) {
+        auto [it, fresh] = seen.emplace(f.text, h.names.size() + 1);
+        if (!fresh) {
+          // Rows would carry two fields of one name and every later lookup would see only the first.
+          return InvalidArgument(fmt::format("{}: header of '{}' (line {}) repeats column '{}' (columns {} and {}); "
+                                             "column names must be unique: rename one in the file",
+                                             config_.Where(), path, header_line, f.text, it->second, h.names.size() + 1));
+        }
+        h.names.push_back(std::move(f.text));
+      }
       h.end = pos;
       h.next_line = line;
       return h;

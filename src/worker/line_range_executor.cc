@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/test_hooks.h"
 #include "dfw/worker/bundle_executor.h"
 #include "dfw/worker/pipeline_job.h"
 
@@ -25,11 +26,11 @@ struct Hooks {
 
   static Hooks FromEnv() {
     Hooks h;
-    if (const char* v = std::getenv("DFW_TEST_CRASH_ON_RECORD")) h.crash_on = v;
-    if (const char* v = std::getenv("DFW_TEST_HANG_ON_RECORD")) h.hang_on = v;
-    if (const char* v = std::getenv("DFW_TEST_HANG_ONCE_FILE")) h.hang_once_file = v;
-    if (const char* v = std::getenv("DFW_TEST_RECORD_DELAY_US")) h.delay_us = ParseInt64(v).value_or(0);
-    if (const char* v = std::getenv("DFW_TEST_RECORD_SPIN_US")) h.spin_us = ParseInt64(v).value_or(0);
+    h.crash_on = test_hooks::Get("CRASH_ON_RECORD").value_or("");
+    h.hang_on = test_hooks::Get("HANG_ON_RECORD").value_or("");
+    h.hang_once_file = test_hooks::Get("HANG_ONCE_FILE").value_or("");
+    h.delay_us = ParseInt64(test_hooks::Get("RECORD_DELAY_US").value_or("0")).value_or(0);
+    h.spin_us = ParseInt64(test_hooks::Get("RECORD_SPIN_US").value_or("0")).value_or(0);
     return h;
   }
 

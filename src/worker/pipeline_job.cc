@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/test_hooks.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
@@ -61,15 +62,15 @@ MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& afte
   return d;
 }
 
-// Test-only hooks (pipeline_job.h), read once per process.
+// Test-only hooks (pipeline_job.h; compiled in only with -DDFW_TEST_HOOKS=ON), read once per process.
 struct BundleHooks {
   int64_t delay_ms = 0;
   std::string crash_on;
 
   static BundleHooks FromEnv() {
     BundleHooks h;
-    if (const char* v = std::getenv("DFW_TEST_BUNDLE_DELAY_MS")) h.delay_ms = ParseInt64(v).value_or(0);
-    if (const char* v = std::getenv("DFW_TEST_CRASH_ON_BUNDLE")) h.crash_on = v;
+    h.delay_ms = ParseInt64(test_hooks::Get("BUNDLE_DELAY_MS").value_or("0")).value_or(0);
+    h.crash_on = test_hooks::Get("CRASH_ON_BUNDLE").value_or("");
     return h;
   }
   void BeforeBundle(const std::string& bundle_id) const {
@@ -148,7 +149,8 @@ class PipelineExecutor final : public BundleExecutor {
 
 }  // namespace
 
-Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads) {
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
+                                int processes) {
   JobInfo job;
   job.executor = "pipeline";
   job.params["pipeline_yaml"] = pipeline_yaml;
@@ -163,8 +165,10 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   options.threads = std::max(1, threads);
   options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
   options.inference_lanes = 1;
+  options.sdk_processes = std::max(1, processes);  // bundles are sized for them (job/bundle_size.h)
   ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
   ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
+  job.params["bundle_target"] = runner->bundle_target().ToString();
   for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
   if (auto table = EncodeBundleTable(bundles)) job.params[kBundleTableParam] = std::move(*table);
   return job;
@@ -188,7 +192,7 @@ Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total) {
       if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
       ids.push_back(*id);
     }
-    return FinalizeOutputs(spec, dir.CommittedDir(), ids);
+    return FinalizeOutputs(spec, dir.CommittedDir(), ids, dir.FinalizeJournalPath());
   });
 }
 

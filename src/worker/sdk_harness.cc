@@ -53,7 +53,7 @@ Result<Message> Call(LineChannel& ch, const Message& request) {
 }  // namespace
 
 Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, BundleExecutor& executor) {
-  ASSIGN_OR_RETURN(int fd, ConnectUnix(dir.SocketPath()));
+  ASSIGN_OR_RETURN(int fd, ConnectUnix(options.coordinator_socket.empty() ? dir.SocketPath() : options.coordinator_socket));
   LineChannel ch(fd);
   Message hello;
   hello.type = MessageType::kHello;

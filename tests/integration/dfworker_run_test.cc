@@ -146,6 +146,7 @@ TEST_F(DfworkerRun, OneFourAndEightProcessesGiveIdenticalOutputSets) {
 class DfworkerSdkKill : public DfworkerRun, public ::testing::WithParamInterface<int> {};
 
 TEST_P(DfworkerSdkKill, RandomSdkProcessKilledAtARandomTimeLosesAndDuplicatesNothing) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   std::mt19937 rng(static_cast<unsigned>(GetParam()));
   Started launcher = Launch("run", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
   int after = static_cast<int>(rng() % 10);  // 0: before any commit
@@ -162,6 +163,7 @@ TEST_P(DfworkerSdkKill, RandomSdkProcessKilledAtARandomTimeLosesAndDuplicatesNot
 INSTANTIATE_TEST_SUITE_P(Seeds, DfworkerSdkKill, ::testing::Values(11, 12, 13));
 
 TEST_F(DfworkerRun, LauncherSigkillLeavesNoProcessAndResumeCompletesExactlyOnce) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
   ASSERT_TRUE(WaitFor([&] { return Commits() >= 3; })) << Log("first");
   ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
@@ -182,6 +184,7 @@ TEST_F(DfworkerRun, LauncherSigkillLeavesNoProcessAndResumeCompletesExactlyOnce)
 class DfworkerStopSignal : public DfworkerRun, public ::testing::WithParamInterface<int> {};
 
 TEST_P(DfworkerStopSignal, StopsWithTheSignalsExitCodeLeavesNothingRunningAndResumes) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   const int sig = GetParam();
   Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
   ASSERT_TRUE(WaitFor([&] { return Commits() >= 2; })) << Log("first");
@@ -198,6 +201,7 @@ TEST_P(DfworkerStopSignal, StopsWithTheSignalsExitCodeLeavesNothingRunningAndRes
 INSTANTIATE_TEST_SUITE_P(Signals, DfworkerStopSignal, ::testing::Values(SIGINT, SIGTERM));
 
 TEST_F(DfworkerRun, PoisonBundleFailsTheJobWithExitOneAfterFourAttempts) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   ASSERT_EQ(Run("run", 2, {}, {"DFW_TEST_CRASH_ON_BUNDLE=7"}), 1) << Log("run");
   std::string err = Log("run");
   EXPECT_NE(err.find("run stopped: bundle '7' failed 4 attempts"), std::string::npos) << err;
@@ -211,6 +215,55 @@ TEST_F(DfworkerRun, UnwritableJobDirExitsOneNamingIt) {
   EXPECT_EQ(Run("run", 2, {"--job_dir", "/proc/dfw-not-writable/job"}), 1) << Log("run");
   EXPECT_NE(Log("run").find("run stopped:"), std::string::npos) << Log("run");
   EXPECT_NE(Log("run").find("/proc/dfw-not-writable"), std::string::npos) << Log("run");
+}
+
+TEST_F(DfworkerRun, PipelineWithoutASinkRunsLogsEveryRowAndExitsZero) {
+  // Every Beam YAML example ends in LogForTesting with no sink: no bundle stages a file, and each
+  // commit must still go through (it once failed listing a staging folder no sink had created).
+  std::ofstream(base_ / "p.yaml", std::ios::trunc) << "pipeline:\n"
+                                                      "  type: chain\n"
+                                                      "  transforms:\n"
+                                                      "    - type: ReadFromJson\n"
+                                                      "      config: {path: in/*.jsonl}\n"
+                                                      "    - type: Filter\n"
+                                                      "      config: {language: python, keep: \"id % 100 == 7\"}\n"
+                                                      "    - type: LogForTesting\n";
+  ASSERT_EQ(Run("run", 2), 0) << Log("run");
+  std::string logs = Log("run");  // the SDK processes log to logs/sdk-N.log
+  for (const auto& e : fs::directory_iterator(JobDir() + "/logs")) logs += ReadFile(e.path().string());
+  for (int id = 7; id < kFiles * kRecordsPerFile; id += 100) {
+    EXPECT_NE(logs.find("{\"id\":" + std::to_string(id) + ","), std::string::npos) << "row " << id << " not logged\n" << logs;
+  }
+  EXPECT_EQ(Commits(), kFiles);
+  EXPECT_TRUE(fs::exists(JobDir() + "/FINISHED"));
+  EXPECT_FALSE(fs::exists(base_ / "out"));
+}
+
+// Finalize is one journaled step: a launcher killed at any point of it (an exact kill point, not a
+// sleep) leaves a job that --resume finishes with every record exactly once.
+class DfworkerFinalizeKill : public DfworkerRun, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(DfworkerFinalizeKill, LauncherKilledDuringFinalizeIsFinishedByResumeExactlyOnce) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  EXPECT_EQ(Run("first", 2, {}, {"DFW_TEST_KILL_AT=" + GetParam()}), 128 + SIGKILL) << Log("first");
+  EXPECT_TRUE(WaitFor([&] { return JobProcesses() == 0; }, 30));
+  EXPECT_FALSE(fs::exists(JobDir() + "/FINISHED"));
+  EXPECT_EQ(Commits(), kFiles) << "every bundle was committed before finalize began";
+  ASSERT_EQ(Run("resume", 2, {"--resume", JobDir()}), 0) << Log("resume");
+  ExpectExactlyOnce("resume");
+  EXPECT_TRUE(fs::exists(JobDir() + "/FINISHED"));
+}
+
+INSTANTIATE_TEST_SUITE_P(KillPoints, DfworkerFinalizeKill,
+                         ::testing::Values("finalize-move-0", "finalize-move-14", "finalize-move-39", "before-finished"));
+
+TEST_F(DfworkerRun, DiskFullDuringFinalizeFailsAndResumeCompletesOnceThereIsSpace) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  ASSERT_EQ(Run("first", 2, {}, {"DFW_TEST_FAIL_AT=finalize-move-5"}), 1) << Log("first");
+  EXPECT_NE(Log("first").find("No space left on device"), std::string::npos) << Log("first");
+  EXPECT_FALSE(fs::exists(JobDir() + "/FINISHED"));
+  ASSERT_EQ(Run("resume", 2, {"--resume", JobDir()}), 0) << Log("resume");
+  ExpectExactlyOnce("resume");
 }
 
 }  // namespace

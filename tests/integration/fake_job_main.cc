@@ -58,6 +58,7 @@ int Run(int argc, char** argv) {
   sdk->add_option("--job_dir", sdk_opts.job_dir)->required();
   sdk->add_option("--index", sdk_opts.index)->required();
   sdk->add_option("--threads", sdk_opts.threads);
+  sdk->add_option("--coordinator_socket", sdk_opts.coordinator_socket);
   CLI11_PARSE(app, argc, argv);
 
   if (sdk->parsed()) {

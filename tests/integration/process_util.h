@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "dfw/common/test_hooks.h"
+
 namespace dfw::testing {
 
 struct Started {
@@ -33,3 +35,7 @@ std::string ReadFile(const std::string& path);
 int CountLines(const std::string& path);
 
 }  // namespace dfw::testing
+
+// Tests that plant faults through DFW_TEST_* variables need a build with the hooks compiled in.
+#define DFW_SKIP_WITHOUT_TEST_HOOKS() \
+  if (!::dfw::test_hooks::Enabled()) GTEST_SKIP() << "needs a build configured with -DDFW_TEST_HOOKS=ON"

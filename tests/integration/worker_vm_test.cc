@@ -81,6 +81,7 @@ INSTANTIATE_TEST_SUITE_P(N, ProcessCounts, ::testing::Values(1, 4, 8, 16));
 class SdkKill : public WorkerVmTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(SdkKill, RandomSdkProcessKilledMidRunLosesAndDuplicatesNothing) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   std::mt19937 rng(static_cast<unsigned>(GetParam()));
   Started launcher = Launch({}, {"DFW_TEST_RECORD_DELAY_US=3000"}, "run");
   int after = 1 + static_cast<int>(rng() % 8);
@@ -97,6 +98,7 @@ TEST_P(SdkKill, RandomSdkProcessKilledMidRunLosesAndDuplicatesNothing) {
 INSTANTIATE_TEST_SUITE_P(Seeds, SdkKill, ::testing::Values(1, 2, 3));
 
 TEST_F(WorkerVmTest, LauncherKillLeavesNoProcessAndResumeCompletesExactlyOnce) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   Started launcher = Launch({}, {"DFW_TEST_RECORD_DELAY_US=3000"}, "first");
   ASSERT_TRUE(WaitFor([&] { return Commits() >= 3; })) << ReadFile(Err("first"));
   ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
@@ -116,6 +118,7 @@ TEST_F(WorkerVmTest, LauncherKillLeavesNoProcessAndResumeCompletesExactlyOnce) {
 }
 
 TEST_F(WorkerVmTest, HungProcessIsKilledAndItsBundleRetried) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   std::vector<std::string> env = {"DFW_TEST_HANG_ON_RECORD=record-15",
                                   "DFW_TEST_HANG_ONCE_FILE=" + (base_ / "hung-once").string()};
   ASSERT_EQ(Run({"--lease_timeout_ms", "800", "--heartbeat_ms", "50"}, env, "run"), 0) << ReadFile(Err("run"));
@@ -125,6 +128,7 @@ TEST_F(WorkerVmTest, HungProcessIsKilledAndItsBundleRetried) {
 }
 
 TEST_F(WorkerVmTest, PoisonRecordFailsTheJobAfterFourAttemptsNamingTheBundle) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   ASSERT_EQ(Run({}, {"DFW_TEST_CRASH_ON_RECORD=record-25"}, "run"), 1) << ReadFile(Err("run"));
   std::string err = ReadFile(Err("run"));
   EXPECT_NE(err.find("run stopped: bundle '20-30' failed 4 attempts"), std::string::npos) << err;
@@ -136,6 +140,7 @@ TEST_F(WorkerVmTest, PoisonRecordFailsTheJobAfterFourAttemptsNamingTheBundle) {
 class StopSignal : public WorkerVmTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(StopSignal, FirstSignalStopsCleanlyWithItsExitCodeAndLeavesTheJobResumable) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   const int sig = GetParam();
   Started launcher = Launch({}, {"DFW_TEST_RECORD_DELAY_US=3000"}, "first");
   ASSERT_TRUE(WaitFor([&] { return Commits() >= 2; })) << ReadFile(Err("first"));
@@ -150,6 +155,7 @@ TEST_P(StopSignal, FirstSignalStopsCleanlyWithItsExitCodeAndLeavesTheJobResumabl
 INSTANTIATE_TEST_SUITE_P(Signals, StopSignal, ::testing::Values(SIGINT, SIGTERM));
 
 TEST_F(WorkerVmTest, SecondSignalStopsAtOnceDespiteALongGracePeriod) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
   // Each bundle takes seconds and the grace period is ten minutes: only the second signal ends it.
   Started launcher = Launch({"--grace_ms", "600000"}, {"DFW_TEST_RECORD_DELAY_US=300000"}, "run", 2);
   ASSERT_TRUE(WaitFor([&] { return ChildrenOf(launcher.pid).size() == 2; })) << ReadFile(Err("run"));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -91,21 +92,77 @@ TEST_F(JobDirTest, CorruptJobJsonIsDataLoss) {
   EXPECT_EQ(d.status().code(), StatusCode::kDataLoss);
 }
 
-TEST_F(JobDirTest, SecondLockIsRefused) {
-  auto d = JobDir::Create((base_ / "job").string(), info_);
-  ASSERT_TRUE(d.ok());
-  auto first = JobLock::Acquire(*d);
-  ASSERT_TRUE(first.ok());
-  auto second = JobLock::Acquire(*d);
-  ASSERT_FALSE(second.ok());
-  EXPECT_NE(second.status().message().find("in use"), std::string::npos);
+TEST_F(JobDirTest, CreateHoldsTheLockUntilTheDirIsGone) {
+  std::string root = (base_ / "job").string();
+  {
+    auto d = JobDir::Create(root, info_);
+    ASSERT_TRUE(d.ok());
+    EXPECT_TRUE(d->locked());
+    auto second = JobLock::Acquire(root);
+    ASSERT_FALSE(second.ok());
+    EXPECT_NE(second.status().message().find("in use"), std::string::npos);
+  }
+  auto after = JobLock::Acquire(root);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  auto again = JobLock::Acquire(root);
+  EXPECT_FALSE(again.ok()) << "the resumer holds it now";
 }
 
-TEST_F(JobDirTest, LongRootGetsAShortSocketPath) {
+TEST_F(JobDirTest, ASecondCreateOnTheSameEmptyDirLosesBeforeWritingAnything) {
+  std::string root = (base_ / "job").string();
+  fs::create_directories(root);  // an empty folder the user made: fine for one run
+  auto first = JobDir::Create(root, info_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  JobInfo other = info_;
+  other.job_id = "dfw-other";
+  auto second = JobDir::Create(root, other);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(JobDir::Open(root)->info().job_id, "dfw-test") << "the loser wrote nothing";
+}
+
+TEST_F(JobDirTest, LockOfAPathThatIsNotAFolderIsNotFound) {
+  auto lock = JobLock::Acquire((base_ / "missing").string());
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(fs::exists(base_ / "missing"));
+}
+
+TEST_F(JobDirTest, IpcDirIsPrivateWhateverTheUmask) {
+  auto d = JobDir::Create((base_ / "job").string(), info_);
+  ASSERT_TRUE(d.ok());
+  mode_t old = ::umask(0);
+  auto ipc = d->MakePrivateIpcDir();
+  ::umask(old);
+  ASSERT_TRUE(ipc.ok()) << ipc.status().ToString();
+  EXPECT_EQ(*ipc, d->IpcDir());
+  EXPECT_EQ(fs::status(*ipc).permissions(), fs::perms::owner_all);
+}
+
+TEST_F(JobDirTest, LongRootGetsAFreshPrivateSocketFolder) {
   auto d = JobDir::Create((base_ / std::string(120, 'x')).string(), info_);
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  EXPECT_LT(d->SocketPath().size(), 100u);
-  EXPECT_EQ(d->SocketPath(), JobDir::Open(d->root())->SocketPath());
+  auto a = d->MakePrivateIpcDir();
+  auto b = d->MakePrivateIpcDir();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_LT(a->size() + std::string("/coordinator.sock").size(), 100u);
+  EXPECT_NE(*a, *b) << "never a predictable name";
+  EXPECT_EQ(fs::status(*a).permissions(), fs::perms::owner_all);
+  fs::remove(*a);
+  fs::remove(*b);
+}
+
+TEST_F(JobDirTest, ReadWholeFileRefusesAFifoAndAnOversizedFile) {
+  std::string fifo = (base_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto r = ReadWholeFile(fifo);  // must not block
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a regular file"), std::string::npos) << r.status().ToString();
+  std::ofstream(base_ / "big") << std::string(2000, 'x');
+  auto big = ReadWholeFile((base_ / "big").string(), 1000);
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("2000 bytes"), std::string::npos) << big.status().ToString();
+  EXPECT_EQ(ReadWholeFile((base_ / "big").string(), 2000)->size(), 2000u);
 }
 
 TEST_F(JobDirTest, PromoteMovesEverySinkFileAndRemovesTheLeaseDir) {

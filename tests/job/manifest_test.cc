@@ -78,5 +78,13 @@ TEST_F(ManifestTest, UnwritableLocationIsAnIoError) {
   EXPECT_EQ(m.status().code(), StatusCode::kIoError);
 }
 
+TEST_F(ManifestTest, AManifestThatIsALinkToADeviceIsDataLossNotACrash) {
+  std::filesystem::create_symlink("/dev/zero", path_);
+  auto m = Manifest::Open(path_);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(m.status().message().find("not a regular file"), std::string::npos) << m.status().ToString();
+}
+
 }  // namespace
 }  // namespace dfw

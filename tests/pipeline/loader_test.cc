@@ -92,6 +92,13 @@ const std::vector<BadCase>& BadCases() {
       {"bad config value",
        "pipeline:\n  type: chain\n  source:\n    type: ReadFromCsv\n    config: {path: x, delimiter: ';;'}\n",
        StatusCode::kInvalidArgument, {"p.yaml:5:", "delimiter", "single character"}},
+      {"duplicate key in a config",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Filter\n"
+       "      config:\n        keep: 'element > 0'\n        keep: 'element > 5'\n",
+       StatusCode::kInvalidArgument, {"p.yaml:9:9:", "duplicate key 'keep'", "first at line 8, column 9"}},
+      {"duplicate top-level key",
+       "pipeline:\n  transforms: []\npipeline:\n  transforms: []\n", StatusCode::kInvalidArgument,
+       {"p.yaml:3:1:", "duplicate key 'pipeline'"}},
       {"source and sink without chain",
        "pipeline:\n  source: {type: Create, config: {elements: [1]}}\n", StatusCode::kInvalidArgument,
        {"only allowed with 'type: chain'"}},

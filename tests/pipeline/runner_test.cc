@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 
 #include <atomic>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -78,6 +79,97 @@ TEST(PlanBundles, CsvSplitsNeverCutInsideAQuotedNewline) {
   EXPECT_TRUE(summary->accounting.Balanced()) << summary->accounting.ToString();
 }
 
+// Job-sized plans (RunnerOptions::bundle_bytes = 0): the input is cut for the SDK processes.
+Result<std::vector<Bundle>> PlanJobSized(const std::string& yaml, int processes) {
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = testing::LoadYaml(yaml, registry);
+  if (!spec.ok()) return spec.status();
+  MetricsRegistry metrics;
+  RunnerOptions options;
+  options.sdk_processes = processes;
+  ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(*spec, registry, options, &metrics));
+  return runner->PlanBundles();
+}
+
+TEST(PlanBundles, JobSizedCutsAOneMegabyteFileForEveryOneOfEightProcesses) {
+  TempDir dir;
+  std::string text;
+  while (text.size() < (1u << 20)) text += fmt::format("{{\"i\": {}, \"pad\": \"{}\"}}\n", text.size(), std::string(40, 'x'));
+  testing::WriteFile(dir / "a.jsonl", text);
+  auto bundles = PlanJobSized(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                                          "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                          dir / "a.jsonl", dir / "out/o"),
+                              8);
+  ASSERT_TRUE(bundles.ok()) << bundles.status().ToString();
+  EXPECT_GE(bundles->size(), 8u) << "every SDK process gets a bundle";
+  int64_t expect_begin = 0, expect_line = 1;
+  for (const Bundle& b : *bundles) {
+    EXPECT_EQ(b.split.begin, expect_begin);
+    EXPECT_EQ(b.split.first_line, expect_line);
+    EXPECT_EQ(text[b.split.end - 1], '\n');
+    if (b.split.end != static_cast<int64_t>(text.size())) {
+      EXPECT_GE(b.split.end - b.split.begin, kMinBundleBytes);
+    }
+    expect_line += std::count(text.begin() + b.split.begin, text.begin() + b.split.end, '\n');
+    expect_begin = b.split.end;
+  }
+  EXPECT_EQ(expect_begin, static_cast<int64_t>(text.size()));
+}
+
+TEST(PlanBundles, JobSizedKeepsASmallFileOneBundle) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += fmt::format("{{\"i\": {}}}\n", i);  // ~3 KB
+  testing::WriteFile(dir / "a.jsonl", text);
+  auto bundles = PlanJobSized(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                                          "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                          dir / "a.jsonl", dir / "out/o"),
+                              8);
+  ASSERT_TRUE(bundles.ok()) << bundles.status().ToString();
+  EXPECT_EQ(bundles->size(), 1u);
+}
+
+TEST(PlanBundles, JobSizedCsvBundlesKeepQuotedNewlinesAndEveryRow) {
+  TempDir dir;
+  std::string text = "id,note\n";
+  for (int i = 0; i < 6000; ++i) text += fmt::format("{},\"two\nlines, \"\"quoted\"\" {}\"\n", i, std::string(50, 'y'));
+  testing::WriteFile(dir / "a.csv", text);  // ~480 KB
+  TempDir out;
+  RunnerOptions options;
+  options.sdk_processes = 4;
+  auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromCsv, config: {{path: '{}'}}}}\n"
+                                     "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                                     dir / "a.csv", out / "o"),
+                         out / "staging", options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_GT(summary->bundles, 4);
+  std::vector<std::string> lines = ReadShardLines(out / "o");
+  ASSERT_EQ(lines.size(), 6000u);
+  for (const std::string& line : lines) ASSERT_THAT(line, HasSubstr("\"note\":\"two\\nlines, \\\"quoted\\\" y"));
+  EXPECT_TRUE(summary->accounting.Balanced()) << summary->accounting.ToString();
+}
+
+TEST(PlanBundles, JobSizedCutsCreateByElementCountAndRunsEveryElementOnce) {
+  std::string yaml = "pipeline:\n  type: chain\n  source:\n    type: Create\n    config:\n      elements: [";
+  for (int i = 0; i < 1000; ++i) yaml += (i ? ", " : "") + std::to_string(i);
+  yaml += "]\n";
+  TempDir out;
+  auto bundles = PlanJobSized(yaml + fmt::format("  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n", out / "o"), 2);
+  ASSERT_TRUE(bundles.ok()) << bundles.status().ToString();
+  ASSERT_EQ(bundles->size(), 4u);  // 1000 elements, 256 per bundle (the floor)
+  EXPECT_EQ((*bundles)[0].split.begin, 0);
+  EXPECT_EQ((*bundles)[3].split.end, 1000);
+  RunnerOptions options;
+  options.sdk_processes = 2;
+  auto summary = RunYaml(yaml + fmt::format("  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n", out / "o"), out / "staging", options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  std::vector<std::string> lines = ReadShardLines(out / "o");
+  ASSERT_EQ(lines.size(), 1000u);
+  std::set<std::string> unique(lines.begin(), lines.end());
+  EXPECT_EQ(unique.size(), 1000u);
+  EXPECT_EQ(unique.count("{\"element\":999}"), 1u);
+}
+
 TEST(FinalizeOutputs, UsesBeamShardNamesAndKeepsEmptyShards) {
   TempDir dir;
   testing::WriteFile(dir / "a.txt", "x\ny\n");
@@ -102,7 +194,7 @@ TEST(FinalizeOutputs, MissingCommitIsAFailedPrecondition) {
                                             "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n", dir / "o"),
                                 registry);
   ASSERT_TRUE(spec.ok());
-  Status s = FinalizeOutputs(*spec, dir / "staging", {0, 1});
+  Status s = FinalizeOutputs(*spec, dir / "staging", {0, 1}, "");
   EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("bundle 0 has no committed output"));
 }

@@ -1,5 +1,6 @@
 // ReadFromText / ReadFromJson / ReadFromCsv / Create: table-driven input → rows and failures.
 #include <gmock/gmock.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
 
@@ -109,6 +110,32 @@ TEST(Readers, GlobMatchingNothingNamesThePattern) {
   ASSERT_FALSE(splits.ok());
   EXPECT_EQ(splits.status().code(), StatusCode::kNotFound);
   EXPECT_THAT(splits.status().message(), HasSubstr("'/nonexistent/dir/*.txt' matches no files"));
+}
+
+TEST(Readers, AFifoMatchedByTheGlobIsRefusedAtPlanningNamingIt) {
+  TempDir dir;
+  dir.Write("a.jsonl", "{}\n");
+  ASSERT_EQ(::mkfifo((dir / "b.jsonl").c_str(), 0600), 0);
+  StageConfig c = testing::MakeConfig("ReadFromJson", "{path: '" + (dir / "*.jsonl") + "'}");
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok());
+  auto splits = (*stage)->Split(100);  // must not block on the FIFO
+  ASSERT_FALSE(splits.ok());
+  EXPECT_EQ(splits.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(splits.status().message(), HasSubstr("input '" + (dir / "b.jsonl") + "'"));
+  EXPECT_THAT(splits.status().message(), HasSubstr("is a FIFO"));
+}
+
+TEST(Readers, ACsvHeaderThatRepeatsAColumnIsRefusedNamingIt) {
+  TempDir dir;
+  dir.Write("in.csv", "id,name,id\n1,a,2\n");
+  StageConfig c = testing::MakeConfig("ReadFromCsv", "{path: '" + (dir / "in.csv") + "'}");
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok());
+  auto out = testing::ReadAll(**stage, c);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(out.status().message(), HasSubstr("repeats column 'id' (columns 1 and 3)"));
 }
 
 TEST(Create, MappingsFillMissingKeysAndPrimitivesBecomeElement) {

@@ -3,16 +3,20 @@
 //
 //   job.json          JobInfo: job id, bundle table, executor kind and parameters
 //   manifest.jsonl    append-only, fsync'd commit log (manifest.h)
-//   coordinator.sock  the coordinator's UNIX socket (see SocketPath for long paths)
+//   ipc/              0700: the coordinator's UNIX socket (see MakePrivateIpcDir for long paths)
 //   staging/lease-L/  output written by lease L, not yet committed
 //   committed/<sink>/ bundle outputs promoted on commit (renamed from a lease's staging dir)
 //   logs/sdk-I.log    per-process logs; logs/launcher.log
 //   metrics.json      merged metrics, written at the end of a run
-//   lock              flock'd by the launcher that owns the dir
+//   finalize.json     the journal of finalize's moves (journaled_moves.h), written before the first
+//   FINISHED          written last, once every output is under its final name
+//   lock              created (O_EXCL) by the run that made the dir; flock'd by the launcher that owns it
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,16 +34,40 @@ struct JobInfo {
   int heartbeat_ms = 500;                     // how often SDK processes heartbeat
 };
 
+// Exclusive ownership of a job dir by one launcher (flock on <root>/lock), released on destruction.
+class JobLock {
+ public:
+  // kFailedPrecondition when another launcher holds it; kNotFound when `root` is not a folder.
+  static Result<JobLock> Acquire(const std::string& root);
+  JobLock(JobLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  JobLock& operator=(JobLock&&) = delete;
+  ~JobLock();
+
+ private:
+  friend class JobDir;  // Create takes the lock as it makes the dir
+  explicit JobLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// Limits on what is read into memory from a job dir (a corrupted or hostile job dir gets a message,
+// not an allocation failure).
+inline constexpr std::size_t kMaxJobJsonBytes = std::size_t{1} << 30;  // the pipeline text and bundle table
+inline constexpr std::size_t kMaxManifestBytes = std::size_t{4} << 30;
+
 class JobDir {
  public:
-  // Creates `root` (which must not exist or be empty), its subfolders and job.json. An existing,
-  // non-empty dir is kFailedPrecondition (use --resume); an unwritable parent is kIoError naming it.
-  // With `sync` false job.json is written and renamed into place but not fsync'd: the caller must
-  // call SyncJobJson() before anything depends on it surviving a crash (the launcher does so while
-  // its SDK processes start, instead of making them wait for the disk).
+  // Creates `root` (which must not exist, or be an empty folder), its lock file, subfolders and
+  // job.json, and holds the dir's lock (released when the last copy of the JobDir goes). Ownership
+  // is atomic: of two runs racing on one root, exactly one gets here; the other gets
+  // kFailedPrecondition ("already exists and is not empty" / "in use") before writing anything.
+  // An unwritable parent is kIoError naming it. With `sync` false job.json is written and renamed
+  // into place but not fsync'd: the caller must call SyncJobJson() before anything depends on it
+  // surviving a crash (the launcher does so while its SDK processes start).
   static Result<JobDir> Create(const std::string& root, const JobInfo& info, bool sync = true);
-  // Opens an existing job dir and reads its job.json (kNotFound / kDataLoss naming the file).
-  static Result<JobDir> Open(const std::string& root);
+  // Opens an existing job dir and reads its job.json (kNotFound / kDataLoss naming the file). A
+  // launcher takes the lock first (JobLock::Acquire) and hands it over, so nothing is read from a
+  // job dir another launcher is using.
+  static Result<JobDir> Open(const std::string& root, std::optional<JobLock> lock = std::nullopt);
 
   const std::string& root() const { return root_; }
   // fsyncs job.json and the job dir (kIoError naming the file).
@@ -53,17 +81,29 @@ class JobDir {
   std::string LogsDir() const { return root_ + "/logs"; }
   std::string MetricsPath() const { return root_ + "/metrics.json"; }
   std::string LockPath() const { return root_ + "/lock"; }
+  std::string FinalizeJournalPath() const { return root_ + "/finalize.json"; }
+  std::string FinishedPath() const { return root_ + "/FINISHED"; }
   std::string LeaseStagingDir(int64_t lease_id) const;
   std::string ProcessLogPath(int index) const;
-  // `<root>/coordinator.sock`, or a short path under /tmp derived from the root when that would
-  // not fit a sockaddr_un (108 bytes). Both sides compute it the same way.
+  std::string IpcDir() const { return root_ + "/ipc"; }
+  // `<root>/ipc/coordinator.sock`.
   std::string SocketPath() const;
+  // Where this run's coordinator socket goes: `<root>/ipc` (created 0700 whatever the umask, owned
+  // by us, not a symlink), or — when the socket path there would not fit a sockaddr_un — a fresh
+  // mkdtemp folder (0700) under the temp directory, never a predictable name. The launcher passes
+  // the socket path to its SDK processes (--coordinator_socket) and removes a mkdtemp folder at the end.
+  Result<std::string> MakePrivateIpcDir() const;
+  bool locked() const { return lock_ != nullptr; }
 
  private:
   JobDir(std::string root, JobInfo info) : root_(std::move(root)), info_(std::move(info)) {}
   std::string root_;
   JobInfo info_;
+  std::shared_ptr<JobLock> lock_;  // held by the launcher's copies; SDK processes open without it
 };
+
+// mkdir 0700 (EEXIST fine), then insists on a real folder owned by this user and chmods it 0700.
+Status MakePrivateDir(const std::string& path);
 
 // Serialises / parses job.json. Parse errors are kDataLoss naming the field.
 std::string JobInfoToJson(const JobInfo& info);
@@ -72,19 +112,6 @@ Result<JobInfo> JobInfoFromJson(const std::string& json);
 // A fresh job id: "dfw-YYYYMMDD-HHMMSS-<6 hex>".
 std::string NewJobId();
 
-// Exclusive ownership of a job dir by one launcher (flock on <root>/lock), released on destruction.
-class JobLock {
- public:
-  // kFailedPrecondition when another launcher holds it.
-  static Result<JobLock> Acquire(const JobDir& dir);
-  JobLock(JobLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  JobLock& operator=(JobLock&&) = delete;
-  ~JobLock();
-
- private:
-  explicit JobLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
 
 // Moves every file under `lease_dir/<sink>/` to `committed_dir/<sink>/` (rename, same file
 // system), fsyncs the target folders and removes the lease dir. Returns the number of files moved.
@@ -94,10 +121,13 @@ Result<int> PromoteStaged(const std::string& lease_dir, const std::string& commi
 // Removes a folder tree (staging leftovers). Missing is fine.
 Status RemoveTree(const std::string& path);
 
-// Writes `contents` to `path` via a temporary file, fsync and rename (never half-written).
+// Writes `contents` to `path` via a temporary file unique to this process and call, fsync and
+// rename (never half-written, and two writers never clobber each other's temporary file).
 // `sync` false skips the fsync (the file is still never seen half-written, but may not survive a
 // crash).
 Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync = true);
-Result<std::string> ReadWholeFile(const std::string& path);
+// Reads a regular file of at most `max_bytes` (a FIFO, device or folder in its place is
+// kFailedPrecondition, never a hang; a bigger file is kFailedPrecondition naming the size).
+Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes = std::size_t{64} << 20);
 
 }  // namespace dfw

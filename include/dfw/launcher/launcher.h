@@ -24,8 +24,13 @@
 
 namespace dfw {
 
+// Where job dirs go by default: one hidden folder in the working directory, not one loose folder
+// per run. Beside the pipeline's relative paths (a job records the working directory it started
+// in), visible with `ls .dfworker/jobs`, and one line in a .gitignore.
+inline constexpr const char* kDefaultJobsDir = "./.dfworker/jobs";
+
 struct LauncherOptions {
-  // New job: the job dir to create; empty = "./<job id>" in the current directory.
+  // New job: the job dir to create; empty = "<kDefaultJobsDir>/<job id>".
   std::string job_dir;
   // --resume: an existing job dir to finish (then `job` and `job_dir` are ignored).
   std::string resume_dir;
@@ -35,7 +40,7 @@ struct LauncherOptions {
   int processes = 1;
   int threads = 1;
   // argv prefix of an SDK process, e.g. {"/usr/bin/dfworker", "sdk_harness"}; the launcher
-  // appends --job_dir DIR --index I --threads T.
+  // appends --job_dir DIR --index I --threads T --coordinator_socket PATH.
   std::vector<std::string> sdk_command;
   // Extra "KEY=VALUE" environment entries for SDK processes.
   std::vector<std::string> sdk_env;
@@ -56,6 +61,10 @@ struct LauncherOptions {
   std::function<Result<std::vector<std::string>>(const JobDir&)> before_start;
   // Process seam; null = fork+exec (MakePosixProcessLauncher).
   ProcessLauncher* process_launcher = nullptr;
+  // End-of-run report with every metric (--report=full) instead of the summary.
+  bool full_report = false;
+  // Set by RunLauncher, not by callers: the private socket the SDK processes connect to.
+  std::string coordinator_socket;
 };
 
 struct LaunchResult {

@@ -22,8 +22,10 @@ class MetricsReport {
   // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"metrics":{snapshot}}],
   //  "bundles_committed":..,"retries":..,"elapsed_s":..}
   std::string ToJson(const std::string& job_id, std::size_t bundles_committed, int retries, double elapsed_s) const;
-  // Per-process bundle counts and the total metrics as a table.
-  std::string SummaryTable() const;
+  // The end-of-run report. Always: per-process bundles and records, and their spread. `full`:
+  // then every metric as a table. Otherwise one line per transform with its non-zero counters and,
+  // when `elapsed_s` > 0, records/s (a summary that fits a screen; metrics.json has everything).
+  std::string SummaryTable(bool full = false, double elapsed_s = 0) const;
 
  private:
   std::vector<MetricsSnapshot> per_process_;

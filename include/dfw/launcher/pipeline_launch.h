@@ -15,7 +15,8 @@ struct PipelineLaunchOptions {
   std::string pipeline_yaml;  // its contents (ignored with resume_dir)
   int processes = 1;          // SDK processes (plan: vCPUs, or 1 without multiple SDK containers)
   int threads = 1;            // harness threads per process
-  std::string job_dir;        // --job_dir; empty = ./<job id>
+  std::string job_dir;        // --job_dir; empty = ./.dfworker/jobs/<job id>
+  bool full_report = false;   // --report=full: every metric at the end
   std::string resume_dir;     // --resume JOB_DIR
   std::string self_exe;       // the dfworker binary; empty = /proc/self/exe
   std::vector<std::string> sdk_env;  // extra environment for SDK processes (MPS pipe dirs, ...)

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dfw/common/status.h"
+#include "dfw/job/bundle_size.h"
 #include "dfw/metrics/metrics.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
@@ -36,7 +37,11 @@ struct RunnerOptions {
   int threads = 1;                 // TBB arena size (harness threads); >= 1
   std::size_t batch_size = 1024;   // rows per message between stages; >= 1
   int max_in_flight_batches = 0;   // source batches alive at once (backpressure); 0 = 2 * threads + 2
-  int64_t bundle_bytes = 64 << 20; // target bundle size for file sources
+  // Target bundle size for file sources. 0 (the default) sizes bundles to the job
+  // (dfw/job/bundle_size.h: several per SDK process, within a floor and a ceiling; in-memory
+  // sources such as Create are then cut by element count too); > 0 cuts files at that size and
+  // keeps each in-memory source one bundle.
+  int64_t bundle_bytes = 0;
   // CPU inference policy (dfw/backend/registry.h), set when the runner is made, before stages
   // load models. inference_lanes: concurrent CPU models per RunInference stage, 0 =
   // DefaultInferenceLanes(sdk_processes, threads). blas_threads: OpenBLAS threads for this
@@ -76,8 +81,11 @@ class PipelineRunner {
                                                       RunnerOptions options, MetricsRegistry* metrics);
   ~PipelineRunner();
 
-  // Splits every source into bundles (see Bundle). A source glob that matches nothing is kNotFound.
+  // Splits every source into bundles (see Bundle, RunnerOptions::bundle_bytes). A source glob that
+  // matches nothing is kNotFound.
   Result<std::vector<Bundle>> PlanBundles();
+  // What the last PlanBundles aimed at (for the dry run and job.json).
+  const BundleTarget& bundle_target() const;
 
   // Runs exactly one bundle through the flow graph and commits each sink's output for it.
   // Not reentrant: one bundle at a time per runner (the graph itself is parallel).
@@ -94,9 +102,12 @@ class PipelineRunner {
 };
 
 // Renames <staging>/<sink>/bundle-<id>.done for each id (in the given order) to
-// <prefix>-SSSSS-of-NNNNN<suffix>; with no ids, writes one empty shard. Sinks without a `path` (test collectors) are skipped. Missing .done files are
-// kFailedPrecondition naming the bundle.
-Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids);
+// <prefix>-SSSSS-of-NNNNN<suffix>; with no ids, writes one empty shard. Sinks without a `path`
+// (test collectors) are skipped. With a `journal_path` the renames are one journaled, redoable
+// step (dfw/job/journaled_moves.h): a run killed part-way is finished by calling this again.
+// Missing .done files before the journal exists are kFailedPrecondition naming the bundle.
+Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids,
+                       const std::string& journal_path);
 
 // Single-process run of the whole pipeline: plan, run every bundle, finalize, check the error
 // thresholds across the run. Metrics go to `metrics`.

@@ -15,15 +15,19 @@
 namespace dfw {
 
 // Loads `pipeline_yaml` (read from `pipeline_path`, used in error positions), plans its bundles
-// and returns the JobInfo (executor "pipeline", bundle ids "0".."n-1"). Errors are the pipeline
-// module's (kInvalidArgument with file:line:column, kNotFound for an input glob matching nothing).
-Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads);
+// for `processes` SDK processes (sized to the job: dfw/job/bundle_size.h) and returns the JobInfo
+// (executor "pipeline", bundle ids "0".."n-1", params "bundle_table" and "bundle_target"). Errors
+// are the pipeline module's (kInvalidArgument with file:line:column, kNotFound for an input glob
+// matching nothing).
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
+                                int processes);
 
 // An executor that runs bundles of the job's pipeline with `threads` harness threads. Each
 // RunBundle reports the bundle's metric delta (counters exact; distribution min/max are this
 // process's running min/max, which merge correctly) plus ("dfworker", "records") = rows read.
 //
-// Test-only hooks, read from the environment (real-process tests of `dfworker run` plant faults):
+// Test-only hooks (dfw/common/test_hooks.h: only in a -DDFW_TEST_HOOKS=ON build), read from the
+// environment (real-process tests of `dfworker run` plant faults):
 //   DFW_TEST_BUNDLE_DELAY_MS=N    sleep N ms before each bundle (so a kill lands mid-run)
 //   DFW_TEST_CRASH_ON_BUNDLE=ID   abort() whenever bundle ID is run (a poison bundle)
 Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads);

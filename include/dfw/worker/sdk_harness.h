@@ -17,6 +17,7 @@ struct SdkHarnessOptions {
   std::string job_dir;  // the job dir the launcher created (--job_dir)
   int index = 0;        // this process's slot (--index), for logs and metrics
   int threads = 1;      // harness threads (--threads), passed to the executor
+  std::string coordinator_socket;  // --coordinator_socket from the launcher; "" = the job dir's SocketPath()
 };
 
 // Runs the loop with `executor` (tests pass a fake; the CLI passes MakeExecutorForJob's).

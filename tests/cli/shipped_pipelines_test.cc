@@ -1,0 +1,74 @@
+// Every pipeline in pipelines/ runs as committed, from the repository root, with the data it ships
+// (pipelines/data/): what a newcomer tries first must work.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "cli_test_util.h"
+
+namespace dfw {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunDfworker;
+
+class ShippedPipeline : public ::testing::TestWithParam<std::string> {};
+
+// Rows in every shard of an output prefix such as out/default/predictions.
+int64_t ShardRows(const fs::path& prefix) {
+  int64_t rows = 0;
+  if (!fs::is_directory(prefix.parent_path())) return -1;
+  for (const auto& e : fs::directory_iterator(prefix.parent_path())) {
+    if (e.path().filename().string().rfind(prefix.filename().string() + "-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) rows += !line.empty();
+  }
+  return rows;
+}
+
+TEST_P(ShippedPipeline, RunsAsCommittedFromTheRepositoryRoot) {
+  const std::string file = GetParam();
+  fs::path job = fs::temp_directory_path() / ("dfw_shipped_" + std::to_string(::getpid()) + "_" + fs::path(file).stem().string());
+  fs::remove_all(job);
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/" + file, "--job_dir", job.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_TRUE(fs::exists(job / "FINISHED")) << o.out;
+  EXPECT_NE(o.out.find("output of"), std::string::npos) << "the report says where the output went\n" << o.out;
+  fs::remove_all(job);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
+                         // default.yaml: TheDefaultDemo... below (one writer of out/default at a time)
+                         ::testing::Values("embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return fs::path(p.param).stem().string(); });
+
+TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
+  std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml"};
+  for (const auto& e : fs::directory_iterator(fs::path(DFW_SOURCE_DIR) / "pipelines")) {
+    if (e.path().extension() == ".yaml") {
+      EXPECT_EQ(tested.count(e.path().filename().string()), 1u) << e.path() << " has no run test";
+    }
+  }
+}
+
+TEST(ShippedPipelines, TheDefaultDemoClassifiesEveryGoodRowAndDeadLettersTheFourBadOnes) {
+  fs::path job = fs::temp_directory_path() / ("dfw_shipped_demo_" + std::to_string(::getpid()));
+  fs::remove_all(job);
+  fs::remove_all(fs::path(DFW_SOURCE_DIR) / "out/default");
+  // The README's command, on a 4-vCPU G2 (an emulated L4 with MPS here).
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/default.yaml", "--job_dir", job.string(), "--machine_type=g2-standard-4",
+                                       "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps",
+                                       "--accelerator_backend=emulated"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/default/predictions"), 5720) << o.out;
+  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/default/errors"), 4) << o.out;
+  EXPECT_NE(o.out.find("SDK processes: 4 (records per process: min "), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("min 0,"), std::string::npos) << "every SDK process gets work\n" << o.out;
+  fs::remove_all(job);
+}
+
+}  // namespace
+}  // namespace dfw
