@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "inference/mlp_test_util.h"
 
 namespace dfw {
@@ -35,6 +37,29 @@ TEST(Safetensors, OpensAValidFileAndPointsIntoTheMapping) {
   auto bytes = ModelBytesFromHeader(path);
   ASSERT_TRUE(bytes.ok());
   EXPECT_EQ(*bytes, 32u);
+}
+
+TEST(Safetensors, NonFiniteWeightsAreRefusedAtLoadNamingTensorAndIndex) {
+  TempDir dir;
+  struct Case {
+    const char* dtype;
+    std::string bytes;
+    const char* index;
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const Case& c : {Case{"F32", F32Bytes({1, 2, nan, 4}), "index 2"}, Case{"F32", F32Bytes({-inf, 0, 0, 0}), "index 0"},
+                        Case{"F16", std::string("\x00\x3c\x00\x7c\x00\x00\x00\x00", 8), "index 1"},   // 1.0, +Inf
+                        Case{"BF16", std::string("\x80\x3f\x80\x3f\x80\x3f\xc0\x7f", 8), "index 3"}}) {  // 1,1,1,NaN
+    SCOPED_TRACE(std::string(c.dtype) + " " + c.index);
+    const std::string path = dir.File(std::string("m_") + c.dtype + c.index + ".safetensors");
+    WriteFile(path, SafetensorsBytes({{"ok", "F32", {1}, F32Bytes({1})}, {"fc1.weight", c.dtype, {2, 2}, c.bytes}}));
+    auto file = SafetensorsFile::Open(path);
+    ASSERT_FALSE(file.ok());
+    EXPECT_EQ(file.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(file.status().message().find("tensor 'fc1.weight' [2, 2]"), std::string::npos) << file.status().ToString();
+    EXPECT_NE(file.status().message().find(c.index), std::string::npos) << file.status().ToString();
+  }
 }
 
 TEST(Safetensors, MetadataIsParsed) {

@@ -5,6 +5,9 @@
 // that exit codes are exact and that no process of the job outlives it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -264,6 +267,88 @@ TEST_F(DfworkerRun, DiskFullDuringFinalizeFailsAndResumeCompletesOnceThereIsSpac
   EXPECT_FALSE(fs::exists(JobDir() + "/FINISHED"));
   ASSERT_EQ(Run("resume", 2, {"--resume", JobDir()}), 0) << Log("resume");
   ExpectExactlyOnce("resume");
+}
+
+// Two runs started on one --job_dir at the same moment: exactly one owns it (created atomically,
+// locked before any file is written); the other stops before writing, and the winner's output is
+// computed by its own pipeline.
+TEST_F(DfworkerRun, TwoRunsOnOneJobDirAtOnceExactlyOneRunsAndItsOutputIsItsOwn) {
+  std::ofstream(base_ / "q.yaml") << "pipeline:\n"
+                                     "  type: chain\n"
+                                     "  source: {type: ReadFromJson, config: {path: in/*.jsonl}}\n"
+                                     "  transforms:\n"
+                                     "    - type: MapToFields\n"
+                                     "      config: {language: python, fields: {id: id, z: \"x * 3 + id\"}}\n"
+                                     "  sink: {type: WriteToJson, config: {path: out2/rows, file_name_suffix: .jsonl}}\n";
+  auto start = [&](const std::string& pipeline, const std::string& name) {
+    return StartProcess({"/bin/sh", "-c", "cd '" + base_.string() + "' && exec \"$@\"", "sh", DFW_DFWORKER, "run", pipeline,
+                         "--number_of_worker_harness_threads=1", "--machine_type=n1-standard-2", "--job_dir", JobDir()},
+                        {}, Err(name));
+  };
+  int p_won = 0, q_won = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    fs::remove_all(JobDir());
+    fs::remove_all(base_ / "out");
+    fs::remove_all(base_ / "out2");
+    Started p = start("p.yaml", "p");
+    Started q = start("q.yaml", "q");
+    int ep = WaitExit(p.pid), eq = WaitExit(q.pid);
+    ASSERT_TRUE((ep == 0) != (eq == 0)) << "exit codes " << ep << " and " << eq << "\n" << Log("p") << Log("q");
+    const std::string loser = ep == 0 ? Log("q") : Log("p");
+    EXPECT_EQ(ep == 0 ? eq : ep, 1) << loser;
+    EXPECT_TRUE(loser.find("already exists") != std::string::npos || loser.find("in use") != std::string::npos) << loser;
+    if (ep == 0) {
+      ++p_won;
+      ExpectExactlyOnce("p");
+      EXPECT_FALSE(fs::exists(base_ / "out2")) << "the loser finalized nothing";
+    } else {
+      ++q_won;
+      EXPECT_FALSE(fs::exists(base_ / "out"));
+      int rows = 0;
+      for (const auto& e : fs::directory_iterator(base_ / "out2")) {
+        std::ifstream in(e.path());
+        for (std::string line; std::getline(in, line); ++rows) {
+          ASSERT_NE(line.find("\"z\":"), std::string::npos) << "row computed by the other pipeline: " << line;
+        }
+      }
+      EXPECT_EQ(rows, kFiles * kRecordsPerFile);
+    }
+  }
+  std::printf("p won %d, q won %d of 20\n", p_won, q_won);
+}
+
+// The coordinator socket is private whatever the umask: 0600 in a 0700 folder of the job, and a
+// process of another user cannot connect.
+TEST_F(DfworkerRun, CoordinatorSocketIsPrivateUnderUmaskZero) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  Started launcher = StartProcess({"/bin/sh", "-c", "umask 000 && cd '" + base_.string() + "' && exec \"$@\"", "sh", DFW_DFWORKER,
+                                   "run", "p.yaml", "--number_of_worker_harness_threads=1", "--machine_type=n1-standard-2",
+                                   "--job_dir", JobDir()},
+                                  {"DFW_TEST_BUNDLE_DELAY_MS=40"}, Err("run"));
+  const std::string sock = JobDir() + "/ipc/coordinator.sock";
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(sock); })) << Log("run");
+  EXPECT_EQ(fs::status(JobDir() + "/ipc").permissions(), fs::perms::owner_all);
+  EXPECT_EQ(fs::status(sock).permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  if (::geteuid() == 0) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+      int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un addr{};
+      addr.sun_family = AF_UNIX;
+      std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock.c_str());
+      ::_exit(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1) << "a process of uid 65534 connected to the coordinator (3: setuid failed)";
+  } else {
+    std::printf("not root: the other-user connection check is skipped\n");
+  }
+  ASSERT_EQ(WaitExit(launcher.pid), 0) << Log("run");
+  ExpectExactlyOnce("run");
 }
 
 }  // namespace
