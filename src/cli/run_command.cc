@@ -15,6 +15,7 @@
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
 #include "dfw/device/accelerator.h"
+#include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
 #include "host_info.h"
 #include "pipeline_models.h"
@@ -51,12 +52,18 @@ int Fail(const RunFlags& flags, const char* code, const std::string& message) {
   return kInvalid;
 }
 
+// A pipeline file is configuration: 4 MiB is far beyond any real one (data belongs in input
+// files), and a bigger file is refused at once instead of spending seconds in the YAML parser.
+constexpr std::size_t kMaxPipelineFileBytes = std::size_t{4} << 20;
+
 Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError("read pipeline file '" + path + "'", errno);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  Result<std::string> text = ReadWholeFile(path, kMaxPipelineFileBytes);
+  if (!text.ok()) {
+    const bool too_big = text.status().message().find("over the limit") != std::string::npos;
+    return Status(text.status().code(), "pipeline file: " + text.status().message() +
+                                            (too_big ? " (pipeline files are at most 4 MiB: put data in input files)" : ""));
+  }
+  return text;
 }
 
 Diagnostic SelectionError(const Status& status) {

@@ -83,6 +83,8 @@ class Daemon {
       Log("Removed stale control socket left by a killed run");
     }
     ASSIGN_OR_RETURN(listen_fd_, ListenUnix(socket_path_));
+    // Private whatever the umask (its folder is 0700 already): only this user's processes talk to it.
+    if (::chmod(socket_path_.c_str(), 0600) != 0) return ErrnoError("chmod 0600 '" + socket_path_ + "'", errno);
     std::string pid_text = std::to_string(pid_) + "\n";
     int pf = ::open(pid_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (pf < 0 || ::write(pf, pid_text.data(), pid_text.size()) != static_cast<ssize_t>(pid_text.size())) {

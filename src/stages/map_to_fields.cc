@@ -1,6 +1,7 @@
 // MapToFields: a new row per input row, each field computed by an expression (beam-yaml.md §6).
 // With `append: true` the input fields are kept (minus `drop`); redefining one of them is an error.
 #include <algorithm>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -109,10 +110,11 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
   } else if (!fields.IsMap()) {
     return ConfigKeyError(config, "fields", "expected a mapping of output field name to expression");
   } else {
+    std::unordered_set<std::string> names;  // a linear search per field made 40k fields take 8 s
     for (const auto& kv : fields) {
       OutputField f;
       f.name = kv.first.Scalar();
-      if (std::any_of(o.fields.begin(), o.fields.end(), [&](const OutputField& g) { return g.name == f.name; })) {
+      if (!names.insert(f.name).second) {
         return ConfigKeyError(config, "fields", "field '" + f.name + "' is defined twice");
       }
       ASSIGN_OR_RETURN(f.expr, stages_internal::CompileConfigExpression(config, kv.second, "fields." + f.name, lang));

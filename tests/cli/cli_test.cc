@@ -1,5 +1,7 @@
 // Runs the real dfworker binary: exit codes, the acceptance command, JSON output.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli_test_util.h"
 #include <sys/wait.h>
@@ -106,6 +108,21 @@ TEST(Cli, MalformedCatalogExitsTwoNamingFileAndLine) {
   Outcome env = RunDfworker({"run", pipeline, "--dry_run"}, "/", "DFW_CATALOG_DIR=" + dfw::testing::ShellQuote(dir.string()));
   EXPECT_EQ(env.exit_code, 2);
   EXPECT_NE(env.out.find("gpus.yaml:2:5"), std::string::npos) << env.out;
+  fs::remove_all(dir);
+}
+
+TEST(Cli, APipelineFileThatIsAFifoOrTooBigExitsTwoAtOnce) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("dfw_cli_pipefile_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+  Outcome fifo = RunDfworker({"run", (dir / "fifo.yaml").string(), "--dry_run"});  // must not block
+  EXPECT_EQ(fifo.exit_code, 2);
+  EXPECT_NE(fifo.out.find("is not a regular file"), std::string::npos) << fifo.out;
+  std::ofstream(dir / "big.yaml") << "pipeline:\n  transforms: []\n# " << std::string(5 << 20, 'x') << "\n";
+  Outcome big = RunDfworker({"run", (dir / "big.yaml").string(), "--dry_run"});
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.out.find("pipeline files are at most 4 MiB"), std::string::npos) << big.out;
   fs::remove_all(dir);
 }
 
