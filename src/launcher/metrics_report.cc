@@ -25,8 +25,12 @@ std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles
   j["total"] = nlohmann::json::parse(total_.ToJson(), nullptr, false);
   j["processes"] = nlohmann::json::array();
   for (std::size_t i = 0; i < per_process_.size(); ++i) {
+    const double busy_s = static_cast<double>(per_process_[i].CounterOr(kRecordsNamespace, kBusyMsCounter)) / 1000.0;
     j["processes"].push_back({{"index", i},
                               {"bundles", bundles_[i]},
+                              {"records", per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)},
+                              {"busy_s", busy_s},
+                              {"idle_s", std::max(0.0, elapsed_s - busy_s)},
                               {"metrics", nlohmann::json::parse(per_process_[i].ToJson(), nullptr, false)}});
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -47,16 +51,24 @@ std::string MetricsReport::SummaryTable(bool full, double elapsed_s) const {
                   static_cast<long long>(lo), static_cast<long long>(hi));
     out += line;
     for (std::size_t i = 0; i < per_process_.size(); ++i) {
-      std::snprintf(line, sizeof line, "  sdk-%-3zu %6lld bundles %9lld records\n", i, static_cast<long long>(bundles_[i]),
-                    static_cast<long long>(per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)));
+      const double busy_s = static_cast<double>(per_process_[i].CounterOr(kRecordsNamespace, kBusyMsCounter)) / 1000.0;
+      std::snprintf(line, sizeof line, "  sdk-%-3zu %6lld bundles %9lld records  busy %6.2f s", i,
+                    static_cast<long long>(bundles_[i]),
+                    static_cast<long long>(per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)), busy_s);
       out += line;
+      // Idle = the run's wall time not spent in a bundle (start-up, waiting for work, shutdown).
+      if (elapsed_s > 0) {
+        std::snprintf(line, sizeof line, "  idle %3.0f%%", 100.0 * std::max(0.0, 1.0 - busy_s / elapsed_s));
+        out += line;
+      }
+      out += "\n";
     }
   }
   if (full) return out + total_.ToTable();
   // Per transform, only what happened: the counters that are not zero, on one line each.
   std::map<std::string, std::string> by_ns;
   for (const auto& [key, value] : total_.counters) {
-    if (value == 0 || key.ns == kRecordsNamespace) continue;
+    if (value == 0 || key.ns == kRecordsNamespace) continue;  // dfworker's own: shown per process above
     std::string& l = by_ns[key.ns];
     l += (l.empty() ? "" : ", ") + key.name + " " + std::to_string(value);
   }

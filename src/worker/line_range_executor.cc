@@ -11,6 +11,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
+#include "dfw/job/protocol.h"
 #include "dfw/worker/bundle_executor.h"
 #include "dfw/worker/pipeline_job.h"
 
@@ -83,7 +84,7 @@ class LineRangeExecutor final : public BundleExecutor {
     if (!out) return IoError("write '" + tmp + "' failed (disk full?)");
     std::string done = dir + "/bundle-" + bundle_id + ".done";
     if (::rename(tmp.c_str(), done.c_str()) != 0) return ErrnoError("rename '" + tmp + "'", errno);
-    metrics->counters[{"dfworker", "records"}] += n;
+    metrics->counters[{kRecordsNamespace, kRecordsCounter}] += n;
     metrics->counters[{"dfworker", "bundles"}] += 1;
     return Status::OK();
   }

@@ -10,6 +10,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
+#include "dfw/job/protocol.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
@@ -127,7 +128,7 @@ class PipelineExecutor final : public BundleExecutor {
     Result<BundleStats> stats = InJobCwd(job_, [&] { return runner_->RunBundle(it->second, staging_dir); });
     if (!stats.ok()) return stats.status();
     *metrics = Delta(before, metrics_.Snapshot());
-    metrics->counters[{"dfworker", "records"}] += stats->rows_read;
+    metrics->counters[{kRecordsNamespace, kRecordsCounter}] += stats->rows_read;
     if (!load_metrics_sent_) {
       metrics->Merge(load_metrics_);
       load_metrics_sent_ = true;

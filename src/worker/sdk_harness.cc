@@ -71,11 +71,15 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
     }
     MetricsSnapshot metrics;
     Status run;
+    const auto began = std::chrono::steady_clock::now();
     try {
       run = executor.RunBundle(lease.bundle, lease.staging, &metrics);
     } catch (...) {
       run = FromCurrentException("bundle '" + lease.bundle + "'");
     }
+    // Busy time travels with the commit: the launcher reports per-process busy and idle time.
+    metrics.counters[{kRecordsNamespace, kBusyMsCounter}] +=
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count();
     Message outcome;
     outcome.lease = lease.lease;
     outcome.bundle = lease.bundle;

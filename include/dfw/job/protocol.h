@@ -17,6 +17,12 @@
 
 namespace dfw {
 
+// Counters an SDK process adds to each commit's metrics: records read (records/s in progress and
+// the report) and the milliseconds it spent running the bundle (busy and idle time per process).
+inline constexpr const char* kRecordsNamespace = "dfworker";
+inline constexpr const char* kRecordsCounter = "records";
+inline constexpr const char* kBusyMsCounter = "busy_ms";
+
 enum class MessageType { kHello, kLeaseRequest, kHeartbeat, kCommit, kFail, kLease, kDone, kAck };
 
 struct Message {

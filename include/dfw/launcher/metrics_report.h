@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dfw/job/protocol.h"  // kRecordsNamespace, kRecordsCounter, kBusyMsCounter
 #include "dfw/metrics/metrics.h"
 
 namespace dfw {
@@ -32,9 +33,5 @@ class MetricsReport {
   std::vector<int64_t> bundles_;
   MetricsSnapshot total_;
 };
-
-// The counter SDK executors use for records read, shown as records/s in progress and summary.
-inline constexpr const char* kRecordsNamespace = "dfworker";
-inline constexpr const char* kRecordsCounter = "records";
 
 }  // namespace dfw
