@@ -79,6 +79,13 @@ Status Loader::CheckKeys(const YAML::Node& map, const std::vector<std::string>& 
   return Status::OK();
 }
 
+// Beam YAML's `dependencies:` (pip packages or jars for a UDF) cannot be honoured: say why and what to do.
+constexpr const char* kDependenciesRefusal =
+    "'dependencies' (pip packages or jars for a UDF) is valid Beam YAML but dfworker's workers have no Python or Java "
+    "runtime to install them into: expressions and lambdas run in dfworker's own evaluator. Remove it and keep to the "
+    "expression subset (builtins such as len, str, int, float, round, abs, min, max and string methods), or run this "
+    "pipeline on Beam (DirectRunner or Dataflow)";
+
 Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const {
   std::string what = fmt::format("transform '{}' ({}) config", cfg.name, cfg.type);
   if (!n.IsDefined() || n.IsNull()) {
@@ -91,6 +98,7 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
   std::vector<std::string> allowed = info.allowed_keys;
   for (const auto& kv : cfg.config) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    if (key == "dependencies") return Refuse(kv.first, what + ": " + kDependenciesRefusal);
     if (key != "error_handling") continue;
     if (!info.traits.can_fail_per_record) {
       return Err(kv.first, fmt::format("{}: {} has no per-record failures, so 'error_handling' is not allowed here",
@@ -143,7 +151,8 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
   if (!n.IsMap()) return Err(n, "a transform must be a mapping with at least 'type'");
   static const std::map<std::string, std::string> kRefusedKeys = {
       {"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"},
-      {"transforms", "nested transforms (composite/chain) are not supported"}};
+      {"transforms", "nested transforms (composite/chain) are not supported"},
+      {"dependencies", "dfworker cannot install them (see the config-level message)"}};
   RETURN_IF_ERROR(CheckKeys(n, {"type", "name", "input", "config", "resource_hints"}, "transform", kRefusedKeys));
   if (!n["type"].IsDefined() || !n["type"].IsScalar()) return Err(n, "transform: 'type' is required (e.g. ReadFromJson)");
   StageConfig& cfg = out.spec.config;
@@ -293,7 +302,9 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
                             {{"providers", "external transform providers (Python packages, Java jars) are not supported"}}));
   const YAML::Node p = root["pipeline"];  // const: yaml-cpp's non-const operator[] inserts keys
   if (!p.IsDefined() || !p.IsMap()) return Err(p.IsDefined() ? p : root, "'pipeline:' must be a mapping with 'transforms:'");
-  RETURN_IF_ERROR(CheckKeys(p, {"type", "transforms", "source", "sink", "extra_transforms", "name"}, "pipeline",
+  // resource_hints: accepted at the pipeline level as on transforms (Beam applies them to every
+  // transform); the worker's shape comes from the pipeline options (docs/options.md).
+  RETURN_IF_ERROR(CheckKeys(p, {"type", "transforms", "source", "sink", "extra_transforms", "name", "resource_hints"}, "pipeline",
                             {{"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"}}));
   bool chain = false;
   if (p["type"].IsDefined()) {

@@ -1,5 +1,9 @@
 #include "expression_config.h"
 
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "dfw/stages/config.h"
@@ -18,15 +22,98 @@ Result<ExprLanguage> ConfigLanguage(const StageConfig& c) {
   return ConfigKeyError(c, "language", "unknown language '" + lang + "'; allowed: python, generic (or omit it)");
 }
 
+namespace {
+
+bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+}  // namespace
+
+Result<std::string> LambdaToExpression(const std::string& text) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.remove_suffix(1);
+    return v;
+  };
+  std::string_view src = trim(text);
+  if (src.substr(0, 4) == "def " || src.find("\ndef ") != std::string_view::npos || src.substr(0, 7) == "import " ||
+      src.substr(0, 5) == "from ") {
+    return Unimplemented("only a one-expression 'lambda NAME: EXPR' is supported (no def, import or statements: "
+                         "dfworker has no Python runtime; the body is evaluated by its expression subset)");
+  }
+  if (src.substr(0, 6) != "lambda" || src.size() < 7 || !(std::isspace(static_cast<unsigned char>(src[6])) || src[6] == ':')) {
+    return InvalidArgument("expected 'lambda NAME: EXPR'");
+  }
+  std::size_t colon = src.find(':');
+  if (colon == std::string_view::npos) return InvalidArgument("'lambda' without ':'");
+  std::string_view params = trim(src.substr(6, colon - 6));
+  if (params.empty()) return InvalidArgument("a lambda here takes one parameter, the row (got none)");
+  if (params.find(',') != std::string_view::npos) {
+    return InvalidArgument("a lambda here takes one parameter, the row (got '" + std::string(params) + "')");
+  }
+  if (!IsIdentStart(params.front()) || !std::all_of(params.begin(), params.end(), IsIdentChar)) {
+    return InvalidArgument("lambda parameter '" + std::string(params) + "' is not a name");
+  }
+  std::string_view body = trim(src.substr(colon + 1));
+  if (body.empty()) return InvalidArgument("the lambda has no body");
+  if (body.find('\n') != std::string_view::npos || body.find(';') != std::string_view::npos) {
+    return Unimplemented("only a one-expression lambda body is supported (no statements)");
+  }
+  // NAME.field → field, outside string literals; any other use of NAME is refused.
+  std::string out;
+  for (std::size_t i = 0; i < body.size();) {
+    char c = body[i];
+    if (c == '\'' || c == '"') {
+      std::size_t j = i + 1;
+      while (j < body.size() && body[j] != c) j += body[j] == '\\' ? 2 : 1;
+      j = std::min(j + 1, body.size());
+      out.append(body.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    if (IsIdentStart(c) && (i == 0 || !IsIdentChar(body[i - 1]))) {
+      std::size_t j = i;
+      while (j < body.size() && IsIdentChar(body[j])) ++j;
+      std::string_view word = body.substr(i, j - i);
+      if (word == params && (i == 0 || body[i - 1] != '.')) {
+        std::size_t k = j;
+        while (k < body.size() && body[k] == ' ') ++k;
+        if (k < body.size() && body[k] == '.' && k + 1 < body.size() && IsIdentStart(body[k + 1])) {
+          i = k + 1;  // drop "NAME." and keep the field name
+          continue;
+        }
+        return Unimplemented("the lambda uses '" + std::string(params) + "' other than as " + std::string(params) +
+                             ".field; only field access on the row is supported");
+      }
+      out.append(word);
+      i = j;
+      continue;
+    }
+    out.push_back(c);
+    ++i;
+  }
+  return out;
+}
+
 Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const YAML::Node& node,
                                                      const std::string& what, ExprLanguage language) {
   std::string where = fmt::format("{}: transform '{}' ({}): {}", NodeLocation(c, node), c.name, c.type, what);
   ConfiguredExpression out;
   std::string source;
+  std::string shown;  // what the user wrote, when it differs from `source` (a lambda)
   if (node.IsScalar()) {
     source = node.Scalar();
+  } else if (node.IsMap() && node["callable"].IsDefined()) {
+    if (node["path"].IsDefined() || node["name"].IsDefined()) {
+      return Unimplemented(where + ": 'path'/'name' UDFs (a Python file) are valid Beam YAML but are not supported by dfworker");
+    }
+    if (!node["callable"].IsScalar()) return InvalidArgument(where + ": 'callable' must be a string 'lambda NAME: EXPR'");
+    Result<std::string> body = LambdaToExpression(node["callable"].Scalar());
+    if (!body.ok()) return Status(body.status().code(), where + ": callable '" + node["callable"].Scalar() + "': " + body.status().message());
+    source = *body;
+    shown = node["callable"].Scalar();
   } else if (node.IsMap()) {
-    for (const char* udf : {"callable", "path", "name"}) {
+    for (const char* udf : {"path", "name"}) {
       if (node[udf].IsDefined()) {
         return Unimplemented(where + ": '" + udf + "' UDFs are valid Beam YAML but are not supported by dfworker; "
                              "write a Python expression instead ({expression: ...} or a plain string)");
@@ -60,7 +147,8 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
   }
   auto compiled = CompileExpression(source, language);
   if (!compiled.ok()) {
-    return Status(compiled.status().code(), where + ": '" + source + "': " + compiled.status().message());
+    const std::string what_failed = shown.empty() ? "'" + source + "'" : "callable '" + shown + "' (body '" + source + "')";
+    return Status(compiled.status().code(), where + ": " + what_failed + ": " + compiled.status().message());
   }
   out.expr = std::move(compiled).value();
   return out;

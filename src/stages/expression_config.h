@@ -1,6 +1,7 @@
 // Reading expressions out of a transform's config (beam-yaml.md §6): `language`, and each
-// expression given as a string or as {expression: ..., output_type: ...}. UDFs (`callable`, `path`)
-// and other languages are valid Beam YAML that dfworker refuses with a sentence.
+// expression given as a string, as {expression: ..., output_type: ...} or as a one-expression
+// lambda {callable: "lambda row: row.x * 2"}. File UDFs (`path`, `name`), statements and other
+// languages are valid Beam YAML that dfworker refuses with a sentence.
 #pragma once
 
 #include <memory>
@@ -22,6 +23,11 @@ struct ConfiguredExpression {
   std::unique_ptr<CompiledExpression> expr;
   std::string output_type;  // JSON-schema type name from `output_type`, "" when not declared
 };
+
+// The body of `lambda NAME: EXPR` with every NAME.field written as field, ready for the expression
+// compiler. kInvalidArgument: not a lambda, no or two parameters, empty body; kUnimplemented:
+// def/import/statements, or NAME used other than as NAME.field (no Python runtime here).
+Result<std::string> LambdaToExpression(const std::string& text);
 
 // Compiles `node` (the value of config key `what`, e.g. "fields.n_words" or "keep").
 Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const YAML::Node& node,

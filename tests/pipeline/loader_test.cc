@@ -38,10 +38,10 @@ const std::vector<BadCase>& BadCases() {
       {"PyTransform refused",
        "pipeline:\n  transforms:\n    - type: PyTransform\n      config: {constructor: x}\n",
        StatusCode::kUnimplemented, {"PyTransform"}},
-      {"callable refused",
+      {"callable with statements refused",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
-       "      config:\n        language: python\n        fields: {y: {callable: 'lambda r: 1'}}\n",
-       StatusCode::kUnimplemented, {"'callable' UDFs are valid Beam YAML but are not supported"}},
+       "      config:\n        language: python\n        fields: {y: {callable: 'import re'}}\n",
+       StatusCode::kUnimplemented, {"only a one-expression 'lambda NAME: EXPR' is supported"}},
       {"javascript refused",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Filter\n"
        "      config: {language: javascript, keep: 'x'}\n",
@@ -92,6 +92,10 @@ const std::vector<BadCase>& BadCases() {
       {"bad config value",
        "pipeline:\n  type: chain\n  source:\n    type: ReadFromCsv\n    config: {path: x, delimiter: ';;'}\n",
        StatusCode::kInvalidArgument, {"p.yaml:5:", "delimiter", "single character"}},
+      {"dependencies refused with the reason",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
+       "      config:\n        language: python\n        dependencies: [numpy]\n        fields: {y: element}\n",
+       StatusCode::kUnimplemented, {"p.yaml:9:9:", "no Python or Java runtime", "run this pipeline on Beam"}},
       {"duplicate key in a config",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Filter\n"
        "      config:\n        keep: 'element > 0'\n        keep: 'element > 5'\n",
@@ -202,6 +206,16 @@ pipeline:
   EXPECT_EQ(spec->transforms[2].config.name, "Filter_2");
   ASSERT_EQ(spec->transforms[2].inputs.size(), 1u);
   EXPECT_EQ(spec->transforms[2].inputs[0].from, 1);
+}
+
+TEST(Loader, ResourceHintsAreAcceptedOnThePipelineAndOnTransforms) {
+  StageRegistry r = TestRegistry();
+  Result<PipelineSpec> spec = LoadYaml(
+      "pipeline:\n  type: chain\n  resource_hints: {min_ram: 4GB}\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n"
+      "    - type: LogForTesting\n      resource_hints: {accelerator: 'type:nvidia-l4;count:1;install-nvidia-driver'}\n",
+      r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->transforms.size(), 2u);
 }
 
 TEST(Loader, MissingFileIsNotFound) {
