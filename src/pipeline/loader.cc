@@ -23,7 +23,6 @@ const std::map<std::string, std::string>& UnsupportedTypes() {
       {"Partition", "multi-output partitioning is not implemented yet"},
       {"Combine", "aggregations are not part of dfworker's batch-inference subset"},
       {"AssertEqual", "test assertions are not implemented"},
-      {"MLTransform", "MLTransform needs tensorflow-transform / sentence-transformers"},
       {"Join", "joins need named multi-input transforms"},
       {"StripErrorMetadata", "not implemented yet"},
       {"ValidateWithSchema", "not implemented yet"},

@@ -17,6 +17,7 @@ void RegisterBuiltinStages(StageRegistry& r) {
   RegisterFlatten(r);
   RegisterLogForTesting(r);
   RegisterRunInference(r);
+  RegisterMLTransform(r);
 }
 
 }  // namespace dfw

@@ -34,6 +34,7 @@
 #include "dfw/inference/model_handler.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
+#include "run_inference.h"
 
 namespace dfw {
 namespace {
@@ -318,6 +319,11 @@ Status CheckRunInference(const StageConfig& config) {
 }
 
 }  // namespace
+
+namespace stages_internal {
+Result<std::unique_ptr<Stage>> MakeRunInferenceStage(const StageConfig& config) { return RunInference::Make(config); }
+Status CheckRunInferenceConfig(const StageConfig& config) { return CheckRunInference(config); }
+}  // namespace stages_internal
 
 void RegisterRunInference(StageRegistry& r) {
   Status s = r.Register(StageTypeInfo{

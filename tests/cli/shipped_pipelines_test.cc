@@ -42,11 +42,12 @@ TEST_P(ShippedPipeline, RunsAsCommittedFromTheRepositoryRoot) {
 
 INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
                          // default.yaml: TheDefaultDemo... below (one writer of out/default at a time)
-                         ::testing::Values("embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml"),
+                         ::testing::Values("embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml", "beam_ml_embeddings.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return fs::path(p.param).stem().string(); });
 
 TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
-  std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml"};
+  std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml",
+                                  "beam_ml_embeddings.yaml"};
   for (const auto& e : fs::directory_iterator(fs::path(DFW_SOURCE_DIR) / "pipelines")) {
     if (e.path().extension() == ".yaml") {
       EXPECT_EQ(tested.count(e.path().filename().string()), 1u) << e.path() << " has no run test";

@@ -186,6 +186,8 @@ void RegisterLogForTesting(StageRegistry& r);
 // RunInference (src/stages/run_inference.cc) registers itself through RegisterRunInference, which
 // RegisterBuiltinStages calls (see src/stages/builtin.cc).
 void RegisterRunInference(StageRegistry& r);
+// Beam YAML's MLTransform with SentenceTransformerEmbeddings (src/stages/ml_transform.cc).
+void RegisterMLTransform(StageRegistry& r);
 
 // Registers every built-in stage.
 void RegisterBuiltinStages(StageRegistry& r);

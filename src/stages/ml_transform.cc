@@ -1,0 +1,210 @@
+// MLTransform: Beam YAML's ML transform (`options: {yaml_experimental_features: [ML]}`), for the
+// sentence embeddings Beam users write:
+//
+//   - type: MLTransform
+//     config:
+//       write_artifact_location: /tmp/artifacts     # required by Beam; embeddings write none here
+//       transforms:
+//         - type: SentenceTransformerEmbeddings
+//           config: {model_name: <local sentence-transformers dir>, columns: [text]}
+//
+// Each listed column is replaced by its embedding, a list of floats, as Beam's MLTransform does.
+// The work is a RunInference stage per column with the C++ encoder (SentenceEmbeddingHandler):
+// the same batching, metrics, lanes and error output. Pooling, max_seq_length and normalisation
+// follow the model directory as sentence-transformers reads it (1_Pooling/config.json,
+// sentence_bert_config.json, a Normalize module in modules.json). What Beam has and dfworker does
+// not (read_artifact_location, other embedding providers, image models, inference_args) is refused
+// at load with its name. model_name must be a local directory: nothing is downloaded.
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "dfw/stages/config.h"
+#include "dfw/stages/stage.h"
+#include "run_inference.h"
+
+namespace dfw {
+namespace {
+
+namespace fs = std::filesystem;
+
+// One embedded column: its RunInference stage and the field that holds its PredictionResult.
+struct Column {
+  std::string name;
+  std::string tag;
+  std::unique_ptr<Stage> stage;
+};
+
+struct Plan {
+  std::vector<std::pair<std::string, StageConfig>> columns;  // column → the RunInference config for it
+};
+
+Status Refuse(const StageConfig& c, const YAML::Node& n, const std::string& what) {
+  return Unimplemented(NodeLocation(c, n) + ": transform '" + c.name + "' (MLTransform): " + what);
+}
+
+bool ModelNormalizes(const std::string& dir) {
+  std::ifstream in(dir + "/modules.json");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str().find("sentence_transformers.models.Normalize") != std::string::npos;
+}
+
+Result<Plan> ParsePlan(const StageConfig& c) {
+  const YAML::Node& cfg = c.config;
+  if (cfg["read_artifact_location"]) {
+    return Refuse(c, cfg["read_artifact_location"],
+                  "'read_artifact_location' (reusing artifacts of an earlier MLTransform) is not supported; "
+                  "use write_artifact_location (sentence embeddings have no artifacts to reuse)");
+  }
+  if (!cfg["write_artifact_location"] || !cfg["write_artifact_location"].IsScalar()) {
+    return ConfigKeyError(c, "write_artifact_location", "is required (as in Beam): a folder for MLTransform's artifacts");
+  }
+  const YAML::Node transforms = cfg["transforms"];
+  if (!transforms || !transforms.IsSequence() || transforms.size() == 0) {
+    return ConfigKeyError(c, "transforms", "expected a non-empty list of {type: SentenceTransformerEmbeddings, config: {...}}");
+  }
+  Plan plan;
+  for (const YAML::Node& t : transforms) {
+    if (!t.IsMap() || !t["type"] || !t["type"].IsScalar()) {
+      return ConfigKeyError(c, "transforms", "each entry needs 'type' (SentenceTransformerEmbeddings) and 'config'");
+    }
+    const std::string type = t["type"].Scalar();
+    if (type != "SentenceTransformerEmbeddings") {
+      return Refuse(c, t["type"], "transform '" + type + "' is valid in Beam's MLTransform but not supported by dfworker; "
+                                  "supported: SentenceTransformerEmbeddings (local model directory)");
+    }
+    const YAML::Node tc = t["config"];
+    if (!tc || !tc.IsMap()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs a 'config' mapping");
+    YAML::Node handler(YAML::NodeType::Map);
+    std::vector<std::string> columns;
+    for (const auto& kv : tc) {
+      const std::string key = kv.first.Scalar();
+      if (key == "model_name") {
+        const std::string dir = kv.second.Scalar();
+        std::error_code ec;
+        if (!fs::is_directory(dir, ec)) {
+          return Refuse(c, kv.second, "model_name '" + dir + "' is not a local directory; dfworker loads a "
+                                      "sentence-transformers / Hugging Face model directory and downloads nothing");
+        }
+        handler["model_path"] = dir;
+        handler["normalize"] = ModelNormalizes(dir);
+      } else if (key == "columns") {
+        if (kv.second.IsScalar()) columns.push_back(kv.second.Scalar());
+        for (const YAML::Node& col : kv.second) columns.push_back(col.Scalar());
+      } else if (key == "max_seq_length" || key == "min_batch_size" || key == "max_batch_size" || key == "large_model") {
+        handler[key] = kv.second;
+      } else if (key == "image_model" || key == "inference_args" || key == "model_class" || key == "load_model_args") {
+        return Refuse(c, kv.first, "SentenceTransformerEmbeddings '" + key + "' is not supported by dfworker");
+      } else {
+        return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings: unknown config key '" + key +
+                                                   "'; allowed: model_name, columns, max_seq_length, min_batch_size, "
+                                                   "max_batch_size, large_model");
+      }
+    }
+    if (!handler["model_path"]) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'model_name'");
+    if (columns.empty()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'columns' (a list)");
+    for (const std::string& col : columns) {
+      StageConfig inner = c;
+      inner.type = "RunInference";
+      YAML::Node h = YAML::Clone(handler);
+      h["input_field"] = col;
+      h["device"] = "GPU";  // as Beam's sentence-transformers does: the GPU where there is one, else the CPU
+      YAML::Node rc(YAML::NodeType::Map);
+      rc["inference_tag"] = "__dfw_embedding_" + col;
+      rc["model_handler"]["type"] = "SentenceEmbeddingHandler";
+      rc["model_handler"]["config"] = h;
+      inner.config.reset(rc);  // rebind: operator= would write through into the MLTransform's own config node
+      plan.columns.emplace_back(col, std::move(inner));
+    }
+  }
+  return plan;
+}
+
+class MLTransform final : public Stage {
+ public:
+  MLTransform(StageConfig config, std::vector<Column> columns) : config_(std::move(config)), columns_(std::move(columns)) {}
+
+  int MaxConcurrentCalls() const override {
+    int n = 0;
+    for (const Column& c : columns_) {
+      const int k = c.stage->MaxConcurrentCalls();
+      n = n == 0 ? k : std::min(n, k);
+    }
+    return n;
+  }
+
+  Status StartBundle(const BundleContext& bundle) override {
+    for (Column& c : columns_) RETURN_IF_ERROR(c.stage->StartBundle(bundle));
+    return Status::OK();
+  }
+
+  Status Process(RowBatch& in, StageOutput& out) override { return Through(0, in, out); }
+
+  Status FinishBundle(StageOutput& out) override {
+    // Flush column k's batcher, send what it let go through columns k+1..; then k+1.
+    for (std::size_t k = 0; k < columns_.size(); ++k) {
+      StageOutput step(&config_);
+      RETURN_IF_ERROR(columns_[k].stage->FinishBundle(step));
+      RETURN_IF_ERROR(Deliver(k, step, out));
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Rows entering column k's stage; what comes out continues with column k + 1.
+  Status Through(std::size_t k, RowBatch& in, StageOutput& out) {
+    StageOutput step(&config_);
+    RETURN_IF_ERROR(columns_[k].stage->Process(in, step));
+    return Deliver(k, step, out);
+  }
+
+  // Column k's output: the embedding replaces the column (Beam's shape), errors go out as they are.
+  Status Deliver(std::size_t k, StageOutput& step, StageOutput& out) {
+    for (Row& e : step.errors()) out.errors().push_back(std::move(e));
+    const Column& c = columns_[k];
+    for (Row& row : step.main()) {
+      Value* result = row.FindMutable(c.tag);
+      Value embedding;
+      if (result != nullptr && result->is_row()) {
+        if (const Value* inference = result->as_row().Find("inference")) embedding = *inference;
+      }
+      row.Erase(c.tag);
+      row.Set(c.name, std::move(embedding));
+    }
+    if (step.main().empty()) return Status::OK();
+    if (k + 1 < columns_.size()) return Through(k + 1, step.main(), out);
+    for (Row& row : step.main()) out.Emit(std::move(row));
+    return Status::OK();
+  }
+
+  StageConfig config_;
+  std::vector<Column> columns_;
+};
+
+Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+  ASSIGN_OR_RETURN(Plan plan, ParsePlan(config));
+  std::vector<Column> columns;
+  for (auto& [name, inner] : plan.columns) {
+    ASSIGN_OR_RETURN(auto stage, stages_internal::MakeRunInferenceStage(inner));
+    columns.push_back(Column{name, "__dfw_embedding_" + name, std::move(stage)});
+  }
+  return std::unique_ptr<Stage>(new MLTransform(config, std::move(columns)));
+}
+
+Status Check(const StageConfig& config) {
+  ASSIGN_OR_RETURN(Plan plan, ParsePlan(config));
+  for (auto& [name, inner] : plan.columns) RETURN_IF_ERROR(stages_internal::CheckRunInferenceConfig(inner));
+  return Status::OK();
+}
+
+}  // namespace
+
+void RegisterMLTransform(StageRegistry& r) {
+  (void)r.Register({"MLTransform", Make, {"write_artifact_location", "read_artifact_location", "transforms"}, {"transforms"},
+                    StageTraits{.can_fail_per_record = true}, Check});
+}
+
+}  // namespace dfw
