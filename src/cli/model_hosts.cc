@@ -12,28 +12,14 @@
 #include <cstring>
 #include <thread>
 
+#include "dfw/common/child_env.h"
 #include "dfw/common/strings.h"
 
-extern char** environ;
 
 namespace dfw::cli {
 namespace {
 
 constexpr int kReadyFd = 3;
-
-// This process's environment with `extra` ("K=V") added; an extra key replaces the inherited one.
-std::vector<std::string> ChildEnvironment(const std::vector<std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    const std::string_view key = entry.substr(0, entry.find('='));
-    bool replaced = false;
-    for (const std::string& x : extra) replaced = replaced || std::string_view(x).substr(0, x.find('=')) == key;
-    if (!replaced) env.emplace_back(entry);
-  }
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
 
 std::vector<char*> CStrings(std::vector<std::string>& v) {
   std::vector<char*> out;

@@ -11,11 +11,12 @@
 #include <cstring>
 #include <thread>
 
+#include "dfw/common/child_env.h"
+
 #include <fmt/format.h>
 
 #include "dfw/common/strings.h"
 
-extern char** environ;
 
 namespace dfw::device {
 namespace {
@@ -33,16 +34,9 @@ int AnonymousFile() {
 }  // namespace
 
 std::vector<std::string> MergedEnvironment(const EnvOverrides& env) {
-  std::vector<std::string> out;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    std::string_view key = kv.substr(0, kv.find('='));
-    bool overridden = false;
-    for (const auto& [k, v] : env) overridden = overridden || k == key;
-    if (!overridden) out.emplace_back(kv);
-  }
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
+  std::vector<std::string> overrides;
+  for (const auto& [k, v] : env) overrides.push_back(k + "=" + v);
+  return ChildEnvironment(overrides);  // the one rule for every child (dfw/common/child_env.h)
 }
 
 std::string FindExecutable(const std::string& name) {

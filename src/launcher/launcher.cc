@@ -110,6 +110,7 @@ ProcessSpec JobServer::SpecFor(int index) const {
   spec.argv.insert(spec.argv.end(), {"--job_dir", dir_.root(), "--index", std::to_string(index), "--threads",
                                      std::to_string(opts_.threads), "--coordinator_socket", opts_.coordinator_socket});
   spec.env = opts_.sdk_env;
+  spec.env_defaults = opts_.sdk_env_defaults;
   spec.log_path = dir_.ProcessLogPath(index);
   return spec;
 }

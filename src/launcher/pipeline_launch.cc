@@ -37,9 +37,8 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
     // its pool when the library loads, sized to the CPUs, and a pool thread spins (sched_yield)
     // for a while before it sleeps: N processes x that spin at start-up competes with the real
     // start-up work on a small machine. The variable sizes the pool at load; a model's explicit
-    // blas_threads still grows it later. A value the user exported comes first in the
-    // environment and wins.
-    opts.sdk_env.push_back("OPENBLAS_NUM_THREADS=1");
+    // blas_threads still grows it later. A default: a value the user exported wins.
+    opts.sdk_env_defaults.push_back("OPENBLAS_NUM_THREADS=1");
   }
   opts.grace = o.grace;
   opts.before_start = o.before_start;

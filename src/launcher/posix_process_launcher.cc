@@ -8,9 +8,9 @@
 
 #include <set>
 
+#include "dfw/common/child_env.h"
 #include "dfw/launcher/process_launcher.h"
 
-extern char** environ;
 
 namespace dfw {
 namespace {
@@ -23,9 +23,7 @@ class PosixProcessLauncher final : public ProcessLauncher {
     std::vector<char*> argv;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    std::vector<std::string> env_strings;
-    for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-    for (const auto& e : spec.env) env_strings.push_back(e);
+    std::vector<std::string> env_strings = ChildEnvironment(spec.env, spec.env_defaults);
     std::vector<char*> envp;
     for (auto& e : env_strings) envp.push_back(e.data());
     envp.push_back(nullptr);

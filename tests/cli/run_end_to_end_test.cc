@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -116,6 +117,23 @@ TEST_F(RunEndToEnd, ExistingJobDirIsRefusedWithAPointerToResume) {
   EXPECT_NE(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("resume"), std::string::npos) << o.out;
   EXPECT_FALSE(fs::exists(dir_ / "out/pred-00000-of-00001.jsonl"));
+}
+
+TEST_F(RunEndToEnd, AUserExportedMpsPipeDirectoryDoesNotSplitTheJobBetweenDaemons) {
+  // Every child gets the job's private MPS pipe dir (dfw/common/child_env.h): once SDK processes
+  // kept the user's value while model hosts got the job's.
+  Outcome o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2",
+                           "--dataflow_service_options=worker_accelerator=type:nvidia-tesla-t4;count:1;"
+                           "install-nvidia-driver;use_nvidia_mps",
+                           "--accelerator_backend=emulated"},
+                          dir_.string(), "CUDA_MPS_PIPE_DIRECTORY=/tmp/dfw-not-this-jobs-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/dfw-not-this-jobs-log");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::ifstream log(dir_ / "job/mps/log/control.log");
+  std::stringstream text;
+  text << log.rdbuf();
+  EXPECT_NE(text.str().find("(sdk-0)"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("(sdk-1)"), std::string::npos) << text.str();
+  EXPECT_FALSE(fs::exists("/tmp/dfw-not-this-jobs-pipe"));
 }
 
 }  // namespace

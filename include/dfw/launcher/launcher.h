@@ -42,8 +42,10 @@ struct LauncherOptions {
   // argv prefix of an SDK process, e.g. {"/usr/bin/dfworker", "sdk_harness"}; the launcher
   // appends --job_dir DIR --index I --threads T --coordinator_socket PATH.
   std::vector<std::string> sdk_command;
-  // Extra "KEY=VALUE" environment entries for SDK processes.
+  // "KEY=VALUE" entries for SDK processes that replace the launcher's, and defaults used only where
+  // the launcher's environment lacks the key (dfw/common/child_env.h).
   std::vector<std::string> sdk_env;
+  std::vector<std::string> sdk_env_defaults;
   // Lease expiry and attempts (a silent process's lease expires and the process is killed).
   CoordinatorOptions coordinator;
   // After the first SIGINT/SIGTERM: how long in-flight bundles may still commit.

@@ -16,7 +16,8 @@ namespace dfw {
 
 struct ProcessSpec {
   std::vector<std::string> argv;  // argv[0] is the executable path (exec'd as is, no PATH search)
-  std::vector<std::string> env;   // extra "KEY=VALUE" entries on top of the launcher's environment
+  std::vector<std::string> env;   // "KEY=VALUE" entries that replace the launcher's (dfw/common/child_env.h)
+  std::vector<std::string> env_defaults;  // entries used only where the launcher's environment has no such key
   std::string log_path;           // stdout and stderr are appended here; empty = inherit
 };
 
