@@ -3,10 +3,13 @@
 # ReadFromJson → MapToFields → WriteToJson pipeline over 80 input files (80 bundles, 2000 records).
 # Each iteration SIGKILLs a random SDK process at a random moment (a random number of commits,
 # possibly none); every 5th iteration SIGKILLs the launcher instead, checks that no process of the
-# job is left and finishes the job with --resume. Every run must exit 0 and the sharded output must
-# hold every record exactly once (ids 0..1999, each with its computed field).
+# job is left and finishes the job with --resume; every 3rd iteration (not a 5th) kills the launcher
+# during finalize instead, at a random one of its 80 renames or just before FINISHED (an exact kill
+# point: DFW_TEST_KILL_AT, needs a -DDFW_TEST_HOOKS=ON build), and resumes. Every run must exit 0
+# and the sharded output must hold every record exactly once (ids 0..1999, each with its computed field).
 #   scripts/stress_kill.sh [BUILD_DIR=build] [ITERATIONS=20] [PROCESSES=4]
 # DFW_TEST_BUNDLE_DELAY_MS (default 20) slows each bundle so kills land mid-run.
+# DFW_STRESS_MODE=finalize makes every iteration a kill during finalize.
 set -euo pipefail
 BUILD=${1:-build}
 ITER=${2:-20}
@@ -44,6 +47,25 @@ killed=0
 for i in $(seq 1 "$ITER"); do
   jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
   rm -rf out
+  if [[ ${DFW_STRESS_MODE:-} == finalize ]] || (( i % 3 == 0 && i % 5 != 0 )); then
+    mode=finalize
+    point=finalize-move-$((RANDOM % FILES))
+    (( RANDOM % 10 == 0 )) && point=before-finished
+    code=0
+    { DFW_TEST_KILL_AT=$point "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1; } 2>/dev/null || code=$?
+    landed=no
+    [[ $code == 137 && ! -e $jd/FINISHED ]] && landed=yes && killed=$((killed + 1))
+    [[ $landed == yes ]] || { echo "iteration $i: the kill at $point did not land (exit $code)" >&2; fail=1; }
+    "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
+    n=$(commits "$jd")
+    if cat out/rows-*-of-000$FILES.jsonl 2>/dev/null | sort | cmp -s - "$WORK/expected.txt" && (( n == FILES )) && [[ -e $jd/FINISHED ]]; then
+      echo "iteration $i (launcher killed during finalize at $point, landed: $landed): ok"
+    else
+      echo "iteration $i (finalize kill at $point): WRONG OUTPUT (manifest $n lines); log:" >&2; cat "$log" >&2; fail=1
+    fi
+    rm -rf "$jd"
+    continue
+  fi
   "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1 &
   launcher=$!
   target=$((RANDOM % 30))

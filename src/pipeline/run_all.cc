@@ -53,6 +53,13 @@ Status PrepareSinkDirectory(const TransformSpec& t) {
 
 }  // namespace
 
+Status CheckSinksWritable(const PipelineSpec& spec) {
+  for (const TransformSpec& t : spec.transforms) {
+    if (IsFileSink(t)) RETURN_IF_ERROR(PrepareSinkDirectory(t));
+  }
+  return Status::OK();
+}
+
 Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids,
                        const std::string& journal_path) {
   std::vector<FileMove> moves;
@@ -95,9 +102,7 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
 
 Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
                                  const std::string& staging_dir, MetricsRegistry* metrics) {
-  for (const TransformSpec& t : spec.transforms) {
-    if (IsFileSink(t)) RETURN_IF_ERROR(PrepareSinkDirectory(t));  // fail before reading anything
-  }
+  RETURN_IF_ERROR(CheckSinksWritable(spec));  // fail before reading anything
   ASSIGN_OR_RETURN(std::unique_ptr<PipelineRunner> runner, PipelineRunner::Make(spec, registry, options, metrics));
   ASSIGN_OR_RETURN(std::vector<Bundle> bundles, runner->PlanBundles());
   std::vector<int64_t> ids;

@@ -161,6 +161,7 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   StageRegistry registry;
   RegisterBuiltinStages(registry);
   ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(job, registry));
+  RETURN_IF_ERROR(CheckSinksWritable(spec));  // before any SDK process does work it could not deliver
   MetricsRegistry metrics;
   RunnerOptions options;
   options.threads = std::max(1, threads);

@@ -351,5 +351,15 @@ TEST_F(DfworkerRun, CoordinatorSocketIsPrivateUnderUmaskZero) {
   ExpectExactlyOnce("run");
 }
 
+TEST_F(DfworkerRun, AnUnwritableOutputFolderFailsBeforeAnyWorkIsDone) {
+  std::ofstream(base_ / "p.yaml", std::ios::trunc) << "pipeline:\n"
+                                                      "  type: chain\n"
+                                                      "  source: {type: ReadFromJson, config: {path: in/*.jsonl}}\n"
+                                                      "  sink: {type: WriteToJson, config: {path: /proc/dfw-no/rows}}\n";
+  EXPECT_EQ(Run("run", 2), 1) << Log("run");
+  EXPECT_NE(Log("run").find("/proc/dfw-no"), std::string::npos) << Log("run");
+  EXPECT_FALSE(fs::exists(JobDir())) << "no job dir, no SDK process: nothing ran";
+}
+
 }  // namespace
 }  // namespace dfw

@@ -109,6 +109,10 @@ class PipelineRunner {
 Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids,
                        const std::string& journal_path);
 
+// Creates every file sink's output folder and writes and removes a probe file there, so a run that
+// could not deliver its output fails before doing the work (kIoError naming the transform and path).
+Status CheckSinksWritable(const PipelineSpec& spec);
+
 // Single-process run of the whole pipeline: plan, run every bundle, finalize, check the error
 // thresholds across the run. Metrics go to `metrics`.
 struct RunSummary {
