@@ -323,6 +323,7 @@ class MlpHandler final : public ModelHandler {
       ASSIGN_OR_RETURN(file, SafetensorsFile::Open(files_.weights_path));
     }
     RETURN_IF_ERROR(CheckMlpWeights(config_, file->header()).WithContext("model '" + file->path() + "'"));
+    RETURN_IF_ERROR(file->CheckFiniteTensors());
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     auto model = std::make_unique<MlpModel>(config_, std::move(file), std::move(backend), std::move(charge),
                                             std::move(shared));

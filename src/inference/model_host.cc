@@ -77,6 +77,7 @@ Status Start(const ModelHostOptions& o, Holdings& h) {
   ASSIGN_OR_RETURN(h.files, SharedCopyFilesFor(o.models_dir, o.weights_path, o.copy));
   ASSIGN_OR_RETURN(h.bytes, PublishF32Copy(o.weights_path, h.files.weights));
   ASSIGN_OR_RETURN(h.copy, SafetensorsFile::Open(h.files.weights));
+  RETURN_IF_ERROR(h.copy->CheckFiniteTensors());  // refused once here, before any SDK process attaches
   ASSIGN_OR_RETURN(h.charge, DeviceMemoryCharge::Open(context));
   if (h.charge) {
     RETURN_IF_ERROR(h.charge->Charge(h.bytes, "shared copy " + std::to_string(o.copy) + " of model '" +

@@ -243,7 +243,8 @@ namespace {
 
 // The first element of a floating-point tensor that is NaN or infinite, as an error naming the
 // tensor and the index: weights like that load fine and then give the same (or NaN) prediction for
-// every record, with exit 0. Checked once, when the file is opened. Bit tests, no conversions:
+// every record, with exit 0. Checked once per model load (not by the dry run, which reads headers
+// only). Bit tests, no conversions:
 // all exponent bits set means Inf or NaN in F32, F16 and BF16 alike.
 Status CheckFinite(const TensorInfo& t, const uint8_t* data, const std::string& path) {
   auto fail = [&](uint64_t i) {
@@ -290,9 +291,12 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string
     ::munmap(map, size);
     return header.status().WithContext("model file '" + path + "'");
   }
-  auto file = std::unique_ptr<SafetensorsFile>(new SafetensorsFile(path, map, size, std::move(header).value()));
-  for (const TensorInfo& t : file->header().tensors) RETURN_IF_ERROR(CheckFinite(t, file->Data(t), path));
-  return file;
+  return std::unique_ptr<SafetensorsFile>(new SafetensorsFile(path, map, size, std::move(header).value()));
+}
+
+Status SafetensorsFile::CheckFiniteTensors() const {
+  for (const TensorInfo& t : header_.tensors) RETURN_IF_ERROR(CheckFinite(t, Data(t), path_));
+  return Status::OK();
 }
 
 Result<uint64_t> ModelBytesFromHeader(const std::string& path) {

@@ -162,6 +162,7 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   Result<std::unique_ptr<Model>> LoadModel() const override {
     ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(CurrentModelProcessContext()));
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
+    RETURN_IF_ERROR(file->CheckFiniteTensors());
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), s_.encoder));
     auto model = std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <random>
 
@@ -12,6 +14,7 @@
 namespace dfw {
 namespace {
 
+using testing_util::F32Bytes;
 using testing_util::RawTensor;
 using testing_util::SafetensorsBytes;
 using testing_util::TempDir;
@@ -242,6 +245,27 @@ TEST(MlpHandler, ConfigAndWeightsDisagreeingIsALoadError) {
     EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument) << c.name;
     EXPECT_NE(h.status().message().find(c.message), std::string::npos) << c.name << ": " << h.status().message();
   }
+}
+
+TEST(MlpHandler, WeightsThatAreAllNanAreRefusedWhenTheModelLoads) {
+  // 143 identical predictions and exit 0 was what an all-NaN model gave before.
+  TempDir dir;
+  WriteFile(dir.File("config.json"), R"({"model_type":"mlp","input_dim":3,"layers":[{"name":"fc","out_features":2}]})");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  WriteFile(dir.File("model.safetensors"),
+            SafetensorsBytes({{"fc.weight", "F32", {2, 3}, F32Bytes({nan, nan, nan, nan, nan, nan})},
+                              {"fc.bias", "F32", {2}, F32Bytes({0, 0})}}));
+  ModelHandlerOptions o;
+  o.model_path = dir.path();
+  o.input_field = "x";
+  o.device = "CPU";
+  auto h = MakeModelHandler(kMlpHandlerType, o);
+  ASSERT_TRUE(h.ok()) << "the dry run reads headers only: " << h.status().ToString();
+  auto model = (*h)->LoadModel();
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().message().find("tensor 'fc.weight' [2, 3] has a non-finite value (NaN or Inf) at flat index 0"),
+            std::string::npos)
+      << model.status().ToString();
 }
 
 TEST(ModelHandler, UnknownTypeAndKeysAndOptionsAreRejected) {

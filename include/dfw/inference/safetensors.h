@@ -71,6 +71,9 @@ class SafetensorsFile {
   SafetensorsFile& operator=(const SafetensorsFile&) = delete;
 
   const std::string& path() const { return path_; }
+  // kInvalidArgument naming the tensor, its shape and the flat index of the first NaN or Inf in a
+  // floating-point tensor (F32, F16, BF16, F64). Reads every weight: called when a model is loaded.
+  Status CheckFiniteTensors() const;
   const SafetensorsHeader& header() const { return header_; }
   // The tensor's bytes inside the mapping (aligned only as the file aligns them).
   const uint8_t* Data(const TensorInfo& t) const { return data_ + t.begin; }
