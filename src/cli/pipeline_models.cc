@@ -1,5 +1,7 @@
 #include "pipeline_models.h"
 
+#include "dfw/stages/run_inference.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -77,6 +79,8 @@ Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml
     m.policy = CopiesPolicy::kLargeModel;
   }
   m.origin = ModelOrigin(cfg, hc, yaml);
+  ASSIGN_OR_RETURN(std::optional<WorkspaceEstimate> ws, EstimateRunInferenceWorkspace(cfg));
+  if (ws) m.workspace = WorkspaceSize(ws->bytes, ws->how);
   return m;
 }
 

@@ -2,6 +2,8 @@
 // InferenceBackend, optional softmax.
 #include "dfw/inference/mlp_handler.h"
 
+#include "dfw/inference/batch_elements.h"
+
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -301,6 +303,19 @@ class MlpHandler final : public ModelHandler {
       : ModelHandler(std::move(options)), files_(std::move(files)), config_(std::move(config)) {}
 
   std::string_view type() const override { return kMlpHandlerType; }
+
+  // What MlpModel::EnsureCapacity allocates for the largest batch: two ping-pong activation
+  // buffers of rows x the widest layer (the input counts as a layer), F32.
+  std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
+    int64_t widest = config_.input_dim;
+    for (const auto& l : config_.layers) widest = std::max<int64_t>(widest, l.out_features);
+    const int64_t rows = options().batching.max_batch_size.value_or(BatchElementsOptions{}.max_batch_size);
+    WorkspaceEstimate e;
+    e.bytes = 2ull * static_cast<uint64_t>(rows) * static_cast<uint64_t>(widest) * sizeof(float);
+    e.how = "2 activation buffers x max_batch_size " + std::to_string(rows) + " rows x widest layer " +
+            std::to_string(widest) + " x 4 B";
+    return e;
+  }
 
   Result<std::unique_ptr<Model>> LoadModel() const override {
     const ModelProcessContext context = CurrentModelProcessContext();

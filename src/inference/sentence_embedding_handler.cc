@@ -159,6 +159,24 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   SentenceEmbeddingHandler(ModelHandlerOptions options, Settings s) : ModelHandler(std::move(options)), s_(std::move(s)) {}
   std::string_view type() const override { return kSentenceEmbeddingHandlerType; }
 
+  // BertEncoder::AllocateWorkspace's device buffers for its sub-batch of kEncodeBatch sequences of
+  // max_seq_length tokens (whatever the batch size: longer batches are encoded in sub-batches).
+  std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
+    const uint64_t b = kEncodeBatch, seq = static_cast<uint64_t>(s_.encoder.max_seq_length);
+    const uint64_t h = static_cast<uint64_t>(s_.config.hidden_size), heads = static_cast<uint64_t>(s_.config.num_attention_heads);
+    const uint64_t inter = static_cast<uint64_t>(s_.config.intermediate_size), tokens = b * seq;
+    const uint64_t floats = 6 * tokens * h          // x, alt, ctx (hidden) + qkv (3 x hidden)
+                            + b * heads * seq * seq  // attention scores
+                            + tokens * inter         // feed-forward intermediate
+                            + 2 * tokens + b * h;    // mask, pooling weights, pooled output
+    WorkspaceEstimate e;
+    e.bytes = floats * sizeof(float);
+    e.how = "BERT sub-batch " + std::to_string(b) + " x " + std::to_string(seq) + " tokens: 6 x hidden " +
+            std::to_string(h) + " + intermediate " + std::to_string(inter) + " per token, " + std::to_string(heads) +
+            " heads x " + std::to_string(seq) + "^2 attention scores per sequence, x 4 B";
+    return e;
+  }
+
   Result<std::unique_ptr<Model>> LoadModel() const override {
     ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(CurrentModelProcessContext()));
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));

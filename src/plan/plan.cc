@@ -63,7 +63,7 @@ void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirem
   mem.processes_per_gpu = CeilDiv(plan.sdk_processes, gpus);
   int hosts_per_gpu = 0;  // model-host processes holding shared copies
   for (const ModelRequirement& m : models) {
-    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0, m.device, m.origin};
+    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0, m.device, m.origin, m.workspace};
     switch (m.policy) {
       case CopiesPolicy::kPerProcess:
         out.copies = plan.sdk_processes;
@@ -77,7 +77,7 @@ void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirem
         break;
     }
     mem.model_bytes += static_cast<uint64_t>(out.copies_per_gpu) * m.bytes;
-    mem.workspace_bytes += static_cast<uint64_t>(mem.processes_per_gpu) * m.workspace_bytes;
+    mem.workspace_bytes += static_cast<uint64_t>(mem.processes_per_gpu) * m.workspace.bytes;
     plan.models.push_back(std::move(out));
   }
   if (!plan.accelerator.present) {

@@ -34,6 +34,9 @@ std::string RenderPlanText(const WorkerPlan& plan) {
     line("model:", m.name + ": " + HumanBytes(m.bytes) + " x " + std::to_string(m.copies) + " copies (" +
                        CopiesPolicyName(m.policy) + "), " + std::to_string(m.copies_per_gpu) + " on the busiest GPU, device " +
                        m.device);
+    if (!m.workspace.how.empty()) {
+      line("", "workspace " + HumanBytes(m.workspace.bytes) + " per process (" + m.workspace.how + ")");
+    }
   }
   if (acc.present) {
     const auto& mem = plan.gpu_memory;

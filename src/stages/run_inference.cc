@@ -34,6 +34,7 @@
 #include "dfw/inference/model_handler.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
+#include "dfw/stages/run_inference.h"
 #include "run_inference.h"
 
 namespace dfw {
@@ -319,6 +320,13 @@ Status CheckRunInference(const StageConfig& config) {
 }
 
 }  // namespace
+
+Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const StageConfig& config) {
+  ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+  auto handler = MakeModelHandler(options.handler_type, options.handler);
+  if (!handler.ok()) return config.ConfigError(handler.status().message());
+  return (*handler)->EstimateWorkspace();
+}
 
 namespace stages_internal {
 Result<std::unique_ptr<Stage>> MakeRunInferenceStage(const StageConfig& config) { return RunInference::Make(config); }

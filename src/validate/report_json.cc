@@ -10,7 +10,8 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
   nlohmann::json models = nlohmann::json::array();
   for (const auto& m : plan.models) {
     models.push_back({{"name", m.name}, {"bytes", m.bytes}, {"policy", CopiesPolicyName(m.policy)},
-                      {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"device", m.device}});
+                      {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"device", m.device},
+                      {"workspace_bytes", m.workspace.bytes}, {"workspace_how", m.workspace.how}});
   }
   const auto& acc = plan.accelerator;
   const auto& mem = plan.gpu_memory;

@@ -39,6 +39,12 @@ TEST(Cli, AcceptanceCommandAsJson) {
   EXPECT_EQ(j["plan"]["sdk_processes"], 8);
   EXPECT_EQ(j["plan"]["accelerator"]["mps"], true);
   EXPECT_EQ(j["plan"]["accelerator"]["type"], "nvidia-l4");
+  // The MLP's workspace for its largest batch (max_batch_size 256, widest layer 32, two F32
+  // buffers), planned per SDK process and said how.
+  const auto& model = j["plan"]["models"][0];
+  EXPECT_EQ(model["workspace_bytes"], 2 * 256 * 32 * 4);
+  EXPECT_NE(model["workspace_how"].get<std::string>().find("max_batch_size 256"), std::string::npos) << model.dump();
+  EXPECT_EQ(j["plan"]["gpu_memory"]["workspace_bytes"], 8 * 2 * 256 * 32 * 4);
 }
 
 TEST(Cli, InvalidOptionsExitTwoAndReportEveryError) {

@@ -71,6 +71,9 @@ class Workspace {
                         "    - type: RunInference\n      name: Embed\n      config:\n        model_handler:\n"
                         "          type: MlpModelHandlerSafetensors\n          config:\n"
                         "            model_path: " << model_path << "\n            input_field: features\n"
+                        // One row per batch: the 786432-wide layer's workspace (2 x rows x width x 4 B, planned
+                        // per process) stays 6 MiB, so these cases are about the weights' copies.
+                        "            max_batch_size: 1\n"
                      << handler_extra
                      << "    - type: WriteToJson\n      config: {path: " << (dir_ / "out").string() << "}\n";
     return p;

@@ -98,6 +98,24 @@ TEST_F(DeviceMemoryTest, PrivateModelChargesWeightsAtLoadAndWorkspaceAsItGrows) 
   EXPECT_EQ(Charged(ledger), 0u) << "released with the model";
 }
 
+TEST_F(DeviceMemoryTest, ThePlannedWorkspaceIsWhatTheModelChargesForItsLargestBatch) {
+  device::MemoryLedger ledger = MakeLedger(16 * kMiB);
+  SetContext();
+  ModelHandlerOptions o;
+  o.model_path = dir_.path();
+  o.input_field = "x";
+  o.batching.max_batch_size = 10;
+  auto h = MakeModelHandler(kMlpHandlerType, o);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  std::optional<WorkspaceEstimate> planned = (*h)->EstimateWorkspace();
+  ASSERT_TRUE(planned.has_value());
+  EXPECT_NE(planned->how.find("max_batch_size 10 rows x widest layer 32"), std::string::npos) << planned->how;
+  auto m = (*h)->LoadModel();
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_TRUE(RunRows(**m, 10).ok());
+  EXPECT_EQ(Charged(ledger) - kWeightBytes, planned->bytes) << "the estimate is the ledger's charge at the largest batch";
+}
+
 TEST_F(DeviceMemoryTest, NoLedgerInTheContextChargesNothing) {
   device::MemoryLedger ledger = MakeLedger(kMiB);
   SetModelProcessContext({});

@@ -69,9 +69,19 @@ class Model {
   virtual std::string_view device() const = 0;
 };
 
+// Device memory one loaded copy of a model needs beyond its weights, for its largest batch: the
+// activation and scratch buffers, as the model really allocates them.
+struct WorkspaceEstimate {
+  uint64_t bytes = 0;
+  std::string how;  // the arithmetic, e.g. "2 activation buffers x 256 rows x widest layer 32 x 4 B"
+};
+
 class ModelHandler {
  public:
   virtual ~ModelHandler() = default;
+
+  // For the plan (no weights loaded); nullopt when the handler cannot say.
+  virtual std::optional<WorkspaceEstimate> EstimateWorkspace() const { return std::nullopt; }
 
   virtual Result<std::unique_ptr<Model>> LoadModel() const = 0;
   // Beam's default namespace is "RunInference"; handlers may override (Beam's BeamML_PyTorch etc.).

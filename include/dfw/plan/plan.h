@@ -22,13 +22,20 @@ enum class CopiesPolicy {
 
 const char* CopiesPolicyName(CopiesPolicy policy);  // "per-process", "large_model", "model_copies"
 
+// A model copy's per-batch workspace and how it was estimated; converts from a plain byte count.
+struct WorkspaceSize {
+  uint64_t bytes = 0;
+  std::string how;  // the arithmetic ("" = not estimated)
+  WorkspaceSize(uint64_t b = 0, std::string h = {}) : bytes(b), how(std::move(h)) {}  // NOLINT: implicit on purpose
+};
+
 // One model the pipeline loads, filled by the pipeline/inference modules (empty list = no models known).
 struct ModelRequirement {
   std::string name;                 // e.g. the RunInference transform or model file name
   uint64_t bytes = 0;               // weights resident on the device per copy
   CopiesPolicy policy = CopiesPolicy::kPerProcess;
   int model_copies = 1;             // k for kModelCopies (>= 1)
-  uint64_t workspace_bytes = 0;     // per-batch activation workspace estimate, per process running it
+  WorkspaceSize workspace;          // per-batch activation workspace estimate, per process running it
   std::string device = "CPU";       // model_handler.config device: "CPU" or "GPU" (as the pipeline asks)
   std::optional<Origin> origin;     // where the transform (its `device:` when given) is written, for diagnostics
 };
@@ -73,6 +80,7 @@ struct WorkerPlan {
     int copies_per_gpu = 0;        // on the busiest GPU
     std::string device = "CPU";    // as the pipeline asks ("GPU" runs on the CPU without an accelerator)
     std::optional<Origin> origin;  // copied from ModelRequirement::origin
+    WorkspaceSize workspace;       // per process running it (ModelRequirement::workspace)
   };
   std::vector<Model> models;
 
