@@ -1,41 +1,271 @@
 #!/usr/bin/env bash
 # One prepared GPU check (< 8 minutes on one GPU, 16 cores). Run it on a machine with an NVIDIA
 # GPU; every step prints PASS, FAIL or SKIP (with the reason), and a step whose piece is not built
-# yet or whose hardware is absent is skipped rather than failing the script. Exit status: the
-# number of failed steps (0 = all passed or skipped).
+# yet or whose hardware is absent is skipped rather than failing the script. Every PASS/FAIL/SKIP
+# line also goes to $OUT/gpu-check.txt when $OUT is set (the device tool brings $OUT back), with the
+# whole output in $OUT/gpu-check.log and the steps' logs in $OUT/gpu-check-logs.tar.gz. Exit status:
+# the number of failed steps (0 = all passed or skipped).
 #
-#   bash scripts/gpu-check.sh                # build in build-gpu, run every step
+#   bash scripts/gpu-check.sh --bundle .gpu  # the lent GPU machine: use a bundle made here by
+#                                            # scripts/gpu-bundle.sh (no configure, no build)
+#   bash scripts/gpu-check.sh                # build in build-gpu, run every step (needs our Debian libraries)
 #   DFW_GPU_CHECK_BUILD=build-x bash scripts/gpu-check.sh
 #   DFW_GPU_CHECK_PIPELINE=path.yaml DFW_GPU_CHECK_RECORDS=N DFW_GPU_CHECK_FLAGS='...'  # step 6
+#   DFW_GPU_CHECK_BUDGET_S=440               # with --bundle (default 440; none without): later steps SKIP
 #
-# Steps: 1 GPU and driver facts; 2 configure + build with -DDFW_WITH_CUDA=ON; 3 backend parity
-# tests (the CUDA rows must run, not skip); 4 device tests (ledger, MPS controllers) including the
+# With --bundle, step 0 is a smoke step (about 10 s): the bundle is whole, this host's glibc is new
+# enough, the gzipped libraries unpack, cuBLAS is found and every symbol of libdfw_backend_cuda.so
+# resolves, the three binaries start, nvidia-smi sees a GPU, libcuda.so.1 is there and the CUDA
+# backend loads (a dry run with --accelerator_backend=cuda selects backend cuda). If any of that
+# fails the script stops there with the reason, so a broken bundle or a GPU-less host costs seconds.
+# (nvidia-cuda-mps-control missing is a FAIL line but does not stop: steps 3, 6 and 7 still run.)
+# --allow-no-gpu turns the GPU items of the smoke step into SKIPs and goes on (scripts/gpu-bundle.sh
+# --check runs the CPU-only steps from the bundle that way on a machine without a GPU).
+#
+# Steps: 0 smoke (--bundle only); 1 GPU and driver facts; 2 configure + build with -DDFW_WITH_CUDA=ON
+# (with --bundle: the bundle's facts instead); 3 backend parity tests (the CUDA rows must run, not
+# skip); 4 device tests (ledger, MPS controllers) including the
 # real-daemon test; 5 a real MPS daemon in a temp dir with the parity tests as its client; 6 a
 # pipeline with 8 SDK processes without and with MPS: measured GPU memory vs the plan, throughput;
 # 6b the same pipeline with model_copies: 2 under MPS: model hosts export their GPU copy through CUDA IPC;
 # 7 sentence embeddings (MiniLM: $DFW_MINILM_DIR, else a MiniLM-shaped model made by
 # scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s.
 set -uo pipefail
+CALLER_PWD=$PWD
+BUNDLE=""
+ALLOW_NO_GPU=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bundle) BUNDLE=${2:-}; shift 2 || shift ;;
+    --bundle=*) BUNDLE=${1#--bundle=}; shift ;;
+    --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    *) echo "usage: $0 [--bundle DIR] [--allow-no-gpu]" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$BUNDLE" ]; then
+  case "$BUNDLE" in /*) ;; *) BUNDLE=$CALLER_PWD/$BUNDLE ;; esac
+  BUNDLE=$(cd "$BUNDLE" 2>/dev/null && pwd) || { echo "gpu-check: no bundle folder at $BUNDLE" >&2; exit 1; }
+fi
 cd "$(dirname "$0")/.." || exit 1
+REPO=$PWD
 BUILD=${DFW_GPU_CHECK_BUILD:-build-gpu}
 JOBS=$(nproc)
 FAILED=0
 TMP=$(mktemp -d /tmp/dfw-gpu-check.XXXXXX)
 MPS_PIPE=""
+SAMPLER=""
+CREATED=()  # LINK|TOP: links this run made at the binaries' compiled-in paths, and the top folder made for each
+RESULTS=""
+TEE_PID=""
+if [ -n "${OUT:-}" ] && mkdir -p "$OUT" 2>/dev/null; then
+  RESULTS=$OUT/gpu-check.txt
+  : >"$RESULTS"
+  exec > >(tee "$OUT/gpu-check.log") 2>&1
+  TEE_PID=$!
+fi
+if [ -n "$BUNDLE" ]; then BUDGET=${DFW_GPU_CHECK_BUDGET_S:-440}; else BUDGET=${DFW_GPU_CHECK_BUDGET_S:-100000}; fi
+DEADLINE=$((SECONDS + BUDGET))
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 cleanup() {
   if [ -n "$MPS_PIPE" ] && [ -e "$MPS_PIPE/nvidia-cuda-mps-control.pid" ]; then
     echo quit | CUDA_MPS_PIPE_DIRECTORY=$MPS_PIPE CUDA_MPS_LOG_DIRECTORY=$TMP/mps-log nvidia-cuda-mps-control >/dev/null 2>&1
   fi
   [ -n "${SAMPLER:-}" ] && kill "$SAMPLER" 2>/dev/null
+  local i link top d
+  for ((i = ${#CREATED[@]} - 1; i >= 0; i--)); do
+    link=${CREATED[i]%%|*}; top=${CREATED[i]#*|}
+    rm -f "$link"
+    d=$(dirname "$link")
+    while [ "$d" != "$(dirname "$top")" ] && rmdir "$d" 2>/dev/null; do d=$(dirname "$d"); done
+  done
+  if [ -n "$RESULTS" ]; then
+    (cd "$TMP" && find . -maxdepth 2 -name '*.log' -size -4M -print0 | tar --null -T - -czf "$OUT/gpu-check-logs.tar.gz") 2>/dev/null
+  fi
   rm -rf "$TMP"
+  if [ -n "$TEE_PID" ]; then exec >&- 2>&-; wait "$TEE_PID" 2>/dev/null; fi
 }
 trap cleanup EXIT
 
-say() { printf '\n== %s\n' "$*"; }
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; FAILED=$((FAILED + 1)); }
-skip() { echo "SKIP: $*"; }
+note() { echo "$*"; [ -z "$RESULTS" ] || echo "$*" >>"$RESULTS"; }
+say() { printf '\n== %s\n' "$*"; [ -z "$RESULTS" ] || printf '== %s\n' "$*" >>"$RESULTS"; }
+pass() { note "PASS: $*"; }
+fail() { note "FAIL: $*"; FAILED=$((FAILED + 1)); }
+skip() { note "SKIP: $*"; }
+# Seconds left for a step that wants $1 (at least 1), and whether less than $1 is left.
+tmo() { local left=$((DEADLINE - SECONDS)); [ "$left" -lt "$1" ] || left=$1; [ "$left" -ge 1 ] || left=1; echo "$left"; }
+late() { [ $((DEADLINE - SECONDS)) -lt "${1:-20}" ]; }
+secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+ratio() { awk -v n="$1" -v d="$2" 'BEGIN { if (d > 0) printf "%.1f", n / d; else print "?" }'; }
+
+# Our binaries run through dfw_env: with --bundle, LD_LIBRARY_PATH is the bundle's lib (then what it
+# was, for the NVIDIA libraries); other programs (python3, nvidia-smi) keep the host's environment,
+# since the bundle's libstdc++ (g++ 12) may be older than the one the host's python was built with.
+DFW_LIBPATH=""
+dfw_env() {
+  if [ -n "$DFW_LIBPATH" ]; then LD_LIBRARY_PATH=$DFW_LIBPATH "$@"; else "$@"; fi
+}
+MPS_CONTROL=$(command -v nvidia-cuda-mps-control || true)
+if [ -z "$MPS_CONTROL" ]; then
+  for d in /usr/local/nvidia/bin /usr/bin /usr/local/bin; do
+    if [ -x "$d/nvidia-cuda-mps-control" ]; then MPS_CONTROL=$d/nvidia-cuda-mps-control; export PATH=$PATH:$d; break; fi
+  done
+fi
+if ! command -v nvidia-smi >/dev/null 2>&1 && [ -x /usr/local/nvidia/bin/nvidia-smi ]; then export PATH=$PATH:/usr/local/nvidia/bin; fi
+
+BUILT=()
+built() { [[ " ${BUILT[*]} " == *" $1 "* ]]; }
+DFW="$BUILD/src/cli/dfworker"
+BACKEND_TESTS="$BUILD/tests/backend/dfw_backend_tests"
+DEVICE_TESTS="$BUILD/tests/device/dfw_device_tests"
+ACCEL="type:nvidia-l4;count:1;install-nvidia-driver"
+
+if [ -n "$BUNDLE" ]; then
+  say "0. smoke: the bundle ($BUNDLE) starts here and the CUDA backend loads"
+  SMOKE_START=$SECONDS
+  SMOKE_BAD=()   # the bundle is broken: stop
+  SMOKE_GPU=()   # no usable GPU here: stop unless --allow-no-gpu
+  smoke_bad() { fail "smoke: $*"; SMOKE_BAD+=("$*"); }
+  smoke_gpu() {
+    if [ "$ALLOW_NO_GPU" = 1 ]; then skip "smoke: $* (--allow-no-gpu)"; else fail "smoke: $*"; SMOKE_GPU+=("$*"); fi
+  }
+  missing=()
+  for f in bundle.env bin/dfworker bin/dfw_backend_tests bin/dfw_device_tests lib/libdfw_backend_cuda.so share/pipelines/default.yaml; do
+    [ -e "$BUNDLE/$f" ] || missing+=("$f")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    smoke_bad "the bundle lacks ${missing[*]} (make it here with bash scripts/gpu-bundle.sh, carry .gpu)"
+    note "STOP: the bundle is incomplete; nothing else was run."
+    exit "$FAILED"
+  fi
+  # shellcheck disable=SC1091
+  . "$BUNDLE/bundle.env"
+  chmod u+x "$BUNDLE"/bin/* 2>/dev/null  # in case the copy lost the mode bits
+  note "   bundle: commit $DFW_BUNDLE_COMMIT, built $DFW_BUNDLE_BUILT, CUDA $DFW_BUNDLE_NVCC, architectures $DFW_BUNDLE_CUDA_ARCHITECTURES"
+  DFW=$BUNDLE/bin/dfworker
+  BACKEND_TESTS=$BUNDLE/bin/dfw_backend_tests
+  DEVICE_TESTS=$BUNDLE/bin/dfw_device_tests
+  export DFW_CUDA_BACKEND_PATH=$BUNDLE/lib/libdfw_backend_cuda.so
+  # glibc: the bundle carries everything but glibc, so the host's must be at least as new. Its
+  # libstdc++/libgcc_s (lib/cxx, g++ 12) need a newer glibc than the rest: where the host's glibc is
+  # older, the host's own libstdc++ is used (it must then have GLIBCXX_$DFW_BUNDLE_GLIBCXX).
+  glibc_here=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  glibc_ge() { [ -n "$glibc_here" ] && [ "$(printf '%s\n%s\n' "$1" "$glibc_here" | sort -V | head -1)" = "$1" ]; }
+  CXX_DIR=""
+  if ! glibc_ge "$DFW_BUNDLE_GLIBC"; then
+    smoke_bad "this host's glibc is ${glibc_here:-unknown}; the bundle needs $DFW_BUNDLE_GLIBC or newer"
+  elif glibc_ge "$DFW_BUNDLE_GLIBC_CXX"; then
+    CXX_DIR=$BUNDLE/lib/cxx
+    pass "smoke: glibc $glibc_here (bundle needs >= $DFW_BUNDLE_GLIBC; its libstdc++ >= $DFW_BUNDLE_GLIBC_CXX: used)"
+  else
+    pass "smoke: glibc $glibc_here (bundle needs >= $DFW_BUNDLE_GLIBC); the host's libstdc++ is used (the bundle's needs glibc $DFW_BUNDLE_GLIBC_CXX)"
+  fi
+  # The big libraries travel gzipped; unpack them next to the bundle's lib, in the temp dir.
+  mkdir -p "$TMP/xlib"
+  unpack_ok=1
+  for z in "$BUNDLE"/lib/*.gz; do
+    [ -e "$z" ] || continue
+    gzip -dc "$z" >"$TMP/xlib/$(basename "$z" .gz)" 2>/dev/null ||
+      python3 -c 'import gzip,shutil,sys; shutil.copyfileobj(gzip.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$z" "$TMP/xlib/$(basename "$z" .gz)" ||
+      { smoke_bad "cannot unpack $z"; unpack_ok=0; }
+  done
+  [ "$unpack_ok" = 1 ] && pass "smoke: unpacked $(find "$TMP/xlib" -type f | wc -l) gzipped libraries"
+  DFW_LIBPATH=$BUNDLE/lib${CXX_DIR:+:$CXX_DIR}:$TMP/xlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # cuBLAS is the machine's (the bundle leaves it out); find it where the toolkit or PyTorch keeps it.
+  cuda_lib_missing() { dfw_env ldd "$BUNDLE/lib/libdfw_backend_cuda.so" 2>&1 | grep 'not found'; }
+  if [ -n "$(cuda_lib_missing)" ]; then
+    site=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64 \
+             $(for s in $site; do echo "$s"/nvidia/cu13/lib "$s"/nvidia/cublas/lib; done); do
+      if [ -e "$d/libcublas.so.13" ]; then DFW_LIBPATH=$DFW_LIBPATH:$d; break; fi
+    done
+  fi
+  still=$(cuda_lib_missing | awk '{print $1}' | tr '\n' ' ')
+  undefined=$(dfw_env ldd -r "$BUNDLE/lib/libdfw_backend_cuda.so" 2>&1 | grep -c 'undefined symbol')
+  if [ -n "$still" ]; then
+    smoke_bad "libdfw_backend_cuda.so needs ${still}which this host lacks (looked in LD_LIBRARY_PATH, /usr/local/cuda*, PyTorch's nvidia packages)"
+  elif [ "$undefined" -gt 0 ]; then
+    dfw_env ldd -r "$BUNDLE/lib/libdfw_backend_cuda.so" 2>&1 | grep -m5 'undefined symbol'
+    smoke_bad "libdfw_backend_cuda.so: $undefined undefined symbol(s) against this host's cuBLAS"
+  else
+    pass "smoke: libdfw_backend_cuda.so links: $(dfw_env ldd "$BUNDLE/lib/libdfw_backend_cuda.so" | awk '/cublas/ {print $1" -> "$3}' | tr '\n' ' ')"
+  fi
+  # Every library (and symbol version) each bundled ELF needs is found.
+  unresolved=$(for f in "$DFW" "$BACKEND_TESTS" "$DEVICE_TESTS" "$BUNDLE/lib/libdfw_backend_cuda.so"; do
+                 dfw_env ldd "$f" 2>&1 | grep -E 'not found' | sed "s|^|$(basename "$f"): |"; done | sort -u)
+  if [ -n "$unresolved" ]; then
+    smoke_bad "unresolved: $(echo "$unresolved" | head -6 | tr '\n' ';' | tr -s ' \t' ' ')"
+  else
+    pass "smoke: every library the bundle's binaries need resolves"
+  fi
+  # The binaries start (the whole closure loads).
+  if v=$(dfw_env timeout 5 "$DFW" --version 2>&1); then pass "smoke: $v starts"
+  else smoke_bad "dfworker --version: $(echo "$v" | tail -2 | tr '\n' ' ')"; fi
+  for t in "$BACKEND_TESTS" "$DEVICE_TESTS"; do
+    if l=$(dfw_env timeout 5 "$t" --gtest_list_tests 2>&1); then pass "smoke: $(basename "$t") starts ($(echo "$l" | grep -c '^  ') tests)"
+    else smoke_bad "$(basename "$t") --gtest_list_tests: $(echo "$l" | tail -2 | tr '\n' ' ')"; fi
+  done
+  # The test binaries have the build's source and build folders compiled in (DFW_SOURCE_DIR for test
+  # data, DFW_BINARY_DIR/src/cli/dfworker for the real-process tests): where those paths are missing,
+  # link them to a private copy of the bundle's share/ and to the bundled dfworker.
+  SRC=$TMP/src
+  cp -r "$BUNDLE/share" "$SRC" && chmod u+x "$SRC"/tests/device/testdata/* 2>/dev/null
+  export DFW_CATALOG_DIR=$SRC/configs
+  first_missing() { local p=$1; while [ ! -e "$(dirname "$p")" ]; do p=$(dirname "$p"); done; echo "$p"; }
+  link_path() {  # link_path TARGET PATH: make PATH a link to TARGET unless PATH exists
+    [ -e "$2" ] && return 0
+    local top; top=$(first_missing "$2")
+    if mkdir -p "$(dirname "$2")" 2>/dev/null && ln -s "$1" "$2" 2>/dev/null; then CREATED+=("$2|$top"); return 0; fi
+    return 1
+  }
+  if link_path "$SRC" "$DFW_BUNDLE_SOURCE_DIR" && link_path "$DFW" "$DFW_BUNDLE_BINARY_DIR/src/cli/dfworker"; then
+    pass "smoke: compiled-in paths $DFW_BUNDLE_SOURCE_DIR and $DFW_BUNDLE_BINARY_DIR/src/cli/dfworker resolve${CREATED[*]:+ (linked: ${CREATED[*]%%|*})}"
+  else
+    fail "smoke: cannot link $DFW_BUNDLE_SOURCE_DIR or $DFW_BUNDLE_BINARY_DIR/src/cli/dfworker (not root?): some device tests will skip or fail"
+  fi
+  cd "$SRC" || exit 1
+  # The GPU: driver, GPU visible, libcuda, MPS control, and the CUDA backend really loading.
+  if command -v nvidia-smi >/dev/null 2>&1 && g=$(timeout 10 nvidia-smi -L 2>&1); then
+    pass "smoke: nvidia-smi: $(echo "$g" | head -2 | tr '\n' ' ')"
+  else
+    smoke_gpu "no GPU: nvidia-smi $(command -v nvidia-smi >/dev/null 2>&1 && echo "fails: $(echo "${g:-}" | head -1)" || echo "is not on PATH")"
+  fi
+  libcuda=""
+  if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    libcuda="ldconfig's cache"
+  else
+    for d in ${DFW_LIBPATH//:/ } /usr/local/nvidia/lib64 /usr/local/nvidia/lib /usr/lib/x86_64-linux-gnu; do
+      if [ -e "$d/libcuda.so.1" ]; then libcuda=$d; DFW_LIBPATH=$DFW_LIBPATH:$d; break; fi
+    done
+  fi
+  if [ -n "$libcuda" ]; then pass "smoke: libcuda.so.1 found ($libcuda)"
+  else smoke_gpu "no NVIDIA driver: libcuda.so.1 is neither in ldconfig's cache nor in LD_LIBRARY_PATH or /usr/local/nvidia/lib64"; fi
+  if [ -n "$MPS_CONTROL" ]; then pass "smoke: nvidia-cuda-mps-control at $MPS_CONTROL"
+  elif [ "$ALLOW_NO_GPU" = 1 ]; then skip "smoke: nvidia-cuda-mps-control not found (--allow-no-gpu)"
+  else fail "smoke: nvidia-cuda-mps-control not found (PATH, /usr/local/nvidia/bin): the MPS steps will skip; going on"; fi
+  if [ ${#SMOKE_BAD[@]} -eq 0 ]; then
+    dfw_env timeout 20 "$DFW" run pipelines/default.yaml --dry_run --accelerator_backend=cuda --machine_type=g2-standard-8 \
+      "--dataflow_service_options=worker_accelerator=$ACCEL" >"$TMP/smoke-backend.log" 2>&1
+    rc=$?
+    # The plan's accelerator line names the backend in use (a validation finding may still set rc).
+    if grep -q "backend cuda" "$TMP/smoke-backend.log"; then
+      pass "smoke: the CUDA backend loads: $(grep -m1 -o 'accelerator: .*' "$TMP/smoke-backend.log" | tr -s ' ' | cut -c1-150) (dry run exit $rc)"
+    else
+      why=$(grep -m1 -E '^error' "$TMP/smoke-backend.log" || grep -v '^\s*$' "$TMP/smoke-backend.log" | tail -3 | tr '\n' ' ')
+      smoke_gpu "the CUDA backend does not load (dry run with --accelerator_backend=cuda, exit $rc): $(echo "$why" | cut -c1-400)"
+    fi
+  fi
+  note "   smoke step: $((SECONDS - SMOKE_START)) s"
+  if [ ${#SMOKE_BAD[@]} -gt 0 ]; then
+    note "STOP: the bundle does not work on this host (${#SMOKE_BAD[@]} problem(s) above); nothing else was run."
+    exit "$FAILED"
+  fi
+  if [ ${#SMOKE_GPU[@]} -gt 0 ]; then
+    note "STOP: no usable GPU here (${#SMOKE_GPU[@]} item(s) above; first: ${SMOKE_GPU[0]}); nothing else was run. The bundle itself starts: see the PASS lines."
+    exit "$FAILED"
+  fi
+  BUILT=(dfw_backend_cuda dfw_backend_tests dfw_device_tests dfworker)
+fi
 
 HAVE_GPU=0
 say "1. GPU and driver"
@@ -47,10 +277,13 @@ else
   skip "no NVIDIA GPU or driver here (nvidia-smi missing or failing); GPU rows below will skip"
 fi
 
+if [ -n "$BUNDLE" ]; then
+  say "2. bundle (no configure, no build)"
+  pass "using $BUNDLE: commit $DFW_BUNDLE_COMMIT, CUDA architectures $DFW_BUNDLE_CUDA_ARCHITECTURES, LD_LIBRARY_PATH for our binaries: $DFW_LIBPATH"
+else
 say "2. configure + build with CUDA ($BUILD)"
-BUILT=()
 if ! timeout 120 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDFW_WITH_CUDA=ON -DDFW_WERROR=OFF -DDFW_BENCH=OFF \
-     >"$TMP/configure.log" 2>&1; then
+     -DDFW_TEST_HOOKS=ON >"$TMP/configure.log" 2>&1; then
   tail -20 "$TMP/configure.log"
   fail "configure with -DDFW_WITH_CUDA=ON"
 else
@@ -66,14 +299,16 @@ else
     fi
   done
 fi
-built() { [[ " ${BUILT[*]} " == *" $1 "* ]]; }
+export DFW_CUDA_BACKEND_PATH="$PWD/$BUILD/src/backend/cuda/libdfw_backend_cuda.so"
+fi
 
 say "3. backend parity (CPU reference vs CUDA)"
 if ! built dfw_backend_tests; then
   skip "dfw_backend_tests not built"
+elif late 30; then
+  skip "parity: out of time (budget ${BUDGET}s)"
 else
-  export DFW_CUDA_BACKEND_PATH="$PWD/$BUILD/src/backend/cuda/libdfw_backend_cuda.so"
-  timeout 300 "$BUILD/tests/backend/dfw_backend_tests" --gtest_filter='*Parity*:CudaIpc.*' >"$TMP/parity.log" 2>&1
+  dfw_env timeout "$(tmo 300)" "$BACKEND_TESTS" --gtest_filter='*Parity*:CudaIpc.*' >"$TMP/parity.log" 2>&1
   rc=$?
   grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$TMP/parity.log" | sort | uniq -c | head -40
   skipped=$(grep -c -E '^\[  SKIPPED \] (AllCases/.*cuda_|CudaIpc.Parent)' "$TMP/parity.log")
@@ -91,12 +326,14 @@ else
 fi
 
 say "4. device tests (ledger, emulated + nvidia MPS controllers)"
-MPS_CONTROL=$(command -v nvidia-cuda-mps-control || true)
 if ! built dfw_device_tests; then
   skip "dfw_device_tests not built"
+elif late 30; then
+  skip "device tests: out of time (budget ${BUDGET}s)"
 else
-  if DFW_TEST_MPS_CONTROL="$MPS_CONTROL" timeout 180 "$BUILD/tests/device/dfw_device_tests" >"$TMP/device.log" 2>&1; then
-    pass "device tests: $(grep -E '^\[  PASSED' "$TMP/device.log")"
+  if DFW_TEST_MPS_CONTROL="$MPS_CONTROL" dfw_env timeout "$(tmo 180)" "$DEVICE_TESTS" >"$TMP/device.log" 2>&1; then
+    pass "device tests: $(grep -oE '^\[  PASSED  \] [0-9]+' "$TMP/device.log" | grep -oE '[0-9]+$') passed$(grep -q '^\[  SKIPPED \] [A-Za-z]' "$TMP/device.log" &&
+          echo ", skipped: $(grep -E '^\[  SKIPPED \] [A-Za-z]' "$TMP/device.log" | awk '{print $4}' | sort -u | tr '\n' ' ')")"
     grep -A8 "RealDaemonStartsAnswersAndQuits" "$TMP/device.log" | grep -E "OK|SKIPPED|Control" | head -10
   else
     grep -E 'Failure|FAILED' "$TMP/device.log" | head -20
@@ -109,6 +346,8 @@ if [ -z "$MPS_CONTROL" ]; then
   skip "nvidia-cuda-mps-control not on PATH"
 elif [ "$HAVE_GPU" = 0 ]; then
   skip "no GPU"
+elif late 40; then
+  skip "MPS daemon: out of time (budget ${BUDGET}s)"
 else
   MPS_PIPE=$TMP/mps-pipe
   mkdir -p "$MPS_PIPE" "$TMP/mps-log" && chmod 0700 "$MPS_PIPE" "$TMP/mps-log"
@@ -118,7 +357,7 @@ else
     echo get_server_list | timeout 10 nvidia-cuda-mps-control
     if built dfw_backend_tests; then
       # The parity tests are an MPS client: their CUDA context goes through the daemon.
-      timeout 180 "$BUILD/tests/backend/dfw_backend_tests" --gtest_filter='*Parity*cuda_gemm*' >"$TMP/mps-client.log" 2>&1
+      dfw_env timeout "$(tmo 180)" "$BACKEND_TESTS" --gtest_filter='*Parity*cuda_gemm*' >"$TMP/mps-client.log" 2>&1
       echo "client run: $(grep -E '^\[  (PASSED|FAILED)' "$TMP/mps-client.log" | tr '\n' ' ')"
     fi
     echo quit | timeout 10 nvidia-cuda-mps-control
@@ -137,11 +376,13 @@ fi
 
 say "6. pipeline with 8 SDK processes, without and with MPS"
 PIPELINE=${DFW_GPU_CHECK_PIPELINE:-pipelines/default.yaml}
+# With --bundle the steps run in a copy of the bundle's share/; a relative path given for the repo still works.
+if [ ! -f "$PIPELINE" ] && [ -f "$REPO/$PIPELINE" ]; then PIPELINE=$REPO/$PIPELINE; fi
 RECORDS=${DFW_GPU_CHECK_RECORDS:-}
-# Extra run flags, e.g. "--accelerator_backend=cuda" once the options module knows it.
+# Extra run flags (DFW_GPU_CHECK_FLAGS). With a GPU the runs ask for --accelerator_backend=cuda, so a
+# backend that fails to load fails the step instead of quietly falling back to the emulated GPU.
 read -r -a EXTRA <<<"${DFW_GPU_CHECK_FLAGS:-}"
-ACCEL="type:nvidia-l4;count:1;install-nvidia-driver"
-DFW="$BUILD/src/cli/dfworker"
+if [ "$HAVE_GPU" = 1 ] && [[ " ${EXTRA[*]} " != *" --accelerator_backend"* ]]; then EXTRA+=(--accelerator_backend=cuda); fi
 if ! built dfworker; then
   skip "dfworker not built"
 elif [ ! -f "$PIPELINE" ]; then
@@ -152,8 +393,9 @@ else
     [ "$mode" = mps ] && opts="$ACCEL;use_nvidia_mps"
     # g2-standard-8: 8 vCPUs, so 8 SDK processes.
     flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$opts" "${EXTRA[@]}")
+    if late 30; then skip "pipeline ($mode): out of time (budget ${BUDGET}s)"; continue; fi
     echo "-- $mode: plan"
-    if ! timeout 60 "$DFW" run "$PIPELINE" "${flags[@]}" --dry_run >"$TMP/plan-$mode.log" 2>&1; then
+    if ! dfw_env timeout "$(tmo 60)" "$DFW" run "$PIPELINE" "${flags[@]}" --dry_run >"$TMP/plan-$mode.log" 2>&1; then
       tail -10 "$TMP/plan-$mode.log"
       fail "dry run ($mode)"
       continue
@@ -166,18 +408,17 @@ else
     nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 >"$TMP/mem-$mode.log" 2>/dev/null &
     SAMPLER=$!
     start=$(date +%s.%N)
-    timeout 150 "$DFW" run "$PIPELINE" "${flags[@]}" >"$TMP/run-$mode.log" 2>&1
+    dfw_env timeout "$(tmo 150)" "$DFW" run "$PIPELINE" "${flags[@]}" >"$TMP/run-$mode.log" 2>&1
     rc=$?
-    end=$(date +%s.%N)
+    secs=$(secs_since "$start")
     kill "$SAMPLER" 2>/dev/null; wait "$SAMPLER" 2>/dev/null; SAMPLER=""
     if grep -q "not implemented" "$TMP/run-$mode.log"; then
       skip "dfworker run cannot execute pipelines yet: $(grep -m1 'not implemented' "$TMP/run-$mode.log" | cut -c1-120)"
       break
     fi
-    secs=$(echo "$end - $start" | bc)
     peak=$(sort -n "$TMP/mem-$mode.log" | tail -1)
     echo "-- $mode: exit $rc, ${secs}s, peak GPU memory used ${peak:-?} MiB (nvidia-smi, whole device)"
-    [ -n "$RECORDS" ] && echo "-- $mode: throughput $(echo "scale=1; $RECORDS / $secs" | bc) records/s"
+    [ -n "$RECORDS" ] && echo "-- $mode: throughput $(ratio "$RECORDS" "$secs") records/s"
     if [ $rc -eq 0 ]; then pass "pipeline ($mode)"; else tail -10 "$TMP/run-$mode.log"; fail "pipeline ($mode)"; fi
   done
 fi
@@ -185,16 +426,18 @@ fi
 say "6b. shared model copies on the GPU: model_copies: 2, 8 SDK processes, MPS (hosts export through CUDA IPC)"
 if ! built dfworker || [ ! -f "$PIPELINE" ]; then
   skip "dfworker not built or no pipeline"
+elif late 30; then
+  skip "shared copies: out of time (budget ${BUDGET}s)"
 elif ! grep -q "device: GPU" "$PIPELINE"; then
   skip "$PIPELINE has no 'device: GPU' line to add model_copies to"
 else
   sed -e 's#^\( *\)device: GPU.*#&\n\1model_copies: 2#' "$PIPELINE" >"$TMP/shared.yaml"
   flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$ACCEL;use_nvidia_mps" "${EXTRA[@]}")
-  timeout 60 "$DFW" run "$TMP/shared.yaml" "${flags[@]}" --dry_run 2>&1 | grep -i -E "cop(y|ies)|memory" | head -6
+  dfw_env timeout "$(tmo 60)" "$DFW" run "$TMP/shared.yaml" "${flags[@]}" --dry_run 2>&1 | grep -i -E "cop(y|ies)|memory" | head -6
   if [ "$HAVE_GPU" = 0 ]; then
     skip "shared copies on the GPU: no GPU to run on"
   else
-    timeout 150 "$DFW" run "$TMP/shared.yaml" "${flags[@]}" --job_dir "$TMP/shared-job" >"$TMP/shared.log" 2>&1
+    dfw_env timeout "$(tmo 150)" "$DFW" run "$TMP/shared.yaml" "${flags[@]}" --job_dir "$TMP/shared-job" >"$TMP/shared.log" 2>&1
     rc=$?
     exported=$(cat "$TMP"/shared-job/logs/model-host-*.log 2>/dev/null | grep -c "exported through CUDA IPC")
     opened=$(cat "$TMP"/shared-job/logs/*.log "$TMP/shared.log" 2>/dev/null | grep -c "GPU copy (CUDA IPC")
@@ -210,10 +453,12 @@ SENTENCES=${DFW_GPU_CHECK_SENTENCES:-4000}
 MINILM=${DFW_MINILM_DIR:-}
 if ! built dfworker; then
   skip "dfworker not built"
+elif late 60; then
+  skip "embeddings: out of time (budget ${BUDGET}s)"
 else
   if [ -z "$MINILM" ] || [ ! -f "$MINILM/model.safetensors" ]; then
     MINILM=$TMP/minilm-shaped
-    python3 scripts/make_bert_shaped.py "$MINILM" >/dev/null && echo "-- model: MiniLM-shaped, made-up weights ($MINILM)"
+    timeout "$(tmo 120)" python3 scripts/make_bert_shaped.py "$MINILM" >/dev/null && echo "-- model: MiniLM-shaped, made-up weights ($MINILM)"
   else
     echo "-- model: $MINILM"
   fi
@@ -245,15 +490,15 @@ PY
         [ "$mode" = mps ] && opts="$ACCEL;use_nvidia_mps"
         flags=(--machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$opts" "${EXTRA[@]}")
         [ "$procs" = 1 ] && flags+=(--experiments=no_use_multiple_sdk_containers)
+        if late 30; then skip "embeddings, $procs process(es), $mode: out of time (budget ${BUDGET}s)"; continue; fi
         rm -rf "$TMP/embed-out"
         start=$(date +%s.%N)
-        timeout 240 "$DFW" run "$TMP/embed.yaml" "${flags[@]}" >"$TMP/embed-$procs-$mode.log" 2>&1
+        dfw_env timeout "$(tmo 240)" "$DFW" run "$TMP/embed.yaml" "${flags[@]}" >"$TMP/embed-$procs-$mode.log" 2>&1
         rc=$?
-        end=$(date +%s.%N)
-        secs=$(echo "$end - $start" | bc)
+        secs=$(secs_since "$start")
         rows=$(cat "$TMP"/embed-out/embeddings-*.jsonl 2>/dev/null | wc -l)
         echo "-- $procs process(es), $mode: exit $rc, $rows/$SENTENCES embeddings in ${secs}s =" \
-          "$(echo "scale=1; $rows / $secs" | bc) sentences/s (process start and model load included)"
+          "$(ratio "$rows" "$secs") sentences/s (process start and model load included)"
         grep -m2 -i -E "backend|cuda|emulat" "$TMP/embed-$procs-$mode.log" | cut -c1-160
         if [ $rc -eq 0 ] && [ "$rows" = "$SENTENCES" ]; then pass "embeddings, $procs process(es), $mode"
         else tail -8 "$TMP/embed-$procs-$mode.log"; fail "embeddings, $procs process(es), $mode"; fi
@@ -263,5 +508,5 @@ PY
 fi
 
 say "summary"
-echo "$FAILED failed step(s)"
+note "$FAILED failed step(s) in $SECONDS s"
 exit "$FAILED"
