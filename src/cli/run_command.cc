@@ -1,5 +1,6 @@
 // `dfworker run`: parse options (pipeline file's options: block, then flags), plan, validate;
 // print the dry-run report or hand over to RunJob.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +18,8 @@
 #include "dfw/device/accelerator.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
+#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/spec.h"
 #include "host_info.h"
 #include "pipeline_models.h"
 #include "run_job.h"
@@ -121,6 +124,23 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   if (!view.selection.ok()) diagnostics.push_back(SelectionError(view.selection));
   const bool valid = !HasErrors(diagnostics);
 
+  const bool pipeline_loads = std::none_of(pipeline.diagnostics.begin(), pipeline.diagnostics.end(),
+                                           [](const Diagnostic& d) { return d.code == "pipeline-invalid"; });
+  if (flags.dry_run && plan.ok() && pipeline_loads) {
+    // How the inputs would be cut for these SDK processes (sources only: no model is loaded).
+    StageRegistry registry;
+    RegisterBuiltinStages(registry);
+    Result<BundlePreview> preview = [&]() -> Result<BundlePreview> {
+      ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(context.pipeline_yaml, registry, flags.pipeline_path));
+      return PreviewBundles(spec, registry, plan->sdk_processes);
+    }();
+    if (preview.ok()) {
+      plan->bundles.count = preview->bundles;
+      plan->bundles.target = preview->target.ToString();
+    } else {
+      plan->bundles.error = preview.status().message();
+    }
+  }
   if (flags.dry_run || !valid) {
     std::string report = flags.format == "json" ? RenderJsonReport(diagnostics, plan_ptr)
                                                 : RenderTextReport(diagnostics, plan_ptr);

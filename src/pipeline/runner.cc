@@ -128,27 +128,57 @@ std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits
 
 }  // namespace
 
-Result<std::vector<Bundle>> PipelineRunner::PlanBundles() {
-  const bool job_sized = impl_->options.bundle_bytes <= 0;
+namespace {
+
+// The bundle plan over `sources` (transform index, its stage); see RunnerOptions::bundle_bytes.
+Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>>& sources, int64_t bundle_bytes,
+                                        int processes, BundleTarget& target) {
+  const bool job_sized = bundle_bytes <= 0;
   // Job-sized: cut every file at the floor first (one pass over the bytes, at the readers' own
   // record boundaries), learn the job's size, then join the pieces up to the target.
-  const int64_t cut = job_sized ? kMinBundleBytes : impl_->options.bundle_bytes;
+  const int64_t cut = job_sized ? kMinBundleBytes : bundle_bytes;
   std::vector<std::pair<int, std::vector<SourceSplit>>> per_source;
   int64_t file_bytes = 0, elements = 0;
-  for (std::size_t i = 0; i < impl_->stages.size(); ++i) {
-    if (!impl_->spec.transforms[i].traits.is_source) continue;
-    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, impl_->stages[i].stage->Split(cut));
+  for (const auto& [index, stage] : sources) {
+    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, stage->Split(cut));
     for (const SourceSplit& s : splits) (s.path.empty() ? elements : file_bytes) += s.end - s.begin;
-    per_source.emplace_back(static_cast<int>(i), std::move(splits));
+    per_source.emplace_back(index, std::move(splits));
   }
-  impl_->target = SizeBundles(file_bytes, elements, impl_->options.sdk_processes);
-  if (!job_sized) impl_->target = BundleTarget{impl_->options.bundle_bytes, 0, 0};
+  target = job_sized ? SizeBundles(file_bytes, elements, processes) : BundleTarget{bundle_bytes, 0, 0};
   std::vector<Bundle> bundles;
   for (auto& [source, splits] : per_source) {
-    if (job_sized) splits = CutElementSplits(CoalesceFileSplits(splits, impl_->target.bytes), impl_->target.elements);
+    if (job_sized) splits = CutElementSplits(CoalesceFileSplits(splits, target.bytes), target.elements);
     for (SourceSplit& s : splits) bundles.push_back(Bundle{static_cast<int64_t>(bundles.size()), source, std::move(s)});
   }
   return bundles;
+}
+
+}  // namespace
+
+Result<std::vector<Bundle>> PipelineRunner::PlanBundles() {
+  std::vector<std::pair<int, Stage*>> sources;
+  for (std::size_t i = 0; i < impl_->stages.size(); ++i) {
+    if (impl_->spec.transforms[i].traits.is_source) sources.emplace_back(static_cast<int>(i), impl_->stages[i].stage.get());
+  }
+  return PlanSources(sources, impl_->options.bundle_bytes, impl_->options.sdk_processes, impl_->target);
+}
+
+Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes) {
+  std::vector<std::unique_ptr<Stage>> owned;
+  std::vector<std::pair<int, Stage*>> sources;
+  for (std::size_t i = 0; i < spec.transforms.size(); ++i) {
+    const TransformSpec& t = spec.transforms[i];
+    if (!t.traits.is_source) continue;
+    const StageTypeInfo* info = registry.Find(t.config.type);
+    if (info == nullptr) return InvalidArgument(t.config.Where() + ": transform type is not registered");
+    ASSIGN_OR_RETURN(std::unique_ptr<Stage> stage, info->factory(t.config));
+    sources.emplace_back(static_cast<int>(i), stage.get());
+    owned.push_back(std::move(stage));
+  }
+  BundlePreview preview;
+  ASSIGN_OR_RETURN(std::vector<Bundle> bundles, PlanSources(sources, 0, processes, preview.target));
+  preview.bundles = static_cast<int64_t>(bundles.size());
+  return preview;
 }
 
 const BundleTarget& PipelineRunner::bundle_target() const { return impl_->target; }

@@ -38,6 +38,11 @@ std::string RenderPlanText(const WorkerPlan& plan) {
       line("", "workspace " + HumanBytes(m.workspace.bytes) + " per process (" + m.workspace.how + ")");
     }
   }
+  if (!plan.bundles.target.empty()) {
+    line("bundles:", std::to_string(plan.bundles.count) + " (" + plan.bundles.target + ")");
+  } else if (!plan.bundles.error.empty()) {
+    line("bundles:", "not planned here: " + plan.bundles.error);
+  }
   if (acc.present) {
     const auto& mem = plan.gpu_memory;
     double pct = mem.capacity_bytes ? 100.0 * static_cast<double>(mem.planned_peak_bytes) /

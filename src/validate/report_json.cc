@@ -32,6 +32,10 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
         {"contexts", mem.contexts}, {"clients", mem.clients}, {"context_bytes", mem.context_bytes},
         {"model_bytes", mem.model_bytes}, {"workspace_bytes", mem.workspace_bytes}}},
       {"models", models},
+      {"bundles", plan.bundles.target.empty() && plan.bundles.error.empty()
+                      ? nlohmann::json(nullptr)
+                      : nlohmann::json{{"count", plan.bundles.count}, {"target", plan.bundles.target},
+                                       {"error", plan.bundles.error}}},
   };
 }
 

@@ -45,6 +45,9 @@ TEST(Cli, AcceptanceCommandAsJson) {
   EXPECT_EQ(model["workspace_bytes"], 2 * 256 * 32 * 4);
   EXPECT_NE(model["workspace_how"].get<std::string>().find("max_batch_size 256"), std::string::npos) << model.dump();
   EXPECT_EQ(j["plan"]["gpu_memory"]["workspace_bytes"], 8 * 2 * 256 * 32 * 4);
+  // The input cut for the 8 SDK processes (1.7 MB of JSON Lines: every process gets bundles).
+  EXPECT_GE(j["plan"]["bundles"]["count"].get<int>(), 8) << j["plan"]["bundles"].dump();
+  EXPECT_NE(j["plan"]["bundles"]["target"].get<std::string>().find("aiming at 32 bundles"), std::string::npos);
 }
 
 TEST(Cli, InvalidOptionsExitTwoAndReportEveryError) {

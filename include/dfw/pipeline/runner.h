@@ -109,6 +109,14 @@ class PipelineRunner {
 Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir, const std::vector<int64_t>& bundle_ids,
                        const std::string& journal_path);
 
+// The job-sized bundle plan for `processes` SDK processes, without making the pipeline: only the
+// source stages are instantiated (no model is loaded), so the dry run can show it.
+struct BundlePreview {
+  int64_t bundles = 0;
+  BundleTarget target;
+};
+Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes);
+
 // Creates every file sink's output folder and writes and removes a probe file there, so a run that
 // could not deliver its output fails before doing the work (kIoError naming the transform and path).
 Status CheckSinksWritable(const PipelineSpec& spec);

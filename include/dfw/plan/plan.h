@@ -84,6 +84,14 @@ struct WorkerPlan {
   };
   std::vector<Model> models;
 
+  // The inputs cut into bundles for these SDK processes (filled by the caller that can read them;
+  // the dry run does). Empty `target` and `error` = not looked at.
+  struct Bundles {
+    int64_t count = 0;
+    std::string target;  // BundleTarget::ToString()
+    std::string error;   // why the inputs could not be split here
+  } bundles;
+
   // GPU memory on the busiest GPU (processes spread round-robin over the GPUs).
   struct GpuMemory {
     uint64_t capacity_bytes = 0;
