@@ -66,6 +66,13 @@ const N1GpuLimit* Catalog::FindN1Limit(std::string_view gpu, int gpus) const {
   return nullptr;
 }
 
+const RetiredGpu* Catalog::FindRetiredGpu(std::string_view name) const {
+  for (const RetiredGpu& r : retired_gpus_) {
+    if (r.name == name) return &r;
+  }
+  return nullptr;
+}
+
 int Catalog::MpsClientLimit(const GpuType& gpu) const {
   return gpu.compute_capability.AtLeast(mps_.volta_cc) ? mps_.clients_volta : mps_.clients_pre_volta;
 }

@@ -5,9 +5,12 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/options/accelerator.h"
+#include "dfw/options/list_split.h"
 #include "dfw/options/parse.h"
 #include "derive.h"
 #include "flag_table.h"
+#include "list_notes.h"
+#include "service_options.h"
 
 namespace dfw {
 namespace oi = options_internal;
@@ -20,7 +23,7 @@ class Applier {
   template <typename Raw>
   void Apply(const Raw& raw) {
     const oi::FlagSpec* spec = oi::FindFlag(raw.name);
-    if (!spec) return UnknownFlag(raw.name, raw.origin);
+    if (!spec) return UnknownFlag(raw);
     const Origin& origin = raw.origin;
     if (!raw.has_value && spec->kind != oi::FlagKind::kBool && spec->kind != oi::FlagKind::kIgnoredBool) {
       return Syntax(origin, origin.value_offset, 0, "--" + raw.name + " needs a value",
@@ -37,7 +40,10 @@ class Applier {
   }
 
  private:
-  void UnknownFlag(const std::string& name, const Origin& origin) {
+  template <typename Raw>
+  void UnknownFlag(const Raw& raw) {
+    const std::string& name = raw.name;
+    const Origin& origin = raw.origin;
     // Caret under the flag name: "--name" on the command line, "name:" in a YAML line.
     std::size_t at = origin.text.find(name);
     if (at == std::string::npos) at = 0;
@@ -45,6 +51,10 @@ class Applier {
     if (at >= 2 && origin.text.compare(at - 2, 2, "--") == 0) {
       at -= 2;
       length += 2;
+    }
+    if (auto service_option = oi::ServiceOptionWrittenAsFlag(name)) {
+      return oi::ReportServiceOptionAsFlag(name, *service_option, raw.value, raw.has_value, origin, at, length,
+                                           o_.java_list_style, o_.diagnostics);
     }
     auto near = ClosestMatch(name, oi::AllSpellings());
     if (near) {
@@ -63,22 +73,21 @@ class Applier {
     std::vector<OptionValue>* list = spec.dest == oi::FlagDest::kServiceOptions ? &o_.dataflow_service_options
                                      : spec.dest == oi::FlagDest::kExperiments  ? &o_.experiments
                                                                                  : &o_.resource_hints;
-    // Java list options are comma lists (PipelineOptionsFactory); Python appends one string per flag.
-    bool split = !raw.from_yaml_list && (spec.java || (o_.java_list_style && raw.name == "experiments"));
-    std::size_t start = 0;
-    while (true) {
-      std::size_t end = split ? raw.value.find(',', start) : std::string::npos;
-      if (end == std::string::npos) end = raw.value.size();
-      OptionValue v{raw.value.substr(start, end - start), raw.origin};
-      v.origin.value_offset = raw.origin.value_offset + start;
-      if (v.value.empty()) {
+    const ListSplit how = oi::ListSplitFor(spec, raw.name, raw.from_yaml, raw.from_yaml_list, o_.java_list_style);
+    const ListSplitResult split = SplitListValue(raw.value, how);
+    const std::size_t base = raw.origin.value_offset;
+    std::size_t added = 0;
+    for (const ListItem& item : split.items) {
+      OptionValue v{raw.value.substr(item.offset, item.length), raw.origin};
+      v.origin.value_offset = base + item.offset;
+      if (v.value.empty()) {  // kNone or kJava: Java refuses an empty element, so do we
         Syntax(raw.origin, v.origin.value_offset, 0, "empty value in --" + raw.name, "remove the empty entry");
-      } else {
-        list->push_back(std::move(v));
+        continue;
       }
-      if (end >= raw.value.size()) break;
-      start = end + 1;
+      list->push_back(std::move(v));
+      ++added;
     }
+    if (how == ListSplit::kBeamPython) oi::NoteBeamPythonSplit(raw.name, raw.value, raw.origin, split, added, o_.diagnostics);
   }
 
   template <typename Raw>

@@ -41,6 +41,14 @@ struct MachineType {
   bool gpu_attachable = false;  // N1: GPUs are attached, not fixed
 };
 
+// A GPU type Compute Engine no longer offers; refused with its reason instead of "unknown".
+struct RetiredGpu {
+  std::string name;          // "nvidia-tesla-k80"
+  std::string display_name;  // "NVIDIA K80"
+  std::string reason;        // "end of support on Compute Engine"
+  std::string source;        // URL
+};
+
 // Upper bound on an N1 worker's shape for an attached GPU type and count.
 struct N1GpuLimit {
   std::string gpu;
@@ -77,6 +85,12 @@ class Catalog {
   // Fixed types, generated family types (n1-standard-8) and N1 custom types.
   std::optional<MachineType> FindMachine(std::string_view name) const;
   const N1GpuLimit* FindN1Limit(std::string_view gpu, int gpus) const;
+  const RetiredGpu* FindRetiredGpu(std::string_view name) const;
+  // The GPU types `written` probably means when it is spelled like a product name ("L4", "a100",
+  // "nvidia-l4-gpu", "nvidia-h100-80gb-mega"): the same model tokens, ignoring case, order,
+  // "nvidia", "tesla" and "gpu". Types with exactly those tokens first, then types that hold them
+  // all; at most 3; empty when nothing fits (gpu_alias.cc).
+  std::vector<const GpuType*> GpuTypesLike(std::string_view written) const;
   // Clients per device for this GPU's MPS server (16 pre-Volta, 48 Volta+).
   int MpsClientLimit(const GpuType& gpu) const;
   const MpsLimits& mps() const { return mps_; }
@@ -101,6 +115,7 @@ class Catalog {
   std::vector<MachineType> fixed_machines_;
   std::vector<Family> families_;
   std::vector<N1GpuLimit> n1_limits_;
+  std::vector<RetiredGpu> retired_gpus_;
   MpsLimits mps_;
   std::string origin_;
 };
