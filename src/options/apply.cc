@@ -33,7 +33,7 @@ class Applier {
       case oi::FlagKind::kList: return ApplyList(*spec, raw);
       case oi::FlagKind::kString: return ApplyString(*spec, raw);
       case oi::FlagKind::kInt: return ApplyInt(*spec, raw);
-      case oi::FlagKind::kBool: return ApplyBool(raw);
+      case oi::FlagKind::kBool: return ApplyBool(*spec, raw);
       case oi::FlagKind::kIgnored: o_.other[raw.name] = raw.value; return;
       case oi::FlagKind::kIgnoredBool: o_.other[raw.name] = raw.has_value ? raw.value : "true"; return;
     }
@@ -52,6 +52,7 @@ class Applier {
       at -= 2;
       length += 2;
     }
+    o_.unknown_flags.push_back(name);
     if (auto service_option = oi::ServiceOptionWrittenAsFlag(name)) {
       return oi::ReportServiceOptionAsFlag(name, *service_option, raw.value, raw.has_value, origin, at, length,
                                            o_.java_list_style, o_.diagnostics);
@@ -87,6 +88,7 @@ class Applier {
       list->push_back(std::move(v));
       ++added;
     }
+    if (added > 0) MarkSource(spec, raw.from_yaml, /*list=*/true);
     if (how == ListSplit::kBeamPython) oi::NoteBeamPythonSplit(raw.name, raw.value, raw.origin, split, added, o_.diagnostics);
   }
 
@@ -96,6 +98,7 @@ class Applier {
       return Syntax(raw.origin, raw.origin.value_offset, 0, "--" + raw.name + " has an empty value", "");
     }
     OptionValue v{raw.value, raw.origin};
+    MarkSource(spec, raw.from_yaml, /*list=*/false);
     switch (spec.dest) {
       case oi::FlagDest::kMachineType: o_.machine_type = v; break;
       case oi::FlagDest::kSdkContainerImage: o_.sdk_container_image = raw.value; break;
@@ -120,6 +123,7 @@ class Applier {
                             : "the number of SDK processes per worker (0 lets the runner choose)");
     }
     OptionValue v{raw.value, raw.origin};
+    MarkSource(spec, raw.from_yaml, /*list=*/false);
     if (threads) {
       o_.number_of_worker_harness_threads = static_cast<int>(*n);
       o_.number_of_worker_harness_threads_origin = v;
@@ -130,15 +134,25 @@ class Applier {
   }
 
   template <typename Raw>
-  void ApplyBool(const Raw& raw) {
+  void ApplyBool(const oi::FlagSpec& spec, const Raw& raw) {
     std::string v = raw.value;
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
     if (raw.has_value && v != "true" && v != "false") {
       return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
                     "--" + raw.name + " expects true or false, got '" + raw.value + "'", "or write --" + raw.name);
     }
+    MarkSource(spec, raw.from_yaml, /*list=*/false);
     o_.streaming = !raw.has_value || v == "true";
     o_.streaming_origin = OptionValue{raw.value, raw.origin};
+  }
+
+  // Scalars: where the winning value came from. Lists: where their items came from.
+  void MarkSource(const oi::FlagSpec& spec, bool from_yaml, bool list) {
+    if (spec.dest == oi::FlagDest::kOther) return;
+    OptionSource now = from_yaml ? OptionSource::kPipelineYaml : OptionSource::kCommandLine;
+    auto [it, inserted] = o_.sources.emplace(oi::CanonicalName(spec.dest), now);
+    if (inserted || it->second == now) return;
+    it->second = list ? OptionSource::kBoth : now;
   }
 
   void Syntax(const Origin& origin, std::size_t offset, std::size_t length, std::string message, std::string help) {

@@ -72,3 +72,26 @@ TEST(DryRunOptions, ListLiteralAcceleratorIsNotSilentlyDropped) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DryRunOptions, JsonCarriesTheParsedOptionsAndDebugTextShowsThem) {
+  auto o = dfw::testing::RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--format=json",
+                                      "--experiments=use_runner_v2,no_use_multiple_sdk_containers",
+                                      "--machine_type=g2-standard-8"});
+  const nlohmann::json report = nlohmann::json::parse(o.out);
+  const nlohmann::json& options = report["options"];
+  ASSERT_TRUE(options.is_object()) << o.out;
+  EXPECT_EQ(options["machine_type"], "g2-standard-8");
+  ASSERT_GE(options["experiments"].size(), 2u) << o.out;
+  EXPECT_EQ(options["experiments"][options["experiments"].size() - 1], "no_use_multiple_sdk_containers");
+  EXPECT_EQ(options["sources"]["machine_type"], "command_line");
+
+  auto text = dfw::testing::RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--log_level=debug",
+                                         "--machine_type=g2-standard-8"});
+  EXPECT_NE(text.out.find("options as read"), std::string::npos) << text.out;
+  auto quiet = dfw::testing::RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--machine_type=g2-standard-8"});
+  EXPECT_EQ(quiet.out.find("options as read"), std::string::npos) << quiet.out;
+}
+
+}  // namespace
