@@ -202,6 +202,21 @@ class CatalogLoader {
       if (lo > hi) return Error(custom, "min_gb_per_vcpu is above max_gb_per_vcpu");
       f.custom_min_gb = lo;
       f.custom_max_gb = hi;
+      // Optional; the defaults are N1's (1 or an even count up to 96).
+      if (custom["min_vcpus"].IsDefined()) {
+        ASSIGN_OR_RETURN(f.custom_min_vcpus, Int(custom, "min_vcpus"));
+      }
+      if (custom["max_vcpus"].IsDefined()) {
+        ASSIGN_OR_RETURN(f.custom_max_vcpus, Int(custom, "max_vcpus"));
+      }
+      if (custom["vcpu_multiple"].IsDefined()) {
+        ASSIGN_OR_RETURN(f.custom_vcpu_multiple, Int(custom, "vcpu_multiple"));
+      }
+      if (custom["extended_max_gb"].IsDefined()) {
+        ASSIGN_OR_RETURN(double ext, Num(custom, "extended_max_gb"));
+        f.custom_extended_max_gb = ext;
+      }
+      if (f.custom_min_vcpus > f.custom_max_vcpus) return Error(custom, "min_vcpus is above max_vcpus");
     }
     c_.families_.push_back(std::move(f));
     return Status::OK();

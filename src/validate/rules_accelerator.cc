@@ -63,7 +63,11 @@ void GpuUnknownType(const RuleContext& ctx) {
 
 void MachineUnknownType(const RuleContext& ctx) {
   const auto& mt = ctx.options.machine_type;
-  if (mt && !ctx.catalog.FindMachine(mt->value)) {
+  if (auto custom = mt ? ctx.catalog.CustomMachine(mt->value) : std::nullopt; custom && !custom->ok()) {
+    ctx.Add("machine-unknown-type", mt->origin, mt->origin.value_offset, mt->value.size(), custom->status().message(),
+            "custom types are <family>-custom-<vCPUs>-<memory MB>[-ext] (custom-... is N1), e.g. custom-8-30720 or "
+            "n2-custom-8-32768; see configs/machines.yaml for each family's rules");
+  } else if (mt && !ctx.catalog.FindMachine(mt->value)) {
     ctx.Add("machine-unknown-type", mt->origin, mt->origin.value_offset, mt->value.size(),
             "unknown machine type '" + mt->value + "'" + DidYouMeanSuffix(mt->value, ctx.catalog.MachineNames()),
             "use a Compute Engine type such as g2-standard-8, a2-highgpu-1g, n1-standard-8 or custom-<vCPUs>-<MB>");

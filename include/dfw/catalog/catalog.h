@@ -82,8 +82,14 @@ class Catalog {
   static Result<Catalog> Locate(const std::string& flag_dir = "");
 
   const GpuType* FindGpu(std::string_view name) const;
-  // Fixed types, generated family types (n1-standard-8) and N1 custom types.
+  // Fixed types, generated family types (n1-standard-8) and valid custom types.
   std::optional<MachineType> FindMachine(std::string_view name) const;
+  // Custom types, <family>-custom-<vCPUs>-<memory MB>[-ext] (custom-... alone is N1): vCPUs and
+  // memory (MB = MiB) from the name, checked against the family's `custom:` rules in machines.yaml
+  // (vCPU range and multiple, GB per vCPU, 256 MB steps; -ext allows more memory per vCPU up to the
+  // family's extended maximum). nullopt when `name` is not written as a custom type;
+  // kInvalidArgument naming the broken rule when it is but breaks one (custom_machine.cc).
+  std::optional<Result<MachineType>> CustomMachine(std::string_view name) const;
   const N1GpuLimit* FindN1Limit(std::string_view gpu, int gpus) const;
   const RetiredGpu* FindRetiredGpu(std::string_view name) const;
   // The GPU types `written` probably means when it is spelled like a product name ("L4", "a100",
@@ -106,8 +112,12 @@ class Catalog {
     bool gpu_attachable = false;
     std::vector<int> vcpus;
     std::map<std::string, double> variants;  // variant -> GB per vCPU
-    std::optional<double> custom_min_gb, custom_max_gb;
+    std::optional<double> custom_min_gb, custom_max_gb;  // GB per vCPU; absent = no custom types
     int custom_step_mb = 256;
+    int custom_min_vcpus = 1;          // 1 is allowed only when this is 1 (N1)
+    int custom_max_vcpus = 96;
+    int custom_vcpu_multiple = 2;      // vCPU counts above 1 are multiples of this
+    std::optional<double> custom_extended_max_gb;  // total memory cap with -ext; absent = no -ext
   };
   Catalog() = default;
 
