@@ -58,15 +58,35 @@ class Applier {
                                            o_.java_list_style, o_.diagnostics);
     }
     auto near = ClosestMatch(name, oi::AllSpellings());
-    if (near) {
+    const oi::FlagSpec* near_spec = near ? oi::FindFlag(*near) : nullptr;
+    // Beam accepts no abbreviation (allow_abbrev=False) and hands unknown arguments to the pipeline's
+    // own parser, so a near miss only deserves an error when it would silently change the worker.
+    std::optional<std::string> shaping;
+    bool abbreviation = false;
+    for (const std::string& spelling : oi::AllSpellings()) {
+      if (name.size() >= 5 && spelling.size() > name.size() && spelling.compare(0, name.size(), name) == 0 &&
+          oi::IsWorkerShaping(oi::FindFlag(spelling)->dest)) {
+        shaping = spelling;
+        abbreviation = true;
+        break;
+      }
+    }
+    if (!shaping && near_spec && oi::IsWorkerShaping(near_spec->dest) && EditDistance(name, *near) <= 2) shaping = near;
+    if (shaping) {
       o_.diagnostics.push_back(MakeDiagnostic(
-          Severity::kError, "misspelled-flag", "unknown flag '--" + name + "' (did you mean '--" + *near + "'?)",
-          "a near miss of a known flag is refused rather than silently dropped; use --" + *near, origin, at, length));
+          Severity::kError, "misspelled-flag", "unknown flag '--" + name + "' (did you mean '--" + *shaping + "'?)",
+          "--" + *shaping + " decides the worker's shape, so a near miss is refused rather than silently dropped" +
+              std::string(abbreviation ? " (Beam accepts no abbreviation of a flag)" : "") + "; write --" + *shaping,
+          origin, at, length));
       return;
     }
-    o_.diagnostics.push_back(MakeDiagnostic(Severity::kWarning, "unknown-flag",
-                                            "unknown flag '--" + name + "' is ignored",
-                                            "Beam discards pipeline arguments it does not know", origin, at, length));
+    o_.diagnostics.push_back(MakeDiagnostic(
+        Severity::kWarning, "unknown-flag",
+        "unknown flag '--" + name + "' is not a Beam pipeline option" +
+            (near ? " (did you mean '--" + *near + "'?)" : std::string()),
+        "Beam passes arguments it does not know to the pipeline's own argument parser, or drops them with a "
+        "warning; dfworker ignores it",
+        origin, at, length));
   }
 
   template <typename Raw>

@@ -72,16 +72,27 @@ const FlagSpec* FindFlag(std::string_view spelling) {
   for (const FlagSpec& f : kFlags) {
     if (spelling == f.spelling) return &f;
   }
-  return nullptr;
+  return FindBeamFlag(spelling);
 }
 
 const std::vector<std::string>& AllSpellings() {
   static const std::vector<std::string> all = [] {
     std::vector<std::string> v;
     for (const FlagSpec& f : kFlags) v.emplace_back(f.spelling);
+    AppendBeamSpellings(v);
     return v;
   }();
   return all;
+}
+
+bool IsWorkerShaping(FlagDest dest) {
+  switch (dest) {
+    case D::kServiceOptions: case D::kExperiments: case D::kResourceHints: case D::kMachineType:
+    case D::kHarnessThreads: case D::kSdkWorkerParallelism: case D::kSdkContainerImage:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const char* CanonicalName(FlagDest dest) {

@@ -29,11 +29,21 @@ struct FlagSpec {
   bool java = false;     // Java spelling: list values are comma-split
 };
 
-// The spec for `spelling`, or nullptr.
+// The spec for `spelling` (dfworker's table first, then Beam's), or nullptr.
 const FlagSpec* FindFlag(std::string_view spelling);
 
-// Every spelling (for did-you-mean).
+// Every spelling of both tables (for did-you-mean).
 const std::vector<std::string>& AllSpellings();
+
+// beam_flags.cc: the rest of Beam's option table (Python 2.77 generated, Java written out), all
+// FlagDest::kOther.
+const FlagSpec* FindBeamFlag(std::string_view spelling);
+void AppendBeamSpellings(std::vector<std::string>& out);
+
+// Options that decide the worker's shape (service options, experiments, resource hints, machine
+// type, harness threads, SDK processes, container image): a near miss of one of them silently
+// changes the job, so it is an error; a near miss of any other flag is only a warning.
+bool IsWorkerShaping(FlagDest dest);
 
 // The canonical (Python) name of a destination, used in messages: "dataflow_service_options".
 const char* CanonicalName(FlagDest dest);

@@ -21,8 +21,10 @@ using S = Severity;
 
 const std::vector<RuleInfo> kRules = {
     {"option-syntax", S::kError, kServiceOptions, "a flag, service option or options: entry is malformed"},
-    {"unknown-flag", S::kWarning, kPipelineOptions, "a flag dfworker does not know (Beam discards it)"},
-    {"misspelled-flag", S::kError, kPipelineOptions, "a near miss of a known flag"},
+    {"unknown-flag", S::kWarning, kPipelineOptions,
+     "not a Beam pipeline option (Beam hands it to the pipeline's own parser or drops it); did-you-mean when close"},
+    {"misspelled-flag", S::kError, kPipelineOptions,
+     "a near miss or abbreviation of a flag that shapes the worker (service options, experiments, machine type, ...)"},
     {"accelerator-duplicate", S::kError, kServiceOptions, "worker_accelerator given more than once"},
     {"service-option-comma", S::kWarning, kServiceOptions,
      "a service option that keeps a comma (two '=' before it, or the options: block) looks like two"},

@@ -159,3 +159,31 @@ TEST(ParseByteSize, Units) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(ParseOptions, NearMissOfAWorkerShapingFlagIsAnErrorOfAnyOtherAWarning) {
+  auto shaping = ParsePipelineOptions({"--machine=g2-standard-8"});  // an abbreviation: Beam takes none
+  ASSERT_EQ(shaping.diagnostics.size(), 1u);
+  EXPECT_EQ(shaping.diagnostics[0].code, "misspelled-flag");
+  EXPECT_NE(shaping.diagnostics[0].help.find("no abbreviation"), std::string::npos) << shaping.diagnostics[0].help;
+
+  auto user = ParsePipelineOptions({"--project_id", "p", "--sdk_location=container"});
+  ASSERT_EQ(user.diagnostics.size(), 1u);  // --sdk_location is a Beam option: accepted silently
+  EXPECT_EQ(user.diagnostics[0].code, "unknown-flag");
+  EXPECT_EQ(user.diagnostics[0].severity, Severity::kWarning);
+  EXPECT_NE(user.diagnostics[0].message.find("did you mean '--project'"), std::string::npos) << user.diagnostics[0].message;
+  EXPECT_EQ(user.unknown_flags, std::vector<std::string>{"project_id"});
+  EXPECT_FALSE(user.project);
+}
+
+TEST(ParseOptions, BeamBoolFlagsDoNotSwallowTheNextArgument) {
+  auto o = ParsePipelineOptions({"--save_main_session", "--no_use_public_ips", "--machine_type", "g2-standard-4"});
+  EXPECT_TRUE(o.diagnostics.empty());
+  ASSERT_TRUE(o.machine_type);
+  EXPECT_EQ(o.machine_type->value, "g2-standard-4");
+}
+
+}  // namespace
+}  // namespace dfw
