@@ -109,7 +109,9 @@ class Applier {
       ++added;
     }
     if (added > 0) MarkSource(spec, raw.from_yaml, /*list=*/true);
-    if (how == ListSplit::kBeamPython) oi::NoteBeamPythonSplit(raw.name, raw.value, raw.origin, split, added, o_.diagnostics);
+    if (how == ListSplit::kBeamPython) {
+      oi::NoteBeamPythonSplit(raw.name, raw.value, raw.origin, split, added, o_.diagnostics);
+    }
   }
 
   template <typename Raw>

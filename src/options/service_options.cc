@@ -17,12 +17,15 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// Where "worker_accelerator" (any case, '-' for '_', or camelCase) starts in `value`, or npos.
+// Where "worker_accelerator" (any case, '-' for '_', or camelCase) followed by '=' or ':' starts in
+// `value`, or npos (an experiment that merely mentions the name is left alone).
 std::size_t FindAcceleratorName(std::string_view value) {
   std::string lower = Lower(value);
-  for (const char* spelling : {"worker_accelerator", "worker-accelerator", "workeraccelerator"}) {
-    std::size_t at = lower.find(spelling);
-    if (at != std::string::npos) return at;
+  for (std::string_view spelling : {"worker_accelerator", "worker-accelerator", "workeraccelerator"}) {
+    for (std::size_t at = lower.find(spelling); at != std::string::npos; at = lower.find(spelling, at + 1)) {
+      std::size_t next = at + spelling.size();
+      if (next < lower.size() && (lower[next] == '=' || lower[next] == ':')) return at;
+    }
   }
   return std::string::npos;
 }

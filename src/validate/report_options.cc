@@ -73,7 +73,8 @@ std::string RenderOptionsText(const PipelineOptions& o) {
   out += line("machine_type", o.machine_type ? o.machine_type->value : "(none)");
   out += line("number_of_worker_harness_threads",
               o.number_of_worker_harness_threads ? std::to_string(*o.number_of_worker_harness_threads) : "(none)");
-  out += line("sdk_worker_parallelism", o.sdk_worker_parallelism ? std::to_string(*o.sdk_worker_parallelism) : "(none)");
+  out += line("sdk_worker_parallelism",
+              o.sdk_worker_parallelism ? std::to_string(*o.sdk_worker_parallelism) : "(none)");
   out += line("resource_hints", QuotedList(o.resource_hints));
   out += line("streaming", o.streaming ? "true" : "false");
   out += line("sdk_container_image", o.sdk_container_image.value_or("(none)"));

@@ -83,6 +83,7 @@ TEST(GpuTypesLike, ProductNamesFindTheComputeEngineName) {
   EXPECT_EQ(Like("a100"), (std::vector<std::string>{"nvidia-tesla-a100", "nvidia-a100-80gb"}));
   EXPECT_EQ(Like("nvidia-h100-80gb-mega"), std::vector<std::string>{"nvidia-h100-mega-80gb"});
   EXPECT_EQ(Like("h100"), (std::vector<std::string>{"nvidia-h100-80gb", "nvidia-h100-mega-80gb"}));
+  EXPECT_EQ(Like("RTX PRO 6000"), std::vector<std::string>{"nvidia-rtx-pro-6000"});
   EXPECT_TRUE(Like("k80").empty());
   EXPECT_TRUE(Like("nvidia").empty());
   EXPECT_TRUE(Like("").empty());

@@ -54,7 +54,8 @@ enum class OptionSource {
   kBoth,          // a list with items from the options: block and from flags
 };
 
-const char* OptionSourceName(OptionSource source);  // "default", "pipeline_yaml", "command_line", "pipeline_yaml+command_line"
+// "default", "pipeline_yaml", "command_line", "pipeline_yaml+command_line".
+const char* OptionSourceName(OptionSource source);
 
 struct PipelineOptions {
   // --- raw lists, in the order given (YAML block first, then command line) ---
