@@ -35,7 +35,7 @@ PYTHON = {
     'number_of_worker_harness_threads': 'number_of_worker_harness_threads',
     'sdk_worker_parallelism': 'sdk_worker_parallelism',
     'resource_hints': 'resource_hints', 'resource_hint': 'resource_hints',
-    'sdk_container_image': 'sdk_container_image',
+    'sdk_container_image': 'sdk_container_image', 'worker_harness_container_image': 'sdk_container_image',
 }
 JAVA = {
     'dataflowServiceOptions': 'dataflow_service_options', 'workerMachineType': 'machine_type',
@@ -97,6 +97,7 @@ def beam_read(args, yaml_options):
     for f in ('experiments', 'dataflow_service_options', 'resource_hints'):
         out[f] = list(out[f] or [])
     out['streaming'] = bool(out['streaming'])
+    out['worker_harness_container_image'] = opts.get('worker_harness_container_image')
     out['unknown_flags'] = [a[2:].split('=', 1)[0] for a in unknown if a.startswith('--')]
     return out
 
@@ -134,7 +135,8 @@ def generate(rng):
         elif kind < 0.82:
             args += ['--streaming']
         elif kind < 0.86:
-            name = 'sdkContainerImage' if java and rng.random() < 0.5 else 'sdk_container_image'
+            name = 'sdkContainerImage' if java and rng.random() < 0.5 else rng.choice(
+                ['sdk_container_image'] * 3 + ['worker_harness_container_image'])
             args += flag(name, rng.choice(IMAGES), rng)
         elif kind < 0.94:
             args += flag(*rng.choice(UNKNOWN), rng)
@@ -187,6 +189,8 @@ def documented_reading(args, yaml_opts):
         arg = args[i]
         name, eq, value = arg[2:].partition('=')
         field = PYTHON.get(name) or JAVA.get(name)
+        if name == 'worker_harness_container_image':
+            field = 'harness_image'  # dfworker: the last of it and sdk_container_image wins
         if field and not eq and i + 1 < len(args) and not args[i + 1].startswith('--'):
             value = args[i + 1]
             i += 1
@@ -205,6 +209,8 @@ def documented_reading(args, yaml_opts):
             out[field] = int(value)
         else:
             out[field] = value
+        if field in ('harness_image', 'sdk_container_image'):
+            out['harness_image'] = value
     return out
 
 
@@ -226,6 +232,8 @@ def compare(args, yaml_opts, beam, dfw):
             label = 'java-spelling'
         elif as_documented and f in yaml_opts and f in cli_fields:
             label = 'yaml-precedence'
+        elif f == 'sdk_container_image' and d == documented.get('harness_image'):
+            label = 'harness-image-alias'
         elif f == 'sdk_worker_parallelism' and dfw['sources'][f] == 'default' and b == 1:
             label = 'sdk-worker-parallelism-default'
         elif f == 'sdk_worker_parallelism' and isinstance(b, str) and d is not None and b == str(d):

@@ -57,7 +57,7 @@ class Applier {
       return oi::ReportServiceOptionAsFlag(name, *service_option, raw.value, raw.has_value, origin, at, length,
                                            o_.java_list_style, o_.diagnostics);
     }
-    auto near = ClosestMatch(name, oi::AllSpellings());
+    auto near = oi::NearestSpelling(name);
     const oi::FlagSpec* near_spec = near ? oi::FindFlag(*near) : nullptr;
     // Beam accepts no abbreviation (allow_abbrev=False) and hands unknown arguments to the pipeline's
     // own parser, so a near miss only deserves an error when it would silently change the worker.
@@ -82,7 +82,7 @@ class Applier {
     }
     o_.diagnostics.push_back(MakeDiagnostic(
         Severity::kWarning, "unknown-flag",
-        "unknown flag '--" + name + "' is not a Beam pipeline option" +
+        "unknown flag " + oi::QuoteShort("--" + name) + " is not a Beam pipeline option" +
             (near ? " (did you mean '--" + *near + "'?)" : std::string()),
         "Beam passes arguments it does not know to the pipeline's own argument parser, or drops them with a "
         "warning; dfworker ignores it",

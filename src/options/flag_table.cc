@@ -2,6 +2,8 @@
 
 #include <iterator>
 
+#include "dfw/common/strings.h"
+
 namespace dfw::options_internal {
 namespace {
 
@@ -83,6 +85,12 @@ const std::vector<std::string>& AllSpellings() {
     return v;
   }();
   return all;
+}
+
+std::optional<std::string> NearestSpelling(std::string_view name) {
+  constexpr std::size_t kLongest = 100;  // twice the longest spelling
+  if (name.size() > kLongest) return std::nullopt;
+  return ClosestMatch(name, AllSpellings());
 }
 
 bool IsWorkerShaping(FlagDest dest) {

@@ -1,6 +1,7 @@
 // The table of pipeline flags dfworker knows: every Python and Java spelling of each option.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,11 @@ void AppendBeamSpellings(std::vector<std::string>& out);
 // type, harness threads, SDK processes, container image): a near miss of one of them silently
 // changes the job, so it is an error; a near miss of any other flag is only a warning.
 bool IsWorkerShaping(FlagDest dest);
+
+// The known spelling closest to `name` (ClosestMatch over AllSpellings()), or nullopt; names longer
+// than any plausible near miss are not compared (an edit distance per spelling on a 128 KB argument
+// would take seconds).
+std::optional<std::string> NearestSpelling(std::string_view name);
 
 // The canonical (Python) name of a destination, used in messages: "dataflow_service_options".
 const char* CanonicalName(FlagDest dest);

@@ -17,7 +17,7 @@ FlagArity LookupFlagArity(std::string_view name) {
     return *service_option == "worker_accelerator" ? FlagArity::kValue : FlagArity::kBool;
   }
   if (!spec) {
-    auto near = ClosestMatch(name, oi::AllSpellings());
+    auto near = oi::NearestSpelling(name);
     if (!near) return FlagArity::kUnknown;
     spec = oi::FindFlag(*near);
   }

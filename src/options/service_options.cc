@@ -110,7 +110,7 @@ bool CheckOtherListItem(const OptionValue& v, bool service_option, std::vector<D
   const bool bare_value = value.rfind("type:", 0) == 0 && value.find("count:") != std::string::npos;
   const auto& known = KnownServiceOptionNames();
   const bool is_known = std::find(known.begin(), known.end(), key) != known.end();
-  const bool near_miss = at == std::string::npos && !bare_value && !is_known &&
+  const bool near_miss = at == std::string::npos && !bare_value && !is_known && key.size() <= 64 &&
                          key.find(':') == std::string::npos && ClosestMatch(key, {std::string(kAccel)}).has_value();
   if (at != std::string::npos || bare_value || near_miss) {
     std::string intended = bare_value ? std::string(kAccel) + "=" + value
@@ -134,7 +134,7 @@ bool CheckOtherListItem(const OptionValue& v, bool service_option, std::vector<D
   out.push_back(MakeDiagnostic(Severity::kWarning, "service-option-unknown",
                                "unknown service option " + QuoteShort(value) +
                                    ": Dataflow receives it unchecked; dfworker ignores it" +
-                                   DidYouMeanSuffix(key, known),
+                                   (key.size() <= 64 ? DidYouMeanSuffix(key, known) : std::string()),
                                "service options: https://cloud.google.com/dataflow/docs/reference/service-options",
                                v.origin, v.origin.value_offset, key.size()));
   return true;

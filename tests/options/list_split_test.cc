@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "dfw/options/parse.h"
 
 namespace dfw {
@@ -172,9 +174,15 @@ TEST(ParseLists, KeptCommaBeforeAKnownOptionWarns) {
 TEST(ParseLists, TenThousandRepeatedFlagsAndAMegabyteArgument) {
   std::vector<std::string> args(10000, "--experiments=a,b");
   args.push_back("--dataflow_service_options=" + std::string(1 << 20, 'x') + ",y");
+  args.push_back("--" + std::string(1 << 20, 'z') + "=1");  // an unknown flag of 1 MB: a warning, no did-you-mean
   auto o = ParsePipelineOptions(args);
   EXPECT_EQ(o.experiments.size(), 20000u);
   EXPECT_EQ(o.dataflow_service_options.size(), 2u);
+  ASSERT_EQ(o.unknown_flags.size(), 1u);
+  auto unknown = std::find_if(o.diagnostics.begin(), o.diagnostics.end(),
+                              [](const Diagnostic& d) { return d.code == "unknown-flag"; });
+  ASSERT_NE(unknown, o.diagnostics.end());
+  EXPECT_EQ(unknown->message.find("did you mean"), std::string::npos);
   for (const auto& d : o.diagnostics) EXPECT_LT(d.message.size(), 2000u) << d.code;
 }
 

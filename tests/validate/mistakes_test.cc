@@ -112,6 +112,7 @@ TEST(Mistakes, K80IsRefusedAsRetired) {
 TEST(Mistakes, MangledWorkerAcceleratorIsAnErrorWithTheBareValue) {
   const std::string want = "--dataflow_service_options=\"worker_accelerator=" + kL4 + "\"";
   for (const std::string& value : {"['worker_accelerator=" + kL4 + "']", "\"worker_accelerator=" + kL4 + "\"",
+                                   "\"worker_accelerator=" + kL4,  // an unbalanced quote kept by the shell
                                    "worker_accelerator:" + kL4, kL4, "worker_acclerator=" + kL4}) {
     Diagnostic d = Only(Check({"--dataflow_service_options=" + value}), "accelerator-mangled");
     EXPECT_EQ(d.severity, Severity::kError);
