@@ -1,5 +1,6 @@
 #include "flag_table.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "dfw/common/strings.h"
@@ -90,7 +91,15 @@ const std::vector<std::string>& AllSpellings() {
 std::optional<std::string> NearestSpelling(std::string_view name) {
   constexpr std::size_t kLongest = 100;  // twice the longest spelling
   if (name.size() > kLongest) return std::nullopt;
-  return ClosestMatch(name, AllSpellings());
+  // ClosestMatch accepts a distance up to max(1, size/3); a spelling whose length differs by more
+  // cannot be that close, so only the others are compared (a 10,000-flag line stays fast).
+  const std::size_t limit = std::max<std::size_t>(1, name.size() / 3);
+  std::vector<std::string> near_in_length;
+  for (const std::string& s : AllSpellings()) {
+    std::size_t diff = s.size() > name.size() ? s.size() - name.size() : name.size() - s.size();
+    if (diff <= limit) near_in_length.push_back(s);
+  }
+  return ClosestMatch(name, near_in_length);
 }
 
 bool IsWorkerShaping(FlagDest dest) {
