@@ -4,12 +4,21 @@ C++ rows of src/options/beam_flags.cc (kind only: dfworker reads a few of them i
 accepted and ignored). Run with the venv of scripts/options-vs-beam.sh:
 
     build/beam-venv/bin/python scripts/beam_flag_table.py > /tmp/rows.inc
+
+apache_beam.yaml.options needs jinja2, docstring_parser and pandas in the venv (pip install them);
+dask_runner.py defines its options before it fails to import without dask, so they are found anyway.
 """
 import argparse
+import importlib
 import sys
 
 import apache_beam
 from apache_beam.options import pipeline_options as po
+
+# Modules outside pipeline_options.py that define PipelineOptions subclasses (found with
+# `grep -rl "def _add_argparse_args" apache_beam`, tests and examples left out); one that does not
+# import (an optional dependency missing) is named on stderr and skipped.
+EXTRA_MODULES = ['apache_beam.yaml.options', 'apache_beam.runners.render', 'apache_beam.runners.dask.dask_runner']
 
 
 def subclasses(cls):
@@ -19,6 +28,11 @@ def subclasses(cls):
 
 
 def main():
+    for module in EXTRA_MODULES:
+        try:
+            importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001 - an optional dependency missing or broken
+            print('not imported %s: %s' % (module, e), file=sys.stderr)
     parser = po._BeamArgumentParser(allow_abbrev=False)
     seen = set()
     for cls in subclasses(po.PipelineOptions):
