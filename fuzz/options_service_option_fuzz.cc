@@ -1,6 +1,10 @@
 // libFuzzer target for the service-option parser: the worker_accelerator grammar in its three
-// forms, whole command lines (one argument per line) and the YAML options: block.
-// Invariants checked beyond "no crash": every diagnostic's caret lies inside the text it quotes.
+// forms, whole command lines (one argument per line), the YAML options: block, and the list
+// splitter (Beam Python's _smart_split, Java's comma lists).
+// Invariants checked beyond "no crash": every diagnostic's caret lies inside the text it quotes;
+// split items lie inside the value, in order, without overlap; Beam items are non-empty, hold no
+// separating comma and carry no surrounding whitespace; Java items rejoined with ',' give the value.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "dfw/options/accelerator.h"
+#include "dfw/options/list_split.h"
 #include "dfw/options/parse.h"
 
 namespace {
@@ -20,11 +25,41 @@ void CheckCarets(const std::vector<dfw::Diagnostic>& diagnostics) {
   }
 }
 
+void CheckSplit(std::string_view value) {
+  dfw::ListSplitResult beam = dfw::SplitListValue(value, dfw::ListSplit::kBeamPython);
+  std::size_t end = 0;
+  for (const dfw::ListItem& item : beam.items) {
+    if (item.length == 0 || item.offset < end || item.offset + item.length > value.size()) std::abort();
+    std::string_view text = value.substr(item.offset, item.length);
+    if (dfw::PythonSpaceAt(text, 0) != 0) std::abort();
+    // A comma inside an item is only kept after two '=' of that item.
+    std::size_t comma = text.find(',');
+    if (comma != std::string_view::npos) {
+      std::string_view head = text.substr(0, comma);
+      if (std::count(head.begin(), head.end(), '=') < 2) std::abort();
+    }
+    end = item.offset + item.length;
+  }
+  dfw::ListSplitResult java = dfw::SplitListValue(value, dfw::ListSplit::kJava);
+  std::string joined;
+  for (std::size_t i = 0; i < java.items.size(); ++i) {
+    if (i) joined += ',';
+    joined += value.substr(java.items[i].offset, java.items[i].length);
+  }
+  if (joined != value) std::abort();
+  // The parser over the same value: Python and Java spellings, '=' and space forms.
+  for (const char* flag : {"--experiments", "--dataflow_service_option", "--dataflowServiceOptions"}) {
+    std::string arg = std::string(flag) + "=" + std::string(value);
+    CheckCarets(dfw::ParsePipelineOptions({arg}).diagnostics);
+    CheckCarets(dfw::ParsePipelineOptions({flag, std::string(value)}).diagnostics);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const uint8_t mode = data[0] % 3;
+  const uint8_t mode = data[0] % 4;
   std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   if (mode == 0) {
     for (auto form : {dfw::AcceleratorForm::kServiceOption, dfw::AcceleratorForm::kExperiment,
@@ -47,9 +82,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     dfw::PipelineOptions options = dfw::ParsePipelineOptions(args);
     CheckCarets(options.diagnostics);
-  } else {
+  } else if (mode == 2) {
     dfw::PipelineOptions options = dfw::ParsePipelineOptions({}, text, "fuzz.yaml");
     CheckCarets(options.diagnostics);
+  } else {
+    CheckSplit(text);
   }
   return 0;
 }

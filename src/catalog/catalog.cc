@@ -1,4 +1,4 @@
-// Catalog lookups: fixed machine types, family rules (n1-standard-8), N1 custom types, and where
+// Catalog lookups: fixed machine types, family rules (n1-standard-8), custom types (custom_machine.cc), and where
 // the catalog files are found.
 #include "dfw/catalog/catalog.h"
 
@@ -26,24 +26,11 @@ std::optional<MachineType> Catalog::FindMachine(std::string_view name) const {
   for (const MachineType& m : fixed_machines_) {
     if (m.name == name) return m;
   }
-  std::vector<std::string> parts = Split(name, '-');
-  // N1 custom types: custom-<vcpus>-<MB> or n1-custom-<vcpus>-<MB>.
-  if (parts.size() == 3 && parts[0] == "custom") parts.insert(parts.begin(), "n1");
-  if (parts.size() == 4 && parts[1] == "custom") {
-    auto vcpus = ParseInt64(parts[2]);
-    auto mb = ParseInt64(parts[3]);
-    for (const Family& f : families_) {
-      if (f.family != parts[0] || !f.custom_min_gb || !vcpus || !mb) continue;
-      if (*vcpus < 1 || *vcpus > 96 || (*vcpus > 1 && *vcpus % 2 != 0)) return std::nullopt;
-      double gb_per_vcpu = static_cast<double>(*mb) / 1024.0 / static_cast<double>(*vcpus);
-      if (*mb % f.custom_step_mb != 0 || gb_per_vcpu < *f.custom_min_gb - 1e-9 || gb_per_vcpu > *f.custom_max_gb + 1e-9) {
-        return std::nullopt;
-      }
-      return MachineType{std::string(name), f.family, static_cast<int>(*vcpus), static_cast<uint64_t>(*mb) << 20, "", 0,
-                         f.gpu_attachable};
-    }
-    return std::nullopt;
+  if (auto custom = CustomMachine(name)) {
+    if (!custom->ok()) return std::nullopt;
+    return **custom;
   }
+  std::vector<std::string> parts = Split(name, '-');
   if (parts.size() != 3) return std::nullopt;
   auto vcpus = ParseInt64(parts[2]);
   for (const Family& f : families_) {
@@ -62,6 +49,13 @@ std::optional<MachineType> Catalog::FindMachine(std::string_view name) const {
 const N1GpuLimit* Catalog::FindN1Limit(std::string_view gpu, int gpus) const {
   for (const N1GpuLimit& l : n1_limits_) {
     if (l.gpu == gpu && l.gpus == gpus) return &l;
+  }
+  return nullptr;
+}
+
+const RetiredGpu* Catalog::FindRetiredGpu(std::string_view name) const {
+  for (const RetiredGpu& r : retired_gpus_) {
+    if (r.name == name) return &r;
   }
   return nullptr;
 }

@@ -31,11 +31,12 @@ class CatalogLoader {
         else if (key == "accelerator_optimized") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Machine));
         else if (key == "families") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Family));
         else if (key == "n1_gpu_limits") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::N1Limit));
+        else if (key == "retired_gpus") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Retired));
         else if (key == "mps") RETURN_IF_ERROR(Mps(kv.second));
         else if (key == "sources") RETURN_IF_ERROR(Sources(kv.second).status());
         else {
           return Error(kv.first, "unknown top-level key '" + key +
-                                     "' (allowed: gpus, accelerator_optimized, families, n1_gpu_limits, mps, sources)");
+                                     "' (allowed: gpus, retired_gpus, accelerator_optimized, families, n1_gpu_limits, mps, sources)");
         }
       }
     } catch (const YAML::Exception& e) {
@@ -51,6 +52,9 @@ class CatalogLoader {
       if (!c_.FindGpu(m.fixed_gpu)) {
         return InvalidArgument("catalog machine type '" + m.name + "' names unknown GPU '" + m.fixed_gpu + "'");
       }
+    }
+    for (const RetiredGpu& r : c_.retired_gpus_) {
+      if (c_.FindGpu(r.name)) return InvalidArgument("catalog GPU '" + r.name + "' is both offered and retired");
     }
     for (const N1GpuLimit& l : c_.n1_limits_) {
       if (!c_.FindGpu(l.gpu)) return InvalidArgument("catalog n1_gpu_limits names unknown GPU '" + l.gpu + "'");
@@ -198,6 +202,21 @@ class CatalogLoader {
       if (lo > hi) return Error(custom, "min_gb_per_vcpu is above max_gb_per_vcpu");
       f.custom_min_gb = lo;
       f.custom_max_gb = hi;
+      // Optional; the defaults are N1's (1 or an even count up to 96).
+      if (custom["min_vcpus"].IsDefined()) {
+        ASSIGN_OR_RETURN(f.custom_min_vcpus, Int(custom, "min_vcpus"));
+      }
+      if (custom["max_vcpus"].IsDefined()) {
+        ASSIGN_OR_RETURN(f.custom_max_vcpus, Int(custom, "max_vcpus"));
+      }
+      if (custom["vcpu_multiple"].IsDefined()) {
+        ASSIGN_OR_RETURN(f.custom_vcpu_multiple, Int(custom, "vcpu_multiple"));
+      }
+      if (custom["extended_max_gb"].IsDefined()) {
+        ASSIGN_OR_RETURN(double ext, Num(custom, "extended_max_gb"));
+        f.custom_extended_max_gb = ext;
+      }
+      if (f.custom_min_vcpus > f.custom_max_vcpus) return Error(custom, "min_vcpus is above max_vcpus");
     }
     c_.families_.push_back(std::move(f));
     return Status::OK();
@@ -211,6 +230,17 @@ class CatalogLoader {
     ASSIGN_OR_RETURN(double gb, Num(n, "max_memory_gb"));
     l.max_memory_bytes = static_cast<uint64_t>(gb * 1073741824.0);
     c_.n1_limits_.push_back(std::move(l));
+    return Status::OK();
+  }
+
+  Status Retired(const YAML::Node& n) {
+    RetiredGpu r;
+    ASSIGN_OR_RETURN(r.name, Str(n, "name"));
+    context_ = "retired gpu '" + r.name + "': ";
+    ASSIGN_OR_RETURN(r.display_name, Str(n, "display_name"));
+    ASSIGN_OR_RETURN(r.reason, Str(n, "reason"));
+    ASSIGN_OR_RETURN(r.source, Str(n, "source"));
+    c_.retired_gpus_.push_back(std::move(r));
     return Status::OK();
   }
 

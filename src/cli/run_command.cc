@@ -142,8 +142,11 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
     }
   }
   if (flags.dry_run || !valid) {
-    std::string report = flags.format == "json" ? RenderJsonReport(diagnostics, plan_ptr)
+    std::string report = flags.format == "json" ? RenderJsonReport(diagnostics, plan_ptr, &context.options)
                                                 : RenderTextReport(diagnostics, plan_ptr);
+    if (flags.format != "json" && (flags.log_level == "debug" || flags.log_level == "trace")) {
+      report = RenderOptionsText(context.options) + "\n" + report;
+    }
     (flags.dry_run || flags.format == "json" ? std::cout : std::cerr) << report << std::flush;
     return valid ? 0 : kInvalid;
   }

@@ -9,7 +9,9 @@
 namespace dfw {
 namespace {
 
-constexpr const char* kDriverArgs[] = {"5xx", "version=latest", "version=default"};
+// "latest" (seen in public launch lines and cited as documented) asks for the latest driver, like
+// "version=latest"; "5xx" pins the 5xx branch (Beam's vLLM example).
+constexpr const char* kDriverArgs[] = {"5xx", "latest", "version=latest", "version=default"};
 
 struct Item {
   std::string_view text;  // e.g. "count:2"
@@ -63,7 +65,13 @@ class AcceleratorParser {
     } else if (key == "count") {
       if (!Claim(spec_.count_field, item)) return;
       auto n = ParseInt64(arg);
-      if (!n || *n <= 0 || *n > 1024) {
+      if (n && *n == 0) {
+        return Error({arg, arg_offset}, arg.size(), "count:0 attaches no GPU",
+                     "count is the number of GPUs attached to each worker, at least 1 (e.g. count:1); drop "
+                     "worker_accelerator for a worker without a GPU",
+                     "gpu-count-invalid");
+      }
+      if (!n || *n < 0 || *n > 1024) {
         return Error({arg, arg_offset}, arg.size(),
                      "count must be a positive whole number, got '" + std::string(arg) + "'",
                      "count is the number of GPUs attached to each worker, e.g. count:1");
@@ -80,7 +88,7 @@ class AcceleratorParser {
         }
       }
       Error({arg, arg_offset}, arg.size(), "unknown driver argument '" + std::string(arg) + "'",
-            "use install-nvidia-driver, install-nvidia-driver:5xx, :version=latest or :version=default");
+            "use install-nvidia-driver, install-nvidia-driver:5xx, :latest, :version=latest or :version=default");
     } else if (key == "use_nvidia_mps") {
       if (!Claim(spec_.mps_field, item)) return;
       if (has_arg) {
@@ -114,8 +122,9 @@ class AcceleratorParser {
     return true;
   }
 
-  void Error(const Item& at, std::size_t length, std::string message, std::string help) {
-    out_.push_back(MakeDiagnostic(Severity::kError, "option-syntax",
+  void Error(const Item& at, std::size_t length, std::string message, std::string help,
+             const char* code = "option-syntax") {
+    out_.push_back(MakeDiagnostic(Severity::kError, code,
                                   std::string(AcceleratorFormName(spec_.form)) + " accelerator: " + message,
                                   std::move(help), spec_.origin, at.offset, length));
   }

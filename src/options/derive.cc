@@ -4,6 +4,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/options/accelerator.h"
+#include "service_options.h"
 
 namespace dfw::options_internal {
 namespace {
@@ -32,22 +33,31 @@ void SetWorkerAccelerator(PipelineOptions& o, const OptionValue& v, AcceleratorF
   o.worker_accelerator = std::move(spec);
 }
 
-// Python sends "a,b" as ONE service option; warn when the pieces look like options we know.
-void CheckPythonComma(PipelineOptions& o, const OptionValue& v) {
-  if (o.java_list_style || v.value.find(',') == std::string::npos || StartsWith(v.value, kWorkerAccelerator)) return;
-  for (const std::string& piece : Split(v.value, ',')) {
+// A service option that still holds a comma after splitting (Beam keeps commas once an item has
+// two '=', and the options: block is never split): warn when a piece looks like an option of its own.
+bool CheckKeptComma(PipelineOptions& o, const OptionValue& v) {
+  if (v.value.find(',') == std::string::npos) return false;
+  std::vector<std::string> pieces = Split(v.value, ',');
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    std::string_view piece = Trim(pieces[i]);
     if (piece == "enable_prime" || piece == "use_nvidia_mps" || StartsWith(piece, kWorkerAccelerator)) {
+      const bool command_line = v.origin.where == "command line";
       Add(o, Severity::kWarning, "service-option-comma", v, v.origin.value_offset, v.value.size(),
-          "'" + v.value + "' is ONE service option in Python: commas do not split it",
-          "repeat --dataflow_service_options once per option");
-      return;
+          "'" + v.value + "' is ONE service option: " +
+              (command_line ? "it holds more than one '=' before the comma, so Beam keeps the comma inside it"
+                            : "the options: block is read like keyword arguments, so commas do not split it"),
+          command_line ? "repeat --dataflow_service_options once per option"
+                       : "write one list element per service option");
+      return true;
     }
   }
+  return false;
 }
 
 void DeriveServiceOptions(PipelineOptions& o) {
   for (const OptionValue& v : o.dataflow_service_options) {
     if (StartsWith(v.value, kWorkerAccelerator)) {
+      CheckKeptComma(o, v);
       SetWorkerAccelerator(o, v, AcceleratorForm::kServiceOption);
     } else if (v.value == "worker_accelerator") {
       Add(o, Severity::kError, "option-syntax", v, v.origin.value_offset, v.value.size(),
@@ -57,8 +67,8 @@ void DeriveServiceOptions(PipelineOptions& o) {
       o.enable_prime = v;
     } else if (v.value == "use_nvidia_mps") {
       o.standalone_mps.push_back(v);
-    } else {
-      CheckPythonComma(o, v);
+    } else if (!CheckKeptComma(o, v)) {
+      CheckOtherListItem(v, /*service_option=*/true, o.diagnostics);
     }
   }
 }
@@ -73,6 +83,8 @@ void DeriveExperiments(PipelineOptions& o) {
       o.standalone_mps.push_back(v);
     } else if (v.value == "enable_prime") {
       o.enable_prime = v;
+    } else {
+      CheckOtherListItem(v, /*service_option=*/false, o.diagnostics);
     }
   }
 }

@@ -25,6 +25,16 @@ bool HasErrors(const std::vector<Diagnostic>& diagnostics) {
                      [](const Diagnostic& d) { return d.severity == Severity::kError; });
 }
 
+const char* OptionSourceName(OptionSource source) {
+  switch (source) {
+    case OptionSource::kDefault: return "default";
+    case OptionSource::kPipelineYaml: return "pipeline_yaml";
+    case OptionSource::kCommandLine: return "command_line";
+    case OptionSource::kBoth: return "pipeline_yaml+command_line";
+  }
+  return "?";
+}
+
 const char* AcceleratorFormName(AcceleratorForm form) {
   switch (form) {
     case AcceleratorForm::kServiceOption: return "service option";

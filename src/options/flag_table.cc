@@ -1,6 +1,9 @@
 #include "flag_table.h"
 
+#include <algorithm>
 #include <iterator>
+
+#include "dfw/common/strings.h"
 
 namespace dfw::options_internal {
 namespace {
@@ -72,16 +75,41 @@ const FlagSpec* FindFlag(std::string_view spelling) {
   for (const FlagSpec& f : kFlags) {
     if (spelling == f.spelling) return &f;
   }
-  return nullptr;
+  return FindBeamFlag(spelling);
 }
 
 const std::vector<std::string>& AllSpellings() {
   static const std::vector<std::string> all = [] {
     std::vector<std::string> v;
     for (const FlagSpec& f : kFlags) v.emplace_back(f.spelling);
+    AppendBeamSpellings(v);
     return v;
   }();
   return all;
+}
+
+std::optional<std::string> NearestSpelling(std::string_view name) {
+  constexpr std::size_t kLongest = 100;  // twice the longest spelling
+  if (name.size() > kLongest) return std::nullopt;
+  // ClosestMatch accepts a distance up to max(1, size/3); a spelling whose length differs by more
+  // cannot be that close, so only the others are compared (a 10,000-flag line stays fast).
+  const std::size_t limit = std::max<std::size_t>(1, name.size() / 3);
+  std::vector<std::string> near_in_length;
+  for (const std::string& s : AllSpellings()) {
+    std::size_t diff = s.size() > name.size() ? s.size() - name.size() : name.size() - s.size();
+    if (diff <= limit) near_in_length.push_back(s);
+  }
+  return ClosestMatch(name, near_in_length);
+}
+
+bool IsWorkerShaping(FlagDest dest) {
+  switch (dest) {
+    case D::kServiceOptions: case D::kExperiments: case D::kResourceHints: case D::kMachineType:
+    case D::kHarnessThreads: case D::kSdkWorkerParallelism: case D::kSdkContainerImage:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const char* CanonicalName(FlagDest dest) {

@@ -6,14 +6,18 @@
 
 #include "dfw/common/strings.h"
 #include "flag_table.h"
+#include "service_options.h"
 
 namespace dfw {
 namespace oi = options_internal;
 
 FlagArity LookupFlagArity(std::string_view name) {
   const oi::FlagSpec* spec = oi::FindFlag(name);
+  if (auto service_option = oi::ServiceOptionWrittenAsFlag(name); !spec && service_option) {
+    return *service_option == "worker_accelerator" ? FlagArity::kValue : FlagArity::kBool;
+  }
   if (!spec) {
-    auto near = ClosestMatch(name, oi::AllSpellings());
+    auto near = oi::NearestSpelling(name);
     if (!near) return FlagArity::kUnknown;
     spec = oi::FindFlag(*near);
   }
@@ -117,6 +121,7 @@ void OptionsParser::AddYamlFile(std::string_view yaml_text, std::string_view fil
         Raw raw;
         raw.name = name;
         raw.origin = YamlOrigin(yaml_text, file_name, node.IsNull() ? kv.first.Mark() : node.Mark());
+        raw.from_yaml = true;
         raw.from_yaml_list = list_element;
         if (node.IsScalar()) {
           raw.value = node.Scalar();

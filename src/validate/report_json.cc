@@ -2,6 +2,7 @@
 
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
+#include "report_internal.h"
 
 namespace dfw {
 namespace {
@@ -41,7 +42,8 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
 
 }  // namespace
 
-std::string RenderJsonReport(const std::vector<Diagnostic>& diagnostics, const WorkerPlan* plan) {
+std::string RenderJsonReport(const std::vector<Diagnostic>& diagnostics, const WorkerPlan* plan,
+                             const PipelineOptions* options) {
   nlohmann::json list = nlohmann::json::array();
   int errors = 0, warnings = 0;
   for (const Diagnostic& d : diagnostics) {
@@ -56,7 +58,8 @@ std::string RenderJsonReport(const std::vector<Diagnostic>& diagnostics, const W
   }
   nlohmann::json report = {{"valid", errors == 0}, {"errors", errors}, {"warnings", warnings},
                            {"diagnostics", std::move(list)},
-                           {"plan", plan ? PlanJson(*plan) : nlohmann::json(nullptr)}};
+                           {"plan", plan ? PlanJson(*plan) : nlohmann::json(nullptr)},
+                           {"options", options ? validate_internal::OptionsJson(*options) : nlohmann::json(nullptr)}};
   // Invalid UTF-8 in user text must not throw: replace it.
   return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -29,6 +29,19 @@ std::optional<MachineType> KnownMachine(const RuleContext& ctx) {
   return ctx.options.machine_type ? ctx.catalog.FindMachine(ctx.options.machine_type->value) : std::nullopt;
 }
 
+// " (did you mean 'nvidia-l4' (NVIDIA L4, g2 machine types)?)" for a product-style name, else the
+// plain edit-distance suggestion.
+std::string ProductNameSuggestion(const Catalog& catalog, const std::string& written) {
+  std::vector<const GpuType*> like = catalog.GpuTypesLike(written);
+  if (like.empty()) return DidYouMeanSuffix(written, catalog.GpuNames());
+  std::vector<std::string> parts;
+  for (const GpuType* g : like) {
+    parts.push_back("'" + g->name + "' (" + g->display_name + ", " + Join(g->machine_families, "/") +
+                    " machine types)");
+  }
+  return " (did you mean " + Join(parts, " or ") + "?)";
+}
+
 }  // namespace
 
 void GpuUnknownType(const RuleContext& ctx) {
@@ -36,15 +49,25 @@ void GpuUnknownType(const RuleContext& ctx) {
                            ctx.options.accelerator_hint ? &*ctx.options.accelerator_hint : nullptr}) {
     if (!spec || spec->gpu_type.empty() || ctx.catalog.FindGpu(spec->gpu_type)) continue;
     auto [offset, length] = ValueOf(spec->type_field);
+    if (const RetiredGpu* retired = ctx.catalog.FindRetiredGpu(spec->gpu_type)) {
+      ctx.Add("gpu-unknown-type", spec->origin, offset, length,
+              "GPU type '" + spec->gpu_type + "' (" + retired->display_name + ") is retired: " + retired->reason,
+              "pick a current type, e.g. nvidia-tesla-t4 on N1 or nvidia-l4 on G2 (" + retired->source + ")");
+      continue;
+    }
     ctx.Add("gpu-unknown-type", spec->origin, offset, length,
-            "unknown GPU type '" + spec->gpu_type + "'" + DidYouMeanSuffix(spec->gpu_type, ctx.catalog.GpuNames()),
-            "known GPU types: " + Join(ctx.catalog.GpuNames()));
+            "unknown GPU type '" + spec->gpu_type + "'" + ProductNameSuggestion(ctx.catalog, spec->gpu_type),
+            "GPU types are Compute Engine accelerator names; known: " + Join(ctx.catalog.GpuNames()));
   }
 }
 
 void MachineUnknownType(const RuleContext& ctx) {
   const auto& mt = ctx.options.machine_type;
-  if (mt && !ctx.catalog.FindMachine(mt->value)) {
+  if (auto custom = mt ? ctx.catalog.CustomMachine(mt->value) : std::nullopt; custom && !custom->ok()) {
+    ctx.Add("machine-unknown-type", mt->origin, mt->origin.value_offset, mt->value.size(), custom->status().message(),
+            "custom types are <family>-custom-<vCPUs>-<memory MB>[-ext] (custom-... is N1), e.g. custom-8-30720 or "
+            "n2-custom-8-32768; see configs/machines.yaml for each family's rules");
+  } else if (mt && !ctx.catalog.FindMachine(mt->value)) {
     ctx.Add("machine-unknown-type", mt->origin, mt->origin.value_offset, mt->value.size(),
             "unknown machine type '" + mt->value + "'" + DidYouMeanSuffix(mt->value, ctx.catalog.MachineNames()),
             "use a Compute Engine type such as g2-standard-8, a2-highgpu-1g, n1-standard-8 or custom-<vCPUs>-<MB>");
@@ -140,13 +163,28 @@ void RightFittingConflict(const RuleContext& ctx) {
           "when you use right fitting, don't use the worker_accelerator service option: keep one of them");
 }
 
+// dfworker runs bounded inputs with batch semantics (4 attempts per work item, then the job fails);
+// a streaming Dataflow job retries a failing bundle indefinitely and never finishes, so a run here
+// would not behave like the job it claims to be.
 void StreamingUnsupported(const RuleContext& ctx) {
-  const auto& hint = ctx.options.accelerator_hint;
-  if (!hint || !ctx.options.streaming) return;
-  ctx.Add("streaming-unsupported", hint->origin, hint->origin.value_offset,
-          hint->origin.text.size() - hint->origin.value_offset,
-          "right fitting (accelerator resource hint) with --streaming: streaming pipelines aren't supported",
-          "use worker_accelerator for a streaming job, or run it as a batch job");
+  const auto& o = ctx.options;
+  if (!o.streaming || !o.streaming_origin) return;
+  const OptionValue& flag = *o.streaming_origin;
+  std::string message =
+      "--streaming: dfworker runs bounded batch work with batch semantics (a failing work item is attempted 4 "
+      "times, then the job fails), while a streaming Dataflow job retries a failing bundle forever";
+  std::string help =
+      "drop --streaming to run the pipeline here as a batch job over bounded inputs; run the streaming job on "
+      "Dataflow itself";
+  if (o.accelerator_hint) {
+    bool experiment = std::any_of(o.experiments.begin(), o.experiments.end(),
+                                  [](const OptionValue& v) { return v.value == "enable_streaming_rightfitting"; });
+    message += experiment ? "" : "; Dataflow also refuses right fitting (the accelerator resource hint) in a "
+                                 "streaming job without --experiments=enable_streaming_rightfitting";
+    help += experiment ? "" : " (with --experiments=enable_streaming_rightfitting there, which also needs "
+                              "horizontal autoscaling)";
+  }
+  ctx.Add("streaming-unsupported", flag.origin, 0, flag.origin.text.size(), std::move(message), std::move(help));
 }
 
 }  // namespace dfw::validate_internal

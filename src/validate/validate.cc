@@ -13,16 +13,29 @@ constexpr const char* kMachines = "https://cloud.google.com/compute/docs/machine
 constexpr const char* kMps = "https://cloud.google.com/dataflow/docs/gpu/use-nvidia-mps";
 constexpr const char* kNvidiaMps = "https://docs.nvidia.com/deploy/mps/index.html";
 constexpr const char* kGpuSupport = "https://cloud.google.com/dataflow/docs/concepts/gpu-support";
+constexpr const char* kBeamOptions =
+    "https://github.com/apache/beam/blob/v2.77.0/sdks/python/apache_beam/options/pipeline_options.py";
 constexpr const char* kRightFitting = "https://cloud.google.com/dataflow/docs/guides/right-fitting";
 
 using S = Severity;
 
 const std::vector<RuleInfo> kRules = {
     {"option-syntax", S::kError, kServiceOptions, "a flag, service option or options: entry is malformed"},
-    {"unknown-flag", S::kWarning, kPipelineOptions, "a flag dfworker does not know (Beam discards it)"},
-    {"misspelled-flag", S::kError, kPipelineOptions, "a near miss of a known flag"},
+    {"unknown-flag", S::kWarning, kPipelineOptions,
+     "not a Beam pipeline option (Beam hands it to the pipeline's own parser or drops it); did-you-mean when close"},
+    {"misspelled-flag", S::kError, kPipelineOptions,
+     "a near miss or abbreviation of a flag that shapes the worker (service options, experiments, machine type, ...)"},
     {"accelerator-duplicate", S::kError, kServiceOptions, "worker_accelerator given more than once"},
-    {"service-option-comma", S::kWarning, kServiceOptions, "Python does not split a service option on commas"},
+    {"service-option-comma", S::kWarning, kServiceOptions,
+     "a service option that keeps a comma (two '=' before it, or the options: block) looks like two"},
+    {"beam-version-split", S::kWarning, kBeamOptions,
+     "Beam >= 2.67 splits this --experiments / --dataflow_service_options value at commas; Beam <= 2.66 does not"},
+    {"list-empty-item", S::kWarning, kBeamOptions, "an empty item in a comma list (Beam drops it)"},
+    {"service-option-as-flag", S::kError, kServiceOptions,
+     "a service option written as a flag of its own (--worker_accelerator=...): Dataflow ignores it"},
+    {"service-option-unknown", S::kWarning, kServiceOptions, "a service option dfworker does not know (passed on unchecked)"},
+    {"accelerator-mangled", S::kError, kServiceOptions,
+     "a value that looks like a mangled worker_accelerator (list literal, quotes, ':' for '=', misspelled name)"},
     {"gpu-unknown-type", S::kError, kGpus, "GPU type not in the catalog"},
     {"machine-unknown-type", S::kError, kMachines, "machine type not in the catalog"},
     {"gpu-count-invalid", S::kError, kGpus, "GPU count not offered for the type or machine"},
@@ -38,7 +51,9 @@ const std::vector<RuleInfo> kRules = {
     {"mps-recommended", S::kWarning, kMps, "several model copies on one GPU without MPS"},
     {"driver-not-installed", S::kWarning, kGpuSupport, "worker_accelerator without install-nvidia-driver"},
     {"right-fitting-conflict", S::kError, kRightFitting, "accelerator resource hint together with worker_accelerator"},
-    {"streaming-unsupported", S::kError, kRightFitting, "right fitting with a streaming pipeline"},
+    {"streaming-unsupported", S::kError, kPipelineOptions,
+     "--streaming: dfworker runs bounded batch work (right fitting in a streaming job also needs "
+     "--experiments=enable_streaming_rightfitting on Dataflow)"},
     {"gpu-memory-exceeded", S::kError, kMps, "planned GPU memory above capacity"},
     {"gpu-memory-tight", S::kWarning, kMps, "planned GPU memory above 90% of capacity"},
     {"gpu-requested-no-accelerator", S::kWarning, kGpuSupport,

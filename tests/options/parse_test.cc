@@ -13,12 +13,18 @@ std::vector<std::string> Values(const std::vector<OptionValue>& list) {
   return out;
 }
 
-TEST(ParseOptions, PythonServiceOptionsAreRepeatableAndNeverCommaSplit) {
+// Beam >= 2.67 splits Python list flags at commas (list_split_test.cc has the whole table).
+TEST(ParseOptions, PythonServiceOptionsAreRepeatableAndCommaSplitLikeBeam) {
   auto o = ParsePipelineOptions({"--dataflow_service_option", "whizz=bang", "--dataflow_service_options=beep=boop",
                                  "--dataflow_service_options=a,b"});
-  EXPECT_EQ(Values(o.dataflow_service_options), (std::vector<std::string>{"whizz=bang", "beep=boop", "a,b"}));
+  EXPECT_EQ(Values(o.dataflow_service_options), (std::vector<std::string>{"whizz=bang", "beep=boop", "a", "b"}));
   EXPECT_FALSE(o.java_list_style);
-  EXPECT_TRUE(o.diagnostics.empty());
+  // Beam's own test names (whizz=bang, ...) are not Dataflow service options: each draws a warning.
+  std::vector<std::string> codes;
+  for (const auto& d : o.diagnostics) codes.push_back(d.code);
+  EXPECT_EQ(codes, (std::vector<std::string>{"beam-version-split", "service-option-unknown", "service-option-unknown",
+                                             "service-option-unknown", "service-option-unknown"}));
+  EXPECT_FALSE(HasErrors(o.diagnostics));
 }
 
 TEST(ParseOptions, JavaListsAreCommaSplitWithOffsetsOfEachElement) {
@@ -149,6 +155,34 @@ TEST(ParseByteSize, Units) {
   EXPECT_FALSE(ParseByteSize("lots"));
   EXPECT_FALSE(ParseByteSize("4XB"));
   EXPECT_FALSE(ParseByteSize("1e30GB"));
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(ParseOptions, NearMissOfAWorkerShapingFlagIsAnErrorOfAnyOtherAWarning) {
+  auto shaping = ParsePipelineOptions({"--machine=g2-standard-8"});  // an abbreviation: Beam takes none
+  ASSERT_EQ(shaping.diagnostics.size(), 1u);
+  EXPECT_EQ(shaping.diagnostics[0].code, "misspelled-flag");
+  EXPECT_NE(shaping.diagnostics[0].help.find("no abbreviation"), std::string::npos) << shaping.diagnostics[0].help;
+
+  auto user = ParsePipelineOptions({"--project_id", "p", "--sdk_location=container"});
+  ASSERT_EQ(user.diagnostics.size(), 1u);  // --sdk_location is a Beam option: accepted silently
+  EXPECT_EQ(user.diagnostics[0].code, "unknown-flag");
+  EXPECT_EQ(user.diagnostics[0].severity, Severity::kWarning);
+  EXPECT_NE(user.diagnostics[0].message.find("did you mean '--project'"), std::string::npos) << user.diagnostics[0].message;
+  EXPECT_EQ(user.unknown_flags, std::vector<std::string>{"project_id"});
+  EXPECT_FALSE(user.project);
+}
+
+TEST(ParseOptions, BeamBoolFlagsDoNotSwallowTheNextArgument) {
+  auto o = ParsePipelineOptions({"--save_main_session", "--no_use_public_ips", "--machine_type", "g2-standard-4"});
+  EXPECT_TRUE(o.diagnostics.empty());
+  ASSERT_TRUE(o.machine_type);
+  EXPECT_EQ(o.machine_type->value, "g2-standard-4");
 }
 
 }  // namespace

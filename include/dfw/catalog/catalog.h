@@ -41,6 +41,14 @@ struct MachineType {
   bool gpu_attachable = false;  // N1: GPUs are attached, not fixed
 };
 
+// A GPU type Compute Engine no longer offers; refused with its reason instead of "unknown".
+struct RetiredGpu {
+  std::string name;          // "nvidia-tesla-k80"
+  std::string display_name;  // "NVIDIA K80"
+  std::string reason;        // "end of support on Compute Engine"
+  std::string source;        // URL
+};
+
 // Upper bound on an N1 worker's shape for an attached GPU type and count.
 struct N1GpuLimit {
   std::string gpu;
@@ -74,9 +82,21 @@ class Catalog {
   static Result<Catalog> Locate(const std::string& flag_dir = "");
 
   const GpuType* FindGpu(std::string_view name) const;
-  // Fixed types, generated family types (n1-standard-8) and N1 custom types.
+  // Fixed types, generated family types (n1-standard-8) and valid custom types.
   std::optional<MachineType> FindMachine(std::string_view name) const;
+  // Custom types, <family>-custom-<vCPUs>-<memory MB>[-ext] (custom-... alone is N1): vCPUs and
+  // memory (MB = MiB) from the name, checked against the family's `custom:` rules in machines.yaml
+  // (vCPU range and multiple, GB per vCPU, 256 MB steps; -ext allows more memory per vCPU up to the
+  // family's extended maximum). nullopt when `name` is not written as a custom type;
+  // kInvalidArgument naming the broken rule when it is but breaks one (custom_machine.cc).
+  std::optional<Result<MachineType>> CustomMachine(std::string_view name) const;
   const N1GpuLimit* FindN1Limit(std::string_view gpu, int gpus) const;
+  const RetiredGpu* FindRetiredGpu(std::string_view name) const;
+  // The GPU types `written` probably means when it is spelled like a product name ("L4", "a100",
+  // "nvidia-l4-gpu", "nvidia-h100-80gb-mega"): the same model tokens, ignoring case, order,
+  // "nvidia", "tesla" and "gpu". Types with exactly those tokens first, then types that hold them
+  // all; at most 3; empty when nothing fits (gpu_alias.cc).
+  std::vector<const GpuType*> GpuTypesLike(std::string_view written) const;
   // Clients per device for this GPU's MPS server (16 pre-Volta, 48 Volta+).
   int MpsClientLimit(const GpuType& gpu) const;
   const MpsLimits& mps() const { return mps_; }
@@ -92,8 +112,12 @@ class Catalog {
     bool gpu_attachable = false;
     std::vector<int> vcpus;
     std::map<std::string, double> variants;  // variant -> GB per vCPU
-    std::optional<double> custom_min_gb, custom_max_gb;
+    std::optional<double> custom_min_gb, custom_max_gb;  // GB per vCPU; absent = no custom types
     int custom_step_mb = 256;
+    int custom_min_vcpus = 1;          // 1 is allowed only when this is 1 (N1)
+    int custom_max_vcpus = 96;
+    int custom_vcpu_multiple = 2;      // vCPU counts above 1 are multiples of this
+    std::optional<double> custom_extended_max_gb;  // total memory cap with -ext; absent = no -ext
   };
   Catalog() = default;
 
@@ -101,6 +125,7 @@ class Catalog {
   std::vector<MachineType> fixed_machines_;
   std::vector<Family> families_;
   std::vector<N1GpuLimit> n1_limits_;
+  std::vector<RetiredGpu> retired_gpus_;
   MpsLimits mps_;
   std::string origin_;
 };

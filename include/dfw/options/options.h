@@ -40,11 +40,22 @@ struct AcceleratorSpec {
   std::string gpu_type;               // "nvidia-l4"; empty when missing (a diagnostic was emitted)
   int count = 0;                      // GPUs per worker; 0 when missing or malformed
   bool install_driver = false;        // install-nvidia-driver present
-  std::string driver_arg;             // "5xx", "version=latest", ... ("" = default driver)
+  std::string driver_arg;             // "5xx", "latest" (= latest driver), "version=latest", ... ("" = default)
   bool use_mps = false;               // use_nvidia_mps present
   std::string machine_type;           // right-fitting hint `machine_type:M` (resource hints only)
   std::optional<SubField> type_field, count_field, driver_field, mps_field, machine_field;
 };
+
+// Where an option's value came from (the dry-run report's `sources`).
+enum class OptionSource {
+  kDefault,       // not given
+  kPipelineYaml,  // the pipeline file's options: block
+  kCommandLine,   // a flag (the command line overrides YAML scalars)
+  kBoth,          // a list with items from the options: block and from flags
+};
+
+// "default", "pipeline_yaml", "command_line", "pipeline_yaml+command_line".
+const char* OptionSourceName(OptionSource source);
 
 struct PipelineOptions {
   // --- raw lists, in the order given (YAML block first, then command line) ---
@@ -66,6 +77,12 @@ struct PipelineOptions {
   bool streaming = false;                                   // --streaming
   std::optional<OptionValue> streaming_origin;
   std::map<std::string, std::string> other;                 // known Beam flags dfworker ignores
+
+  // --- provenance ---
+  std::vector<std::string> unknown_flags;  // flags (names without dashes) not in the table, in order
+  // Python name of each option that was given ("experiments", "machine_type", ...) -> where from;
+  // absent = default.
+  std::map<std::string, OptionSource> sources;
 
   // --- derived from the lists above ---
   std::optional<AcceleratorSpec> worker_accelerator;  // service option or experiment form

@@ -41,6 +41,7 @@ class OptionsParser {
     std::string name;            // flag name as written, without dashes
     std::string value;           // value text
     bool has_value = false;      // `--flag` alone has none
+    bool from_yaml = false;      // from the pipeline file's options: block (read like keyword arguments)
     bool from_yaml_list = false; // an element of a YAML sequence (never comma-split)
     Origin origin;
   };
