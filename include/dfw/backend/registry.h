@@ -35,7 +35,7 @@ inline constexpr const char* kCudaBackendSymbol = "dfw_create_cuda_backend";
 // element-wise ops always run on the backend's own row kernels.
 enum class CpuGemmPath : uint8_t {
   // Per op class, the library measured faster on this CPU: a calibration (~0.1 s) once per process
-  // and BLAS thread count, at the first such backend's creation (src/backend/cpu/gemm_plan.h).
+  // and BLAS thread count, at the first product that needs it (src/backend/cpu/gemm_plan.h).
   kAuto,
   // OpenBLAS only: the reference the other paths are compared with.
   kOpenBlas,

@@ -77,7 +77,6 @@ class CpuBackend final : public InferenceBackend {
  public:
   explicit CpuBackend(CpuBackendOptions options) : path_(options.gemm) {
     if (path_ == CpuGemmPath::kOpenBlas) return;
-    if (path_ == CpuGemmPath::kAuto) plan_ = &cpu_gemm::CalibratedPlan(OpenBlasThreads());
     cpu_dnnl::DnnlGemmOptions dnnl_options;
     dnnl_options.threads = OpenBlasThreads;
     dnnl_options.refuse_create_for_testing = std::move(options.onednn_refuse_create_for_testing);
@@ -99,7 +98,7 @@ class CpuBackend final : public InferenceBackend {
     if (path_ != CpuGemmPath::kOpenBlas) {
       gemm += dnnl_ == nullptr ? " (oneDNN unavailable: all OpenBLAS)"
                                : ", " + cpu_dnnl::LibraryName() + " at " + cpu_dnnl::EffectiveIsaName();
-      if (plan_ != nullptr) gemm += " [" + plan_->Describe() + "]";
+      if (path_ == CpuGemmPath::kAuto && dnnl_ != nullptr) gemm += " [" + Plan().Describe() + "]";
     }
     return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
            cpu_kernels::IsaName(isa_) + " row kernels";
@@ -220,13 +219,22 @@ class CpuBackend final : public InferenceBackend {
  private:
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
-  const cpu_gemm::GemmPlan* plan_ = nullptr;     // kAuto only; process-wide, never freed
-  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;     // null on kOpenBlas or when oneDNN cannot start
+  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
+  // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it (or
+  // the first description()), so a backend that never multiplies (a shape probe) never calibrates.
+  mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
+
+  const cpu_gemm::GemmPlan& Plan() const {
+    if (plan_ == nullptr) plan_ = &cpu_gemm::CalibratedPlan(OpenBlasThreads());
+    return *plan_;
+  }
 
   // k = 0 stays on OpenBLAS (C = beta C, which a zero-volume matmul would not write).
   bool UseOneDnn(int m, int n, int k, int batch) const {
     if (dnnl_ == nullptr || k == 0) return false;
-    return path_ == CpuGemmPath::kOneDnn || plan_->OnOneDnn(cpu_gemm::ClassOf(m, n, k, batch));
+    if (path_ == CpuGemmPath::kOneDnn) return true;
+    const cpu_gemm::GemmClass c = cpu_gemm::ClassOf(m, n, k, batch);
+    return c != cpu_gemm::GemmClass::kSmall && Plan().OnOneDnn(c);
   }
 
   static Status Copy(void* dst, const void* src, std::size_t bytes) {

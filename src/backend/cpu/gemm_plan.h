@@ -2,13 +2,13 @@
 // the CPU backend's default path (CpuGemmPath::kAuto).
 //
 // Chosen by a short calibration (70-150 ms on a 2-vCPU machine, once per process and BLAS thread
-// count, at the first kAuto backend's creation) rather than by a table: the winner depends on the CPU and on how
-// OpenBLAS was told to run on it (OPENBLAS_CORETYPE=Haswell on an AVX-512 machine halves OpenBLAS's
-// rate, while oneDNN dispatches on the real CPU; on an AVX2-only CPU the two are within noise of
-// each other), and no table written on one machine knows either. Each class is timed on a
-// representative encoder shape in two rounds, best of three after a warm-up, oneDNN first
-// (gemm_plan.cc says why); oneDNN is chosen only when it is at least 5% faster, so ties keep the
-// reference library.
+// count, at the first kAuto product that is not small) rather than by a table: the winner depends
+// on the CPU and on how OpenBLAS was told to run on it (OPENBLAS_CORETYPE=Haswell on an AVX-512
+// machine halves OpenBLAS's rate, while oneDNN dispatches on the real CPU; on an AVX2-only CPU the
+// two are within noise of each other for the linear layers), and no table written on one machine
+// knows either. Each class is timed on a representative encoder shape in two rounds, best of three
+// after a warm-up, oneDNN first (gemm_plan.cc says why); oneDNN is chosen only when it is at least
+// 5% faster, so ties keep the reference library.
 //
 // Classes:
 //   kSmall   m·n·k < 2^18 per product (pooling's 1 x H x seq, tiny test shapes): always OpenBLAS,

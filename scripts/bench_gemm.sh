@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The CPU backend's GEMM paths side by side: sgemm GFLOP/s of OpenBLAS, oneDNN, the calibrated
+# default ("auto") and oneDNN's own dnnl_sgemm on a MiniLM-shaped encoder's products (4096 rows:
+# batch 32 x 128 tokens; bench/backend_gemm_bench.cc), then MiniLM-shaped sentence embeddings/s per
+# path (bench/inference_embedding_bench.cc, BM_Embed grouped, batch 32, <= 128 tokens). Each binary
+# runs RUNS times (default 3; the paths alternate within every run); medians and ratios are printed.
+#
+# The model is $DFW_MINILM_DIR when set (scripts/fetch_minilm.sh), else a random-weight model with
+# all-MiniLM-L6-v2's shapes made by scripts/make_bert_shaped.py (the work per sentence is MiniLM's;
+# the embeddings mean nothing). The environment is used as it is (OPENBLAS_CORETYPE included) and
+# printed; the script refuses to run while the 1-minute load average is >= 1.5 (FORCE=1 overrides,
+# and the figures are then noted as taken under load).
+#
+# Usage: scripts/bench_gemm.sh [BUILD_DIR]   (BUILD_DIR default: build, configured with DFW_BENCH=ON)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+runs=${RUNS:-3}
+load=$(cut -d' ' -f1 /proc/loadavg)
+if awk -v l="$load" 'BEGIN { exit !(l >= 1.5) }'; then
+  if [[ ${FORCE:-0} != 1 ]]; then
+    echo "bench_gemm: load average $load >= 1.5 (something else is running); rerun when idle or with FORCE=1" >&2
+    exit 2
+  fi
+  echo "bench_gemm: WARNING: running under load $load (FORCE=1)" >&2
+fi
+for t in backend_gemm_bench inference_embedding_bench; do
+  [[ -x $build/bench/$t ]] || cmake --build "$build" --target "$t"
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+model=${DFW_MINILM_DIR:-}
+if [[ -z $model ]]; then
+  model=$work/minilm_shaped
+  python3 scripts/make_bert_shaped.py "$model" >/dev/null
+  model_note="random-weight model with all-MiniLM-L6-v2's shapes (scripts/make_bert_shaped.py)"
+else
+  model_note="$model"
+fi
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs;" \
+  "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-<unset>} ONEDNN_MAX_CPU_ISA=${ONEDNN_MAX_CPU_ISA-<unset>}; load $load"
+echo "model: $model_note"
+for i in $(seq "$runs"); do
+  "$build/bench/backend_gemm_bench" --benchmark_min_time=0.3 --benchmark_format=json >"$work/gemm_$i.json"
+  DFW_MINILM_DIR=$model "$build/bench/inference_embedding_bench" --benchmark_filter='BM_Embed/grouped:1/' \
+    --benchmark_min_time=2 --benchmark_format=json >"$work/embed_$i.json"
+done
+echo "load after: $(cut -d' ' -f1 /proc/loadavg)"
+python3 - "$work" "$runs" <<'PY'
+import json, statistics, sys, collections
+work, runs = sys.argv[1], int(sys.argv[2])
+gemm = collections.defaultdict(list)
+embed = collections.defaultdict(list)
+labels = {}
+for i in range(1, runs + 1):
+    for b in json.load(open(f"{work}/gemm_{i}.json"))["benchmarks"]:
+        name = b["name"].split("/")
+        key = "/".join(p for p in name[:-1] if not p.startswith("path:"))  # drop path and real_time
+        path = next(p for p in name if p.startswith("path:"))[5:]
+        gemm[(key, path)].append(b["GFLOPs"])
+    for b in json.load(open(f"{work}/embed_{i}.json"))["benchmarks"]:
+        path = next(p for p in b["name"].split("/") if p.startswith("path:"))[5:]
+        embed[path].append(b["items_per_second"])
+        labels[path] = b.get("label", "")
+med = lambda v: statistics.median(v)
+names = {"0": "openblas", "1": "onednn", "2": "auto", "3": "dnnl_sgemm"}
+print(f"\nsgemm GFLOP/s, median of {runs} runs (0 openblas, 1 onednn, 2 auto, 3 dnnl_sgemm)")
+print(f"{'shape':44} {'openblas':>9} {'onednn':>9} {'auto':>9} {'dnnl_sgemm':>10} {'onednn/openblas':>16} {'auto/openblas':>14} {'onednn/dnnl_sgemm':>18}")
+for key in sorted({k for k, _ in gemm}, key=lambda s: s):
+    v = {p: med(gemm[(key, p)]) for p in names if (key, p) in gemm}
+    row = f"{key:44} " + " ".join(f"{v[p]:9.1f}" if p in v else f"{'-':>9}" for p in "012") + \
+          (f" {v['3']:10.1f}" if "3" in v else f" {'-':>10}")
+    row += f" {v['1'] / v['0']:16.2f} {v['2'] / v['0']:14.2f}"
+    row += f" {v['1'] / v['3']:18.2f}" if "3" in v else ""
+    print(row)
+epaths = {"0": "auto (default)", "1": "openblas", "2": "onednn"}
+print(f"\nMiniLM-shaped embeddings, sentences/s (BM_Embed grouped, batch 32, <= 128 tokens), median of {runs}:")
+for p in "102":
+    if p in embed:
+        print(f"  {epaths[p]:15} {med(embed[p]):8.1f}  runs {' '.join(f'{x:.1f}' for x in embed[p])}"
+              f"  ratio to openblas {med(embed[p]) / med(embed['1']):.2f}")
+for p in "102":
+    if p in labels:
+        print(f"  [{epaths[p]}] {labels[p]}")
+PY
