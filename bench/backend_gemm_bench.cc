@@ -8,7 +8,9 @@
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dfw/backend/registry.h"
@@ -78,6 +80,44 @@ void LinearArgs(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_Linear)->Apply(LinearArgs)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Two inference lanes, as the runner uses them on a 2-CPU worker: two threads, each with its own
+// backend, each running the FFN-in Linear (4096 x 1536 x 384) with BLAS threads = 1. Aggregate
+// GFLOP/s should be about twice BM_Linear's 1-thread figure (no oversubscription: each lane's
+// oneDNN call runs on its own thread alone) and at least its 2-thread one.
+void BM_LinearTwoLanes(benchmark::State& state) {
+  const int64_t path = state.range(0);
+  const int m = kTokens, n = kInter, k = kHidden;
+  const int before = BlasThreads();
+  (void)SetBlasThreads(1);
+  struct Lane {
+    std::unique_ptr<InferenceBackend> backend;
+    std::vector<float> x, w, bias, y;
+  };
+  Lane lanes[2];
+  for (Lane& l : lanes) {
+    l.backend = BackendFor(path);
+    l.x = Data(std::size_t(m) * k), l.w = Data(std::size_t(n) * k), l.bias = Data(n), l.y.resize(std::size_t(m) * n);
+  }
+  std::atomic<bool> failed{false};
+  for (auto _ : state) {
+    std::vector<std::thread> threads;
+    for (Lane& l : lanes) {
+      threads.emplace_back([&l, &failed, m, n, k] {
+        if (!l.backend->Linear(l.x.data(), l.w.data(), l.bias.data(), l.y.data(), m, n, k, Activation::kNone).ok()) {
+          failed = true;
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+  }
+  if (failed) state.SkipWithError("linear failed");
+  state.SetLabel(PathName(path));
+  state.counters["GFLOPs"] = benchmark::Counter(2 * 2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+  (void)SetBlasThreads(before);
+}
+BENCHMARK(BM_LinearTwoLanes)->ArgName("path")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Attention: scores = Q·Kᵀ per head over the batch (seq x seq x head_dim, 32 sequences), strided
 // in the fused QKV buffer as the encoder lays it out, one GemmStridedBatched per head.

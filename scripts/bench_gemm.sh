@@ -68,11 +68,10 @@ print(f"\nsgemm GFLOP/s, median of {runs} runs (0 openblas, 1 onednn, 2 auto, 3 
 print(f"{'shape':44} {'openblas':>9} {'onednn':>9} {'auto':>9} {'dnnl_sgemm':>10} {'onednn/openblas':>16} {'auto/openblas':>14} {'onednn/dnnl_sgemm':>18}")
 for key in sorted({k for k, _ in gemm}, key=lambda s: s):
     v = {p: med(gemm[(key, p)]) for p in names if (key, p) in gemm}
-    row = f"{key:44} " + " ".join(f"{v[p]:9.1f}" if p in v else f"{'-':>9}" for p in "012") + \
-          (f" {v['3']:10.1f}" if "3" in v else f" {'-':>10}")
-    row += f" {v['1'] / v['0']:16.2f} {v['2'] / v['0']:14.2f}"
-    row += f" {v['1'] / v['3']:18.2f}" if "3" in v else ""
-    print(row)
+    cell = lambda p, w: f" {v[p]:{w}.1f}" if p in v else f" {'-':>{w}}"
+    ratio = lambda a, b, w: f" {v[a] / v[b]:{w}.2f}" if a in v and b in v else f" {'-':>{w}}"
+    print(f"{key:44}" + cell("0", 9) + cell("1", 9) + cell("2", 9) + cell("3", 10) +
+          ratio("1", "0", 16) + ratio("2", "0", 14) + ratio("1", "3", 18))
 epaths = {"0": "auto (default)", "1": "openblas", "2": "onednn"}
 print(f"\nMiniLM-shaped embeddings, sentences/s (BM_Embed grouped, batch 32, <= 128 tokens), median of {runs}:")
 for p in "102":
