@@ -120,7 +120,8 @@ void BM_LinearTwoLanes(benchmark::State& state) {
 BENCHMARK(BM_LinearTwoLanes)->ArgName("path")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Attention: scores = Q·Kᵀ per head over the batch (seq x seq x head_dim, 32 sequences), strided
-// in the fused QKV buffer as the encoder lays it out, one GemmStridedBatched per head.
+// in the fused QKV buffer as the encoder lays it out, in one GemmHeadsBatched call as the encoder
+// makes it.
 void BM_AttentionScores(benchmark::State& state) {
   const int64_t path = state.range(0);
   const int before = BlasThreads();
@@ -131,14 +132,12 @@ void BM_AttentionScores(benchmark::State& state) {
   std::vector<float> scores(std::size_t(kBatch) * kHeads * kSeq * kSeq);
   const int64_t seq_stride = int64_t{kSeq} * h3, score_stride = int64_t{kHeads} * kSeq * kSeq;
   for (auto _ : state) {
-    for (int hd = 0; hd < kHeads; ++hd) {
-      if (!backend
-               ->GemmStridedBatched(false, true, kSeq, kSeq, kHeadDim, 1.f, qkv.data() + hd * kHeadDim, h3, seq_stride,
-                                    qkv.data() + kHidden + hd * kHeadDim, h3, seq_stride, 0.f,
-                                    scores.data() + int64_t{hd} * kSeq * kSeq, kSeq, score_stride, kBatch)
-               .ok()) {
-        state.SkipWithError("batched gemm failed");
-      }
+    if (!backend
+             ->GemmHeadsBatched(false, true, kSeq, kSeq, kHeadDim, 1.f, qkv.data(), h3, seq_stride, kHeadDim,
+                                qkv.data() + kHidden, h3, seq_stride, kHeadDim, 0.f, scores.data(), kSeq, score_stride,
+                                int64_t{kSeq} * kSeq, kBatch, kHeads)
+             .ok()) {
+      state.SkipWithError("batched gemm failed");
     }
     benchmark::DoNotOptimize(scores.data());
   }

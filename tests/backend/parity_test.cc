@@ -19,7 +19,7 @@
 namespace dfw {
 namespace {
 
-enum class Op { kGemm, kGemmBatched, kLinear, kLinearNoBias, kBiasAct, kSoftmax, kMaskedSoftmax, kLayerNorm, kLayerNormResidualInPlace };
+enum class Op { kGemm, kGemmBatched, kGemmHeads, kLinear, kLinearNoBias, kBiasAct, kSoftmax, kMaskedSoftmax, kLayerNorm, kLayerNormResidualInPlace };
 
 struct ParityCase {
   const char* name;
@@ -44,6 +44,10 @@ const ParityCase kCases[] = {
     {"gemm_batched_tn", Op::kGemmBatched, 9, 13, 11, true, false, 5, 1, Activation::kNone, 1e-4},
     {"gemm_batched_encoder_scores", Op::kGemmBatched, 128, 128, 32, false, true, 4, 1, Activation::kNone, 1e-4},
     {"gemm_batched_encoder_context", Op::kGemmBatched, 64, 32, 64, false, false, 6, 1, Activation::kNone, 1e-4},
+    {"gemm_heads_scores", Op::kGemmHeads, 16, 16, 8, false, true, 3, 4, Activation::kNone, 1e-4},
+    {"gemm_heads_context", Op::kGemmHeads, 16, 8, 16, false, false, 3, 4, Activation::kNone, 1e-4},
+    {"gemm_heads_tn_odd", Op::kGemmHeads, 9, 13, 11, true, false, 2, 3, Activation::kNone, 1e-4},
+    {"gemm_heads_encoder", Op::kGemmHeads, 128, 128, 32, false, true, 2, 12, Activation::kNone, 1e-4},
     {"linear_qkv", Op::kLinear, 130, 1152, 384, false, false, 1, 1, Activation::kNone, 1e-4},
     {"linear_gelu", Op::kLinear, 33, 768, 64, false, false, 1, 1, Activation::kGelu, 1e-4},
     {"linear_gelu_tanh", Op::kLinear, 33, 300, 65, false, false, 1, 1, Activation::kGeluTanh, 1e-4},
@@ -110,6 +114,22 @@ class Runner {
           RETURN_IF_ERROR(b_.GemmStridedBatched(c.ta, c.tb, c.m, c.n, c.k, 0.75f, a, lda, sa, b, ldb, sb, 0.5f, d_out,
                                                 ldc, sc, c.batch));
         }
+        break;
+      }
+      case Op::kGemmHeads: {
+        // Heads side by side in each row (as Q/K/V heads sit in a fused QKV row), sequences below
+        // each other; C per (sequence, head) blocks. Every stride padded so no two layouts coincide.
+        const int a_rows = c.ta ? c.k : c.m, a_cols = c.ta ? c.m : c.k;
+        const int b_rows = c.tb ? c.n : c.k, b_cols = c.tb ? c.k : c.n;
+        const int lda = c.heads * a_cols + 2, ldb = c.heads * b_cols + 3, ldc = c.n + 2;
+        const int64_t sa = int64_t{a_rows} * lda + 5, sb = int64_t{b_rows} * ldb + 3;
+        const int64_t hc = int64_t{c.m} * ldc + 1, sc = hc * c.heads + 3;
+        ASSIGN_OR_RETURN(float* a, Upload(Random(static_cast<std::size_t>(sa * c.batch) + 1, 16)));
+        ASSIGN_OR_RETURN(float* b, Upload(Random(static_cast<std::size_t>(sb * c.batch) + 1, 17)));
+        out = Random(static_cast<std::size_t>(sc * c.batch), 18);
+        ASSIGN_OR_RETURN(d_out, Upload(out));
+        RETURN_IF_ERROR(b_.GemmHeadsBatched(c.ta, c.tb, c.m, c.n, c.k, 0.75f, a, lda, sa, a_cols, b, ldb, sb, b_cols,
+                                            0.5f, d_out, ldc, sc, hc, c.batch, c.heads));
         break;
       }
       case Op::kLinear:

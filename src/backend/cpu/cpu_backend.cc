@@ -151,6 +151,28 @@ class CpuBackend final : public InferenceBackend {
     return Status::OK();
   }
 
+  Status GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                          int64_t stride_a, int64_t head_stride_a, const float* b, int ldb, int64_t stride_b,
+                          int64_t head_stride_b, float beta, float* c, int ldc, int64_t stride_c,
+                          int64_t head_stride_c, int batch, int heads) override {
+    if (batch < 0 || heads < 0) {
+      return InvalidArgument("GemmHeadsBatched: negative batch " + std::to_string(batch) + " or heads " +
+                             std::to_string(heads));
+    }
+    if (int64_t{batch} * heads > 1 && UseOneDnn(m, n, k, batch * heads)) {
+      RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
+      if (m == 0 || n == 0) return Status::OK();
+      ASSIGN_OR_RETURN(const bool ran,
+                       dnnl_->GemmHeadsBatched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, head_stride_a, b,
+                                               ldb, stride_b, head_stride_b, beta, c, ldc, stride_c, head_stride_c,
+                                               batch, heads));
+      if (ran) return Status::OK();
+    }
+    return InferenceBackend::GemmHeadsBatched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, head_stride_a, b, ldb,
+                                              stride_b, head_stride_b, beta, c, ldc, stride_c, head_stride_c, batch,
+                                              heads);
+  }
+
   // Bias first, then the GEMM accumulates onto it (beta = 1: OpenBLAS skips its C-scaling pass),
   // then the activation alone: two passes over y instead of three.
   Status Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,

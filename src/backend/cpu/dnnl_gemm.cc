@@ -61,11 +61,12 @@ std::optional<dnnl::algorithm> EltwiseFor(Activation act) {
 }  // namespace
 
 // Everything a primitive depends on. Row-major: A is op(A) [m x k] stored with row stride lda
-// (transposed: stored [k x m]); batch strides are 0 for a plain 2-D GEMM (batch = 0).
+// (transposed: stored [k x m]); batch = 0 is a plain 2-D GEMM, heads = 0 a 3-D batched one.
 struct DnnlGemm::Key {
-  int m = 0, n = 0, k = 0, batch = 0;  // batch 0: 2-D
+  int m = 0, n = 0, k = 0, batch = 0, heads = 0;
   int lda = 0, ldb = 0, ldc = 0;
-  int64_t sa = 0, sb = 0, sc = 0;
+  int64_t sa = 0, sb = 0, sc = 0;     // batch strides
+  int64_t sha = 0, shb = 0, shc = 0;  // head strides
   bool ta = false, tb = false, bias = false;
   Activation act = Activation::kNone;
   float alpha = 1.f, beta = 0.f;
@@ -78,8 +79,8 @@ struct KeyHash {
   std::size_t operator()(const DnnlGemm::Key& k) const {
     std::size_t h = 1469598103934665603ull;
     auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-    for (int64_t v : {int64_t{k.m}, int64_t{k.n}, int64_t{k.k}, int64_t{k.batch}, int64_t{k.lda}, int64_t{k.ldb},
-                      int64_t{k.ldc}, k.sa, k.sb, k.sc}) {
+    for (int64_t v : {int64_t{k.m}, int64_t{k.n}, int64_t{k.k}, int64_t{k.batch}, int64_t{k.heads}, int64_t{k.lda},
+                      int64_t{k.ldb}, int64_t{k.ldc}, k.sa, k.sb, k.sc, k.sha, k.shb, k.shc}) {
       mix(static_cast<uint64_t>(v));
     }
     mix((k.ta ? 1u : 0u) | (k.tb ? 2u : 0u) | (k.bias ? 4u : 0u) | (static_cast<unsigned>(k.act) << 3));
@@ -109,17 +110,21 @@ struct DnnlGemm::Impl {
   // Builds the primitive for `key`; throws dnnl::error when oneDNN refuses.
   void Create(Entry& e) const {
     const Key& k = e.key;
-    const bool batched = k.batch > 0;
-    auto md = [&](int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, int64_t batch_stride) {
-      return batched ? memory::desc(Dims{k.batch, rows, cols}, memory::data_type::f32,
-                                    Dims{batch_stride, row_stride, col_stride})
-                     : memory::desc(Dims{rows, cols}, memory::data_type::f32, Dims{row_stride, col_stride});
+    auto md = [&](int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, int64_t batch_stride,
+                  int64_t head_stride) {
+      constexpr auto f32 = memory::data_type::f32;
+      if (k.heads > 0) {
+        return memory::desc(Dims{k.batch, k.heads, rows, cols}, f32,
+                            Dims{batch_stride, head_stride, row_stride, col_stride});
+      }
+      if (k.batch > 0) return memory::desc(Dims{k.batch, rows, cols}, f32, Dims{batch_stride, row_stride, col_stride});
+      return memory::desc(Dims{rows, cols}, f32, Dims{row_stride, col_stride});
     };
     // op(A) is [m x k]: stored [m x k] (strides lda, 1) or transposed [k x m] (strides 1, lda).
-    const memory::desc a = k.ta ? md(k.m, k.k, 1, k.lda, k.sa) : md(k.m, k.k, k.lda, 1, k.sa);
-    const memory::desc b = k.tb ? md(k.k, k.n, 1, k.ldb, k.sb) : md(k.k, k.n, k.ldb, 1, k.sb);
-    const memory::desc c = md(k.m, k.n, k.ldc, 1, k.sc);
-    const memory::desc bias = k.bias ? md(1, k.n, k.n, 1, k.n) : memory::desc();
+    const memory::desc a = k.ta ? md(k.m, k.k, 1, k.lda, k.sa, k.sha) : md(k.m, k.k, k.lda, 1, k.sa, k.sha);
+    const memory::desc b = k.tb ? md(k.k, k.n, 1, k.ldb, k.sb, k.shb) : md(k.k, k.n, k.ldb, 1, k.sb, k.shb);
+    const memory::desc c = md(k.m, k.n, k.ldc, 1, k.sc, k.shc);
+    const memory::desc bias = k.bias ? md(1, k.n, k.n, 1, k.n, k.n) : memory::desc();
     dnnl::primitive_attr attr;
     if (k.alpha != 1.f) attr.set_output_scales(0, {k.alpha});
     dnnl::post_ops ops;
@@ -254,6 +259,18 @@ Result<bool> DnnlGemm::GemmStridedBatched(bool trans_a, bool trans_b, int m, int
   Key key;
   key.m = m, key.n = n, key.k = k, key.batch = batch, key.lda = lda, key.ldb = ldb, key.ldc = ldc;
   key.sa = stride_a, key.sb = stride_b, key.sc = stride_c;
+  key.ta = trans_a, key.tb = trans_b, key.alpha = alpha, key.beta = beta;
+  return Run(key, a, b, nullptr, c);
+}
+
+Result<bool> DnnlGemm::GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                                        int lda, int64_t stride_a, int64_t head_stride_a, const float* b, int ldb,
+                                        int64_t stride_b, int64_t head_stride_b, float beta, float* c, int ldc,
+                                        int64_t stride_c, int64_t head_stride_c, int batch, int heads) {
+  Key key;
+  key.m = m, key.n = n, key.k = k, key.batch = batch, key.heads = heads, key.lda = lda, key.ldb = ldb, key.ldc = ldc;
+  key.sa = stride_a, key.sb = stride_b, key.sc = stride_c;
+  key.sha = head_stride_a, key.shb = head_stride_b, key.shc = head_stride_c;
   key.ta = trans_a, key.tb = trans_b, key.alpha = alpha, key.beta = beta;
   return Run(key, a, b, nullptr, c);
 }

@@ -66,6 +66,11 @@ class DnnlGemm {
   Result<bool> GemmStridedBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                                   int lda, int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta,
                                   float* c, int ldc, int64_t stride_c, int batch);
+  // As InferenceBackend::GemmHeadsBatched: one 4-D matmul over batch x heads.
+  Result<bool> GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                                int64_t stride_a, int64_t head_stride_a, const float* b, int ldb, int64_t stride_b,
+                                int64_t head_stride_b, float beta, float* c, int ldc, int64_t stride_c,
+                                int64_t head_stride_c, int batch, int heads);
   // As InferenceBackend::Linear (m, n, k > 0): y = act(x · wᵀ + bias), bias and act as post-ops.
   Result<bool> Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
                       Activation act);

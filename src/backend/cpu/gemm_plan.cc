@@ -67,21 +67,25 @@ GemmPlan Measure(int threads) {
     return true;
   };
   auto dnnl_large = [&] { return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone)); };
-  // kBatched: attention scores, 32 sequences x (128 x 128 x 32).
-  const int batch = 32, s = 128, dh = 32;
-  const int64_t stride = int64_t{s} * dh, stride_c = int64_t{s} * s;
-  const std::vector<float> q = Filled(std::size_t(stride * batch)), kt = Filled(std::size_t(stride * batch));
-  std::vector<float> sc(std::size_t(stride_c * batch));
+  // kBatched: attention scores QKᵀ, 8 sequences x 12 heads x (128 x 128 x 32), Q and K column
+  // slices of a fused [tokens x 3·384] QKV buffer, scores [batch][head][128][128].
+  const int batch = 8, heads = 12, s = 128, dh = 32, h3 = 3 * heads * dh;
+  const int64_t seq_stride = int64_t{s} * h3, score_head = int64_t{s} * s, score_stride = score_head * heads;
+  const std::vector<float> qkv = Filled(std::size_t(seq_stride * batch));
+  std::vector<float> sc(std::size_t(score_stride * batch));
+  const float* keys = qkv.data() + heads * dh;
   auto blas_batched = [&] {
     for (int b = 0; b < batch; ++b) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, dh, 1.f, q.data() + b * stride, dh,
-                  kt.data() + b * stride, dh, 0.f, sc.data() + b * stride_c, s);
+      for (int hd = 0; hd < heads; ++hd) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, dh, 1.f, qkv.data() + b * seq_stride + hd * dh, h3,
+                    keys + b * seq_stride + hd * dh, h3, 0.f, sc.data() + b * score_stride + hd * score_head, s);
+      }
     }
     return true;
   };
   auto dnnl_batched = [&] {
-    return ran(d.GemmStridedBatched(false, true, s, s, dh, 1.f, q.data(), dh, stride, kt.data(), dh, stride, 0.f,
-                                    sc.data(), s, stride_c, batch));
+    return ran(d.GemmHeadsBatched(false, true, s, s, dh, 1.f, qkv.data(), h3, seq_stride, dh, keys, h3, seq_stride, dh,
+                                  0.f, sc.data(), s, score_stride, score_head, batch, heads));
   };
   // oneDNN first: OpenBLAS's pool threads spin for a long while after a call (its THREAD_TIMEOUT,
   // ~0.1 s), which would take CPUs from whatever runs next; libgomp's spin after a team is short.
@@ -98,7 +102,7 @@ GemmPlan Measure(int threads) {
     tb_large = BestSeconds(blas_large, 3);
     tb_batched = BestSeconds(blas_batched, 3);
   }
-  const double flop_large = 2.0 * m * n * k, flop_batched = 2.0 * s * s * dh * batch;
+  const double flop_large = 2.0 * m * n * k, flop_batched = 2.0 * s * s * dh * batch * heads;
   plan.openblas_large_gflops = flop_large / tb_large / 1e9;
   plan.openblas_batched_gflops = flop_batched / tb_batched / 1e9;
   if (error.empty()) {

@@ -15,8 +15,9 @@
 //            which runs these on the calling thread (its own multithreading threshold); a
 //            primitive's lookup and launch cost the same order as the work.
 //   kLarge   Linear layers and large plain GEMMs; timed on 256 x 1152 x 384 (Linear with bias).
-//   kBatched GemmStridedBatched with batch > 1 (attention's QKᵀ and PV per head over the batch);
-//            timed on 32 x (128 x 128 x 32).
+//   kBatched GemmStridedBatched / GemmHeadsBatched with more than one matrix (attention's QKᵀ
+//            and PV over every head of a batch); timed on QKᵀ for 8 sequences x 12 heads of
+//            128 x 128 x 32, strided in a fused QKV buffer as the encoder lays it out.
 // With more than one thread, kBatched follows kLarge's library: OpenBLAS's pool and oneDNN's
 // OpenMP team each spin-wait after a call, so alternating between them within a layer would keep
 // up to twice the CPUs busy.
