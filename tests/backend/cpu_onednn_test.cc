@@ -36,7 +36,8 @@ std::unique_ptr<DnnlGemm> MakeDnnl(std::size_t max_primitives = 256, std::functi
 struct LinearCase {
   int m, n, k;
   std::vector<float> x, w, y;
-  LinearCase(int m_, int n_, int k_) : m(m_), n(n_), k(k_), x(std::size_t(m) * k), w(std::size_t(n) * k), y(std::size_t(m) * n, -7.f) {
+  LinearCase(int m_, int n_, int k_)
+      : m(m_), n(n_), k(k_), x(std::size_t(m) * k), w(std::size_t(n) * k), y(std::size_t(m) * n, -7.f) {
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 5) - 2;
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 3) - 1;
   }
@@ -172,7 +173,9 @@ TEST(GemmPlan, SmallProductsStayOnOpenBlasWhateverTheCalibration) {
 // the parity table): proves the limit took effect, so those parity rows ran SSE4.1 kernels.
 TEST(CpuOneDnn, HonoursOneDnnMaxCpuIsaFromTheEnvironment) {
   const char* limit = std::getenv("ONEDNN_MAX_CPU_ISA");
-  if (limit == nullptr || *limit == '\0') GTEST_SKIP() << "ONEDNN_MAX_CPU_ISA not set (the ctest 'onednn_sse41/' rows set it)";
+  if (limit == nullptr || *limit == '\0') {
+    GTEST_SKIP() << "ONEDNN_MAX_CPU_ISA not set (the ctest 'onednn_sse41/' rows set it)";
+  }
   std::string want = limit;
   std::transform(want.begin(), want.end(), want.begin(), [](unsigned char ch) { return std::tolower(ch); });
   EXPECT_EQ(cpu_dnnl::EffectiveIsaName(), want);

@@ -19,7 +19,10 @@
 namespace dfw {
 namespace {
 
-enum class Op { kGemm, kGemmBatched, kGemmHeads, kLinear, kLinearNoBias, kBiasAct, kSoftmax, kMaskedSoftmax, kLayerNorm, kLayerNormResidualInPlace };
+enum class Op {
+  kGemm, kGemmBatched, kGemmHeads, kLinear, kLinearNoBias, kBiasAct, kSoftmax, kMaskedSoftmax, kLayerNorm,
+  kLayerNormResidualInPlace
+};
 
 struct ParityCase {
   const char* name;

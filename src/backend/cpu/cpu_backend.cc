@@ -85,7 +85,8 @@ class CpuBackend final : public InferenceBackend {
       dnnl_ = std::move(*dnnl);
     } else {
       static std::once_flag warned;
-      std::call_once(warned, [&] { spdlog::warn("cpu backend: {}; every GEMM runs on OpenBLAS", dnnl.status().message()); });
+      std::call_once(warned,
+                     [&] { spdlog::warn("cpu backend: {}; every GEMM runs on OpenBLAS", dnnl.status().message()); });
     }
   }
 

@@ -66,7 +66,9 @@ GemmPlan Measure(int threads) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x.data(), k, w.data(), k, 1.f, y.data(), n);
     return true;
   };
-  auto dnnl_large = [&] { return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone)); };
+  auto dnnl_large = [&] {
+    return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone));
+  };
   // kBatched: attention scores QKᵀ, 8 sequences x 12 heads x (128 x 128 x 32), Q and K column
   // slices of a fused [tokens x 3·384] QKV buffer, scores [batch][head][128][128].
   const int batch = 8, heads = 12, s = 128, dh = 32, h3 = 3 * heads * dh;
