@@ -11,6 +11,10 @@
 # printed; the script refuses to run while the 1-minute load average is >= 1.5 (FORCE=1 overrides,
 # and the figures are then noted as taken under load).
 #
+# With BEFORE=DIR (a folder holding inference_embedding_bench and inference_mlp_bench built from the
+# commit before the oneDNN path), each run also times those, alternating with this build's: the
+# embeddings before/after and the MLP handler's rows/s (batch 256, one model and two lanes).
+#
 # Usage: scripts/bench_gemm.sh [BUILD_DIR]   (BUILD_DIR default: build, configured with DFW_BENCH=ON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +28,7 @@ if awk -v l="$load" 'BEGIN { exit !(l >= 1.5) }'; then
   fi
   echo "bench_gemm: WARNING: running under load $load (FORCE=1)" >&2
 fi
-for t in backend_gemm_bench inference_embedding_bench; do
+for t in backend_gemm_bench inference_embedding_bench inference_mlp_bench; do
   [[ -x $build/bench/$t ]] || cmake --build "$build" --target "$t"
 done
 work=$(mktemp -d)
@@ -44,6 +48,13 @@ for i in $(seq "$runs"); do
   "$build/bench/backend_gemm_bench" --benchmark_min_time=0.3 --benchmark_format=json >"$work/gemm_$i.json"
   DFW_MINILM_DIR=$model "$build/bench/inference_embedding_bench" --benchmark_filter='BM_Embed/grouped:1/' \
     --benchmark_min_time=2 --benchmark_format=json >"$work/embed_$i.json"
+  mlp_filter='BM_MlpHandlerRaw/256/|BM_MlpHandlerRawLanes/256/'
+  "$build/bench/inference_mlp_bench" --benchmark_filter="$mlp_filter" --benchmark_format=json >"$work/mlp_after_$i.json"
+  if [[ -n ${BEFORE:-} ]]; then
+    DFW_MINILM_DIR=$model "$BEFORE/inference_embedding_bench" --benchmark_filter='BM_Embed/grouped:1/' \
+      --benchmark_min_time=2 --benchmark_format=json >"$work/embed_before_$i.json"
+    "$BEFORE/inference_mlp_bench" --benchmark_filter="$mlp_filter" --benchmark_format=json >"$work/mlp_before_$i.json"
+  fi
 done
 echo "load after: $(cut -d' ' -f1 /proc/loadavg)"
 python3 - "$work" "$runs" <<'PY'
@@ -78,7 +89,28 @@ for p in "102":
     if p in embed:
         print(f"  {epaths[p]:15} {med(embed[p]):8.1f}  runs {' '.join(f'{x:.1f}' for x in embed[p])}"
               f"  ratio to openblas {med(embed[p]) / med(embed['1']):.2f}")
+import os
+before = [b["items_per_second"] for i in range(1, runs + 1) if os.path.exists(f"{work}/embed_before_{i}.json")
+          for b in json.load(open(f"{work}/embed_before_{i}.json"))["benchmarks"]]
+if before:
+    print(f"  {'before (BEFORE)':15} {med(before):8.1f}  runs {' '.join(f'{x:.1f}' for x in before)}"
+          f"  after (auto) / before {med(embed['0']) / med(before):.2f}")
 for p in "102":
     if p in labels:
         print(f"  [{epaths[p]}] {labels[p]}")
+mlp = collections.defaultdict(list)
+for side in ("after", "before"):
+    for i in range(1, runs + 1):
+        f = f"{work}/mlp_{side}_{i}.json"
+        if os.path.exists(f):
+            for b in json.load(open(f))["benchmarks"]:
+                mlp[(b["name"], side)].append(b["items_per_second"])
+if mlp:
+    print(f"\nMLP handler rows/s (64-2048-2048-16, batch 256), median of {runs}:")
+    for name in sorted({n for n, _ in mlp}):
+        a, b = mlp.get((name, "after")), mlp.get((name, "before"))
+        line = f"  {name:40} after {med(a):9.0f}" if a else f"  {name:40}"
+        if b:
+            line += f"  before {med(b):9.0f}  after/before {med(a) / med(b):.2f}"
+        print(line)
 PY
