@@ -23,7 +23,9 @@
 // Threading: one DnnlGemm is used by one thread at a time (as its backend). oneDNN's OpenMP
 // runtime sizes its team from the *calling thread's* omp_set_num_threads; each call first sets it
 // to `threads()` of the options below, so inference lanes (threads = 1 each) never start teams and
-// one lane gets a pool the size of the BLAS pool.
+// one lane gets a pool the size of the BLAS pool. libgomp is not fork-safe: a process that has run
+// a oneDNN call with more than one thread must not fork a child that calls oneDNN without exec
+// (dfworker's children, SDK processes and model hosts, are fork + exec: each starts afresh).
 #pragma once
 
 #include <cstdint>
