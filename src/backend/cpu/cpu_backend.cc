@@ -5,14 +5,14 @@
 // double accumulators where rows are reduced. GELU's erf and the softmax exp use the branch-free
 // approximations in fast_math.h (errors < 1e-6, far inside the 1e-5 the tests allow).
 #include <cblas.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <spdlog/spdlog.h>
-#include <string>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "dfw/backend/backend.h"

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 #include <list>
-#include <oneapi/dnnl/dnnl.hpp>
+#include <oneapi/dnnl/dnnl.hpp>  // after the standard headers it uses
 #include <optional>
 #include <unordered_map>
 #include <utility>
