@@ -2,11 +2,11 @@
 #include "dnnl_gemm.h"
 
 #include <dlfcn.h>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
 #include <list>
-#include <oneapi/dnnl/dnnl.hpp>  // after the standard headers it uses
 #include <optional>
 #include <unordered_map>
 #include <utility>
