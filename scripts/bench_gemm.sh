@@ -3,7 +3,8 @@
 # default ("auto") and oneDNN's own dnnl_sgemm on a MiniLM-shaped encoder's products (4096 rows:
 # batch 32 x 128 tokens; bench/backend_gemm_bench.cc), then MiniLM-shaped sentence embeddings/s per
 # path (bench/inference_embedding_bench.cc, BM_Embed grouped, batch 32, <= 128 tokens). Each binary
-# runs RUNS times (default 3; the paths alternate within every run); medians and ratios are printed.
+# runs RUNS times (default 3; the paths alternate within every run); medians and ratios are printed,
+# with the load average before and after (a figure taken while the load rose is not a figure).
 #
 # The model is $DFW_MINILM_DIR when set (scripts/fetch_minilm.sh), else a random-weight model with
 # all-MiniLM-L6-v2's shapes made by scripts/make_bert_shaped.py (the work per sentence is MiniLM's;
@@ -45,15 +46,18 @@ echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs;
   "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-<unset>} ONEDNN_MAX_CPU_ISA=${ONEDNN_MAX_CPU_ISA-<unset>}; load $load"
 echo "model: $model_note"
 for i in $(seq "$runs"); do
-  "$build/bench/backend_gemm_bench" --benchmark_min_time=0.3 --benchmark_format=json >"$work/gemm_$i.json"
+  echo "run $i: load $(cut -d' ' -f1 /proc/loadavg)"
+  "$build/bench/backend_gemm_bench" --benchmark_min_time=0.3 --benchmark_out="$work/gemm_$i.json" --benchmark_out_format=json >/dev/null
   DFW_MINILM_DIR=$model "$build/bench/inference_embedding_bench" --benchmark_filter='BM_Embed/grouped:1/' \
-    --benchmark_min_time=2 --benchmark_format=json >"$work/embed_$i.json"
+    --benchmark_min_time=2 --benchmark_out="$work/embed_$i.json" --benchmark_out_format=json >/dev/null
   mlp_filter='BM_MlpHandlerRaw/256/|BM_MlpHandlerRawLanes/256/'
-  "$build/bench/inference_mlp_bench" --benchmark_filter="$mlp_filter" --benchmark_format=json >"$work/mlp_after_$i.json"
+  "$build/bench/inference_mlp_bench" --benchmark_filter="$mlp_filter" \
+    --benchmark_out="$work/mlp_after_$i.json" --benchmark_out_format=json >/dev/null
   if [[ -n ${BEFORE:-} ]]; then
     DFW_MINILM_DIR=$model "$BEFORE/inference_embedding_bench" --benchmark_filter='BM_Embed/grouped:1/' \
-      --benchmark_min_time=2 --benchmark_format=json >"$work/embed_before_$i.json"
-    "$BEFORE/inference_mlp_bench" --benchmark_filter="$mlp_filter" --benchmark_format=json >"$work/mlp_before_$i.json"
+      --benchmark_min_time=2 --benchmark_out="$work/embed_before_$i.json" --benchmark_out_format=json >/dev/null
+    "$BEFORE/inference_mlp_bench" --benchmark_filter="$mlp_filter" \
+      --benchmark_out="$work/mlp_before_$i.json" --benchmark_out_format=json >/dev/null
   fi
 done
 echo "load after: $(cut -d' ' -f1 /proc/loadavg)"
