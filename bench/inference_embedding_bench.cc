@@ -3,6 +3,9 @@
 // test model); the sentences from $DFW_BENCH_SENTENCES (one per line, as scripts/bench_embeddings.sh
 // writes them for PyTorch too), else a built-in varied set. Run through scripts/bench_embeddings.sh.
 //
+// Args: grouped (length-sorted batches), path (the CPU backend's GEMM path: 0 auto, the default;
+// 1 openblas; 2 onednn). scripts/bench_gemm.sh alternates the paths.
+//
 // Counters: sentences/s (items_per_second), padded_tokens / real_tokens per batch (padding waste),
 // GFLOP/sentence (real tokens only, the work a perfect padding-free run would do).
 #include <benchmark/benchmark.h>
@@ -45,7 +48,7 @@ std::vector<std::string> Sentences() {
 }
 
 struct Fixture {
-  std::unique_ptr<InferenceBackend> backend = MakeCpuBackend();
+  std::unique_ptr<InferenceBackend> backend;
   std::unique_ptr<SafetensorsFile> weights;
   std::unique_ptr<BertEncoder> encoder;
   std::vector<std::string> sentences = Sentences();
@@ -55,7 +58,8 @@ struct Fixture {
   int64_t real_tokens = 0;
   std::string error;
 
-  Fixture() {
+  explicit Fixture(CpuGemmPath path) : backend(MakeCpuBackend(path)) {
+    benchmark::DoNotOptimize(backend->description());  // the auto path calibrates now, not in a timed batch
     const char* env = std::getenv("DFW_MINILM_DIR");
     const std::string dir = env ? env : "testdata/tiny_bert";  // run from the repository root
     auto tok = WordPieceTokenizer::Load(dir);
@@ -85,13 +89,20 @@ struct Fixture {
   }
 };
 
-Fixture& Get() {
-  static Fixture f;
-  return f;
+CpuGemmPath PathArg(int64_t arg) {
+  return arg == 1 ? CpuGemmPath::kOpenBlas : arg == 2 ? CpuGemmPath::kOneDnn : CpuGemmPath::kAuto;
+}
+
+// One fixture per GEMM path, built on first use (the auto path calibrates then).
+Fixture& Get(CpuGemmPath path = CpuGemmPath::kAuto) {
+  static std::unique_ptr<Fixture> fixtures[3];
+  std::unique_ptr<Fixture>& f = fixtures[static_cast<int>(path)];
+  if (f == nullptr) f = std::make_unique<Fixture>(path);
+  return *f;
 }
 
 void BM_Embed(benchmark::State& state) {
-  Fixture& f = Get();
+  Fixture& f = Get(PathArg(state.range(1)));
   if (!f.error.empty()) {
     state.SkipWithError(f.error.c_str());
     return;
@@ -122,7 +133,10 @@ void BM_Embed(benchmark::State& state) {
   state.counters["GFLOPs_padded"] =
       benchmark::Counter(flops_padded * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_Embed)->Arg(1)->Arg(0)->ArgName("grouped")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Embed)
+    ->ArgNames({"grouped", "path"})
+    ->ArgsProduct({{1, 0}, {0, 1, 2}})
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Tokenizing the same sentences (BM_Embed starts from token ids; PyTorch and ONNX Runtime timings in
 // scripts/bench_embeddings.sh include their tokenizer, so the script charges ours with this too).

@@ -80,23 +80,17 @@ Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
   float* ctx = ws_->ctx->f32();
   InferenceBackend& be = *backend_;
   RETURN_IF_ERROR(be.Linear(x, l.qkv_w, l.qkv_b, qkv, tokens, h3, h, Activation::kNone));
-  // Scores are laid out [batch][head][seq][seq], as ScaledMaskedSoftmax expects; one
-  // strided-batched GEMM per head walks the batch (q/k/v of a head are column slices of qkv).
+  // Scores are laid out [batch][head][seq][seq], as ScaledMaskedSoftmax expects; one GEMM call
+  // covers every (sequence, head) pair (q/k/v of a head are column slices of qkv, dh apart).
   const int64_t seq_stride = static_cast<int64_t>(seq) * h3;
-  const int64_t score_stride = static_cast<int64_t>(heads) * seq * seq;
-  for (int hd = 0; hd < heads; ++hd) {
-    RETURN_IF_ERROR(be.GemmStridedBatched(false, true, seq, seq, dh, 1.f, qkv + hd * dh, h3, seq_stride,
-                                          qkv + h + hd * dh, h3, seq_stride, 0.f,
-                                          scores + static_cast<int64_t>(hd) * seq * seq, seq, score_stride, batch));
-  }
+  const int64_t score_stride = static_cast<int64_t>(heads) * seq * seq, head_score = static_cast<int64_t>(seq) * seq;
+  RETURN_IF_ERROR(be.GemmHeadsBatched(false, true, seq, seq, dh, 1.f, qkv, h3, seq_stride, dh, qkv + h, h3, seq_stride,
+                                      dh, 0.f, scores, seq, score_stride, head_score, batch, heads));
   RETURN_IF_ERROR(be.ScaledMaskedSoftmax(scores, batch, heads, seq, seq, 1.f / std::sqrt(static_cast<float>(dh)),
                                          ws_->mask->f32()));
-  for (int hd = 0; hd < heads; ++hd) {
-    RETURN_IF_ERROR(be.GemmStridedBatched(false, false, seq, dh, seq, 1.f,
-                                          scores + static_cast<int64_t>(hd) * seq * seq, seq, score_stride,
-                                          qkv + 2 * h + hd * dh, h3, seq_stride, 0.f, ctx + hd * dh, h,
-                                          static_cast<int64_t>(seq) * h, batch));
-  }
+  RETURN_IF_ERROR(be.GemmHeadsBatched(false, false, seq, dh, seq, 1.f, scores, seq, score_stride, head_score,
+                                      qkv + 2 * h, h3, seq_stride, dh, 0.f, ctx, h, static_cast<int64_t>(seq) * h, dh,
+                                      batch, heads));
   RETURN_IF_ERROR(be.Linear(ctx, l.attn_out_w, l.attn_out_b, alt, tokens, h, h, Activation::kNone));
   RETURN_IF_ERROR(be.LayerNorm(alt, x, l.attn_ln_g, l.attn_ln_b, alt, tokens, h, config_.layer_norm_eps));
   std::swap(ws_->x, ws_->alt);  // the new hidden state is in `alt`

@@ -119,7 +119,12 @@ std::unique_ptr<InferenceBackend> ModelHandler::MakeBackendForDevice() const {
     spdlog::warn("Model handler specified a 'GPU' device, but GPUs are not available ({}). Switching to CPU.",
                  cuda.status().message());
   }
-  return MakeCpuBackend();
+  std::unique_ptr<InferenceBackend> cpu = MakeCpuBackend();
+  // Once per process (every lane gets the same): the libraries, the GEMM path and, on the default
+  // path, its calibration, which this call runs now, at model load, rather than in the first batch.
+  static std::once_flag logged;
+  std::call_once(logged, [&] { spdlog::info("inference backend: cpu, {}", cpu->description()); });
+  return cpu;
 }
 
 }  // namespace dfw

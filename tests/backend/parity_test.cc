@@ -1,9 +1,12 @@
 // Backend parity: one table of cases (op x shape x activation), run on every backend under test
-// and compared element-wise with the CPU backend (the reference) under a per-case tolerance.
-// A backend that cannot be created here (no GPU, no driver, library not built) skips its rows
-// with the registry's reason, from the same binary. The "cpu" rows run the harness against the
-// reference itself (they must agree exactly), so the table and the harness are exercised
-// everywhere. All data is float32: the InferenceBackend contract has no other compute dtype yet.
+// and compared element-wise with the CPU backend on its OpenBLAS path (the reference) under a
+// per-case tolerance. A backend that cannot be created here (no GPU, no driver, library not built)
+// skips its rows with the registry's reason, from the same binary. The "cpu_openblas" rows run the
+// harness against the reference itself (they must agree exactly), so the table and the harness
+// are exercised everywhere; "cpu_onednn" runs every product on oneDNN, "cpu" is the default
+// (calibrated) path. tests/backend/CMakeLists.txt registers the table a second time with oneDNN's
+// ISA capped at SSE4.1 and a third time with OPENBLAS_CORETYPE=Haswell. All data is float32: the
+// InferenceBackend contract has no other compute dtype yet.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,7 +19,10 @@
 namespace dfw {
 namespace {
 
-enum class Op { kGemm, kGemmBatched, kBiasAct, kSoftmax, kMaskedSoftmax, kLayerNorm, kLayerNormResidualInPlace };
+enum class Op {
+  kGemm, kGemmBatched, kGemmHeads, kLinear, kLinearNoBias, kBiasAct, kSoftmax, kMaskedSoftmax, kLayerNorm,
+  kLayerNormResidualInPlace
+};
 
 struct ParityCase {
   const char* name;
@@ -39,6 +45,20 @@ const ParityCase kCases[] = {
     {"gemm_k_zero", Op::kGemm, 4, 4, 0},
     {"gemm_batched_attention", Op::kGemmBatched, 16, 16, 64, false, true, 24, 1, Activation::kNone, 1e-4},
     {"gemm_batched_tn", Op::kGemmBatched, 9, 13, 11, true, false, 5, 1, Activation::kNone, 1e-4},
+    {"gemm_batched_encoder_scores", Op::kGemmBatched, 128, 128, 32, false, true, 4, 1, Activation::kNone, 1e-4},
+    {"gemm_batched_encoder_context", Op::kGemmBatched, 64, 32, 64, false, false, 6, 1, Activation::kNone, 1e-4},
+    {"gemm_heads_scores", Op::kGemmHeads, 16, 16, 8, false, true, 3, 4, Activation::kNone, 1e-4},
+    {"gemm_heads_context", Op::kGemmHeads, 16, 8, 16, false, false, 3, 4, Activation::kNone, 1e-4},
+    {"gemm_heads_tn_odd", Op::kGemmHeads, 9, 13, 11, true, false, 2, 3, Activation::kNone, 1e-4},
+    {"gemm_heads_encoder", Op::kGemmHeads, 128, 128, 32, false, true, 2, 12, Activation::kNone, 1e-4},
+    {"linear_qkv", Op::kLinear, 130, 1152, 384, false, false, 1, 1, Activation::kNone, 1e-4},
+    {"linear_gelu", Op::kLinear, 33, 768, 64, false, false, 1, 1, Activation::kGelu, 1e-4},
+    {"linear_gelu_tanh", Op::kLinear, 33, 300, 65, false, false, 1, 1, Activation::kGeluTanh, 1e-4},
+    {"linear_relu", Op::kLinear, 7, 300, 17, false, false, 1, 1, Activation::kRelu, 1e-4},
+    {"linear_tanh", Op::kLinear, 5, 100, 40, false, false, 1, 1, Activation::kTanh, 1e-4},
+    {"linear_sigmoid", Op::kLinear, 1, 257, 9, false, false, 1, 1, Activation::kSigmoid, 1e-4},
+    {"linear_no_bias_gelu", Op::kLinearNoBias, 16, 64, 32, false, false, 1, 1, Activation::kGelu, 1e-4},
+    {"linear_k_zero", Op::kLinear, 4, 6, 0, false, false, 1, 1, Activation::kRelu},
     {"bias_none", Op::kBiasAct, 7, 300, 0, false, false, 1, 1, Activation::kNone},
     {"bias_relu", Op::kBiasAct, 7, 300, 0, false, false, 1, 1, Activation::kRelu},
     {"bias_gelu", Op::kBiasAct, 33, 768, 0, false, false, 1, 1, Activation::kGelu, 1e-5},
@@ -97,6 +117,36 @@ class Runner {
           RETURN_IF_ERROR(b_.GemmStridedBatched(c.ta, c.tb, c.m, c.n, c.k, 0.75f, a, lda, sa, b, ldb, sb, 0.5f, d_out,
                                                 ldc, sc, c.batch));
         }
+        break;
+      }
+      case Op::kGemmHeads: {
+        // Heads side by side in each row (as Q/K/V heads sit in a fused QKV row), sequences below
+        // each other; C per (sequence, head) blocks. Every stride padded so no two layouts coincide.
+        const int a_rows = c.ta ? c.k : c.m, a_cols = c.ta ? c.m : c.k;
+        const int b_rows = c.tb ? c.n : c.k, b_cols = c.tb ? c.k : c.n;
+        const int lda = c.heads * a_cols + 2, ldb = c.heads * b_cols + 3, ldc = c.n + 2;
+        const int64_t sa = int64_t{a_rows} * lda + 5, sb = int64_t{b_rows} * ldb + 3;
+        const int64_t hc = int64_t{c.m} * ldc + 1, sc = hc * c.heads + 3;
+        ASSIGN_OR_RETURN(float* a, Upload(Random(static_cast<std::size_t>(sa * c.batch) + 1, 16)));
+        ASSIGN_OR_RETURN(float* b, Upload(Random(static_cast<std::size_t>(sb * c.batch) + 1, 17)));
+        out = Random(static_cast<std::size_t>(sc * c.batch), 18);
+        ASSIGN_OR_RETURN(d_out, Upload(out));
+        RETURN_IF_ERROR(b_.GemmHeadsBatched(c.ta, c.tb, c.m, c.n, c.k, 0.75f, a, lda, sa, a_cols, b, ldb, sb, b_cols,
+                                            0.5f, d_out, ldc, sc, hc, c.batch, c.heads));
+        break;
+      }
+      case Op::kLinear:
+      case Op::kLinearNoBias: {
+        ASSIGN_OR_RETURN(float* x, Upload(Random(static_cast<std::size_t>(c.m) * c.k + 1, 12)));
+        ASSIGN_OR_RETURN(float* w, Upload(Random(static_cast<std::size_t>(c.n) * c.k + 1, 13)));
+        const float* bias = nullptr;
+        if (c.op == Op::kLinear) {
+          ASSIGN_OR_RETURN(float* d_bias, Upload(Random(static_cast<std::size_t>(c.n), 14)));
+          bias = d_bias;
+        }
+        out = Random(static_cast<std::size_t>(c.m) * c.n, 15);  // stale values the layer must overwrite
+        ASSIGN_OR_RETURN(d_out, Upload(out));
+        RETURN_IF_ERROR(b_.Linear(x, w, bias, d_out, c.m, c.n, c.k, c.act));
         break;
       }
       case Op::kBiasAct: {
@@ -160,20 +210,27 @@ using ParityParam = std::tuple<std::string, ParityCase>;
 
 class BackendParity : public ::testing::TestWithParam<ParityParam> {};
 
+// "cpu_openblas" / "cpu_onednn": the CPU backend with its GEMM path forced; others by registry name.
+Result<std::unique_ptr<InferenceBackend>> MakeBackendUnderTest(const std::string& name) {
+  if (name == "cpu_openblas") return MakeCpuBackend(CpuGemmPath::kOpenBlas);
+  if (name == "cpu_onednn") return MakeCpuBackend(CpuGemmPath::kOneDnn);
+  return CreateBackend(name);
+}
+
 TEST_P(BackendParity, MatchesTheCpuReference) {
   const auto& [backend_name, c] = GetParam();
-  Result<std::unique_ptr<InferenceBackend>> backend = CreateBackend(backend_name);
+  Result<std::unique_ptr<InferenceBackend>> backend = MakeBackendUnderTest(backend_name);
   if (!backend.ok()) {
-    ASSERT_NE(backend_name, "cpu") << backend.status().ToString();
+    ASSERT_EQ(backend_name, "cuda") << backend.status().ToString();
     GTEST_SKIP() << "backend '" << backend_name << "' unavailable: " << backend.status().ToString();
   }
-  std::unique_ptr<InferenceBackend> reference = MakeCpuBackend();
+  std::unique_ptr<InferenceBackend> reference = MakeCpuBackend(CpuGemmPath::kOpenBlas);
   Result<std::vector<float>> want = Runner(*reference).Run(c);
   ASSERT_TRUE(want.ok()) << want.status().ToString();
   Result<std::vector<float>> got = Runner(**backend).Run(c);
   ASSERT_TRUE(got.ok()) << (*backend)->description() << ": " << got.status().ToString();
   ASSERT_EQ(got->size(), want->size());
-  const double tol = backend_name == "cpu" ? 0.0 : c.tol;
+  const double tol = backend_name == "cpu_openblas" ? 0.0 : c.tol;
   int reported = 0;
   for (std::size_t i = 0; i < want->size() && reported < 5; ++i) {
     const double w = (*want)[i], g = (*got)[i];
@@ -190,7 +247,8 @@ std::string ParamName(const ::testing::TestParamInfo<ParityParam>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCases, BackendParity,
-                         ::testing::Combine(::testing::Values("cpu", "cuda"), ::testing::ValuesIn(kCases)), ParamName);
+                         ::testing::Combine(::testing::Values("cpu", "cpu_openblas", "cpu_onednn", "cuda"),
+                                            ::testing::ValuesIn(kCases)), ParamName);
 
 TEST(BackendParity, UnavailableCudaBackendSaysWhy) {
   Result<std::unique_ptr<InferenceBackend>> cuda = CreateBackend("cuda");

@@ -99,9 +99,16 @@ void PrintTo(const BackendCase& c, std::ostream* os) {
 
 class BertParityTest : public ::testing::TestWithParam<BackendCase> {};
 
+// "cpu_openblas" / "cpu_onednn": the CPU backend with its GEMM path forced; others by registry name.
+Result<std::unique_ptr<InferenceBackend>> MakeBackendFor(const std::string& name) {
+  if (name == "cpu_openblas") return MakeCpuBackend(CpuGemmPath::kOpenBlas);
+  if (name == "cpu_onednn") return MakeCpuBackend(CpuGemmPath::kOneDnn);
+  return CreateBackend(name);
+}
+
 TEST_P(BertParityTest, EmbeddingsMatchTransformersWithin1e4) {
   const BackendCase& p = GetParam();
-  auto backend = CreateBackend(p.backend);
+  auto backend = MakeBackendFor(p.backend);
   if (!backend.ok()) GTEST_SKIP() << p.backend << " backend unavailable: " << backend.status().ToString();
   Model m = LoadModel();
   const Expected& e = LoadExpected();
@@ -133,6 +140,11 @@ INSTANTIATE_TEST_SUITE_P(
     Backends, BertParityTest,
     ::testing::Values(BackendCase{"cpu", Pooling::kMean, true, true, 8}, BackendCase{"cpu", Pooling::kMean, false, false, 8},
                       BackendCase{"cpu", Pooling::kMean, true, false, 1}, BackendCase{"cpu", Pooling::kCls, false, true, 32},
+                      BackendCase{"cpu_openblas", Pooling::kMean, true, true, 8},
+                      BackendCase{"cpu_onednn", Pooling::kMean, true, true, 8},
+                      BackendCase{"cpu_onednn", Pooling::kMean, false, false, 8},
+                      BackendCase{"cpu_onednn", Pooling::kMean, true, false, 1},
+                      BackendCase{"cpu_onednn", Pooling::kCls, false, true, 32},
                       BackendCase{"cuda", Pooling::kMean, true, true, 8}, BackendCase{"cuda", Pooling::kCls, false, false, 32}),
     [](const auto& info) {
       const BackendCase& c = info.param;

@@ -91,6 +91,22 @@ class InferenceBackend {
   virtual Status GemmStridedBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                                     int lda, int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta,
                                     float* c, int ldc, int64_t stride_c, int batch) = 0;
+  // `batch` x `heads` GEMMs at once (attention's QKᵀ and PV over every head of a batch): matrix
+  // (i, h) of A starts at a + i*stride_a + h*head_stride_a, likewise B and C. The default runs one
+  // GemmStridedBatched per head; a backend may run all of them as one batched product (the CPU
+  // backend does on its oneDNN path).
+  virtual Status GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                                  int lda, int64_t stride_a, int64_t head_stride_a, const float* b, int ldb,
+                                  int64_t stride_b, int64_t head_stride_b, float beta, float* c, int ldc,
+                                  int64_t stride_c, int64_t head_stride_c, int batch, int heads) {
+    if (heads < 0) return InvalidArgument("GemmHeadsBatched: negative heads " + std::to_string(heads));
+    for (int h = 0; h < heads; ++h) {
+      RETURN_IF_ERROR(GemmStridedBatched(trans_a, trans_b, m, n, k, alpha, a + h * head_stride_a, lda, stride_a,
+                                         b + h * head_stride_b, ldb, stride_b, beta, c + h * head_stride_c, ldc,
+                                         stride_c, batch));
+    }
+    return Status::OK();
+  }
   // A dense layer: y[m x n] = act(x[m x k] · w[n x k]ᵀ + bias), with w stored as PyTorch stores
   // nn.Linear weights (out_features x in_features); bias has n entries or is nullptr; y must not
   // alias x or w. The default is Gemm then BiasActivation; a backend may fuse them (the CPU backend

@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -29,8 +31,34 @@ namespace dfw {
 inline constexpr const char* kCudaBackendLibrary = "libdfw_backend_cuda.so";
 inline constexpr const char* kCudaBackendSymbol = "dfw_create_cuda_backend";
 
-// The CPU (OpenBLAS) backend. Never fails.
-std::unique_ptr<InferenceBackend> MakeCpuBackend();
+// Which library runs the CPU backend's matrix products (Gemm, GemmStridedBatched, Linear). The
+// element-wise ops always run on the backend's own row kernels.
+enum class CpuGemmPath : uint8_t {
+  // Per op class, the library measured faster on this CPU: a calibration (~0.1 s) once per process
+  // and BLAS thread count, at the first product that needs it (src/backend/cpu/gemm_plan.h).
+  kAuto,
+  // OpenBLAS only: the reference the other paths are compared with.
+  kOpenBlas,
+  // oneDNN for every product it can create a primitive for, whatever its size (the parity tests'
+  // oneDNN rows); OpenBLAS for the rest.
+  kOneDnn,
+};
+std::string_view CpuGemmPathName(CpuGemmPath path);  // "auto", "openblas", "onednn"
+
+struct CpuBackendOptions {
+  // The GEMM library; see CpuGemmPath.
+  CpuGemmPath gemm = CpuGemmPath::kAuto;
+  // Test seam: when set and it returns true, oneDNN primitive creation is treated as refused, so
+  // tests reach the OpenBLAS fallback and its warning. Never set outside tests.
+  std::function<bool()> onednn_refuse_create_for_testing;
+};
+
+// The CPU backend: OpenBLAS and, where it is faster or asked for, oneDNN. Never fails: a oneDNN
+// that cannot start (one warning per process) or refuses a shape (one warning per backend) leaves
+// those products on OpenBLAS. description() names the libraries, the ISA oneDNN dispatches to and the plan.
+std::unique_ptr<InferenceBackend> MakeCpuBackend(CpuBackendOptions options = {});
+// The same with only the GEMM path chosen.
+std::unique_ptr<InferenceBackend> MakeCpuBackend(CpuGemmPath path);
 
 // CPU inference threading policy. OpenBLAS keeps ONE process-wide thread pool, so the BLAS knob is
 // per process, not per backend instance. The rule: (SDK processes) x (inference lanes) x (BLAS
@@ -53,6 +81,9 @@ std::unique_ptr<InferenceBackend> MakeCpuBackend();
 // overrides the pool and then runs one lane.
 int DefaultInferenceLanes(int sdk_processes, int harness_threads);
 int DefaultBlasThreads(int sdk_processes, int inference_lanes);
+// The same count sizes oneDNN's OpenMP team on the CPU backend's oneDNN path: each call sets the
+// calling thread's omp_set_num_threads to BlasThreads() (OpenMP's count is per calling thread, so
+// each lane's calls run on its own thread alone when BLAS threads = 1).
 // Sets the OpenBLAS pool size for this process (openblas_set_num_threads); `threads` must be >= 1,
 // else kInvalidArgument naming the value. Safe to call from any thread between GEMMs.
 Status SetBlasThreads(int threads);

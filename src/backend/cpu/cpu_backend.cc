@@ -1,19 +1,24 @@
-// CPU backend: OpenBLAS for GEMMs, the row kernels in kernels.h (AVX2 + FMA where the CPU has
+// CPU backend: OpenBLAS (the reference) or oneDNN (dnnl_gemm.h, where gemm_plan.h measured it
+// faster, or when asked for) for GEMMs, the row kernels in kernels.h (AVX2 + FMA where the CPU has
 // them, a scalar reference otherwise) for the element-wise ops. It is the numerical reference the
 // CUDA backend is compared against, so every op checks its arguments and computes in float with
 // double accumulators where rows are reduced. GELU's erf and the softmax exp use the branch-free
 // approximations in fast_math.h (errors < 1e-6, far inside the 1e-5 the tests allow).
 #include <cblas.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "dfw/backend/backend.h"
 #include "dfw/backend/registry.h"
+#include "dnnl_gemm.h"
+#include "gemm_plan.h"
 #include "kernels.h"
 
 namespace dfw {
@@ -66,14 +71,37 @@ Status CheckGemmArgs(bool trans_a, bool trans_b, int m, int n, int k, const floa
   return Status::OK();
 }
 
+int OpenBlasThreads() { return openblas_get_num_threads(); }
+
 class CpuBackend final : public InferenceBackend {
  public:
+  explicit CpuBackend(CpuBackendOptions options) : path_(options.gemm) {
+    if (path_ == CpuGemmPath::kOpenBlas) return;
+    cpu_dnnl::DnnlGemmOptions dnnl_options;
+    dnnl_options.threads = OpenBlasThreads;
+    dnnl_options.refuse_create_for_testing = std::move(options.onednn_refuse_create_for_testing);
+    auto dnnl = cpu_dnnl::DnnlGemm::Make(std::move(dnnl_options));
+    if (dnnl.ok()) {
+      dnnl_ = std::move(*dnnl);
+    } else {
+      static std::once_flag warned;
+      std::call_once(warned,
+                     [&] { spdlog::warn("cpu backend: {}; every GEMM runs on OpenBLAS", dnnl.status().message()); });
+    }
+  }
+
   std::string_view name() const override { return "cpu"; }
 
   std::string description() const override {
     std::string config = openblas_get_config();
     while (!config.empty() && config.back() == ' ') config.pop_back();
-    return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " +
+    std::string gemm = "GEMM path " + std::string(CpuGemmPathName(path_));
+    if (path_ != CpuGemmPath::kOpenBlas) {
+      gemm += dnnl_ == nullptr ? " (oneDNN unavailable: all OpenBLAS)"
+                               : ", " + cpu_dnnl::LibraryName() + " at " + cpu_dnnl::EffectiveIsaName();
+      if (path_ == CpuGemmPath::kAuto && dnnl_ != nullptr) gemm += " [" + Plan().Describe() + "]";
+    }
+    return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
            cpu_kernels::IsaName(isa_) + " row kernels";
   }
 
@@ -97,6 +125,10 @@ class CpuBackend final : public InferenceBackend {
               int ldb, float beta, float* c, int ldc) override {
     RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
     if (m == 0 || n == 0) return Status::OK();
+    if (UseOneDnn(m, n, k, 1)) {
+      ASSIGN_OR_RETURN(const bool ran, dnnl_->Gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
+      if (ran) return Status::OK();
+    }
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
                 alpha, a, lda, b, ldb, beta, c, ldc);
     return Status::OK();
@@ -106,11 +138,40 @@ class CpuBackend final : public InferenceBackend {
                             int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta, float* c,
                             int ldc, int64_t stride_c, int batch) override {
     if (batch < 0) return InvalidArgument("GemmStridedBatched: negative batch " + std::to_string(batch));
+    if (batch > 1 && UseOneDnn(m, n, k, batch)) {
+      RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
+      if (m == 0 || n == 0) return Status::OK();
+      ASSIGN_OR_RETURN(const bool ran, dnnl_->GemmStridedBatched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b,
+                                                                 ldb, stride_b, beta, c, ldc, stride_c, batch));
+      if (ran) return Status::OK();
+    }
     for (int i = 0; i < batch; ++i) {
       RETURN_IF_ERROR(Gemm(trans_a, trans_b, m, n, k, alpha, a + i * stride_a, lda, b + i * stride_b, ldb, beta,
                            c + i * stride_c, ldc));
     }
     return Status::OK();
+  }
+
+  Status GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                          int64_t stride_a, int64_t head_stride_a, const float* b, int ldb, int64_t stride_b,
+                          int64_t head_stride_b, float beta, float* c, int ldc, int64_t stride_c,
+                          int64_t head_stride_c, int batch, int heads) override {
+    if (batch < 0 || heads < 0) {
+      return InvalidArgument("GemmHeadsBatched: negative batch " + std::to_string(batch) + " or heads " +
+                             std::to_string(heads));
+    }
+    if (int64_t{batch} * heads > 1 && UseOneDnn(m, n, k, batch * heads)) {
+      RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
+      if (m == 0 || n == 0) return Status::OK();
+      ASSIGN_OR_RETURN(const bool ran,
+                       dnnl_->GemmHeadsBatched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, head_stride_a, b,
+                                               ldb, stride_b, head_stride_b, beta, c, ldc, stride_c, head_stride_c,
+                                               batch, heads));
+      if (ran) return Status::OK();
+    }
+    return InferenceBackend::GemmHeadsBatched(trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, head_stride_a, b, ldb,
+                                              stride_b, head_stride_b, beta, c, ldc, stride_c, head_stride_c, batch,
+                                              heads);
   }
 
   // Bias first, then the GEMM accumulates onto it (beta = 1: OpenBLAS skips its C-scaling pass),
@@ -120,6 +181,10 @@ class CpuBackend final : public InferenceBackend {
     const int ld = std::max(1, k);  // k = 0 (an empty product) still needs valid strides
     RETURN_IF_ERROR(CheckGemmArgs(false, true, m, n, k, x, ld, w, ld, y, n));
     if (m == 0 || n == 0) return Status::OK();
+    if (UseOneDnn(m, n, k, 1) && static_cast<int>(act) <= static_cast<int>(Activation::kSigmoid)) {
+      ASSIGN_OR_RETURN(const bool ran, dnnl_->Linear(x, w, bias, y, m, n, k, act));
+      if (ran) return Status::OK();
+    }
     for (int i = 0; i < m; ++i) {
       float* row = y + static_cast<std::size_t>(i) * n;
       if (bias != nullptr) {
@@ -176,6 +241,24 @@ class CpuBackend final : public InferenceBackend {
 
  private:
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
+  const CpuGemmPath path_;
+  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
+  // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it (or
+  // the first description()), so a backend that never multiplies (a shape probe) never calibrates.
+  mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
+
+  const cpu_gemm::GemmPlan& Plan() const {
+    if (plan_ == nullptr) plan_ = &cpu_gemm::CalibratedPlan(OpenBlasThreads());
+    return *plan_;
+  }
+
+  // k = 0 stays on OpenBLAS (C = beta C, which a zero-volume matmul would not write).
+  bool UseOneDnn(int m, int n, int k, int batch) const {
+    if (dnnl_ == nullptr || k == 0) return false;
+    if (path_ == CpuGemmPath::kOneDnn) return true;
+    const cpu_gemm::GemmClass c = cpu_gemm::ClassOf(m, n, k, batch);
+    return c != cpu_gemm::GemmClass::kSmall && Plan().OnOneDnn(c);
+  }
 
   static Status Copy(void* dst, const void* src, std::size_t bytes) {
     if (bytes == 0) return Status::OK();
@@ -195,7 +278,24 @@ class CpuBackend final : public InferenceBackend {
 
 }  // namespace
 
-std::unique_ptr<InferenceBackend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
+std::string_view CpuGemmPathName(CpuGemmPath path) {
+  switch (path) {
+    case CpuGemmPath::kAuto: return "auto";
+    case CpuGemmPath::kOpenBlas: return "openblas";
+    case CpuGemmPath::kOneDnn: return "onednn";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<InferenceBackend> MakeCpuBackend(CpuBackendOptions options) {
+  return std::make_unique<CpuBackend>(std::move(options));
+}
+
+std::unique_ptr<InferenceBackend> MakeCpuBackend(CpuGemmPath path) {
+  CpuBackendOptions options;
+  options.gemm = path;
+  return MakeCpuBackend(std::move(options));
+}
 
 namespace {
 int Cpus() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }

@@ -1,0 +1,96 @@
+// DnnlGemm: the CPU backend's oneDNN matmul path (libdnnl, Debian's oneDNN 2.x, OpenMP runtime).
+//
+// Why it exists: OpenBLAS picks its kernels once, from the CPU or from OPENBLAS_CORETYPE, which
+// images set to a safe older core (Haswell); oneDNN dispatches on the CPU it runs on (capped only by
+// ONEDNN_MAX_CPU_ISA), so it reaches AVX-512/AMX widths that such an OpenBLAS never uses. OpenBLAS
+// stays the reference and the fallback (cpu_backend.cc).
+//
+// One matmul primitive per call shape (sizes, transposes, strides, alpha/beta, bias, activation),
+// created on first use and kept in a small LRU cache, so a batch of a shape seen before creates
+// nothing. Bias and the activation of Linear are fused as post-ops; alpha is an output scale and
+// beta a sum post-op. Weights are used in place (format "ba", i.e. w stored [n x k]): Debian's
+// oneDNN 2.6 runs f32 matmul on AVX2 through its jit GEMM, which packs B itself; a blocked weights
+// layout would only pay on the AVX-512 brgemm kernels, which this path does not request (see
+// DnnlGemm::Linear).
+//
+// Results: every call returns
+//   - true: oneDNN computed the result;
+//   - false: no primitive for this shape (oneDNN refused to create one: the first refusal of this
+//     DnnlGemm is logged as one warning, later ones are silent; a refused shape is remembered, not
+//     retried). The caller must compute the result itself (OpenBLAS); nothing was written;
+//   - an error Status when a created primitive failed to execute (C may be partly written).
+//
+// Threading: one DnnlGemm is used by one thread at a time (as its backend). oneDNN's OpenMP
+// runtime sizes its team from the *calling thread's* omp_set_num_threads; each call first sets it
+// to `threads()` of the options below, so inference lanes (threads = 1 each) never start teams and
+// one lane gets a pool the size of the BLAS pool. libgomp is not fork-safe: a process that has run
+// a oneDNN call with more than one thread must not fork a child that calls oneDNN without exec
+// (dfworker's children, SDK processes and model hosts, are fork + exec: each starts afresh).
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dfw/backend/backend.h"
+#include "dfw/common/status.h"
+
+namespace dfw::cpu_dnnl {
+
+// The ISA oneDNN dispatches to in this process, lower case ("avx2", "avx512_core", "sse41", ...).
+std::string EffectiveIsaName();
+// "oneDNN 2.6.3 (OpenMP)": the library version and its CPU threading runtime.
+std::string LibraryName();
+
+struct DnnlGemmOptions {
+  // Thread count for every call; called before each execution (the backend passes the OpenBLAS
+  // pool size, so both libraries honour SetBlasThreads / the runner's policy). Required.
+  std::function<int()> threads;
+  // Test seam: when set and it returns true, a primitive creation is treated as refused by oneDNN
+  // (exercises the OpenBLAS fallback and its warning). Never set in production.
+  std::function<bool()> refuse_create_for_testing;
+  // Primitives kept (least recently used dropped first). The encoder needs about 7 per distinct
+  // padded sequence length it sees.
+  std::size_t max_primitives = 256;
+};
+
+class DnnlGemm {
+ public:
+  // Fails (kUnavailable) when oneDNN has no CPU engine; the backend then runs OpenBLAS only.
+  static Result<std::unique_ptr<DnnlGemm>> Make(DnnlGemmOptions options);
+  ~DnnlGemm();
+
+  // As InferenceBackend::Gemm / GemmStridedBatched (arguments already checked, m, n, k > 0).
+  Result<bool> Gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                    const float* b, int ldb, float beta, float* c, int ldc);
+  Result<bool> GemmStridedBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                                  int lda, int64_t stride_a, const float* b, int ldb, int64_t stride_b, float beta,
+                                  float* c, int ldc, int64_t stride_c, int batch);
+  // As InferenceBackend::GemmHeadsBatched: one 4-D matmul over batch x heads.
+  Result<bool> GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda,
+                                int64_t stride_a, int64_t head_stride_a, const float* b, int ldb, int64_t stride_b,
+                                int64_t head_stride_b, float beta, float* c, int ldc, int64_t stride_c,
+                                int64_t head_stride_c, int batch, int heads);
+  // As InferenceBackend::Linear (m, n, k > 0): y = act(x · wᵀ + bias), bias and act as post-ops.
+  Result<bool> Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
+                      Activation act);
+
+  // Primitives created so far (cache misses), and those refused; for tests and the description.
+  int64_t primitives_created() const { return created_; }
+  int64_t primitives_refused() const { return refused_; }
+
+  struct Key;
+
+ private:
+  struct Impl;  // engine, stream and the primitive cache (oneDNN types stay in the .cc)
+  explicit DnnlGemm(std::unique_ptr<Impl> impl);
+  Result<bool> Run(const Key& key, const void* a, const void* b, const void* bias, void* c);
+
+  std::unique_ptr<Impl> impl_;
+  int64_t created_ = 0;
+  int64_t refused_ = 0;
+};
+
+}  // namespace dfw::cpu_dnnl

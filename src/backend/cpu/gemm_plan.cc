@@ -1,0 +1,150 @@
+// The calibration behind GemmPlan; see gemm_plan.h for what is measured and why.
+#include "gemm_plan.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "dnnl_gemm.h"
+
+namespace dfw::cpu_gemm {
+namespace {
+
+constexpr long kSmallMnk = 1L << 18;
+constexpr double kOneDnnMargin = 0.95;  // oneDNN's time must be <= 95% of OpenBLAS's
+
+// Best of `reps` wall times (seconds) after one untimed warm-up (primitive creation, page faults).
+double BestSeconds(const std::function<bool()>& run, int reps) {
+  if (!run()) return -1;
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!run()) return -1;
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::vector<float> Filled(std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>(i % 17) - 8) * 0.0625f;
+  return v;
+}
+
+GemmPlan Measure(int threads) {
+  GemmPlan plan;
+  plan.threads = threads;
+  const auto start = std::chrono::steady_clock::now();
+  cpu_dnnl::DnnlGemmOptions options;
+  options.threads = [threads] { return threads; };
+  auto dnnl = cpu_dnnl::DnnlGemm::Make(std::move(options));
+  if (!dnnl.ok()) {
+    plan.error = dnnl.status().message();
+    return plan;
+  }
+  cpu_dnnl::DnnlGemm& d = **dnnl;
+  std::string error;
+  auto ran = [&error](const Result<bool>& r) {
+    if (r.ok() && *r) return true;
+    if (error.empty()) error = r.ok() ? "no primitive for the calibration shape" : r.status().message();
+    return false;
+  };
+
+  // kLarge: a Linear with bias, QKV-like.
+  const int m = 256, n = 1152, k = 384;
+  const std::vector<float> x = Filled(std::size_t{m} * k), w = Filled(std::size_t{n} * k), bias = Filled(n);
+  std::vector<float> y(std::size_t{m} * n);
+  auto blas_large = [&] {
+    for (int i = 0; i < m; ++i) std::copy(bias.begin(), bias.end(), y.begin() + std::size_t{n} * i);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x.data(), k, w.data(), k, 1.f, y.data(), n);
+    return true;
+  };
+  auto dnnl_large = [&] {
+    return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone));
+  };
+  // kBatched: attention scores QKᵀ, 8 sequences x 12 heads x (128 x 128 x 32), Q and K column
+  // slices of a fused [tokens x 3·384] QKV buffer, scores [batch][head][128][128].
+  const int batch = 8, heads = 12, s = 128, dh = 32, h3 = 3 * heads * dh;
+  const int64_t seq_stride = int64_t{s} * h3, score_head = int64_t{s} * s, score_stride = score_head * heads;
+  const std::vector<float> qkv = Filled(std::size_t(seq_stride * batch));
+  std::vector<float> sc(std::size_t(score_stride * batch));
+  const float* keys = qkv.data() + heads * dh;
+  auto blas_batched = [&] {
+    for (int b = 0; b < batch; ++b) {
+      for (int hd = 0; hd < heads; ++hd) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, dh, 1.f, qkv.data() + b * seq_stride + hd * dh, h3,
+                    keys + b * seq_stride + hd * dh, h3, 0.f, sc.data() + b * score_stride + hd * score_head, s);
+      }
+    }
+    return true;
+  };
+  auto dnnl_batched = [&] {
+    return ran(d.GemmHeadsBatched(false, true, s, s, dh, 1.f, qkv.data(), h3, seq_stride, dh, keys, h3, seq_stride, dh,
+                                  0.f, sc.data(), s, score_stride, score_head, batch, heads));
+  };
+  // oneDNN first: OpenBLAS's pool threads spin for a long while after a call (its THREAD_TIMEOUT,
+  // ~0.1 s), which would take CPUs from whatever runs next; libgomp's spin after a team is short.
+  // Two rounds, the best of each library kept: one descheduled thread on a shared machine costs a
+  // round, not the decision.
+  double td_large = 1e30, td_batched = 1e30, tb_large = 1e30, tb_batched = 1e30;
+  for (int round = 0; round < 2 && error.empty(); ++round) {
+    td_large = std::min(td_large, BestSeconds(dnnl_large, 3));
+    if (error.empty()) td_batched = std::min(td_batched, BestSeconds(dnnl_batched, 3));
+    tb_large = std::min(tb_large, BestSeconds(blas_large, 3));
+    tb_batched = std::min(tb_batched, BestSeconds(blas_batched, 3));
+  }
+  if (!error.empty()) {  // oneDNN failed in round 0: time OpenBLAS alone for the description
+    tb_large = BestSeconds(blas_large, 3);
+    tb_batched = BestSeconds(blas_batched, 3);
+  }
+  const double flop_large = 2.0 * m * n * k, flop_batched = 2.0 * s * s * dh * batch * heads;
+  plan.openblas_large_gflops = flop_large / tb_large / 1e9;
+  plan.openblas_batched_gflops = flop_batched / tb_batched / 1e9;
+  if (error.empty()) {
+    plan.onednn_large_gflops = flop_large / td_large / 1e9;
+    plan.onednn_batched_gflops = flop_batched / td_batched / 1e9;
+  }
+  plan.error = error;
+  if (error.empty()) {
+    plan.onednn_large = plan.openblas_large_gflops <= kOneDnnMargin * plan.onednn_large_gflops;
+    plan.onednn_batched = plan.openblas_batched_gflops <= kOneDnnMargin * plan.onednn_batched_gflops;
+    if (threads > 1) plan.onednn_batched = plan.onednn_large;  // one spinning pool at a time (header)
+  }
+  plan.calibration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return plan;
+}
+
+}  // namespace
+
+GemmClass ClassOf(int m, int n, int k, int batch) {
+  if (static_cast<long>(m) * n * k < kSmallMnk) return GemmClass::kSmall;
+  return batch > 1 ? GemmClass::kBatched : GemmClass::kLarge;
+}
+
+std::string GemmPlan::Describe() const {
+  auto lib = [](bool onednn) { return onednn ? "oneDNN" : "OpenBLAS"; };
+  if (!error.empty()) return "all OpenBLAS (oneDNN not measured: " + error + ")";
+  return fmt::format(
+      "linear: {} (oneDNN {:.1f} vs OpenBLAS {:.1f} GFLOP/s), attention: {} (oneDNN {:.1f} vs OpenBLAS {:.1f}), "
+      "small: OpenBLAS; calibrated at {} thread{} in {:.0f} ms",
+      lib(onednn_large), onednn_large_gflops, openblas_large_gflops, lib(onednn_batched), onednn_batched_gflops,
+      openblas_batched_gflops, threads, threads == 1 ? "" : "s", calibration_ms);
+}
+
+const GemmPlan& CalibratedPlan(int threads) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<GemmPlan>> plans;  // never erased: references stay valid
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<GemmPlan>& p = plans[threads];
+  if (p == nullptr) p = std::make_unique<GemmPlan>(Measure(threads));
+  return *p;
+}
+
+}  // namespace dfw::cpu_gemm

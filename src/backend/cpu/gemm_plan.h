@@ -1,0 +1,54 @@
+// GemmPlan: which library (OpenBLAS or oneDNN) runs each class of matrix product on this CPU, for
+// the CPU backend's default path (CpuGemmPath::kAuto).
+//
+// Chosen by a short calibration (70-150 ms on a 2-vCPU machine, once per process and BLAS thread
+// count, at the first kAuto product that is not small) rather than by a table: the winner depends
+// on the CPU and on how OpenBLAS was told to run on it (OPENBLAS_CORETYPE=Haswell on an AVX-512
+// machine halves OpenBLAS's rate, while oneDNN dispatches on the real CPU; on an AVX2-only CPU the
+// two are within noise of each other for the linear layers), and no table written on one machine
+// knows either. Each class is timed on a representative encoder shape in two rounds, best of three
+// after a warm-up, oneDNN first (gemm_plan.cc says why); oneDNN is chosen only when it is at least
+// 5% faster, so ties keep the reference library.
+//
+// Classes:
+//   kSmall   m·n·k < 2^18 per product (pooling's 1 x H x seq, tiny test shapes): always OpenBLAS,
+//            which runs these on the calling thread (its own multithreading threshold); a
+//            primitive's lookup and launch cost the same order as the work.
+//   kLarge   Linear layers and large plain GEMMs; timed on 256 x 1152 x 384 (Linear with bias).
+//   kBatched GemmStridedBatched / GemmHeadsBatched with more than one matrix (attention's QKᵀ
+//            and PV over every head of a batch); timed on QKᵀ for 8 sequences x 12 heads of
+//            128 x 128 x 32, strided in a fused QKV buffer as the encoder lays it out.
+// With more than one thread, kBatched follows kLarge's library: OpenBLAS's pool and oneDNN's
+// OpenMP team each spin-wait after a call, so alternating between them within a layer would keep
+// up to twice the CPUs busy.
+#pragma once
+
+#include <string>
+
+namespace dfw::cpu_gemm {
+
+enum class GemmClass { kSmall, kLarge, kBatched };
+
+GemmClass ClassOf(int m, int n, int k, int batch);
+
+struct GemmPlan {
+  int threads = 1;               // BLAS/OpenMP threads the plan was measured with
+  bool onednn_large = false;     // kLarge runs on oneDNN
+  bool onednn_batched = false;   // kBatched runs on oneDNN
+  double openblas_large_gflops = 0, onednn_large_gflops = 0;
+  double openblas_batched_gflops = 0, onednn_batched_gflops = 0;
+  double calibration_ms = 0;
+  std::string error;  // non-empty when oneDNN could not be measured (the plan is then all OpenBLAS)
+
+  bool OnOneDnn(GemmClass c) const {
+    return c == GemmClass::kLarge ? onednn_large : c == GemmClass::kBatched && onednn_batched;
+  }
+  // "linear: oneDNN 61.2 vs OpenBLAS 50.1 GFLOP/s; attention: ...; small: OpenBLAS".
+  std::string Describe() const;
+};
+
+// The plan for `threads` (the current OpenBLAS pool size), measured on first request and then kept
+// for the life of the process. Safe to call from several threads (one measures, the others wait).
+const GemmPlan& CalibratedPlan(int threads);
+
+}  // namespace dfw::cpu_gemm

@@ -1,0 +1,187 @@
+// The CPU backend's oneDNN path: primitive caching, the OpenBLAS fallback and its one warning, the
+// thread count handed to oneDNN's OpenMP team, the ISA limit and the description. Numerical parity
+// with OpenBLAS is parity_test.cc's table (its "cpu_onednn" rows).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/dnnl_gemm.h"
+#include "backend/cpu/gemm_plan.h"
+#include "dfw/backend/registry.h"
+
+namespace dfw {
+namespace {
+
+using cpu_dnnl::DnnlGemm;
+using cpu_dnnl::DnnlGemmOptions;
+
+std::unique_ptr<DnnlGemm> MakeDnnl(std::size_t max_primitives = 256, std::function<bool()> refuse = nullptr) {
+  DnnlGemmOptions o;
+  o.threads = [] { return 1; };
+  o.max_primitives = max_primitives;
+  o.refuse_create_for_testing = std::move(refuse);
+  auto d = DnnlGemm::Make(std::move(o));
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  return d.ok() ? std::move(*d) : nullptr;
+}
+
+// Runs y = x · wᵀ for an m x n x k Linear with small integer data (exact in float).
+struct LinearCase {
+  int m, n, k;
+  std::vector<float> x, w, y;
+  LinearCase(int m_, int n_, int k_)
+      : m(m_), n(n_), k(k_), x(std::size_t(m) * k), w(std::size_t(n) * k), y(std::size_t(m) * n, -7.f) {
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 5) - 2;
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 3) - 1;
+  }
+  Result<bool> Run(DnnlGemm& d) { return d.Linear(x.data(), w.data(), nullptr, y.data(), m, n, k, Activation::kNone); }
+  float Want(int i, int j) const {
+    float s = 0;
+    for (int p = 0; p < k; ++p) s += x[std::size_t(i) * k + p] * w[std::size_t(j) * k + p];
+    return s;
+  }
+};
+
+TEST(DnnlGemm, ARepeatedShapeReusesItsPrimitive) {
+  auto d = MakeDnnl();
+  ASSERT_NE(d, nullptr);
+  LinearCase a(8, 16, 32), b(9, 16, 32);
+  for (int i = 0; i < 3; ++i) {
+    Result<bool> r = a.Run(*d);
+    ASSERT_TRUE(r.ok() && *r) << r.status().ToString();
+  }
+  EXPECT_EQ(d->primitives_created(), 1);
+  ASSERT_TRUE(*b.Run(*d));
+  EXPECT_EQ(d->primitives_created(), 2);
+  for (int i = 0; i < b.m; ++i) {
+    for (int j = 0; j < b.n; ++j) ASSERT_EQ(b.y[std::size_t(i) * b.n + j], b.Want(i, j)) << i << "," << j;
+  }
+}
+
+TEST(DnnlGemm, TheCacheDropsTheLeastRecentlyUsedShape) {
+  auto d = MakeDnnl(/*max_primitives=*/2);
+  ASSERT_NE(d, nullptr);
+  LinearCase a(2, 4, 8), b(3, 4, 8), c(4, 4, 8);
+  ASSERT_TRUE(*a.Run(*d));  // created: a
+  ASSERT_TRUE(*b.Run(*d));  // b
+  ASSERT_TRUE(*a.Run(*d));  // hit; b is now the oldest
+  ASSERT_TRUE(*c.Run(*d));  // c, drops b
+  EXPECT_EQ(d->primitives_created(), 3);
+  ASSERT_TRUE(*a.Run(*d));  // still cached
+  EXPECT_EQ(d->primitives_created(), 3);
+  ASSERT_TRUE(*b.Run(*d));  // re-created
+  EXPECT_EQ(d->primitives_created(), 4);
+}
+
+TEST(DnnlGemm, ARefusedPrimitiveReturnsFalseAndWritesNothing) {
+  auto d = MakeDnnl(256, [] { return true; });
+  ASSERT_NE(d, nullptr);
+  LinearCase a(4, 4, 4);
+  Result<bool> r = a.Run(*d);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(*r);
+  EXPECT_TRUE(std::all_of(a.y.begin(), a.y.end(), [](float v) { return v == -7.f; }));
+  EXPECT_FALSE(*a.Run(*d));  // remembered, not retried
+  EXPECT_EQ(d->primitives_refused(), 1);
+}
+
+// Captures warnings logged while alive (spdlog's default logger is swapped and restored).
+class WarningCapture {
+ public:
+  WarningCapture() : sink_(std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64)), old_(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink_));
+  }
+  ~WarningCapture() { spdlog::set_default_logger(old_); }
+  std::vector<std::string> Lines() { return sink_->last_formatted(); }
+
+ private:
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_mt> sink_;
+  std::shared_ptr<spdlog::logger> old_;
+};
+
+TEST(CpuBackend, ARefusedOneDnnPrimitiveFallsBackToOpenBlasWithOneWarning) {
+  WarningCapture capture;
+  CpuBackendOptions o;
+  o.gemm = CpuGemmPath::kOneDnn;
+  o.onednn_refuse_create_for_testing = [] { return true; };
+  auto backend = MakeCpuBackend(std::move(o));
+  auto reference = MakeCpuBackend(CpuGemmPath::kOpenBlas);
+  for (const auto& [m, n, k] : {std::tuple{8, 16, 32}, std::tuple{64, 96, 80}}) {
+    LinearCase c(m, n, k);
+    std::vector<float> bias(std::size_t(n), 0.5f), got(c.y.size()), want(c.y.size());
+    ASSERT_TRUE(backend->Linear(c.x.data(), c.w.data(), bias.data(), got.data(), m, n, k, Activation::kGelu).ok());
+    ASSERT_TRUE(reference->Linear(c.x.data(), c.w.data(), bias.data(), want.data(), m, n, k, Activation::kGelu).ok());
+    EXPECT_EQ(got, want);  // the OpenBLAS path itself, bit for bit
+  }
+  std::vector<std::string> lines = capture.Lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("oneDNN could not create a matmul for m=8 n=16 k=32"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("OpenBLAS runs this shape"), std::string::npos) << lines[0];
+}
+
+// oneDNN's OpenMP team is sized per calling thread; each call applies BlasThreads() first.
+TEST(CpuBackend, OneDnnCallsUseTheBlasThreadCount) {
+  using GetFn = int (*)();
+  auto omp_get_max_threads = reinterpret_cast<GetFn>(::dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  ASSERT_NE(omp_get_max_threads, nullptr) << "libdnnl's OpenMP runtime is not loaded";
+  const int before = BlasThreads();
+  auto backend = MakeCpuBackend(CpuGemmPath::kOneDnn);
+  LinearCase c(16, 16, 16);
+  for (int threads : {1, 2, 1}) {
+    ASSERT_TRUE(SetBlasThreads(threads).ok());
+    ASSERT_TRUE(backend->Linear(c.x.data(), c.w.data(), nullptr, c.y.data(), c.m, c.n, c.k, Activation::kNone).ok());
+    EXPECT_EQ(omp_get_max_threads(), threads);
+  }
+  ASSERT_TRUE(SetBlasThreads(before).ok());
+}
+
+TEST(CpuBackend, DescriptionNamesTheGemmPathAndOneDnnIsa) {
+  const std::string isa = cpu_dnnl::EffectiveIsaName();
+  const std::string onednn = MakeCpuBackend(CpuGemmPath::kOneDnn)->description();
+  EXPECT_NE(onednn.find("GEMM path onednn, oneDNN 2."), std::string::npos) << onednn;
+  EXPECT_NE(onednn.find("at " + isa), std::string::npos) << onednn;
+  const std::string openblas = MakeCpuBackend(CpuGemmPath::kOpenBlas)->description();
+  EXPECT_NE(openblas.find("GEMM path openblas"), std::string::npos) << openblas;
+  EXPECT_EQ(openblas.find("oneDNN"), std::string::npos) << openblas;
+  const std::string automatic = MakeCpuBackend()->description();
+  EXPECT_NE(automatic.find("GEMM path auto"), std::string::npos) << automatic;
+  EXPECT_NE(automatic.find("linear: "), std::string::npos) << automatic;
+  EXPECT_NE(automatic.find("calibrated at "), std::string::npos) << automatic;
+}
+
+TEST(GemmPlan, SmallProductsStayOnOpenBlasWhateverTheCalibration) {
+  using cpu_gemm::GemmClass;
+  EXPECT_EQ(cpu_gemm::ClassOf(1, 384, 128, 32), GemmClass::kSmall);  // pooling
+  EXPECT_EQ(cpu_gemm::ClassOf(64, 64, 63, 1), GemmClass::kSmall);
+  EXPECT_EQ(cpu_gemm::ClassOf(64, 64, 64, 1), GemmClass::kLarge);  // 2^18
+  EXPECT_EQ(cpu_gemm::ClassOf(128, 128, 32, 32), GemmClass::kBatched);
+  cpu_gemm::GemmPlan plan;
+  plan.onednn_large = plan.onednn_batched = true;
+  EXPECT_FALSE(plan.OnOneDnn(GemmClass::kSmall));
+  EXPECT_TRUE(plan.OnOneDnn(GemmClass::kLarge));
+  EXPECT_TRUE(plan.OnOneDnn(GemmClass::kBatched));
+}
+
+// Registered by tests/backend/CMakeLists.txt a second time with ONEDNN_MAX_CPU_ISA=SSE41 (next to
+// the parity table): proves the limit took effect, so those parity rows ran SSE4.1 kernels.
+TEST(CpuOneDnn, HonoursOneDnnMaxCpuIsaFromTheEnvironment) {
+  const char* limit = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (limit == nullptr || *limit == '\0') {
+    GTEST_SKIP() << "ONEDNN_MAX_CPU_ISA not set (the ctest 'onednn_sse41/' rows set it)";
+  }
+  std::string want = limit;
+  std::transform(want.begin(), want.end(), want.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  EXPECT_EQ(cpu_dnnl::EffectiveIsaName(), want);
+  const std::string d = MakeCpuBackend(CpuGemmPath::kOneDnn)->description();
+  EXPECT_NE(d.find("at " + want), std::string::npos) << d;
+}
+
+}  // namespace
+}  // namespace dfw
