@@ -79,6 +79,13 @@ TEST(PlanBundles, CsvSplitsNeverCutInsideAQuotedNewline) {
   EXPECT_TRUE(summary->accounting.Balanced()) << summary->accounting.ToString();
 }
 
+// ReadFromJson(input) → WriteToJson(output).
+std::string JsonToJson(const std::string& input, const std::string& output) {
+  return fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
+                     "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
+                     input, output);
+}
+
 // Job-sized plans (RunnerOptions::bundle_bytes = 0): the input is cut for the SDK processes.
 Result<std::vector<Bundle>> PlanJobSized(const std::string& yaml, int processes) {
   StageRegistry registry = testing::TestRegistry();
@@ -96,10 +103,7 @@ TEST(PlanBundles, JobSizedCutsAOneMegabyteFileForEveryOneOfEightProcesses) {
   std::string text;
   while (text.size() < (1u << 20)) text += fmt::format("{{\"i\": {}, \"pad\": \"{}\"}}\n", text.size(), std::string(40, 'x'));
   testing::WriteFile(dir / "a.jsonl", text);
-  auto bundles = PlanJobSized(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
-                                          "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
-                                          dir / "a.jsonl", dir / "out/o"),
-                              8);
+  auto bundles = PlanJobSized(JsonToJson(dir / "a.jsonl", dir / "out/o"), 8);
   ASSERT_TRUE(bundles.ok()) << bundles.status().ToString();
   EXPECT_GE(bundles->size(), 8u) << "every SDK process gets a bundle";
   int64_t expect_begin = 0, expect_line = 1;
@@ -121,10 +125,7 @@ TEST(PlanBundles, JobSizedKeepsASmallFileOneBundle) {
   std::string text;
   for (int i = 0; i < 300; ++i) text += fmt::format("{{\"i\": {}}}\n", i);  // ~3 KB
   testing::WriteFile(dir / "a.jsonl", text);
-  auto bundles = PlanJobSized(fmt::format("pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}'}}}}\n"
-                                          "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n",
-                                          dir / "a.jsonl", dir / "out/o"),
-                              8);
+  auto bundles = PlanJobSized(JsonToJson(dir / "a.jsonl", dir / "out/o"), 8);
   ASSERT_TRUE(bundles.ok()) << bundles.status().ToString();
   EXPECT_EQ(bundles->size(), 1u);
 }

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dfw/stages/stage.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
@@ -12,14 +13,7 @@ namespace {
 const std::string kTinyBert = std::string(DFW_SOURCE_DIR) + "/testdata/tiny_bert";
 
 StageConfig Config(const std::string& type, const std::string& yaml, MetricsRegistry* metrics) {
-  StageConfig c;
-  c.name = type;
-  c.type = type;
-  c.config = YAML::Load(yaml);
-  c.file = "t.yaml";
-  c.line = 1;
-  c.column = 1;
-  c.error_output = "errors";
+  StageConfig c = testing::MakeConfig(type, yaml, "errors");
   c.metrics = metrics;
   return c;
 }
