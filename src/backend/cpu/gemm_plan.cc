@@ -124,7 +124,7 @@ GemmPlan Measure(int threads) {
 }  // namespace
 
 GemmClass ClassOf(int m, int n, int k, int batch) {
-  if (static_cast<long>(m) * n * k < kSmallMnk) return GemmClass::kSmall;
+  if (static_cast<long>(m) * n * k * std::max(1, batch) < kSmallMnk) return GemmClass::kSmall;
   return batch > 1 ? GemmClass::kBatched : GemmClass::kLarge;
 }
 

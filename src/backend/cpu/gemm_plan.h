@@ -11,9 +11,14 @@
 // 5% faster, so ties keep the reference library.
 //
 // Classes:
-//   kSmall   m·n·k < 2^18 per product (pooling's 1 x H x seq, tiny test shapes): always OpenBLAS,
-//            which runs these on the calling thread (its own multithreading threshold); a
-//            primitive's lookup and launch cost the same order as the work.
+//   kSmall   m·n·k·batch < 2^18 for the whole call (tiny test shapes, one short sequence's
+//            pooling): always OpenBLAS, which runs these on the calling thread (its own
+//            multithreading threshold). A batched call counts its whole work: it is one oneDNN
+//            primitive launch however small each product (attention at 64 tokens is 384 products
+//            of 64 x 64 x 32). Measured (bench/backend_gemm_bench.cc, BM_SmallGemm, 1 x 384 x 128):
+//            oneDNN is faster on an idle machine but, with a 2-thread OpenMP team on a loaded one,
+//            each call waits for the second thread's time slice (milliseconds for microseconds of
+//            work), while OpenBLAS never wakes its pool for these.
 //   kLarge   Linear layers and large plain GEMMs; timed on 256 x 1152 x 384 (Linear with bias).
 //   kBatched GemmStridedBatched / GemmHeadsBatched with more than one matrix (attention's QKᵀ
 //            and PV over every head of a batch); timed on QKᵀ for 8 sequences x 12 heads of
