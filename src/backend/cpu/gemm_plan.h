@@ -1,7 +1,7 @@
 // GemmPlan: which library (OpenBLAS or oneDNN) runs each class of matrix product on this CPU, for
 // the CPU backend's default path (CpuGemmPath::kAuto).
 //
-// Chosen by a short calibration (70-150 ms on a 2-vCPU machine, once per process and BLAS thread
+// Chosen by a short calibration (70-300 ms on a 2-vCPU machine, once per process and BLAS thread
 // count, at the first kAuto product that is not small) rather than by a table: the winner depends
 // on the CPU and on how OpenBLAS was told to run on it (OPENBLAS_CORETYPE=Haswell on an AVX-512
 // machine halves OpenBLAS's rate, while oneDNN dispatches on the real CPU; on an AVX2-only CPU the
