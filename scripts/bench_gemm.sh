@@ -108,7 +108,7 @@ for side in ("after", "before"):
         f = f"{work}/mlp_{side}_{i}.json"
         if os.path.exists(f):
             for b in json.load(open(f))["benchmarks"]:
-                mlp[(b["name"], side)].append(b["items_per_second"])
+                mlp[(b["name"], side)].append(b["rows/s"])
 if mlp:
     print(f"\nMLP handler rows/s (64-2048-2048-16, batch 256), median of {runs}:")
     for name in sorted({n for n, _ in mlp}):

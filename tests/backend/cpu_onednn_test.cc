@@ -158,10 +158,12 @@ TEST(CpuBackend, DescriptionNamesTheGemmPathAndOneDnnIsa) {
 
 TEST(GemmPlan, SmallProductsStayOnOpenBlasWhateverTheCalibration) {
   using cpu_gemm::GemmClass;
-  EXPECT_EQ(cpu_gemm::ClassOf(1, 384, 128, 32), GemmClass::kSmall);  // pooling
+  EXPECT_EQ(cpu_gemm::ClassOf(1, 384, 128, 1), GemmClass::kSmall);  // one sequence's pooling
   EXPECT_EQ(cpu_gemm::ClassOf(64, 64, 63, 1), GemmClass::kSmall);
   EXPECT_EQ(cpu_gemm::ClassOf(64, 64, 64, 1), GemmClass::kLarge);  // 2^18
-  EXPECT_EQ(cpu_gemm::ClassOf(128, 128, 32, 32), GemmClass::kBatched);
+  EXPECT_EQ(cpu_gemm::ClassOf(1, 384, 128, 32), GemmClass::kBatched);  // a batch's pooling: one launch
+  EXPECT_EQ(cpu_gemm::ClassOf(16, 16, 32, 12 * 32), GemmClass::kBatched);  // attention at 16 tokens
+  EXPECT_EQ(cpu_gemm::ClassOf(16, 16, 32, 12 * 2), GemmClass::kSmall);
   cpu_gemm::GemmPlan plan;
   plan.onednn_large = plan.onednn_batched = true;
   EXPECT_FALSE(plan.OnOneDnn(GemmClass::kSmall));

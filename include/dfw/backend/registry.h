@@ -34,7 +34,7 @@ inline constexpr const char* kCudaBackendSymbol = "dfw_create_cuda_backend";
 // Which library runs the CPU backend's matrix products (Gemm, GemmStridedBatched, Linear). The
 // element-wise ops always run on the backend's own row kernels.
 enum class CpuGemmPath : uint8_t {
-  // Per op class, the library measured faster on this CPU: a calibration (~0.1 s) once per process
+  // Per op class, the library measured faster on this CPU: a calibration (0.1-0.3 s) once per process
   // and BLAS thread count, at the first product that needs it (src/backend/cpu/gemm_plan.h).
   kAuto,
   // OpenBLAS only: the reference the other paths are compared with.

@@ -1,26 +1,33 @@
 // GemmPlan: which library (OpenBLAS or oneDNN) runs each class of matrix product on this CPU, for
 // the CPU backend's default path (CpuGemmPath::kAuto).
 //
-// Chosen by a short calibration (70-150 ms on a 2-vCPU machine, once per process and BLAS thread
+// Chosen by a short calibration (70-300 ms on a 2-vCPU machine, once per process and BLAS thread
 // count, at the first kAuto product that is not small) rather than by a table: the winner depends
 // on the CPU and on how OpenBLAS was told to run on it (OPENBLAS_CORETYPE=Haswell on an AVX-512
 // machine halves OpenBLAS's rate, while oneDNN dispatches on the real CPU; on an AVX2-only CPU the
 // two are within noise of each other for the linear layers), and no table written on one machine
-// knows either. Each class is timed on a representative encoder shape in two rounds, best of three
-// after a warm-up, oneDNN first (gemm_plan.cc says why); oneDNN is chosen only when it is at least
-// 5% faster, so ties keep the reference library.
+// knows either. Each class is timed on a representative encoder shape, best of five after three
+// warm-ups, oneDNN first (gemm_plan.cc says why); oneDNN is chosen only when it is at least 5%
+// faster, so ties keep the reference library.
 //
 // Classes:
-//   kSmall   m·n·k < 2^18 per product (pooling's 1 x H x seq, tiny test shapes): always OpenBLAS,
-//            which runs these on the calling thread (its own multithreading threshold); a
-//            primitive's lookup and launch cost the same order as the work.
+//   kSmall   m·n·k·batch < 2^18 for the whole call (tiny test shapes, one short sequence's
+//            pooling): always OpenBLAS, which runs these on the calling thread (its own
+//            multithreading threshold). A batched call counts its whole work: it is one oneDNN
+//            primitive launch however small each product (attention at 64 tokens is 384 products
+//            of 64 x 64 x 32). Measured (bench/backend_gemm_bench.cc, BM_SmallGemm, 1 x 384 x 128):
+//            oneDNN is faster on an idle machine but, with a 2-thread OpenMP team on a loaded one,
+//            each call waits for the second thread's time slice (milliseconds for microseconds of
+//            work), while OpenBLAS never wakes its pool for these.
 //   kLarge   Linear layers and large plain GEMMs; timed on 256 x 1152 x 384 (Linear with bias).
 //   kBatched GemmStridedBatched / GemmHeadsBatched with more than one matrix (attention's QKᵀ
 //            and PV over every head of a batch); timed on QKᵀ for 8 sequences x 12 heads of
 //            128 x 128 x 32, strided in a fused QKV buffer as the encoder lays it out.
-// With more than one thread, kBatched follows kLarge's library: OpenBLAS's pool and oneDNN's
-// OpenMP team each spin-wait after a call, so alternating between them within a layer would keep
-// up to twice the CPUs busy.
+// With more than one thread, both classes use one library: OpenBLAS's pool and oneDNN's OpenMP
+// team each spin-wait after a call, so alternating between them within a layer would keep up to
+// twice the CPUs busy. The library is the one with the shorter MiniLM layer at 128 tokens
+// (linear time + attention time from the two measured rates; attention is 5.6% of the FLOPs but,
+// at half the rate on OpenBLAS, about a fifth of its time), again with the 5% margin.
 #pragma once
 
 #include <string>
