@@ -120,8 +120,8 @@ std::unique_ptr<InferenceBackend> ModelHandler::MakeBackendForDevice() const {
                  cuda.status().message());
   }
   std::unique_ptr<InferenceBackend> cpu = MakeCpuBackend();
-  // Once per process (every lane gets the same): the libraries, the GEMM path and, on the default
-  // path, its calibration, which this call runs now, at model load, rather than in the first batch.
+  // Once per process (every lane gets the same): the libraries and the GEMM path; the default path's
+  // calibration is logged when it runs (at the first product that is not small).
   static std::once_flag logged;
   std::call_once(logged, [&] { spdlog::info("inference backend: cpu, {}", cpu->description()); });
   return cpu;

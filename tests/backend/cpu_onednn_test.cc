@@ -150,10 +150,18 @@ TEST(CpuBackend, DescriptionNamesTheGemmPathAndOneDnnIsa) {
   const std::string openblas = MakeCpuBackend(CpuGemmPath::kOpenBlas)->description();
   EXPECT_NE(openblas.find("GEMM path openblas"), std::string::npos) << openblas;
   EXPECT_EQ(openblas.find("oneDNN"), std::string::npos) << openblas;
-  const std::string automatic = MakeCpuBackend()->description();
-  EXPECT_NE(automatic.find("GEMM path auto"), std::string::npos) << automatic;
-  EXPECT_NE(automatic.find("linear: "), std::string::npos) << automatic;
-  EXPECT_NE(automatic.find("calibrated at "), std::string::npos) << automatic;
+  auto backend = MakeCpuBackend();
+  const std::string before = backend->description();
+  EXPECT_NE(before.find("GEMM path auto"), std::string::npos) << before;
+  EXPECT_NE(before.find("[calibrated at the first product that is not small]"), std::string::npos)
+      << "describing the backend must not calibrate it: " << before;
+  // A product above the small class (64 x 64 x 64 = 2^18) calibrates; the description then has the plan.
+  std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 1.0f), c(64 * 64, 0.0f);
+  ASSERT_TRUE(backend->Gemm(false, false, 64, 64, 64, 1.0f, a.data(), 64, b.data(), 64, 0.0f, c.data(), 64).ok());
+  EXPECT_EQ(c[0], 64.0f);
+  const std::string after = backend->description();
+  EXPECT_NE(after.find("linear: "), std::string::npos) << after;
+  EXPECT_NE(after.find("calibrated at "), std::string::npos) << after;
 }
 
 TEST(GemmPlan, SmallProductsStayOnOpenBlasWhateverTheCalibration) {

@@ -99,7 +99,11 @@ class CpuBackend final : public InferenceBackend {
     if (path_ != CpuGemmPath::kOpenBlas) {
       gemm += dnnl_ == nullptr ? " (oneDNN unavailable: all OpenBLAS)"
                                : ", " + cpu_dnnl::LibraryName() + " at " + cpu_dnnl::EffectiveIsaName();
-      if (path_ == CpuGemmPath::kAuto && dnnl_ != nullptr) gemm += " [" + Plan().Describe() + "]";
+      // The plan only once calibrated: a model whose products are all small (the demo's MLP) never
+      // pays for the calibration, and describing the backend must not trigger it.
+      if (path_ == CpuGemmPath::kAuto && dnnl_ != nullptr) {
+        gemm += plan_ != nullptr ? " [" + plan_->Describe() + "]" : " [calibrated at the first product that is not small]";
+      }
     }
     return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
            cpu_kernels::IsaName(isa_) + " row kernels";
@@ -243,8 +247,8 @@ class CpuBackend final : public InferenceBackend {
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
   std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
-  // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it (or
-  // the first description()), so a backend that never multiplies (a shape probe) never calibrates.
+  // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
+  // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
 
   const cpu_gemm::GemmPlan& Plan() const {

@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -152,7 +153,11 @@ const GemmPlan& CalibratedPlan(int threads) {
   static std::map<int, std::unique_ptr<GemmPlan>> plans;  // never erased: references stay valid
   std::lock_guard<std::mutex> lock(mu);
   std::unique_ptr<GemmPlan>& p = plans[threads];
-  if (p == nullptr) p = std::make_unique<GemmPlan>(Measure(threads));
+  if (p == nullptr) {
+    p = std::make_unique<GemmPlan>(Measure(threads));
+    // Once per thread count and process: what the default path chose, and why.
+    spdlog::info("cpu backend GEMM plan: {}", p->Describe());
+  }
   return *p;
 }
 
