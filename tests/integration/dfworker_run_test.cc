@@ -16,6 +16,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <set>
 
 #include "process_util.h"
 
@@ -367,6 +368,37 @@ TEST_F(DfworkerRun, AnUnwritableOutputFolderFailsBeforeAnyWorkIsDone) {
   EXPECT_EQ(Run("run", 2), 1) << Log("run");
   EXPECT_NE(Log("run").find("/proc/dfw-no"), std::string::npos) << Log("run");
   EXPECT_FALSE(fs::exists(JobDir())) << "no job dir, no SDK process: nothing ran";
+}
+
+// One 1 MB input file and 8 SDK processes: the job-sized plan cuts it into bundles for all of them,
+// and every process commits work (each bundle is slowed so a process that starts last still finds
+// some left). Exactly once across the cuts.
+TEST_F(DfworkerRun, OneMegabyteFileReachesEveryOneOfEightSdkProcesses) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  fs::remove_all(base_ / "in");
+  fs::create_directories(base_ / "in");
+  int rows = 0;
+  {
+    std::ofstream in(base_ / "in" / "one.jsonl");
+    for (std::size_t size = 0; size < (1u << 20); ++rows) {
+      std::string line = "{\"id\": " + std::to_string(rows) + ", \"x\": " + std::to_string(rows % 7) + ", \"pad\": \"" +
+                         std::string(40, 'p') + "\"}\n";
+      in << line;
+      size += line.size();
+    }
+  }
+  ASSERT_EQ(Run("run", 8, {}, {"DFW_TEST_BUNDLE_DELAY_MS=500"}), 0) << Log("run");
+  const std::string log = Log("run");
+  EXPECT_NE(log.find("SDK processes: 8 (records per process: min "), std::string::npos) << log;
+  EXPECT_EQ(log.find("min 0,"), std::string::npos) << "an SDK process got no work\n" << log;
+  std::set<std::string> ids;
+  int lines = 0;
+  for (const std::string& line : OutputLines()) {
+    ++lines;
+    ids.insert(line.substr(0, line.find(',')));
+  }
+  EXPECT_EQ(lines, rows);
+  EXPECT_EQ(ids.size(), static_cast<std::size_t>(rows)) << "every record exactly once";
 }
 
 }  // namespace
