@@ -120,6 +120,7 @@ PipelineModels LoadPipelineModels(const std::string& path, const std::string& ya
                                       "model_path must name a readable safetensors model (config.json + model.safetensors)"));
     }
   }
+  out.spec = std::move(spec).value();
   return out;
 }
 

@@ -3,10 +3,12 @@
 // headers alone (the weights are never read, so a sparse multi-GiB file costs one small read).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dfw/options/diagnostic.h"
+#include "dfw/pipeline/spec.h"
 #include "dfw/plan/plan.h"
 
 namespace dfw::cli {
@@ -23,6 +25,9 @@ struct PipelineModels {
   // Errors found loading the pipeline or sizing a model (codes "pipeline-invalid", "model-invalid");
   // each message starts with file:line:col. Empty when everything loaded.
   std::vector<Diagnostic> diagnostics;
+  // The pipeline as loaded (so callers such as the dry run's bundle preview do not parse it again);
+  // empty when it did not load.
+  std::optional<PipelineSpec> spec;
 };
 
 // `yaml` is the text of `path` (already read by the caller). Model paths are resolved as the run

@@ -1,6 +1,5 @@
 // `dfworker run`: parse options (pipeline file's options: block, then flags), plan, validate;
 // print the dry-run report or hand over to RunJob.
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,7 +18,6 @@
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
 #include "dfw/pipeline/runner.h"
-#include "dfw/pipeline/spec.h"
 #include "host_info.h"
 #include "pipeline_models.h"
 #include "run_job.h"
@@ -124,16 +122,11 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   if (!view.selection.ok()) diagnostics.push_back(SelectionError(view.selection));
   const bool valid = !HasErrors(diagnostics);
 
-  const bool pipeline_loads = std::none_of(pipeline.diagnostics.begin(), pipeline.diagnostics.end(),
-                                           [](const Diagnostic& d) { return d.code == "pipeline-invalid"; });
-  if (flags.dry_run && plan.ok() && pipeline_loads) {
+  if (flags.dry_run && plan.ok() && pipeline.spec) {
     // How the inputs would be cut for these SDK processes (sources only: no model is loaded).
     StageRegistry registry;
     RegisterBuiltinStages(registry);
-    Result<BundlePreview> preview = [&]() -> Result<BundlePreview> {
-      ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(context.pipeline_yaml, registry, flags.pipeline_path));
-      return PreviewBundles(spec, registry, plan->sdk_processes);
-    }();
+    Result<BundlePreview> preview = PreviewBundles(*pipeline.spec, registry, plan->sdk_processes);
     if (preview.ok()) {
       plan->bundles.count = preview->bundles;
       plan->bundles.target = preview->target.ToString();

@@ -45,8 +45,9 @@ Status FsyncFile(const std::string& path) {
 
 std::string Parent(const std::string& path) { return fs::path(path).parent_path().string(); }
 
-// rename(2); across file systems a copy that is durable under its final name before the source goes.
-Status MoveOne(const FileMove& m) {
+}  // namespace
+
+Status MoveDurably(const FileMove& m) {
   if (std::rename(m.from.c_str(), m.to.c_str()) == 0) return Status::OK();
   if (errno != EXDEV) return ErrnoError("rename '" + m.from + "' to '" + m.to + "'", errno);
   std::string tmp = m.to + ".dfworker-copy";
@@ -62,6 +63,8 @@ Status MoveOne(const FileMove& m) {
   if (::unlink(m.from.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove '" + m.from + "'", errno);
   return Status::OK();
 }
+
+namespace {
 
 std::string ToJson(const std::vector<FileMove>& moves) {
   nlohmann::json j;
@@ -112,7 +115,7 @@ Status RunJournaledMoves(const std::string& journal_path, const std::vector<File
     test_hooks::KillPoint(point);
     RETURN_IF_ERROR(test_hooks::FailPoint(point));
     if (Exists(m.from)) {
-      RETURN_IF_ERROR(MoveOne(m));
+      RETURN_IF_ERROR(MoveDurably(m));
     } else if (!Exists(m.to)) {
       return DataLoss("finalize: neither the committed output '" + m.from + "' nor its shard '" + m.to +
                       "' exists (was the output removed?)");

@@ -21,17 +21,6 @@ namespace dfw {
 namespace fs = std::filesystem;
 namespace {
 
-// rename(2), falling back to copy + remove across file systems.
-Status MoveFile(const std::string& from, const std::string& to) {
-  if (std::rename(from.c_str(), to.c_str()) == 0) return Status::OK();
-  if (errno != EXDEV) return ErrnoError("rename '" + from + "' to '" + to + "'", errno);
-  std::error_code ec;
-  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (ec) return IoError("copy '" + from + "' to '" + to + "': " + ec.message());
-  fs::remove(from, ec);
-  return Status::OK();
-}
-
 // File sinks are the sinks with a `path` (a test-only collector has none).
 bool IsFileSink(const TransformSpec& t) { return t.traits.is_sink && ConfigHas(t.config, "path"); }
 
@@ -92,7 +81,7 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
                                count, count == 1 ? "" : "s"));
   }
   if (journal_path.empty()) {
-    for (const FileMove& m : moves) RETURN_IF_ERROR(MoveFile(m.from, m.to));
+    for (const FileMove& m : moves) RETURN_IF_ERROR(MoveDurably(m));
   } else {
     RETURN_IF_ERROR(RunJournaledMoves(journal_path, moves));
   }

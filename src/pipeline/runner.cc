@@ -112,8 +112,8 @@ std::vector<SourceSplit> CoalesceFileSplits(const std::vector<SourceSplit>& piec
   return out;
 }
 
-// Cuts in-memory ranges (element indexes; file ranges pass through) into runs of `per_bundle` elements. An empty range stays
-// one (empty) bundle so that sinks still write their shard.
+// Cuts in-memory ranges (element indexes; file ranges pass through) into runs of `per_bundle`
+// elements. An empty range stays one (empty) bundle so that sinks still write their shard.
 std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits, int64_t per_bundle) {
   std::vector<SourceSplit> out;
   for (const SourceSplit& s : splits) {
@@ -125,10 +125,6 @@ std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits
   }
   return out;
 }
-
-}  // namespace
-
-namespace {
 
 // The bundle plan over `sources` (transform index, its stage); see RunnerOptions::bundle_bytes.
 Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>>& sources, int64_t bundle_bytes,

@@ -18,6 +18,10 @@ struct FileMove {
   bool operator==(const FileMove&) const = default;
 };
 
+// One move: rename(2); across file systems a copy to a temporary name, fsync'd and renamed into
+// place (and the folder fsync'd) before the source is removed. kIoError naming both paths.
+Status MoveDurably(const FileMove& move);
+
 // Runs `moves` in order, journaled at `journal_path` (its folder must exist):
 // - no journal yet: writes it (fsync'd, atomically), then moves;
 // - a journal from an interrupted run: it must list the same moves (kFailedPrecondition

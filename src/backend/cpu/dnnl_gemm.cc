@@ -95,6 +95,7 @@ struct Entry {
   DnnlGemm::Key key;
   dnnl::matmul primitive;  // empty when oneDNN refused this key
   memory src, wei, bias, dst;
+  std::unordered_map<int, memory> args;  // the execute() arguments, built once (memory objects are handles)
 };
 
 }  // namespace
@@ -199,7 +200,7 @@ Result<bool> DnnlGemm::Run(const Key& key, const void* a, const void* b, const v
       im.index.erase(im.lru.back().key);
       im.lru.pop_back();
     }
-    im.lru.push_front(Entry{key, {}, {}, {}, {}, {}});
+    im.lru.push_front(Entry{key, {}, {}, {}, {}, {}, {}});
     im.index.emplace(key, im.lru.begin());
     e = &im.lru.front();
     std::string why;
@@ -230,12 +231,12 @@ Result<bool> DnnlGemm::Run(const Key& key, const void* a, const void* b, const v
     e->src.set_data_handle(const_cast<void*>(a));
     e->wei.set_data_handle(const_cast<void*>(b));
     e->dst.set_data_handle(c);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_DST, e->dst}};
-    if (key.bias) {
-      e->bias.set_data_handle(const_cast<void*>(bias));
-      args.emplace(DNNL_ARG_BIAS, e->bias);
+    if (key.bias) e->bias.set_data_handle(const_cast<void*>(bias));
+    if (e->args.empty()) {  // once per entry: no map allocation per GEMM
+      e->args = {{DNNL_ARG_SRC, e->src}, {DNNL_ARG_WEIGHTS, e->wei}, {DNNL_ARG_DST, e->dst}};
+      if (key.bias) e->args.emplace(DNNL_ARG_BIAS, e->bias);
     }
-    e->primitive.execute(im.stream, args);
+    e->primitive.execute(im.stream, e->args);
     im.stream.wait();
   } catch (const dnnl::error& err) {
     return Internal(std::string("oneDNN matmul m=") + std::to_string(key.m) + " n=" + std::to_string(key.n) +
