@@ -10,6 +10,11 @@
 #   scripts/stress_kill.sh [BUILD_DIR=build] [ITERATIONS=20] [PROCESSES=4]
 # DFW_TEST_BUNDLE_DELAY_MS (default 20) slows each bundle so kills land mid-run.
 # DFW_STRESS_MODE=finalize makes every iteration a kill during finalize.
+# DFW_STRESS_MODE=rebalance: one input file of 20,000 records that is ONE bundle (test hook
+# DFW_TEST_BUNDLE_BYTES) read slowly (DFW_TEST_SOURCE_BATCH_DELAY_MS, default 15), so the work
+# reaches the other processes only by dynamic work rebalancing (splits of the running bundle).
+# Each iteration SIGKILLs, after a random number of manifest lines (splits and commits), a random
+# SDK process (3 in 4) or the launcher (then --resume); the output must be every record once.
 set -euo pipefail
 BUILD=${1:-build}
 ITER=${2:-20}
@@ -44,6 +49,55 @@ commits() { [[ -f "$1/manifest.jsonl" ]] && wc -l < "$1/manifest.jsonl" || echo 
 cd "$WORK"
 fail=0
 killed=0
+if [[ ${DFW_STRESS_MODE:-} == rebalance ]]; then
+  export DFW_TEST_BUNDLE_DELAY_MS=0 DFW_TEST_BUNDLE_BYTES=1000000000
+  export DFW_TEST_SOURCE_BATCH_DELAY_MS=${DFW_TEST_SOURCE_BATCH_DELAY_MS:-15}
+  rm -f in/*.jsonl
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"id\": %d, \"x\": %d}\n", i, i % 25 }' > in/one.jsonl
+  awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"id\":%d,\"y\":%d}\n", i, 2 * (i % 25) + i }' | sort > expected.txt
+  lines() { [[ -f "$1/manifest.jsonl" ]] && wc -l < "$1/manifest.jsonl" || echo 0; }
+  splits_total=0
+  for i in $(seq 1 "$ITER"); do
+    jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
+    rm -rf out
+    "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1 &
+    launcher=$!
+    target=$((RANDOM % 12))
+    while (( $(lines "$jd") < target )) && kill -0 "$launcher" 2>/dev/null; do sleep 0.002; done
+    if (( RANDOM % 4 == 0 )); then
+      mode=launcher
+      kill -9 "$launcher" 2>/dev/null || true
+      { wait "$launcher"; } 2>/dev/null || true
+      for _ in $(seq 1 500); do pgrep -f -- "$jd" > /dev/null || break; sleep 0.01; done
+      if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after launcher SIGKILL" >&2; fail=1; fi
+      "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
+    else
+      mode=sdk
+      victim=$(pgrep -P "$launcher" | shuf -n 1 || true)
+      [[ -n "$victim" ]] && kill -9 "$victim" 2>/dev/null || true
+      wait "$launcher" || { echo "iteration $i: launcher exited $?" >&2; fail=1; }
+    fi
+    landed=no
+    if [[ $mode == launcher ]] && (( $(grep -c "already committed" "$log") == 2 )); then landed=yes; fi
+    if [[ $mode == sdk ]] && grep -q "killed by signal 9" "$log"; then landed=yes; fi
+    [[ $landed == yes ]] && killed=$((killed + 1))
+    n_splits=$(grep -c '"split":' "$jd/manifest.jsonl" || true)
+    splits_total=$((splits_total + n_splits))
+    if cat out/rows-*.jsonl 2>/dev/null | sort | cmp -s - expected.txt; then
+      echo "iteration $i ($mode kill after >= $target manifest lines, landed: $landed, $n_splits splits): ok"
+    else
+      echo "iteration $i ($mode kill): WRONG OUTPUT; log:" >&2; cat "$log" >&2; fail=1
+      cat out/rows-*.jsonl 2>/dev/null | sort | uniq -d | head -3 >&2 || true
+    fi
+    rm -rf "$jd"
+  done
+  if (( fail == 0 )); then
+    echo "stress_kill (rebalance): $ITER iterations, $killed kills landed mid-run, $splits_total splits, every record exactly once"
+    exit 0
+  fi
+  echo "stress_kill (rebalance): FAILED" >&2
+  exit 1
+fi
 for i in $(seq 1 "$ITER"); do
   jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
   rm -rf out

@@ -1,5 +1,6 @@
 #include "dfw/common/test_hooks.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,7 +20,16 @@ std::optional<std::string> Get(const char* name) {
 
 void KillPoint(const std::string& point) {
   static const std::optional<std::string> at = Get("KILL_AT");
-  if (at && *at == point) ::kill(::getpid(), SIGKILL);
+  if (!at || *at != point) return;
+  // With DFW_TEST_KILL_ONCE_FILE, only the first process of the job to get here dies (it creates
+  // the file): a point that every SDK process reaches kills one of them, not each restart too.
+  static const std::optional<std::string> once = Get("KILL_ONCE_FILE");
+  if (once) {
+    int fd = ::open(once->c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    ::close(fd);
+  }
+  ::kill(::getpid(), SIGKILL);
 }
 
 Status FailPoint(const std::string& point) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 namespace dfw {
@@ -44,11 +45,26 @@ Result<Manifest> Manifest::Open(const std::string& path) {
     std::string line = text.substr(pos, nl - pos);
     try {
       auto j = nlohmann::json::parse(line);
-      std::string bundle = j.at("bundle").get<std::string>();
-      m.committed_.insert(bundle);
-      m.metrics_[bundle] = j.contains("metrics") ? j["metrics"].dump() : "";
+      if (j.contains("split")) {
+        SplitRecord split;
+        split.parent = j.at("split").get<std::string>();
+        split.residual = j.at("residual").get<std::string>();
+        auto primary = DecodeWorkRange(j.at("primary").get<std::string>());
+        auto residual = DecodeWorkRange(j.at("residual_range").get<std::string>());
+        if (!primary.ok() || !residual.ok() || split.parent.empty() || split.residual.empty() ||
+            !m.residuals_.insert(split.residual).second) {
+          throw std::runtime_error("bad split");
+        }
+        split.primary = std::move(*primary);
+        split.residual_range = std::move(*residual);
+        m.splits_.push_back(std::move(split));
+      } else {
+        std::string bundle = j.at("bundle").get<std::string>();
+        m.committed_.insert(bundle);
+        m.metrics_[bundle] = j.contains("metrics") ? j["metrics"].dump() : "";
+      }
     } catch (...) {
-      return DataLoss("manifest '" + path + "' line " + std::to_string(line_no) + " is not a commit entry: '" + line + "'");
+      return DataLoss("manifest '" + path + "' line " + std::to_string(line_no) + " is not a commit or split entry: '" + line + "'");
     }
     pos = nl + 1;
   }
@@ -63,7 +79,7 @@ Result<Manifest> Manifest::Open(const std::string& path) {
 
 Manifest::Manifest(Manifest&& o) noexcept
     : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), committed_(std::move(o.committed_)),
-      metrics_(std::move(o.metrics_)) {
+      metrics_(std::move(o.metrics_)), splits_(std::move(o.splits_)), residuals_(std::move(o.residuals_)) {
   o.fd_ = -1;
 }
 
@@ -82,7 +98,33 @@ Status Manifest::Append(const std::string& bundle, int attempt, int64_t lease_id
     if (parsed.is_discarded()) return DataLoss("metrics of bundle '" + bundle + "' are not JSON");
     j["metrics"] = std::move(parsed);
   }
-  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  RETURN_IF_ERROR(AppendLine(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                             "commit of bundle '" + bundle + "'"));
+  committed_.insert(bundle);
+  metrics_[bundle] = metrics_json;
+  return Status::OK();
+}
+
+Status Manifest::AppendSplit(const SplitRecord& split) {
+  if (residuals_.count(split.residual) || IsCommitted(split.residual)) {
+    return FailedPrecondition("split residual '" + split.residual + "' is already a bundle of the manifest");
+  }
+  auto primary = EncodeWorkRange(split.primary);
+  auto residual = EncodeWorkRange(split.residual_range);
+  if (!primary || !residual) return InvalidArgument("split of bundle '" + split.parent + "': a path has a newline");
+  nlohmann::json j;
+  j["split"] = split.parent;
+  j["residual"] = split.residual;
+  j["primary"] = *primary;
+  j["residual_range"] = *residual;
+  RETURN_IF_ERROR(AppendLine(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                             "split of bundle '" + split.parent + "'"));
+  residuals_.insert(split.residual);
+  splits_.push_back(split);
+  return Status::OK();
+}
+
+Status Manifest::AppendLine(const std::string& line, const std::string& what) {
   std::size_t off = 0;
   int err = 0;
   while (off < line.size()) {
@@ -97,11 +139,9 @@ Status Manifest::Append(const std::string& bundle, int attempt, int64_t lease_id
   if (err == 0 && ::fdatasync(fd_) != 0) err = errno;
   if (err != 0) {
     (void)::ftruncate(fd_, size_);  // no torn entry survives a failed append
-    return ErrnoError("append commit of bundle '" + bundle + "' to manifest '" + path_ + "'", err);
+    return ErrnoError("append " + what + " to manifest '" + path_ + "'", err);
   }
   size_ += static_cast<int64_t>(line.size());
-  committed_.insert(bundle);
-  metrics_[bundle] = metrics_json;
   return Status::OK();
 }
 

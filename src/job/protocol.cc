@@ -7,7 +7,7 @@
 namespace dfw {
 namespace {
 
-constexpr std::array<std::pair<MessageType, std::string_view>, 8> kNames = {{
+constexpr std::array<std::pair<MessageType, std::string_view>, 10> kNames = {{
     {MessageType::kHello, "hello"},
     {MessageType::kLeaseRequest, "lease_request"},
     {MessageType::kHeartbeat, "heartbeat"},
@@ -16,6 +16,8 @@ constexpr std::array<std::pair<MessageType, std::string_view>, 8> kNames = {{
     {MessageType::kLease, "lease"},
     {MessageType::kDone, "done"},
     {MessageType::kAck, "ack"},
+    {MessageType::kSplitRequest, "split_request"},
+    {MessageType::kSplit, "split"},
 }};
 
 }  // namespace
@@ -40,11 +42,33 @@ std::string EncodeMessage(const Message& m) {
       j["bundle"] = m.bundle;
       j["attempt"] = m.attempt;
       j["staging"] = m.staging;
+      if (!m.range.empty()) j["range"] = m.range;
       break;
     case MessageType::kCommit:
       j["lease"] = m.lease;
       j["bundle"] = m.bundle;
       j["metrics"] = m.metrics_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(m.metrics_json, nullptr, false);
+      if (!m.range.empty()) j["range"] = m.range;
+      break;
+    case MessageType::kHeartbeat:
+      if (m.lease != 0) {
+        j["lease"] = m.lease;
+        j["done"] = m.done;
+        j["total"] = m.total;
+      }
+      break;
+    case MessageType::kSplitRequest:
+      j["lease"] = m.lease;
+      j["bundle"] = m.bundle;
+      j["fraction"] = m.fraction;
+      break;
+    case MessageType::kSplit:
+      j["lease"] = m.lease;
+      j["bundle"] = m.bundle;
+      j["accepted"] = m.accepted;
+      j["range"] = m.range;
+      j["residual_range"] = m.residual_range;
+      j["reason"] = m.reason;
       break;
     case MessageType::kFail:
       j["lease"] = m.lease;
@@ -56,7 +80,6 @@ std::string EncodeMessage(const Message& m) {
       j["reason"] = m.reason;
       break;
     case MessageType::kLeaseRequest:
-    case MessageType::kHeartbeat:
     case MessageType::kDone:
       break;
   }
@@ -88,11 +111,40 @@ Result<Message> DecodeMessage(const std::string& line) {
         m.bundle = j.at("bundle").get<std::string>();
         m.attempt = j.at("attempt").get<int>();
         m.staging = j.at("staging").get<std::string>();
+        m.range = j.value("range", "");
         break;
       case MessageType::kCommit:
         m.lease = j.at("lease").get<int64_t>();
         m.bundle = j.at("bundle").get<std::string>();
         if (j.contains("metrics")) m.metrics_json = j["metrics"].dump();
+        m.range = j.value("range", "");
+        break;
+      case MessageType::kHeartbeat:
+        if (j.contains("lease")) {
+          m.lease = j.at("lease").get<int64_t>();
+          m.done = j.at("done").get<int64_t>();
+          m.total = j.at("total").get<int64_t>();
+          if (m.lease <= 0 || m.done < 0 || m.total < 0 || m.done > m.total) {
+            return DataLoss("coordinator message: heartbeat progress " + std::to_string(m.done) + " of " +
+                            std::to_string(m.total) + " for lease " + std::to_string(m.lease) + " is impossible");
+          }
+        }
+        break;
+      case MessageType::kSplitRequest:
+        m.lease = j.at("lease").get<int64_t>();
+        m.bundle = j.at("bundle").get<std::string>();
+        m.fraction = j.at("fraction").get<double>();
+        if (!(m.fraction >= 0.0 && m.fraction < 1.0)) {
+          return DataLoss("coordinator message: split fraction " + std::to_string(m.fraction) + " is not in [0, 1)");
+        }
+        break;
+      case MessageType::kSplit:
+        m.lease = j.at("lease").get<int64_t>();
+        m.bundle = j.at("bundle").get<std::string>();
+        m.accepted = j.at("accepted").get<bool>();
+        m.range = j.value("range", "");
+        m.residual_range = j.value("residual_range", "");
+        m.reason = j.value("reason", "");
         break;
       case MessageType::kFail:
         m.lease = j.at("lease").get<int64_t>();
@@ -104,7 +156,6 @@ Result<Message> DecodeMessage(const std::string& line) {
         m.reason = j.value("reason", "");
         break;
       case MessageType::kLeaseRequest:
-      case MessageType::kHeartbeat:
       case MessageType::kDone:
         break;
     }

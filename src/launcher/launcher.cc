@@ -16,6 +16,7 @@
 #include "dfw/job/line_channel.h"
 #include "dfw/job/manifest.h"
 #include "dfw/job/protocol.h"
+#include "dfw/job/work_range.h"
 #include "dfw/launcher/metrics_report.h"
 #include "dfw/launcher/progress.h"
 #include "dfw/launcher/signal_watcher.h"
@@ -56,6 +57,7 @@ class JobServer {
         progress_(stderr, ::isatty(STDERR_FILENO) != 0, opts.progress_interval),
         report_(opts.processes),
         committed_at_start_(coord_.committed_count()) {
+    for (const SplitRecord& split : manifest_.splits()) residuals_.insert(split.residual);
     for (const auto& [bundle, json] : manifest_.metrics()) {
       if (json.empty()) continue;
       if (auto m = MetricsSnapshot::FromJson(json); m.ok()) report_.AddEarlierBundle(*m);
@@ -74,7 +76,9 @@ class JobServer {
   void ReadClients(const std::vector<pollfd>& fds, Clock::time_point now);
   void HandleLine(Client& c, const std::string& line, Clock::time_point now);
   void HandleCommit(Client& c, const Message& m);
+  void HandleSplit(Client& c, const Message& m);
   void ServeWaiting(Clock::time_point now);
+  void RequestSplits(Clock::time_point now);
   void Send(Client& c, const Message& m) { (void)c.channel->WriteLine(EncodeMessage(m)); }
   bool Done(Clock::time_point now) const;
   void StopChildren();
@@ -102,6 +106,9 @@ class JobServer {
   int deaths_since_commit_ = 0;
   bool first_commit_logged_ = false;
   std::string last_death_;
+  std::set<std::string> residuals_;  // bundles made by splits (granting one counts as taking a split)
+  int64_t bad_progress_ = 0;         // heartbeat progress reports the coordinator rejected
+  int commits_this_run_ = 0;
 };
 
 ProcessSpec JobServer::SpecFor(int index) const {
@@ -203,9 +210,19 @@ void JobServer::HandleLine(Client& c, const std::string& line, Clock::time_point
       c.waiting = true;
       break;
     case MessageType::kHeartbeat:
+      // A report that does not fit the lease (garbled, another process's lease, past its end) is
+      // ignored: the lease keeps its last good position and the job goes on.
+      if (m.lease != 0 && !coord_.Progress(c.pid, m.lease, m.done, m.total) && bad_progress_++ == 0) {
+        std::fprintf(stderr, "[dfworker] ignoring a progress report of SDK process %d for lease %lld (%lld of %lld)\n",
+                     c.index, static_cast<long long>(m.lease), static_cast<long long>(m.done),
+                     static_cast<long long>(m.total));
+      }
       break;
     case MessageType::kCommit:
       HandleCommit(c, m);
+      break;
+    case MessageType::kSplit:
+      HandleSplit(c, m);
       break;
     case MessageType::kFail: {
       coord_.Fail(m.lease, "SDK process " + std::to_string(c.index) + ": " + m.error);
@@ -228,7 +245,20 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
   auto lease_it = coord_.leases().find(m.lease);
   int attempt = lease_it == coord_.leases().end() ? 0 : lease_it->second.attempt;
   std::string staging = dir_.LeaseStagingDir(m.lease);
-  switch (coord_.Commit(m.lease)) {
+  std::optional<WorkRange> read;
+  if (!m.range.empty()) {
+    auto decoded = DecodeWorkRange(m.range);
+    if (!decoded.ok()) {  // cannot tell what the attempt read: it is a failed attempt
+      coord_.Fail(m.lease, "SDK process " + std::to_string(c.index) + " committed an unreadable range: " +
+                               decoded.status().message());
+      (void)RemoveTree(staging);
+      ack.reason = decoded.status().message();
+      Send(c, ack);
+      return;
+    }
+    read = std::move(*decoded);
+  }
+  switch (coord_.Commit(m.lease, read)) {
     case CommitDecision::kAccepted: {
       // Order matters for exactly-once: outputs reach committed/ first, then the manifest line
       // makes the commit real. A crash in between leaves files that a redo overwrites.
@@ -242,6 +272,8 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       auto metrics = m.metrics_json.empty() ? Result<MetricsSnapshot>(MetricsSnapshot{})
                                             : MetricsSnapshot::FromJson(m.metrics_json);
       if (metrics.ok()) report_.AddBundle(c.index, *metrics);
+      // A crash at an exact commit (tests: "between the two commits" of a split bundle).
+      test_hooks::KillPoint("launcher-commit-" + std::to_string(++commits_this_run_));
       deaths_since_commit_ = 0;
       if (!first_commit_logged_) {
         first_commit_logged_ = true;
@@ -259,11 +291,60 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       (void)RemoveTree(staging);
       break;
     case CommitDecision::kStale:
-      ack.reason = "lease " + std::to_string(m.lease) + " expired; bundle '" + m.bundle + "' was handed out again";
+      ack.reason = "lease " + std::to_string(m.lease) + " is not live or read another range than bundle '" + m.bundle +
+                   "' now has; the bundle is handed out again";
       (void)RemoveTree(staging);
       break;
   }
   Send(c, ack);
+}
+
+void JobServer::HandleSplit(Client& c, const Message& m) {
+  if (!m.accepted) {
+    coord_.RefuseSplit(m.lease);
+    return;
+  }
+  auto primary = DecodeWorkRange(m.range);
+  auto residual = DecodeWorkRange(m.residual_range);
+  Result<SplitRecord> split = !primary.ok()    ? Result<SplitRecord>(primary.status())
+                              : !residual.ok() ? Result<SplitRecord>(residual.status())
+                                               : coord_.PrepareSplit(m.lease, *primary, *residual);
+  if (!split.ok()) {
+    // The holder stopped at its cut, but the split is not taken: its commit will not match the
+    // bundle's range, so the attempt fails and the whole bundle is redone. Nothing is lost.
+    std::fprintf(stderr, "[dfworker] split of bundle '%s' by SDK process %d not taken: %s\n", m.bundle.c_str(), c.index,
+                 split.status().message().c_str());
+    coord_.RefuseSplit(m.lease);
+    return;
+  }
+  // Durable before the residual can be leased: a resumed job must know both halves.
+  Status s = manifest_.AppendSplit(*split);
+  if (!s.ok()) {
+    coord_.FailJob("split of bundle '" + m.bundle + "' could not be written: " + s.message());
+    return;
+  }
+  test_hooks::KillPoint("launcher-split-recorded");
+  coord_.ApplySplit(*split);
+  residuals_.insert(split->residual);
+  report_.CountSplitGiven(c.index);
+}
+
+void JobServer::RequestSplits(Clock::time_point now) {
+  int idle = 0;
+  for (const auto& [fd, c] : clients_) idle += c.waiting && c.pid != 0 ? 1 : 0;
+  if (idle == 0) return;
+  for (const SplitRequest& r : coord_.PlanSplits(idle, now)) {
+    for (auto& [fd, c] : clients_) {
+      if (c.pid != r.process) continue;
+      Message m;
+      m.type = MessageType::kSplitRequest;
+      m.lease = r.lease;
+      m.bundle = r.bundle;
+      m.fraction = r.fraction;
+      Send(c, m);
+      break;
+    }
+  }
 }
 
 void JobServer::ServeWaiting(Clock::time_point now) {
@@ -276,6 +357,8 @@ void JobServer::ServeWaiting(Clock::time_point now) {
       reply.bundle = lease->bundle;
       reply.attempt = lease->attempt;
       reply.staging = dir_.LeaseStagingDir(lease->id);
+      if (lease->range) reply.range = EncodeWorkRange(*lease->range).value_or("");
+      if (residuals_.count(lease->bundle)) report_.CountSplitTaken(c.index);
     } else if (coord_.ShouldWait()) {
       continue;  // long poll: a bundle may come back from a dead process
     } else {
@@ -374,6 +457,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
       sup_.Signal(static_cast<pid_t>(pid), SIGKILL);
     }
     ServeWaiting(now);
+    RequestSplits(now);
     progress_.Tick(Progress(now), now);
   }
   StopChildren();
@@ -381,6 +465,9 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   progress_.Finish(Progress(end));
   (void)WriteFileAtomically(dir_.MetricsPath(), report_.ToJson(dir_.info().job_id, coord_.committed_count(),
                                                                 coord_.retries(), Elapsed(end)));
+  if (coord_.splits() > 0) {
+    std::fprintf(stderr, "[dfworker] work rebalancing: %d split(s) of running bundles\n", coord_.splits());
+  }
   std::fprintf(stderr, "%s", report_.SummaryTable(opts_.full_report, Elapsed(end)).c_str());
   if (coord_.failed()) {
     result.code = ExitCode::kRunFailed;
@@ -391,7 +478,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
                      std::to_string(coord_.committed_count()) + "/" + std::to_string(coord_.total()) +
                      " bundles committed; finish it with --resume '" + dir_.root() + "'";
   } else if (opts_.finalize) {
-    Status s = opts_.finalize(dir_, report_.total());
+    Status s = opts_.finalize(dir_, report_.total(), coord_.OrderedBundles());
     if (!s.ok()) {
       result.code = ExitCode::kRunFailed;
       result.message = "finalizing outputs: " + s.message();
@@ -465,7 +552,13 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     if (!extra_env.ok()) return Fail(root, extra_env.status());
     effective.sdk_env.insert(effective.sdk_env.end(), extra_env->begin(), extra_env->end());
   }
-  auto coord = Coordinator::Make(opts.coordinator, dir->info().bundles, manifest->committed());
+  std::map<std::string, WorkRange> ranges;
+  if (auto table = dir->info().params.find(kBundleTableParam); table != dir->info().params.end()) {
+    auto entries = DecodeRangeTable(table->second);
+    if (!entries.ok()) return Fail(root, entries.status().WithContext("job.json"));
+    for (TableEntry& e : *entries) ranges[e.id] = std::move(e.range);
+  }
+  auto coord = Coordinator::Make(opts.coordinator, dir->info().bundles, manifest->committed(), ranges, manifest->splits());
   if (!coord.ok()) return Fail(root, coord.status());
   auto target = dir->info().params.find("bundle_target");
   std::string sizing = target == dir->info().params.end() ? "" : "; " + target->second;

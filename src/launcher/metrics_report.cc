@@ -15,6 +15,14 @@ void MetricsReport::AddBundle(int index, const MetricsSnapshot& bundle) {
   ++bundles_[static_cast<std::size_t>(index)];
 }
 
+void MetricsReport::CountSplitGiven(int index) {
+  if (index >= 0 && static_cast<std::size_t>(index) < splits_given_.size()) ++splits_given_[static_cast<std::size_t>(index)];
+}
+
+void MetricsReport::CountSplitTaken(int index) {
+  if (index >= 0 && static_cast<std::size_t>(index) < splits_taken_.size()) ++splits_taken_[static_cast<std::size_t>(index)];
+}
+
 std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles_committed, int retries,
                                   double elapsed_s) const {
   nlohmann::json j;
@@ -24,15 +32,27 @@ std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles
   j["elapsed_s"] = elapsed_s;
   j["total"] = nlohmann::json::parse(total_.ToJson(), nullptr, false);
   j["processes"] = nlohmann::json::array();
+  int64_t splits = 0, lo = INT64_MAX, hi = 0;
+  double idle_max = 0;
   for (std::size_t i = 0; i < per_process_.size(); ++i) {
     const double busy_s = static_cast<double>(per_process_[i].CounterOr(kRecordsNamespace, kBusyMsCounter)) / 1000.0;
+    const int64_t records = per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter);
+    const double idle_s = std::max(0.0, elapsed_s - busy_s);
+    splits += splits_given_[i];
+    lo = std::min(lo, records);
+    hi = std::max(hi, records);
+    if (elapsed_s > 0) idle_max = std::max(idle_max, 100.0 * idle_s / elapsed_s);
     j["processes"].push_back({{"index", i},
                               {"bundles", bundles_[i]},
-                              {"records", per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)},
+                              {"records", records},
                               {"busy_s", busy_s},
-                              {"idle_s", std::max(0.0, elapsed_s - busy_s)},
+                              {"idle_s", idle_s},
+                              {"splits_given", splits_given_[i]},
+                              {"splits_taken", splits_taken_[i]},
                               {"metrics", nlohmann::json::parse(per_process_[i].ToJson(), nullptr, false)}});
   }
+  j["splits"] = splits;
+  if (!per_process_.empty()) j["spread"] = {{"records_min", lo}, {"records_max", hi}, {"idle_pct_max", idle_max}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
@@ -50,6 +70,7 @@ std::string MetricsReport::SummaryTable(bool full, double elapsed_s) const {
     std::snprintf(line, sizeof line, "SDK processes: %zu (records per process: min %lld, max %lld)\n", per_process_.size(),
                   static_cast<long long>(lo), static_cast<long long>(hi));
     out += line;
+    const bool any_splits = std::any_of(splits_given_.begin(), splits_given_.end(), [](int64_t n) { return n > 0; });
     for (std::size_t i = 0; i < per_process_.size(); ++i) {
       const double busy_s = static_cast<double>(per_process_[i].CounterOr(kRecordsNamespace, kBusyMsCounter)) / 1000.0;
       std::snprintf(line, sizeof line, "  sdk-%-3zu %6lld bundles %9lld records  busy %6.2f s", i,
@@ -59,6 +80,11 @@ std::string MetricsReport::SummaryTable(bool full, double elapsed_s) const {
       // Idle = the run's wall time not spent in a bundle (start-up, waiting for work, shutdown).
       if (elapsed_s > 0) {
         std::snprintf(line, sizeof line, "  idle %3.0f%%", 100.0 * std::max(0.0, 1.0 - busy_s / elapsed_s));
+        out += line;
+      }
+      if (any_splits) {
+        std::snprintf(line, sizeof line, "  splits given %lld, taken %lld", static_cast<long long>(splits_given_[i]),
+                      static_cast<long long>(splits_taken_[i]));
         out += line;
       }
       out += "\n";

@@ -42,7 +42,9 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   }
   opts.grace = o.grace;
   opts.before_start = o.before_start;
-  opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total) { return FinalizePipelineJob(dir, total); };
+  opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
+    return FinalizePipelineJob(dir, total, bundles);
+  };
   if (o.resume_dir.empty()) {
     auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads, o.processes);
     if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));

@@ -1,11 +1,17 @@
 #include "graph.h"
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
+#include <thread>
+#include <utility>
 
 #include <tbb/flow_graph.h>
 
 #include <fmt/format.h>
+
+#include "dfw/common/strings.h"
+#include "dfw/common/test_hooks.h"
 
 namespace dfw::pipeline_internal {
 namespace {
@@ -56,7 +62,7 @@ class BundleRun {
  public:
   BundleRun(std::vector<StageRuntime>& stages, const RunnerOptions& options) : stages_(stages), options_(options) {}
 
-  Result<BundleStats> Run(const Bundle& bundle, const std::string& staging_dir);
+  Result<BundleStats> Run(const Bundle& bundle, const std::string& staging_dir, LiveSource* live);
 
  private:
   void SetError(Status s) {
@@ -123,13 +129,40 @@ class BundleRun {
   std::atomic<bool> failed_{false};
 };
 
-Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& staging_dir) {
+// Detaches the reader from `live` before the reader is destroyed, on every path out of Run.
+class LiveGuard {
+ public:
+  LiveGuard(LiveSource* live, SplitReader* reader, const SourceSplit& range, SourceSplit* read)
+      : live_(live), read_(read) {
+    *read_ = range;
+    if (live_) live_->Attach(reader, range);
+  }
+  ~LiveGuard() { (void)Release(); }
+  // Not OK when a split left the attempt unable to say what it read.
+  Status Release() {
+    Status s;
+    if (live_) {
+      auto range = live_->Detach();
+      if (range.ok()) *read_ = *range;
+      s = range.status();
+    }
+    live_ = nullptr;
+    return s;
+  }
+
+ private:
+  LiveSource* live_;
+  SourceSplit* read_;
+};
+
+Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& staging_dir, LiveSource* live) {
   BundleContext ctx{bundle.id, staging_dir};
   for (StageRuntime& s : stages_) RETURN_IF_ERROR(s.stage->StartBundle(ctx));
   StageRuntime& source = stages_[bundle.source];
   ASSIGN_OR_RETURN(std::unique_ptr<SplitReader> reader, source.stage->OpenSplit(bundle.split));
-
   BundleStats stats;
+  LiveGuard guard(live, reader.get(), bundle.split, &stats.read);
+
   stats.in_flight_limit = options_.max_in_flight_batches > 0 ? options_.max_in_flight_batches : 2 * options_.threads + 2;
   flow::graph& g = g_;
   for (std::size_t i = 0; i < stages_.size(); ++i) {
@@ -145,11 +178,14 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
   }
   bool done = false;
   const StageConfig* source_config = &source.spec->config;
+  // Test hook (dfw/worker/pipeline_job.h): a slow source, so rebalancing tests find unread input.
+  static const int64_t batch_delay_ms = ParseInt64(test_hooks::Get("SOURCE_BATCH_DELAY_MS").value_or("0")).value_or(0);
   flow::input_node<BatchPtr> input(g, [&](tbb::flow_control& fc) -> BatchPtr {
     if (done || failed_.load()) {
       fc.stop();
       return nullptr;
     }
+    if (batch_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(batch_delay_ms));
     StageOutput out(source_config);
     Result<bool> more(false);
     try {
@@ -184,6 +220,8 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
   flow::make_edge(limiter, router);
   input.activate();
   g.wait_for_all();
+  Status released = guard.Release();  // the reader is done: no split may move its end any more
+  if (!released.ok()) SetError(released);
 
   // End of bundle: flush stages in topological order, letting each flush travel downstream.
   for (std::size_t i = 0; i < stages_.size() && !failed_.load(); ++i) {
@@ -213,9 +251,44 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
 }  // namespace
 
 Result<BundleStats> RunBundleGraph(std::vector<StageRuntime>& stages, const Bundle& bundle,
-                                   const std::string& staging_dir, const RunnerOptions& options) {
+                                   const std::string& staging_dir, const RunnerOptions& options, LiveSource* live) {
   BundleRun run(stages, options);
-  return run.Run(bundle, staging_dir);
+  return run.Run(bundle, staging_dir, live);
+}
+
+void LiveSource::Attach(SplitReader* reader, const SourceSplit& range) {
+  std::lock_guard<std::mutex> lock(mu_);
+  reader_ = reader;
+  range_ = range;
+}
+
+Result<SourceSplit> LiveSource::Detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  reader_ = nullptr;
+  if (!broken_.empty()) return Internal(std::exchange(broken_, ""));
+  return range_;
+}
+
+std::optional<SplitProgress> LiveSource::Progress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (reader_ == nullptr) return std::nullopt;
+  return reader_->Progress();
+}
+
+std::optional<SplitHalves> LiveSource::TrySplit(double fraction) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (reader_ == nullptr) return std::nullopt;
+  std::optional<SourceSplit> residual = reader_->TrySplit(fraction);
+  if (!residual) return std::nullopt;
+  if (residual->begin <= range_.begin || residual->end != range_.end || residual->path != range_.path) {
+    // A reader bug. It has already stopped early, so this attempt cannot say what it read: fail it.
+    broken_ = "the source reader split [" + std::to_string(range_.begin) + ", " + std::to_string(range_.end) +
+              ") into an impossible residual [" + std::to_string(residual->begin) + ", " +
+              std::to_string(residual->end) + ")";
+    return std::nullopt;
+  }
+  range_.end = residual->begin;
+  return SplitHalves{range_, *residual};
 }
 
 }  // namespace dfw::pipeline_internal

@@ -20,6 +20,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,9 +53,27 @@ struct StageRuntime {
   StageCounters counters;
 };
 
+// The reader of the bundle being run, published so that another thread can watch its progress and
+// split it (dynamic work rebalancing). Attach/Detach bracket the reader's life inside the graph.
+class LiveSource {
+ public:
+  void Attach(SplitReader* reader, const SourceSplit& range);
+  // Returns the range the reader covered (its bundle's range, cut by every accepted split), or
+  // kInternal when a reader returned an impossible split (the attempt then fails).
+  Result<SourceSplit> Detach();
+  std::optional<SplitProgress> Progress() const;
+  std::optional<SplitHalves> TrySplit(double fraction);
+
+ private:
+  mutable std::mutex mu_;
+  SplitReader* reader_ = nullptr;
+  SourceSplit range_;
+  std::string broken_;
+};
+
 // Runs `bundle` through the graph on the calling thread's arena. Calls StartBundle/FinishBundle on
-// every stage (so every sink commits a file, possibly empty).
+// every stage (so every sink commits a file, possibly empty). `live` (may be null) gets the reader.
 Result<BundleStats> RunBundleGraph(std::vector<StageRuntime>& stages, const Bundle& bundle,
-                                   const std::string& staging_dir, const RunnerOptions& options);
+                                   const std::string& staging_dir, const RunnerOptions& options, LiveSource* live);
 
 }  // namespace dfw::pipeline_internal

@@ -24,6 +24,7 @@ struct PipelineRunner::Impl {
   std::vector<StageRuntime> stages;
   std::unique_ptr<tbb::task_arena> arena;
   BundleTarget target;  // what the last PlanBundles aimed at
+  pipeline_internal::LiveSource live;  // the running bundle's reader (rebalancing)
 };
 
 PipelineRunner::PipelineRunner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -185,10 +186,16 @@ Result<BundleStats> PipelineRunner::RunBundle(const Bundle& bundle, const std::s
     return InvalidArgument(fmt::format("bundle {} names transform #{}, which is not a source", bundle.id, bundle.source));
   }
   Result<BundleStats> result = Internal("bundle did not run");
-  impl_->arena->execute([&] { result = pipeline_internal::RunBundleGraph(impl_->stages, bundle, staging_dir, impl_->options); });
+  impl_->arena->execute([&] {
+    result = pipeline_internal::RunBundleGraph(impl_->stages, bundle, staging_dir, impl_->options, &impl_->live);
+  });
   if (!result.ok()) return result.status().WithContext(fmt::format("bundle {}", bundle.id));
   return result;
 }
+
+std::optional<SplitProgress> PipelineRunner::Progress() const { return impl_->live.Progress(); }
+
+std::optional<SplitHalves> PipelineRunner::TrySplit(double fraction) { return impl_->live.TrySplit(fraction); }
 
 std::string Accounting::ToString() const {
   std::string lhs = fanned_out == 0 ? fmt::format("read {}", read) : fmt::format("read {} + fanned out {}", read, fanned_out);

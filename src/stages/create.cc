@@ -1,6 +1,7 @@
 // Create: rows from the `elements` list in the YAML. Mappings become rows, other values become
 // {element: value}; keys missing from some mappings are filled with null (as Beam does).
 #include <algorithm>
+#include <mutex>
 
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
@@ -18,16 +19,37 @@ class CreateReader final : public SplitReader {
  public:
   // Elements [begin, end) of `rows` (clamped to its size).
   CreateReader(const std::vector<Row>* rows, std::size_t begin, std::size_t end)
-      : rows_(rows), next_(std::min(begin, rows->size())), end_(std::min(end, rows->size())) {}
+      : rows_(rows), begin_(std::min(begin, rows->size())), next_(begin_), end_(std::min(end, rows->size())) {}
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
+    std::lock_guard<std::mutex> lock(mu_);
     for (std::size_t n = 0; n < max_rows && next_ < end_; ++n) out.Emit((*rows_)[next_++]);
     return next_ < end_;
   }
 
+  std::optional<SplitProgress> Progress() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return SplitProgress{static_cast<int64_t>(next_ - begin_), static_cast<int64_t>(end_ - begin_)};
+  }
+
+  // Any element index is a record boundary.
+  std::optional<SourceSplit> TrySplit(double fraction) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (next_ >= end_) return std::nullopt;
+    fraction = std::clamp(fraction, 0.0, 1.0);
+    auto cut = next_ + static_cast<std::size_t>(fraction * static_cast<double>(end_ - next_));
+    cut = std::max(cut, begin_ + 1);
+    if (cut >= end_ || end_ - cut < static_cast<std::size_t>(kMinSplitElements)) return std::nullopt;
+    SourceSplit residual{"", static_cast<int64_t>(cut), static_cast<int64_t>(end_), 1};
+    end_ = cut;
+    return residual;
+  }
+
  private:
   const std::vector<Row>* rows_;
+  std::size_t begin_;
   std::size_t next_;
   std::size_t end_;
+  mutable std::mutex mu_;  // Next against Progress/TrySplit (another thread)
 };
 
 class Create final : public Stage {

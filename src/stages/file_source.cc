@@ -173,6 +173,37 @@ bool LineCursor::Next(std::string_view& line) {
 
 bool IsValidUtf8(std::string_view s) { return simdjson::validate_utf8(s.data(), s.size()); }
 
+std::optional<LineCut> FindLineCut(std::string_view data, std::size_t pos, double fraction, bool csv_quotes) {
+  if (pos >= data.size()) return std::nullopt;
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  std::size_t target = pos + static_cast<std::size_t>(fraction * static_cast<double>(data.size() - pos));
+  target = std::max<std::size_t>(target, 1);  // the primary keeps at least one byte
+  LineCut cut;
+  if (csv_quotes) {  // parity from the reader's position, which is outside quotes
+    bool in_quotes = false;
+    for (std::size_t i = pos; i < data.size(); ++i) {
+      char ch = data[i];
+      if (ch == '"') in_quotes = !in_quotes;
+      if (ch != '\n') continue;
+      if (!in_quotes && i + 1 >= target) {
+        cut.at = i + 1;
+        break;
+      }
+      ++cut.newlines;
+    }
+  } else {
+    std::size_t from = std::max(pos, target - 1);
+    const void* nl = std::memchr(data.data() + from, '\n', data.size() - from);
+    if (nl != nullptr) {
+      cut.at = static_cast<std::size_t>(static_cast<const char*>(nl) - data.data()) + 1;
+      cut.newlines = CountNewlines(data.data() + pos, data.data() + cut.at - 1);
+    }
+  }
+  if (cut.at == 0 || cut.at < pos || data.size() - cut.at < static_cast<std::size_t>(kMinSplitBytes)) return std::nullopt;
+  ++cut.newlines;  // the newline that ends the primary
+  return cut;
+}
+
 }  // namespace dfw::stages_internal
 
 namespace dfw::stages_internal {
@@ -184,6 +215,7 @@ Result<std::unique_ptr<SplitReader>> LineSplitReader::Open(const SourceSplit& sp
 }
 
 Result<bool> LineSplitReader::Next(StageOutput& out, std::size_t max_rows) {
+  std::lock_guard<std::mutex> lock(mu_);
   std::string_view line;
   for (std::size_t n = 0; n < max_rows; ++n) {
     if (!cursor_.Next(line)) return false;
@@ -195,7 +227,25 @@ Result<bool> LineSplitReader::Next(StageOutput& out, std::size_t max_rows) {
     }
     RETURN_IF_ERROR(fn_(line, cursor_.line_number(), out));
   }
-  return cursor_.offset() < data_.view().size();
+  return cursor_.offset() < cursor_.size();
+}
+
+std::optional<SplitProgress> LineSplitReader::Progress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SplitProgress{static_cast<int64_t>(cursor_.offset()), static_cast<int64_t>(cursor_.size())};
+}
+
+std::optional<SourceSplit> LineSplitReader::TrySplit(double fraction) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string_view data = data_.view().substr(0, cursor_.size());
+  auto cut = FindLineCut(data, cursor_.offset(), fraction, /*csv_quotes=*/false);
+  if (!cut) return std::nullopt;
+  // The cursor's last line number counts every line before offset() (each ended by a newline).
+  SourceSplit residual{split_.path, split_.begin + static_cast<int64_t>(cut->at), split_.end,
+                       cursor_.line_number() + 1 + cut->newlines};
+  cursor_.Truncate(cut->at);
+  split_.end = residual.begin;
+  return residual;
 }
 
 }  // namespace dfw::stages_internal

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +50,9 @@ class LineCursor {
   bool Next(std::string_view& line);
   int64_t line_number() const { return line_; }  // of the line last returned
   std::size_t offset() const { return pos_; }     // byte offset of the next line in the buffer
+  std::size_t size() const { return data_.size(); }
+  // Stops the walk at `size` (<= size(), >= offset()): a split that gave the rest away.
+  void Truncate(std::size_t size) { data_ = data_.substr(0, size); }
 
  private:
   std::string_view data_;
@@ -57,6 +62,18 @@ class LineCursor {
 
 // True when `s` is valid UTF-8.
 bool IsValidUtf8(std::string_view s);
+
+// Where a reader at byte `pos` of `data` (a record boundary, outside any quoted field) may cut for
+// dynamic work rebalancing: just after the first record-ending newline at or after
+// pos + fraction * (size - pos) (with `csv_quotes`, a newline outside double quotes), and the
+// number of newlines in [pos, cut) (for the residual's first line number). nullopt when there is
+// no such newline, the cut would leave fewer than kMinSplitBytes, or it would leave the primary
+// empty.
+struct LineCut {
+  std::size_t at = 0;
+  int64_t newlines = 0;
+};
+std::optional<LineCut> FindLineCut(std::string_view data, std::size_t pos, double fraction, bool csv_quotes);
 
 }  // namespace dfw::stages_internal
 
@@ -72,6 +89,8 @@ class LineSplitReader : public SplitReader {
   static Result<std::unique_ptr<SplitReader>> Open(const SourceSplit& split, std::size_t padding, LineFn fn,
                                                    bool check_utf8 = true);
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override;
+  std::optional<SplitProgress> Progress() const override;
+  std::optional<SourceSplit> TrySplit(double fraction) override;
 
  private:
   LineSplitReader(SourceSplit split, RangeBuffer data, LineFn fn, bool check_utf8)
@@ -82,6 +101,7 @@ class LineSplitReader : public SplitReader {
   LineCursor cursor_;
   LineFn fn_;
   bool check_utf8_;
+  mutable std::mutex mu_;  // Next against Progress/TrySplit (another thread)
 };
 
 }  // namespace dfw::stages_internal

@@ -2,6 +2,7 @@
 // Values are typed the way pandas reads them: integers, floats, empty field = null, else strings.
 #include <algorithm>
 #include <filesystem>
+#include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -86,11 +87,29 @@ Value TypedValue(const CsvField& f) {
 
 class CsvReader final : public SplitReader {
  public:
-  CsvReader(const Options& o, SourceSplit split, std::string data, std::vector<std::string> header)
+  // `range_begin`: where the bundle's range starts (before the header the first split skips);
+  // progress is reported in bytes of that range.
+  CsvReader(const Options& o, SourceSplit split, std::string data, std::vector<std::string> header, int64_t range_begin)
       : options_(o), split_(std::move(split)), data_(std::move(data)), header_(std::move(header)),
-        line_(split_.first_line) {}
+        line_(split_.first_line), skipped_(split_.begin - range_begin) {}
+
+  std::optional<SplitProgress> Progress() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return SplitProgress{skipped_ + static_cast<int64_t>(pos_), skipped_ + static_cast<int64_t>(data_.size())};
+  }
+
+  std::optional<SourceSplit> TrySplit(double fraction) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto cut = stages_internal::FindLineCut(data_, pos_, fraction, /*csv_quotes=*/true);
+    if (!cut) return std::nullopt;
+    SourceSplit residual{split_.path, split_.begin + static_cast<int64_t>(cut->at), split_.end, line_ + cut->newlines};
+    data_.resize(cut->at);
+    split_.end = residual.begin;
+    return residual;
+  }
 
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
+    std::lock_guard<std::mutex> lock(mu_);
     std::vector<CsvField> fields;
     for (std::size_t n = 0; n < max_rows && pos_ < data_.size();) {
       std::size_t start = pos_;
@@ -134,8 +153,10 @@ class CsvReader final : public SplitReader {
   SourceSplit split_;
   std::string data_;
   std::vector<std::string> header_;
-  int64_t line_;
+  int64_t line_;  // of the byte at pos_
   std::size_t pos_ = 0;
+  int64_t skipped_;  // header bytes before split_.begin in the bundle's range
+  mutable std::mutex mu_;  // Next against Progress/TrySplit (another thread)
 };
 
 class ReadCsv final : public Stage {
@@ -157,7 +178,7 @@ class ReadCsv final : public Stage {
       body.first_line = header.next_line;
     }
     ASSIGN_OR_RETURN(std::string data, stages_internal::ReadRange(body, 0));
-    auto reader = std::make_unique<CsvReader>(options_, body, std::move(data), std::move(header.names));
+    auto reader = std::make_unique<CsvReader>(options_, body, std::move(data), std::move(header.names), split.begin);
     return std::unique_ptr<SplitReader>(std::move(reader));
   }
 

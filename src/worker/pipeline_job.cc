@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <map>
@@ -119,13 +120,27 @@ class PipelineExecutor final : public BundleExecutor {
   }
 
   Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsSnapshot* metrics) override {
-    auto it = bundles_.find(bundle_id);
-    if (it == bundles_.end()) {
-      return DataLoss("bundle '" + bundle_id + "' is not in this pipeline's plan (did an input file change?)");
+    return RunWork(bundle_id, std::nullopt, staging_dir, metrics).status();
+  }
+
+  Result<std::optional<WorkRange>> RunWork(const std::string& bundle_id, const std::optional<WorkRange>& range,
+                                           const std::string& staging_dir, MetricsSnapshot* metrics) override {
+    Bundle bundle;
+    if (range) {  // the coordinator's range: a split residual, or a bundle cut by a split
+      auto id = ParseInt64(bundle_id);
+      if (!id || *id < 0) return DataLoss("bundle id '" + bundle_id + "' is not a number");
+      bundle = FromWorkRange(*id, *range);
+    } else {
+      auto it = bundles_.find(bundle_id);
+      if (it == bundles_.end()) {
+        return DataLoss("bundle '" + bundle_id + "' is not in this pipeline's plan (did an input file change?)");
+      }
+      bundle = it->second;
     }
     hooks_.BeforeBundle(bundle_id);
+    source_of_running_.store(bundle.source);
     MetricsSnapshot before = metrics_.Snapshot();
-    Result<BundleStats> stats = InJobCwd(job_, [&] { return runner_->RunBundle(it->second, staging_dir); });
+    Result<BundleStats> stats = InJobCwd(job_, [&] { return runner_->RunBundle(bundle, staging_dir); });
     if (!stats.ok()) return stats.status();
     *metrics = Delta(before, metrics_.Snapshot());
     metrics->counters[{kRecordsNamespace, kRecordsCounter}] += stats->rows_read;
@@ -133,7 +148,22 @@ class PipelineExecutor final : public BundleExecutor {
       metrics->Merge(load_metrics_);
       load_metrics_sent_ = true;
     }
-    return Status::OK();
+    Bundle read = bundle;
+    read.split = stats->read;
+    return std::optional<WorkRange>(ToWorkRange(read));
+  }
+
+  std::optional<SplitProgress> Progress() const override { return runner_ ? runner_->Progress() : std::nullopt; }
+
+  std::optional<std::pair<WorkRange, WorkRange>> TrySplit(double fraction) override {
+    if (!runner_) return std::nullopt;
+    auto halves = runner_->TrySplit(fraction);
+    if (!halves) return std::nullopt;
+    Bundle primary, residual;
+    primary.source = residual.source = source_of_running_.load();
+    primary.split = halves->primary;
+    residual.split = halves->residual;
+    return std::make_pair(ToWorkRange(primary), ToWorkRange(residual));
   }
 
  private:
@@ -145,6 +175,7 @@ class PipelineExecutor final : public BundleExecutor {
   std::map<std::string, Bundle> bundles_;
   MetricsSnapshot load_metrics_;  // recorded while the runner was made
   bool load_metrics_sent_ = false;
+  std::atomic<int> source_of_running_{0};  // for TrySplit's halves (another thread)
   BundleHooks hooks_ = BundleHooks::FromEnv();
 };
 
@@ -168,6 +199,8 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
   options.inference_lanes = 1;
   options.sdk_processes = std::max(1, processes);  // bundles are sized for them (job/bundle_size.h)
+  // Test hook: a fixed bundle size, so a real-process test can give 8 processes one bundle to share.
+  if (auto bytes = ParseInt64(test_hooks::Get("BUNDLE_BYTES").value_or(""))) options.bundle_bytes = *bytes;
   ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
   ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
   job.params["bundle_target"] = runner->bundle_target().ToString();
@@ -182,14 +215,14 @@ Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job,
   return std::unique_ptr<BundleExecutor>(std::move(executor));
 }
 
-Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total) {
+Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
   StageRegistry registry;
   RegisterBuiltinStages(registry);
   return InJobCwd(dir.info(), [&]() -> Status {
     ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
     RETURN_IF_ERROR(CheckErrorThresholds(spec, total));
     std::vector<int64_t> ids;
-    for (const auto& b : dir.info().bundles) {
+    for (const auto& b : bundles) {
       auto id = ParseInt64(b);
       if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
       ids.push_back(*id);

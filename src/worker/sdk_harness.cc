@@ -1,81 +1,208 @@
 #include "dfw/worker/sdk_harness.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <mutex>
 #include <thread>
 
+#include "dfw/common/test_hooks.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/protocol.h"
 
 namespace dfw {
 namespace {
 
-// Sends a heartbeat every `interval` until stopped.
-class Heartbeat {
+// The process's side of the coordinator connection. Three threads use it:
+// - the main thread leases, runs and commits bundles (Call: write a request, wait for the reply);
+// - the reader thread reads every incoming line: split requests are answered at once (they arrive
+//   while the main thread is inside a bundle), everything else is a reply for Call;
+// - the heartbeat thread reports liveness and the running bundle's position.
+class Connection {
  public:
-  Heartbeat(LineChannel& channel, std::chrono::milliseconds interval)
-      : thread_([this, &channel, interval] {
-          Message hb;
-          hb.type = MessageType::kHeartbeat;
-          std::string line = EncodeMessage(hb);
-          std::unique_lock<std::mutex> lock(mu_);
-          while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
-            if (!channel.WriteLine(line).ok()) return;
-          }
-        }) {}
-  ~Heartbeat() {
+  Connection(int fd, BundleExecutor& executor)
+      : ch_(fd), executor_(executor) {}
+  ~Connection() { Stop(); }
+
+  Status Start(const Message& hello, std::chrono::milliseconds heartbeat) {
+    RETURN_IF_ERROR(ch_.WriteLine(EncodeMessage(hello)));
+    reader_ = std::thread([this] { ReadLoop(); });
+    heartbeat_ = std::thread([this, heartbeat] { HeartbeatLoop(heartbeat); });
+    return Status::OK();
+  }
+
+  // Sends `request` and waits for the next reply that is not a split request.
+  Result<Message> Call(const Message& request) {
+    RETURN_IF_ERROR(ch_.WriteLine(EncodeMessage(request)));
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return !replies_.empty() || closed_; });
+    if (replies_.empty()) return read_error_;
+    Message m = std::move(replies_.front());
+    replies_.pop_front();
+    return m;
+  }
+
+  // The lease being run (0 = none): split requests for other leases are refused.
+  void SetRunning(int64_t lease) {
+    std::lock_guard<std::mutex> lock(split_mu_);
+    running_.store(lease);
+  }
+
+  // Ends the running lease. Taking split_mu_ orders an accepted split's answer before the commit
+  // on the wire: the coordinator must learn of the split before it sees the primary's range.
+  void EndRunning() { SetRunning(0); }
+
+  void Stop() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
     cv_.notify_all();
-    thread_.join();
+    ::shutdown(ch_.fd(), SHUT_RDWR);  // wakes the reader's blocking read
+    if (heartbeat_.joinable()) heartbeat_.join();
+    if (reader_.joinable()) reader_.join();
   }
 
  private:
-  std::mutex mu_;
+  void ReadLoop() {
+    for (;;) {
+      Result<std::string> line = ch_.ReadLine();
+      if (!line.ok()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        closed_ = true;
+        read_error_ = line.status();
+        cv_.notify_all();
+        return;
+      }
+      Result<Message> m = DecodeMessage(*line);
+      if (m.ok() && m->type == MessageType::kSplitRequest) {
+        AnswerSplit(*m);
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!m.ok()) {  // the coordinator is ours: a line we cannot read ends the conversation
+        closed_ = true;
+        read_error_ = m.status();
+        cv_.notify_all();
+        return;
+      }
+      replies_.push_back(std::move(*m));
+      cv_.notify_all();
+    }
+  }
+
+  void AnswerSplit(const Message& request) {
+    std::lock_guard<std::mutex> lock(split_mu_);
+    Message reply;
+    reply.type = MessageType::kSplit;
+    reply.lease = request.lease;
+    reply.bundle = request.bundle;
+    std::optional<std::pair<WorkRange, WorkRange>> halves;
+    if (running_.load() != request.lease) {
+      reply.reason = "not running lease " + std::to_string(request.lease);
+    } else if (!(halves = executor_.TrySplit(request.fraction))) {
+      reply.reason = "too little input left to split";
+    }
+    std::optional<std::string> primary, residual;
+    if (halves) {
+      primary = EncodeWorkRange(halves->first);
+      residual = EncodeWorkRange(halves->second);
+    }
+    if (primary && residual) {
+      reply.accepted = true;
+      reply.range = *primary;
+      reply.residual_range = *residual;
+    } else if (halves) {
+      // The reader already stopped at the cut but the halves cannot be sent: the commit's range
+      // then disagrees with the coordinator's, which fails the attempt (nothing is lost).
+      reply.reason = "the split's path cannot be sent";
+    }
+    (void)ch_.WriteLine(EncodeMessage(reply));
+    if (reply.accepted) test_hooks::KillPoint("sdk-split-answered");
+  }
+
+  void HeartbeatLoop(std::chrono::milliseconds interval) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+      lock.unlock();
+      bool ok;
+      {
+        // Under split_mu_: a position measured after a split is sent after that split's answer.
+        std::lock_guard<std::mutex> split_lock(split_mu_);
+        Message hb;
+        hb.type = MessageType::kHeartbeat;
+        int64_t lease = running_.load();
+        if (lease != 0) {
+          if (auto p = executor_.Progress()) {
+            hb.lease = lease;
+            hb.done = p->done;
+            hb.total = p->total;
+          }
+        }
+        ok = ch_.WriteLine(EncodeMessage(hb)).ok();
+      }
+      lock.lock();
+      if (!ok) return;
+    }
+  }
+
+  LineChannel ch_;
+  BundleExecutor& executor_;
+  std::thread reader_;
+  std::thread heartbeat_;
+  std::mutex mu_;  // replies_, closed_, read_error_, stop_
   std::condition_variable cv_;
+  std::deque<Message> replies_;
+  bool closed_ = false;
   bool stop_ = false;
-  std::thread thread_;
+  Status read_error_;
+  std::mutex split_mu_;  // a split answer against the end of the lease it cuts
+  std::atomic<int64_t> running_{0};
 };
 
-Result<Message> Call(LineChannel& ch, const Message& request) {
-  RETURN_IF_ERROR(ch.WriteLine(EncodeMessage(request)));
-  ASSIGN_OR_RETURN(std::string line, ch.ReadLine());
-  return DecodeMessage(line);
+std::optional<WorkRange> LeaseRange(const Message& lease) {
+  if (lease.range.empty()) return std::nullopt;
+  auto r = DecodeWorkRange(lease.range);
+  if (!r.ok()) return std::nullopt;
+  return *r;
 }
 
 }  // namespace
 
 Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, BundleExecutor& executor) {
   ASSIGN_OR_RETURN(int fd, ConnectUnix(options.coordinator_socket.empty() ? dir.SocketPath() : options.coordinator_socket));
-  LineChannel ch(fd);
+  Connection conn(fd, executor);
   Message hello;
   hello.type = MessageType::kHello;
   hello.index = options.index;
   hello.pid = ::getpid();
-  RETURN_IF_ERROR(ch.WriteLine(EncodeMessage(hello)));
-  Heartbeat heartbeat(ch, std::chrono::milliseconds(dir.info().heartbeat_ms));
+  RETURN_IF_ERROR(conn.Start(hello, std::chrono::milliseconds(dir.info().heartbeat_ms)));
   Message lease_request;
   lease_request.type = MessageType::kLeaseRequest;
   for (;;) {
-    ASSIGN_OR_RETURN(Message lease, Call(ch, lease_request));
+    ASSIGN_OR_RETURN(Message lease, conn.Call(lease_request));
     if (lease.type == MessageType::kDone) return Status::OK();
     if (lease.type != MessageType::kLease) {
       return Internal("coordinator answered a lease request with '" + std::string(MessageTypeName(lease.type)) + "'");
     }
     MetricsSnapshot metrics;
-    Status run;
+    Result<std::optional<WorkRange>> run = std::optional<WorkRange>();
     const auto began = std::chrono::steady_clock::now();
-    try {
-      run = executor.RunBundle(lease.bundle, lease.staging, &metrics);
-    } catch (...) {
-      run = FromCurrentException("bundle '" + lease.bundle + "'");
+    if (!lease.range.empty() && !LeaseRange(lease)) {
+      run = DataLoss("lease " + std::to_string(lease.lease) + " names an unreadable range '" + lease.range + "'");
+    } else {
+      conn.SetRunning(lease.lease);
+      try {
+        run = executor.RunWork(lease.bundle, LeaseRange(lease), lease.staging, &metrics);
+      } catch (...) {
+        run = FromCurrentException("bundle '" + lease.bundle + "'");
+      }
+      conn.EndRunning();
     }
     // Busy time travels with the commit: the launcher reports per-process busy and idle time.
     metrics.counters[{kRecordsNamespace, kBusyMsCounter}] +=
@@ -86,13 +213,14 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
     if (run.ok()) {
       outcome.type = MessageType::kCommit;
       outcome.metrics_json = metrics.ToJson();
+      if (run->has_value()) outcome.range = EncodeWorkRange(**run).value_or("");
     } else {
       outcome.type = MessageType::kFail;
-      outcome.error = run.ToString();
+      outcome.error = run.status().ToString();
       std::fprintf(stderr, "[dfworker sdk-%d] bundle '%s' attempt %d failed: %s\n", options.index,
                    lease.bundle.c_str(), lease.attempt, outcome.error.c_str());
     }
-    ASSIGN_OR_RETURN(Message ack, Call(ch, outcome));
+    ASSIGN_OR_RETURN(Message ack, conn.Call(outcome));
     if (ack.type == MessageType::kAck && !ack.accepted && !ack.reason.empty()) {
       std::fprintf(stderr, "[dfworker sdk-%d] bundle '%s' not committed: %s\n", options.index, lease.bundle.c_str(),
                    ack.reason.c_str());

@@ -86,7 +86,9 @@ int Run(int argc, char** argv) {
   opts.coordinator.lease_timeout = std::chrono::milliseconds(lease_ms);
   opts.grace = std::chrono::milliseconds(grace_ms);
   opts.progress_interval = std::chrono::milliseconds(500);
-  opts.finalize = [output](const dfw::JobDir& dir, const dfw::MetricsSnapshot&) { return Finalize(dir, output); };
+  opts.finalize = [output](const dfw::JobDir& dir, const dfw::MetricsSnapshot&, const std::vector<std::string>&) {
+    return Finalize(dir, output);
+  };
   if (resume.empty()) {
     std::ifstream in(input);
     if (!in) {

@@ -88,3 +88,56 @@ TEST_F(ManifestTest, AManifestThatIsALinkToADeviceIsDataLossNotACrash) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+class ManifestSplitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("dfw_manifest_split_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    path_ = (dir_ / "manifest.jsonl").string();
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+  std::string path_;
+};
+
+TEST_F(ManifestSplitTest, SplitsSurviveReopenInOrderNextToCommits) {
+  SplitRecord a{"0", "3", WorkRange{0, "in x.jsonl", 0, 400, 1}, WorkRange{0, "in x.jsonl", 400, 1000, 31}};
+  SplitRecord b{"3", "4", WorkRange{0, "in x.jsonl", 400, 700, 31}, WorkRange{0, "in x.jsonl", 700, 1000, 60}};
+  {
+    auto m = Manifest::Open(path_);
+    ASSERT_TRUE(m.ok());
+    ASSERT_TRUE(m->AppendSplit(a).ok());
+    ASSERT_TRUE(m->Append("4", 1, 9).ok());
+    ASSERT_TRUE(m->AppendSplit(b).ok());
+    EXPECT_EQ(m->AppendSplit(b).code(), StatusCode::kFailedPrecondition) << "residual id used twice";
+  }
+  auto m = Manifest::Open(path_);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->splits().size(), 2u);
+  EXPECT_EQ(m->splits()[0].parent, "0");
+  EXPECT_EQ(m->splits()[0].residual_range, a.residual_range);
+  EXPECT_EQ(m->splits()[1].primary, b.primary);
+  EXPECT_EQ(m->committed(), (std::set<std::string>{"4"}));
+}
+
+TEST_F(ManifestSplitTest, GarbledSplitLineIsDataLossNamingTheLine) {
+  for (const char* bad : {R"({"split":"0","residual":"1","primary":"0 0 x 1 f","residual_range":"0 10 20 2 f"})",
+                          R"({"split":"0","residual":"1","primary":"0 0 10 1 f"})",
+                          R"({"split":"","residual":"1","primary":"0 0 10 1 f","residual_range":"0 10 20 2 f"})"}) {
+    SCOPED_TRACE(bad);
+    std::ofstream(path_, std::ios::trunc) << R"({"bundle":"9","attempt":1,"lease":1})" << "\n" << bad << "\n";
+    auto m = Manifest::Open(path_);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kDataLoss);
+    EXPECT_NE(m.status().message().find("line 2"), std::string::npos) << m.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace dfw

@@ -96,3 +96,79 @@ TEST(Protocol, InvalidUtf8InAnErrorDoesNotThrow) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(Protocol, RebalancingFieldsRoundTrip) {
+  Message hb;
+  hb.type = MessageType::kHeartbeat;
+  hb.lease = 7;
+  hb.done = 100;
+  hb.total = 4096;
+  auto back = DecodeMessage(EncodeMessage(hb));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->lease, 7);
+  EXPECT_EQ(back->done, 100);
+  EXPECT_EQ(back->total, 4096);
+  Message plain;
+  plain.type = MessageType::kHeartbeat;
+  back = DecodeMessage(EncodeMessage(plain));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->lease, 0);
+  EXPECT_EQ(back->done, -1);
+
+  Message ask;
+  ask.type = MessageType::kSplitRequest;
+  ask.lease = 3;
+  ask.bundle = "4";
+  ask.fraction = 0.25;
+  back = DecodeMessage(EncodeMessage(ask));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->type, MessageType::kSplitRequest);
+  EXPECT_EQ(back->bundle, "4");
+  EXPECT_DOUBLE_EQ(back->fraction, 0.25);
+
+  Message split;
+  split.type = MessageType::kSplit;
+  split.lease = 3;
+  split.bundle = "4";
+  split.accepted = true;
+  split.range = "0 0 100 1 in file.jsonl";
+  split.residual_range = "0 100 200 9 in file.jsonl";
+  back = DecodeMessage(EncodeMessage(split));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->accepted);
+  EXPECT_EQ(back->range, split.range);
+  EXPECT_EQ(back->residual_range, split.residual_range);
+
+  Message lease;
+  lease.type = MessageType::kLease;
+  lease.lease = 1;
+  lease.bundle = "2";
+  lease.attempt = 1;
+  lease.staging = "/s";
+  lease.range = "0 5 10 2 x";
+  back = DecodeMessage(EncodeMessage(lease));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->range, "0 5 10 2 x");
+}
+
+TEST(Protocol, GarbledProgressAndSplitRequestsAreRejected) {
+  for (const char* line : {R"({"type":"heartbeat","lease":1,"done":5,"total":4})",
+                           R"({"type":"heartbeat","lease":1,"done":-2,"total":4})",
+                           R"({"type":"heartbeat","lease":0,"done":1,"total":4})",
+                           R"({"type":"heartbeat","lease":1,"done":"x","total":4})",
+                           R"({"type":"heartbeat","lease":1})",
+                           R"({"type":"split_request","lease":1,"bundle":"0","fraction":1.5})",
+                           R"({"type":"split_request","lease":1,"bundle":"0"})",
+                           R"({"type":"split","lease":1,"bundle":"0"})"}) {
+    SCOPED_TRACE(line);
+    auto m = DecodeMessage(line);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kDataLoss);
+  }
+}
+
+}  // namespace
+}  // namespace dfw

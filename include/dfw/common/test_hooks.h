@@ -19,7 +19,8 @@ bool Enabled();
 std::optional<std::string> Get(const char* name);
 
 // SIGKILLs this process when DFW_TEST_KILL_AT equals `point` (e.g. "finalize-rename-3"): a crash at
-// an exact step, where a test would otherwise have to sleep and hope.
+// an exact step, where a test would otherwise have to sleep and hope. With DFW_TEST_KILL_ONCE_FILE
+// set, only the first process to reach the point dies (it creates that file).
 void KillPoint(const std::string& point);
 
 // An I/O error as "no space left on device" (ENOSPC) when DFW_TEST_FAIL_AT equals `point`; OK

@@ -1,5 +1,10 @@
 // The commit manifest: an append-only, fsync'd log with one line per committed bundle,
 //   {"bundle":"<id>","attempt":<n>,"lease":<L>,"metrics":{MetricsSnapshot JSON}}
+// and one line per split that dynamic work rebalancing made of a running bundle,
+//   {"split":"<parent id>","residual":"<new id>","primary":"<range>","residual_range":"<range>"}
+// (ranges in dfw/job/work_range.h's text form). A split is real exactly when its line is durable:
+// written before the residual is leased, so a resumed job knows both halves and redoes only the
+// ones not committed.
 // The bundle's metrics travel with its commit, so a resumed job's totals cover every bundle once.
 // A bundle is committed exactly when its line is durably in this file. A torn last line (the
 // launcher died mid-write) is not a commit: Open() drops it and truncates the file back to the
@@ -12,10 +17,19 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "dfw/common/status.h"
+#include "dfw/job/work_range.h"
 
 namespace dfw {
+
+struct SplitRecord {
+  std::string parent;    // the bundle that was split; it keeps `primary`
+  std::string residual;  // the new bundle made of the rest
+  WorkRange primary;
+  WorkRange residual_range;
+};
 
 class Manifest {
  public:
@@ -31,6 +45,13 @@ class Manifest {
   // The metrics JSON recorded with each commit ("" when none was recorded).
   const std::map<std::string, std::string>& metrics() const { return metrics_; }
 
+  // Splits in the order they were made.
+  const std::vector<SplitRecord>& splits() const { return splits_; }
+
+  // Appends a split and fdatasyncs (same error rules as Append). A residual id that is already a
+  // bundle's (committed or split) is kFailedPrecondition.
+  Status AppendSplit(const SplitRecord& split);
+
   // Appends the commit of `bundle` and fdatasyncs. Committing a bundle twice is kFailedPrecondition
   // (the coordinator never does). On a write error (e.g. out of disk) the file is truncated back
   // so no torn entry remains, and the error is returned.
@@ -43,6 +64,10 @@ class Manifest {
   int64_t size_ = 0;  // bytes of complete lines
   std::set<std::string> committed_;
   std::map<std::string, std::string> metrics_;
+  std::vector<SplitRecord> splits_;
+  std::set<std::string> residuals_;
+
+  Status AppendLine(const std::string& line, const std::string& what);
 };
 
 }  // namespace dfw

@@ -55,7 +55,8 @@ struct LauncherOptions {
   // Runs once every bundle is committed, with the job's merged metrics (every committed bundle,
   // including ones committed before a resume): checks thresholds and turns committed/<sink>/
   // files into final outputs (Beam's sharded names). Null = leave them in committed/.
-  std::function<Status(const JobDir&, const MetricsSnapshot& total)> finalize;
+  // `bundles`: every bundle id, residuals of splits included, in data order (the shard order).
+  std::function<Status(const JobDir&, const MetricsSnapshot& total, const std::vector<std::string>& bundles)> finalize;
   // Runs once the job dir is created (or reopened) and locked, before any SDK process starts:
   // starts what the SDK processes share (the MPS daemon) and returns extra "KEY=VALUE" entries
   // for their environment. What it starts is owned by the caller, which stops it after

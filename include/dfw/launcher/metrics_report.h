@@ -13,15 +13,23 @@ namespace dfw {
 
 class MetricsReport {
  public:
-  explicit MetricsReport(int processes) : per_process_(static_cast<std::size_t>(processes)), bundles_(per_process_.size()) {}
+  explicit MetricsReport(int processes)
+      : per_process_(static_cast<std::size_t>(processes)), bundles_(per_process_.size()),
+        splits_given_(per_process_.size()), splits_taken_(per_process_.size()) {}
 
   // Adds the metrics of one committed bundle run by process slot `index` (out of range → total only).
   void AddBundle(int index, const MetricsSnapshot& bundle);
   // Adds a bundle committed by an earlier run of the job (--resume): counts in the total only.
   void AddEarlierBundle(const MetricsSnapshot& bundle) { total_.Merge(bundle); }
   const MetricsSnapshot& total() const { return total_; }
-  // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"metrics":{snapshot}}],
-  //  "bundles_committed":..,"retries":..,"elapsed_s":..}
+  // Dynamic work rebalancing: process slot `index` split its running bundle (gave the rest away),
+  // or was granted a residual of such a split.
+  void CountSplitGiven(int index);
+  void CountSplitTaken(int index);
+  // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"records":..,"busy_s":..,
+  //  "idle_s":..,"splits_given":..,"splits_taken":..,"metrics":{snapshot}}],
+  //  "bundles_committed":..,"retries":..,"splits":..,"spread":{"records_min":..,"records_max":..,
+  //  "idle_pct_max":..},"elapsed_s":..}
   std::string ToJson(const std::string& job_id, std::size_t bundles_committed, int retries, double elapsed_s) const;
   // The end-of-run report. Always: per-process bundles and records, and their spread. `full`:
   // then every metric as a table. Otherwise one line per transform with its non-zero counters and,
@@ -31,6 +39,8 @@ class MetricsReport {
  private:
   std::vector<MetricsSnapshot> per_process_;
   std::vector<int64_t> bundles_;
+  std::vector<int64_t> splits_given_;
+  std::vector<int64_t> splits_taken_;
   MetricsSnapshot total_;
 };
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct Bundle {
   int64_t id = 0;
   int source = 0;     // index of the source transform in PipelineSpec::transforms
   SourceSplit split;  // the byte range it covers
+};
+
+// A running bundle cut in two: the primary (kept by the running attempt) and the residual.
+struct SplitHalves {
+  SourceSplit primary;
+  SourceSplit residual;
 };
 
 struct RunnerOptions {
@@ -54,6 +61,7 @@ struct RunnerOptions {
 };
 
 struct BundleStats {
+  SourceSplit read;                 // the range the bundle covered: its own, cut by accepted splits
   int64_t rows_read = 0;            // rows produced by the source (including dead-lettered reads)
   int max_in_flight_batches = 0;    // high-water mark of source batches alive at once
   int in_flight_limit = 0;          // the limit in force
@@ -92,6 +100,13 @@ class PipelineRunner {
   // Errors: a stage failure (record error without error_handling, I/O error) or an exceeded
   // error_handling threshold, naming the transform.
   Result<BundleStats> RunBundle(const Bundle& bundle, const std::string& staging_dir);
+
+  // Dynamic work rebalancing, callable from another thread while RunBundle runs: the position of
+  // the running bundle's reader, and splitting off its unread part (SplitReader::TrySplit). nullopt
+  // when no bundle is being read or the reader refuses. After a split, RunBundle stops at the cut
+  // and reports the primary half as BundleStats::read.
+  std::optional<SplitProgress> Progress() const;
+  std::optional<SplitHalves> TrySplit(double fraction);
 
   const PipelineSpec& spec() const;
 

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,13 +104,34 @@ struct SourceSplit {
   int64_t first_line = 1;  // 1-based line number of the byte at `begin` (for error messages)
 };
 
+// How far a reader is through its split, in the split's units (bytes of a file range; elements of
+// an in-memory source).
+struct SplitProgress {
+  int64_t done = 0;   // units handed out by Next() so far
+  int64_t total = 0;  // units in the split (shrinks when TrySplit succeeds)
+};
+
 // Reads one split. Next() appends up to `max_rows` rows (and failures) to `out`; returns false once
 // the split is exhausted (it may still have appended rows in that call).
+//
+// Dynamic work rebalancing: Progress() and TrySplit() may be called from another thread while
+// Next() runs (readers that support them synchronise internally). TrySplit cuts the part not yet
+// handed out at a record boundary at or after done + fraction * (total - done), using the reader's
+// own record logic (quoted CSV newlines are not boundaries); from then on the reader stops at the
+// cut, and the returned split is the rest, with its first line number. nullopt = refused: no
+// record boundary is left in the unread part, or it is smaller than the reader's minimum.
 class SplitReader {
  public:
   virtual ~SplitReader() = default;
   virtual Result<bool> Next(StageOutput& out, std::size_t max_rows) = 0;
+  virtual std::optional<SplitProgress> Progress() const { return std::nullopt; }
+  virtual std::optional<SourceSplit> TrySplit(double /*fraction*/) { return std::nullopt; }
 };
+
+// Readers refuse to split off less than this many bytes of a file (a residual that small costs more
+// in bundle overhead than it saves) or this many elements of an in-memory source.
+inline constexpr int64_t kMinSplitBytes = 4096;
+inline constexpr int64_t kMinSplitElements = 64;
 
 class Stage {
  public:

@@ -10,11 +10,15 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "dfw/common/status.h"
 #include "dfw/job/job_dir.h"
+#include "dfw/job/work_range.h"
 #include "dfw/metrics/metrics.h"
+#include "dfw/stages/stage.h"
 
 namespace dfw {
 
@@ -22,6 +26,20 @@ class BundleExecutor {
  public:
   virtual ~BundleExecutor() = default;
   virtual Status RunBundle(const std::string& bundle_id, const std::string& staging_dir, MetricsSnapshot* metrics) = 0;
+
+  // Runs the bundle over `range` when the lease names one (dynamic work rebalancing may have cut
+  // it, or made the bundle) and returns the range really read, which the commit reports. The
+  // default runs RunBundle and returns `range` unchanged: right for executors that never split.
+  virtual Result<std::optional<WorkRange>> RunWork(const std::string& bundle_id, const std::optional<WorkRange>& range,
+                                                   const std::string& staging_dir, MetricsSnapshot* metrics) {
+    RETURN_IF_ERROR(RunBundle(bundle_id, staging_dir, metrics));
+    return range;
+  }
+  // Rebalancing, called from another thread while RunWork runs (implementations synchronise):
+  // the running bundle's position, and splitting off its unread part (SplitReader::TrySplit's
+  // rules). nullopt = not known / refused. A split returns {primary, residual}.
+  virtual std::optional<SplitProgress> Progress() const { return std::nullopt; }
+  virtual std::optional<std::pair<WorkRange, WorkRange>> TrySplit(double /*fraction*/) { return std::nullopt; }
 };
 
 // Copies a line range of a text file to `<staging>/<sink>/bundle-<id>.done` (via a temporary

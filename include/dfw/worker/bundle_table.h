@@ -3,8 +3,8 @@
 // source reads every input file (to cut ranges at record boundaries and number lines), so N SDK
 // processes re-planning at start-up would read the whole input N more times.
 //
-// Text format, one line per bundle: "<id> <source> <begin> <end> <first_line> <path>" — the path
-// comes last and may contain spaces ("" for in-memory sources).
+// The text form is the job module's range table (dfw/job/work_range.h) with numeric bundle ids;
+// these functions convert between it and the pipeline module's Bundle.
 #pragma once
 
 #include <optional>
@@ -13,11 +13,13 @@
 #include <vector>
 
 #include "dfw/common/status.h"
+#include "dfw/job/work_range.h"
 #include "dfw/pipeline/runner.h"
 
 namespace dfw {
 
-inline constexpr const char* kBundleTableParam = "bundle_table";
+WorkRange ToWorkRange(const Bundle& b);
+Bundle FromWorkRange(int64_t id, const WorkRange& r);
 
 // nullopt when a path contains a newline (the table cannot hold it; SDK processes then re-plan).
 std::optional<std::string> EncodeBundleTable(const std::vector<Bundle>& bundles);

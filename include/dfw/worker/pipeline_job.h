@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dfw/common/status.h"
 #include "dfw/job/job_dir.h"
@@ -30,10 +31,16 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
 // environment (real-process tests of `dfworker run` plant faults):
 //   DFW_TEST_BUNDLE_DELAY_MS=N    sleep N ms before each bundle (so a kill lands mid-run)
 //   DFW_TEST_CRASH_ON_BUNDLE=ID   abort() whenever bundle ID is run (a poison bundle)
+//   DFW_TEST_BUNDLE_BYTES=N       (PlanPipelineJob) cut files into bundles of N bytes, not job-sized
+//   DFW_TEST_SOURCE_BATCH_DELAY_MS=N  (pipeline graph) sleep N ms before each source batch is read
 Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads);
 
 // Once every bundle is committed: checks error_handling thresholds over the merged metrics
-// `total` (kAborted naming the transform) and renames committed outputs to Beam's sharded names.
-Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total);
+// `total` (kAborted naming the transform) and renames committed outputs to Beam's sharded names,
+// one shard per bundle in the order of `bundles` (every bundle id, residuals of work-rebalancing
+// splits included, in data order). Shards are numbered here, once the set of bundles is final, so
+// the number of shards follows the splits a run made, and a finalize redone by --resume uses the
+// journal written the first time (the same names).
+Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles);
 
 }  // namespace dfw
