@@ -26,9 +26,15 @@ Result<Coordinator> Coordinator::Make(const CoordinatorOptions& options, const s
   for (const SplitRecord& split : splits) all.push_back(split.residual);
   Coordinator c(options, all);
   std::set<std::string> seen;
-  for (const auto& b : all) {
+  for (const auto& b : bundles) {
     if (b.empty()) return InvalidArgument("bundle table has an empty bundle id");
-    if (!seen.insert(b).second) return DataLoss("bundle table or manifest splits list bundle '" + b + "' twice");
+    if (!seen.insert(b).second) return InvalidArgument("bundle table lists bundle '" + b + "' twice");
+  }
+  for (const SplitRecord& split : splits) {
+    if (!seen.insert(split.residual).second) {
+      return DataLoss("manifest split of bundle '" + split.parent + "' makes bundle '" + split.residual +
+                      "', which already exists");
+    }
   }
   if (!ranges.empty()) {
     for (const auto& b : bundles) {

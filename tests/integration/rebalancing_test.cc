@@ -95,8 +95,11 @@ class Rebalancing : public ::testing::Test {
 
   // One bundle per file, and a source slow enough that a bundle is still being read when the
   // other processes ask for work.
-  static std::vector<std::string> OneSlowBundle(std::vector<std::string> more = {}) {
-    std::vector<std::string> env = {"DFW_TEST_BUNDLE_BYTES=1000000000", "DFW_TEST_SOURCE_BATCH_DELAY_MS=40"};
+  // (12 source batches at 100 ms: the bundle is still being read when the processes that start
+  // later, on a loaded machine, ask for work.)
+  static std::vector<std::string> OneSlowBundle(std::vector<std::string> more = {}, int delay_ms = 100) {
+    std::vector<std::string> env = {"DFW_TEST_BUNDLE_BYTES=1000000000",
+                                    "DFW_TEST_SOURCE_BATCH_DELAY_MS=" + std::to_string(delay_ms)};
     env.insert(env.end(), more.begin(), more.end());
     return env;
   }
@@ -108,7 +111,7 @@ class Rebalancing : public ::testing::Test {
 TEST_F(Rebalancing, OneBundleIsSharedByAllEightSdkProcesses) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   WriteInput("one.jsonl", 0, 30000);  // ~1.5 MB, 30 source batches
-  ASSERT_EQ(Run("run", 8, {}, OneSlowBundle()), 0) << Log("run");
+  ASSERT_EQ(Run("run", 8, {}, OneSlowBundle({}, 40)), 0) << Log("run");
   const std::string log = Log("run");
   EXPECT_NE(log.find("(1 bundles"), std::string::npos) << log;
   EXPECT_EQ(log.find("min 0,"), std::string::npos) << "an SDK process got no work\n" << log;
@@ -156,9 +159,9 @@ INSTANTIATE_TEST_SUITE_P(Steps, RebalancingKill,
 
 TEST_F(Rebalancing, ThousandsOfTinyAndEmptyFilesLoseNothing) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
-  for (int f = 0; f < 600; ++f) {
+  for (int f = 0; f < 250; ++f) {
     std::string name = "part-" + std::to_string(10000 + f) + ".jsonl";
-    if (f % 50 == 7) {
+    if (f % 25 == 7) {
       std::ofstream(base_ / "in" / name);  // empty
     } else {
       WriteInput(name, f * 3, 3);

@@ -234,8 +234,9 @@ TEST_F(SplitTest, ResumeAppliesTheManifestsSplitsAndRedoesOnlyUncommittedHalves)
   EXPECT_EQ(leased, (std::map<std::string, WorkRange>{{"0", R(0, 400)}, {"2", R(400, 700, 30)}}));
   EXPECT_EQ(c.OrderedBundles(), (std::vector<std::string>{"0", "2", "3", "1"}));
   // A new split's residual id does not reuse one from the manifest.
-  auto fresh = Make({{"0", R(0, 1000)}}, {}, {{"0", "5", R(0, 400), R(400, 1000, 30)}});
+  auto fresh = Make({{"0", R(0, 1000)}}, {"5"}, {{"0", "5", R(0, 400), R(400, 1000, 30)}});
   auto l = fresh.Grant(10, now_);
+  ASSERT_EQ(l->bundle, "0");
   SplitRecord next = SplitAt(fresh, l->id, 200);
   EXPECT_EQ(next.residual, "6");
 }

@@ -117,7 +117,9 @@ INSTANTIATE_TEST_SUITE_P(Sources, SplitEverywhere,
 TEST(SplitReader, ResidualLineNumbersMatchTheFile) {
   // Bad records after the cut must be reported at their real line numbers.
   std::string input;
-  for (int i = 0; i < 400; ++i) input += i == 350 ? "{not json\n" : "{\"i\": " + std::to_string(i) + "}\n";
+  for (int i = 0; i < 400; ++i) {
+    input += i == 350 ? "{not json\n" : "{\"i\": " + std::to_string(i) + ", \"pad\": \"" + std::string(40, 'p') + "\"}\n";
+  }
   TempDir dir;
   dir.Write("in.jsonl", input);
   StageConfig c = testing::MakeConfig("ReadFromJson", "{path: '" + (dir / "in.jsonl") + "'}", "errors");

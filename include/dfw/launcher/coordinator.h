@@ -67,7 +67,7 @@ struct Lease {
   int64_t total = -1;
   bool split_requested = false;
   SteadyTime split_requested_at;
-  int64_t refused_at = -1;  // `done` when the holder last refused a split
+  std::optional<int64_t> refused_at;  // `done` when the holder last refused a split
 };
 
 struct SplitRequest {
