@@ -11,7 +11,7 @@
 # DFW_TEST_BUNDLE_DELAY_MS (default 20) slows each bundle so kills land mid-run.
 # DFW_STRESS_MODE=finalize makes every iteration a kill during finalize.
 # DFW_STRESS_MODE=rebalance: one input file of 20,000 records that is ONE bundle (test hook
-# DFW_TEST_BUNDLE_BYTES) read slowly (DFW_TEST_SOURCE_BATCH_DELAY_MS, default 15), so the work
+# DFW_TEST_BUNDLE_BYTES) read slowly (DFW_TEST_SOURCE_BATCH_DELAY_MS, default 60), so the work
 # reaches the other processes only by dynamic work rebalancing (splits of the running bundle).
 # Each iteration SIGKILLs, after a random number of manifest lines (splits and commits), a random
 # SDK process (3 in 4) or the launcher (then --resume); the output must be every record once.
@@ -51,7 +51,7 @@ fail=0
 killed=0
 if [[ ${DFW_STRESS_MODE:-} == rebalance ]]; then
   export DFW_TEST_BUNDLE_DELAY_MS=0 DFW_TEST_BUNDLE_BYTES=1000000000
-  export DFW_TEST_SOURCE_BATCH_DELAY_MS=${DFW_TEST_SOURCE_BATCH_DELAY_MS:-15}
+  export DFW_TEST_SOURCE_BATCH_DELAY_MS=${DFW_TEST_SOURCE_BATCH_DELAY_MS:-60}
   rm -f in/*.jsonl
   awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"id\": %d, \"x\": %d}\n", i, i % 25 }' > in/one.jsonl
   awk 'BEGIN { for (i = 0; i < 20000; i++) printf "{\"id\":%d,\"y\":%d}\n", i, 2 * (i % 25) + i }' | sort > expected.txt
