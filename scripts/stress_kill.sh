@@ -70,7 +70,12 @@ if [[ ${DFW_STRESS_MODE:-} == rebalance ]]; then
       { wait "$launcher"; } 2>/dev/null || true
       for _ in $(seq 1 500); do pgrep -f -- "$jd" > /dev/null || break; sleep 0.01; done
       if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after launcher SIGKILL" >&2; fail=1; fi
-      "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
+      if [[ -e $jd/job.json ]]; then
+        "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
+      else  # killed before the job existed: nothing to resume, run it again
+        rm -rf "$jd"
+        "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" >> "$log" 2>&1 || { echo "iteration $i: rerun failed" >&2; fail=1; }
+      fi
     else
       mode=sdk
       victim=$(pgrep -P "$launcher" | shuf -n 1 || true)

@@ -3,8 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +11,7 @@
 #include <thread>
 
 #include "dfw/common/child_env.h"
+#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 
 
@@ -20,13 +19,6 @@ namespace dfw::cli {
 namespace {
 
 constexpr int kReadyFd = 3;
-
-std::vector<char*> CStrings(std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (std::string& s : v) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
 
 // Reads the host's first line, up to the deadline.
 std::string ReadReadyLine(int fd, int timeout_ms) {
@@ -46,22 +38,6 @@ std::string ReadReadyLine(int fd, int timeout_ms) {
     answer.append(buf, static_cast<std::size_t>(n));
   }
   return std::string(Trim(answer.substr(0, answer.find('\n'))));
-}
-
-// Waits for `pid` up to `timeout_ms`; true once reaped.
-bool Reap(pid_t pid, int timeout_ms, int* status) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    pid_t r = ::waitpid(pid, status, WNOHANG);
-    if (r == pid || (r < 0 && errno == ECHILD)) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
-
-std::string Describe(int status) {
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "exited with code " + std::to_string(WEXITSTATUS(status));
 }
 
 }  // namespace
@@ -88,11 +64,11 @@ void ModelHostGroup::Watch() {
     wake_.wait_for(lock, std::chrono::milliseconds(options_.watch_interval_ms), [this] { return stopping_; });
     for (std::size_t i = 0; i < hosts_.size() && !stopping_; ++i) {
       Host& h = hosts_[i];
-      int status = 0;
       if (h.pid != 0) {
-        if (::waitpid(h.pid, &status, WNOHANG) != h.pid) continue;  // still running
+        Reaped r = TryReap(h.pid);
+        if (r.running) continue;
         const std::string death = "model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " +
-                                  Describe(status) + " during the run";
+                                  r.exit.Describe() + " during the run";
         h.pid = 0;
         if (h.restarts >= options_.max_restarts) {
           deaths_.push_back(death + " (not restarted: " + std::to_string(h.restarts) + " restarts already)");
@@ -130,8 +106,6 @@ Result<pid_t> ModelHostGroup::Spawn(const ModelHostSpec& spec) {
                                    "--models_dir", o.models_dir, "--copy", std::to_string(spec.copy),
                                    "--name",     spec.name,    "--ready_fd", std::to_string(kReadyFd),
                                    "--device",   spec.device};
-  std::vector<std::string> env = ChildEnvironment(o.extra_env);
-  std::vector<char*> cargv = CStrings(argv), cenv = CStrings(env);
   int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) return ErrnoError("open model host log '" + log_path + "'", errno);
   int ready[2];
@@ -140,45 +114,32 @@ Result<pid_t> ModelHostGroup::Spawn(const ModelHostSpec& spec) {
     ::close(log_fd);
     return ErrnoError("pipe", err);
   }
-  const std::string exec_error = "error: cannot exec '" + o.self_exe + " model_host'\n";
-  const pid_t parent = ::getpid();
-  // Everything exec needs was built above: the child only calls async-signal-safe functions.
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(log_fd);
-    ::close(ready[0]);
-    ::close(ready[1]);
-    return ErrnoError("fork a model host", err);
-  }
-  if (pid == 0) {
-    // The stop signals are blocked before exec so that every thread of the host has them blocked —
-    // threads started while the binary loads (OpenBLAS's pool) included — and the host's sigwait
-    // sees them; blocked only in its main thread, a SIGTERM would kill it before it cleans up.
-    // SIGINT (a terminal's Ctrl-C reaches the whole group) is ignored: the launcher stops the hosts.
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
-    ::sigprocmask(SIG_SETMASK, &stop, nullptr);
-    ::signal(SIGINT, SIG_IGN);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // kept across exec: the host stops if the launcher dies
-    if (::getppid() != parent) ::_exit(1);
-    if (::dup2(log_fd, STDERR_FILENO) < 0) ::_exit(127);
-    // dup2 onto itself keeps FD_CLOEXEC, so that case clears it explicitly.
-    if (ready[1] == kReadyFd ? ::fcntl(kReadyFd, F_SETFD, 0) != 0 : ::dup2(ready[1], kReadyFd) != kReadyFd) ::_exit(127);
-    ::execve(cargv[0], cargv.data(), cenv.data());
-    if (::write(kReadyFd, exec_error.data(), exec_error.size()) < 0) ::_exit(127);
-    ::_exit(127);
-  }
+  SpawnSpec child;
+  child.argv = argv;
+  child.env = ChildEnvironment(o.extra_env);
+  child.fds = {{STDIN_FILENO, STDIN_FILENO}, {STDOUT_FILENO, STDOUT_FILENO}, {log_fd, STDERR_FILENO}, {ready[1], kReadyFd}};
+  // The stop signals are blocked at exec so that every thread of the host has them blocked —
+  // threads started while the binary loads (OpenBLAS's pool) included — and the host's sigwait
+  // sees them; blocked only in its main thread, a SIGTERM would kill it before it cleans up.
+  // SIGINT (a terminal's Ctrl-C reaches the whole group) is ignored: the launcher stops the hosts.
+  child.blocked_signals = {SIGTERM, SIGHUP};
+  child.ignore_sigint = true;
+  child.death_signal = SIGTERM;  // the host stops (and cleans up) if the launcher dies
+  child.exec_error = "error: cannot exec '" + o.self_exe + " model_host'\n";
+  child.exec_error_fd = kReadyFd;
+  Result<pid_t> spawned = ::dfw::Spawn(child);
   ::close(log_fd);
   ::close(ready[1]);
+  if (!spawned.ok()) {
+    ::close(ready[0]);
+    return spawned.status().WithContext("start a model host");
+  }
+  const pid_t pid = *spawned;
   const std::string line = ReadReadyLine(ready[0], o.timeout_ms);
   ::close(ready[0]);
   if (line.rfind("ready", 0) == 0) return pid;
-  int status = 0;
   ::kill(pid, SIGKILL);
-  Reap(pid, 5000, &status);
+  (void)ReapWithin(pid, std::chrono::milliseconds(5000));
   const std::string where = "; see " + log_path;
   if (line.rfind("error: ", 0) == 0) {
     // The host's own Status message, e.g. the ledger's out-of-GPU-memory refusal.
@@ -201,18 +162,12 @@ Status ModelHostGroup::Stop() {
   lost.swap(deaths_);
   for (Host& h : hosts_) {
     if (h.pid == 0) continue;
-    int status = 0;
     // A host stopped by us exits 0; any other end means it died on its own (its copy was lost).
-    const bool died = ::waitpid(h.pid, &status, WNOHANG) == h.pid;
-    if (!died) {
-      ::kill(h.pid, SIGTERM);
-      if (!Reap(h.pid, 5000, &status)) {
-        ::kill(h.pid, SIGKILL);
-        Reap(h.pid, 5000, &status);
-      }
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      lost.push_back("model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " + Describe(status) +
+    Reaped now = TryReap(h.pid);
+    const bool died = !now.running;
+    const ChildExit exit = died ? now.exit : StopChild(h.pid, std::chrono::milliseconds(5000));
+    if (!exit.success()) {
+      lost.push_back("model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " + exit.Describe() +
                      (died ? " during the run" : " when stopped"));
     }
     h.pid = 0;

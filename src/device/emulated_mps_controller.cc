@@ -1,8 +1,6 @@
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -12,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "dfw/common/child_env.h"
+#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_controller.h"
@@ -47,35 +47,24 @@ class EmulatedMpsController final : public MpsController {
     if (pid_ != 0) return FailedPrecondition("the emulated MPS daemon is already running (pid " + std::to_string(pid_) + ")");
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
-    // Everything an exec needs is built before fork; the child then calls only async-signal-safe
-    // functions on that path.
     std::vector<std::string> argv = DaemonArgv();
-    std::vector<char*> cargv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    const std::string exec_error = "error: cannot exec the MPS daemon command '" +
-                                   (argv.empty() ? std::string() : argv[0]) + "'\n";
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      int err = errno;
+    SpawnSpec child;
+    child.argv = argv;
+    child.env = ChildEnvironment({});
+    child.fds = {{STDIN_FILENO, STDIN_FILENO}, {STDOUT_FILENO, STDOUT_FILENO}, {STDERR_FILENO, STDERR_FILENO},
+                 {ready[1], kReadyFd}};
+    child.blocked_signals = {SIGTERM, SIGINT, SIGHUP};  // delivered through the daemon's signalfd
+    child.death_signal = SIGTERM;                        // the daemon stops if this process dies
+    child.exec_error = "error: cannot exec the MPS daemon command '" + (argv.empty() ? std::string() : argv[0]) + "'\n";
+    child.exec_error_fd = kReadyFd;
+    if (argv.empty()) child.child_main = [this] { return RunEmulatedMpsDaemon(options_, kReadyFd); };
+    Result<pid_t> spawned = Spawn(child);
+    if (!spawned.ok()) {
       ::close(ready[0]);
       ::close(ready[1]);
-      return ErrnoError("fork the emulated MPS daemon", err);
+      return spawned.status().WithContext("start the emulated MPS daemon");
     }
-    if (pid == 0) {
-      ::close(ready[0]);
-      sigset_t set;
-      sigemptyset(&set);
-      for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
-      ::sigprocmask(SIG_BLOCK, &set, nullptr);  // delivered through the daemon's signalfd
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);       // kept across exec
-      if (::getppid() != parent) ::_exit(1);    // the parent died before prctl
-      if (argv.empty()) ::_exit(RunEmulatedMpsDaemon(options_, ready[1]));
-      if (::dup2(ready[1], kReadyFd) == kReadyFd) ::execv(cargv[0], cargv.data());  // dup2 clears CLOEXEC
-      if (::write(ready[1], exec_error.data(), exec_error.size()) < 0) ::_exit(127);
-      ::_exit(127);
-    }
+    const pid_t pid = *spawned;
     ::close(ready[1]);
     pid_ = pid;
     std::string answer;
@@ -98,10 +87,9 @@ class EmulatedMpsController final : public MpsController {
 
   Status HealthCheck() override {
     if (pid_ == 0) return Unavailable("the emulated MPS daemon is not running");
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (Reaped r = TryReap(pid_); !r.running) {
       pid_ = 0;
-      return Unavailable("the emulated MPS daemon died (" + std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status))) + ")");
+      return Unavailable("the emulated MPS daemon " + (r.unknown ? std::string("is gone") : r.exit.Describe()));
     }
     return MpsControlCommand(options_.dirs.pipe_dir, "ping", options_.timeout_ms).status();
   }
@@ -140,11 +128,10 @@ class EmulatedMpsController final : public MpsController {
   // Waits `grace_ms` for the daemon to exit, then kills it. Always reaps.
   Status Stop(int grace_ms) {
     if (pid_ == 0) return Status::OK();
-    int status = 0;
-    bool exited = grace_ms > 0 && WaitWithDeadline(pid_, grace_ms, &status);
+    bool exited = grace_ms > 0 && !ReapWithin(pid_, std::chrono::milliseconds(grace_ms)).running;
     if (!exited) {
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
+      (void)ReapWithin(pid_, std::chrono::milliseconds(10000));
     }
     pid_t was = pid_;
     pid_ = 0;

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "dfw/common/logging.h"
+#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_controller.h"
 #include "process_info.h"
@@ -163,31 +164,18 @@ class NvidiaMpsController final : public MpsController {
   Status StartWatchdog() {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
-    std::vector<std::string> argv = {"/bin/sh", "-c", "read -r _; echo quit | \"$0\" >/dev/null 2>&1", program_};
-    std::vector<std::string> envs = MergedEnvironment(DirEnv());
-    std::vector<char*> cargv, cenv;
-    for (std::string& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    for (std::string& e : envs) cenv.push_back(e.data());
-    cenv.push_back(nullptr);
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      int err = errno;
+    SpawnSpec child;
+    child.argv = {"/bin/sh", "-c", "read -r _; echo quit | \"$0\" >/dev/null 2>&1", program_};
+    child.env = MergedEnvironment(DirEnv());
+    child.fds = {{fds[0], STDIN_FILENO}, {-1, STDOUT_FILENO}, {-1, STDERR_FILENO}};
+    child.new_session = true;  // outlives this process on purpose: it sends the quit
+    Result<pid_t> spawned = Spawn(child);
+    if (!spawned.ok()) {
       ::close(fds[0]);
       ::close(fds[1]);
-      return ErrnoError("fork the MPS watchdog", err);
+      return spawned.status().WithContext("start the MPS watchdog");
     }
-    if (pid == 0) {
-      ::setsid();
-      ::dup2(fds[0], 0);
-      int devnull = ::open("/dev/null", O_WRONLY);
-      if (devnull >= 0) {
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-      }
-      ::execve(cargv[0], cargv.data(), cenv.data());
-      ::_exit(127);
-    }
+    const pid_t pid = *spawned;
     ::close(fds[0]);
     watchdog_pid_ = pid;
     watchdog_fd_ = fds[1];
@@ -197,7 +185,7 @@ class NvidiaMpsController final : public MpsController {
   void StopWatchdog() {
     if (watchdog_pid_ != 0) {
       ::kill(watchdog_pid_, SIGKILL);
-      ::waitpid(watchdog_pid_, nullptr, 0);
+      (void)ReapWithin(watchdog_pid_, std::chrono::milliseconds(10000));
       watchdog_pid_ = 0;
     }
     if (watchdog_fd_ >= 0) ::close(watchdog_fd_);

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "dfw/common/child_env.h"
+#include "dfw/common/process.h"
 
 #include <fmt/format.h>
 
@@ -49,16 +50,6 @@ std::string FindExecutable(const std::string& name) {
   return "";
 }
 
-bool WaitWithDeadline(pid_t pid, int timeout_ms, int* status) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  for (;;) {
-    pid_t r = ::waitpid(pid, status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) return r == pid;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-}
-
 Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const EnvOverrides& env,
                                  const std::string& stdin_text, int timeout_ms) {
   if (argv.empty()) return InvalidArgument("RunCommand: empty command");
@@ -79,38 +70,26 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Env
     ::close(out);
     return ErrnoError(fmt::format("write stdin of '{}'", argv[0]), err);
   }
-  // Everything execve needs is prepared before fork: the child only calls async-signal-safe functions.
-  std::vector<std::string> envs = MergedEnvironment(env);
-  std::vector<char*> cargv, cenv;
-  for (const std::string& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const std::string& e : envs) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(in);
-    ::close(out);
-    return ErrnoError(fmt::format("fork for '{}'", argv[0]), err);
-  }
-  if (pid == 0) {
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execve(program.c_str(), cargv.data(), cenv.data());
-    ::_exit(127);
-  }
+  SpawnSpec child;
+  child.argv = argv;
+  child.argv[0] = program;
+  child.env = MergedEnvironment(env);
+  child.fds = {{in, STDIN_FILENO}, {out, STDOUT_FILENO}, {out, STDERR_FILENO}};
+  Result<pid_t> pid = Spawn(child);
   ::close(in);
-  int status = 0;
-  if (!WaitWithDeadline(pid, timeout_ms, &status)) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &status, 0);
+  if (!pid.ok()) {
+    ::close(out);
+    return pid.status();
+  }
+  Reaped reaped = ReapWithin(*pid, std::chrono::milliseconds(timeout_ms));
+  if (reaped.running) {
+    ::kill(*pid, SIGKILL);
+    (void)ReapWithin(*pid, std::chrono::milliseconds(10000));
     ::close(out);
     return Unavailable(fmt::format("'{}' did not finish within {} ms (killed)", Join(argv, " "), timeout_ms));
   }
   CommandResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = reaped.exit.exited ? reaped.exit.exit_code : 128 + reaped.exit.signal;
   char buf[4096];
   ssize_t n;
   off_t off = 0;

@@ -32,7 +32,4 @@ std::vector<std::string> MergedEnvironment(const EnvOverrides& env);
 // Searches PATH for an executable `name`; empty if absent. A name with '/' is checked as is.
 std::string FindExecutable(const std::string& name);
 
-// waitpid with a deadline, polling; returns true and stores the status if the child ended.
-bool WaitWithDeadline(pid_t pid, int timeout_ms, int* status);
-
 }  // namespace dfw::device

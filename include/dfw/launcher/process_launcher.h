@@ -37,7 +37,7 @@ class ProcessLauncher {
   virtual std::vector<ProcessExit> ReapExited() = 0;
 };
 
-// fork + exec. The child stays in the launcher's process group, gets PR_SET_PDEATHSIG(SIGKILL) so
+// Spawn (dfw/common/process.h). The child stays in the launcher's process group, gets PR_SET_PDEATHSIG(SIGKILL) so
 // it dies with the launcher (and exits at once if the launcher is already gone), has SIGINT
 // ignored (a terminal's Ctrl-C reaches the whole group; the launcher decides when children stop)
 // and default dispositions otherwise. Reaping uses waitpid(pid, WNOHANG) on the children started
