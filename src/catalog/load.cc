@@ -192,13 +192,16 @@ class CatalogLoader {
       base.resize(base.size() - 3);
     }
     const std::size_t g = base.find("g.");
-    auto slices = g == std::string::npos ? std::nullopt : ParseInt64(base.substr(0, g));
     const bool gb_suffix = base.size() > 2 && base.compare(base.size() - 2, 2, "gb") == 0;
-    auto mem = g == std::string::npos || !gb_suffix ? std::nullopt : ParseInt64(base.substr(g + 2, base.size() - g - 4));
-    if (!slices || !mem) return Error(n, "MIG profile '" + p.name + "' is not written <slices>g.<memory>gb[+me]");
-    if (*slices != p.compute_slices || static_cast<double>(*mem) != gb) {
-      return Error(n, "MIG profile '" + p.name + "' says " + std::to_string(*slices) + " slices and " +
-                          std::to_string(*mem) + " GB but its fields say compute_slices " +
+    int64_t slices = 0, mem = 0;
+    if (g != std::string::npos && gb_suffix && g + 4 <= base.size()) {
+      slices = ParseInt64(base.substr(0, g)).value_or(0);
+      mem = ParseInt64(base.substr(g + 2, base.size() - g - 4)).value_or(0);
+    }
+    if (slices <= 0 || mem <= 0) return Error(n, "MIG profile '" + p.name + "' is not written <slices>g.<memory>gb[+me]");
+    if (slices != p.compute_slices || static_cast<double>(mem) != gb) {
+      return Error(n, "MIG profile '" + p.name + "' says " + std::to_string(slices) + " slices and " +
+                          std::to_string(mem) + " GB but its fields say compute_slices " +
                           std::to_string(p.compute_slices) + ", memory_gb " + n["memory_gb"].Scalar());
     }
     if (p.compute_slices > kMigComputeSlices || p.compute_slices * p.max_instances > kMigComputeSlices) {

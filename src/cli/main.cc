@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   dfw::cli::CliContext context;
   dfw::cli::AddRunCommand(app, context);
   dfw::cli::AddPlanCommand(app, context);
+  dfw::cli::AddReportCommand(app, context);
+  dfw::cli::AddBenchCommand(app, context);
   dfw::cli::AddMpsCommand(app, context);
   dfw::cli::AddSdkHarnessCommand(app, context);
   dfw::cli::AddModelHostCommand(app, context);

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,9 +73,10 @@ class PosixProcessLauncher final : public ProcessLauncher {
     std::vector<ProcessExit> out;
     for (auto it = children_.begin(); it != children_.end();) {
       int status = 0;
-      pid_t r = ::waitpid(*it, &status, WNOHANG);
+      struct rusage usage {};
+      pid_t r = ::wait4(*it, &status, WNOHANG, &usage);  // waitpid + the child's resource use
       if (r == *it || (r < 0 && errno == ECHILD)) {
-        if (r == *it) out.push_back({*it, DecodeWaitStatus(status)});
+        if (r == *it) out.push_back({*it, DecodeWaitStatus(status), static_cast<int64_t>(usage.ru_maxrss)});
         it = children_.erase(it);
       } else {
         ++it;

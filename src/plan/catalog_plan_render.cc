@@ -36,7 +36,9 @@ std::string RenderCatalogPlanText(const CatalogPlan& plan) {
   for (const CatalogPlanRow& r : plan.rows) {
     int copies = 0;
     for (const auto& m : r.plan.models) copies += m.copies_per_gpu;
-    const std::string fit = r.model_copies_that_fit < 0 ? "-" : std::to_string(r.model_copies_that_fit);
+    const std::string fit = r.model_copies_that_fit < 0       ? "-"
+                            : r.model_copies_that_fit > 99999 ? ">99999"
+                                                              : std::to_string(r.model_copies_that_fit);
     const std::string mps = r.mps_clients > 0 ? std::to_string(r.mps_clients) + "/" + std::to_string(r.mps_client_limit) : "off";
     const char mark = r.selected ? '>' : r.smallest ? '*' : ' ';
     std::snprintf(line, sizeof line, "%c%c%-22s %-44s %5d %6d %6s %7s %7s %8s %9s  %s (%s)\n", mark,
