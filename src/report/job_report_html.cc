@@ -97,6 +97,7 @@ std::string RenderJobReportHtml(const JobReportData& d) {
   body += "<h2>Stages</h2>\n";
   std::vector<Bar> stages;
   for (const std::string& ns : Namespaces(m.total)) {
+    if (!m.total.counters.count({ns, "process_bundle_usecs"})) continue;  // a handler's namespace, not a transform
     const double s = static_cast<double>(m.total.CounterOr(ns, "process_bundle_usecs")) / 1e6;
     stages.push_back({ns, {{s, kBusy, Fixed(s, 3) + " s"}}, Fixed(s, 3) + " s"});
   }
@@ -108,9 +109,16 @@ std::string RenderJobReportHtml(const JobReportData& d) {
   } else {
     body += "<p class=\"note\">The metrics have no per-transform time (process_bundle_usecs).</p>\n";
   }
-  body += "<table><tr><th>transform</th><th>counter</th><th>value</th></tr>\n";
+  // One row per namespace, its non-zero counters in one cell (every counter: metrics.json).
+  std::map<std::string, std::string> nonzero;
   for (const auto& [key, v] : m.total.counters) {
-    body += "<tr><td>" + Escape(key.ns) + "</td><td>" + Escape(key.name) + "</td><td>" + std::to_string(v) + "</td></tr>\n";
+    if (v == 0) continue;
+    std::string& cell = nonzero[key.ns];
+    cell += (cell.empty() ? "" : ", ") + key.name + " " + std::to_string(v);
+  }
+  body += "<table><tr><th>namespace</th><th>non-zero counters (all of them: metrics.json)</th></tr>\n";
+  for (const auto& [ns, cell] : nonzero) {
+    body += "<tr><td>" + Escape(ns) + "</td><td style=\"text-align:left\">" + Escape(cell) + "</td></tr>\n";
   }
   body += "</table>\n";
 
@@ -133,6 +141,7 @@ std::string RenderJobReportHtml(const JobReportData& d) {
   body += "<h2>Errors</h2>\n";
   std::vector<Bar> error_bars;
   for (const std::string& ns : Namespaces(m.total)) {
+    if (!m.total.counters.count({ns, "errors"}) && !m.total.counters.count({ns, "failed_batches_counter"})) continue;
     const double e = static_cast<double>(m.total.CounterOr(ns, "errors") + m.total.CounterOr(ns, "failed_batches_counter"));
     error_bars.push_back({ns, {{e, kError, std::to_string(static_cast<int64_t>(e)) + " errors"}},
                           std::to_string(static_cast<int64_t>(e))});
@@ -144,9 +153,29 @@ std::string RenderJobReportHtml(const JobReportData& d) {
                    "");
   body += "<p class=\"note\">" + std::to_string(retried) + " committed bundle(s) needed more than one attempt.</p>\n";
 
-  body += "<h2>GPU memory</h2>\n<p class=\"note\">This job dir records no GPU-memory plan or measurement: see "
-          "<code>dfworker run --dry_run</code> (planned) and the run's log line \"GPU memory (emulated ledger)\" "
-          "(measured, shared copies).</p>\n";
+  body += "<h2>GPU memory</h2>\n";
+  if (!d.has_gpu_memory) {
+    body += "<p class=\"note\">No gpu_memory.json: the worker had no accelerator (or the run predates it).</p>\n";
+  } else {
+    const GpuMemoryRecord& g = d.gpu_memory;
+    constexpr double kGiB = 1073741824.0;
+    std::vector<Bar> bars = {
+        {"planned",
+         {{g.contexts / kGiB, "#8c6bb1", "CUDA contexts " + Fixed(g.contexts / kGiB) + " GiB"},
+          {g.models / kGiB, kBusy, "model copies " + Fixed(g.models / kGiB) + " GiB"},
+          {g.workspace / kGiB, "#e8743b", "workspace " + Fixed(g.workspace / kGiB) + " GiB"}},
+         Fixed(g.planned_peak / kGiB) + " GiB peak"},
+        {"capacity", {{g.capacity / kGiB, kIdle, "capacity"}}, Fixed(g.capacity / kGiB) + " GiB"}};
+    if (g.measured_model_hosts >= 0) {
+      bars.insert(bars.begin() + 1, Bar{"measured (hosts)", {{g.measured_model_hosts / kGiB, "#19a979", "model hosts"}},
+                                        Fixed(g.measured_model_hosts / kGiB) + " GiB"});
+    }
+    body += Legend({{"#8c6bb1", "CUDA contexts"}, {kBusy, "model copies"}, {"#e8743b", "workspace"}}) +
+            BarChart("chart-gpu-memory", "GPU memory on the busiest " + g.gpu + " (" + g.backend + "): planned vs measured",
+                     bars, "GiB") +
+            "<p class=\"note\">Measured: what the emulated ledger saw the model hosts hold at the end of the run "
+            "(the SDK processes' own allocations are released by then, so they are not measured).</p>\n";
+  }
   return Page("dfworker report " + m.job_id, body);
 }
 

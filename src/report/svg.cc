@@ -115,7 +115,7 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
   for (const Range& r : ranges) max = std::max(max, r.max);
   max = NiceMax(max);
   const int top = 8, height = top + kRow * static_cast<int>(ranges.size()) + 26;
-  const double x0 = kLabelWidth, x1 = kWidth - kNoteWidth;
+  const double x0 = kLabelWidth, x1 = kWidth - kNoteWidth - 50;  // "min / mean / max (n=…)" is wider
   std::string out = Head(id, title, height);
   out += Axis(x0, x1, top, height - 24, max, unit);
   for (std::size_t i = 0; i < ranges.size(); ++i) {

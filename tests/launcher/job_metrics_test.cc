@@ -43,7 +43,7 @@ TEST(JobMetrics, CorruptFilesNameTheField) {
   for (const Bad& b : {Bad{"{not json", "not valid JSON"}, Bad{"[]", "top level is not an object"},
                        Bad{R"({"job_id":"j","bundles_committed":1,"retries":0,"elapsed_s":1})", "'total' is missing"},
                        Bad{R"({"job_id":"j","bundles_committed":"x","retries":0})", "'bundles_committed' is not a number"},
-                       Bad{R"({"job_id":"j","bundles_committed":1,"retries":0,"elapsed_s":1,"total":{"counters":[]},
+                       Bad{R"({"job_id":"j","bundles_committed":1,"retries":0,"elapsed_s":1,"total":{"counters":[],"distributions":[]},
                               "processes":[{"index":0}]})",
                            "'processes[0].bundles' is missing"}}) {
     auto m = ParseJobMetrics(b.text);

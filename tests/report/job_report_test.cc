@@ -57,6 +57,9 @@ class JobReportTest : public ::testing::Test {
       ++i;
     }
     std::ofstream(root_ / "metrics.json") << report.ToJson("dfw-test-1", 3, 1, 1.5);
+    std::ofstream(root_ / "gpu_memory.json")
+        << R"({"gpu":"nvidia-l4","backend":"emulated","capacity_bytes":25769803776,"planned_peak_bytes":1073741824,)"
+        << R"("context_bytes":734003200,"model_bytes":339738624,"workspace_bytes":0,"measured_model_host_bytes":339738624})";
     return root_.string();
   }
 
@@ -72,7 +75,7 @@ TEST_F(JobReportTest, PageIsWellFormedAndHasEveryChart) {
   const std::string html = RenderJobReportHtml(*data);
   EXPECT_EQ(testing::CheckWellFormed(html), "");
   for (const char* id : {"chart-processes", "chart-records", "chart-stage-time", "chart-batch-size", "chart-latency",
-                         "chart-bundles", "chart-errors"}) {
+                         "chart-bundles", "chart-errors", "chart-gpu-memory"}) {
     EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
   }
   EXPECT_NE(html.find("pipelines/&lt;demo&gt;.yaml"), std::string::npos);  // escaped
@@ -89,18 +92,23 @@ TEST_F(JobReportTest, ChartsWithoutTheirMetricsSaySo) {
   s.counters[{kRecordsNamespace, kRecordsCounter}] = 3;
   report.AddBundle(0, s);
   std::ofstream(root_ / "metrics.json") << report.ToJson("dfw-test-1", 1, 0, 0.5);
+  fs::remove(root_ / "gpu_memory.json");
   auto data = LoadJobReport(dir);
   ASSERT_TRUE(data.ok());
   const std::string html = RenderJobReportHtml(*data);
   EXPECT_EQ(testing::CheckWellFormed(html), "");
   EXPECT_EQ(html.find("chart-batch-size"), std::string::npos);
   EXPECT_NE(html.find("no inference_request_batch_size distribution"), std::string::npos);
+  EXPECT_EQ(html.find("chart-gpu-memory"), std::string::npos);
+  EXPECT_NE(html.find("No gpu_memory.json"), std::string::npos);
 }
 
 TEST_F(JobReportTest, BadJobDirsAreRefusedWithTheReason) {
   EXPECT_EQ(LoadJobReport((root_ / "missing").string()).status().code(), StatusCode::kInvalidArgument);
-  fs::create_directories(root_ / "plain");
-  auto plain = LoadJobReport((root_ / "plain").string());
+  const fs::path plain_dir = root_.string() + "_plain";
+  fs::create_directories(plain_dir);
+  auto plain = LoadJobReport(plain_dir.string());
+  fs::remove_all(plain_dir);
   EXPECT_EQ(plain.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(plain.status().message().find("is not a job dir (no job.json"), std::string::npos);
 

@@ -55,7 +55,7 @@ TEST(Sweep, GridIsEveryCombinationAndHasALimit) {
   EXPECT_NE(twice.status().message().find("--sweep mps is given twice"), std::string::npos);
 }
 
-RunMeasurement Run(double elapsed, int64_t records, int64_t read_us, int64_t infer_us, int64_t write_us) {
+RunMeasurement Measured(double elapsed, int64_t records, int64_t read_us, int64_t infer_us, int64_t write_us) {
   RunMeasurement m;
   m.wall_s = elapsed + 0.1;
   m.max_rss_kib = 50 * 1024;
@@ -77,7 +77,7 @@ const std::map<std::string, StageKind> kKinds = {
 
 TEST(Sweep, SummaryIsTheMedianWithItsSpread) {
   PointSummary s = Summarize({{"sdk_processes", "2"}},
-                             {Run(1.0, 1000, 1, 8, 1), Run(2.0, 1000, 1, 8, 1), Run(0.5, 1000, 1, 8, 1)}, kKinds);
+                             {Measured(1.0, 1000, 1, 8, 1), Measured(2.0, 1000, 1, 8, 1), Measured(0.5, 1000, 1, 8, 1)}, kKinds);
   EXPECT_DOUBLE_EQ(s.records_per_s, 1000);
   EXPECT_DOUBLE_EQ(s.records_per_s_min, 500);
   EXPECT_DOUBLE_EQ(s.records_per_s_max, 2000);
@@ -100,9 +100,9 @@ TEST(Sweep, TableIsSortedByThroughputAndRecommendsTheFastestThatRan) {
   failed.exit_code = 1;
   failed.error = "dfworker run exited with code 1: out of memory";
   std::vector<PointSummary> points = {
-      Summarize({{"sdk_processes", "1"}, {"batch_size", "8"}}, {Run(2.0, 1000, 1, 8, 1)}, kKinds),
+      Summarize({{"sdk_processes", "1"}, {"batch_size", "8"}}, {Measured(2.0, 1000, 1, 8, 1)}, kKinds),
       Summarize({{"sdk_processes", "4"}, {"batch_size", "64"}}, {failed}, kKinds),
-      Summarize({{"sdk_processes", "2"}, {"batch_size", "64"}}, {Run(1.0, 1000, 6, 3, 1)}, kKinds)};
+      Summarize({{"sdk_processes", "2"}, {"batch_size", "64"}}, {Measured(1.0, 1000, 6, 3, 1)}, kKinds)};
   auto sorted = SortByThroughput(points);
   EXPECT_EQ(PointName(sorted[0].point), "sdk_processes=2 batch_size=64");
   EXPECT_EQ(PointName(sorted[2].point), "sdk_processes=4 batch_size=64");

@@ -19,12 +19,21 @@ struct CommitEntry {
   double busy_s = 0;      // its dfworker/busy_ms counter
 };
 
+// gpu_memory.json, written by `dfworker run` when the worker has an accelerator.
+struct GpuMemoryRecord {
+  std::string gpu, backend;
+  double capacity = 0, planned_peak = 0, contexts = 0, models = 0, workspace = 0;  // bytes
+  double measured_model_hosts = -1;  // bytes the model hosts held (emulated ledger); -1 = not measured
+};
+
 struct JobReportData {
   std::string job_dir;
   JobInfo info;
   JobMetrics metrics;
   std::vector<CommitEntry> commits;  // in commit order
   bool finished = false;             // FINISHED exists
+  bool has_gpu_memory = false;       // gpu_memory.json was there and read
+  GpuMemoryRecord gpu_memory;
 };
 
 // kInvalidArgument when `job_dir` is not a job dir (no job.json, or not one), kDataLoss naming
@@ -34,7 +43,7 @@ Result<JobReportData> LoadJobReport(const std::string& job_dir);
 
 // The page: headline figures, per-process timeline and records, per-stage time, batch-size and
 // latency distributions, records per committed bundle, error counts. Chart ids: chart-processes,
-// chart-records, chart-stage-time, chart-batch-size, chart-latency, chart-bundles, chart-errors.
+// chart-records, chart-stage-time, chart-batch-size, chart-latency, chart-bundles, chart-errors, chart-gpu-memory (when gpu_memory.json exists).
 std::string RenderJobReportHtml(const JobReportData& data);
 
 }  // namespace dfw::report
