@@ -322,7 +322,8 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
       const int64_t recs = m.metrics.total.CounterOr("dfworker", "records");
       std::snprintf(line, sizeof line, "[bench] %zu/%zu %s run %d: ", done, total, report::PointName(point).c_str(), r + 1);
       std::cerr << line
-                << (m.error.empty() ? std::to_string(static_cast<int64_t>(m.metrics.elapsed_s > 0 ? recs / m.metrics.elapsed_s : 0)) +
+                << (m.error.empty() ? std::to_string(recs) + " records, " +
+                                          std::to_string(static_cast<int64_t>(m.metrics.elapsed_s > 0 ? recs / m.metrics.elapsed_s : 0)) +
                                           " records/s in " + std::to_string(m.wall_s).substr(0, 5) + " s"
                                     : "failed: " + m.error)
                 << "\n";

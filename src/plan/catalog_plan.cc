@@ -237,6 +237,10 @@ Result<CatalogPlan> MakeCatalogPlan(const PipelineOptions& options, const Catalo
       row.machine_type = user_machine;
       row.selected = true;
       whole.insert(whole.begin(), std::move(row));
+      if (!user_machine.empty()) {
+        out.notes.push_back("the flags' " + std::to_string(user_count) + " x " + user->gpu_type + " on " + user_machine +
+                            " is not a configuration the catalog offers (`dfworker run --dry_run` names the rule)");
+      }
     }
   }
   // Smallest that fits with headroom: least GPU memory per worker, then fewest vCPUs.

@@ -116,9 +116,9 @@ std::string RenderJobReportHtml(const JobReportData& d) {
     std::string& cell = nonzero[key.ns];
     cell += (cell.empty() ? "" : ", ") + key.name + " " + std::to_string(v);
   }
-  body += "<table><tr><th>namespace</th><th>non-zero counters (all of them: metrics.json)</th></tr>\n";
+  body += "<table><tr><th>namespace</th><th class=\"text\">non-zero counters (all of them: metrics.json)</th></tr>\n";
   for (const auto& [ns, cell] : nonzero) {
-    body += "<tr><td>" + Escape(ns) + "</td><td style=\"text-align:left\">" + Escape(cell) + "</td></tr>\n";
+    body += "<tr><td>" + Escape(ns) + "</td><td class=\"text\">" + Escape(cell) + "</td></tr>\n";
   }
   body += "</table>\n";
 

@@ -8,7 +8,7 @@ namespace dfw::report {
 namespace {
 
 constexpr int kWidth = 900;
-constexpr int kLabelWidth = 190;
+constexpr int kLabelWidth = 190;  // the least; longer labels widen it (LabelWidth)
 constexpr int kNoteWidth = 170;
 constexpr int kRow = 24;
 
@@ -18,11 +18,21 @@ std::string Num(double v) {
   return b;
 }
 
-// A round axis maximum at or above `v` (1, 2, 5 × 10^k).
+// Room for the longest label at 12px (about 7px a character), within limits.
+template <typename T>
+double LabelWidth(const std::vector<T>& rows) {
+  std::size_t longest = 0;
+  for (const T& r : rows) longest = std::max(longest, r.label.size());
+  return std::clamp(16.0 + 7.0 * static_cast<double>(longest), static_cast<double>(kLabelWidth), 460.0);
+}
+
+constexpr int kTicks = 5;  // axis intervals
+
+// A round axis maximum at or above `v` (1, 2, 2.5, 5 × 10^k: each splits into 5 round steps).
 double NiceMax(double v) {
   if (!(v > 0)) return 1;
   const double p = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
     if (v <= m * p) return m * p;
   }
   return 10 * p;
@@ -44,11 +54,11 @@ std::string Text(double x, double y, std::string_view text, std::string_view anc
 // Grid lines and tick labels along x for [0, max] between x0 and x1, below `bottom`.
 std::string Axis(double x0, double x1, double top, double bottom, double max, std::string_view unit) {
   std::string out;
-  for (int i = 0; i <= 4; ++i) {
-    const double x = x0 + (x1 - x0) * i / 4.0;
+  for (int i = 0; i <= kTicks; ++i) {
+    const double x = x0 + (x1 - x0) * i / kTicks;
     out += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(top) + "\" x2=\"" + Num(x) + "\" y2=\"" + Num(bottom) +
            "\" class=\"grid\"/>";
-    out += Text(x, bottom + 14, ShortNumber(max * i / 4.0) + (i == 4 ? " " + std::string(unit) : ""), "middle", "tick");
+    out += Text(x, bottom + 14, ShortNumber(max * i / kTicks) + (i == kTicks ? " " + std::string(unit) : ""), "middle", "tick");
   }
   return out;
 }
@@ -90,7 +100,7 @@ std::string BarChart(std::string_view id, std::string_view title, const std::vec
   }
   max = NiceMax(max);
   const int top = 8, height = top + kRow * static_cast<int>(bars.size()) + 26;
-  const double x0 = kLabelWidth, x1 = kWidth - kNoteWidth;
+  const double x0 = LabelWidth(bars), x1 = kWidth - kNoteWidth;
   std::string out = Head(id, title, height);
   out += Axis(x0, x1, top, height - 24, max, unit);
   for (std::size_t i = 0; i < bars.size(); ++i) {
@@ -115,7 +125,7 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
   for (const Range& r : ranges) max = std::max(max, r.max);
   max = NiceMax(max);
   const int top = 8, height = top + kRow * static_cast<int>(ranges.size()) + 26;
-  const double x0 = kLabelWidth, x1 = kWidth - kNoteWidth - 50;  // "min / mean / max (n=…)" is wider
+  const double x0 = LabelWidth(ranges), x1 = kWidth - kNoteWidth - 50;  // "min / mean / max (n=…)" is wider
   std::string out = Head(id, title, height);
   out += Axis(x0, x1, top, height - 24, max, unit);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -142,10 +152,10 @@ std::string ColumnChart(std::string_view id, std::string_view title, const std::
   const int height = 220, top = 10, bottom = height - 40;
   const double x0 = 70, x1 = kWidth - 20;
   std::string out = Head(id, title, height);
-  for (int i = 0; i <= 4; ++i) {
-    const double y = bottom - (bottom - top) * i / 4.0;
+  for (int i = 0; i <= kTicks; ++i) {
+    const double y = bottom - (bottom - top) * i / kTicks;
     out += "<line x1=\"" + Num(x0) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(x1) + "\" y2=\"" + Num(y) + "\" class=\"grid\"/>";
-    out += Text(x0 - 6, y + 4, ShortNumber(max * i / 4.0), "end", "tick");
+    out += Text(x0 - 6, y + 4, ShortNumber(max * i / kTicks), "end", "tick");
   }
   const double step = values.empty() ? 0 : (x1 - x0) / static_cast<double>(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -177,7 +187,7 @@ std::string Page(std::string_view title, const std::string& body) {
          "svg .grid{stroke:#e4e4e4;stroke-width:1}svg .range{stroke:#4a78b5;stroke-width:3}\n"
          "svg .mean{fill:#e8743b}svg .col{fill:#4a78b5}\n"
          "table{border-collapse:collapse;font-size:13px;margin:6px 0}th,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\n"
-         "th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}\n"
+         "th{background:#f4f4f4}td:first-child,th:first-child,td.text,th.text{text-align:left}\n"
          ".legend{font-size:12px;color:#555}.swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 10px}\n"
          ".kpi{display:inline-block;margin:6px 18px 6px 0}.kpi b{display:block;font-size:20px}\n"
          ".note{font-size:12px;color:#666}.best{background:#eaf5ea}\n"

@@ -192,7 +192,7 @@ std::string FlagsFor(const SweepPoint& point) {
   }
   std::string out = Trim(flags).empty() ? std::string() : std::string(Trim(flags));
   if (!edits.empty()) {
-    out += std::string(out.empty() ? "" : " ") + "and in every RunInference model_handler.config: " + edits.substr(2);
+    out += std::string(out.empty() ? "in" : " and in") + " every RunInference model_handler.config: " + edits.substr(2);
   }
   return out;
 }

@@ -44,7 +44,14 @@ std::string RenderSweepHtml(const std::vector<PointSummary>& sorted, const std::
                              : "failed"});
     idle.push_back({name, {{100.0 * p.idle_fraction, "#d5a03b", Fixed(100.0 * p.idle_fraction, 0) + "% idle"}},
                     Fixed(100.0 * p.idle_fraction, 0) + "% · " + Fixed(static_cast<double>(p.max_rss_kib) / 1024.0, 0) + " MiB"});
-    Bar b{name, {}, p.bottleneck.substr(0, p.bottleneck.find(' '))};
+    // The note: the stage with the most time and its share (the full bottleneck is in the table).
+    double total = 0, top = 0;
+    std::string top_stage;
+    for (const auto& [stage, v] : p.stage_busy_s) {
+      total += v;
+      if (v > top) top = v, top_stage = stage;
+    }
+    Bar b{name, {}, total > 0 ? top_stage + " " + Fixed(100.0 * top / total, 0) + "%" : ""};
     for (std::size_t i = 0; i < stage_names.size(); ++i) {
       auto it = p.stage_busy_s.find(stage_names[i]);
       const double v = it == p.stage_busy_s.end() ? 0 : it->second;
@@ -63,7 +70,7 @@ std::string RenderSweepHtml(const std::vector<PointSummary>& sorted, const std::
                    stages, "s");
   body += BarChart("chart-sweep-idle", "SDK process idle share and peak RSS per configuration", idle, "%");
   body += "<h2>Table</h2>\n<table><tr><th>configuration</th><th>records/s</th><th>min</th><th>max</th><th>wall s</th>"
-          "<th>idle</th><th>RSS MiB</th><th>batch</th><th>latency ms</th><th>errors</th><th>bottleneck</th></tr>\n";
+          "<th>idle</th><th>RSS MiB</th><th>batch</th><th>latency ms</th><th>errors</th><th class=\"text\">bottleneck</th></tr>\n";
   bool first = true;
   for (const PointSummary& p : sorted) {
     body += std::string(first && !p.failed ? "<tr class=\"best\">" : "<tr>") + "<td>" + Escape(PointName(p.point)) +
@@ -71,7 +78,7 @@ std::string RenderSweepHtml(const std::vector<PointSummary>& sorted, const std::
             Fixed(p.records_per_s_max, 0) + "</td><td>" + Fixed(p.wall_s, 2) + "</td><td>" +
             Fixed(100.0 * p.idle_fraction, 0) + "%</td><td>" + Fixed(static_cast<double>(p.max_rss_kib) / 1024.0, 0) +
             "</td><td>" + Fixed(p.batch_size, 1) + "</td><td>" + Fixed(p.batch_latency_ms, 2) + "</td><td>" +
-            std::to_string(p.errors) + "</td><td>" + Escape(p.failed ? std::to_string(p.failed) + " failed run(s)" : p.bottleneck) +
+            std::to_string(p.errors) + "</td><td class=\"text\">" + Escape(p.failed ? std::to_string(p.failed) + " failed run(s)" : p.bottleneck) +
             "</td></tr>\n";
     first = false;
   }
