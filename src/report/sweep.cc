@@ -1,6 +1,7 @@
 #include "dfw/report/sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "dfw/common/strings.h"
@@ -225,14 +226,14 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
          "per batch\n";
   for (const PointSummary& p : sorted) {
     if (p.failed) continue;
-    out += "recommended: " + PointName(p.point) + " (" + std::to_string(static_cast<int64_t>(p.records_per_s)) +
+    out += "recommended: " + PointName(p.point) + " (" + std::to_string(std::llround(p.records_per_s)) +
            " records/s, " + (p.bottleneck.empty() ? "no stage times" : p.bottleneck) + ")\n";
     out += "  flags: " + FlagsFor(p.point) + "\n";
     if (sorted.size() > 1 && sorted[1].failed == 0 && sorted[1].records_per_s > 0) {
       const double ratio = p.records_per_s / sorted[1].records_per_s;
       if (ratio < 1.05) {
         out += "  note: the next point (" + PointName(sorted[1].point) + ") is within 5% (" +
-               std::to_string(static_cast<int64_t>(sorted[1].records_per_s)) +
+               std::to_string(std::llround(sorted[1].records_per_s)) +
                " records/s): on a noisy machine treat them as equal\n";
       }
     }

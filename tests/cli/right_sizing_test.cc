@@ -1,6 +1,8 @@
 // `dfworker plan`, `report` and `bench` through the real binary: exit codes, outputs, and that a
 // sweep names the bottleneck of a pipeline made slow on purpose.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -149,6 +151,53 @@ TEST(RightSizing, BenchNamesTheStageMadeSlowOnPurpose) {
   auto embed = RunDfworker({"bench", "pipelines/embed_sentences.yaml", "--sweep", "batch_size=8", "--repeat", "1"});
   ASSERT_EQ(embed.exit_code, 0) << embed.out;
   EXPECT_NE(embed.out.find("inference-bound (Embed:"), std::string::npos) << embed.out;
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(RightSizing, AnInterruptedSweepPrintsWhatItMeasured) {
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::close(out[0]);
+    ::close(out[1]);
+    if (::chdir(DFW_SOURCE_DIR) != 0) ::_exit(127);
+    const std::string bin = std::string(DFW_BINARY_DIR) + "/src/cli/dfworker";
+    ::execl(bin.c_str(), bin.c_str(), "bench", "testdata/right_sizing/slow_preprocess.yaml", "--sweep", "sdk_processes=1,2",
+            "--repeat", "1", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  bool signalled = false;
+  for (;;) {
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    // The first point is measured: interrupt the sweep while the second one runs.
+    if (!signalled && text.find("[bench] 1/2 ") != std::string::npos && text.find('\n', text.find("[bench] 1/2 ")) != std::string::npos) {
+      ::kill(pid, SIGINT);
+      signalled = true;
+    }
+  }
+  ::close(out[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(signalled) << text;
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << text;
+  EXPECT_NE(text.find("interrupted: 1 of 2 point(s) measured"), std::string::npos) << text;
+  EXPECT_NE(text.find("recommended: sdk_processes=1 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("sdk_processes=2    "), std::string::npos) << text;  // no row for the interrupted point
 }
 
 }  // namespace
