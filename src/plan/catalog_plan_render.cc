@@ -62,7 +62,9 @@ std::string RenderCatalogPlanText(const CatalogPlan& plan) {
   }
   if (!any_smallest) out += "no configuration fits with headroom\n";
   for (const std::string& n : plan.notes) out += "note: " + n + "\n";
-  if (!plan.processes_note.empty()) out += "note: " + plan.processes_note + "\n";
+  bool any_mig = false;
+  for (const CatalogPlanRow& r : plan.rows) any_mig |= !r.mig_profile.empty();
+  if (any_mig && !plan.processes_note.empty()) out += "note: " + plan.processes_note + "\n";
   return out;
 }
 

@@ -231,6 +231,13 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
     out += "  flags: " + FlagsFor(p.point) + "\n";
     if (sorted.size() > 1 && sorted[1].failed == 0 && sorted[1].records_per_s > 0) {
       const double ratio = p.records_per_s / sorted[1].records_per_s;
+      char spread[160];
+      std::snprintf(spread, sizeof spread, "%.0f-%.0f vs %.0f-%.0f", p.records_per_s_min, p.records_per_s_max,
+                    sorted[1].records_per_s_min, sorted[1].records_per_s_max);
+      if (ratio >= 1.05 && p.records_per_s_min < sorted[1].records_per_s_max) {
+        out += "  note: its runs overlap the next point's (" + std::string(spread) + " records/s, " +
+               PointName(sorted[1].point) + "): a noisy machine; more --repeat or a quieter machine would settle it\n";
+      }
       if (ratio < 1.05) {
         out += "  note: the next point (" + PointName(sorted[1].point) + ") is within 5% (" +
                std::to_string(std::llround(sorted[1].records_per_s)) +

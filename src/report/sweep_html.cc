@@ -44,14 +44,14 @@ std::string RenderSweepHtml(const std::vector<PointSummary>& sorted, const std::
                              : "failed"});
     idle.push_back({name, {{100.0 * p.idle_fraction, "#d5a03b", Fixed(100.0 * p.idle_fraction, 0) + "% idle"}},
                     Fixed(100.0 * p.idle_fraction, 0) + "% · " + Fixed(static_cast<double>(p.max_rss_kib) / 1024.0, 0) + " MiB"});
-    // The note: the stage with the most time and its share (the full bottleneck is in the table).
-    double total = 0, top = 0;
-    std::string top_stage;
-    for (const auto& [stage, v] : p.stage_busy_s) {
-      total += v;
-      if (v > top) top = v, top_stage = stage;
+    // The note: the bottleneck's leading stage and its kind's share, "WriteToJson: 83%" (the
+    // whole sentence is in the table).
+    std::string note = p.bottleneck;
+    if (const std::size_t open = note.rfind('('); open != std::string::npos) {
+      note = note.substr(open + 1);
+      note = note.substr(0, note.find(" of stage time"));
     }
-    Bar b{name, {}, total > 0 ? top_stage + " " + Fixed(100.0 * top / total, 0) + "%" : ""};
+    Bar b{name, {}, note};
     for (std::size_t i = 0; i < stage_names.size(); ++i) {
       auto it = p.stage_busy_s.find(stage_names[i]);
       const double v = it == p.stage_busy_s.end() ? 0 : it->second;

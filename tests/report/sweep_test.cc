@@ -123,3 +123,28 @@ TEST(Sweep, TableIsSortedByThroughputAndRecommendsTheFastestThatRan) {
 
 }  // namespace
 }  // namespace dfw::report
+
+namespace dfw::report {
+namespace {
+
+TEST(Sweep, OverlappingRunsAreCalledOutInTheRecommendation) {
+  auto run = [](double elapsed) {
+    RunMeasurement m;
+    m.metrics.elapsed_s = elapsed;
+    m.metrics.total.counters[{kRecordsNamespace, kRecordsCounter}] = 1000;
+    return m;
+  };
+  // Medians 1000 vs 800 records/s, but the faster point's slowest run (500) is below the other's best (1250).
+  auto sorted = SortByThroughput({Summarize({{"sdk_processes", "1"}}, {run(1.0), run(1.0), run(2.0)}, {}),
+                                  Summarize({{"sdk_processes", "2"}}, {run(1.25), run(1.25), run(0.8)}, {})});
+  const std::string table = RenderSweepTable(sorted, 3);
+  EXPECT_NE(table.find("note: its runs overlap the next point's (500-1000 vs 800-1250 records/s, sdk_processes=2)"),
+            std::string::npos)
+      << table;
+  auto apart = SortByThroughput({Summarize({{"sdk_processes", "1"}}, {run(1.0)}, {}),
+                                 Summarize({{"sdk_processes", "2"}}, {run(2.0)}, {})});
+  EXPECT_EQ(RenderSweepTable(apart, 1).find("overlap"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dfw::report
