@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "dfw/common/strings.h"
 #include "dfw/job/protocol.h"
 #include "dfw/report/job_report.h"
 #include "dfw/report/svg.h"
@@ -164,11 +165,12 @@ std::string RenderJobReportHtml(const JobReportData& d) {
          {{g.contexts / kGiB, "#8c6bb1", "CUDA contexts " + Fixed(g.contexts / kGiB) + " GiB"},
           {g.models / kGiB, kBusy, "model copies " + Fixed(g.models / kGiB) + " GiB"},
           {g.workspace / kGiB, "#e8743b", "workspace " + Fixed(g.workspace / kGiB) + " GiB"}},
-         Fixed(g.planned_peak / kGiB) + " GiB peak"},
-        {"capacity", {{g.capacity / kGiB, kIdle, "capacity"}}, Fixed(g.capacity / kGiB) + " GiB"}};
+         HumanBytes(static_cast<uint64_t>(g.planned_peak)) + " peak"},
+        {"capacity", {{g.capacity / kGiB, kIdle, "capacity"}}, HumanBytes(static_cast<uint64_t>(g.capacity))}};
     if (g.measured_model_hosts >= 0) {
       bars.insert(bars.begin() + 1, Bar{"measured (hosts)", {{g.measured_model_hosts / kGiB, "#19a979", "model hosts"}},
-                                        Fixed(g.measured_model_hosts / kGiB) + " GiB"});
+                                        HumanBytes(static_cast<uint64_t>(g.measured_model_hosts)) +
+                                            " (plan: " + HumanBytes(static_cast<uint64_t>(g.models)) + ")"});
     }
     body += Legend({{"#8c6bb1", "CUDA contexts"}, {kBusy, "model copies"}, {"#e8743b", "workspace"}}) +
             BarChart("chart-gpu-memory", "GPU memory on the busiest " + g.gpu + " (" + g.backend + "): planned vs measured",
