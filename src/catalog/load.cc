@@ -162,8 +162,57 @@ class CatalogLoader {
     for (const char* fact : {"memory", "machine_families", "counts", "compute_capability", "context_overhead"}) {
       if (!g.sources.count(fact)) return Error(src, std::string("no source for '") + fact + "'");
     }
+    if (YAML::Node mig = n["mig"]; mig.IsDefined()) {
+      if (!mig.IsSequence() || mig.size() == 0) return Error(mig, "'mig' must be a non-empty list of profiles");
+      if (!g.sources.count("mig")) return Error(src, "no source for 'mig'");
+      if (!g.compute_capability.AtLeast({8, 0})) {
+        return Error(mig, "MIG needs compute capability 8.0 or later, this GPU has " + g.compute_capability.ToString());
+      }
+      for (const auto& p : mig) {
+        if (!p.IsMap()) return Error(p, "each MIG profile must be a mapping");
+        ASSIGN_OR_RETURN(MigProfile profile, Mig(p, g));
+        g.mig_profiles.push_back(std::move(profile));
+      }
+    }
     c_.gpus_.push_back(std::move(g));
     return Status::OK();
+  }
+
+  // One MIG profile; its name must say what its fields say ("3g.71gb" = 3 slices, 71 GB).
+  Result<MigProfile> Mig(const YAML::Node& n, const GpuType& gpu) const {
+    MigProfile p;
+    ASSIGN_OR_RETURN(p.name, Str(n, "name"));
+    ASSIGN_OR_RETURN(double gb, Num(n, "memory_gb"));
+    p.memory_bytes = static_cast<uint64_t>(gb * 1073741824.0);
+    ASSIGN_OR_RETURN(p.compute_slices, Int(n, "compute_slices"));
+    ASSIGN_OR_RETURN(p.max_instances, Int(n, "max_instances"));
+    std::string base = p.name;
+    if (base.size() > 3 && base.compare(base.size() - 3, 3, "+me") == 0) {
+      p.media_extensions = true;
+      base.resize(base.size() - 3);
+    }
+    const std::size_t g = base.find("g.");
+    const bool gb_suffix = base.size() > 2 && base.compare(base.size() - 2, 2, "gb") == 0;
+    int64_t slices = 0, mem = 0;
+    if (g != std::string::npos && gb_suffix && g + 4 <= base.size()) {
+      slices = ParseInt64(base.substr(0, g)).value_or(0);
+      mem = ParseInt64(base.substr(g + 2, base.size() - g - 4)).value_or(0);
+    }
+    if (slices <= 0 || mem <= 0) return Error(n, "MIG profile '" + p.name + "' is not written <slices>g.<memory>gb[+me]");
+    if (slices != p.compute_slices || static_cast<double>(mem) != gb) {
+      return Error(n, "MIG profile '" + p.name + "' says " + std::to_string(slices) + " slices and " +
+                          std::to_string(mem) + " GB but its fields say compute_slices " +
+                          std::to_string(p.compute_slices) + ", memory_gb " + n["memory_gb"].Scalar());
+    }
+    if (p.compute_slices > kMigComputeSlices || p.compute_slices * p.max_instances > kMigComputeSlices) {
+      return Error(n, "MIG profile '" + p.name + "': " + std::to_string(p.max_instances) + " instances of " +
+                          std::to_string(p.compute_slices) + " slices exceed the " + std::to_string(kMigComputeSlices) +
+                          " compute slices of a GPU");
+    }
+    if (p.memory_bytes > gpu.memory_bytes) {
+      return Error(n, "MIG profile '" + p.name + "' has more memory than the whole GPU");
+    }
+    return p;
   }
 
   Status Machine(const YAML::Node& n) {

@@ -21,6 +21,15 @@ struct CliContext {
 // `dfworker run PIPELINE.yaml [pipeline flags] [--dry_run] [--format=text|json] [--log_level=L]`.
 void AddRunCommand(CLI::App& app, CliContext& context);
 
+// `dfworker plan PIPELINE.yaml [flags] [--gpu T] [--format=text|json]`: the plan across the catalog (plan_command.cc).
+void AddPlanCommand(CLI::App& app, CliContext& context);
+
+// `dfworker report JOB_DIR [--out FILE.html]`: one self-contained HTML page of a run (report_command.cc).
+void AddReportCommand(CLI::App& app, CliContext& context);
+
+// `dfworker bench PIPELINE.yaml --sweep KEY=V1,V2 ...`: runs a grid of configurations (bench_command.cc).
+void AddBenchCommand(CLI::App& app, CliContext& context);
+
 // Hidden `dfworker mps status|quit|daemon --job_dir D` (mps_command.cc).
 void AddMpsCommand(CLI::App& app, CliContext& context);
 

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include "dfw/backend/registry.h"
 #include "dfw/common/exit_code.h"
@@ -22,6 +24,7 @@
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/mlp_handler.h"
 #include "dfw/inference/shared_copy.h"
+#include "dfw/job/job_dir.h"
 #include "dfw/launcher/pipeline_launch.h"
 #include "model_hosts.h"
 
@@ -63,12 +66,13 @@ std::vector<ModelHostSpec> SharedCopySpecs(const RunContext& context) {
 }
 
 // Measured (the ledger) next to the plan, while the hosts still hold their copies.
-void ReportSharedCopyMemory(const std::string& ledger_path, const WorkerPlan& plan) {
+// Returns the bytes the model hosts hold (nullopt when the ledger could not be read).
+std::optional<uint64_t> ReportSharedCopyMemory(const std::string& ledger_path, const WorkerPlan& plan) {
   Result<device::MemoryLedger> ledger = device::MemoryLedger::Open(ledger_path);
   Result<device::LedgerSnapshot> snap = ledger.ok() ? ledger->Snapshot() : Result<device::LedgerSnapshot>(ledger.status());
   if (!snap.ok()) {
     std::fprintf(stderr, "[dfworker] warning: reading the GPU-memory ledger: %s\n", snap.status().message().c_str());
-    return;
+    return std::nullopt;
   }
   uint64_t hosts = 0;
   int count = 0;
@@ -80,6 +84,21 @@ void ReportSharedCopyMemory(const std::string& ledger_path, const WorkerPlan& pl
   std::fprintf(stderr, "[dfworker] GPU memory (emulated ledger): %d model host(s) hold %s (%llu bytes) of shared copies; plan: %s (%llu bytes) of model copies\n",
                count, HumanBytes(hosts).c_str(), static_cast<unsigned long long>(hosts),
                HumanBytes(plan.gpu_memory.model_bytes).c_str(), static_cast<unsigned long long>(plan.gpu_memory.model_bytes));
+  return hosts;
+}
+
+// <job dir>/gpu_memory.json for `dfworker report`: the plan's GPU memory on the busiest GPU and,
+// where the emulated ledger saw them, the bytes the model hosts held (SDK processes' own
+// allocations are gone from the ledger by the end of the run, so they are not measured here).
+void WriteGpuMemoryJson(const std::string& job_dir, const WorkerPlan& plan, std::optional<uint64_t> measured_hosts) {
+  const auto& m = plan.gpu_memory;
+  nlohmann::json j = {{"gpu", plan.accelerator.type},          {"backend", plan.accelerator.backend},
+                      {"capacity_bytes", m.capacity_bytes},    {"planned_peak_bytes", m.planned_peak_bytes},
+                      {"context_bytes", m.context_bytes},      {"model_bytes", m.model_bytes},
+                      {"workspace_bytes", m.workspace_bytes},  {"contexts", m.contexts},
+                      {"clients", m.clients}};
+  if (measured_hosts) j["measured_model_host_bytes"] = *measured_hosts;
+  (void)WriteFileAtomically(job_dir + "/gpu_memory.json", j.dump(2) + "\n", /*sync=*/false);
 }
 
 }  // namespace
@@ -100,6 +119,7 @@ int RunJob(const RunContext& context) {
   std::unique_ptr<device::MpsController> mps;
   std::unique_ptr<ModelHostGroup> hosts;
   std::string ledger_path;
+  std::string job_root;  // set once the job dir exists (gpu_memory.json)
 
   PipelineLaunchOptions launch;
   launch.pipeline_path = context.pipeline_path;
@@ -116,6 +136,7 @@ int RunJob(const RunContext& context) {
   if (emulated || use_mps || !shared.empty()) {
     launch.before_start = [&](const JobDir& dir) -> Result<std::vector<std::string>> {
       std::vector<std::string> env;
+      job_root = dir.root();
       if (emulated) {
         ledger_path = device::LedgerPathForJob(dir.root());
         RETURN_IF_ERROR(device::MemoryLedger::Create(ledger_path, plan.accelerator.type + " (emulated)",
@@ -151,8 +172,10 @@ int RunJob(const RunContext& context) {
     };
   }
   int code = RunPipelineJob(launch);
+  std::optional<uint64_t> measured_hosts;
+  if (hosts && !ledger_path.empty()) measured_hosts = ReportSharedCopyMemory(ledger_path, plan);
+  if (!job_root.empty() && plan.accelerator.present) WriteGpuMemoryJson(job_root, plan, measured_hosts);
   if (hosts) {
-    if (!ledger_path.empty()) ReportSharedCopyMemory(ledger_path, plan);
     Status stop = hosts->Stop();
     if (!stop.ok()) std::fprintf(stderr, "[dfworker] warning: %s\n", stop.message().c_str());
   }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <thread>
@@ -103,14 +104,16 @@ Result<pid_t> Spawn(const SpawnSpec& spec) {
 Reaped TryReap(pid_t pid) {
   Reaped r;
   int status = 0;
+  struct rusage usage {};
   pid_t got;
   do {
-    got = ::waitpid(pid, &status, WNOHANG);
+    got = ::wait4(pid, &status, WNOHANG, &usage);
   } while (got < 0 && errno == EINTR);
   if (got == 0) {
     r.running = true;
   } else if (got == pid) {
     r.exit = DecodeWaitStatus(status);
+    r.max_rss_kib = static_cast<int64_t>(usage.ru_maxrss);
   } else {
     r.unknown = true;
   }

@@ -49,7 +49,7 @@ class PosixProcessLauncher final : public ProcessLauncher {
         ++it;
         continue;
       }
-      if (!r.unknown) out.push_back({*it, r.exit});
+      if (!r.unknown) out.push_back({*it, r.exit, r.max_rss_kib});
       it = children_.erase(it);
     }
     return out;

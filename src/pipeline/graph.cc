@@ -18,6 +18,10 @@ namespace {
 
 namespace flow = tbb::flow;
 
+int64_t MicrosSince(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
+}
+
 // Counts source batches alive; the last owner of a token decrements the limiter.
 class InFlight {
  public:
@@ -108,11 +112,13 @@ class BundleRun {
     if (t.traits.is_sink) (b->dead_letter ? s.counters.errors_written : s.counters.written)->Inc(n);
     StageOutput out(&t.config);
     Status st;
+    const auto started = std::chrono::steady_clock::now();
     try {
       st = s.stage->Process(b->rows, out);
     } catch (...) {
       st = FromCurrentException(t.config.Where());
     }
+    s.counters.busy_usecs->Inc(MicrosSince(started));
     if (!st.ok()) return SetError(st);
     s.counters.filtered->Inc(out.filtered());
     s.counters.fanned_out->Inc(out.fanned_out());
@@ -188,11 +194,13 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
     if (batch_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(batch_delay_ms));
     StageOutput out(source_config);
     Result<bool> more(false);
+    const auto started = std::chrono::steady_clock::now();
     try {
       more = reader->Next(out, options_.batch_size);
     } catch (...) {
       more = FromCurrentException(source_config->Where());
     }
+    source.counters.busy_usecs->Inc(MicrosSince(started));
     if (!more.ok()) {
       SetError(more.status().WithContext(source_config->Where()));
       fc.stop();
@@ -228,11 +236,13 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
     if (stages_[i].spec->traits.is_source) continue;
     StageOutput out(&stages_[i].spec->config);
     Status st;
+    const auto started = std::chrono::steady_clock::now();
     try {
       st = stages_[i].stage->FinishBundle(out);
     } catch (...) {
       st = FromCurrentException(stages_[i].spec->config.Where());
     }
+    stages_[i].counters.busy_usecs->Inc(MicrosSince(started));
     if (!st.ok()) {
       SetError(st);
       break;

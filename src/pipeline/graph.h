@@ -42,6 +42,10 @@ struct StageCounters {
   CounterCell* errors_written = nullptr;
   CounterCell* fanned_out = nullptr;
   CounterCell* unconsumed = nullptr;
+  // Wall time inside the stage's calls (Process/FinishBundle; a source's reads), summed over
+  // concurrent calls: Beam's pardo_execution_time process_bundle_msecs, in µs because one batch
+  // often takes less than a millisecond. `dfworker bench` names the bottleneck from it.
+  CounterCell* busy_usecs = nullptr;
 };
 
 // One transform, instantiated once per runner.

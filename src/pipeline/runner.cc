@@ -72,7 +72,7 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
                   metrics->Counter(ns, "elements_out"),      metrics->Counter(ns, "errors"),
                   metrics->Counter(ns, "elements_filtered"), metrics->Counter(ns, "elements_written"),
                   metrics->Counter(ns, "errors_written"),    metrics->Counter(ns, "elements_fanned_out"),
-                  metrics->Counter(ns, "elements_unconsumed")};
+                  metrics->Counter(ns, "elements_unconsumed"), metrics->Counter(ns, "process_bundle_usecs")};
     for (const InputRef& in : t.inputs) {
       (in.error ? impl->stages[in.from].error_consumers : impl->stages[in.from].main_consumers).push_back(static_cast<int>(i));
     }

@@ -20,6 +20,19 @@ struct ComputeCapability {
   std::string ToString() const { return std::to_string(major) + "." + std::to_string(minor); }
 };
 
+// Compute slices of a whole GPU under MIG (every MIG-capable part splits its SMs in 7).
+inline constexpr int kMigComputeSlices = 7;
+
+// One Multi-Instance GPU profile ("3g.71gb"): a hardware partition with its own memory and SMs.
+// Dataflow does not expose MIG; the planner shows what a job would need on a GPU box or GKE.
+struct MigProfile {
+  std::string name;               // "<N>g.<M>gb" or "<N>g.<M>gb+me" (media extensions)
+  uint64_t memory_bytes = 0;      // M GB, treated as GiB like GpuType::memory_bytes
+  int compute_slices = 0;         // N of kMigComputeSlices
+  int max_instances = 0;          // instances of this profile alone that one GPU holds
+  bool media_extensions = false;  // "+me": same memory and SMs, plus the media engines (one per GPU)
+};
+
 struct GpuType {
   std::string name;                           // Compute Engine name, e.g. "nvidia-l4"
   std::string display_name;                   // "NVIDIA L4"
@@ -29,6 +42,7 @@ struct GpuType {
   ComputeCapability compute_capability;
   uint64_t context_overhead_bytes = 0;        // ESTIMATE: one CUDA context + cuBLAS per process
   std::map<std::string, std::string> sources; // fact -> source URL
+  std::vector<MigProfile> mig_profiles;       // smallest first as listed; empty = no MIG (sources["mig"] when not)
 };
 
 struct MachineType {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -58,9 +59,12 @@ struct Reaped {
   bool running = false;  // still running (nothing reaped)
   bool unknown = false;  // not a child of this process (or already reaped elsewhere)
   ChildExit exit;        // valid when neither
+  // Peak resident set of the child or of the largest of its own reaped descendants (wait4's
+  // ru_maxrss, KiB); valid with `exit`.
+  int64_t max_rss_kib = 0;
 };
 
-// waitpid(pid, WNOHANG), decoded.
+// wait4(pid, WNOHANG), decoded.
 Reaped TryReap(pid_t pid);
 // Waits up to `timeout` (polling every few ms); running = true if it did not end by then.
 Reaped ReapWithin(pid_t pid, std::chrono::milliseconds timeout);

@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -24,6 +25,9 @@ struct ProcessSpec {
 struct ProcessExit {
   pid_t pid = 0;
   ChildExit exit;  // decoded by DecodeWaitStatus, the one decoder
+  // Peak resident set of the child or of the largest of its own reaped descendants (wait4's
+  // ru_maxrss, KiB); 0 when unknown (fakes).
+  int64_t max_rss_kib = 0;
 };
 
 class ProcessLauncher {

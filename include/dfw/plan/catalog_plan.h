@@ -1,0 +1,69 @@
+// The plan across the catalog (`dfworker plan`): the job's WorkerPlan on every GPU type × compatible
+// machine type, and on the MIG profiles that could hold it, each with a verdict and the rule that
+// decided it. Every row is MakePlan (plan.h) for that configuration — there is no second memory
+// model here; MIG rows are the plan on one GPU of the parent type with the capacity of the slice.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dfw/catalog/catalog.h"
+#include "dfw/common/status.h"
+#include "dfw/options/options.h"
+#include "dfw/plan/plan.h"
+
+namespace dfw {
+
+// A plan "fits with headroom" up to this share of GPU memory; above it is "tight" (the dry run's
+// gpu-memory-tight rule in src/validate/rules_memory.cc uses the same 90%).
+inline constexpr double kTightMemoryFraction = 0.9;
+
+enum class FitVerdict { kFits, kTight, kDoesNotFit };
+const char* FitVerdictName(FitVerdict verdict);  // "fits", "tight", "does not fit"
+
+struct CatalogPlanRequest {
+  std::vector<std::string> gpus;  // GPU types to consider (empty = every type in the catalog)
+  // Copies of this job that must share one GPU on MIG rows (N instances of one profile); >= 1.
+  int mig_instances = 1;
+};
+
+struct CatalogPlanRow {
+  std::string gpu;             // GPU type
+  std::string machine_type;    // "" on MIG rows and on the user's row without --machine_type
+  int gpu_count = 0;           // GPUs per worker (1 on MIG rows)
+  std::string mig_profile;     // "" = whole GPUs
+  int mig_compute_slices = 0;  // MIG: N of kMigComputeSlices
+  int mig_max_instances = 0;   // MIG: instances of the profile one GPU holds
+  WorkerPlan plan;             // MakePlan for the row (MIG: capacity and client limit of the slice)
+  uint64_t headroom_bytes = 0; // capacity - planned peak on the busiest GPU (0 when over)
+  // Copies of the pipeline's models (all of them, once each) that the busiest GPU holds beside
+  // the row's contexts and workspace; -1 when the pipeline loads no model.
+  int64_t model_copies_that_fit = -1;
+  int mps_clients = 0;         // client processes per GPU when MPS is on (0 = MPS off)
+  int mps_client_limit = 0;    // the MPS server's limit for the row (MIG: lowered with the slice)
+  FitVerdict verdict = FitVerdict::kDoesNotFit;
+  std::string rule;            // the rule that decided, with the numbers
+  bool selected = false;       // the configuration the user's flags select
+  bool smallest = false;       // whole GPUs: the smallest configuration that fits with headroom;
+                               // MIG: the smallest profile of this GPU type that does
+};
+
+struct CatalogPlan {
+  std::vector<CatalogPlanRow> rows;     // user's row first when it is not a catalog row, then by GPU
+  std::vector<std::string> notes;       // e.g. "no MIG profile of nvidia-a100-80gb holds ..."
+  std::string processes_note;           // what decides the SDK process count of MIG rows
+};
+
+// Builds every row. `options` are the user's (their machine type and accelerator mark the selected
+// row; their MPS, copies and process flags apply to every row). With `options.machine_type` given
+// only rows of that machine type are built. kInvalidArgument for an unknown --gpu (did-you-mean),
+// an unknown machine type, a machine type no GPU of the request attaches to, or mig_instances < 1.
+Result<CatalogPlan> MakeCatalogPlan(const PipelineOptions& options, const Catalog& catalog,
+                                    const std::vector<ModelRequirement>& models, const HostInfo& host,
+                                    const CatalogPlanRequest& request);
+
+std::string RenderCatalogPlanText(const CatalogPlan& plan);
+std::string RenderCatalogPlanJson(const CatalogPlan& plan);
+
+}  // namespace dfw

@@ -1,0 +1,49 @@
+// `dfworker report JOB_DIR`: one self-contained HTML page of a finished (or stopped) run, from the
+// job dir's job.json, manifest.jsonl and metrics.json. Inline SVG only: no script, no network.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/job/job_dir.h"
+#include "dfw/launcher/job_metrics.h"
+
+namespace dfw::report {
+
+// One line of manifest.jsonl.
+struct CommitEntry {
+  std::string bundle;
+  int64_t attempt = 0;
+  int64_t records = 0;    // the bundle's dfworker/records counter
+  double busy_s = 0;      // its dfworker/busy_ms counter
+};
+
+// gpu_memory.json, written by `dfworker run` when the worker has an accelerator.
+struct GpuMemoryRecord {
+  std::string gpu, backend;
+  double capacity = 0, planned_peak = 0, contexts = 0, models = 0, workspace = 0;  // bytes
+  double measured_model_hosts = -1;  // bytes the model hosts held (emulated ledger); -1 = not measured
+};
+
+struct JobReportData {
+  std::string job_dir;
+  JobInfo info;
+  JobMetrics metrics;
+  std::vector<CommitEntry> commits;  // in commit order
+  bool finished = false;             // FINISHED exists
+  bool has_gpu_memory = false;       // gpu_memory.json was there and read
+  GpuMemoryRecord gpu_memory;
+};
+
+// kInvalidArgument when `job_dir` is not a job dir (no job.json, or not one), kDataLoss naming
+// the file for a corrupt job.json / metrics.json / manifest line, kNotFound when the run never
+// wrote metrics.json. Reads only; never writes into the job dir.
+Result<JobReportData> LoadJobReport(const std::string& job_dir);
+
+// The page: headline figures, per-process timeline and records, per-stage time, batch-size and
+// latency distributions, records per committed bundle, error counts. Chart ids: chart-processes,
+// chart-records, chart-stage-time, chart-batch-size, chart-latency, chart-bundles, chart-errors, chart-gpu-memory (when gpu_memory.json exists).
+std::string RenderJobReportHtml(const JobReportData& data);
+
+}  // namespace dfw::report

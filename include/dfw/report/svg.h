@@ -1,0 +1,52 @@
+// Small inline-SVG charts for the HTML reports (no script, no network): horizontal bars, stacked
+// bars and min/mean/max ranges. Every chart is one <svg> element with an id and a <title>.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dfw::report {
+
+// &, <, >, " and ' escaped for HTML text and attribute values.
+std::string Escape(std::string_view text);
+// "1.2k", "3.4M", "12", "0.35" — short numbers for axis labels.
+std::string ShortNumber(double v);
+
+struct BarSegment {
+  double value = 0;
+  std::string color;  // CSS colour
+  std::string label;  // tooltip (<title>) text
+};
+
+struct Bar {
+  std::string label;                  // left of the bar
+  std::vector<BarSegment> segments;   // stacked left to right
+  std::string note;                   // right of the bar (e.g. "1,234 records")
+};
+
+// Horizontal (stacked) bars scaled to the largest total; `unit` follows the axis maximum.
+std::string BarChart(std::string_view id, std::string_view title, const std::vector<Bar>& bars,
+                     std::string_view unit);
+
+struct Range {
+  std::string label;
+  double min = 0, mean = 0, max = 0;
+  double count = 0;
+};
+
+// One row per range: a line from min to max with a dot at the mean, on a shared axis.
+std::string RangeChart(std::string_view id, std::string_view title, const std::vector<Range>& ranges,
+                       std::string_view unit);
+
+// Vertical columns in order (e.g. a value per committed bundle, or per sweep point).
+std::string ColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
+                        std::string_view unit, std::string_view x_label);
+
+// A legend line: coloured squares with their names.
+std::string Legend(const std::vector<std::pair<std::string, std::string>>& color_and_name);
+
+// The page around the sections: <!DOCTYPE html>, inline CSS, title.
+std::string Page(std::string_view title, const std::string& body);
+
+}  // namespace dfw::report

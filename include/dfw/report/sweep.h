@@ -1,0 +1,98 @@
+// `dfworker bench`: the sweep grid (parsing and validation), the measurements of each run, their
+// median and spread per grid point, the table sorted by throughput, the recommendation and the
+// bottleneck named from per-stage busy time. No processes here (the CLI runs them); pure values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/launcher/job_metrics.h"
+
+namespace dfw::report {
+
+// The keys a sweep may vary, and what each maps to (docs/right-sizing.md):
+//   sdk_processes   --sdk_worker_parallelism=N
+//   harness_threads --number_of_worker_harness_threads=N
+//   model_copies    model_handler.config.model_copies: N of every RunInference
+//   mps             use_nvidia_mps added to / removed from worker_accelerator (on|off)
+//   batch_size      model_handler.config min_batch_size = max_batch_size = N of every RunInference
+const std::vector<std::string>& SweepKeys();
+
+// Points a sweep may have (every point runs --repeat times).
+inline constexpr std::size_t kMaxSweepPoints = 64;
+
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;  // normalised: integers as written, mps as "on"/"off"
+};
+
+// "KEY=V1,V2,..." → axis. kInvalidArgument naming the key or value: unknown key (did you mean),
+// no '=', an empty list or empty value, a value that is not a whole number in [1, 4096] (mps:
+// on/off/true/false), a value given twice.
+Result<SweepAxis> ParseSweep(std::string_view text);
+
+using SweepPoint = std::map<std::string, std::string>;  // key -> value
+
+// Every combination (first axis varies slowest). kInvalidArgument for a key swept twice, no axis,
+// or more than kMaxSweepPoints points (saying how many and how to narrow it).
+Result<std::vector<SweepPoint>> MakeGrid(const std::vector<SweepAxis>& axes);
+
+// "sdk_processes=2 batch_size=64".
+std::string PointName(const SweepPoint& point);
+
+// What a stage does, for naming the bottleneck.
+enum class StageKind { kRead, kTransform, kInference, kWrite };
+
+// One run of one point.
+struct RunMeasurement {
+  int exit_code = 0;
+  std::string error;          // why it failed ("" = ok)
+  double wall_s = 0;          // fork to reap, measured by bench
+  JobMetrics metrics;         // its metrics.json (valid when error is "")
+  int64_t max_rss_kib = 0;    // wait4 ru_maxrss of the run's process tree (largest process)
+};
+
+struct PointSummary {
+  SweepPoint point;
+  std::vector<RunMeasurement> runs;
+  int failed = 0;
+  // Medians over the successful runs (0 when none succeeded), and the spread of records/s.
+  double records_per_s = 0, records_per_s_min = 0, records_per_s_max = 0;
+  double wall_s = 0;
+  double idle_fraction = 0;    // mean over processes of idle_s / elapsed_s
+  int64_t max_rss_kib = 0;     // the largest over runs
+  double batch_latency_ms = 0; // mean inference latency per batch (0 = no RunInference)
+  double batch_size = 0;       // mean batch size
+  int64_t errors = 0;          // errors + failed_batches_counter, last successful run
+  int64_t records = 0;
+  std::map<std::string, double> stage_busy_s;  // median per transform of process_bundle_usecs
+  std::string bottleneck;      // e.g. "inference-bound (Classify: 71% of stage time)"
+};
+
+// `kinds` names each transform's kind (from the pipeline spec); an unknown name counts as kTransform.
+PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs,
+                       const std::map<std::string, StageKind>& kinds);
+
+// The bottleneck from per-stage busy time: the kind with the largest share, with its leading stage.
+// "inference-bound", "CPU preprocessing-bound: the accelerator would wait", "I/O-bound (read/parse)",
+// "I/O-bound (write)"; "" without stage times.
+std::string NameBottleneck(const std::map<std::string, double>& stage_busy_s,
+                           const std::map<std::string, StageKind>& kinds);
+
+// Sorted by median records/s (failed points last). The recommendation is the first point with no
+// failed run; its flags are those that select it (FlagsFor).
+std::vector<PointSummary> SortByThroughput(std::vector<PointSummary> points);
+std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat);
+// The command-line flags / pipeline edits that select `point` (e.g. "--sdk_worker_parallelism=2
+// (batch_size: set min_batch_size and max_batch_size to 64 in the RunInference config)").
+std::string FlagsFor(const SweepPoint& point);
+
+// The sweep as an HTML page: throughput per point with its spread, wall time, idle share, peak RSS,
+// per-stage time per point. Chart ids: chart-sweep-throughput, chart-sweep-stages, chart-sweep-idle.
+std::string RenderSweepHtml(const std::vector<PointSummary>& sorted, const std::string& pipeline, int repeat);
+
+}  // namespace dfw::report

@@ -1,0 +1,376 @@
+// `dfworker bench PIPELINE.yaml --sweep KEY=V1,V2 [--sweep ...] [--records N] [--repeat R]
+// [--report FILE.html] [pipeline flags]`: runs the real `dfworker run` (this executable, through
+// the launcher's process seam) once per grid point and repeat, each in a fresh job dir under a
+// temporary root, and prints the table of dfw/report/sweep.h. Pipeline edits a point needs
+// (batch size, model copies, the sample input, private output paths) go into a copy of the
+// pipeline file; flags go on the command line.
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "dfw/common/exit_code.h"
+#include "dfw/common/strings.h"
+#include "dfw/job/job_dir.h"
+#include "dfw/launcher/job_metrics.h"
+#include "dfw/launcher/process_launcher.h"
+#include "dfw/report/sweep.h"
+
+namespace dfw::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using report::SweepPoint;
+
+struct BenchFlags {
+  std::string pipeline_path;
+  std::vector<std::string> sweeps;
+  int64_t records = -1;  // -1 = the whole input
+  int repeat = 3;
+  std::string report;    // HTML page
+  bool keep = false;     // keep the temporary root (job dirs, logs, outputs)
+};
+
+constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
+
+int Error(const std::string& message) {
+  std::cerr << "dfworker bench: error: " << message << "\n";
+  return kInvalid;
+}
+
+volatile sig_atomic_t g_stop_signal = 0;  // set by the handler; the wait loop forwards it to the run
+extern "C" void OnStopSignal(int sig) { g_stop_signal = sig; }
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// worker_accelerator=...;use_nvidia_mps added or removed in a service-option string.
+std::string SetMps(const std::string& text, bool on) {
+  const std::size_t at = text.find("worker_accelerator=");
+  if (at == std::string::npos) return text;
+  const std::size_t begin = at + std::string("worker_accelerator=").size();
+  std::size_t end = text.find(',', begin);
+  if (end == std::string::npos) end = text.size();
+  std::vector<std::string> kept;
+  for (const std::string& item : Split(text.substr(begin, end - begin), ';')) {
+    if (Trim(item) != "use_nvidia_mps" && !Trim(item).empty()) kept.push_back(item);
+  }
+  if (on) kept.push_back("use_nvidia_mps");
+  return text.substr(0, begin) + Join(kept, ";") + text.substr(end);
+}
+
+// What the bench rewrites in the pipeline file, found once.
+struct PipelineEdits {
+  YAML::Node root;
+  std::map<std::string, report::StageKind> kinds;
+  bool accelerator_in_yaml = false;
+};
+
+report::StageKind KindOf(const std::string& type) {
+  if (StartsWith(type, "ReadFrom") || type == "Create") return report::StageKind::kRead;
+  if (StartsWith(type, "WriteTo")) return report::StageKind::kWrite;
+  if (type == "RunInference") return report::StageKind::kInference;
+  return report::StageKind::kTransform;
+}
+
+// Every transform mapping under `pipeline:` (chain source/sink, transforms, extra_transforms).
+void EachTransform(YAML::Node node, const std::function<void(YAML::Node)>& f) {
+  if (node.IsMap()) {
+    if (node["type"] && node["type"].IsScalar() && node["type"].Scalar() != "chain" && node["type"].Scalar() != "composite") {
+      f(node);
+    }
+    for (auto kv : node) {
+      if (kv.second.IsMap() || kv.second.IsSequence()) {
+        const std::string key = kv.first.Scalar();
+        if (key == "config") continue;  // a transform's config is not a transform
+        EachTransform(kv.second, f);
+      }
+    }
+  } else if (node.IsSequence()) {
+    for (auto n : node) EachTransform(n, f);
+  }
+}
+
+// Writes the first `records` records of `path` (a CSV keeps its header) to `out`.
+Status Sample(const std::string& path, bool csv, int64_t records, const std::string& out, int64_t& written) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("--records: cannot read the source file '" + path + "'");
+  std::ofstream o(out);
+  std::string line;
+  written = 0;
+  if (csv && std::getline(in, line)) o << line << "\n";
+  while (written < records && std::getline(in, line)) {
+    o << line << "\n";
+    ++written;
+  }
+  if (!o) return Status(StatusCode::kIoError, "writing the sample " + out);
+  return Status::OK();
+}
+
+Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& root_dir) {
+  PipelineEdits e;
+  try {
+    e.root = YAML::LoadFile(flags.pipeline_path);
+  } catch (const YAML::Exception& ex) {
+    return InvalidArgument(flags.pipeline_path + ": not valid YAML: " + ex.msg);
+  }
+  if (!e.root.IsMap() || !e.root["pipeline"]) return InvalidArgument(flags.pipeline_path + ": no 'pipeline:' block");
+  int index = 0;
+  Status status;
+  EachTransform(e.root["pipeline"], [&](YAML::Node t) {
+    const std::string type = t["type"].Scalar();
+    const std::string name = t["name"] && t["name"].IsScalar() ? t["name"].Scalar() : type;
+    e.kinds[name] = KindOf(type);
+    YAML::Node config = t["config"];
+    if (!config || !config.IsMap() || !config["path"] || !config["path"].IsScalar()) return;
+    const std::string path = config["path"].Scalar();
+    const int i = index++;
+    if (StartsWith(type, "WriteTo")) {
+      // Private outputs per point: the job's own folder, never the pipeline's out/.
+      config["path"] = "@OUT@/" + std::to_string(i) + "/" + fs::path(path).filename().string();
+    } else if (StartsWith(type, "ReadFrom") && flags.records > 0 && status.ok()) {
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec)) {
+        status = InvalidArgument("--records samples a source file, but '" + name + "' reads '" + path +
+                                 "' (not one file: a pattern or a folder); leave --records out to read it all");
+        return;
+      }
+      const std::string sample = root_dir + "/sample-" + std::to_string(i) + fs::path(path).extension().string();
+      int64_t written = 0;
+      status = Sample(path, type == "ReadFromCsv", flags.records, sample, written);
+      if (status.ok() && written < flags.records) {
+        std::cerr << "[bench] " << name << ": '" << path << "' has " << written << " records, fewer than --records "
+                  << flags.records << "; using them all\n";
+      }
+      config["path"] = sample;
+    }
+  });
+  RETURN_IF_ERROR(status);
+  if (YAML::Node opts = e.root["options"]; opts && opts.IsMap()) {
+    for (const char* key : {"dataflow_service_options", "experiments"}) {
+      if (YAML::Node v = opts[key]; v) e.accelerator_in_yaml |= YAML::Dump(v).find("worker_accelerator=") != std::string::npos;
+    }
+  }
+  return e;
+}
+
+// The pipeline file of one point: batch size and model copies in every RunInference, MPS in the
+// YAML accelerator, outputs under `out_dir`.
+std::string PointYaml(const PipelineEdits& e, const SweepPoint& point, const std::string& out_dir) {
+  YAML::Node root = YAML::Clone(e.root);
+  EachTransform(root["pipeline"], [&](YAML::Node t) {
+    YAML::Node config = t["config"];
+    if (!config || !config.IsMap()) return;
+    if (config["path"] && config["path"].IsScalar() && StartsWith(config["path"].Scalar(), "@OUT@/")) {
+      config["path"] = out_dir + config["path"].Scalar().substr(5);
+    }
+    if (t["type"].Scalar() != "RunInference" || !config["model_handler"] || !config["model_handler"]["config"]) return;
+    YAML::Node handler = config["model_handler"]["config"];
+    if (auto it = point.find("batch_size"); it != point.end()) {
+      handler["min_batch_size"] = it->second;
+      handler["max_batch_size"] = it->second;
+    }
+    if (auto it = point.find("model_copies"); it != point.end()) handler["model_copies"] = it->second;
+  });
+  if (auto it = point.find("mps"); it != point.end() && e.accelerator_in_yaml) {
+    YAML::Node opts = root["options"];
+    for (const char* key : {"dataflow_service_options", "experiments"}) {
+      YAML::Node v = opts[key];
+      if (!v) continue;
+      if (v.IsScalar()) opts[key] = SetMps(v.Scalar(), it->second == "on");
+      if (v.IsSequence()) {
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = SetMps(v[i].Scalar(), it->second == "on");
+      }
+    }
+  }
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+std::vector<std::string> PointArgs(const SweepPoint& point, const std::vector<std::string>& pipeline_args) {
+  std::vector<std::string> args;
+  for (const std::string& a : pipeline_args) {
+    auto mps = point.find("mps");
+    args.push_back(mps != point.end() && a.find("worker_accelerator=") != std::string::npos ? SetMps(a, mps->second == "on") : a);
+  }
+  if (auto it = point.find("sdk_processes"); it != point.end()) args.push_back("--sdk_worker_parallelism=" + it->second);
+  if (auto it = point.find("harness_threads"); it != point.end()) {
+    args.push_back("--number_of_worker_harness_threads=" + it->second);
+  }
+  return args;
+}
+
+std::string LastLine(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return "";
+  std::string t = std::string(Trim(*text));
+  const std::size_t nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+// One `dfworker run` of a point, through the launcher's process seam; forwards SIGINT/SIGTERM.
+report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yaml_path, const std::vector<std::string>& args,
+                               const std::string& run_dir) {
+  report::RunMeasurement m;
+  fs::create_directories(run_dir);
+  ProcessSpec spec;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  spec.argv = {ec ? std::string("/proc/self/exe") : self.string(), "run", yaml_path, "--job_dir=" + run_dir + "/job",
+               "--log_level=warn"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.log_path = run_dir + "/run.log";
+  const auto start = std::chrono::steady_clock::now();
+  auto pid = launcher.Start(spec);
+  if (!pid.ok()) {
+    m.exit_code = -1;
+    m.error = pid.status().message();
+    return m;
+  }
+  bool forwarded = false;
+  for (;;) {
+    std::vector<ProcessExit> done = launcher.ReapExited();
+    if (!done.empty()) {
+      m.max_rss_kib = done[0].max_rss_kib;
+      m.exit_code = done[0].exit.exited ? done[0].exit.exit_code : 128 + done[0].exit.signal;
+      if (!done[0].exit.success()) m.error = "dfworker run " + done[0].exit.Describe() + ": " + LastLine(spec.log_path);
+      break;
+    }
+    if (g_stop_signal != 0 && !forwarded) {
+      launcher.Signal(*pid, g_stop_signal);
+      forwarded = true;
+    }
+    ::poll(nullptr, 0, 5);  // the run takes ≥ 100 ms; 5 ms of reap latency is noise
+  }
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!m.error.empty()) return m;
+  auto text = ReadWholeFile(run_dir + "/job/metrics.json");
+  auto metrics = text.ok() ? ParseJobMetrics(*text) : Result<JobMetrics>(text.status());
+  if (!metrics.ok()) {
+    m.error = "metrics.json: " + metrics.status().message();
+  } else {
+    m.metrics = std::move(*metrics);
+  }
+  return m;
+}
+
+int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+  if (!leftovers.empty()) return Error("unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+  if (flags.records == 0 || flags.records < -1) return Error("--records " + std::to_string(flags.records) + ": must be 1 or more");
+  if (flags.repeat < 1 || flags.repeat > 20) return Error("--repeat " + std::to_string(flags.repeat) + ": must be from 1 to 20");
+  std::vector<report::SweepAxis> axes;
+  for (const std::string& s : flags.sweeps) {
+    auto axis = report::ParseSweep(s);
+    if (!axis.ok()) return Error(axis.status().message());
+    axes.push_back(std::move(*axis));
+  }
+  auto grid = report::MakeGrid(axes);
+  if (!grid.ok()) return Error(grid.status().message());
+  std::error_code ec;
+  if (!fs::is_regular_file(flags.pipeline_path, ec)) return Error("pipeline file '" + flags.pipeline_path + "' is not a file");
+
+  std::string root_template = (fs::temp_directory_path() / "dfw-bench-XXXXXX").string();
+  if (::mkdtemp(root_template.data()) == nullptr) return Error("cannot create a temporary folder under " + fs::temp_directory_path().string());
+  const std::string root = root_template;
+  auto edits = LoadEdits(flags, root);
+  bool has_accelerator = false;
+  for (const std::string& a : pipeline_args) has_accelerator |= a.find("worker_accelerator=") != std::string::npos;
+  int code = 0;
+  if (!edits.ok()) {
+    code = Error(edits.status().message());
+  } else if (std::any_of(axes.begin(), axes.end(), [](const auto& a) { return a.key == "mps"; }) && !has_accelerator &&
+             !edits->accelerator_in_yaml) {
+    code = Error("--sweep mps needs a worker_accelerator to switch MPS on and off, e.g. "
+                 "--dataflow_service_options=\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\"");
+  }
+  if (code != 0) {
+    fs::remove_all(root, ec);
+    return code;
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  auto launcher = MakePosixProcessLauncher();
+  std::vector<report::PointSummary> summaries;
+  const std::size_t total = grid->size() * static_cast<std::size_t>(flags.repeat);
+  std::size_t done = 0;
+  std::cerr << "[bench] " << grid->size() << " point(s) x " << flags.repeat << " run(s) under " << root << "\n";
+  for (std::size_t p = 0; p < grid->size() && g_stop_signal == 0; ++p) {
+    const SweepPoint& point = (*grid)[p];
+    const std::string point_dir = root + "/point-" + std::to_string(p);
+    fs::create_directories(point_dir);
+    std::vector<report::RunMeasurement> runs;
+    for (int r = 0; r < flags.repeat && g_stop_signal == 0; ++r) {
+      const std::string run_dir = point_dir + "/run-" + std::to_string(r);
+      const std::string yaml_path = run_dir + ".yaml";
+      std::ofstream(yaml_path) << PointYaml(*edits, point, run_dir + "/out");
+      report::RunMeasurement m = RunOnce(*launcher, yaml_path, PointArgs(point, pipeline_args), run_dir);
+      ++done;
+      if (g_stop_signal != 0) break;  // an interrupted run measures nothing
+      char line[256];
+      const int64_t recs = m.metrics.total.CounterOr("dfworker", "records");
+      std::snprintf(line, sizeof line, "[bench] %zu/%zu %s run %d: ", done, total, report::PointName(point).c_str(), r + 1);
+      std::cerr << line
+                << (m.error.empty() ? std::to_string(recs) + " records, " +
+                                          std::to_string(static_cast<int64_t>(m.metrics.elapsed_s > 0 ? recs / m.metrics.elapsed_s : 0)) +
+                                          " records/s in " + std::to_string(m.wall_s).substr(0, 5) + " s"
+                                    : "failed: " + m.error)
+                << "\n";
+      runs.push_back(std::move(m));
+    }
+    if (!runs.empty()) summaries.push_back(report::Summarize(point, std::move(runs), edits->kinds));
+  }
+  std::vector<report::PointSummary> sorted = report::SortByThroughput(std::move(summaries));
+  if (g_stop_signal != 0) {
+    std::cout << "interrupted: " << sorted.size() << " of " << grid->size() << " point(s) measured\n";
+  }
+  std::cout << report::RenderSweepTable(sorted, flags.repeat) << std::flush;
+  if (!flags.report.empty()) {
+    Status s = WriteFileAtomically(flags.report, report::RenderSweepHtml(sorted, flags.pipeline_path, flags.repeat), false);
+    if (!s.ok()) std::cerr << "dfworker bench: error: writing " << flags.report << ": " << s.message() << "\n";
+    else std::cerr << "[bench] report: " << flags.report << "\n";
+  }
+  if (flags.keep) {
+    std::cerr << "[bench] job dirs kept under " << root << "\n";
+  } else {
+    fs::remove_all(root, ec);
+  }
+  if (g_stop_signal != 0) return g_stop_signal == SIGINT ? static_cast<int>(ExitCode::kInterrupted) : static_cast<int>(ExitCode::kTerminated);
+  for (const auto& s : sorted) {
+    if (s.failed == 0) return 0;
+  }
+  return static_cast<int>(ExitCode::kRunFailed);
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App& app, CliContext& context) {
+  auto flags = std::make_shared<BenchFlags>();
+  CLI::App* bench = app.add_subcommand("bench", "Run the pipeline over a grid of configurations and find where the time goes");
+  bench->footer("Keys: " + Join(report::SweepKeys()) +
+                ". Pipeline flags are passed to every run. See docs/right-sizing.md.");
+  bench->allow_extras();
+  bench->add_option("pipeline", flags->pipeline_path, "Pipeline file")->required();
+  bench->add_option("--sweep", flags->sweeps, "KEY=V1,V2,... (repeat for more keys; the grid is every combination)")
+      ->allow_extra_args(false);
+  bench->add_option("--records", flags->records, "Run on the first N records of each source file (default: all)");
+  bench->add_option("--repeat", flags->repeat, "Runs per grid point (median and spread), default 3");
+  bench->add_option("--report", flags->report, "Also write the sweep as an HTML page here");
+  bench->add_flag("--keep", flags->keep, "Keep the temporary folder with every run's job dir");
+  bench->callback([bench, flags, &context] {
+    context.exit_code = Bench(*flags, bench->remaining(), context.pipeline_args);
+  });
+}
+
+}  // namespace dfw::cli

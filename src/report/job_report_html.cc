@@ -1,0 +1,184 @@
+// The job report page. Every figure comes from the job dir; a chart whose metrics are absent is
+// replaced by a sentence saying so (never an empty or invented chart).
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "dfw/common/strings.h"
+#include "dfw/job/protocol.h"
+#include "dfw/report/job_report.h"
+#include "dfw/report/svg.h"
+
+namespace dfw::report {
+namespace {
+
+constexpr const char* kBusy = "#4a78b5";
+constexpr const char* kIdle = "#d5d9de";
+constexpr const char* kError = "#c0504d";
+
+std::string Fixed(double v, int digits = 2) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string Kpi(const std::string& value, const std::string& label) {
+  return "<span class=\"kpi\"><b>" + Escape(value) + "</b>" + Escape(label) + "</span>";
+}
+
+// Transform namespaces in the order they first appear (the metric map is sorted by name).
+std::vector<std::string> Namespaces(const MetricsSnapshot& s) {
+  std::set<std::string> seen;
+  std::vector<std::string> out;
+  for (const auto& [key, v] : s.counters) {
+    if (key.ns != kRecordsNamespace && seen.insert(key.ns).second) out.push_back(key.ns);
+  }
+  return out;
+}
+
+std::string Distributions(const JobMetrics& m, const char* name, double scale, const char* id, const char* title,
+                          const char* unit) {
+  std::vector<Range> ranges;
+  for (const auto& [key, d] : m.total.distributions) {
+    if (key.name != name || d.count == 0) continue;
+    ranges.push_back({key.ns + " (all)", d.min / scale, d.mean() / scale, d.max / scale, static_cast<double>(d.count)});
+    for (const JobMetrics::Process& p : m.processes) {
+      auto it = p.metrics.distributions.find(key);
+      if (it == p.metrics.distributions.end() || it->second.count == 0) continue;
+      const DistributionData& pd = it->second;
+      ranges.push_back({key.ns + " sdk-" + std::to_string(p.index), pd.min / scale, pd.mean() / scale, pd.max / scale,
+                        static_cast<double>(pd.count)});
+    }
+  }
+  if (ranges.empty()) {
+    return "<p class=\"note\">The metrics have no " + std::string(name) + " distribution (no RunInference ran).</p>\n";
+  }
+  return RangeChart(id, title, ranges, unit) +
+         "<p class=\"note\">Line: min to max; dot: mean (Beam distributions keep count, sum, min and max only, so "
+         "there are no percentiles).</p>\n";
+}
+
+}  // namespace
+
+std::string RenderJobReportHtml(const JobReportData& d) {
+  const JobMetrics& m = d.metrics;
+  const int64_t records = m.total.CounterOr(kRecordsNamespace, kRecordsCounter);
+  int64_t errors = 0;
+  for (const auto& [key, v] : m.total.counters) {
+    if (key.name == "errors" || key.name == "failed_batches_counter") errors += v;
+  }
+  std::string body = "<h1>dfworker report: " + Escape(m.job_id) + "</h1>\n<p class=\"note\">" + Escape(d.job_dir) +
+                     " · executor " + Escape(d.info.executor) +
+                     (d.info.params.count("pipeline_path") ? " · " + Escape(d.info.params.at("pipeline_path")) : "") +
+                     " · " + (d.finished ? "finished" : "not finished (no FINISHED file)") + "</p>\n<p>";
+  body += Kpi(std::to_string(records), "records");
+  body += Kpi(Fixed(m.elapsed_s) + " s", "wall time");
+  body += Kpi(m.elapsed_s > 0 ? ShortNumber(static_cast<double>(records) / m.elapsed_s) : "-", "records/s");
+  body += Kpi(std::to_string(m.processes.size()), "SDK processes");
+  body += Kpi(std::to_string(m.bundles_committed), "bundles");
+  body += Kpi(std::to_string(m.retries), "retries");
+  body += Kpi(std::to_string(errors), "errors");
+  body += "</p>\n";
+
+  // Processes: busy vs idle over the run, and records.
+  body += "<h2>SDK processes</h2>\n" + Legend({{kBusy, "busy (in a bundle)"}, {kIdle, "idle (start-up, waiting, shutdown)"}});
+  std::vector<Bar> timeline, per_records;
+  for (const JobMetrics::Process& p : m.processes) {
+    const std::string name = "sdk-" + std::to_string(p.index);
+    timeline.push_back({name,
+                        {{p.busy_s, kBusy, "busy " + Fixed(p.busy_s) + " s"}, {p.idle_s, kIdle, "idle " + Fixed(p.idle_s) + " s"}},
+                        Fixed(m.elapsed_s > 0 ? 100.0 * p.idle_s / m.elapsed_s : 0, 0) + "% idle"});
+    per_records.push_back({name, {{static_cast<double>(p.records), kBusy, std::to_string(p.records) + " records"}},
+                           std::to_string(p.records) + " rec, " + std::to_string(p.bundles) + " bundles"});
+  }
+  body += BarChart("chart-processes", "Busy and idle time per SDK process", timeline, "s");
+  body += BarChart("chart-records", "Records and bundles per SDK process", per_records, "records");
+
+  // Stages: where the time went inside the processes.
+  body += "<h2>Stages</h2>\n";
+  std::vector<Bar> stages;
+  for (const std::string& ns : Namespaces(m.total)) {
+    if (!m.total.counters.count({ns, "process_bundle_usecs"})) continue;  // a handler's namespace, not a transform
+    const double s = static_cast<double>(m.total.CounterOr(ns, "process_bundle_usecs")) / 1e6;
+    stages.push_back({ns, {{s, kBusy, Fixed(s, 3) + " s"}}, Fixed(s, 3) + " s"});
+  }
+  bool any_stage_time = false;
+  for (const Bar& b : stages) any_stage_time |= b.segments[0].value > 0;
+  if (any_stage_time) {
+    body += BarChart("chart-stage-time", "Time inside each transform (process_bundle_usecs, summed over threads and processes)",
+                     stages, "s");
+  } else {
+    body += "<p class=\"note\">The metrics have no per-transform time (process_bundle_usecs).</p>\n";
+  }
+  // One row per namespace, its non-zero counters in one cell (every counter: metrics.json).
+  std::map<std::string, std::string> nonzero;
+  for (const auto& [key, v] : m.total.counters) {
+    if (v == 0) continue;
+    std::string& cell = nonzero[key.ns];
+    cell += (cell.empty() ? "" : ", ") + key.name + " " + std::to_string(v);
+  }
+  body += "<table><tr><th>namespace</th><th class=\"text\">non-zero counters (all of them: metrics.json)</th></tr>\n";
+  for (const auto& [ns, cell] : nonzero) {
+    body += "<tr><td>" + Escape(ns) + "</td><td class=\"text\">" + Escape(cell) + "</td></tr>\n";
+  }
+  body += "</table>\n";
+
+  body += "<h2>Batches</h2>\n";
+  body += Distributions(m, "inference_request_batch_size", 1, "chart-batch-size", "Batch size (elements per inference call)",
+                        "elements");
+  body += Distributions(m, "inference_batch_latency_micro_secs", 1000, "chart-latency",
+                        "Inference latency per batch (inference_batch_latency_micro_secs)", "ms");
+
+  body += "<h2>Bundles</h2>\n";
+  std::vector<double> per_bundle;
+  for (const CommitEntry& c : d.commits) per_bundle.push_back(static_cast<double>(c.records));
+  if (per_bundle.empty()) {
+    body += "<p class=\"note\">manifest.jsonl holds no commits.</p>\n";
+  } else {
+    body += ColumnChart("chart-bundles", "Records per committed bundle, in commit order (the manifest has no timestamps)",
+                        per_bundle, "records", "commits");
+  }
+
+  body += "<h2>Errors</h2>\n";
+  std::vector<Bar> error_bars;
+  for (const std::string& ns : Namespaces(m.total)) {
+    if (!m.total.counters.count({ns, "errors"}) && !m.total.counters.count({ns, "failed_batches_counter"})) continue;
+    const double e = static_cast<double>(m.total.CounterOr(ns, "errors") + m.total.CounterOr(ns, "failed_batches_counter"));
+    error_bars.push_back({ns, {{e, kError, std::to_string(static_cast<int64_t>(e)) + " errors"}},
+                          std::to_string(static_cast<int64_t>(e))});
+  }
+  int64_t retried = 0;
+  for (const CommitEntry& c : d.commits) retried += c.attempt > 1;
+  error_bars.push_back({"bundle retries", {{static_cast<double>(m.retries), kError, "retries"}}, std::to_string(m.retries)});
+  body += BarChart("chart-errors", "Errors per transform (errors + failed_batches_counter) and bundle retries", error_bars,
+                   "");
+  body += "<p class=\"note\">" + std::to_string(retried) + " committed bundle(s) needed more than one attempt.</p>\n";
+
+  body += "<h2>GPU memory</h2>\n";
+  if (!d.has_gpu_memory) {
+    body += "<p class=\"note\">No gpu_memory.json: the worker had no accelerator (or the run predates it).</p>\n";
+  } else {
+    const GpuMemoryRecord& g = d.gpu_memory;
+    constexpr double kGiB = 1073741824.0;
+    std::vector<Bar> bars = {
+        {"planned",
+         {{g.contexts / kGiB, "#8c6bb1", "CUDA contexts " + Fixed(g.contexts / kGiB) + " GiB"},
+          {g.models / kGiB, kBusy, "model copies " + Fixed(g.models / kGiB) + " GiB"},
+          {g.workspace / kGiB, "#e8743b", "workspace " + Fixed(g.workspace / kGiB) + " GiB"}},
+         HumanBytes(static_cast<uint64_t>(g.planned_peak)) + " peak"},
+        {"capacity", {{g.capacity / kGiB, kIdle, "capacity"}}, HumanBytes(static_cast<uint64_t>(g.capacity))}};
+    if (g.measured_model_hosts >= 0) {
+      bars.insert(bars.begin() + 1, Bar{"measured (hosts)", {{g.measured_model_hosts / kGiB, "#19a979", "model hosts"}},
+                                        HumanBytes(static_cast<uint64_t>(g.measured_model_hosts)) +
+                                            " (plan: " + HumanBytes(static_cast<uint64_t>(g.models)) + ")"});
+    }
+    body += Legend({{"#8c6bb1", "CUDA contexts"}, {kBusy, "model copies"}, {"#e8743b", "workspace"}}) +
+            BarChart("chart-gpu-memory", "GPU memory on the busiest " + g.gpu + " (" + g.backend + "): planned vs measured",
+                     bars, "GiB") +
+            "<p class=\"note\">Measured: what the emulated ledger saw the model hosts hold at the end of the run "
+            "(the SDK processes' own allocations are released by then, so they are not measured).</p>\n";
+  }
+  return Page("dfworker report " + m.job_id, body);
+}
+
+}  // namespace dfw::report

@@ -1,0 +1,252 @@
+#include "dfw/report/sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "dfw/common/strings.h"
+#include "dfw/job/protocol.h"
+
+namespace dfw::report {
+namespace {
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+const char* KindName(StageKind k) {
+  switch (k) {
+    case StageKind::kRead: return "I/O-bound (read/parse)";
+    case StageKind::kTransform: return "CPU preprocessing-bound: the accelerator would wait";
+    case StageKind::kInference: return "inference-bound";
+    case StageKind::kWrite: return "I/O-bound (write)";
+  }
+  return "?";
+}
+
+}  // namespace
+
+const std::vector<std::string>& SweepKeys() {
+  static const std::vector<std::string> keys = {"sdk_processes", "harness_threads", "model_copies", "mps", "batch_size"};
+  return keys;
+}
+
+Result<SweepAxis> ParseSweep(std::string_view text) {
+  const std::size_t eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    return InvalidArgument("--sweep '" + std::string(text) + "': expected KEY=V1,V2,... (keys: " + Join(SweepKeys()) + ")");
+  }
+  SweepAxis axis;
+  axis.key = std::string(Trim(text.substr(0, eq)));
+  const auto& keys = SweepKeys();
+  if (std::find(keys.begin(), keys.end(), axis.key) == keys.end()) {
+    return InvalidArgument("--sweep: unknown key '" + axis.key + "'" + DidYouMeanSuffix(axis.key, keys) +
+                           " (keys: " + Join(keys) + ")");
+  }
+  const std::string_view list = text.substr(eq + 1);
+  if (Trim(list).empty()) return InvalidArgument("--sweep " + axis.key + ": the list of values is empty");
+  for (const std::string& raw : Split(list, ',')) {
+    const std::string v(Trim(raw));
+    if (v.empty()) return InvalidArgument("--sweep " + axis.key + "='" + std::string(list) + "': an empty value");
+    std::string norm;
+    if (axis.key == "mps") {
+      if (v == "on" || v == "true" || v == "1") norm = "on";
+      else if (v == "off" || v == "false" || v == "0") norm = "off";
+      else return InvalidArgument("--sweep mps: value '" + v + "' is not on/off (or true/false)");
+    } else {
+      auto n = ParseInt64(v);
+      if (!n || *n < 1 || *n > 4096) {
+        return InvalidArgument("--sweep " + axis.key + ": value '" + v + "' is not a whole number from 1 to 4096");
+      }
+      norm = std::to_string(*n);
+    }
+    if (std::find(axis.values.begin(), axis.values.end(), norm) != axis.values.end()) {
+      return InvalidArgument("--sweep " + axis.key + ": value '" + v + "' is given twice");
+    }
+    axis.values.push_back(norm);
+  }
+  return axis;
+}
+
+Result<std::vector<SweepPoint>> MakeGrid(const std::vector<SweepAxis>& axes) {
+  if (axes.empty()) return InvalidArgument("no --sweep KEY=V1,V2,... given (keys: " + Join(SweepKeys()) + ")");
+  std::size_t points = 1;
+  std::string shape;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (axes[j].key == axes[i].key) return InvalidArgument("--sweep " + axes[i].key + " is given twice; list all values once");
+    }
+    points *= axes[i].values.size();
+    shape += (i ? " x " : "") + std::to_string(axes[i].values.size()) + " " + axes[i].key;
+  }
+  if (points > kMaxSweepPoints) {
+    return InvalidArgument("the grid has " + std::to_string(points) + " points (" + shape + "), more than " +
+                           std::to_string(kMaxSweepPoints) + ": drop values or sweep fewer keys at once");
+  }
+  std::vector<SweepPoint> out(1);
+  for (const SweepAxis& a : axes) {
+    std::vector<SweepPoint> next;
+    for (const SweepPoint& p : out) {
+      for (const std::string& v : a.values) {
+        SweepPoint q = p;
+        q[a.key] = v;
+        next.push_back(std::move(q));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+std::string PointName(const SweepPoint& point) {
+  std::string out;
+  for (const std::string& key : SweepKeys()) {  // a fixed order, whatever the command line's
+    auto it = point.find(key);
+    if (it != point.end()) out += (out.empty() ? "" : " ") + key + "=" + it->second;
+  }
+  return out;
+}
+
+std::string NameBottleneck(const std::map<std::string, double>& stage_busy_s, const std::map<std::string, StageKind>& kinds) {
+  std::map<StageKind, double> by_kind;
+  std::map<StageKind, std::pair<std::string, double>> leader;
+  double total = 0;
+  for (const auto& [stage, s] : stage_busy_s) {
+    auto it = kinds.find(stage);
+    const StageKind k = it == kinds.end() ? StageKind::kTransform : it->second;
+    by_kind[k] += s;
+    total += s;
+    if (s > leader[k].second) leader[k] = {stage, s};
+  }
+  if (total <= 0) return "";
+  auto top = std::max_element(by_kind.begin(), by_kind.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * top->second / total);
+  return std::string(KindName(top->first)) + " (" + leader[top->first].first + ": " + pct + " of stage time)";
+}
+
+PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs, const std::map<std::string, StageKind>& kinds) {
+  PointSummary s;
+  s.point = point;
+  std::vector<double> rps, wall, idle, latency, batch;
+  std::map<std::string, std::vector<double>> stages;
+  for (const RunMeasurement& r : runs) {
+    s.max_rss_kib = std::max(s.max_rss_kib, r.max_rss_kib);
+    if (!r.error.empty()) {
+      ++s.failed;
+      continue;
+    }
+    const JobMetrics& m = r.metrics;
+    s.records = m.total.CounterOr(kRecordsNamespace, kRecordsCounter);
+    rps.push_back(m.elapsed_s > 0 ? static_cast<double>(s.records) / m.elapsed_s : 0);
+    wall.push_back(r.wall_s);
+    double idle_sum = 0;
+    for (const JobMetrics::Process& p : m.processes) idle_sum += m.elapsed_s > 0 ? p.idle_s / m.elapsed_s : 0;
+    idle.push_back(m.processes.empty() ? 0 : idle_sum / static_cast<double>(m.processes.size()));
+    DistributionData lat, size;
+    s.errors = 0;
+    for (const auto& [key, d] : m.total.distributions) {
+      if (key.name == "inference_batch_latency_micro_secs") lat.Merge(d);
+      if (key.name == "inference_request_batch_size") size.Merge(d);
+    }
+    for (const auto& [key, v] : m.total.counters) {
+      if (key.name == "errors" || key.name == "failed_batches_counter") s.errors += v;
+      if (key.name == "process_bundle_usecs") stages[key.ns].push_back(static_cast<double>(v) / 1e6);
+    }
+    latency.push_back(lat.mean() / 1000.0);
+    batch.push_back(size.mean());
+  }
+  if (!rps.empty()) {
+    s.records_per_s = Median(rps);
+    s.records_per_s_min = *std::min_element(rps.begin(), rps.end());
+    s.records_per_s_max = *std::max_element(rps.begin(), rps.end());
+    s.wall_s = Median(wall);
+    s.idle_fraction = Median(idle);
+    s.batch_latency_ms = Median(latency);
+    s.batch_size = Median(batch);
+    for (auto& [stage, v] : stages) s.stage_busy_s[stage] = Median(v);
+    s.bottleneck = NameBottleneck(s.stage_busy_s, kinds);
+  }
+  s.runs = std::move(runs);
+  return s;
+}
+
+std::vector<PointSummary> SortByThroughput(std::vector<PointSummary> points) {
+  std::stable_sort(points.begin(), points.end(), [](const PointSummary& a, const PointSummary& b) {
+    if ((a.failed == 0) != (b.failed == 0)) return a.failed == 0;
+    return a.records_per_s > b.records_per_s;
+  });
+  return points;
+}
+
+std::string FlagsFor(const SweepPoint& point) {
+  std::string flags, edits;
+  for (const auto& [key, v] : point) {
+    if (key == "sdk_processes") flags += " --sdk_worker_parallelism=" + v;
+    else if (key == "harness_threads") flags += " --number_of_worker_harness_threads=" + v;
+    else if (key == "mps") flags += std::string(" (worker_accelerator ") + (v == "on" ? "with" : "without") + " use_nvidia_mps)";
+    else if (key == "model_copies") edits += "; model_copies: " + v;
+    else if (key == "batch_size") edits += "; min_batch_size: " + v + ", max_batch_size: " + v;
+  }
+  std::string out = Trim(flags).empty() ? std::string() : std::string(Trim(flags));
+  if (!edits.empty()) {
+    out += std::string(out.empty() ? "in" : " and in") + " every RunInference model_handler.config: " + edits.substr(2);
+  }
+  return out;
+}
+
+std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat) {
+  std::string out;
+  char line[768];
+  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %8s %7s %6s  %s\n", "configuration", "records/s",
+                "(min-max)", "wall s", "idle", "RSS MiB", "batch", "lat ms", "errors", "bottleneck");
+  out += line;
+  for (const PointSummary& p : sorted) {
+    if (p.failed == static_cast<int>(p.runs.size())) {
+      std::snprintf(line, sizeof line, "%-44s   failed: %s\n", PointName(p.point).c_str(),
+                    p.runs.empty() ? "not run" : p.runs.back().error.c_str());
+      out += line;
+      continue;
+    }
+    char spread[48];
+    std::snprintf(spread, sizeof spread, "(%.0f-%.0f)", p.records_per_s_min, p.records_per_s_max);
+    std::snprintf(line, sizeof line, "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %8.1f %7.2f %6lld  %s%s\n",
+                  PointName(p.point).c_str(), p.records_per_s, spread, p.wall_s, 100.0 * p.idle_fraction,
+                  static_cast<double>(p.max_rss_kib) / 1024.0, p.batch_size, p.batch_latency_ms,
+                  static_cast<long long>(p.errors), p.bottleneck.c_str(),
+                  p.failed ? (" [" + std::to_string(p.failed) + " failed run(s)]").c_str() : "");
+    out += line;
+  }
+  out += "records/s: median of " + std::to_string(repeat) +
+         " run(s) (records / the launcher's wall time); idle: mean share of the run an SDK process spent outside "
+         "bundles; RSS: the largest process of the run (wait4); batch, lat: mean batch size and inference latency "
+         "per batch\n";
+  for (const PointSummary& p : sorted) {
+    if (p.failed) continue;
+    out += "recommended: " + PointName(p.point) + " (" + std::to_string(std::llround(p.records_per_s)) +
+           " records/s, " + (p.bottleneck.empty() ? "no stage times" : p.bottleneck) + ")\n";
+    out += "  flags: " + FlagsFor(p.point) + "\n";
+    if (sorted.size() > 1 && sorted[1].failed == 0 && sorted[1].records_per_s > 0) {
+      const double ratio = p.records_per_s / sorted[1].records_per_s;
+      char spread[160];
+      std::snprintf(spread, sizeof spread, "%.0f-%.0f vs %.0f-%.0f", p.records_per_s_min, p.records_per_s_max,
+                    sorted[1].records_per_s_min, sorted[1].records_per_s_max);
+      if (ratio >= 1.05 && p.records_per_s_min < sorted[1].records_per_s_max) {
+        out += "  note: its runs overlap the next point's (" + std::string(spread) + " records/s, " +
+               PointName(sorted[1].point) + "): a noisy machine; more --repeat or a quieter machine would settle it\n";
+      }
+      if (ratio < 1.05) {
+        out += "  note: the next point (" + PointName(sorted[1].point) + ") is within 5% (" +
+               std::to_string(std::llround(sorted[1].records_per_s)) +
+               " records/s): on a noisy machine treat them as equal\n";
+      }
+    }
+    return out;
+  }
+  return out + "no configuration ran successfully\n";
+}
+
+}  // namespace dfw::report

@@ -1,0 +1,204 @@
+// `dfworker plan`, `report` and `bench` through the real binary: exit codes, outputs, and that a
+// sweep names the bottleneck of a pipeline made slow on purpose.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_test_util.h"
+#include "report/html_check.h"
+
+namespace dfw {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunDfworker;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("dfw_rightsize_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(p);
+  return p;
+}
+
+TEST(RightSizing, PlanListsConfigurationsAsJsonAndRefusesBadRequests) {
+  auto ok = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4,nvidia-h200-141gb", "--format=json"});
+  ASSERT_EQ(ok.exit_code, 0) << ok.out;
+  auto j = nlohmann::json::parse(ok.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << ok.out;
+  bool g2 = false, mig = false;
+  for (const auto& r : j["rows"]) {
+    g2 |= r["machine_type"] == "g2-standard-8" && r["verdict"] == "fits";
+    mig |= r.contains("mig") && r["mig"]["profile"] == "3g.71gb";
+  }
+  EXPECT_TRUE(g2 && mig) << ok.out;
+
+  auto text = RunDfworker({"plan", "pipelines/default.yaml", "--machine_type=g2-standard-8",
+                           "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;use_nvidia_mps"});
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find(">*nvidia-l4"), std::string::npos) << text.out;
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"plan", "pipelines/default.yaml", "--gpu", "nvidia-l5"},
+        std::vector<std::string>{"plan", "pipelines/default.yaml", "--mig_instances", "0"},
+        std::vector<std::string>{"plan", "pipelines/no-such.yaml"},
+        std::vector<std::string>{"plan", "pipelines/default.yaml", "--machine_type=n2-standard-4"}}) {
+    auto r = RunDfworker(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad.back() << "\n" << r.out;
+    EXPECT_NE(r.out.find("dfworker plan: error:"), std::string::npos) << r.out;
+  }
+}
+
+TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
+  const fs::path dir = TempDir("job");
+  auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + dir.string(), "--sdk_worker_parallelism=2",
+                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;use_nvidia_mps"});
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const std::string prom = Slurp(dir / "metrics.prom");
+  EXPECT_NE(prom.find("# TYPE num_inferences counter\n"), std::string::npos) << prom;
+  EXPECT_NE(prom.find("num_inferences{job_id="), std::string::npos);
+  EXPECT_NE(prom.find("inference_batch_latency_micro_secs_count{"), std::string::npos);
+  EXPECT_NE(prom.find("dfworker_records{job_id="), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir / "gpu_memory.json"));
+
+  const fs::path html = dir.string() + ".html";
+  auto report = RunDfworker({"report", dir.string(), "--out", html.string()});
+  ASSERT_EQ(report.exit_code, 0) << report.out;
+  const std::string page = Slurp(html);
+  EXPECT_EQ(report::testing::CheckWellFormed(page), "");
+  for (const char* id : {"chart-processes", "chart-stage-time", "chart-batch-size", "chart-latency", "chart-bundles",
+                         "chart-errors", "chart-gpu-memory"}) {
+    EXPECT_NE(page.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
+  }
+
+  std::ofstream(dir / "metrics.json", std::ios::trunc) << "{\"job_id\":";
+  auto corrupt = RunDfworker({"report", dir.string(), "--out", html.string()});
+  EXPECT_EQ(corrupt.exit_code, 2) << corrupt.out;
+  EXPECT_NE(corrupt.out.find("metrics.json: not valid JSON"), std::string::npos) << corrupt.out;
+  auto not_job = RunDfworker({"report", DFW_SOURCE_DIR "/pipelines"});
+  EXPECT_EQ(not_job.exit_code, 2);
+  EXPECT_NE(not_job.out.find("is not a job dir"), std::string::npos) << not_job.out;
+  fs::remove_all(dir);
+  fs::remove(html);
+}
+
+TEST(RightSizing, BenchRefusesBadSweepsWithExitTwo) {
+  struct Bad {
+    std::vector<std::string> args;
+    const char* expected;
+  };
+  for (const Bad& b : {Bad{{"--sweep", "batch=8"}, "unknown key 'batch'"},
+                       Bad{{"--sweep", "batch_size="}, "the list of values is empty"},
+                       Bad{{"--sweep", "batch_size=8,,64"}, "an empty value"},
+                       Bad{{"--sweep", "sdk_processes=1,2,3,4,5,6,7,8", "--sweep", "batch_size=1,2,3,4,5,6,7,8,9"},
+                           "the grid has 72 points"},
+                       Bad{{"--sweep", "batch_size=8", "--records", "0"}, "--records 0: must be 1 or more"},
+                       Bad{{"--sweep", "batch_size=8", "--repeat", "0"}, "--repeat 0"},
+                       Bad{{"--sweep", "mps=on,off"}, "--sweep mps needs a worker_accelerator"},
+                       Bad{{}, "no --sweep"}}) {
+    std::vector<std::string> args = {"bench", "pipelines/default.yaml"};
+    args.insert(args.end(), b.args.begin(), b.args.end());
+    auto r = RunDfworker(args);
+    EXPECT_EQ(r.exit_code, 2) << b.expected << "\n" << r.out;
+    EXPECT_NE(r.out.find(b.expected), std::string::npos) << r.out;
+  }
+}
+
+TEST(RightSizing, BenchSweepsASampleAndRecommends) {
+  const fs::path html = TempDir("bench.html");
+  auto r = RunDfworker({"bench", "pipelines/default.yaml", "--sweep", "batch_size=8,64", "--records", "300", "--repeat", "1",
+                        "--report", html.string(), "--keep"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("300 records,"), std::string::npos) << r.out;  // the sample, not the whole input
+  EXPECT_NE(r.out.find("recommended: batch_size="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("min_batch_size: "), std::string::npos) << r.out;
+  EXPECT_EQ(report::testing::CheckWellFormed(Slurp(html)), "");
+  fs::remove(html);
+  // Every point writes under its own run folder (kept with --keep), not into the pipeline's out/.
+  const std::string kept = "[bench] job dirs kept under ";
+  const std::size_t at = r.out.find(kept);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const fs::path root = r.out.substr(at + kept.size(), r.out.find('\n', at) - at - kept.size());
+  int predictions = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root / "point-1" / "run-0" / "out")) {
+    predictions += e.path().filename().string().rfind("predictions-", 0) == 0;
+  }
+  EXPECT_GT(predictions, 0) << root;
+  EXPECT_TRUE(fs::exists(root / "point-1" / "run-0" / "job" / "metrics.prom"));
+  fs::remove_all(root);
+}
+
+TEST(RightSizing, BenchNamesTheStageMadeSlowOnPurpose) {
+  // Sorting each text repeated 3000 times in MapToFields outweighs the tiny BERT.
+  auto slow_cpu = RunDfworker({"bench", "testdata/right_sizing/slow_preprocess.yaml", "--sweep", "sdk_processes=1", "--repeat", "1"});
+  ASSERT_EQ(slow_cpu.exit_code, 0) << slow_cpu.out;
+  EXPECT_NE(slow_cpu.out.find("recommended: sdk_processes=1 ("), std::string::npos) << slow_cpu.out;
+  EXPECT_NE(slow_cpu.out.find("CPU preprocessing-bound: the accelerator would wait (Preprocess:"), std::string::npos)
+      << slow_cpu.out;
+  // The same sentences straight into the encoder: the encoder holds the time.
+  auto embed = RunDfworker({"bench", "pipelines/embed_sentences.yaml", "--sweep", "batch_size=8", "--repeat", "1"});
+  ASSERT_EQ(embed.exit_code, 0) << embed.out;
+  EXPECT_NE(embed.out.find("inference-bound (Embed:"), std::string::npos) << embed.out;
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(RightSizing, AnInterruptedSweepPrintsWhatItMeasured) {
+  int out[2];
+  ASSERT_EQ(::pipe(out), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::close(out[0]);
+    ::close(out[1]);
+    if (::chdir(DFW_SOURCE_DIR) != 0) ::_exit(127);
+    const std::string bin = std::string(DFW_BINARY_DIR) + "/src/cli/dfworker";
+    ::execl(bin.c_str(), bin.c_str(), "bench", "testdata/right_sizing/slow_preprocess.yaml", "--sweep", "sdk_processes=1,2",
+            "--repeat", "1", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  char buf[4096];
+  bool signalled = false;
+  for (;;) {
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    // The first point is measured: interrupt the sweep while the second one runs.
+    if (!signalled && text.find("[bench] 1/2 ") != std::string::npos && text.find('\n', text.find("[bench] 1/2 ")) != std::string::npos) {
+      ::kill(pid, SIGINT);
+      signalled = true;
+    }
+  }
+  ::close(out[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(signalled) << text;
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << text;
+  EXPECT_NE(text.find("interrupted: 1 of 2 point(s) measured"), std::string::npos) << text;
+  EXPECT_NE(text.find("recommended: sdk_processes=1 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("sdk_processes=2    "), std::string::npos) << text;  // no row for the interrupted point
+}
+
+}  // namespace
+}  // namespace dfw

@@ -1,0 +1,150 @@
+#include "dfw/report/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "dfw/job/protocol.h"
+#include "report/html_check.h"
+
+namespace dfw::report {
+namespace {
+
+TEST(Sweep, ParsesEveryKeyAndNormalisesValues) {
+  auto a = ParseSweep("sdk_processes=1,2, 4");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->key, "sdk_processes");
+  EXPECT_EQ(a->values, (std::vector<std::string>{"1", "2", "4"}));
+  auto mps = ParseSweep("mps=on,false");
+  ASSERT_TRUE(mps.ok());
+  EXPECT_EQ(mps->values, (std::vector<std::string>{"on", "off"}));
+  for (const char* ok : {"harness_threads=1", "model_copies=1,2", "batch_size=8,64"}) EXPECT_TRUE(ParseSweep(ok).ok()) << ok;
+}
+
+TEST(Sweep, BadSweepsNameTheProblem) {
+  struct Bad {
+    const char* text;
+    const char* expected;
+  };
+  for (const Bad& b : {Bad{"sdk_process=1,2", "unknown key 'sdk_process' (did you mean 'sdk_processes'?)"},
+                       Bad{"batch_size", "expected KEY=V1,V2"}, Bad{"batch_size=", "the list of values is empty"},
+                       Bad{"batch_size=8,,64", "an empty value"}, Bad{"batch_size=8,x", "value 'x' is not a whole number"},
+                       Bad{"batch_size=0", "value '0' is not a whole number from 1 to 4096"},
+                       Bad{"batch_size=-3", "value '-3'"}, Bad{"mps=maybe", "'maybe' is not on/off"},
+                       Bad{"sdk_processes=2,2", "value '2' is given twice"}}) {
+    auto r = ParseSweep(b.text);
+    ASSERT_FALSE(r.ok()) << b.text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(b.expected), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(Sweep, GridIsEveryCombinationAndHasALimit) {
+  auto grid = MakeGrid({*ParseSweep("sdk_processes=1,2,4"), *ParseSweep("batch_size=8,64")});
+  ASSERT_TRUE(grid.ok());
+  ASSERT_EQ(grid->size(), 6u);
+  EXPECT_EQ(PointName((*grid)[0]), "sdk_processes=1 batch_size=8");
+  EXPECT_EQ(PointName((*grid)[5]), "sdk_processes=4 batch_size=64");
+
+  auto big = MakeGrid({*ParseSweep("sdk_processes=1,2,3,4,5,6,7,8"), *ParseSweep("batch_size=1,2,3,4,5,6,7,8,9")});
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("the grid has 72 points (8 sdk_processes x 9 batch_size), more than 64"),
+            std::string::npos)
+      << big.status().message();
+  EXPECT_FALSE(MakeGrid({}).ok());
+  auto twice = MakeGrid({*ParseSweep("mps=on"), *ParseSweep("mps=off")});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("--sweep mps is given twice"), std::string::npos);
+}
+
+RunMeasurement Measured(double elapsed, int64_t records, int64_t read_us, int64_t infer_us, int64_t write_us) {
+  RunMeasurement m;
+  m.wall_s = elapsed + 0.1;
+  m.max_rss_kib = 50 * 1024;
+  m.metrics.elapsed_s = elapsed;
+  m.metrics.total.counters[{kRecordsNamespace, kRecordsCounter}] = records;
+  m.metrics.total.counters[{"Read", "process_bundle_usecs"}] = read_us;
+  m.metrics.total.counters[{"Classify", "process_bundle_usecs"}] = infer_us;
+  m.metrics.total.counters[{"Write", "process_bundle_usecs"}] = write_us;
+  m.metrics.total.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{10, 640, 64, 64};
+  JobMetrics::Process p;
+  p.busy_s = elapsed / 2;
+  p.idle_s = elapsed / 2;
+  m.metrics.processes = {p};
+  return m;
+}
+
+const std::map<std::string, StageKind> kKinds = {
+    {"Read", StageKind::kRead}, {"Classify", StageKind::kInference}, {"Write", StageKind::kWrite}};
+
+TEST(Sweep, SummaryIsTheMedianWithItsSpread) {
+  PointSummary s = Summarize({{"sdk_processes", "2"}},
+                             {Measured(1.0, 1000, 1, 8, 1), Measured(2.0, 1000, 1, 8, 1), Measured(0.5, 1000, 1, 8, 1)}, kKinds);
+  EXPECT_DOUBLE_EQ(s.records_per_s, 1000);
+  EXPECT_DOUBLE_EQ(s.records_per_s_min, 500);
+  EXPECT_DOUBLE_EQ(s.records_per_s_max, 2000);
+  EXPECT_DOUBLE_EQ(s.idle_fraction, 0.5);
+  EXPECT_DOUBLE_EQ(s.batch_size, 64);
+  EXPECT_EQ(s.max_rss_kib, 50 * 1024);
+  EXPECT_EQ(s.failed, 0);
+}
+
+TEST(Sweep, BottleneckIsTheKindWithTheMostStageTime) {
+  EXPECT_EQ(NameBottleneck({{"Read", 1}, {"Classify", 8}, {"Write", 1}}, kKinds), "inference-bound (Classify: 80% of stage time)");
+  EXPECT_EQ(NameBottleneck({{"Read", 6}, {"Classify", 3}, {"Write", 1}}, kKinds), "I/O-bound (read/parse) (Read: 60% of stage time)");
+  EXPECT_EQ(NameBottleneck({{"Read", 1}, {"Tokenize", 5}, {"Classify", 3}}, kKinds),
+            "CPU preprocessing-bound: the accelerator would wait (Tokenize: 56% of stage time)");
+  EXPECT_EQ(NameBottleneck({}, kKinds), "");
+}
+
+TEST(Sweep, TableIsSortedByThroughputAndRecommendsTheFastestThatRan) {
+  RunMeasurement failed;
+  failed.exit_code = 1;
+  failed.error = "dfworker run exited with code 1: out of memory";
+  std::vector<PointSummary> points = {
+      Summarize({{"sdk_processes", "1"}, {"batch_size", "8"}}, {Measured(2.0, 1000, 1, 8, 1)}, kKinds),
+      Summarize({{"sdk_processes", "4"}, {"batch_size", "64"}}, {failed}, kKinds),
+      Summarize({{"sdk_processes", "2"}, {"batch_size", "64"}}, {Measured(1.0, 1000, 6, 3, 1)}, kKinds)};
+  auto sorted = SortByThroughput(points);
+  EXPECT_EQ(PointName(sorted[0].point), "sdk_processes=2 batch_size=64");
+  EXPECT_EQ(PointName(sorted[2].point), "sdk_processes=4 batch_size=64");
+  const std::string table = RenderSweepTable(sorted, 1);
+  EXPECT_NE(table.find("recommended: sdk_processes=2 batch_size=64 (1000 records/s, I/O-bound (read/parse)"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("flags: --sdk_worker_parallelism=2 and in every RunInference model_handler.config: min_batch_size: 64, "
+                       "max_batch_size: 64"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("failed: dfworker run exited with code 1: out of memory"), std::string::npos) << table;
+  const std::string html = RenderSweepHtml(sorted, "p.yaml", 1);
+  EXPECT_EQ(testing::CheckWellFormed(html), "");
+  for (const char* id : {"chart-sweep-throughput", "chart-sweep-stages", "chart-sweep-idle"}) {
+    EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
+  }
+}
+
+}  // namespace
+}  // namespace dfw::report
+
+namespace dfw::report {
+namespace {
+
+TEST(Sweep, OverlappingRunsAreCalledOutInTheRecommendation) {
+  auto run = [](double elapsed) {
+    RunMeasurement m;
+    m.metrics.elapsed_s = elapsed;
+    m.metrics.total.counters[{kRecordsNamespace, kRecordsCounter}] = 1000;
+    return m;
+  };
+  // Medians 1000 vs 800 records/s, but the faster point's slowest run (500) is below the other's best (1250).
+  auto sorted = SortByThroughput({Summarize({{"sdk_processes", "1"}}, {run(1.0), run(1.0), run(2.0)}, {}),
+                                  Summarize({{"sdk_processes", "2"}}, {run(1.25), run(1.25), run(0.8)}, {})});
+  const std::string table = RenderSweepTable(sorted, 3);
+  EXPECT_NE(table.find("note: its runs overlap the next point's (500-1000 vs 800-1250 records/s, sdk_processes=2)"),
+            std::string::npos)
+      << table;
+  auto apart = SortByThroughput({Summarize({{"sdk_processes", "1"}}, {run(1.0)}, {}),
+                                 Summarize({{"sdk_processes", "2"}}, {run(2.0)}, {})});
+  EXPECT_EQ(RenderSweepTable(apart, 1).find("overlap"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dfw::report
