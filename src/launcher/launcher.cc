@@ -16,11 +16,8 @@
 #include "dfw/job/line_channel.h"
 #include "dfw/job/manifest.h"
 #include "dfw/job/protocol.h"
-<<<<<<< HEAD
 #include "dfw/job/work_range.h"
-=======
 #include "dfw/launcher/job_metrics.h"
->>>>>>> rightsize
 #include "dfw/launcher/metrics_report.h"
 #include "dfw/launcher/progress.h"
 #include "dfw/launcher/signal_watcher.h"
@@ -467,17 +464,12 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   StopChildren();
   auto end = Clock::now();
   progress_.Finish(Progress(end));
-<<<<<<< HEAD
-  (void)WriteFileAtomically(dir_.MetricsPath(), report_.ToJson(dir_.info().job_id, coord_.committed_count(),
-                                                                coord_.retries(), Elapsed(end)));
-  if (coord_.splits() > 0) {
-    std::fprintf(stderr, "[dfworker] work rebalancing: %d split(s) of running bundles\n", coord_.splits());
-  }
-=======
   const std::string metrics_json = report_.ToJson(dir_.info().job_id, coord_.committed_count(), coord_.retries(), Elapsed(end));
   (void)WriteFileAtomically(dir_.MetricsPath(), metrics_json);
   (void)WriteMetricsProm(dir_.root(), metrics_json);  // metrics.prom beside it (job_metrics.h)
->>>>>>> rightsize
+  if (coord_.splits() > 0) {
+    std::fprintf(stderr, "[dfworker] work rebalancing: %d split(s) of running bundles\n", coord_.splits());
+  }
   std::fprintf(stderr, "%s", report_.SummaryTable(opts_.full_report, Elapsed(end)).c_str());
   if (coord_.failed()) {
     result.code = ExitCode::kRunFailed;
