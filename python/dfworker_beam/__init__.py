@@ -9,6 +9,6 @@ entry (type python, no packages) maps transform types to the classes here:
 Both take the same model directory dfworker reads and emit dfworker's output shape: the input
 row plus `inference_tag` holding {example, inference, model_id} (Beam's PredictionResult fields).
 """
-from dfworker_beam.transforms import MlpInference, SentenceEmbedding
+from dfworker_beam.transforms import ManualStep, MlpInference, SentenceEmbedding
 
-__all__ = ["MlpInference", "SentenceEmbedding"]
+__all__ = ["ManualStep", "MlpInference", "SentenceEmbedding"]

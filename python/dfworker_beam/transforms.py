@@ -142,7 +142,7 @@ class _SentenceModel:
     word = models.Transformer(model_path, max_seq_length=max_seq_length)
     pool = models.Pooling(word.get_word_embedding_dimension(), pooling_mode=pooling)
     modules = [word, pool] + ([models.Normalize()] if normalize else [])
-    self._st = SentenceTransformer(modules=modules, device="cpu")
+    self._st = SentenceTransformer(modules=modules)  # the GPU where torch sees one, else the CPU
 
   def parse_example(self, x):
     return x
@@ -179,3 +179,17 @@ class SentenceEmbedding(beam.PTransform):
 
   def expand(self, pcoll):
     return pcoll | self._impl
+
+
+class ManualStep(beam.PTransform):
+  """The placeholder `dfworker export --allow_manual_steps` writes for a transform with no Beam
+  equivalent: the YAML loads, and expanding it stops the pipeline with what to replace."""
+
+  def __init__(self, transform: str, dfworker_type: str, reason: str, dfworker_yaml: str = ""):
+    super().__init__()
+    self._message = (f"manual step: transform '{transform}' ({dfworker_type}) has no Beam equivalent: {reason}. "
+                     f"Replace this PyTransform in pipeline.yaml with a Beam transform. The dfworker transform was:\n"
+                     f"{dfworker_yaml}")
+
+  def expand(self, pcoll):
+    raise NotImplementedError(self._message)

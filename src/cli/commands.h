@@ -21,6 +21,9 @@ struct CliContext {
 // `dfworker run PIPELINE.yaml [pipeline flags] [--dry_run] [--format=text|json] [--log_level=L]`.
 void AddRunCommand(CLI::App& app, CliContext& context);
 
+// `dfworker export PIPELINE.yaml [pipeline flags] --to beam --out DIR [--allow_manual_steps]` (export_command.cc).
+void AddExportCommand(CLI::App& app, CliContext& context);
+
 // Hidden `dfworker mps status|quit|daemon --job_dir D` (mps_command.cc).
 void AddMpsCommand(CLI::App& app, CliContext& context);
 

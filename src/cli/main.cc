@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dfw::cli::CliContext context;
   dfw::cli::AddRunCommand(app, context);
+  dfw::cli::AddExportCommand(app, context);
   dfw::cli::AddMpsCommand(app, context);
   dfw::cli::AddSdkHarnessCommand(app, context);
   dfw::cli::AddModelHostCommand(app, context);
