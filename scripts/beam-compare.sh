@@ -2,7 +2,7 @@
 # dfworker vs Apache Beam's local runner on the same input, the Beam side being what
 # `dfworker export --to beam` writes: records compared one by one, wall times and records/s.
 #
-#   bash scripts/beam-compare.sh            # all three: json (1M records), mlp, embed
+#   bash scripts/beam-compare.sh            # all: json (1M records), mlp, embed (MLTransform), embed_native
 #   bash scripts/beam-compare.sh json mlp   # some of them
 #
 # Not part of CI: it installs apache-beam[yaml] (and sentence-transformers for the embedding case)
@@ -22,7 +22,7 @@ EMBED_REPEAT="${EMBED_REPEAT:-60}"
 RUNNER="${BEAM_RUNNER:-DirectRunner}"
 WORK="${WORK:-$(mktemp -d /tmp/beam-compare.XXXXXX)}"
 CASES=("$@")
-[ ${#CASES[@]} -eq 0 ] && CASES=(json mlp embed)
+[ ${#CASES[@]} -eq 0 ] && CASES=(json mlp embed embed_native)
 HELP="$ROOT/scripts/beam_compare.py"
 
 [ -x "$DFW" ] || { echo "beam-compare: $DFW not built (ninja -C build dfworker)" >&2; exit 2; }
@@ -31,7 +31,7 @@ PY="$VENV/bin/python"
 "$PY" -c 'import apache_beam.yaml' 2>/dev/null || "$VENV/bin/pip" install -q 'apache-beam[yaml]'
 "$VENV/bin/pip" install -q --no-deps "$ROOT/python"   # the companion package, as Dataflow would get it
 HAVE_ST=1
-if [[ " ${CASES[*]} " == *" embed "* ]] && ! "$PY" -c 'import sentence_transformers' 2>/dev/null; then
+if [[ " ${CASES[*]} " == *" embed"* ]] && ! "$PY" -c 'import sentence_transformers' 2>/dev/null; then
   # torch comes with it (PyPI's Linux wheel with its CUDA libraries: several GB).
   "$VENV/bin/pip" install -q sentence-transformers || HAVE_ST=0
 fi
@@ -60,7 +60,7 @@ run_case() {
   "$PY" "$HELP" compare "$kind" "$dir/dfw-out/$dfw_glob" "$dir/out/$beam_glob" || FAILED=1
   local line
   line=$(awk -v n="$n" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v t3="$t3" -v name="$name" 'BEGIN {
-    d = t1 - t0; b = t3 - t2; printf "%-6s dfworker %7.2f s %10.0f rec/s | Beam %7.2f s %10.0f rec/s | dfworker/Beam %6.1fx", name, d, n / d, b, n / b, b / d }')
+    d = t1 - t0; b = t3 - t2; printf "%-12s dfworker %7.2f s %10.0f rec/s | Beam %7.2f s %10.0f rec/s | dfworker/Beam %6.1fx", name, d, n / d, b, n / b, b / d }')
   echo "  $line"
   SUMMARY+=("$line")
 }
@@ -101,7 +101,15 @@ YAML
     sed -e "s|testdata/tiny_bert/sentences.jsonl|$d/in.jsonl|" -e "s|out/beam_ml_embeddings/|$d/out/|" \
         -e '/error_handling/d' pipelines/beam_ml_embeddings.yaml | sed '/extra_transforms:/,$d' > "$d/pipeline.yaml"
     run_case embed embed "$d/pipeline.yaml" "$(wc -l < "$d/in.jsonl")" 'embeddings-*' 'embeddings-*' ;;
-  *) echo "beam-compare: unknown case '$c' (json, mlp, embed)" >&2; exit 2 ;;
+  embed_native)
+    if [ "$HAVE_ST" = 0 ]; then echo "== embed_native: skipped (sentence-transformers did not install from PyPI)"; FAILED=1; continue; fi
+    "$PY" "$HELP" sentences testdata/tiny_bert/sentences.jsonl "$d/in.jsonl" "$EMBED_REPEAT"
+    # dfworker's own spelling (RunInference + SentenceEmbeddingHandler, normalize: true): exported
+    # as DfworkerSentenceEmbedding, since sentence-transformers would not normalise this directory.
+    sed -e "s|testdata/tiny_bert/sentences.jsonl|$d/in.jsonl|" -e "s|out/embed_sentences/|$d/out/|" \
+        pipelines/embed_sentences.yaml > "$d/pipeline.yaml"
+    run_case embed_native embed "$d/pipeline.yaml" "$(wc -l < "$d/in.jsonl")" 'embeddings-*' 'embeddings-*' ;;
+  *) echo "beam-compare: unknown case '$c' (json, mlp, embed, embed_native)" >&2; exit 2 ;;
   esac
 done
 echo "== summary (one run each, this machine: $(nproc) cores)"

@@ -69,6 +69,10 @@ class Mlp:
     string is read back as a literal; anything else is taken as it is."""
     if isinstance(x, str):
       try:
+        return json.loads(x)  # the repr of a list of numbers is JSON, and json parses it ~10x faster
+      except ValueError:
+        pass
+      try:
         return ast.literal_eval(x)
       except (ValueError, SyntaxError):
         return x
@@ -80,6 +84,8 @@ class Mlp:
       return f"expected a list of {self.input_dim} numbers, got {type(x).__name__}"
     if len(x) != self.input_dim:
       return f"expected a list of {self.input_dim} numbers, got a list of {len(x)}"
+    if all(type(v) is float or type(v) is int for v in x):  # the common case, without the per-type checks below
+      return None
     for i, v in enumerate(x):
       if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
         return f"element {i} is {type(v).__name__} {v!r}, expected a number"

@@ -138,6 +138,10 @@ std::string Readme(const std::vector<Flag>& flags, const BeamExport& e, const Be
   r += "\n## Not carried over, or changed\n\n";
   if (e.notes.empty()) r += "Nothing: every transform and key has the same meaning in Beam.\n";
   for (const std::string& n : e.notes) r += "- " + n + "\n";
+  if (e.uses_ml) {
+    r += "- Beam's MLTransform refuses a `write_artifact_location` that already holds artifacts: remove it before "
+         "running the pipeline again.\n";
+  }
   r += "- Beam's ReadFromJson parses through pandas: a list column arrives as the text of the list, and a float can "
        "differ from a correctly rounded parse in the last digit (the companion transforms read such text back).\n";
   if (!e.manual_steps.empty()) {

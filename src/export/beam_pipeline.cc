@@ -200,6 +200,7 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
     if (cfg["error_handling"]) c["error_handling"] = YAML::Clone(cfg["error_handling"]);
   };
   YAML::Node out(YAML::NodeType::Map);
+  out["type"] = "";  // set below; first so the file reads type, name, input, config
   out["name"] = name;
   if (t["input"]) out["input"] = YAML::Clone(t["input"]);
   if (t["resource_hints"]) out["resource_hints"] = YAML::Clone(t["resource_hints"]);
@@ -251,9 +252,17 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
     shape["config"]["language"] = "python";
     shape["config"]["append"] = true;
     shape["config"]["drop"].push_back(col);
-    shape["config"]["fields"][tag]["callable"] =
-        fmt::format("lambda row: {{'example': row.{}, 'inference': [float(v) for v in row.{}], 'model_id': {}}}", input_field,
-                    col, PyQuote(model_id));
+    // A declared row type: without it Beam infers the lambda's value types (a dict's values as one
+    // union) and fails encoding them; with it WriteToJson writes the object dfworker writes.
+    YAML::Node field = shape["config"]["fields"][tag];
+    field["callable"] = fmt::format("lambda row: beam.Row(example=row.{}, inference=[float(v) for v in row.{}], model_id={})",
+                                    input_field, col, PyQuote(model_id));
+    YAML::Node type = field["output_type"];
+    type["type"] = "object";
+    type["properties"]["example"]["type"] = "string";
+    type["properties"]["inference"]["type"] = "array";
+    type["properties"]["inference"]["items"]["type"] = "number";
+    type["properties"]["model_id"]["type"] = "string";
     nodes.push_back(copy);
     nodes.push_back(embed);
     nodes.push_back(shape);

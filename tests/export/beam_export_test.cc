@@ -144,7 +144,12 @@ TEST(BeamExport, EmbeddingWithSentenceTransformersSemanticsBecomesMLTransform) {
   EXPECT_EQ(st["config"]["max_batch_size"].as<int>(), 64);
   EXPECT_EQ(ts[2]["name"].Scalar(), "Embed");
   EXPECT_EQ(ts[2]["config"]["drop"][0].Scalar(), "dfw_embedding_embedding");
-  EXPECT_NE(ts[2]["config"]["fields"]["embedding"]["callable"].Scalar().find("'model_id': 'testdata/tiny_bert'"), std::string::npos);
+  const YAML::Node field = ts[2]["config"]["fields"]["embedding"];
+  EXPECT_NE(field["callable"].Scalar().find("beam.Row(example=row.text, inference=[float(v) for v in row.dfw_embedding_embedding], "
+                                            "model_id='testdata/tiny_bert')"),
+            std::string::npos)
+      << field["callable"].Scalar();
+  EXPECT_EQ(field["output_type"]["properties"]["inference"]["items"]["type"].Scalar(), "number");
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(ts[i]["input"]) << "chain members take implicit inputs";
   EXPECT_EQ(r->yaml["options"]["yaml_experimental_features"][0].Scalar(), "ML");
   EXPECT_FALSE(r->yaml["providers"]) << "MLTransform needs no companion package";
