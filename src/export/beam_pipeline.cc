@@ -283,9 +283,12 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
   c["normalize"] = sem.dfworker.normalize;
   out["config"] = c;
   sentence_ = true;
-  const std::string why = has_errors ? "it has an error output, which Beam's MLTransform does not"
-                                     : "sentence-transformers' defaults for '" + model_path + "' are " +
-                                           sem.sentence_transformers.ToString() + ", dfworker computes " + sem.dfworker.ToString();
+  std::string why;
+  if (!(sem.dfworker == sem.sentence_transformers)) {
+    why = "sentence-transformers' defaults for '" + model_path + "' are " + sem.sentence_transformers.ToString() +
+          ", dfworker computes " + sem.dfworker.ToString();
+  }
+  if (has_errors) why += std::string(why.empty() ? "" : "; and ") + "it has an error output, which Beam's MLTransform does not";
   Note(name, what, "became DfworkerSentenceEmbedding (sentence-transformers built with dfworker's settings), not "
                    "MLTransform, because " + why);
   nodes.push_back(out);
@@ -385,16 +388,15 @@ Result<BeamExport> Exporter::Run(const YAML::Node& root) {
   }
 
   YAML::Node out(YAML::NodeType::Map);
-  if (mlp_ || sentence_ || manual_) {
+  if (mlp_ || sentence_) {
     YAML::Node provider(YAML::NodeType::Map);
     provider["type"] = "python";
     provider["config"] = YAML::Node(YAML::NodeType::Map);
     if (mlp_) provider["transforms"][kMlpType] = "dfworker_beam.MlpInference";
     if (sentence_) provider["transforms"][kSentenceType] = "dfworker_beam.SentenceEmbedding";
-    if (manual_) provider["transforms"]["DfworkerManualStep"] = "dfworker_beam.ManualStep";
     out["providers"].push_back(provider);
-    out_.uses_companion = true;
   }
+  out_.uses_companion = mlp_ || sentence_ || manual_;  // manual steps are PyTransforms of the package
   YAML::Node np(YAML::NodeType::Map);
   if (chain) np["type"] = "chain";
   if (p["resource_hints"]) np["resource_hints"] = YAML::Clone(p["resource_hints"]);

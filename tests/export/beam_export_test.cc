@@ -217,6 +217,8 @@ TEST(BeamExport, WithAllowManualStepsItIsAMarkedPlaceholderInItsPlace) {
   EXPECT_EQ(ts[2]["config"]["constructor"].Scalar(), "dfworker_beam.ManualStep");
   EXPECT_EQ(ts[2]["config"]["kwargs"]["dfworker_type"].Scalar(), "RunInference");
   EXPECT_EQ(ts[3]["input"].Scalar(), "Score");
+  EXPECT_FALSE(r->yaml["providers"]) << "the placeholder is a PyTransform: no provider entry";
+  EXPECT_TRUE(r->e.uses_companion) << "dfworker_beam.ManualStep is in the companion package";
   ASSERT_EQ(r->e.manual_steps.size(), 1u);
   EXPECT_NE(r->e.pipeline_yaml.find("# MANUAL STEP: transform 'Score'"), std::string::npos);
   EXPECT_NE(r->e.readme.find("MANUAL STEPS"), std::string::npos);
