@@ -30,6 +30,9 @@ void AddReportCommand(CLI::App& app, CliContext& context);
 // `dfworker bench PIPELINE.yaml --sweep KEY=V1,V2 ...`: runs a grid of configurations (bench_command.cc).
 void AddBenchCommand(CLI::App& app, CliContext& context);
 
+// `dfworker export PIPELINE.yaml [pipeline flags] --to beam --out DIR [--allow_manual_steps]` (export_command.cc).
+void AddExportCommand(CLI::App& app, CliContext& context);
+
 // Hidden `dfworker mps status|quit|daemon --job_dir D` (mps_command.cc).
 void AddMpsCommand(CLI::App& app, CliContext& context);
 

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   dfw::cli::AddPlanCommand(app, context);
   dfw::cli::AddReportCommand(app, context);
   dfw::cli::AddBenchCommand(app, context);
+  dfw::cli::AddExportCommand(app, context);
   dfw::cli::AddMpsCommand(app, context);
   dfw::cli::AddSdkHarnessCommand(app, context);
   dfw::cli::AddModelHostCommand(app, context);

@@ -74,6 +74,47 @@ Result<std::optional<int64_t>> OptInt(const StageConfig& c, const YAML::Node& m,
   return std::optional<int64_t>(v.as_int());
 }
 
+// Beam's own model handler types (beam-runinference.md §11): valid in a Beam pipeline, but their
+// models run in Python (or behind a remote endpoint), so each is refused by name with what dfworker
+// runs instead, rather than reported as an unknown type.
+Status RefuseBeamHandler(const StageConfig& c, const YAML::Node& mh) {
+  static const std::vector<std::pair<std::string, std::string>> kBeamHandlers = {
+      {"VertexAIModelHandlerJSON", "it calls a remote Vertex AI endpoint, and dfworker runs models on this machine only"},
+      {"HuggingFacePipelineModelHandler", ""},
+      {"HuggingFaceModelHandlerTensor", ""},
+      {"HuggingFaceModelHandlerKeyedTensor", ""},
+      {"PytorchModelHandlerTensor", "it loads a pickled PyTorch model class, which needs Python"},
+      {"PytorchModelHandlerKeyedTensor", "it loads a pickled PyTorch model class, which needs Python"},
+      {"SklearnModelHandlerNumpy", "it unpickles a scikit-learn model, which needs Python"},
+      {"SklearnModelHandlerPandas", "it unpickles a scikit-learn model, which needs Python"},
+      {"TFModelHandlerNumpy", "TensorFlow models are not supported"},
+      {"TFModelHandlerTensor", "TensorFlow models are not supported"},
+      {"OnnxModelHandlerNumpy", "ONNX models are not supported"},
+      {"TensorRTEngineHandlerNumPy", "TensorRT engines are not supported"},
+      {"VLLMCompletionsModelHandler", "it starts a vLLM server, which dfworker does not have"},
+      {"VLLMChatModelHandler", "it starts a vLLM server, which dfworker does not have"},
+      {"XGBoostModelHandlerNumpy", "XGBoost models are not supported"},
+      {"GeminiModelHandler", "it calls a remote Gemini endpoint, and dfworker runs models on this machine only"},
+  };
+  const std::string type = mh["type"].Scalar();
+  for (const auto& [name, why] : kBeamHandlers) {
+    if (name != type) continue;
+    std::string reason = why;
+    if (reason.empty()) {
+      // Hugging Face: name the task when there is one, since that is what has no model here.
+      const YAML::Node task = mh["config"].IsMap() ? mh["config"]["task"] : YAML::Node();
+      reason = task && task.IsScalar() ? "dfworker has no model for its task '" + task.Scalar() + "' (it runs transformers in Python)"
+                                       : "it runs transformers models in Python";
+    }
+    return Unimplemented(NodeLocation(c, mh["type"]) + ": transform '" + c.name + "' (RunInference): model_handler type '" +
+                         type + "' is valid Beam YAML but not supported by dfworker: " + reason +
+                         ". Supported: MlpModelHandlerSafetensors (an MLP in safetensors), SentenceEmbeddingHandler "
+                         "(a BERT-family sentence encoder), or Beam's MLTransform with SentenceTransformerEmbeddings "
+                         "(a local model directory) for text embeddings");
+  }
+  return Status::OK();
+}
+
 Result<Options> ParseOptions(const StageConfig& c) {
   Options o;
   ASSIGN_OR_RETURN(o.inference_tag, ConfigString(c, "inference_tag", std::string("inference")));
@@ -87,6 +128,7 @@ Result<Options> ParseOptions(const StageConfig& c) {
   }
   if (!mh["type"] || !mh["type"].IsScalar()) return ConfigKeyError(c, "model_handler", "'type' is required (a handler type name)");
   o.handler_type = mh["type"].Scalar();
+  RETURN_IF_ERROR(RefuseBeamHandler(c, mh));
   const YAML::Node hc = mh["config"];
   if (!hc || !hc.IsMap()) return ConfigKeyError(c, "model_handler", "'config' must be a mapping");
   ModelHandlerOptions& h = o.handler;

@@ -375,3 +375,38 @@ TEST(RunInferenceStage, ConfigErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// Beam's own handler types are valid Beam YAML: refused by name (kUnimplemented, exit 2 at load),
+// with the reason and what dfworker runs instead, never "unknown type".
+TEST(RunInferenceStage, BeamHandlerTypesAreRefusedByNameWithWhatIsSupported) {
+  struct Case {
+    std::string yaml;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"model_handler: {type: VertexAIModelHandlerJSON, config: {endpoint_id: '1', project: p, location: l, "
+       "preprocess: {callable: 'lambda x: x.text'}}}",
+       "remote Vertex AI endpoint"},
+      {"model_handler: {type: HuggingFacePipelineModelHandler, config: {task: text-classification, model: m}}",
+       "no model for its task 'text-classification'"},
+      {"model_handler: {type: HuggingFacePipelineModelHandler, config: {model: m}}", "runs transformers models in Python"},
+      {"model_handler: {type: PytorchModelHandlerTensor, config: {state_dict_path: p}}", "pickled PyTorch"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(tc.yaml);
+    auto stage = MakeStage(Config(tc.yaml, false, nullptr));
+    ASSERT_FALSE(stage.ok());
+    EXPECT_EQ(stage.status().code(), StatusCode::kUnimplemented);
+    const std::string& m = stage.status().message();
+    EXPECT_NE(m.find("is valid Beam YAML but not supported by dfworker"), std::string::npos) << m;
+    EXPECT_NE(m.find(tc.reason), std::string::npos) << m;
+    EXPECT_NE(m.find("Supported: MlpModelHandlerSafetensors"), std::string::npos) << m;
+    EXPECT_NE(m.find("SentenceTransformerEmbeddings"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace dfw
