@@ -572,10 +572,16 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   const bool temp_ipc = *ipc_dir != dir->IpcDir();
   std::string socket_path = *ipc_dir + "/coordinator.sock";
   ::unlink(socket_path.c_str());  // a socket left by a killed run of this job (our own private folder)
-  auto listen_fd = ListenUnix(socket_path);
-  if (listen_fd.ok() && ::chmod(socket_path.c_str(), 0600) != 0) {
+  // Bound under a temporary name, made 0600, then renamed into place: the socket never appears
+  // at its path with the mode the umask gave it.
+  const std::string bound_path = *ipc_dir + "/coordinator.sock.new";
+  ::unlink(bound_path.c_str());
+  auto listen_fd = ListenUnix(bound_path);
+  if (listen_fd.ok() && (::chmod(bound_path.c_str(), 0600) != 0 || ::rename(bound_path.c_str(), socket_path.c_str()) != 0)) {
+    int err = errno;
     ::close(*listen_fd);
-    listen_fd = ErrnoError("chmod 0600 '" + socket_path + "'", errno);
+    ::unlink(bound_path.c_str());
+    listen_fd = ErrnoError("make the coordinator socket '" + socket_path + "' private", err);
   }
   auto cleanup_ipc = [&] {
     ::unlink(socket_path.c_str());

@@ -212,7 +212,7 @@ TEST_F(ModelHostsTest, ADeadHostIsRestartedUpToTheLimit) {
   Status stop = (*group)->Stop();
   ASSERT_FALSE(stop.ok());
   for (pid_t k : killed) {
-    EXPECT_NE(stop.message().find("model host 'model-host-0' (pid " + std::to_string(k) + ") killed by signal 9 during the run"),
+    EXPECT_NE(stop.message().find("model host 'model-host-0' (pid " + std::to_string(k) + ") killed by signal 9 (SIGKILL) during the run"),
               std::string::npos)
         << stop.message();
   }

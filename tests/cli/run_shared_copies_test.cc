@@ -188,7 +188,7 @@ TEST_F(RunSharedCopies, AHostKilledMidRunLosesNoRow) {
   ::kill(victim, SIGKILL);
   run.join();
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  const std::string death = "model host 'model-host-0' (pid " + std::to_string(victim) + ") killed by signal 9 during the run";
+  const std::string death = "model host 'model-host-0' (pid " + std::to_string(victim) + ") killed by signal 9 (SIGKILL) during the run";
   EXPECT_NE(o.out.find(death), std::string::npos) << o.out;
   std::printf("restarted during the run: %s\n", o.out.find("model host 'model-host-0' restarted") != std::string::npos ? "yes" : "no");
   int rows = PredictionRows();
