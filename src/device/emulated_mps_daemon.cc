@@ -29,6 +29,7 @@ struct Client {
   std::string name;
   double threads = 100;
   std::optional<uint64_t> pinned;
+  int priority = 0;  // CUDA_MPS_CLIENT_PRIORITY
 };
 
 struct Connection {
@@ -204,7 +205,8 @@ class Daemon {
       for (const auto& [cfd, c] : conns_) {
         if (!c.client) continue;
         out += "client pid=" + std::to_string(c.client->pid) + " name=" + c.client->name +
-               " threads=" + PercentText(c.client->threads) + " pinned=" + PinnedText(c.client->pinned) + "\n";
+               " threads=" + PercentText(c.client->threads) + " pinned=" + PinnedText(c.client->pinned) +
+               " priority=" + std::to_string(c.client->priority) + "\n";
       }
       return out + "ok clients=" + std::to_string(RegisteredCount()) + "\n";
     }
@@ -270,13 +272,18 @@ class Daemon {
         Result<uint64_t> b = ParseMpsSize(value);
         if (!b.ok()) return "error " + b.status().message() + "\n";
         c.pinned = c.pinned ? std::min(*c.pinned, *b) : *b;
+      } else if (key == "priority") {
+        Result<int> q = ParseClientPriority(value);
+        if (!q.ok()) return "error " + q.status().message() + "\n";
+        c.priority = *q;
       } else if (key != "threads" && key != "pinned") {
-        return "error unknown register field '" + std::string(w) + "'; expected name=, threads=, pinned=\n";
+        return "error unknown register field '" + std::string(w) + "'; expected name=, threads=, pinned=, priority=\n";
       }
     }
     conn.client = c;
     Log("NEW CLIENT " + std::to_string(c.pid) + " (" + c.name + "): threads " + PercentText(c.threads) +
-        "%, pinned " + (c.pinned ? HumanBytes(*c.pinned) : std::string("unlimited")));
+        "%, pinned " + (c.pinned ? HumanBytes(*c.pinned) : std::string("unlimited")) + ", priority " +
+        std::to_string(c.priority));
     return "ok threads=" + PercentText(c.threads) + " pinned=" + PinnedText(c.pinned) + "\n";
   }
 

@@ -1,0 +1,395 @@
+// `dfworker run --tenants` (tenants_command.h): load and plan every tenant, admit them, then run
+// each tenant as its own `dfworker run` under one shared ledger and MPS daemon.
+#include "tenants_command.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <signal.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "dfw/common/exit_code.h"
+#include "dfw/common/logging.h"
+#include "dfw/common/strings.h"
+#include "dfw/common/test_hooks.h"
+#include "dfw/device/memory_ledger.h"
+#include "dfw/device/mps_controller.h"
+#include "dfw/job/job_dir.h"
+#include "dfw/launcher/launcher.h"
+#include "dfw/launcher/tenant_group.h"
+#include "dfw/options/parse.h"
+#include "dfw/stages/config.h"
+#include "dfw/tenants/admission.h"
+#include "dfw/validate/report.h"
+#include "dfw/validate/validate.h"
+#include "host_info.h"
+#include "pipeline_models.h"
+
+namespace dfw::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
+constexpr std::size_t kMaxFileBytes = std::size_t{4} << 20;  // as for pipeline files
+
+// One tenant as loaded for admission.
+struct LoadedTenant {
+  const TenantSpec* spec = nullptr;
+  std::optional<WorkerPlan> plan;  // empty when its pipeline did not load
+  std::vector<std::string> sinks;
+};
+
+std::string SelfExe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
+}
+
+Diagnostic AtTenant(const TenantSpec& t, const char* code, std::string message, std::string help = "") {
+  return MakeDiagnostic(Severity::kError, code, t.origin.where + ": tenant '" + t.name + "': " + std::move(message),
+                        std::move(help), t.origin, t.origin.value_offset, 0);
+}
+
+// The tenant's options: its pipeline's options: block, then the tenants file's (the shared
+// worker), then the command line, then its guaranteed SDK processes.
+PipelineOptions TenantOptions(const TenantsFile& file, const TenantSpec& t, const std::string& pipeline_yaml,
+                              const std::vector<std::string>& args) {
+  OptionsParser parser;
+  parser.AddYamlFile(pipeline_yaml, t.pipeline);
+  parser.AddYamlFile(file.text, file.path);
+  std::vector<std::string> all = args;
+  all.push_back("--sdk_worker_parallelism=" + std::to_string(t.sdk_processes));
+  parser.AddCommandLine(all);
+  return std::move(parser).Finish();
+}
+
+// Loads, plans and validates one tenant; its findings are appended to `out` (a finding that an
+// earlier tenant already reported word for word, such as a shared flag's warning, only once).
+LoadedTenant LoadTenant(const TenantsFile& file, const TenantSpec& t, const Catalog& catalog,
+                        device::AcceleratorBackend backend, const std::vector<std::string>& args,
+                        std::vector<Diagnostic>& out, std::set<std::string>& seen) {
+  LoadedTenant loaded;
+  loaded.spec = &t;
+  Result<std::string> yaml = ReadWholeFile(t.pipeline, kMaxFileBytes);
+  if (!yaml.ok()) {
+    out.push_back(AtTenant(t, "tenants-pipeline-invalid", "field 'pipeline': " + yaml.status().message(),
+                           "pipeline paths are relative to the working directory"));
+    return loaded;
+  }
+  PipelineOptions options = TenantOptions(file, t, *yaml, args);
+  HostView view = DetectHost(options, catalog, backend, /*quiet=*/true);
+  PipelineModels pipeline = LoadPipelineModels(t.pipeline, *yaml);
+  bool loads = pipeline.diagnostics.empty() && pipeline.spec;
+  for (const Diagnostic& d : pipeline.diagnostics) {
+    out.push_back(AtTenant(t, "tenants-pipeline-invalid", "field 'pipeline': " + d.message, d.help));
+  }
+  Result<WorkerPlan> plan = MakePlan(options, catalog, pipeline.models, view.host);
+  for (Diagnostic d : Validate(options, catalog, plan.ok() ? &*plan : nullptr)) {
+    if (!seen.insert(d.code + "\n" + d.message).second) continue;
+    if (d.severity == Severity::kError) loads = false;
+    d.message = "tenant '" + t.name + "': " + d.message;
+    out.push_back(std::move(d));
+  }
+  if (!view.selection.ok()) {
+    out.push_back(AtTenant(t, "accelerator-unavailable", view.selection.message()));
+    loads = false;
+  }
+  if (!loads || !plan.ok()) return loaded;
+  loaded.plan = std::move(*plan);
+  for (const TransformSpec& tr : pipeline.spec->transforms) {
+    if (!tr.traits.is_sink) continue;
+    if (Result<std::string> path = ConfigString(tr.config, "path", std::string()); path.ok() && !path->empty()) {
+      loaded.sinks.push_back(*path);
+    }
+  }
+  return loaded;
+}
+
+std::string Indent(const std::string& text) {
+  std::string out;
+  for (const std::string& line : Split(text, '\n')) {
+    if (!line.empty()) out += "  " + line + "\n";
+  }
+  return out;
+}
+
+void PrintReport(const TenantsFlags& flags, const std::vector<Diagnostic>& diagnostics,
+                 const std::vector<LoadedTenant>& tenants, const Admission* admission, bool dry_run) {
+  if (flags.format == "json") {
+    json report = json::parse(RenderJsonReport(diagnostics, nullptr));
+    report["tenants"] = admission ? json::parse(RenderAdmissionJson(*admission)) : json(nullptr);
+    json plans = json::object();
+    for (const LoadedTenant& t : tenants) {
+      if (t.plan) plans[t.spec->name] = json::parse(RenderJsonReport({}, &*t.plan))["plan"];
+    }
+    report["tenant_plans"] = std::move(plans);
+    (dry_run ? std::cout : std::cerr) << report.dump(-1, ' ', false, json::error_handler_t::replace) << "\n"
+                                      << std::flush;
+    return;
+  }
+  std::string text;
+  int errors = 0, warnings = 0;
+  for (const Diagnostic& d : diagnostics) {
+    text += RenderDiagnosticText(d) + "\n";
+    (d.severity == Severity::kError ? errors : warnings)++;
+  }
+  if (dry_run) {
+    for (const LoadedTenant& t : tenants) {
+      if (t.plan) text += "tenant '" + t.spec->name + "' (" + t.spec->pipeline + "):\n" + Indent(RenderPlanText(*t.plan));
+    }
+  }
+  if (admission) text += RenderAdmissionText(*admission);
+  text += std::string(dry_run ? "dry run" : "admission") + ": " + std::to_string(errors) +
+          (errors == 1 ? " error, " : " errors, ") + std::to_string(warnings) + (warnings == 1 ? " warning" : " warnings") +
+          (errors ? " — the tenants would be refused\n" : " — ok\n");
+  (dry_run ? std::cout : std::cerr) << text << std::flush;
+}
+
+std::string TenantsJsonPath(const std::string& root) { return root + "/tenants.json"; }
+std::string TenantJobDir(const std::string& root, const std::string& name) { return root + "/tenants/" + name; }
+
+// The admitted limits, for the tenants' own runs (LoadTenantDevice) and for people.
+std::string TenantsJson(const TenantsFlags& flags, const Admission& a) {
+  json j = {{"version", 1}, {"tenants_file", flags.tenants_path}, {"admission", json::parse(RenderAdmissionJson(a))}};
+  return j.dump(2) + "\n";
+}
+
+// Creates (or, with --resume, checks) the tenants' parent job dir and locks it for this run.
+Result<std::string> PrepareRoot(const TenantsFlags& flags, int& lock_fd) {
+  std::string root = flags.resume.empty() ? (flags.job_dir.empty() ? std::string(kDefaultJobsDir) + "/" + NewJobId() : flags.job_dir)
+                                          : flags.resume;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  std::error_code ec;
+  if (flags.resume.empty()) {
+    if (fs::path parent = fs::path(root).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+    if (::mkdir(root.c_str(), 0700) != 0) {
+      if (errno == EEXIST) return InvalidArgument("job dir '" + root + "' already exists; finish it with --resume " + root);
+      return ErrnoError("create job dir '" + root + "'", errno);
+    }
+    if (::mkdir((root + "/tenants").c_str(), 0700) != 0) return ErrnoError("create '" + root + "/tenants'", errno);
+  } else if (!fs::exists(TenantsJsonPath(root), ec)) {
+    return InvalidArgument("'" + root + "' is not the job dir of a tenants run (no tenants.json)");
+  }
+  lock_fd = ::open((root + "/tenants.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return ErrnoError("open '" + root + "/tenants.lock'", errno);
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return FailedPrecondition("another dfworker run holds the job dir '" + root + "'");
+  }
+  return root;
+}
+
+// DFW_TEST_TENANT_LEDGER_BUDGET=name=bytes lowers one tenant's budget in the ledger below what
+// admission gave it: a tenant whose real use outgrows its plan, at an exact size.
+std::optional<std::pair<std::string, uint64_t>> LedgerBudgetOverride() {
+  std::optional<std::string> hook = test_hooks::Get("TENANT_LEDGER_BUDGET");
+  if (!hook) return std::nullopt;
+  std::size_t eq = hook->find('=');
+  std::optional<int64_t> bytes = eq == std::string::npos ? std::nullopt : ParseInt64(hook->substr(eq + 1));
+  if (!bytes || *bytes <= 0) return std::nullopt;
+  return std::pair{hook->substr(0, eq), static_cast<uint64_t>(*bytes)};
+}
+
+// Per-tenant peaks (the ledger keeps them after the processes are gone); kNotFound on a real GPU.
+Result<device::LedgerSnapshot> LedgerSnapshotAt(const std::string& path) {
+  if (path.empty()) return NotFound("no GPU-memory ledger (a real GPU)");
+  ASSIGN_OR_RETURN(device::MemoryLedger ledger, device::MemoryLedger::Open(path));
+  return ledger.Snapshot();
+}
+
+int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admission& admission,
+               const std::vector<LoadedTenant>& tenants, const std::vector<std::string>& args) {
+  int lock_fd = -1;
+  Result<std::string> prepared = PrepareRoot(flags, lock_fd);
+  if (!prepared.ok()) {
+    if (lock_fd >= 0) ::close(lock_fd);
+    std::fprintf(stderr, "run stopped: %s\n", prepared.status().message().c_str());
+    return static_cast<int>(ExitCodeFor(prepared.status()));
+  }
+  const std::string root = *prepared;
+  auto stop = [&](const std::string& why, ExitCode code) {
+    std::fprintf(stderr, "run stopped: %s\n", why.c_str());
+    return static_cast<int>(code);
+  };
+  std::fprintf(stderr, "[dfworker] tenants job dir: %s (%zu tenants)\n", root.c_str(), tenants.size());
+  if (Status s = WriteFileAtomically(TenantsJsonPath(root), TenantsJson(flags, admission)); !s.ok()) {
+    return stop(s.message(), ExitCode::kRunFailed);
+  }
+  const std::string self = SelfExe();
+  std::string ledger_path;
+  if (admission.emulated) {
+    ledger_path = device::LedgerPathForJob(root);
+    Result<device::MemoryLedger> ledger =
+        device::MemoryLedger::Create(ledger_path, admission.gpu_type + " (emulated)", admission.capacity_bytes);
+    if (!ledger.ok()) return stop("create the GPU-memory ledger: " + ledger.status().message(), ExitCode::kRunFailed);
+    const auto hook = LedgerBudgetOverride();
+    for (const TenantLimits& l : admission.tenants) {
+      const uint64_t budget = hook && hook->first == l.name ? hook->second : l.budget_bytes;
+      if (Status s = ledger->SetTenantBudget(l.name, budget); !s.ok()) return stop(s.message(), ExitCode::kRunFailed);
+    }
+  }
+  // One daemon for every tenant (MPS is one server per GPU); stopped on every return below.
+  device::MpsDaemonOptions mps_options;
+  mps_options.dirs = device::MpsDirsForJob(root);
+  if (admission.client_limit > 0) mps_options.max_clients_per_device = admission.client_limit;
+  mps_options.daemon_command = {self, "mps", "daemon"};
+  Result<std::unique_ptr<device::MpsController>> mps =
+      device::MakeMpsController(admission.emulated ? "emulated" : "auto", mps_options);
+  if (!mps.ok()) return stop(mps.status().message(), ExitCode::kRunFailed);
+  if (Status s = (*mps)->Start(); !s.ok()) return stop("start the MPS control daemon: " + s.message(), ExitCode::kRunFailed);
+  std::fprintf(stderr, "[dfworker] MPS: %.*s control daemon (pid %d) shared by the tenants, pipe dir %s\n",
+               static_cast<int>((*mps)->kind().size()), (*mps)->kind().data(), static_cast<int>((*mps)->daemon_pid()),
+               mps_options.dirs.pipe_dir.c_str());
+
+  std::vector<TenantProcess> procs;
+  std::vector<std::string> skipped;
+  for (const LoadedTenant& t : tenants) {
+    const std::string dir = TenantJobDir(root, t.spec->name);
+    std::error_code ec;
+    if (fs::exists(dir + "/FINISHED", ec)) {
+      skipped.push_back(t.spec->name);
+      continue;
+    }
+    const bool resume = fs::exists(dir + "/job.json", ec);
+    TenantProcess p;
+    p.name = t.spec->name;
+    p.spec.argv = {self, "run", t.spec->pipeline, resume ? "--resume" : "--job_dir", dir, "--tenant_of", root,
+                   "--tenant", t.spec->name, "--options_from", file.path, "--log_level", flags.log_level,
+                   "--report", flags.report, "--accelerator_backend", flags.accelerator_backend};
+    if (!flags.catalog_dir.empty()) p.spec.argv.insert(p.spec.argv.end(), {"--catalog_dir", flags.catalog_dir});
+    p.spec.argv.insert(p.spec.argv.end(), args.begin(), args.end());
+    p.spec.argv.push_back("--sdk_worker_parallelism=" + std::to_string(t.spec->sdk_processes));
+    procs.push_back(std::move(p));
+  }
+  for (const std::string& name : skipped) std::fprintf(stderr, "[dfworker] tenant '%s': already finished\n", name.c_str());
+
+  int code = 0;
+  Result<std::unique_ptr<SignalWatcher>> signals = SignalWatcher::Install();
+  if (!signals.ok()) {
+    (void)(*mps)->Quit();
+    return stop(signals.status().message(), ExitCode::kRunFailed);
+  }
+  std::unique_ptr<ProcessLauncher> launcher = MakePosixProcessLauncher();
+  TenantGroupResult result = RunTenantGroup(procs, *launcher, **signals);
+
+  json report = {{"tenants", json::object()}};
+  Result<device::LedgerSnapshot> snap = LedgerSnapshotAt(ledger_path);
+  for (const TenantExit& e : result.exits) {
+    std::string how = e.start_error.empty() ? e.exit.Describe() : "not started: " + e.start_error;
+    std::string peak;
+    json j = {{"job_dir", TenantJobDir(root, e.name)}, {"ended", how}, {"success", e.exit.success()}};
+    if (snap.ok()) {
+      for (const device::LedgerTenant& lt : snap->tenants) {
+        if (lt.name != e.name) continue;
+        peak = ", GPU-memory peak " + HumanBytes(lt.peak_bytes) + " of its budget " + HumanBytes(lt.budget_bytes);
+        j["gpu_memory_peak_bytes"] = lt.peak_bytes;
+        j["gpu_memory_budget_bytes"] = lt.budget_bytes;
+      }
+    }
+    report["tenants"][e.name] = j;
+    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s (%s)\n", e.name.c_str(), e.exit.success() ? "finished" : "FAILED",
+                 peak.c_str(), how.c_str());
+    if (!e.exit.success()) code = e.exit.exited && e.exit.exit_code == kInvalid && code != 1 ? kInvalid : 1;
+  }
+  if (Status s = WriteFileAtomically(root + "/tenants_report.json", report.dump(2) + "\n"); !s.ok()) {
+    std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+  }
+  if (Status quit = (*mps)->Quit(); !quit.ok()) {
+    std::fprintf(stderr, "[dfworker] warning: stopping the MPS daemon: %s\n", quit.message().c_str());
+  }
+  if (result.signal != 0) {
+    return stop("interrupted; finish the tenants with --tenants " + file.path + " --resume " + root,
+                result.signal == SIGINT ? ExitCode::kInterrupted : ExitCode::kTerminated);
+  }
+  if (code == 0) {
+    (void)WriteFileAtomically(root + "/FINISHED", "");
+    std::fprintf(stderr, "[dfworker] every tenant finished; job dir %s\n", root.c_str());
+  } else {
+    std::string failed;
+    for (const TenantExit& e : result.exits) {
+      if (!e.exit.success()) failed += (failed.empty() ? "'" : ", '") + e.name + "'";
+    }
+    return stop("tenant(s) " + failed + " failed (the others finished); see " + root + "/tenants/<name>/ and resume with --resume " + root,
+                static_cast<ExitCode>(code));
+  }
+  ::close(lock_fd);
+  return 0;
+}
+
+}  // namespace
+
+int RunTenantsCommand(const TenantsFlags& flags, const std::vector<std::string>& args) {
+  if (Status s = InitLogging(flags.log_level); !s.ok()) {
+    std::cerr << "dfworker: error: " << s.message() << "\n";
+    return kInvalid;
+  }
+  std::vector<Diagnostic> diagnostics;
+  auto fail = [&](const char* code, const std::string& message) {
+    Diagnostic d;
+    d.code = code;
+    d.message = message;
+    diagnostics.push_back(d);
+    PrintReport(flags, diagnostics, {}, nullptr, flags.dry_run || flags.format == "json");
+    return kInvalid;
+  };
+  auto backend = device::ParseAcceleratorBackend(flags.accelerator_backend);
+  if (!backend.ok()) return fail("command-line", "--accelerator_backend: " + backend.status().message());
+  Result<std::string> text = ReadWholeFile(flags.tenants_path, kMaxFileBytes);
+  if (!text.ok()) return fail("tenants-file-invalid", "tenants file: " + text.status().message());
+  auto catalog = Catalog::Locate(flags.catalog_dir);
+  if (!catalog.ok()) return fail("catalog-invalid", "catalog: " + catalog.status().message());
+
+  TenantsParse parsed = ParseTenantsFile(*text, flags.tenants_path);
+  diagnostics = parsed.diagnostics;
+  std::vector<LoadedTenant> tenants;
+  std::set<std::string> seen;
+  for (const TenantSpec& t : parsed.file.tenants) {
+    tenants.push_back(LoadTenant(parsed.file, t, *catalog, *backend, args, diagnostics, seen));
+  }
+  std::vector<TenantInput> inputs;
+  for (const LoadedTenant& t : tenants) inputs.push_back({t.spec, t.plan ? &*t.plan : nullptr, t.sinks});
+  Admission admission = AdmitTenants(parsed.file, inputs, *catalog);
+  diagnostics.insert(diagnostics.end(), admission.diagnostics.begin(), admission.diagnostics.end());
+  const bool valid = !HasErrors(diagnostics) && parsed.file.tenants.size() == admission.tenants.size();
+  if (flags.dry_run || !valid) {
+    PrintReport(flags, diagnostics, tenants, &admission, flags.dry_run);
+    return valid ? 0 : kInvalid;
+  }
+  PrintReport(flags, diagnostics, tenants, &admission, /*dry_run=*/false);
+  return RunTenants(flags, parsed.file, admission, tenants, args);
+}
+
+Result<TenantDevice> LoadTenantDevice(const std::string& root, const std::string& name) {
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(TenantsJsonPath(root)));
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const std::string where = "'" + TenantsJsonPath(root) + "'";
+  if (!j.is_object() || !j.contains("admission") || !j["admission"].is_object()) {
+    return InvalidArgument(where + " is not a tenants admission file");
+  }
+  const json& a = j["admission"];
+  for (const json& t : a.value("tenants", json::array())) {
+    if (!t.is_object() || t.value("name", "") != name) continue;
+    TenantDevice d;
+    d.name = name;
+    if (a.value("emulated", false)) d.ledger_path = device::LedgerPathForJob(root);
+    if (a.value("strategy", json(nullptr)) == "mps") d.mps = device::MpsDirsForJob(root);
+    if (uint64_t pinned = t.value("pinned_limit_bytes", uint64_t{0}); pinned > 0) d.limits.pinned_mem_limit_bytes = pinned;
+    d.limits.active_thread_percentage = t.value("active_thread_percentage", 100.0);
+    d.limits.client_priority = t.value("priority", "normal") == "below_normal" ? 1 : 0;
+    return d;
+  }
+  return NotFound(where + " admits no tenant '" + name + "'");
+}
+
+}  // namespace dfw::cli
