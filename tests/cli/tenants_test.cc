@@ -105,8 +105,8 @@ class TenantsRun : public ::testing::Test {
 TEST_F(TenantsRun, TheShippedFileIsAdmittedAndExplainsItsIsolation) {
   testing::CliOutcome o = Run({"run", "--tenants", "pipelines/tenants.yaml", "--dry_run", "--accelerator_backend=emulated"});
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  for (const char* want : {"tenants on one nvidia-l4 (emulated), 24 GiB, MPS split:", "classify: budget 8 GiB",
-                           "embed: budget 9.6 GiB", "per client CUDA_MPS_PINNED_DEVICE_MEM_LIMIT 4 GiB, threads 60%, priority normal",
+  for (const char* want : {"tenants on one nvidia-l4 (emulated), 24.0 GiB, MPS split:", "classify: budget 8.0 GiB",
+                           "embed: budget 9.6 GiB", "per client CUDA_MPS_PINNED_DEVICE_MEM_LIMIT 4.0 GiB, threads 60%, priority normal",
                            "MPS clients: 4 of 48; guaranteed SDK processes: 4 of 8 vCPUs", "MPS split (used)",
                            "MIG: not available on nvidia-l4", "tenant 'embed' (pipelines/embed_sentences.yaml):",
                            "dry run: 0 errors"}) {
@@ -173,7 +173,7 @@ TEST_F(TenantsRun, TwoShippedTenantsRunTogetherWithTheirOwnLimitsAndEveryRecord)
   // The shared daemon registered every SDK process under its tenant with the tenant's limits.
   const std::string log = Slurp(job / "mps/log/control.log");
   for (int i = 0; i < 2; ++i) {
-    EXPECT_NE(log.find("(classify/sdk-" + std::to_string(i) + "): threads 60%, pinned 4 GiB, priority 0"), std::string::npos) << log;
+    EXPECT_NE(log.find("(classify/sdk-" + std::to_string(i) + "): threads 60%, pinned 4.0 GiB, priority 0"), std::string::npos) << log;
     EXPECT_NE(log.find("(embed/sdk-" + std::to_string(i) + "): threads 40%, pinned 4.8 GiB, priority 1"), std::string::npos) << log;
   }
   nlohmann::json report = nlohmann::json::parse(Slurp(job / "tenants_report.json"), nullptr, false);
@@ -188,7 +188,7 @@ TEST_F(TenantsRun, AnOverBudgetTenantFailsAloneAndTheOtherKeepsEveryRecord) {
   testing::CliOutcome o = Run({"run", "--tenants", "pipelines/tenants.yaml", "--job_dir", job.string(), "--accelerator_backend=emulated"},
                               "DFW_TEST_TENANT_LEDGER_BUDGET=embed=1024");
   EXPECT_NE(o.out.find("tenant 'embed'"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("past the tenant's budget of 1 KiB"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("past the tenant's budget of 1.0 KiB"), std::string::npos) << o.out;
   EXPECT_TRUE(fs::exists(job / "tenants/classify/FINISHED")) << o.out;
   ExpectEveryIdOnce("pipelines/data/breast_cancer_demo.jsonl", {"out/default/predictions", "out/default/errors"});
   EXPECT_EQ(Ids("out/default/errors").size(), 4u);

@@ -82,7 +82,7 @@ TEST_F(TenantLimitsTest, TheLedgerHoldsEachTenantsProcessesTogetherToItsBudget) 
   Status over = l->Allocate(Me("a"), 2 * kGiB);
   EXPECT_EQ(over.code(), StatusCode::kResourceExhausted) << over.ToString();
   EXPECT_NE(over.message().find("tenant 'a'"), std::string::npos) << over.message();
-  EXPECT_NE(over.message().find("budget of 4 GiB"), std::string::npos) << over.message();
+  EXPECT_NE(over.message().find("budget of 4.0 GiB"), std::string::npos) << over.message();
   // ... while tenant 'b' is not affected by a's use.
   ASSERT_TRUE(l->Allocate(Me("b"), 6 * kGiB).ok());
   EXPECT_EQ(l->Allocate(Me("c"), kGiB).code(), StatusCode::kFailedPrecondition) << "a tenant without a budget";

@@ -86,9 +86,9 @@ std::vector<Case> Cases() {
       {"GuaranteedProcessesOverTheVcpus", {{"a", "60GiB", 6}, {"b", "60GiB", 6}}, 8, {"tenants-vcpus"},
        "'a' 6 + 'b' 6 = 12 exceed the 8 vCPUs"},
       {"APlanOverItsBudget", {{"a", "2GiB", 4, kGiB}, {"b", "60GiB"}}, 16, {"tenant-over-budget"},
-       "tenant 'a''s plan needs 4 GiB"},
+       "tenant 'a''s plan needs 4.0 GiB"},
       {"ABudgetTooThinForItsModelHost", {{"a", "4GiB", 3, 3 * kGiB, 1}}, 16, {"tenant-client-share"},
-       "divided among its 4 MPS clients is 1 GiB each"},
+       "divided among its 4 MPS clients is 1.0 GiB each"},
       {"NoMps", {{"a", "10GiB", 2, kGiB, 0, "nvidia-l4", false}}, 16, {"tenants-mps-required"}, "without MPS"},
       {"DifferentWorkers", {{"a", "10GiB", 2, kGiB, 0, "nvidia-l4"}, {"b", "1GiB", 2, 1 << 20, 0, "nvidia-tesla-t4"}}, 16,
        {"tenants-worker-mismatch"}, "tenant 'b''s options give a different worker"},
@@ -148,7 +148,7 @@ TEST(Admission, DividesEachBudgetAmongItsClientsAndKeepsItsMpsSettings) {
   ASSERT_EQ(a.isolation.size(), 3u);
   EXPECT_EQ(a.isolation[0].rfind("MPS split (used)", 0), 0u);
   EXPECT_NE(a.isolation[1].find("MIG: hardware isolation"), std::string::npos);
-  EXPECT_NE(RenderAdmissionText(a).find("a: budget 60 GiB"), std::string::npos) << RenderAdmissionText(a);
+  EXPECT_NE(RenderAdmissionText(a).find("a: budget 60.0 GiB"), std::string::npos) << RenderAdmissionText(a);
   EXPECT_NE(RenderAdmissionJson(a).find("\"pinned_limit_bytes\":16106127360"), std::string::npos);
 }
 

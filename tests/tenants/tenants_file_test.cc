@@ -54,7 +54,9 @@ TEST(TenantsFile, GpuMemoryTakesUnitsFractionsAndPercentages) {
                                          {"", 0, false}, {"150%", 0, false}, {"0%", 0, false}}) {
     Result<GpuMemoryShare> s = ParseGpuMemoryShare(c.text);
     EXPECT_EQ(s.ok(), c.ok) << c.text;
-    if (s.ok() && c.ok) EXPECT_EQ(s->BytesOf(1000), c.bytes_of_1000) << c.text;
+    if (s.ok() && c.ok) {
+      EXPECT_EQ(s->BytesOf(1000), c.bytes_of_1000) << c.text;
+    }
   }
 }
 

@@ -35,7 +35,7 @@ struct LedgerClient {
   pid_t pid = 0;                                  // the allocating process
   std::string name;                               // e.g. "sdk-3", "model-host-0" (truncated to 31 bytes)
   std::optional<uint64_t> pinned_limit_bytes;     // per-client cap; nullopt = none
-  std::string tenant;                             // the tenant it belongs to ("" = none); needs a budget
+  std::string tenant = {};                        // the tenant it belongs to ("" = none); needs a budget
 };
 
 struct LedgerEntry {
@@ -43,7 +43,7 @@ struct LedgerEntry {
   std::string name;
   uint64_t allocated_bytes = 0;
   std::optional<uint64_t> pinned_limit_bytes;
-  std::string tenant;  // "" = none
+  std::string tenant = {};  // "" = none
 };
 
 // A tenant's budget, what its live processes hold, and the most they held at once.

@@ -45,7 +45,7 @@ struct MpsClientLimits {
   // Per-client device memory cap in bytes on device ordinal 0; nullopt = no cap.
   std::optional<uint64_t> pinned_mem_limit_bytes;
   // CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal (a scheduling hint); nullopt = daemon default (0).
-  std::optional<int> client_priority;
+  std::optional<int> client_priority = std::nullopt;
 };
 
 // Device key ("0", or a "GPU-..." UUID) -> limit in bytes.
