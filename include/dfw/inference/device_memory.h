@@ -36,7 +36,7 @@ struct ModelProcessContext {
   std::string client_name;   // this process in the ledger and logs: "sdk-3", "model-host-0"
   int sdk_index = 0;         // SDK processes: their slot (chooses the shared copy); model hosts: 0
   std::optional<uint64_t> pinned_limit_bytes;  // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for device 0, if any
-  std::string tenant;        // DFW_TENANT: the tenant whose budget the ledger charges ("" = none)
+  std::string tenant = {};   // DFW_TENANT: the tenant whose budget the ledger charges ("" = none)
 };
 
 // Builds the context from this process's environment (the three variables above and
