@@ -212,8 +212,11 @@ int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admissi
                const std::vector<LoadedTenant>& tenants, const std::vector<std::string>& args) {
   int lock_fd = -1;
   Result<std::string> prepared = PrepareRoot(flags, lock_fd);
+  // The lock goes with the process; closed here on every return so that nothing else inherits it.
+  std::unique_ptr<int, void (*)(int*)> lock(&lock_fd, [](int* fd) {
+    if (*fd >= 0) ::close(*fd);
+  });
   if (!prepared.ok()) {
-    if (lock_fd >= 0) ::close(lock_fd);
     std::fprintf(stderr, "run stopped: %s\n", prepared.status().message().c_str());
     return static_cast<int>(ExitCodeFor(prepared.status()));
   }
@@ -295,6 +298,10 @@ int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admissi
         peak = ", GPU-memory peak " + HumanBytes(lt.peak_bytes) + " of its budget " + HumanBytes(lt.budget_bytes);
         j["gpu_memory_peak_bytes"] = lt.peak_bytes;
         j["gpu_memory_budget_bytes"] = lt.budget_bytes;
+        if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9) {
+          std::fprintf(stderr, "[dfworker] warning: tenant '%s' reached %s, over 90%% of its GPU-memory budget %s\n",
+                       e.name.c_str(), HumanBytes(lt.peak_bytes).c_str(), HumanBytes(lt.budget_bytes).c_str());
+        }
       }
     }
     report["tenants"][e.name] = j;
@@ -323,7 +330,6 @@ int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admissi
     return stop("tenant(s) " + failed + " failed (the others finished); see " + root + "/tenants/<name>/ and resume with --resume " + root,
                 static_cast<ExitCode>(code));
   }
-  ::close(lock_fd);
   return 0;
 }
 
