@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -23,6 +24,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/device/memory_ledger.h"
+#include "dfw/device/mps_client.h"
 #include "dfw/device/mps_controller.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
@@ -255,60 +257,103 @@ int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admissi
                static_cast<int>((*mps)->kind().size()), (*mps)->kind().data(), static_cast<int>((*mps)->daemon_pid()),
                mps_options.dirs.pipe_dir.c_str());
 
-  std::vector<TenantProcess> procs;
-  std::vector<std::string> skipped;
-  for (const LoadedTenant& t : tenants) {
-    const std::string dir = TenantJobDir(root, t.spec->name);
-    std::error_code ec;
-    if (fs::exists(dir + "/FINISHED", ec)) {
-      skipped.push_back(t.spec->name);
-      continue;
+  // The tenants still to run: each new, or resumed from its manifest, or skipped when finished.
+  auto unfinished = [&](bool say) {
+    std::vector<TenantProcess> procs;
+    for (const LoadedTenant& t : tenants) {
+      const std::string dir = TenantJobDir(root, t.spec->name);
+      std::error_code ec;
+      if (fs::exists(dir + "/FINISHED", ec)) {
+        if (say) std::fprintf(stderr, "[dfworker] tenant '%s': already finished\n", t.spec->name.c_str());
+        continue;
+      }
+      const bool resume = fs::exists(dir + "/job.json", ec);
+      TenantProcess p;
+      p.name = t.spec->name;
+      p.spec.argv = {self, "run", t.spec->pipeline, resume ? "--resume" : "--job_dir", dir, "--tenant_of", root,
+                     "--tenant", t.spec->name, "--options_from", file.path, "--log_level", flags.log_level,
+                     "--report", flags.report, "--accelerator_backend", flags.accelerator_backend};
+      if (!flags.catalog_dir.empty()) p.spec.argv.insert(p.spec.argv.end(), {"--catalog_dir", flags.catalog_dir});
+      p.spec.argv.insert(p.spec.argv.end(), args.begin(), args.end());
+      p.spec.argv.push_back("--sdk_worker_parallelism=" + std::to_string(t.spec->sdk_processes));
+      procs.push_back(std::move(p));
     }
-    const bool resume = fs::exists(dir + "/job.json", ec);
-    TenantProcess p;
-    p.name = t.spec->name;
-    p.spec.argv = {self, "run", t.spec->pipeline, resume ? "--resume" : "--job_dir", dir, "--tenant_of", root,
-                   "--tenant", t.spec->name, "--options_from", file.path, "--log_level", flags.log_level,
-                   "--report", flags.report, "--accelerator_backend", flags.accelerator_backend};
-    if (!flags.catalog_dir.empty()) p.spec.argv.insert(p.spec.argv.end(), {"--catalog_dir", flags.catalog_dir});
-    p.spec.argv.insert(p.spec.argv.end(), args.begin(), args.end());
-    p.spec.argv.push_back("--sdk_worker_parallelism=" + std::to_string(t.spec->sdk_processes));
-    procs.push_back(std::move(p));
+    return procs;
+  };
+
+  Result<std::unique_ptr<SignalWatcher>> signals = SignalWatcher::Install();
+  if (!signals.ok()) return stop(signals.status().message(), ExitCode::kRunFailed);
+  std::unique_ptr<ProcessLauncher> launcher = MakePosixProcessLauncher();
+  std::map<std::string, TenantExit> ends;  // the last end of each tenant run here
+  TenantGroupResult result;
+  bool fault_after_resume = false;
+  int faults = 0;  // MPS faults drained (at most one is followed by a resume)
+  for (int attempt = 0;; ++attempt) {
+    // The emulated server reports a fatal fault on a watch socket (the real one: not yet watched).
+    int watch = -1;
+    if ((*mps)->kind() == "emulated") {
+      Result<int> w = device::MpsWatch(mps_options.dirs.pipe_dir);
+      if (w.ok()) watch = *w;
+      else std::fprintf(stderr, "[dfworker] warning: cannot watch the MPS server for faults: %s\n", w.status().message().c_str());
+    }
+    result = RunTenantGroup(unfinished(attempt == 0), *launcher, **signals, watch);
+    if (watch >= 0) ::close(watch);
+    for (const TenantExit& e : result.exits) ends[e.name] = e;
+    if (!result.faulted || result.signal != 0) break;
+    ++faults;
+    if (attempt == 1) {
+      fault_after_resume = true;
+      break;
+    }
+    // MPS on Volta+: every client of the faulted server must exit; it takes clients again after.
+    std::fprintf(stderr, "[dfworker] MPS fault: the server had a fatal GPU error; every tenant was drained (%zu stopped)\n",
+                 result.exits.size());
+    bool active = false;
+    for (int i = 0; i < 3000 && !active; ++i) {  // up to 30 s for the killed clients to be gone
+      Result<std::string> ping = device::MpsControlCommand(mps_options.dirs.pipe_dir, "ping");
+      active = !ping.ok() || ping->find("state=FAULT") == std::string::npos;
+      if (!active) ::usleep(10000);
+    }
+    if (Status q = (*mps)->Quit(); !q.ok()) std::fprintf(stderr, "[dfworker] warning: stopping the MPS daemon: %s\n", q.message().c_str());
+    if (Status s = (*mps)->Start(); !s.ok()) return stop("restart the MPS control daemon after the fault: " + s.message(), ExitCode::kRunFailed);
+    std::fprintf(stderr, "[dfworker] MPS server restarted (daemon pid %d); resuming every unfinished tenant from its manifest\n",
+                 static_cast<int>((*mps)->daemon_pid()));
   }
-  for (const std::string& name : skipped) std::fprintf(stderr, "[dfworker] tenant '%s': already finished\n", name.c_str());
 
   int code = 0;
-  Result<std::unique_ptr<SignalWatcher>> signals = SignalWatcher::Install();
-  if (!signals.ok()) {
-    (void)(*mps)->Quit();
-    return stop(signals.status().message(), ExitCode::kRunFailed);
-  }
-  std::unique_ptr<ProcessLauncher> launcher = MakePosixProcessLauncher();
-  TenantGroupResult result = RunTenantGroup(procs, *launcher, **signals);
-
   json report = {{"tenants", json::object()}};
   Result<device::LedgerSnapshot> snap = LedgerSnapshotAt(ledger_path);
-  for (const TenantExit& e : result.exits) {
-    std::string how = e.start_error.empty() ? e.exit.Describe() : "not started: " + e.start_error;
+  for (const LoadedTenant& t : tenants) {
+    const std::string& name = t.spec->name;
+    auto it = ends.find(name);
+    std::error_code ec;
+    const bool finished = fs::exists(TenantJobDir(root, name) + "/FINISHED", ec);
+    std::string how = it == ends.end() ? "finished before this run"
+                      : it->second.start_error.empty() ? it->second.exit.Describe()
+                                                        : "not started: " + it->second.start_error;
+    const bool ok = finished && (it == ends.end() || it->second.exit.success());
     std::string peak;
-    json j = {{"job_dir", TenantJobDir(root, e.name)}, {"ended", how}, {"success", e.exit.success()}};
+    json j = {{"job_dir", TenantJobDir(root, name)}, {"ended", how}, {"success", ok}};
     if (snap.ok()) {
       for (const device::LedgerTenant& lt : snap->tenants) {
-        if (lt.name != e.name) continue;
+        if (lt.name != name) continue;
         peak = ", GPU-memory peak " + HumanBytes(lt.peak_bytes) + " of its budget " + HumanBytes(lt.budget_bytes);
         j["gpu_memory_peak_bytes"] = lt.peak_bytes;
         j["gpu_memory_budget_bytes"] = lt.budget_bytes;
         if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9) {
           std::fprintf(stderr, "[dfworker] warning: tenant '%s' reached %s, over 90%% of its GPU-memory budget %s\n",
-                       e.name.c_str(), HumanBytes(lt.peak_bytes).c_str(), HumanBytes(lt.budget_bytes).c_str());
+                       name.c_str(), HumanBytes(lt.peak_bytes).c_str(), HumanBytes(lt.budget_bytes).c_str());
         }
       }
     }
-    report["tenants"][e.name] = j;
-    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s (%s)\n", e.name.c_str(), e.exit.success() ? "finished" : "FAILED",
-                 peak.c_str(), how.c_str());
-    if (!e.exit.success()) code = e.exit.exited && e.exit.exit_code == kInvalid && code != 1 ? kInvalid : 1;
+    report["tenants"][name] = j;
+    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(), how.c_str());
+    if (!ok) {
+      const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalid;
+      code = invalid && code != 1 ? kInvalid : 1;
+    }
   }
+  report["mps_faults_drained"] = faults;
   if (Status s = WriteFileAtomically(root + "/tenants_report.json", report.dump(2) + "\n"); !s.ok()) {
     std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
   }
@@ -319,13 +364,18 @@ int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admissi
     return stop("interrupted; finish the tenants with --tenants " + file.path + " --resume " + root,
                 result.signal == SIGINT ? ExitCode::kInterrupted : ExitCode::kTerminated);
   }
+  if (fault_after_resume) {
+    return stop("the MPS server faulted again after the tenants were resumed once; resume with --tenants " + file.path +
+                    " --resume " + root,
+                ExitCode::kRunFailed);
+  }
   if (code == 0) {
     (void)WriteFileAtomically(root + "/FINISHED", "");
     std::fprintf(stderr, "[dfworker] every tenant finished; job dir %s\n", root.c_str());
   } else {
     std::string failed;
-    for (const TenantExit& e : result.exits) {
-      if (!e.exit.success()) failed += (failed.empty() ? "'" : ", '") + e.name + "'";
+    for (const LoadedTenant& t : tenants) {
+      if (!report["tenants"][t.spec->name]["success"].get<bool>()) failed += (failed.empty() ? "'" : ", '") + t.spec->name + "'";
     }
     return stop("tenant(s) " + failed + " failed (the others finished); see " + root + "/tenants/<name>/ and resume with --resume " + root,
                 static_cast<ExitCode>(code));

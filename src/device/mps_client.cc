@@ -58,6 +58,17 @@ Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir,
   return session;
 }
 
+Result<int> MpsWatch(const std::string& pipe_dir, int timeout_ms) {
+  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
+  Status sent = SendAll(fd, "watch\n");
+  Result<std::string> reply = sent.ok() ? ReadReply(fd, timeout_ms, "watch") : Result<std::string>(sent);
+  if (!reply.ok()) {
+    ::close(fd);
+    return reply.status();
+  }
+  return fd;
+}
+
 Result<std::optional<MpsClientSession>> MpsClientSession::RegisterFromEnv(std::string_view name) {
   const char* pipe_dir = std::getenv(std::string(kPipeDirEnv).c_str());
   if (pipe_dir == nullptr || *pipe_dir == '\0') return std::optional<MpsClientSession>();

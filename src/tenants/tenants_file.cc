@@ -81,11 +81,14 @@ std::pair<TenantSpec, bool> ParseTenant(Parser& p, const YAML::Node& node, int i
   bool ok = true;
   std::set<std::string> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
-    const YAML::Node& value = it->second;
+    // Copies: the iterator's pair is a temporary (yaml-cpp), so no reference into it may outlive
+    // the statement.
+    const YAML::Node key_node = it->first;
+    const YAML::Node value = it->second;
+    const std::string key = key_node.IsScalar() ? key_node.Scalar() : std::string("?");
     const YAML::Mark vm = value.Mark();
     if (std::find(kTenantKeys.begin(), kTenantKeys.end(), key) == kTenantKeys.end()) {
-      p.Error(it->first.Mark(), key.size(),
+      p.Error(key_node.Mark(), key.size(),
               "tenant '" + label + "': unknown key '" + key + "'" + DidYouMeanSuffix(key, kTenantKeys),
               "allowed keys: " + Join(kTenantKeys));
       ok = false;
@@ -201,9 +204,10 @@ TenantsParse ParseTenantsFile(std::string_view text, std::string_view path) {
       return result;
     }
     for (auto it = root.begin(); it != root.end(); ++it) {
-      const std::string key = it->first.IsScalar() ? it->first.Scalar() : std::string("?");
+      const YAML::Node key_node = it->first;
+      const std::string key = key_node.IsScalar() ? key_node.Scalar() : std::string("?");
       if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
-        p.Error(it->first.Mark(), key.size(), "unknown top-level key '" + key + "'" + DidYouMeanSuffix(key, kTopKeys),
+        p.Error(key_node.Mark(), key.size(), "unknown top-level key '" + key + "'" + DidYouMeanSuffix(key, kTopKeys),
                 "allowed: options (the shared worker's flags) and tenants");
       }
     }

@@ -6,6 +6,12 @@
 // then stops leasing and gives its bundles their grace, leaving its job dir resumable); a second
 // one SIGKILLs them. The call returns once every started tenant process has ended.
 //
+// MPS fault domain: when `fault_fd` (a watch on the MPS daemon, dfw/device/mps_client.h MpsWatch)
+// delivers a "fault" line, the server has a fatal GPU error that every client on the GPU must
+// leave: every live tenant process is SIGKILLed (their SDK processes and model hosts die with them,
+// PR_SET_PDEATHSIG), `faulted` is set, and the call returns once all have ended. Their job dirs are
+// left resumable (committed bundles are kept).
+//
 // Threading: call from the main thread, with `signals` installed before the call (so that no
 // SIGCHLD is lost) and no other SignalWatcher in the process.
 #pragma once
@@ -36,9 +42,10 @@ struct TenantExit {
 struct TenantGroupResult {
   std::vector<TenantExit> exits;  // one per tenant, in the order given
   int signal = 0;                 // the first SIGINT/SIGTERM received (0 = none)
+  bool faulted = false;           // the MPS server faulted and every tenant was drained
 };
 
 TenantGroupResult RunTenantGroup(const std::vector<TenantProcess>& tenants, ProcessLauncher& launcher,
-                                 SignalWatcher& signals);
+                                 SignalWatcher& signals, int fault_fd = -1);
 
 }  // namespace dfw
