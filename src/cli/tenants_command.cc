@@ -354,6 +354,8 @@ int RunTenants(const TenantsFlags& flags, const TenantsFile& file, const Admissi
     }
   }
   report["mps_faults_drained"] = faults;
+  // Every process of the run has ended: the ledger should hold nothing (dead entries are reclaimed).
+  if (snap.ok()) report["gpu_memory_held_at_end_bytes"] = snap->used_bytes;
   if (Status s = WriteFileAtomically(root + "/tenants_report.json", report.dump(2) + "\n"); !s.ok()) {
     std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
   }

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_client.h"
@@ -146,6 +147,43 @@ TEST_F(TenantLimitsTest, TheDaemonsRegistryKeepsEachClientsTenantLimitsAndPriori
   EXPECT_EQ((*clients)[0].pinned_mem_limit_bytes.value_or(0), 3 * kGiB);
   EXPECT_EQ((*clients)[0].priority, 1);
   EXPECT_EQ(ParseClientPriority("2").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*mps)->Quit().ok());
+}
+
+TEST_F(TenantLimitsTest, AFaultIsToldToWatchersAndRefusesClientsUntilEveryClientHasExited) {
+  MpsDaemonOptions o;
+  o.dirs = MpsDirsForJob(dir_);
+  Result<std::unique_ptr<MpsController>> mps = MakeMpsController("emulated", o);
+  ASSERT_TRUE(mps.ok());
+  ASSERT_TRUE((*mps)->Start().ok());
+  const std::string pipe = o.dirs.pipe_dir;
+  Result<int> watch = MpsWatch(pipe);
+  ASSERT_TRUE(watch.ok()) << watch.status().ToString();
+  std::optional<MpsClientSession> client;
+  {
+    Result<MpsClientSession> s = MpsClientSession::Register(pipe, "a/sdk-0", {});
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    client.emplace(std::move(*s));
+  }
+  ASSERT_TRUE(MpsControlCommand(pipe, "inject_fault").ok());
+  char buf[16] = {};
+  ASSERT_EQ(::read(*watch, buf, sizeof buf - 1), 6);  // blocks until the daemon tells the watcher
+  EXPECT_STREQ(buf, "fault\n");
+  EXPECT_NE(MpsControlCommand(pipe, "ping")->find("state=FAULT"), std::string::npos);
+  Result<MpsClientSession> refused = MpsClientSession::Register(pipe, "b/sdk-0", {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("mps-server-not-ready"), std::string::npos) << refused.status().ToString();
+  // The last client leaves: the server takes clients again.
+  ASSERT_TRUE(client->Unregister().ok());
+  client.reset();
+  bool active = false;
+  for (int i = 0; i < 500 && !active; ++i) {  // the daemon drops the closed connection on its next poll
+    active = MpsControlCommand(pipe, "ping")->find("state=ACTIVE") != std::string::npos;
+    if (!active) ::usleep(10000);
+  }
+  EXPECT_TRUE(active);
+  EXPECT_TRUE(MpsClientSession::Register(pipe, "b/sdk-0", {}).ok());
+  ::close(*watch);
   EXPECT_TRUE((*mps)->Quit().ok());
 }
 

@@ -97,3 +97,39 @@ TEST_F(TenantsSignal, TermReachesEveryTenantAndResumeFinishesThemExactlyOnce) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST_F(TenantsSignal, AnMpsFaultDrainsEveryTenantRestartsTheServerAndResumesOnce) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  const std::string job = (base_ / "job").string();
+  // Bundles take 1.5 s, so the fault lands while every tenant still has work in flight.
+  Started run = Launch("run", {"--job_dir", job}, {"DFW_TEST_BUNDLE_DELAY_MS=1500"});
+  ASSERT_TRUE(WaitFor([&] {
+    return ProcessesMentioning(job + "/tenants/a").size() >= 3 && ProcessesMentioning(job + "/tenants/b").size() >= 3;
+  })) << ReadFile((base_ / "run.err").string());
+  Started fault = StartProcess({DFW_DFWORKER, "mps", "fault", "--job_dir", job}, {}, (base_ / "fault.err").string());
+  ASSERT_EQ(WaitExit(fault.pid), 0) << ReadFile((base_ / "fault.err").string());
+  ASSERT_EQ(WaitExit(run.pid), 0) << ReadFile((base_ / "run.err").string());
+
+  const std::string log = ReadFile((base_ / "run.err").string());
+  auto count = [&](const std::string& needle) {
+    int n = 0;
+    for (std::size_t at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("MPS fault: the server had a fatal GPU error; every tenant was drained"), 1) << log;
+  EXPECT_EQ(count("resuming every unfinished tenant from its manifest"), 1) << log;
+  const std::string control = ReadFile(job + "/mps/log/control.log");
+  EXPECT_NE(control.find("Server is handling a fatal GPU error"), std::string::npos) << control;
+  ExpectExactlyOnce("a");
+  ExpectExactlyOnce("b");
+  const std::string report = ReadFile(job + "/tenants_report.json");
+  EXPECT_NE(report.find("\"mps_faults_drained\": 1"), std::string::npos) << report;
+  EXPECT_NE(report.find("\"gpu_memory_held_at_end_bytes\": 0"), std::string::npos) << report;
+  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
+}
+
+}  // namespace
+}  // namespace dfw
