@@ -13,6 +13,11 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "dfw/plan/plan.h"
+#include "dfw/tenants/admission.h"
+#include "dfw/tenants/tenants_file.h"
 #include "run_job.h"
 
 namespace dfw::cli {
@@ -31,6 +36,19 @@ struct TenantsFlags {
 
 // Returns the process exit code (design.md "Exit codes").
 int RunTenantsCommand(const TenantsFlags& flags, const std::vector<std::string>& pipeline_args);
+
+// One tenant as loaded for admission (tenants_command.cc) and run (tenants_run.cc).
+struct LoadedTenant {
+  const TenantSpec* spec = nullptr;  // into the parsed file, which outlives it
+  std::optional<WorkerPlan> plan;    // empty when its pipeline did not load or plan
+  std::vector<std::string> sinks;    // its sinks' `path`s, as written
+};
+
+// tenants_run.cc: runs tenants that passed admission (called by RunTenantsCommand): creates or
+// resumes the parent job dir, starts the shared ledger and MPS daemon and one `dfworker run` per
+// unfinished tenant, drains and resumes once on an MPS fault, and prints and writes the summary.
+int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const Admission& admission,
+                       const std::vector<LoadedTenant>& tenants, const std::vector<std::string>& args);
 
 // In a tenant's own run (--tenant_of ROOT --tenant NAME): what ROOT's admission gave that tenant.
 // kNotFound / kInvalidArgument name the file and the tenant.
