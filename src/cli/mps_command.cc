@@ -1,6 +1,7 @@
 // `dfworker mps ...` (hidden): inspect and drive a job's MPS daemon.
 //   mps status --job_dir D      clients, limits and GPU memory of a running job
 //   mps quit --job_dir D        stop the job's emulated daemon
+//   mps fault --job_dir D       inject a fatal GPU fault into the job's emulated server
 //   mps daemon --job_dir D ...  run the emulated daemon in the foreground (debugging, and what
 //                               the launcher execs through MpsDaemonOptions::daemon_command)
 #include <iostream>
@@ -76,6 +77,14 @@ void AddMpsCommand(CLI::App& app, CliContext& context) {
   quit->add_option("--job_dir", flags->job_dir, "The job directory")->required();
   quit->callback([flags, &context] {
     Result<std::string> r = device::MpsControlCommand(device::MpsDirsForJob(flags->job_dir).pipe_dir, "quit");
+    context.exit_code = r.ok() ? 0 : Fail(r.status());
+  });
+
+  CLI::App* fault = mps->add_subcommand(
+      "fault", "Inject a fatal GPU fault into a job's emulated MPS server (every client is told; fault-domain tests)");
+  fault->add_option("--job_dir", flags->job_dir, "The job directory (of a tenants run: its parent dir)")->required();
+  fault->callback([flags, &context] {
+    Result<std::string> r = device::MpsControlCommand(device::MpsDirsForJob(flags->job_dir).pipe_dir, "inject_fault");
     context.exit_code = r.ok() ? 0 : Fail(r.status());
   });
 

@@ -21,6 +21,7 @@
 #include "host_info.h"
 #include "pipeline_models.h"
 #include "run_job.h"
+#include "tenants_command.h"
 
 namespace dfw::cli {
 namespace {
@@ -35,6 +36,10 @@ struct RunFlags {
   std::string job_dir;  // --job_dir
   std::string resume;   // --resume JOB_DIR
   std::string report = "summary";  // --report
+  std::string tenants;       // --tenants FILE: several pipelines as tenants (tenants_command.h)
+  std::string tenant_of;     // hidden: this run is tenant `tenant` of the tenants run in this job dir
+  std::string tenant;
+  std::string options_from;  // hidden: another file's options: block, read after the pipeline's
 };
 
 constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
@@ -85,6 +90,15 @@ std::string ResolveResume(const std::string& arg) {
 }
 
 int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+  if (!flags.tenants.empty()) {
+    if (!flags.pipeline_path.empty() || !leftovers.empty()) {
+      return Fail(flags, "command-line", "--tenants names the pipelines; no pipeline file is expected beside it");
+    }
+    return RunTenantsCommand({flags.tenants, flags.dry_run, flags.format, flags.log_level, flags.catalog_dir,
+                              flags.accelerator_backend, flags.job_dir, flags.resume, flags.report},
+                             pipeline_args);
+  }
+  if (flags.pipeline_path.empty()) return Fail(flags, "command-line", "a pipeline file (or --tenants FILE) is expected");
   if (!leftovers.empty()) {
     return Fail(flags, "command-line", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
   }
@@ -98,6 +112,9 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
 
   OptionsParser parser;
   parser.AddYamlFile(*yaml, flags.pipeline_path);
+  Result<std::string> more = flags.options_from.empty() ? Result<std::string>(std::string()) : ReadFile(flags.options_from);
+  if (!more.ok()) return Fail(flags, "file-unreadable", more.status().message());
+  if (!flags.options_from.empty()) parser.AddYamlFile(*more, flags.options_from);
   parser.AddCommandLine(pipeline_args);
   RunContext context;
   context.pipeline_path = flags.pipeline_path;
@@ -107,6 +124,11 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   context.accelerator_backend = *backend;
   context.job_dir = flags.job_dir;
   context.resume_dir = ResolveResume(flags.resume);
+  if (!flags.tenant.empty()) {
+    Result<TenantDevice> tenant = LoadTenantDevice(flags.tenant_of, flags.tenant);
+    if (!tenant.ok()) return Fail(flags, "tenants-file-invalid", tenant.status().message());
+    context.tenant = std::move(*tenant);
+  }
   HostView view = DetectHost(context.options, *catalog, *backend, /*quiet=*/flags.dry_run);
   context.host = view.host;
   context.log_level = flags.log_level;
@@ -160,8 +182,13 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
       "  --machine_type=g2-standard-8 --experiments=... --number_of_worker_harness_threads=N\n"
       "See docs/options.md for every flag and rule.");
   run->allow_extras();  // pipeline flags arrive through CliContext::pipeline_args (arg_split.h)
-  run->add_option("pipeline", flags->pipeline_path, "Pipeline file (Beam YAML subset with an options: block)")
-      ->required();
+  run->add_option("pipeline", flags->pipeline_path, "Pipeline file (Beam YAML subset with an options: block)");
+  run->add_option("--tenants", flags->tenants,
+                  "Run the pipelines of this tenants file together on the worker, each with its GPU-memory budget "
+                  "and MPS limits, admitted before launch (docs/tenants.md)");
+  run->add_option("--tenant_of", flags->tenant_of)->group("");  // hidden: set by --tenants for each tenant
+  run->add_option("--tenant", flags->tenant)->group("");
+  run->add_option("--options_from", flags->options_from)->group("");
   run->add_flag("--dry_run", flags->dry_run, "Validate, print the worker plan and diagnostics, do not run");
   run->add_option("--format", flags->format, "Report format")->check(CLI::IsMember({"text", "json"}));
   run->add_option("--log_level", flags->log_level, "trace|debug|info|warn|error|critical|off");

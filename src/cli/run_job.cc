@@ -133,11 +133,18 @@ int RunJob(const RunContext& context) {
   const std::vector<ModelHostSpec> shared = SharedCopySpecs(context);
   const bool emulated = plan.accelerator.present && plan.accelerator.backend == "emulated";
   const bool use_mps = plan.accelerator.present && plan.accelerator.mps;
-  if (emulated || use_mps || !shared.empty()) {
+  if (emulated || use_mps || !shared.empty() || context.tenant) {
     launch.before_start = [&](const JobDir& dir) -> Result<std::vector<std::string>> {
       std::vector<std::string> env;
       job_root = dir.root();
-      if (emulated) {
+      if (context.tenant) {  // the ledger and the daemon are the parent run's, shared by its tenants
+        const TenantDevice& t = *context.tenant;
+        env.push_back(EnvEntry(device::kTenantEnv, t.name));
+        if (!t.ledger_path.empty()) env.push_back(EnvEntry(kGpuMemoryLedgerEnv, t.ledger_path));
+        if (t.mps) {
+          for (const auto& [k, v] : device::MpsClientEnv(*t.mps, t.limits)) env.push_back(k + "=" + v);
+        }
+      } else if (emulated) {
         ledger_path = device::LedgerPathForJob(dir.root());
         RETURN_IF_ERROR(device::MemoryLedger::Create(ledger_path, plan.accelerator.type + " (emulated)",
                                                      plan.accelerator.memory_bytes)
@@ -145,7 +152,7 @@ int RunJob(const RunContext& context) {
                             .WithContext("create the GPU-memory ledger"));
         env.push_back(EnvEntry(kGpuMemoryLedgerEnv, ledger_path));
       }
-      if (use_mps) {
+      if (use_mps && !context.tenant) {
         device::MpsDaemonOptions o;
         o.dirs = device::MpsDirsForJob(dir.root());
         if (plan.accelerator.mps_client_limit > 0) o.max_clients_per_device = plan.accelerator.mps_client_limit;

@@ -6,11 +6,22 @@
 
 #include "dfw/catalog/catalog.h"
 #include "dfw/device/accelerator.h"
+#include "dfw/device/mps_env.h"
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
 #include "pipeline_models.h"
 
 namespace dfw::cli {
+
+// One tenant of `dfworker run --tenants` (tenants_command.cc): the device its parent run shares
+// between the tenants. RunJob then starts neither a ledger nor an MPS daemon of its own; it hands
+// these to its SDK processes and model hosts.
+struct TenantDevice {
+  std::string name;                 // DFW_TENANT: the ledger budget it is held to
+  std::string ledger_path;          // the shared emulated GPU-memory ledger ("" = a real GPU)
+  std::optional<device::MpsDirs> mps;  // the shared MPS daemon's dirs
+  device::MpsClientLimits limits;   // per client: pinned memory, thread percentage, priority
+};
 
 // Everything `run` knows once the options are valid. Owned by the caller for the whole call.
 struct RunContext {
@@ -27,6 +38,7 @@ struct RunContext {
   std::string job_dir;     // --job_dir: where the job dir goes ("" = ./.dfworker/jobs/<job id>)
   bool full_report = false;  // --report=full (or --log_level debug/trace): every metric at the end
   std::string resume_dir;  // --resume JOB_DIR: finish a killed job instead of starting one
+  std::optional<TenantDevice> tenant;  // set when this run is one tenant of `run --tenants`
 };
 
 // Runs the job; returns the process exit code (design.md "Exit codes").

@@ -106,6 +106,7 @@ class EmulatedMpsController final : public MpsController {
         if (key == "pid") info.pid = static_cast<pid_t>(ParseInt64(value).value_or(0));
         if (key == "name") info.name = value;
         if (key == "threads") info.active_thread_percentage = ParseDouble(value).value_or(100);
+        if (key == "priority") info.priority = static_cast<int>(ParseInt64(value).value_or(0));
         if (key == "pinned" && value != "-") info.pinned_mem_limit_bytes = static_cast<uint64_t>(ParseInt64(value).value_or(0));
       }
       clients.push_back(std::move(info));

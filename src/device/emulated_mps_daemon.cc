@@ -29,11 +29,13 @@ struct Client {
   std::string name;
   double threads = 100;
   std::optional<uint64_t> pinned;
+  int priority = 0;  // CUDA_MPS_CLIENT_PRIORITY
 };
 
 struct Connection {
   std::string buffer;
   std::optional<Client> client;  // set once the connection registered
+  bool watcher = false;          // `watch`: told "fault" when the server faults
 };
 
 std::string PinnedText(const std::optional<uint64_t>& p) { return p ? std::to_string(*p) : "-"; }
@@ -159,6 +161,25 @@ class Daemon {
     if (it->second.client) Log("Client " + std::to_string(it->second.client->pid) + " (" + it->second.client->name + ") " + why);
     ::close(fd);
     conns_.erase(it);
+    if (faulted_ && RegisteredCount() == 0) {
+      // As on Volta+: once every client of the faulted server has exited, it is usable again.
+      faulted_ = false;
+      Log("Server recovered from the fatal GPU error: every client has exited; accepting clients again");
+    }
+  }
+
+  // A fatal GPU fault (injected: there is no GPU): every client is told through the watchers (the
+  // launcher drains them, as MPS clients must exit), and no client is accepted until all have gone.
+  void Fault() {
+    Log("Volta MPS: Server is handling a fatal GPU error.");
+    faulted_ = RegisteredCount() > 0;
+    std::vector<int> watchers;
+    for (auto& [fd, c] : conns_) {
+      if (c.watcher) watchers.push_back(fd);
+    }
+    for (int fd : watchers) {
+      if (!SendAll(fd, "fault\n").ok()) Drop(fd, "vanished");
+    }
   }
 
   void OnReadable(int fd) {
@@ -198,13 +219,25 @@ class Daemon {
     if (words.empty()) return "error empty command\n";
     const std::string& cmd = words[0];
     if (cmd != "ping" && cmd != "ps") Log("User command: " + line);
-    if (cmd == "ping") return "ok pid=" + std::to_string(pid_) + " clients=" + std::to_string(RegisteredCount()) + "\n";
+    if (cmd == "ping") {
+      return "ok pid=" + std::to_string(pid_) + " clients=" + std::to_string(RegisteredCount()) +
+             " state=" + (faulted_ ? "FAULT" : "ACTIVE") + "\n";
+    }
+    if (cmd == "watch") {
+      conns_[fd].watcher = true;
+      return "ok\n";
+    }
+    if (cmd == "inject_fault") {
+      Fault();
+      return "ok\n";
+    }
     if (cmd == "ps") {
       std::string out;
       for (const auto& [cfd, c] : conns_) {
         if (!c.client) continue;
         out += "client pid=" + std::to_string(c.client->pid) + " name=" + c.client->name +
-               " threads=" + PercentText(c.client->threads) + " pinned=" + PinnedText(c.client->pinned) + "\n";
+               " threads=" + PercentText(c.client->threads) + " pinned=" + PinnedText(c.client->pinned) +
+               " priority=" + std::to_string(c.client->priority) + "\n";
       }
       return out + "ok clients=" + std::to_string(RegisteredCount()) + "\n";
     }
@@ -234,7 +267,7 @@ class Daemon {
       return "ok\n";
     }
     return "error unknown command '" + cmd +
-           "'; known: ping, ps, register, unregister, quit, set_default_active_thread_percentage <p>, "
+           "'; known: ping, ps, register, unregister, watch, inject_fault, quit, set_default_active_thread_percentage <p>, "
            "get_default_active_thread_percentage, set_default_device_pinned_mem_limit 0 <size>\n";
   }
 
@@ -244,6 +277,11 @@ class Daemon {
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return "error cannot read the client's pid\n";
     Connection& conn = conns_[fd];
     if (conn.client) return "error this connection is already registered as client " + std::to_string(conn.client->pid) + "\n";
+    if (faulted_) {
+      Log("Refused client " + std::to_string(cred.pid) + ": the server is handling a fatal GPU error");
+      return "error mps-server-not-ready: the server is in FAULT until every client has exited; client pid " +
+             std::to_string(cred.pid) + " refused\n";
+    }
     if (RegisteredCount() >= options_.max_clients_per_device) {
       Log("Refused client " + std::to_string(cred.pid) + ": device 0 already has " +
           std::to_string(options_.max_clients_per_device) + " clients");
@@ -270,13 +308,18 @@ class Daemon {
         Result<uint64_t> b = ParseMpsSize(value);
         if (!b.ok()) return "error " + b.status().message() + "\n";
         c.pinned = c.pinned ? std::min(*c.pinned, *b) : *b;
+      } else if (key == "priority") {
+        Result<int> q = ParseClientPriority(value);
+        if (!q.ok()) return "error " + q.status().message() + "\n";
+        c.priority = *q;
       } else if (key != "threads" && key != "pinned") {
-        return "error unknown register field '" + std::string(w) + "'; expected name=, threads=, pinned=\n";
+        return "error unknown register field '" + std::string(w) + "'; expected name=, threads=, pinned=, priority=\n";
       }
     }
     conn.client = c;
     Log("NEW CLIENT " + std::to_string(c.pid) + " (" + c.name + "): threads " + PercentText(c.threads) +
-        "%, pinned " + (c.pinned ? HumanBytes(*c.pinned) : std::string("unlimited")));
+        "%, pinned " + (c.pinned ? HumanBytes(*c.pinned) : std::string("unlimited")) + ", priority " +
+        std::to_string(c.priority));
     return "ok threads=" + PercentText(c.threads) + " pinned=" + PinnedText(c.pinned) + "\n";
   }
 
@@ -305,6 +348,7 @@ class Daemon {
   std::string socket_path_, pid_path_;
   std::map<int, Connection> conns_;
   bool stop_ = false;
+  bool faulted_ = false;  // FAULT: registrations refused until every client has exited
 };
 
 void Tell(int fd, const std::string& text) {

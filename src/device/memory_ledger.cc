@@ -29,19 +29,31 @@ struct DiskHeader {
 
 struct DiskSlot {
   int32_t pid;
-  uint32_t has_limit;
+  uint16_t has_limit;
+  uint16_t tenant;  // 1 + index into DiskLedger::tenants; 0 = none
   uint64_t start_time;
   uint64_t allocated_bytes;
   uint64_t limit_bytes;
   char name[32];
 };
 
+// A tenant's budget (SetTenantBudget) and the most its processes held at once.
+struct DiskTenant {
+  char name[32];
+  uint64_t budget_bytes;
+  uint64_t peak_bytes;
+};
+
 struct DiskLedger {
   DiskHeader header;
   DiskSlot slots[MemoryLedger::kMaxClients];
+  DiskTenant tenants[MemoryLedger::kMaxTenants];
 };
 
+constexpr uint32_t kVersion = 2;  // 2: tenants
+
 static_assert(sizeof(DiskSlot) == 64);
+static_assert(sizeof(DiskTenant) == 48);
 
 // Exclusive flock for the scope; released by the kernel if the process dies while holding it.
 class FileLock {
@@ -77,7 +89,7 @@ Status ReadAll(int fd, const std::string& path, DiskLedger& out) {
   ssize_t n = ::pread(fd, &out, sizeof out, 0);
   if (n < 0) return ErrnoError("read GPU-memory ledger '" + path + "'", errno);
   if (static_cast<std::size_t>(n) != sizeof out || std::memcmp(out.header.magic, kMagic, sizeof kMagic) != 0 ||
-      out.header.version != 1 || out.header.slots != MemoryLedger::kMaxClients) {
+      out.header.version != kVersion || out.header.slots != MemoryLedger::kMaxClients) {
     return DataLoss("'" + path + "' is not a dfworker GPU-memory ledger (bad header or size)");
   }
   return Status::OK();
@@ -107,6 +119,22 @@ uint64_t UsedBytes(const DiskLedger& d) {
   return used;
 }
 
+std::string TenantName(const DiskTenant& t) { return std::string(t.name, ::strnlen(t.name, sizeof t.name)); }
+
+// 1 + the index of tenant `name`, or 0 when the ledger has no budget for it.
+uint16_t FindTenant(const DiskLedger& d, std::string_view name) {
+  for (std::size_t i = 0; i < MemoryLedger::kMaxTenants; ++i) {
+    if (d.tenants[i].name[0] != 0 && TenantName(d.tenants[i]) == name) return static_cast<uint16_t>(i + 1);
+  }
+  return 0;
+}
+
+uint64_t TenantUsedBytes(const DiskLedger& d, uint16_t tenant) {
+  uint64_t used = 0;
+  for (const DiskSlot& s : d.slots) used += s.tenant == tenant ? s.allocated_bytes : 0;
+  return used;
+}
+
 }  // namespace
 
 std::string LedgerPathForJob(std::string_view job_dir) {
@@ -129,7 +157,7 @@ Result<MemoryLedger> MemoryLedger::Create(const std::string& path, std::string_v
   if (lock.error() != 0) return ErrnoError("lock GPU-memory ledger '" + path + "'", lock.error());
   DiskLedger d{};
   std::memcpy(d.header.magic, kMagic, sizeof kMagic);
-  d.header.version = 1;
+  d.header.version = kVersion;
   d.header.slots = kMaxClients;
   d.header.capacity_bytes = capacity_bytes;
   CopyName(d.header.device_name, sizeof d.header.device_name, device_name);
@@ -179,6 +207,11 @@ Status MemoryLedger::Allocate(const LedgerClient& client, uint64_t bytes) {
   ReclaimDeadSlots(d);
   std::optional<uint64_t> start = ProcessStartTime(client.pid);
   if (!start) return NotFound("GPU-memory allocation for process " + std::to_string(client.pid) + ", which does not run");
+  const uint16_t tenant = client.tenant.empty() ? 0 : FindTenant(d, client.tenant);
+  if (!client.tenant.empty() && tenant == 0) {
+    return FailedPrecondition("GPU-memory ledger '" + path_ + "' has no budget for tenant '" + client.tenant +
+                              "' (process '" + client.name + "')");
+  }
 
   DiskSlot* slot = nullptr;
   DiskSlot* empty = nullptr;
@@ -195,6 +228,7 @@ Status MemoryLedger::Allocate(const LedgerClient& client, uint64_t bytes) {
     *slot = DiskSlot{};
     slot->pid = client.pid;
     slot->start_time = *start;
+    slot->tenant = tenant;
     CopyName(slot->name, sizeof slot->name, client.name);
   }
   if (client.pinned_limit_bytes && (!slot->has_limit || *client.pinned_limit_bytes < slot->limit_bytes)) {
@@ -217,7 +251,36 @@ Status MemoryLedger::Allocate(const LedgerClient& client, uint64_t bytes) {
                              HumanBytes(bytes) + "; " + HumanBytes(free) + " free of " +
                              HumanBytes(d.header.capacity_bytes));
   }
+  if (slot->tenant != 0) {
+    DiskTenant& t = d.tenants[slot->tenant - 1];
+    const uint64_t held = TenantUsedBytes(d, slot->tenant);
+    if (bytes > t.budget_bytes - std::min(t.budget_bytes, held)) {
+      return ResourceExhausted("out of GPU memory: tenant '" + TenantName(t) + "' " + Who(*slot) + " requested " +
+                               HumanBytes(bytes) + " past the tenant's budget of " + HumanBytes(t.budget_bytes) + " (" +
+                               HumanBytes(held) + " held by its processes; device free " + HumanBytes(free) + ")");
+    }
+    t.peak_bytes = std::max(t.peak_bytes, held + bytes);
+  }
   slot->allocated_bytes += bytes;
+  return WriteAll(fd_, path_, d);
+}
+
+Status MemoryLedger::SetTenantBudget(std::string_view tenant, uint64_t budget_bytes) {
+  if (tenant.empty() || tenant.size() >= sizeof(DiskTenant::name)) {
+    return InvalidArgument("tenant name '" + std::string(tenant) + "' must have 1 to 31 bytes");
+  }
+  FileLock lock(fd_);
+  if (lock.error() != 0) return ErrnoError("lock GPU-memory ledger '" + path_ + "'", lock.error());
+  DiskLedger d;
+  RETURN_IF_ERROR(ReadAll(fd_, path_, d));
+  uint16_t index = FindTenant(d, tenant);
+  for (std::size_t i = 0; index == 0 && i < kMaxTenants; ++i) {
+    if (d.tenants[i].name[0] == 0) index = static_cast<uint16_t>(i + 1);
+  }
+  if (index == 0) return ResourceExhausted("GPU-memory ledger '" + path_ + "' holds at most " + std::to_string(kMaxTenants) + " tenants");
+  DiskTenant& t = d.tenants[index - 1];
+  CopyName(t.name, sizeof t.name, tenant);
+  t.budget_bytes = budget_bytes;
   return WriteAll(fd_, path_, d);
 }
 
@@ -271,10 +334,16 @@ Result<LedgerSnapshot> MemoryLedger::Snapshot() {
   snap.capacity_bytes = d.header.capacity_bytes;
   for (const DiskSlot& s : d.slots) {
     if (s.pid == 0) continue;
-    LedgerEntry e{s.pid, SlotName(s), s.allocated_bytes, std::nullopt};
+    LedgerEntry e{s.pid, SlotName(s), s.allocated_bytes, std::nullopt,
+                  s.tenant != 0 && s.tenant <= kMaxTenants ? TenantName(d.tenants[s.tenant - 1]) : std::string()};
     if (s.has_limit) e.pinned_limit_bytes = s.limit_bytes;
     snap.used_bytes += s.allocated_bytes;
     snap.entries.push_back(std::move(e));
+  }
+  for (std::size_t i = 0; i < kMaxTenants; ++i) {
+    const DiskTenant& t = d.tenants[i];
+    if (t.name[0] == 0) continue;
+    snap.tenants.push_back({TenantName(t), t.budget_bytes, TenantUsedBytes(d, static_cast<uint16_t>(i + 1)), t.peak_bytes});
   }
   return snap;
 }

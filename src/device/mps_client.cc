@@ -48,6 +48,7 @@ Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir,
   if (limits.active_thread_percentage) cmd << *limits.active_thread_percentage;
   else cmd << "-";
   cmd << " pinned=" << (limits.pinned_mem_limit_bytes ? std::to_string(*limits.pinned_mem_limit_bytes) : "-");
+  if (limits.client_priority) cmd << " priority=" << *limits.client_priority;
   ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
   MpsClientSession session(fd, 100, std::nullopt);  // owns fd from here on
   RETURN_IF_ERROR(SendAll(fd, cmd.str() + "\n"));
@@ -57,12 +58,25 @@ Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir,
   return session;
 }
 
+Result<int> MpsWatch(const std::string& pipe_dir, int timeout_ms) {
+  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
+  Status sent = SendAll(fd, "watch\n");
+  Result<std::string> reply = sent.ok() ? ReadReply(fd, timeout_ms, "watch") : Result<std::string>(sent);
+  if (!reply.ok()) {
+    ::close(fd);
+    return reply.status();
+  }
+  return fd;
+}
+
 Result<std::optional<MpsClientSession>> MpsClientSession::RegisterFromEnv(std::string_view name) {
   const char* pipe_dir = std::getenv(std::string(kPipeDirEnv).c_str());
   if (pipe_dir == nullptr || *pipe_dir == '\0') return std::optional<MpsClientSession>();
   if (::access(ControlSocketPath(pipe_dir).c_str(), F_OK) != 0) return std::optional<MpsClientSession>();
   ASSIGN_OR_RETURN(MpsClientLimits limits, MpsClientLimitsFromEnv());
-  ASSIGN_OR_RETURN(MpsClientSession session, Register(pipe_dir, name, limits));
+  const char* tenant = std::getenv(std::string(kTenantEnv).c_str());
+  const std::string full = tenant != nullptr && *tenant != '\0' ? std::string(tenant) + "/" + std::string(name) : std::string(name);
+  ASSIGN_OR_RETURN(MpsClientSession session, Register(pipe_dir, full, limits));
   return std::optional<MpsClientSession>(std::move(session));
 }
 

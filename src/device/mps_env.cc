@@ -105,6 +105,12 @@ Result<double> ParseThreadPercentage(std::string_view text) {
   return *p;
 }
 
+Result<int> ParseClientPriority(std::string_view text) {
+  std::string_view t = Trim(text);
+  if (t == "0" || t == "1") return t == "1" ? 1 : 0;
+  return InvalidArgument(std::string(kClientPriorityEnv) + " " + Quote(text) + " is not 0 (normal) or 1 (below normal)");
+}
+
 std::vector<std::pair<std::string, std::string>> MpsClientEnv(const MpsDirs& dirs, const MpsClientLimits& limits) {
   std::vector<std::pair<std::string, std::string>> env = {
       {std::string(kPipeDirEnv), dirs.pipe_dir},
@@ -116,6 +122,7 @@ std::vector<std::pair<std::string, std::string>> MpsClientEnv(const MpsDirs& dir
   if (limits.pinned_mem_limit_bytes) {
     env.emplace_back(std::string(kPinnedMemLimitEnv), FormatPinnedMemLimit({{"0", *limits.pinned_mem_limit_bytes}}));
   }
+  if (limits.client_priority) env.emplace_back(std::string(kClientPriorityEnv), std::to_string(*limits.client_priority));
   return env;
 }
 
@@ -127,6 +134,9 @@ Result<MpsClientLimits> MpsClientLimitsFromEnv() {
   if (const char* m = std::getenv(std::string(kPinnedMemLimitEnv).c_str()); m != nullptr) {
     ASSIGN_OR_RETURN(PinnedMemLimits parsed, ParsePinnedMemLimit(m));
     if (auto it = parsed.find("0"); it != parsed.end()) limits.pinned_mem_limit_bytes = it->second;
+  }
+  if (const char* q = std::getenv(std::string(kClientPriorityEnv).c_str()); q != nullptr) {
+    ASSIGN_OR_RETURN(limits.client_priority, ParseClientPriority(q));
   }
   return limits;
 }

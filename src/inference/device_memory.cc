@@ -33,6 +33,7 @@ Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, 
   ModelProcessContext c;
   c.ledger_path = Env(kGpuMemoryLedgerEnv);
   c.models_dir = Env(kSharedModelsDirEnv);
+  c.tenant = Env(kTenantEnv);
   c.client_name = std::move(client_name);
   c.sdk_index = sdk_index;
   ASSIGN_OR_RETURN(device::MpsClientLimits limits, device::MpsClientLimitsFromEnv());
@@ -57,7 +58,7 @@ Result<std::unique_ptr<DeviceMemoryCharge>> DeviceMemoryCharge::Open(const Model
   ASSIGN_OR_RETURN(device::MemoryLedger ledger, device::MemoryLedger::Open(context.ledger_path));
   device::LedgerClient client{::getpid(), context.client_name.empty() ? "pid-" + std::to_string(::getpid())
                                                                       : context.client_name,
-                              context.pinned_limit_bytes};
+                              context.pinned_limit_bytes, context.tenant};
   return std::unique_ptr<DeviceMemoryCharge>(new DeviceMemoryCharge(std::move(ledger), std::move(client)));
 }
 

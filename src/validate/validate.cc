@@ -16,6 +16,7 @@ constexpr const char* kGpuSupport = "https://cloud.google.com/dataflow/docs/conc
 constexpr const char* kBeamOptions =
     "https://github.com/apache/beam/blob/v2.77.0/sdks/python/apache_beam/options/pipeline_options.py";
 constexpr const char* kRightFitting = "https://cloud.google.com/dataflow/docs/guides/right-fitting";
+constexpr const char* kTenants = "docs/tenants.md";
 
 using S = Severity;
 
@@ -58,6 +59,19 @@ const std::vector<RuleInfo> kRules = {
     {"gpu-memory-tight", S::kWarning, kMps, "planned GPU memory above 90% of capacity"},
     {"gpu-requested-no-accelerator", S::kWarning, kGpuSupport,
      "RunInference asks for device: GPU but no accelerator is declared (Beam falls back to the CPU)"},
+    // Tenants (dfworker run --tenants FILE): checked by the tenants module (dfw/tenants/admission.h).
+    {"tenants-file-invalid", S::kError, kTenants, "the tenants file: YAML, an unknown key, a bad value, a duplicate name"},
+    {"tenants-budget-over-100", S::kError, kTenants, "the tenants' GPU-memory fractions add up to more than 1"},
+    {"tenants-pipeline-invalid", S::kError, kTenants, "a tenant's pipeline file fails to load or plan"},
+    {"tenants-same-output", S::kError, kTenants, "two tenants write the same output path"},
+    {"tenants-mps-required", S::kError, kNvidiaMps, "tenants need the shared worker's one GPU under MPS"},
+    {"tenants-worker-mismatch", S::kError, kTenants, "tenants' options give different worker shapes"},
+    {"tenant-over-budget", S::kError, kTenants, "a tenant's plan (model copies + workspace) exceeds its gpu_memory"},
+    {"tenant-client-share", S::kError, kNvidiaMps,
+     "a tenant's budget divided among its MPS clients is below what one of them needs"},
+    {"tenants-gpu-overcommitted", S::kError, kTenants, "the budgets and the context overhead exceed the GPU's memory"},
+    {"tenants-mps-client-limit", S::kError, kNvidiaMps, "more MPS clients over all tenants than one server takes"},
+    {"tenants-vcpus", S::kError, kTenants, "the tenants' guaranteed SDK processes exceed the worker's vCPUs"},
 };
 
 constexpr vi::Rule kRuleFunctions[] = {

@@ -5,7 +5,9 @@
 // reused pid is not mistaken for the old process), the bytes it has allocated and its pinned limit
 // (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT). Allocate() refuses a request past the device's free memory or
 // past the client's pinned limit with kResourceExhausted naming the process, the request and the
-// free memory. Entries of dead processes (exited, killed, zombie) are reclaimed before every
+// free memory. A client may belong to a tenant (several pipelines sharing the GPU): then the
+// tenant's live processes together are also held to the tenant's budget, and the ledger keeps the
+// tenant's peak. Entries of dead processes (exited, killed, zombie) are reclaimed before every
 // decision, so a SIGKILLed process's memory comes back without its cooperation.
 //
 // Concurrency: every operation takes an exclusive flock() on the file for its duration (the
@@ -33,6 +35,7 @@ struct LedgerClient {
   pid_t pid = 0;                                  // the allocating process
   std::string name;                               // e.g. "sdk-3", "model-host-0" (truncated to 31 bytes)
   std::optional<uint64_t> pinned_limit_bytes;     // per-client cap; nullopt = none
+  std::string tenant = {};                        // the tenant it belongs to ("" = none); needs a budget
 };
 
 struct LedgerEntry {
@@ -40,6 +43,15 @@ struct LedgerEntry {
   std::string name;
   uint64_t allocated_bytes = 0;
   std::optional<uint64_t> pinned_limit_bytes;
+  std::string tenant = {};  // "" = none
+};
+
+// A tenant's budget, what its live processes hold, and the most they held at once.
+struct LedgerTenant {
+  std::string name;
+  uint64_t budget_bytes = 0;
+  uint64_t used_bytes = 0;
+  uint64_t peak_bytes = 0;
 };
 
 struct LedgerSnapshot {
@@ -47,6 +59,7 @@ struct LedgerSnapshot {
   uint64_t capacity_bytes = 0;
   uint64_t used_bytes = 0;       // sum over live entries
   std::vector<LedgerEntry> entries;  // live clients, in slot order
+  std::vector<LedgerTenant> tenants; // in the order their budgets were set
   uint64_t free_bytes() const { return capacity_bytes - used_bytes; }
 };
 
@@ -54,6 +67,8 @@ class MemoryLedger {
  public:
   // Maximum number of client processes one ledger tracks at a time.
   static constexpr int kMaxClients = 128;
+  // Maximum number of tenants with a budget.
+  static constexpr std::size_t kMaxTenants = 16;
 
   // Creates (or resets) the ledger file at `path` for a device of `capacity_bytes`; the parent
   // directory is created if needed. Called once by the launcher at job start.
@@ -72,6 +87,11 @@ class MemoryLedger {
   // kResourceExhausted past capacity, past the pinned limit, or when kMaxClients are live;
   // kInvalidArgument for pid <= 0 or bytes == 0.
   Status Allocate(const LedgerClient& client, uint64_t bytes);
+  // Sets (or changes) the GPU-memory budget of `tenant` (1 to 31 bytes). From then on the live
+  // processes of clients naming that tenant may hold at most `budget_bytes` together: Allocate()
+  // refuses past it with kResourceExhausted naming the tenant. A client naming a tenant without a
+  // budget is refused (kFailedPrecondition). kResourceExhausted past kMaxTenants.
+  Status SetTenantBudget(std::string_view tenant, uint64_t budget_bytes);
   // Returns `bytes` of `pid`'s allocation. kFailedPrecondition if the pid holds fewer bytes.
   Status Free(pid_t pid, uint64_t bytes);
   // Drops `pid`'s entry (normal exit). OK if it has none.

@@ -47,6 +47,13 @@ class MpsClientSession {
   std::optional<uint64_t> pinned_;
 };
 
+// Opens a watch on the emulated daemon whose pipe dir is `pipe_dir`: the returned socket (owned by
+// the caller, close-on-exec) becomes readable with a "fault\n" line when the server handles a fatal
+// GPU error (the daemon's `inject_fault` control command), and at EOF when the daemon exits.
+// After a fault the daemon refuses new clients ("mps-server-not-ready", CUDA error 807) until
+// every registered client has exited; `ping` reports state=FAULT until then.
+Result<int> MpsWatch(const std::string& pipe_dir, int timeout_ms = 5000);
+
 // Sends one control command ("ping", "ps", "quit", "set_default_active_thread_percentage 50",
 // "set_default_device_pinned_mem_limit 0 2G") to the emulated daemon and returns its reply lines
 // before the final "ok ..." line, followed by that line. An "error ..." reply is a Status.

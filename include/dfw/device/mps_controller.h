@@ -62,6 +62,7 @@ struct MpsClientInfo {
   std::string name;                      // "sdk-3", "model-host-0" (nvidia: the command)
   double active_thread_percentage = 100; // effective value (a client may only lower the default)
   std::optional<uint64_t> pinned_mem_limit_bytes;  // effective value
+  int priority = 0;                      // CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal
 };
 
 class MpsController {

@@ -24,6 +24,10 @@ inline constexpr std::string_view kPipeDirEnv = "CUDA_MPS_PIPE_DIRECTORY";
 inline constexpr std::string_view kLogDirEnv = "CUDA_MPS_LOG_DIRECTORY";
 inline constexpr std::string_view kThreadPercentageEnv = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE";
 inline constexpr std::string_view kPinnedMemLimitEnv = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
+inline constexpr std::string_view kClientPriorityEnv = "CUDA_MPS_CLIENT_PRIORITY";
+// dfworker's own: the tenant a client process belongs to (`dfworker run --tenants`); it prefixes
+// the client's name in the emulated daemon's registry ("<tenant>/sdk-3") and names its ledger budget.
+inline constexpr std::string_view kTenantEnv = "DFW_TENANT";
 
 // Where a job's MPS daemon lives. Both directories are private (mode 0700) and under the job dir.
 struct MpsDirs {
@@ -40,6 +44,8 @@ struct MpsClientLimits {
   std::optional<double> active_thread_percentage;
   // Per-client device memory cap in bytes on device ordinal 0; nullopt = no cap.
   std::optional<uint64_t> pinned_mem_limit_bytes;
+  // CUDA_MPS_CLIENT_PRIORITY: 0 normal, 1 below normal (a scheduling hint); nullopt = daemon default (0).
+  std::optional<int> client_priority = std::nullopt;
 };
 
 // Device key ("0", or a "GPU-..." UUID) -> limit in bytes.
@@ -53,6 +59,8 @@ std::string FormatPinnedMemLimit(const PinnedMemLimits& limits);
 Result<uint64_t> ParseMpsSize(std::string_view text);
 // Parses CUDA_MPS_ACTIVE_THREAD_PERCENTAGE.
 Result<double> ParseThreadPercentage(std::string_view text);
+// Parses CUDA_MPS_CLIENT_PRIORITY: "0" or "1".
+Result<int> ParseClientPriority(std::string_view text);
 
 // The environment (name, value) pairs for one client: the two directories always, the limits
 // when set. Deterministic order.

@@ -21,11 +21,14 @@
 
 #include "dfw/common/status.h"
 #include "dfw/device/memory_ledger.h"
+#include "dfw/device/mps_env.h"
 
 namespace dfw {
 
 inline constexpr std::string_view kGpuMemoryLedgerEnv = "DFW_GPU_MEMORY_LEDGER";
 inline constexpr std::string_view kSharedModelsDirEnv = "DFW_SHARED_MODELS_DIR";
+// Set by `dfworker run --tenants` for each tenant's processes: the ledger holds them to its budget.
+inline constexpr std::string_view kTenantEnv = device::kTenantEnv;
 
 struct ModelProcessContext {
   std::string ledger_path;   // the emulated device's ledger; "" = charge nothing
@@ -33,9 +36,10 @@ struct ModelProcessContext {
   std::string client_name;   // this process in the ledger and logs: "sdk-3", "model-host-0"
   int sdk_index = 0;         // SDK processes: their slot (chooses the shared copy); model hosts: 0
   std::optional<uint64_t> pinned_limit_bytes;  // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for device 0, if any
+  std::string tenant = {};   // DFW_TENANT: the tenant whose budget the ledger charges ("" = none)
 };
 
-// Builds the context from this process's environment (the two variables above and
+// Builds the context from this process's environment (the three variables above and
 // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT). A malformed pinned limit is kInvalidArgument naming it.
 Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, int sdk_index);
 

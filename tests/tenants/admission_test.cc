@@ -1,0 +1,166 @@
+// Admission table: tenants × worker → the codes refused, with the tenant that does not fit named.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+
+#include "catalog/catalog_test_util.h"
+#include "dfw/options/parse.h"
+#include "dfw/tenants/admission.h"
+#include "dfw/validate/validate.h"
+
+namespace dfw {
+namespace {
+
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+struct TenantCase {
+  std::string name;
+  std::string gpu_memory;   // as in the file
+  int sdk_processes = 4;
+  uint64_t model_bytes = kGiB;  // one model; per process unless shared_copies > 0
+  int shared_copies = 0;
+  std::string gpu = "nvidia-h200-141gb";
+  bool mps = true;
+  std::string sink = "";    // "" = out/<name>
+};
+
+struct World {
+  std::deque<TenantSpec> specs;
+  std::deque<WorkerPlan> plans;
+  std::vector<TenantInput> inputs;
+  TenantsFile file;
+};
+
+World Build(const std::vector<TenantCase>& cases, int host_cores) {
+  World w;
+  w.file.path = "tenants.yaml";
+  for (const TenantCase& c : cases) {
+    TenantSpec s;
+    s.name = c.name;
+    s.pipeline = c.name + ".yaml";
+    s.gpu_memory = *ParseGpuMemoryShare(c.gpu_memory);
+    s.sdk_processes = c.sdk_processes;
+    s.origin = {"tenants.yaml:" + std::to_string(w.specs.size() + 2) + ":5", "  - name: " + c.name, 4};
+    w.specs.push_back(s);
+    std::string acc = "--dataflow_service_options=worker_accelerator=type:" + c.gpu + ";count:1;install-nvidia-driver" +
+                      (c.mps ? ";use_nvidia_mps" : "");
+    PipelineOptions options = ParsePipelineOptions({acc, "--sdk_worker_parallelism=" + std::to_string(c.sdk_processes)});
+    ModelRequirement m;
+    m.name = "model";
+    m.bytes = c.model_bytes;
+    if (c.shared_copies > 0) {
+      m.policy = CopiesPolicy::kModelCopies;
+      m.model_copies = c.shared_copies;
+    }
+    HostInfo host;
+    host.cpu_cores = host_cores;
+    Result<WorkerPlan> plan = MakePlan(options, testing::SourceCatalog(), {m}, host);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    w.plans.push_back(*plan);
+    w.inputs.push_back({&w.specs.back(), &w.plans.back(), {c.sink.empty() ? "out/" + c.name : c.sink}});
+  }
+  return w;
+}
+
+struct Case {
+  std::string title;
+  std::vector<TenantCase> tenants;
+  int host_cores = 16;
+  std::vector<std::string> codes;  // expected error codes, in order
+  std::string names;               // substring of the first error's message ("" = none)
+};
+
+std::vector<Case> Cases() {
+  return {
+      {"TwoSixtyGiBTenantsFitAnH200", {{"a", "60GiB"}, {"b", "60GiB"}}, 16, {}, ""},
+      {"ThreeSixtyGiBTenantsDoNotAndTheThirdIsNamed", {{"a", "60GiB"}, {"b", "60GiB"}, {"c", "60GiB"}}, 16,
+       {"tenants-gpu-overcommitted"}, "tenant 'c' does not fit on one nvidia-h200-141gb"},
+      {"TheSameTwoDoNotFitAnEightyGbPart",
+       {{"a", "60GiB", 4, kGiB, 0, "nvidia-a100-80gb"}, {"b", "60GiB", 4, kGiB, 0, "nvidia-a100-80gb"}}, 16,
+       {"tenants-gpu-overcommitted"}, "tenant 'b' does not fit on one nvidia-a100-80gb"},
+      {"FractionsFitWhenTheyLeaveRoomForTheServerContext", {{"a", "0.5"}, {"b", "0.49"}}, 16, {}, ""},
+      {"AWholeGpuLeavesNoRoomForTheServerContext", {{"a", "1"}}, 16, {"tenants-gpu-overcommitted"}, "tenant 'a'"},
+      {"MoreMpsClientsThanOneServerTakes", {{"a", "60GiB", 30, 1 << 20}, {"b", "60GiB", 30, 1 << 20}}, 64,
+       {"tenants-mps-client-limit"}, "60 MPS clients ('a' 30 + 'b' 30"},
+      {"GuaranteedProcessesOverTheVcpus", {{"a", "60GiB", 6}, {"b", "60GiB", 6}}, 8, {"tenants-vcpus"},
+       "'a' 6 + 'b' 6 = 12 exceed the 8 vCPUs"},
+      {"APlanOverItsBudget", {{"a", "2GiB", 4, kGiB}, {"b", "60GiB"}}, 16, {"tenant-over-budget"},
+       "tenant 'a''s plan needs 4.0 GiB"},
+      {"ABudgetTooThinForItsModelHost", {{"a", "4GiB", 3, 3 * kGiB, 1}}, 16, {"tenant-client-share"},
+       "divided among its 4 MPS clients is 1.0 GiB each"},
+      {"NoMps", {{"a", "10GiB", 2, kGiB, 0, "nvidia-l4", false}}, 16, {"tenants-mps-required"}, "without MPS"},
+      {"DifferentWorkers", {{"a", "10GiB", 2, kGiB, 0, "nvidia-l4"}, {"b", "1GiB", 2, 1 << 20, 0, "nvidia-tesla-t4"}}, 16,
+       {"tenants-worker-mismatch"}, "tenant 'b''s options give a different worker"},
+      {"TheSameOutputPath", {{"a", "10GiB", 2, kGiB, 0, "nvidia-l4", true, "out/x"}, {"b", "1GiB", 2, 1 << 20, 0, "nvidia-l4", true, "out/x"}},
+       16, {"tenants-same-output"}, "tenant 'b' writes 'out/x', which tenant 'a' writes too"},
+      {"EveryViolationAtOnce", {{"a", "100GiB", 40, kGiB}, {"b", "100GiB", 40, kGiB}}, 16,
+       {"tenants-gpu-overcommitted", "tenants-mps-client-limit", "tenants-vcpus"}, "tenant 'b' does not fit"},
+  };
+}
+
+class AdmissionTable : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AdmissionTable, RefusesExactlyTheViolations) {
+  const Case& c = GetParam();
+  World w = Build(c.tenants, c.host_cores);
+  Admission a = AdmitTenants(w.file, w.inputs, testing::SourceCatalog());
+  std::vector<std::string> codes;
+  std::string all;
+  for (const Diagnostic& d : a.diagnostics) {
+    codes.push_back(d.code);
+    all += d.code + ": " + d.message + " [help: " + d.help + "]\n";
+    EXPECT_FALSE(d.help.empty()) << d.code;
+    EXPECT_FALSE(DocUrl(d.code).empty()) << d.code << " is not in AllRules()";
+  }
+  EXPECT_EQ(codes, c.codes) << all;
+  if (!c.names.empty()) {
+    ASSERT_FALSE(a.diagnostics.empty());
+    EXPECT_NE(a.diagnostics.front().message.find(c.names), std::string::npos) << all;
+  }
+  EXPECT_EQ(a.tenants.size(), c.tenants.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Tenants, AdmissionTable, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.title; });
+
+TEST(Admission, DividesEachBudgetAmongItsClientsAndKeepsItsMpsSettings) {
+  World w = Build({{"a", "60GiB", 4}, {"b", "30GiB", 2, 2 * kGiB, 1}}, 16);
+  w.specs[0].active_thread_percentage = 50;
+  w.specs[0].priority = TenantPriority::kBelowNormal;
+  Admission a = AdmitTenants(w.file, w.inputs, testing::SourceCatalog());
+  ASSERT_TRUE(a.diagnostics.empty()) << a.diagnostics.front().message;
+  ASSERT_EQ(a.tenants.size(), 2u);
+  EXPECT_EQ(a.strategy, "mps");
+  EXPECT_EQ(a.tenants[0].budget_bytes, 60 * kGiB);
+  EXPECT_EQ(a.tenants[0].clients, 4);
+  EXPECT_EQ(a.tenants[0].pinned_limit_bytes, 15 * kGiB);
+  EXPECT_EQ(a.tenants[0].need_bytes, 4 * kGiB);
+  EXPECT_EQ(a.tenants[0].active_thread_percentage, 50);
+  EXPECT_EQ(a.tenants[0].priority, TenantPriority::kBelowNormal);
+  EXPECT_EQ(a.tenants[1].clients, 3);  // 2 SDK processes + 1 model host
+  EXPECT_EQ(a.tenants[1].model_hosts, 1);
+  EXPECT_EQ(a.tenants[1].pinned_limit_bytes, 10 * kGiB);
+  EXPECT_EQ(a.clients, 7);
+  EXPECT_EQ(a.processes, 6);
+  EXPECT_EQ(a.budgets_bytes, 90 * kGiB);
+  EXPECT_EQ(a.overhead_bytes, testing::SourceCatalog().FindGpu("nvidia-h200-141gb")->context_overhead_bytes);
+  ASSERT_EQ(a.isolation.size(), 3u);
+  EXPECT_EQ(a.isolation[0].rfind("MPS split (used)", 0), 0u);
+  EXPECT_NE(a.isolation[1].find("MIG: hardware isolation"), std::string::npos);
+  EXPECT_NE(RenderAdmissionText(a).find("a: budget 60.0 GiB"), std::string::npos) << RenderAdmissionText(a);
+  EXPECT_NE(RenderAdmissionJson(a).find("\"pinned_limit_bytes\":16106127360"), std::string::npos);
+}
+
+TEST(Admission, EveryTenantCodeIsProducedByATest) {
+  std::vector<std::string> covered = {"tenants-file-invalid", "tenants-budget-over-100",  // tenants_file_test.cc
+                                      "tenants-pipeline-invalid"};                          // tests/cli tenants test
+  for (const Case& c : Cases()) covered.insert(covered.end(), c.codes.begin(), c.codes.end());
+  for (const RuleInfo& rule : AllRules()) {
+    if (std::string_view(rule.code).rfind("tenant", 0) != 0) continue;
+    EXPECT_NE(std::find(covered.begin(), covered.end(), rule.code), covered.end()) << rule.code;
+  }
+}
+
+}  // namespace
+}  // namespace dfw
