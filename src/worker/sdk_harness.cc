@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "dfw/backend/registry.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/protocol.h"
@@ -232,6 +233,8 @@ Status RunSdkHarnessMain(const SdkHarnessOptions& options) {
   if (options.index < 0) return InvalidArgument("--index must be >= 0, got " + std::to_string(options.index));
   if (options.threads < 1) return InvalidArgument("--threads must be >= 1, got " + std::to_string(options.threads));
   ASSIGN_OR_RETURN(JobDir dir, JobDir::Open(options.job_dir));
+  // The job's SDK processes share one GEMM calibration (measured once, not once per process).
+  SetCpuGemmPlanCache(dir.root() + "/gemm_plan");
   ASSIGN_OR_RETURN(auto executor, MakeExecutorForJob(dir.info(), options.threads));
   return RunSdkHarness(options, dir, *executor);
 }

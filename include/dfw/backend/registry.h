@@ -90,6 +90,13 @@ Status SetBlasThreads(int threads);
 // The current OpenBLAS pool size (openblas_get_num_threads).
 int BlasThreads();
 
+// Where the CPU backend's default GEMM path (kAuto) keeps the calibration it measures, shared by
+// every process that sets the same path (the SDK processes of one job: "<job dir>/gemm_plan"): the
+// first to need a plan measures it under an exclusive lock and writes "<path>-t<threads>"; the
+// others wait for the lock and read it, so 8 processes on 2 CPUs measure once, not 8 times at once
+// (which also skews what they measure). "" (the default): each process measures its own.
+void SetCpuGemmPlanCache(const std::string& path);
+
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
 // When the environment has kCudaUnavailableEnv set (non-empty), "cuda" is kUnavailable with that
 // reason at once, without loading the library: `dfworker run` sets it for a worker whose plan has

@@ -325,4 +325,6 @@ Status SetBlasThreads(int threads) {
 
 int BlasThreads() { return openblas_get_num_threads(); }
 
+void SetCpuGemmPlanCache(const std::string& path) { cpu_gemm::SetPlanCachePath(path); }
+
 }  // namespace dfw

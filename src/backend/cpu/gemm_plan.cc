@@ -5,12 +5,20 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <sstream>
+#include <thread>
 #include <vector>
 
 #include "dnnl_gemm.h"
@@ -143,9 +151,92 @@ std::string GemmPlan::Describe() const {
   if (!error.empty()) return "all OpenBLAS (oneDNN not measured: " + error + ")";
   return fmt::format(
       "linear: {} (oneDNN {:.1f} vs OpenBLAS {:.1f} GFLOP/s), attention: {} (oneDNN {:.1f} vs OpenBLAS {:.1f}), "
-      "small: OpenBLAS; calibrated at {} thread{} in {:.0f} ms",
+      "small: OpenBLAS; calibrated at {} thread{} {}",
       lib(onednn_large), onednn_large_gflops, openblas_large_gflops, lib(onednn_batched), onednn_batched_gflops,
-      openblas_batched_gflops, threads, threads == 1 ? "" : "s", calibration_ms);
+      openblas_batched_gflops, threads, threads == 1 ? "" : "s",
+      from_cache ? std::string("by another process of the job (shared calibration file)")
+                 : fmt::format("in {:.0f} ms", calibration_ms));
+}
+
+namespace {
+
+std::mutex& CacheMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::string& CachePath() {
+  static std::string path;
+  return path;
+}
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text);
+  return text;
+}
+
+// The shared plan for `threads` at `base`: read it, or measure it and write it, under an exclusive
+// lock on the lock file, so that N processes starting together measure once rather than N times
+// on the same CPUs (which also skews what they measure). A holder that does not let go within a
+// few seconds (stopped) is not waited for: this process measures alone.
+GemmPlan SharedPlan(const std::string& base, int threads) {
+  const std::string path = base + "-t" + std::to_string(threads);
+  int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  bool locked = false;
+  for (int i = 0; lock >= 0 && i < 1000; ++i) {
+    if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
+      locked = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  GemmPlan plan;
+  if (auto cached = locked ? DecodePlan(ReadSmallFile(path)) : std::nullopt; cached && cached->threads == threads) {
+    plan = *cached;
+  } else {
+    plan = Measure(threads);
+    if (locked && plan.error.empty()) {
+      const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+      std::ofstream(tmp) << EncodePlan(plan) << "\n";
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+    }
+  }
+  if (lock >= 0) ::close(lock);  // releases the flock
+  return plan;
+}
+
+}  // namespace
+
+void SetPlanCachePath(const std::string& path) {
+  std::lock_guard<std::mutex> lock(CacheMutex());
+  CachePath() = path;
+}
+
+std::string EncodePlan(const GemmPlan& p) {
+  return fmt::format("dfw-gemm-plan 1 {} {} {} {:.3f} {:.3f} {:.3f} {:.3f}", p.threads, p.onednn_large ? 1 : 0,
+                     p.onednn_batched ? 1 : 0, p.openblas_large_gflops, p.onednn_large_gflops, p.openblas_batched_gflops,
+                     p.onednn_batched_gflops);
+}
+
+std::optional<GemmPlan> DecodePlan(const std::string& text) {
+  std::istringstream in(text);
+  std::string magic;
+  int version = 0, large = -1, batched = -1;
+  GemmPlan p;
+  if (!(in >> magic >> version >> p.threads >> large >> batched >> p.openblas_large_gflops >> p.onednn_large_gflops >>
+        p.openblas_batched_gflops >> p.onednn_batched_gflops)) {
+    return std::nullopt;
+  }
+  std::string rest;
+  if (magic != "dfw-gemm-plan" || version != 1 || p.threads < 1 || (large != 0 && large != 1) ||
+      (batched != 0 && batched != 1) || (in >> rest)) {
+    return std::nullopt;
+  }
+  p.onednn_large = large == 1;
+  p.onednn_batched = batched == 1;
+  p.from_cache = true;
+  return p;
 }
 
 const GemmPlan& CalibratedPlan(int threads) {
@@ -154,7 +245,12 @@ const GemmPlan& CalibratedPlan(int threads) {
   std::lock_guard<std::mutex> lock(mu);
   std::unique_ptr<GemmPlan>& p = plans[threads];
   if (p == nullptr) {
-    p = std::make_unique<GemmPlan>(Measure(threads));
+    std::string cache;
+    {
+      std::lock_guard<std::mutex> cache_lock(CacheMutex());
+      cache = CachePath();
+    }
+    p = std::make_unique<GemmPlan>(cache.empty() ? Measure(threads) : SharedPlan(cache, threads));
     // Once per thread count and process: what the default path chose, and why.
     spdlog::info("cpu backend GEMM plan: {}", p->Describe());
   }

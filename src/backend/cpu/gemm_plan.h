@@ -30,6 +30,7 @@
 // at half the rate on OpenBLAS, about a fifth of its time), again with the 5% margin.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace dfw::cpu_gemm {
@@ -45,6 +46,7 @@ struct GemmPlan {
   double openblas_large_gflops = 0, onednn_large_gflops = 0;
   double openblas_batched_gflops = 0, onednn_batched_gflops = 0;
   double calibration_ms = 0;
+  bool from_cache = false;  // read from the shared calibration file (SetCpuGemmPlanCache), not measured here
   std::string error;  // non-empty when oneDNN could not be measured (the plan is then all OpenBLAS)
 
   bool OnOneDnn(GemmClass c) const {
@@ -56,6 +58,14 @@ struct GemmPlan {
 
 // The plan for `threads` (the current OpenBLAS pool size), measured on first request and then kept
 // for the life of the process. Safe to call from several threads (one measures, the others wait).
+// With a cache path set (SetCpuGemmPlanCache, dfw/backend/registry.h), processes share one
+// measurement: the first measures under an exclusive lock and writes it, the rest read it.
 const GemmPlan& CalibratedPlan(int threads);
+
+// The cache file's text: "dfw-gemm-plan 1 <threads> <onednn_large> <onednn_batched> <4 GFLOP/s>";
+// nullopt for anything else (the plan is then measured again).
+std::string EncodePlan(const GemmPlan& plan);
+void SetPlanCachePath(const std::string& path);  // see SetCpuGemmPlanCache
+std::optional<GemmPlan> DecodePlan(const std::string& text);
 
 }  // namespace dfw::cpu_gemm
