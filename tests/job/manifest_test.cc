@@ -86,27 +86,7 @@ TEST_F(ManifestTest, AManifestThatIsALinkToADeviceIsDataLossNotACrash) {
   EXPECT_NE(m.status().message().find("not a regular file"), std::string::npos) << m.status().ToString();
 }
 
-}  // namespace
-}  // namespace dfw
-
-namespace dfw {
-namespace {
-
-class ManifestSplitTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("dfw_manifest_split_" + std::to_string(::getpid()) + "_" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "manifest.jsonl").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-  std::string path_;
-};
-
-TEST_F(ManifestSplitTest, SplitsSurviveReopenInOrderNextToCommits) {
+TEST_F(ManifestTest, SplitsSurviveReopenInOrderNextToCommits) {
   SplitRecord a{"0", "3", WorkRange{0, "in x.jsonl", 0, 400, 1}, WorkRange{0, "in x.jsonl", 400, 1000, 31}};
   SplitRecord b{"3", "4", WorkRange{0, "in x.jsonl", 400, 700, 31}, WorkRange{0, "in x.jsonl", 700, 1000, 60}};
   {
@@ -126,7 +106,7 @@ TEST_F(ManifestSplitTest, SplitsSurviveReopenInOrderNextToCommits) {
   EXPECT_EQ(m->committed(), (std::set<std::string>{"1"}));
 }
 
-TEST_F(ManifestSplitTest, GarbledSplitLineIsDataLossNamingTheLine) {
+TEST_F(ManifestTest, GarbledSplitLineIsDataLossNamingTheLine) {
   for (const char* bad : {R"({"split":"0","residual":"1","primary":"0 0 x 1 f","residual_range":"0 10 20 2 f"})",
                           R"({"split":"0","residual":"1","primary":"0 0 10 1 f"})",
                           R"({"split":"","residual":"1","primary":"0 0 10 1 f","residual_range":"0 10 20 2 f"})"}) {
