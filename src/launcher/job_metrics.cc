@@ -60,7 +60,28 @@ Result<JobMetrics> ParseJobMetrics(std::string_view text) {
     RETURN_IF_ERROR(Get(p, "idle_s", where, out.idle_s));
     if (!p.contains("metrics")) return Missing(where + "metrics", "is missing");
     ASSIGN_OR_RETURN(out.metrics, Snapshot(p["metrics"], where + "metrics"));
+    JobMetrics::ProcessSplits splits;
+    if (p.contains("splits_given")) RETURN_IF_ERROR(Get(p, "splits_given", where, splits.given));
+    if (p.contains("splits_taken")) RETURN_IF_ERROR(Get(p, "splits_taken", where, splits.taken));
+    m.process_splits.push_back(splits);
     m.processes.push_back(std::move(out));
+  }
+  if (j.contains("splits")) RETURN_IF_ERROR(Get(j, "splits", "", m.splits));
+  if (j.contains("timeline")) {
+    if (!j["timeline"].is_array()) return Missing("timeline", "is not a list");
+    for (std::size_t i = 0; i < j["timeline"].size(); ++i) {
+      const json& t = j["timeline"][i];
+      const std::string where = "timeline[" + std::to_string(i) + "].";
+      if (!t.is_object()) return Missing("timeline[" + std::to_string(i) + "]", "is not an object");
+      JobMetrics::Span span;
+      RETURN_IF_ERROR(Get(t, "process", where, span.process));
+      RETURN_IF_ERROR(Get(t, "bundle", where, span.bundle));
+      RETURN_IF_ERROR(Get(t, "start_s", where, span.start_s));
+      RETURN_IF_ERROR(Get(t, "end_s", where, span.end_s));
+      RETURN_IF_ERROR(Get(t, "records", where, span.records));
+      if (span.end_s < span.start_s || span.start_s < 0) return Missing(where + "end_s", "is before start_s");
+      m.timeline.push_back(std::move(span));
+    }
   }
   return m;
 }

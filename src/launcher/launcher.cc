@@ -110,6 +110,7 @@ class JobServer {
   std::set<std::string> residuals_;  // bundles made by splits (granting one counts as taking a split)
   int64_t bad_progress_ = 0;         // heartbeat progress reports the coordinator rejected
   int commits_this_run_ = 0;
+  std::map<int64_t, Clock::time_point> granted_;  // live leases: when each was granted (timeline)
 };
 
 ProcessSpec JobServer::SpecFor(int index) const {
@@ -246,6 +247,11 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
   auto lease_it = coord_.leases().find(m.lease);
   int attempt = lease_it == coord_.leases().end() ? 0 : lease_it->second.attempt;
   std::string staging = dir_.LeaseStagingDir(m.lease);
+  std::optional<Clock::time_point> granted_at;  // for the timeline
+  if (auto g = granted_.find(m.lease); g != granted_.end()) {
+    granted_at = g->second;
+    granted_.erase(g);
+  }
   std::optional<WorkRange> read;
   if (!m.range.empty()) {
     auto decoded = DecodeWorkRange(m.range);
@@ -273,6 +279,12 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       auto metrics = m.metrics_json.empty() ? Result<MetricsSnapshot>(MetricsSnapshot{})
                                             : MetricsSnapshot::FromJson(m.metrics_json);
       if (metrics.ok()) report_.AddBundle(c.index, *metrics);
+      if (granted_at) {
+        const auto committed_at = Clock::now();
+        report_.AddSpan({c.index, m.bundle, std::chrono::duration<double>(*granted_at - start_).count(),
+                         std::chrono::duration<double>(committed_at - start_).count(),
+                         metrics.ok() ? metrics->CounterOr(kRecordsNamespace, kRecordsCounter) : 0});
+      }
       // A crash at an exact commit (tests: "between the two commits" of a split bundle).
       test_hooks::KillPoint("launcher-commit-" + std::to_string(++commits_this_run_));
       deaths_since_commit_ = 0;
@@ -359,6 +371,7 @@ void JobServer::ServeWaiting(Clock::time_point now) {
       reply.attempt = lease->attempt;
       reply.staging = dir_.LeaseStagingDir(lease->id);
       if (lease->range) reply.range = EncodeWorkRange(*lease->range).value_or("");
+      granted_[lease->id] = now;
       if (residuals_.count(lease->bundle)) report_.CountSplitTaken(c.index);
     } else if (coord_.ShouldWait()) {
       continue;  // long poll: a bundle may come back from a dead process

@@ -52,6 +52,14 @@ std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles
                               {"metrics", nlohmann::json::parse(per_process_[i].ToJson(), nullptr, false)}});
   }
   j["splits"] = splits;
+  j["timeline"] = nlohmann::json::array();
+  for (const Span& s : spans_) {
+    j["timeline"].push_back({{"process", s.process},
+                             {"bundle", s.bundle},
+                             {"start_s", s.start_s},
+                             {"end_s", s.end_s},
+                             {"records", s.records}});
+  }
   if (!per_process_.empty()) j["spread"] = {{"records_min", lo}, {"records_max", hi}, {"idle_pct_max", idle_max}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -26,6 +26,7 @@ Result<std::vector<CommitEntry>> ReadManifest(const std::string& path) {
     ++line_no;
     auto j = nlohmann::json::parse(text.substr(start, end - start), nullptr, false);
     start = end + 1;
+    if (j.is_object() && j.contains("split") && j["split"].is_string()) continue;  // a split (manifest.h), not a commit
     if (j.is_discarded() || !j.is_object() || !j.contains("bundle") || !j["bundle"].is_string()) {
       return Status(StatusCode::kDataLoss, path + ":" + std::to_string(line_no) + ": not a manifest entry");
     }

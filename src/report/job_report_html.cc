@@ -1,5 +1,6 @@
 // The job report page. Every figure comes from the job dir; a chart whose metrics are absent is
 // replaced by a sentence saying so (never an empty or invented chart).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -15,6 +16,7 @@ namespace {
 constexpr const char* kBusy = "#4a78b5";
 constexpr const char* kIdle = "#d5d9de";
 constexpr const char* kError = "#c0504d";
+constexpr const char* kResidual = "#e8a33d";
 
 std::string Fixed(double v, int digits = 2) {
   char b[64];
@@ -93,6 +95,45 @@ std::string RenderJobReportHtml(const JobReportData& d) {
   }
   body += BarChart("chart-processes", "Busy and idle time per SDK process", timeline, "s");
   body += BarChart("chart-records", "Records and bundles per SDK process", per_records, "records");
+  if (!m.timeline.empty()) {
+    // Each committed bundle of this run, from its lease to its commit, per process; residuals of
+    // work-rebalancing splits drawn in their own colour.
+    std::vector<TimelineRow> rows;
+    for (const JobMetrics::Process& p : m.processes) {
+      TimelineRow row{"sdk-" + std::to_string(p.index), {}, ""};
+      if (static_cast<std::size_t>(p.index) < m.process_splits.size()) {
+        const auto& sp = m.process_splits[static_cast<std::size_t>(p.index)];
+        row.note = std::to_string(sp.given) + " splits given, " + std::to_string(sp.taken) + " taken";
+      }
+      rows.push_back(std::move(row));
+    }
+    for (const JobMetrics::Span& sp : m.timeline) {
+      if (sp.process < 0 || static_cast<std::size_t>(sp.process) >= rows.size()) continue;
+      const bool planned = d.info.bundles.empty() ||
+                           std::find(d.info.bundles.begin(), d.info.bundles.end(), sp.bundle) != d.info.bundles.end();
+      rows[static_cast<std::size_t>(sp.process)].spans.push_back(
+          {sp.start_s, sp.end_s, planned ? kBusy : kResidual,
+           "bundle " + sp.bundle + (planned ? "" : " (a split's residual)") + ": " + Fixed(sp.start_s) + "-" +
+               Fixed(sp.end_s) + " s, " + std::to_string(sp.records) + " records"});
+    }
+    body += Legend({{kBusy, "bundle of the plan"}, {kResidual, "residual of a split (work rebalancing)"}});
+    body += TimelineChart("chart-timeline", "Timeline: each committed bundle from its lease to its commit (" +
+                                                std::to_string(m.splits) + " splits)",
+                          rows, m.elapsed_s, "s");
+    // Throughput over time: records committed per interval of the run.
+    constexpr int kBuckets = 20;
+    const double span = std::max(m.elapsed_s, m.timeline.back().end_s);
+    std::vector<double> per_bucket(kBuckets, 0.0);
+    for (const JobMetrics::Span& sp : m.timeline) {
+      int b = span > 0 ? static_cast<int>(sp.end_s / span * kBuckets) : 0;
+      per_bucket[static_cast<std::size_t>(std::clamp(b, 0, kBuckets - 1))] += static_cast<double>(sp.records);
+    }
+    for (double& v : per_bucket) v = span > 0 ? v / (span / kBuckets) : 0;
+    body += ColumnChart("chart-throughput", "Throughput over time: records committed per second, in " +
+                                                std::to_string(kBuckets) + " intervals of " + Fixed(span / kBuckets, 2) +
+                                                " s (a bundle counts when it commits)",
+                        per_bucket, "records/s", "time");
+  }
 
   // Stages: where the time went inside the processes.
   body += "<h2>Stages</h2>\n";
@@ -135,7 +176,7 @@ std::string RenderJobReportHtml(const JobReportData& d) {
   if (per_bundle.empty()) {
     body += "<p class=\"note\">manifest.jsonl holds no commits.</p>\n";
   } else {
-    body += ColumnChart("chart-bundles", "Records per committed bundle, in commit order (the manifest has no timestamps)",
+    body += ColumnChart("chart-bundles", "Records per committed bundle, in commit order (the timeline above has when)",
                         per_bundle, "records", "commits");
   }
 

@@ -119,6 +119,31 @@ std::string BarChart(std::string_view id, std::string_view title, const std::vec
   return out + "</svg></figure>\n";
 }
 
+std::string TimelineChart(std::string_view id, std::string_view title, const std::vector<TimelineRow>& rows,
+                          double total, std::string_view unit) {
+  for (const TimelineRow& r : rows) {
+    for (const Span& sp : r.spans) total = std::max(total, sp.end);
+  }
+  const double max = NiceMax(total);
+  const int top = 8, height = top + kRow * static_cast<int>(rows.size()) + 26;
+  const double x0 = LabelWidth(rows), x1 = kWidth - kNoteWidth;
+  std::string out = Head(id, title, height);
+  out += Axis(x0, x1, top, height - 24, max, unit);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double y = top + kRow * static_cast<double>(i);
+    out += Text(x0 - 8, y + 16, rows[i].label, "end");
+    for (const Span& sp : rows[i].spans) {
+      const double a = x0 + (x1 - x0) * std::clamp(sp.start / max, 0.0, 1.0);
+      const double b = x0 + (x1 - x0) * std::clamp(sp.end / max, 0.0, 1.0);
+      out += "<rect x=\"" + Num(a) + "\" y=\"" + Num(y + 3) + "\" width=\"" + Num(std::max(1.0, b - a)) +
+             "\" height=\"" + std::to_string(kRow - 6) + "\" fill=\"" + Escape(sp.color) +
+             "\" stroke=\"#fff\" stroke-width=\"1\"><title>" + Escape(sp.label) + "</title></rect>";
+    }
+    out += Text(x1 + 8, y + 16, rows[i].note);
+  }
+  return out + "</svg></figure>\n";
+}
+
 std::string RangeChart(std::string_view id, std::string_view title, const std::vector<Range>& ranges,
                        std::string_view unit) {
   double max = 0;

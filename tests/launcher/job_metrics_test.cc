@@ -45,7 +45,13 @@ TEST(JobMetrics, CorruptFilesNameTheField) {
                        Bad{R"({"job_id":"j","bundles_committed":"x","retries":0})", "'bundles_committed' is not a number"},
                        Bad{R"({"job_id":"j","bundles_committed":1,"retries":0,"elapsed_s":1,"total":{"counters":[],"distributions":[]},
                               "processes":[{"index":0}]})",
-                           "'processes[0].bundles' is missing"}}) {
+                           "'processes[0].bundles' is missing"},
+                       Bad{R"({"job_id":"j","bundles_committed":1,"retries":0,"elapsed_s":1,"total":{"counters":[],"distributions":[]},
+                              "processes":[],"timeline":[{"process":0,"bundle":"0","start_s":2,"end_s":1,"records":3}]})",
+                           "'timeline[0].end_s' is before start_s"},
+                       Bad{R"({"job_id":"j","bundles_committed":1,"retries":0,"elapsed_s":1,"total":{"counters":[],"distributions":[]},
+                              "processes":[],"timeline":{}})",
+                           "'timeline' is not a list"}}) {
     auto m = ParseJobMetrics(b.text);
     ASSERT_FALSE(m.ok()) << b.text;
     EXPECT_EQ(m.status().code(), StatusCode::kDataLoss);

@@ -52,6 +52,11 @@ class JobReportTest : public ::testing::Test {
     for (auto [records, busy] : {std::pair{40, 300}, std::pair{25, 200}, std::pair{35, 250}}) {
       MetricsSnapshot b = Bundle(records, busy);
       report.AddBundle(i % 2, b);
+      // b2 is a split's residual (not in job.json's bundles): drawn in its own colour.
+      report.AddSpan({i % 2, i == 2 ? "7" : "b" + std::to_string(i), 0.1 + 0.4 * i, 0.4 + 0.4 * i, records});
+      if (i == 2) {  // the split that made bundle 7 (work rebalancing): not a commit
+        manifest << R"({"primary":"0 0 10 1 in","residual":"7","residual_range":"0 10 20 2 in","split":"b1"})" << "\n";
+      }
       manifest << "{\"bundle\":\"b" << i << "\",\"attempt\":" << (i == 1 ? 2 : 1) << ",\"lease\":" << i
                << ",\"metrics\":" << b.ToJson() << "}\n";
       ++i;
@@ -66,6 +71,17 @@ class JobReportTest : public ::testing::Test {
   fs::path root_;
 };
 
+TEST_F(JobReportTest, TimelineShowsEachCommittedBundleAndResidualsApart) {
+  auto data = LoadJobReport(MakeJobDir());
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  ASSERT_EQ(data->metrics.timeline.size(), 3u);
+  EXPECT_EQ(data->metrics.timeline[2].bundle, "7");
+  EXPECT_DOUBLE_EQ(data->metrics.timeline[1].start_s, 0.5);
+  const std::string html = RenderJobReportHtml(*data);
+  EXPECT_NE(html.find("bundle 7 (a split&#39;s residual): 0.90-1.20 s, 35 records"), std::string::npos);
+  EXPECT_NE(html.find("bundle b1: 0.50-0.80 s, 25 records"), std::string::npos);
+}
+
 TEST_F(JobReportTest, PageIsWellFormedAndHasEveryChart) {
   auto data = LoadJobReport(MakeJobDir());
   ASSERT_TRUE(data.ok()) << data.status().ToString();
@@ -74,8 +90,8 @@ TEST_F(JobReportTest, PageIsWellFormedAndHasEveryChart) {
   EXPECT_EQ(data->commits[2].records, 35);
   const std::string html = RenderJobReportHtml(*data);
   EXPECT_EQ(testing::CheckWellFormed(html), "");
-  for (const char* id : {"chart-processes", "chart-records", "chart-stage-time", "chart-batch-size", "chart-latency",
-                         "chart-bundles", "chart-errors", "chart-gpu-memory"}) {
+  for (const char* id : {"chart-processes", "chart-records", "chart-timeline", "chart-throughput", "chart-stage-time",
+                         "chart-batch-size", "chart-latency", "chart-bundles", "chart-errors", "chart-gpu-memory"}) {
     EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
   }
   EXPECT_NE(html.find("pipelines/&lt;demo&gt;.yaml"), std::string::npos);  // escaped

@@ -27,6 +27,20 @@ struct JobMetrics {
     MetricsSnapshot metrics;
   };
   std::vector<Process> processes;
+  // This run's commits in commit order (absent in metrics.json of older runs: empty). Seconds
+  // since the run started: when the lease was granted, when the commit was taken.
+  struct Span {
+    int64_t process = 0;
+    std::string bundle;
+    double start_s = 0, end_s = 0;
+    int64_t records = 0;
+  };
+  std::vector<Span> timeline;
+  int64_t splits = 0;  // splits of running bundles (work rebalancing); 0 when absent
+  struct ProcessSplits {
+    int64_t given = 0, taken = 0;
+  };
+  std::vector<ProcessSplits> process_splits;  // by process, when metrics.json has them
 };
 
 // kDataLoss naming the field when `json` is not a metrics.json (not JSON, a field missing or of

@@ -26,10 +26,20 @@ class MetricsReport {
   // or was granted a residual of such a split.
   void CountSplitGiven(int index);
   void CountSplitTaken(int index);
+  // One committed bundle of this run, for the timeline: process slot, bundle id, when its lease
+  // was granted and when it was committed (seconds since the run started), records read.
+  struct Span {
+    int process = 0;
+    std::string bundle;
+    double start_s = 0, end_s = 0;
+    int64_t records = 0;
+  };
+  void AddSpan(Span span) { spans_.push_back(std::move(span)); }
   // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"records":..,"busy_s":..,
   //  "idle_s":..,"splits_given":..,"splits_taken":..,"metrics":{snapshot}}],
   //  "bundles_committed":..,"retries":..,"splits":..,"spread":{"records_min":..,"records_max":..,
-  //  "idle_pct_max":..},"elapsed_s":..}
+  //  "idle_pct_max":..},"elapsed_s":..,"timeline":[{"process":i,"bundle":"b","start_s":..,"end_s":..,
+  //  "records":n}] (this run's commits, in commit order)}
   std::string ToJson(const std::string& job_id, std::size_t bundles_committed, int retries, double elapsed_s) const;
   // The end-of-run report. Always: per-process bundles and records, and their spread. `full`:
   // then every metric as a table. Otherwise one line per transform with its non-zero counters and,
@@ -41,6 +51,7 @@ class MetricsReport {
   std::vector<int64_t> bundles_;
   std::vector<int64_t> splits_given_;
   std::vector<int64_t> splits_taken_;
+  std::vector<Span> spans_;
   MetricsSnapshot total_;
 };
 

@@ -43,6 +43,21 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
 std::string ColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
                         std::string_view unit, std::string_view x_label);
 
+// A Gantt-style timeline: one row per label, each span drawn at [start, end] on a shared time axis
+// from 0 to `total` (at least the latest end).
+struct Span {
+  double start = 0, end = 0;
+  std::string color;
+  std::string label;  // tooltip
+};
+struct TimelineRow {
+  std::string label;
+  std::vector<Span> spans;
+  std::string note;
+};
+std::string TimelineChart(std::string_view id, std::string_view title, const std::vector<TimelineRow>& rows,
+                          double total, std::string_view unit);
+
 // A legend line: coloured squares with their names.
 std::string Legend(const std::vector<std::pair<std::string, std::string>>& color_and_name);
 
