@@ -150,7 +150,10 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
   for (const Range& r : ranges) max = std::max(max, r.max);
   max = NiceMax(max);
   const int top = 8, height = top + kRow * static_cast<int>(ranges.size()) + 26;
-  const double x0 = LabelWidth(ranges), x1 = kWidth - kNoteWidth - 50;  // "min / mean / max (n=…)" is wider
+  bool percentiles = false;
+  for (const Range& r : ranges) percentiles |= r.p50 >= 0;
+  // "min / mean / max (n=…)" is wider than a bar note, and wider still with "p50 … p99 …".
+  const double x0 = LabelWidth(ranges), x1 = kWidth - kNoteWidth - (percentiles ? 150 : 50);
   std::string out = Head(id, title, height);
   out += Axis(x0, x1, top, height - 24, max, unit);
   for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -162,9 +165,17 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
            "\" class=\"range\"/>";
     out += "<circle cx=\"" + Num(m) + "\" cy=\"" + Num(y) + "\" r=\"5\" class=\"mean\"><title>mean " +
            ShortNumber(r.mean) + " " + Escape(unit) + "</title></circle>";
+    for (const auto& [q, v] : {std::pair{"p50", r.p50}, std::pair{"p99", r.p99}}) {
+      if (v < 0) continue;
+      const double x = x0 + (x1 - x0) * std::min(v, max) / max;
+      out += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(y - 7) + "\" x2=\"" + Num(x) + "\" y2=\"" + Num(y + 7) +
+             "\" class=\"pct\" stroke=\"#333\" stroke-width=\"2\"><title>" + q + " " + ShortNumber(v) + " " +
+             Escape(unit) + "</title></line>";
+    }
     out += Text(x1 + 8, y + 4,
                 ShortNumber(r.min) + " / " + ShortNumber(r.mean) + " / " + ShortNumber(r.max) + " (n=" +
-                    ShortNumber(r.count) + ")");
+                    ShortNumber(r.count) + ")" +
+                    (r.p50 >= 0 ? " p50 " + ShortNumber(r.p50) + " p99 " + ShortNumber(r.p99) : std::string()));
   }
   return out + "</svg></figure>\n";
 }

@@ -131,7 +131,7 @@ std::string NameBottleneck(const std::map<std::string, double>& stage_busy_s, co
 PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs, const std::map<std::string, StageKind>& kinds) {
   PointSummary s;
   s.point = point;
-  std::vector<double> rps, wall, idle, latency, batch;
+  std::vector<double> rps, wall, idle, latency, batch, p50, p99;
   std::map<std::string, std::vector<double>> stages;
   for (const RunMeasurement& r : runs) {
     s.max_rss_kib = std::max(s.max_rss_kib, r.max_rss_kib);
@@ -157,6 +157,8 @@ PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs
       if (key.name == "process_bundle_usecs") stages[key.ns].push_back(static_cast<double>(v) / 1e6);
     }
     latency.push_back(lat.mean() / 1000.0);
+    p50.push_back(lat.Quantile(0.5).value_or(0) / 1000.0);
+    p99.push_back(lat.Quantile(0.99).value_or(0) / 1000.0);
     batch.push_back(size.mean());
   }
   if (!rps.empty()) {
@@ -166,6 +168,8 @@ PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs
     s.wall_s = Median(wall);
     s.idle_fraction = Median(idle);
     s.batch_latency_ms = Median(latency);
+    s.batch_latency_p50_ms = Median(p50);
+    s.batch_latency_p99_ms = Median(p99);
     s.batch_size = Median(batch);
     for (auto& [stage, v] : stages) s.stage_busy_s[stage] = Median(v);
     s.bottleneck = NameBottleneck(s.stage_busy_s, kinds);
@@ -201,8 +205,9 @@ std::string FlagsFor(const SweepPoint& point) {
 std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat) {
   std::string out;
   char line[768];
-  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %8s %7s %6s  %s\n", "configuration", "records/s",
-                "(min-max)", "wall s", "idle", "RSS MiB", "batch", "lat ms", "errors", "bottleneck");
+  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %8s %7s %7s %7s %6s  %s\n", "configuration",
+                "records/s", "(min-max)", "wall s", "idle", "RSS MiB", "batch", "lat ms", "p50 ms", "p99 ms", "errors",
+                "bottleneck");
   out += line;
   for (const PointSummary& p : sorted) {
     if (p.failed == static_cast<int>(p.runs.size())) {
@@ -213,9 +218,10 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
     }
     char spread[48];
     std::snprintf(spread, sizeof spread, "(%.0f-%.0f)", p.records_per_s_min, p.records_per_s_max);
-    std::snprintf(line, sizeof line, "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %8.1f %7.2f %6lld  %s%s\n",
+    std::snprintf(line, sizeof line, "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %8.1f %7.2f %7.2f %7.2f %6lld  %s%s\n",
                   PointName(p.point).c_str(), p.records_per_s, spread, p.wall_s, 100.0 * p.idle_fraction,
                   static_cast<double>(p.max_rss_kib) / 1024.0, p.batch_size, p.batch_latency_ms,
+                  p.batch_latency_p50_ms, p.batch_latency_p99_ms,
                   static_cast<long long>(p.errors), p.bottleneck.c_str(),
                   p.failed ? (" [" + std::to_string(p.failed) + " failed run(s)]").c_str() : "");
     out += line;
@@ -223,7 +229,8 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
   out += "records/s: median of " + std::to_string(repeat) +
          " run(s) (records / the launcher's wall time); idle: mean share of the run an SDK process spent outside "
          "bundles; RSS: the largest process of the run (wait4); batch, lat: mean batch size and inference latency "
-         "per batch\n";
+         "per batch; p50, p99: inference latency per batch from the distribution's histogram (to within its 19% "
+         "buckets)\n";
   for (const PointSummary& p : sorted) {
     if (p.failed) continue;
     out += "recommended: " + PointName(p.point) + " (" + std::to_string(std::llround(p.records_per_s)) +

@@ -44,7 +44,7 @@ Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& re
   return LoadPipelineString(yaml->second, registry, path == job.params.end() ? "<job>" : path->second);
 }
 
-// Counter deltas and distribution count/sum deltas between two snapshots of one registry.
+// Counter deltas and distribution count/sum/histogram deltas between two snapshots of one registry.
 MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& after) {
   MetricsSnapshot d;
   for (const auto& [key, v] : after.counters) {
@@ -55,10 +55,7 @@ MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& afte
   for (const auto& [key, v] : after.distributions) {
     auto it = before.distributions.find(key);
     DistributionData x = v;
-    if (it != before.distributions.end()) {
-      x.count -= it->second.count;
-      x.sum -= it->second.sum;
-    }
+    if (it != before.distributions.end()) x.Subtract(it->second);
     if (x.count > 0) d.distributions[key] = x;
   }
   return d;

@@ -169,7 +169,8 @@ TEST(BeamExport, EmbeddingWithAnErrorOutputKeepsItThroughTheCompanionTransform) 
 
 // Beam's own spelling passes through; what Beam's MLTransform lacks (error_handling) goes, and so
 // does the writer that consumed it.
-TEST(BeamExport, BeamSpellingMLTransformIsKeptAndItsErrorWriterDropped) {
+// pipelines/beam_ml_embeddings.yaml is written to run unchanged on Beam: exported as it is.
+TEST(BeamExport, BeamSpellingMLTransformIsKeptAsItIs) {
   std::filesystem::current_path(kSource);
   auto r = Export(ReadSource("pipelines/beam_ml_embeddings.yaml"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -179,8 +180,33 @@ TEST(BeamExport, BeamSpellingMLTransformIsKeptAndItsErrorWriterDropped) {
   EXPECT_FALSE(ts[1]["config"]["error_handling"]);
   EXPECT_EQ(ts[1]["config"]["transforms"][0]["config"]["model_name"].Scalar(), "testdata/tiny_bert");
   EXPECT_FALSE(r->yaml["pipeline"]["extra_transforms"]);
-  EXPECT_TRUE(AnyContains(r->e.notes, "transform 'WriteErrors' (WriteToJson) is not carried over"));
+  EXPECT_FALSE(AnyContains(r->e.notes, "is not carried over"));
+  EXPECT_EQ(ts[0]["config"]["path"].Scalar(), "pipelines/data/sentences.jsonl");
   EXPECT_EQ(r->yaml["options"]["yaml_experimental_features"][0].Scalar(), "ML");
+}
+
+TEST(BeamExport, AnMLTransformErrorOutputIsDroppedWithANote) {
+  // Beam 2.77's MLTransform takes no error_handling: its writer has no input left and goes too.
+  std::filesystem::current_path(kSource);
+  auto r = Export(R"(options: {yaml_experimental_features: [ML]}
+pipeline:
+  type: chain
+  transforms:
+    - {type: ReadFromJson, config: {path: testdata/tiny_bert/sentences.jsonl}}
+    - type: MLTransform
+      name: Embed
+      config:
+        write_artifact_location: out/x/artifacts
+        error_handling: {output: failed}
+        transforms: [{type: SentenceTransformerEmbeddings, config: {model_name: testdata/tiny_bert, columns: [text]}}]
+    - {type: WriteToJson, config: {path: out/x/embeddings}}
+  extra_transforms:
+    - {type: WriteToJson, name: WriteErrors, input: Embed.failed, config: {path: out/x/errors}}
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->yaml["pipeline"]["transforms"][1]["config"]["error_handling"]);
+  EXPECT_FALSE(r->yaml["pipeline"]["extra_transforms"]);
+  EXPECT_TRUE(AnyContains(r->e.notes, "transform 'WriteErrors' (WriteToJson) is not carried over"));
 }
 
 const char* kExplicit = R"(pipeline:

@@ -11,7 +11,7 @@ MetricsSnapshot Bundle(int64_t records, int64_t busy_ms) {
   MetricsSnapshot s;
   s.counters[{kRecordsNamespace, kRecordsCounter}] = records;
   s.counters[{kRecordsNamespace, kBusyMsCounter}] = busy_ms;
-  s.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{2, 40, 8, 32};
+  s.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{2, 40, 8, 32, {}};
   return s;
 }
 

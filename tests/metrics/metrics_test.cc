@@ -60,3 +60,71 @@ TEST(Metrics, RejectsMalformedJson) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(Histogram, PercentilesOfKnownValuesAreWithinABucket) {
+  DistributionData d;
+  for (int v = 1; v <= 1000; ++v) d.Update(v);
+  auto p50 = d.Quantile(0.5), p99 = d.Quantile(0.99), p100 = d.Quantile(1.0);
+  ASSERT_TRUE(p50 && p99 && p100);
+  // A bucket is at most 2^(1/4) wide: the upper edge is within 19% above the true value.
+  EXPECT_GE(*p50, 500);
+  EXPECT_LE(*p50, 500 * 1.19);
+  EXPECT_GE(*p99, 990);
+  EXPECT_LE(*p99, 1000);  // clamped to max
+  EXPECT_EQ(*p100, 1000);
+  EXPECT_FALSE(DistributionData{}.Quantile(0.5).has_value());
+  EXPECT_FALSE(d.Quantile(0).has_value());
+  DistributionData zeros;
+  zeros.Update(0);
+  zeros.Update(-5);
+  EXPECT_EQ(zeros.Quantile(0.5), 0.0);
+}
+
+TEST(Histogram, MergeAndSubtractAreExactAndTheCellAgreesWithTheData) {
+  DistributionData a, b, both;
+  for (int v : {3, 70, 900}) {
+    a.Update(v);
+    both.Update(v);
+  }
+  for (int v : {5, 5, 12000}) {
+    b.Update(v);
+    both.Update(v);
+  }
+  DistributionData merged = a;
+  merged.Merge(b);
+  EXPECT_EQ(merged, both);
+  DistributionData delta = both;
+  delta.Subtract(a);
+  EXPECT_EQ(delta.count, b.count);
+  EXPECT_EQ(delta.sum, b.sum);
+  EXPECT_EQ(delta.buckets, b.buckets);
+  MetricsRegistry r;
+  DistributionCell* cell = r.Distribution("ns", "lat");
+  for (int v : {3, 70, 900, 5, 5, 12000}) cell->Update(v);
+  EXPECT_EQ(cell->value(), both);
+}
+
+TEST(Histogram, RoundTripsThroughJsonAndRefusesImpossibleBuckets) {
+  MetricsSnapshot s;
+  for (int v : {1, 10, 100, 1000}) s.distributions[{"ns", "lat"}].Update(v);
+  auto back = MetricsSnapshot::FromJson(s.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->distributions, s.distributions);
+  EXPECT_NE(s.ToJson().find("\"p99\""), std::string::npos);
+  // Files written before histograms existed still read, without percentiles.
+  auto old = MetricsSnapshot::FromJson(
+      R"({"counters":[],"distributions":[{"namespace":"n","name":"d","count":2,"sum":3,"min":1,"max":2}]})");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->distributions.begin()->second.Quantile(0.5).has_value());
+  for (const char* buckets : {"[[300,1]]", "[[-1,1]]", "[[5,0]]", "[[5,1],[5,1]]", "[[5,3]]", "[[5]]"}) {
+    std::string text = std::string(R"({"counters":[],"distributions":[{"namespace":"n","name":"d","count":2,"sum":3,"min":1,"max":2,"buckets":)") +
+                       buckets + "}]}";
+    EXPECT_FALSE(MetricsSnapshot::FromJson(text).ok()) << buckets;
+  }
+}
+
+}  // namespace
+}  // namespace dfw

@@ -21,7 +21,7 @@ TEST(Prometheus, CountersKeepBeamNamesWithTheNamespaceAsALabel) {
 
 TEST(Prometheus, DistributionsAreSummariesWithMinAndMaxGauges) {
   MetricsSnapshot s;
-  s.distributions[{"Classify", "inference_batch_latency_micro_secs"}] = DistributionData{4, 100, 10, 40};
+  s.distributions[{"Classify", "inference_batch_latency_micro_secs"}] = DistributionData{4, 100, 10, 40, {}};
   PrometheusWriter w;
   w.AddSnapshot(s, {});
   const std::string text = w.Text();

@@ -32,8 +32,8 @@ class JobReportTest : public ::testing::Test {
     s.counters[{"ReadSamples", "process_bundle_usecs"}] = busy_ms * 200;
     s.counters[{"Classify", "process_bundle_usecs"}] = busy_ms * 700;
     s.counters[{"Classify", "errors"}] = 1;
-    s.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{2, records, 1, records - 1};
-    s.distributions[{"Classify", "inference_batch_latency_micro_secs"}] = DistributionData{2, 3000, 1000, 2000};
+    s.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{2, records, 1, records - 1, {}};
+    s.distributions[{"Classify", "inference_batch_latency_micro_secs"}] = DistributionData{2, 3000, 1000, 2000, {}};
     return s;
   }
 

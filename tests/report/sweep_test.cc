@@ -64,7 +64,7 @@ RunMeasurement Measured(double elapsed, int64_t records, int64_t read_us, int64_
   m.metrics.total.counters[{"Read", "process_bundle_usecs"}] = read_us;
   m.metrics.total.counters[{"Classify", "process_bundle_usecs"}] = infer_us;
   m.metrics.total.counters[{"Write", "process_bundle_usecs"}] = write_us;
-  m.metrics.total.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{10, 640, 64, 64};
+  m.metrics.total.distributions[{"Classify", "inference_request_batch_size"}] = DistributionData{10, 640, 64, 64, {}};
   JobMetrics::Process p;
   p.busy_s = elapsed / 2;
   p.idle_s = elapsed / 2;

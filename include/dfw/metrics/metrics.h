@@ -9,9 +9,11 @@
 // merged), serialised to JSON and parsed back (how SDK processes ship deltas to the launcher).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -29,14 +31,26 @@ struct MetricKey {
   bool operator==(const MetricKey& o) const { return ns == o.ns && name == o.name; }
 };
 
+// Beam's distribution (count, sum, min, max) plus a histogram for percentiles: values counted in
+// log-spaced buckets (bucket 0: v <= 0; bucket b >= 1: 2^((b-1)/4) <= v < 2^(b/4), so a bucket is at
+// most 19% wide). Histograms add up exactly under Merge and subtract under Subtract, so percentiles
+// of a job are those of every value across processes, to within a bucket.
 struct DistributionData {
+  static constexpr int kBuckets = 256;
   int64_t count = 0;
   int64_t sum = 0;
   int64_t min = 0;  // meaningful only when count > 0
   int64_t max = 0;
+  std::map<int, int64_t> buckets;  // bucket index -> values counted (empty: no histogram, e.g. older files)
   double mean() const { return count ? static_cast<double>(sum) / static_cast<double>(count) : 0.0; }
   void Update(int64_t v);
   void Merge(const DistributionData& o);
+  // Count, sum and buckets minus `before`'s (a delta between two snapshots; min/max stay).
+  void Subtract(const DistributionData& before);
+  // The q-quantile (0 < q <= 1) from the histogram: the upper edge of the bucket holding it,
+  // clamped to [min, max]; nullopt without a histogram.
+  std::optional<double> Quantile(double q) const;
+  static int BucketOf(int64_t v);
   bool operator==(const DistributionData& o) const = default;
 };
 
@@ -57,6 +71,7 @@ class DistributionCell {
  private:
   std::atomic<int64_t> count_{0}, sum_{0};
   std::atomic<int64_t> min_{INT64_MAX}, max_{INT64_MIN};
+  std::array<std::atomic<int64_t>, DistributionData::kBuckets> buckets_{};
 };
 
 struct MetricsSnapshot {

@@ -33,9 +33,11 @@ struct Range {
   std::string label;
   double min = 0, mean = 0, max = 0;
   double count = 0;
+  double p50 = -1, p99 = -1;  // from the distribution's histogram; < 0 = unknown
 };
 
-// One row per range: a line from min to max with a dot at the mean, on a shared axis.
+// One row per range: a line from min to max with a dot at the mean and ticks at p50 and p99 (when
+// known), on a shared axis.
 std::string RangeChart(std::string_view id, std::string_view title, const std::vector<Range>& ranges,
                        std::string_view unit);
 

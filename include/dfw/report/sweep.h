@@ -66,6 +66,7 @@ struct PointSummary {
   double idle_fraction = 0;    // mean over processes of idle_s / elapsed_s
   int64_t max_rss_kib = 0;     // the largest over runs
   double batch_latency_ms = 0; // mean inference latency per batch (0 = no RunInference)
+  double batch_latency_p50_ms = 0, batch_latency_p99_ms = 0;  // from the histogram (median over runs)
   double batch_size = 0;       // mean batch size
   int64_t errors = 0;          // errors + failed_batches_counter, last successful run
   int64_t records = 0;
