@@ -259,6 +259,7 @@ report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yam
     m.error = "metrics.json: " + metrics.status().message();
   } else {
     m.metrics = std::move(*metrics);
+    m.gpu_memory = report::ReadGpuMemory(run_dir + "/job");
   }
   return m;
 }

@@ -47,6 +47,24 @@ Result<std::vector<CommitEntry>> ReadManifest(const std::string& path) {
 
 }  // namespace
 
+std::optional<GpuMemoryRecord> ReadGpuMemory(const std::string& job_dir) {
+  auto text = ReadWholeFile(job_dir + "/gpu_memory.json", 1 << 20);
+  if (!text.ok()) return std::nullopt;
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("planned_peak_bytes")) return std::nullopt;
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
+  GpuMemoryRecord g;
+  g.gpu = j.value("gpu", "");
+  g.backend = j.value("backend", "");
+  g.capacity = num("capacity_bytes");
+  g.planned_peak = num("planned_peak_bytes");
+  g.contexts = num("context_bytes");
+  g.models = num("model_bytes");
+  g.workspace = num("workspace_bytes");
+  if (j.contains("measured_model_host_bytes")) g.measured_model_hosts = num("measured_model_host_bytes");
+  return g;
+}
+
 Result<JobReportData> LoadJobReport(const std::string& job_dir) {
   struct stat st;
   if (::stat(job_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -77,21 +95,9 @@ Result<JobReportData> LoadJobReport(const std::string& job_dir) {
   ASSIGN_OR_RETURN(d.commits, ReadManifest(job_dir + "/manifest.jsonl"));
   d.finished = Exists(job_dir + "/FINISHED");
   // Optional: an unreadable gpu_memory.json only loses its chart.
-  if (auto gm = ReadWholeFile(job_dir + "/gpu_memory.json", 1 << 20); gm.ok()) {
-    auto j = nlohmann::json::parse(*gm, nullptr, false);
-    auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : 0.0; };
-    if (j.is_object() && j.contains("planned_peak_bytes")) {
-      d.has_gpu_memory = true;
-      GpuMemoryRecord& g = d.gpu_memory;
-      g.gpu = j.value("gpu", "");
-      g.backend = j.value("backend", "");
-      g.capacity = num("capacity_bytes");
-      g.planned_peak = num("planned_peak_bytes");
-      g.contexts = num("context_bytes");
-      g.models = num("model_bytes");
-      g.workspace = num("workspace_bytes");
-      if (j.contains("measured_model_host_bytes")) g.measured_model_hosts = num("measured_model_host_bytes");
-    }
+  if (auto g = ReadGpuMemory(job_dir)) {
+    d.has_gpu_memory = true;
+    d.gpu_memory = *g;
   }
   return d;
 }

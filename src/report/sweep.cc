@@ -156,6 +156,12 @@ PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs
       if (key.name == "errors" || key.name == "failed_batches_counter") s.errors += v;
       if (key.name == "process_bundle_usecs") stages[key.ns].push_back(static_cast<double>(v) / 1e6);
     }
+    if (r.gpu_memory) {
+      s.gpu_planned_bytes = r.gpu_memory->planned_peak;
+      s.gpu_measured_bytes = r.gpu_memory->measured_model_hosts;
+      s.gpu_capacity_bytes = r.gpu_memory->capacity;
+      s.fits_with_headroom = r.gpu_memory->capacity > 0 && r.gpu_memory->planned_peak <= 0.9 * r.gpu_memory->capacity;
+    }
     latency.push_back(lat.mean() / 1000.0);
     p50.push_back(lat.Quantile(0.5).value_or(0) / 1000.0);
     p99.push_back(lat.Quantile(0.99).value_or(0) / 1000.0);
@@ -205,9 +211,9 @@ std::string FlagsFor(const SweepPoint& point) {
 std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat) {
   std::string out;
   char line[768];
-  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %8s %7s %7s %7s %6s  %s\n", "configuration",
-                "records/s", "(min-max)", "wall s", "idle", "RSS MiB", "batch", "lat ms", "p50 ms", "p99 ms", "errors",
-                "bottleneck");
+  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %13s %8s %7s %7s %7s %6s  %s\n", "configuration",
+                "records/s", "(min-max)", "wall s", "idle", "RSS MiB", "GPU MiB p/m", "batch", "lat ms", "p50 ms",
+                "p99 ms", "errors", "bottleneck");
   out += line;
   for (const PointSummary& p : sorted) {
     if (p.failed == static_cast<int>(p.runs.size())) {
@@ -218,9 +224,19 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
     }
     char spread[48];
     std::snprintf(spread, sizeof spread, "(%.0f-%.0f)", p.records_per_s_min, p.records_per_s_max);
-    std::snprintf(line, sizeof line, "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %8.1f %7.2f %7.2f %7.2f %6lld  %s%s\n",
+    char gpu[48] = "-";
+    if (p.gpu_planned_bytes >= 0) {
+      const double mib = 1024.0 * 1024.0;
+      if (p.gpu_measured_bytes >= 0) {
+        std::snprintf(gpu, sizeof gpu, "%.0f/%.0f%s", p.gpu_planned_bytes / mib, p.gpu_measured_bytes / mib,
+                      p.fits_with_headroom ? "" : "!");
+      } else {
+        std::snprintf(gpu, sizeof gpu, "%.0f/-%s", p.gpu_planned_bytes / mib, p.fits_with_headroom ? "" : "!");
+      }
+    }
+    std::snprintf(line, sizeof line, "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %13s %8.1f %7.2f %7.2f %7.2f %6lld  %s%s\n",
                   PointName(p.point).c_str(), p.records_per_s, spread, p.wall_s, 100.0 * p.idle_fraction,
-                  static_cast<double>(p.max_rss_kib) / 1024.0, p.batch_size, p.batch_latency_ms,
+                  static_cast<double>(p.max_rss_kib) / 1024.0, gpu, p.batch_size, p.batch_latency_ms,
                   p.batch_latency_p50_ms, p.batch_latency_p99_ms,
                   static_cast<long long>(p.errors), p.bottleneck.c_str(),
                   p.failed ? (" [" + std::to_string(p.failed) + " failed run(s)]").c_str() : "");
@@ -228,31 +244,43 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
   }
   out += "records/s: median of " + std::to_string(repeat) +
          " run(s) (records / the launcher's wall time); idle: mean share of the run an SDK process spent outside "
-         "bundles; RSS: the largest process of the run (wait4); batch, lat: mean batch size and inference latency "
+         "bundles; RSS: the largest process of the run (wait4); GPU MiB p/m: the plan's peak / what the model hosts "
+         "held (emulated ledger), '!' = less than 10% of the GPU left (never recommended); batch, lat: mean batch "
+         "size and inference latency "
          "per batch; p50, p99: inference latency per batch from the distribution's histogram (to within its 19% "
          "buckets)\n";
+  // The fastest point that ran without failures and fits with headroom; the next such point is
+  // what it is compared with.
+  std::vector<const PointSummary*> ok;
   for (const PointSummary& p : sorted) {
-    if (p.failed) continue;
+    if (p.failed == 0 && p.fits_with_headroom) ok.push_back(&p);
+  }
+  bool any_tight = false;
+  for (const PointSummary& p : sorted) any_tight |= p.failed == 0 && !p.fits_with_headroom;
+  if (!ok.empty()) {
+    const PointSummary& p = *ok[0];
     out += "recommended: " + PointName(p.point) + " (" + std::to_string(std::llround(p.records_per_s)) +
            " records/s, " + (p.bottleneck.empty() ? "no stage times" : p.bottleneck) + ")\n";
     out += "  flags: " + FlagsFor(p.point) + "\n";
-    if (sorted.size() > 1 && sorted[1].failed == 0 && sorted[1].records_per_s > 0) {
-      const double ratio = p.records_per_s / sorted[1].records_per_s;
+    if (any_tight) out += "  note: faster points that leave less than 10% of the GPU free are not recommended (marked !)\n";
+    if (ok.size() > 1 && ok[1]->records_per_s > 0) {
+      const PointSummary& next = *ok[1];
+      const double ratio = p.records_per_s / next.records_per_s;
       char spread[160];
       std::snprintf(spread, sizeof spread, "%.0f-%.0f vs %.0f-%.0f", p.records_per_s_min, p.records_per_s_max,
-                    sorted[1].records_per_s_min, sorted[1].records_per_s_max);
-      if (ratio >= 1.05 && p.records_per_s_min < sorted[1].records_per_s_max) {
+                    next.records_per_s_min, next.records_per_s_max);
+      if (ratio >= 1.05 && p.records_per_s_min < next.records_per_s_max) {
         out += "  note: its runs overlap the next point's (" + std::string(spread) + " records/s, " +
-               PointName(sorted[1].point) + "): a noisy machine; more --repeat or a quieter machine would settle it\n";
+               PointName(next.point) + "): a noisy machine; more --repeat or a quieter machine would settle it\n";
       }
       if (ratio < 1.05) {
-        out += "  note: the next point (" + PointName(sorted[1].point) + ") is within 5% (" +
-               std::to_string(std::llround(sorted[1].records_per_s)) +
-               " records/s): on a noisy machine treat them as equal\n";
+        out += "  note: the next point (" + PointName(next.point) + ") is within 5% (" +
+               std::to_string(std::llround(next.records_per_s)) + " records/s): on a noisy machine treat them as equal\n";
       }
     }
     return out;
   }
+  if (any_tight) out += "recommended: none: every point that ran leaves less than 10% of the GPU free (marked !)\n";
   return out + "no configuration ran successfully\n";
 }
 

@@ -127,6 +127,31 @@ TEST(Sweep, TableIsSortedByThroughputAndRecommendsTheFastestThatRan) {
 namespace dfw::report {
 namespace {
 
+TEST(Sweep, OnlyAPointThatFitsWithHeadroomIsRecommended) {
+  // On an emulated 1 GiB GPU: the fastest point plans 980 MiB (no 10% left), the next 600 MiB.
+  auto with_gpu = [](double elapsed, double planned_mib) {
+    RunMeasurement m = Measured(elapsed, 1000, 1, 8, 1);
+    GpuMemoryRecord g;
+    g.gpu = "emulated";
+    g.capacity = 1024.0 * 1024 * 1024;
+    g.planned_peak = planned_mib * 1024 * 1024;
+    g.measured_model_hosts = 300.0 * 1024 * 1024;
+    m.gpu_memory = g;
+    return m;
+  };
+  auto sorted = SortByThroughput({Summarize({{"model_copies", "3"}}, {with_gpu(0.5, 980)}, kKinds),
+                                  Summarize({{"model_copies", "2"}}, {with_gpu(1.0, 600)}, kKinds)});
+  ASSERT_FALSE(sorted[0].fits_with_headroom);
+  EXPECT_TRUE(sorted[1].fits_with_headroom);
+  const std::string table = RenderSweepTable(sorted, 1);
+  EXPECT_NE(table.find("980/300!"), std::string::npos) << table;
+  EXPECT_NE(table.find("600/300 "), std::string::npos) << table;
+  EXPECT_NE(table.find("recommended: model_copies=2"), std::string::npos) << table;
+  EXPECT_NE(table.find("not recommended (marked !)"), std::string::npos) << table;
+  auto none = SortByThroughput({Summarize({{"model_copies", "3"}}, {with_gpu(0.5, 1000)}, kKinds)});
+  EXPECT_NE(RenderSweepTable(none, 1).find("recommended: none"), std::string::npos);
+}
+
 TEST(Sweep, OverlappingRunsAreCalledOutInTheRecommendation) {
   auto run = [](double elapsed) {
     RunMeasurement m;

@@ -2,6 +2,7 @@
 // job dir's job.json, manifest.jsonl and metrics.json. Inline SVG only: no script, no network.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct GpuMemoryRecord {
   double capacity = 0, planned_peak = 0, contexts = 0, models = 0, workspace = 0;  // bytes
   double measured_model_hosts = -1;  // bytes the model hosts held (emulated ledger); -1 = not measured
 };
+
+// <job_dir>/gpu_memory.json, or nullopt when it is absent or unreadable (a CPU-only worker has none).
+std::optional<GpuMemoryRecord> ReadGpuMemory(const std::string& job_dir);
 
 struct JobReportData {
   std::string job_dir;

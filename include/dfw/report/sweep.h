@@ -11,6 +11,7 @@
 
 #include "dfw/common/status.h"
 #include "dfw/launcher/job_metrics.h"
+#include "dfw/report/job_report.h"
 
 namespace dfw::report {
 
@@ -54,6 +55,7 @@ struct RunMeasurement {
   double wall_s = 0;          // fork to reap, measured by bench
   JobMetrics metrics;         // its metrics.json (valid when error is "")
   int64_t max_rss_kib = 0;    // wait4 ru_maxrss of the run's process tree (largest process)
+  std::optional<GpuMemoryRecord> gpu_memory;  // the run's gpu_memory.json (workers with an accelerator)
 };
 
 struct PointSummary {
@@ -72,6 +74,13 @@ struct PointSummary {
   int64_t records = 0;
   std::map<std::string, double> stage_busy_s;  // median per transform of process_bundle_usecs
   std::string bottleneck;      // e.g. "inference-bound (Classify: 71% of stage time)"
+  // GPU memory of the last successful run that had an accelerator: the plan's peak, what the
+  // model hosts were measured to hold (emulated ledger; -1 = not measured), the GPU's capacity.
+  // Without an accelerator all are -1 and the point fits.
+  double gpu_planned_bytes = -1, gpu_measured_bytes = -1, gpu_capacity_bytes = -1;
+  // The planned peak leaves 10% of the GPU free (validate's gpu-memory-tight rule): only such a
+  // point is recommended.
+  bool fits_with_headroom = true;
 };
 
 // `kinds` names each transform's kind (from the pipeline spec); an unknown name counts as kTransform.
