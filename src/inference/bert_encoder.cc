@@ -64,6 +64,16 @@ Status BertEncoder::AllocateWorkspace() {
   return Status::OK();
 }
 
+uint64_t BertEncoder::workspace_bytes() const {
+  if (!ws_) return 0;
+  uint64_t n = 0;
+  for (const auto* b : {&ws_->x, &ws_->alt, &ws_->qkv, &ws_->scores, &ws_->ctx, &ws_->inter, &ws_->mask, &ws_->pool_w,
+                        &ws_->pooled}) {
+    if (*b) n += (*b)->bytes();
+  }
+  return n;
+}
+
 double BertEncoder::Flops(const BertConfig& c, int batch, int seq) {
   const double h = c.hidden_size, i = c.intermediate_size, s = seq;
   // Per token and layer: QKV 6H², attention output 2H², FFN 4HI, scores + context 4SH.

@@ -141,6 +141,7 @@ class SentenceEmbeddingModel final : public Model {
     return bytes;
   }
   int64_t byte_size() const override { return encoder_->weight_bytes(); }
+  std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
   std::string_view device() const override { return backend_->name(); }
 
  private:

@@ -87,6 +87,8 @@ class BertEncoder {
   int hidden_size() const { return config_.hidden_size; }
   // Bytes of weights uploaded to the backend.
   int64_t weight_bytes() const { return weight_bytes_; }
+  // Bytes of the device workspace buffers it allocated (sized once for max_batch x max_seq_length).
+  uint64_t workspace_bytes() const;
   // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
   static double Flops(const BertConfig& c, int batch, int seq);
 

@@ -67,6 +67,9 @@ class Model {
   virtual int64_t byte_size() const = 0;
   // The backend that runs it: "cpu" or "cuda" (after any GPU → CPU fallback).
   virtual std::string_view device() const = 0;
+  // Device bytes this copy has allocated for activations and scratch so far (what
+  // ModelHandler::EstimateWorkspace plans for its largest batch); nullopt when not tracked.
+  virtual std::optional<uint64_t> workspace_bytes() const { return std::nullopt; }
 };
 
 // Device memory one loaded copy of a model needs beyond its weights, for its largest batch: the
