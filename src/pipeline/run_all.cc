@@ -4,13 +4,10 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <iostream>
-
-#include <tbb/global_control.h>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "dfw/job/journaled_moves.h"
 #include "dfw/pipeline/runner.h"
@@ -106,38 +103,6 @@ Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& 
   summary.bundles = static_cast<int64_t>(bundles.size());
   summary.accounting = ComputeAccounting(spec, snap);
   return summary;
-}
-
-int RunPipelineFile(const std::string& path, int threads) {
-  StageRegistry registry;
-  RegisterBuiltinStages(registry);
-  Result<PipelineSpec> spec = LoadPipelineFile(path, registry);
-  if (!spec.ok()) {
-    spdlog::error("{}", spec.status().message());
-    return 2;
-  }
-  if (threads < 1) threads = 1;
-  tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
-  std::string pattern = (fs::temp_directory_path() / "dfworker-run-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    spdlog::error("run stopped: cannot create a staging directory in {}: {}", fs::temp_directory_path().string(),
-                  std::strerror(errno));
-    return 1;
-  }
-  MetricsRegistry metrics;
-  RunnerOptions options;
-  options.threads = threads;
-  Result<RunSummary> summary = RunAllBundles(*spec, registry, options, pattern, &metrics);
-  std::error_code ec;
-  fs::remove_all(pattern, ec);
-  std::cerr << metrics.Snapshot().ToTable();
-  if (!summary.ok()) {
-    spdlog::error("run stopped: {}", summary.status().message());
-    StatusCode c = summary.status().code();
-    return (c == StatusCode::kInvalidArgument || c == StatusCode::kUnimplemented) ? 2 : 1;
-  }
-  spdlog::info("{} bundle(s); {}", summary->bundles, summary->accounting.ToString());
-  return 0;
 }
 
 }  // namespace dfw

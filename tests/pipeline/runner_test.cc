@@ -293,15 +293,5 @@ TEST(RunnerMessages, AStageWithLanesGetsMessagesOfAtMost256Rows) {
   }
 }
 
-TEST(RunPipelineFile, ReturnsTwoForABadFileAndZeroForAGoodOne) {
-  TempDir dir;
-  testing::WriteFile(dir / "bad.yaml", "pipeline:\n  transforms:\n    - type: Nope\n");
-  EXPECT_EQ(RunPipelineFile(dir / "bad.yaml", 1), 2);
-  testing::WriteFile(dir / "good.yaml", fmt::format("pipeline:\n  type: chain\n  source: {{type: Create, config: {{elements: [1, 2]}}}}\n"
-                                                    "  sink: {{type: WriteToJson, config: {{path: '{}'}}}}\n", dir / "o"));
-  EXPECT_EQ(RunPipelineFile(dir / "good.yaml", 2), 0);
-  EXPECT_EQ(ReadFile(dir / "o-00000-of-00001"), "{\"element\":1}\n{\"element\":2}\n");
-}
-
 }  // namespace
 }  // namespace dfw

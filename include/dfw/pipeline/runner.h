@@ -145,11 +145,6 @@ struct RunSummary {
 Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
                                  const std::string& staging_dir, MetricsRegistry* metrics);
 
-// What `dfworker run` calls: load `path`, register the built-in stages, run everything with
-// `threads` harness threads, print the metrics table and the accounting to stderr.
-// Returns the process exit code (0 ok, 1 run failed, 2 invalid pipeline file); messages are logged.
-int RunPipelineFile(const std::string& path, int threads);
-
 }  // namespace dfw
 
 namespace dfw {
