@@ -227,6 +227,7 @@ void JobServer::HandleLine(Client& c, const std::string& line, Clock::time_point
       HandleSplit(c, m);
       break;
     case MessageType::kFail: {
+      granted_.erase(m.lease);
       coord_.Fail(m.lease, "SDK process " + std::to_string(c.index) + ": " + m.error);
       (void)RemoveTree(dir_.LeaseStagingDir(m.lease));
       Message ack;

@@ -154,9 +154,9 @@ TEST(Spawn, ChildWithADeathSignalDiesWithItsParent) {
     auto pid = Spawn(grandchild);
     if (!pid.ok()) return 1;
     pid_t p = *pid;
-    if (::write(3, &p, sizeof p) != sizeof p) return 1;
-    ::usleep(100000);  // let the grandchild reach its exec first
-    return 0;
+    // No wait here: whether the middle exits before or after the grandchild's prctl, the
+    // grandchild dies (killed by its death signal, or exiting 127 on finding its parent gone).
+    return ::write(3, &p, sizeof p) == sizeof p ? 0 : 1;
   };
   auto pid = Spawn(middle);
   ASSERT_TRUE(pid.ok());
