@@ -10,6 +10,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/pipeline/spec.h"
+#include "dfw/stages/combine.h"
 
 namespace dfw {
 namespace {
@@ -21,7 +22,6 @@ const std::map<std::string, std::string>& UnsupportedTypes() {
       {"PyTransform", "arbitrary Python PTransforms need a Python SDK"},
       {"WindowInto", "windowing is for streaming; dfworker runs bounded batch pipelines in the global window"},
       {"Partition", "multi-output partitioning is not implemented yet"},
-      {"Combine", "aggregations are not part of dfworker's batch-inference subset"},
       {"AssertEqual", "test assertions are not implemented"},
       {"Join", "joins need named multi-input transforms"},
       {"StripErrorMetadata", "not implemented yet"},
@@ -60,6 +60,13 @@ class Loader {
   Status ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const;
   Status ParseInputs(const YAML::Node& n, Pending& out) const;
   Result<PipelineSpec> Wire(std::vector<Pending> all, const YAML::Node& options) const;
+  // The registered types a pipeline file may name (not the fused stages' internal ones).
+  std::vector<std::string> UserTypes() const {
+    std::vector<std::string> types = registry_.Types();
+    types.erase(std::remove_if(types.begin(), types.end(), [](const std::string& t) { return IsInternalStageType(t); }),
+                types.end());
+    return types;
+  }
 
   const StageRegistry& registry_;
   std::string file_;
@@ -162,7 +169,7 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
   cfg.line = n.Mark().is_null() ? 1 : n.Mark().line + 1;
   cfg.column = n.Mark().is_null() ? 1 : n.Mark().column + 1;
   out.node = n;
-  const StageTypeInfo* info = registry_.Find(cfg.type);
+  const StageTypeInfo* info = IsInternalStageType(cfg.type) ? nullptr : registry_.Find(cfg.type);
   if (info == nullptr) {
     auto it = UnsupportedTypes().find(cfg.type);
     if (it != UnsupportedTypes().end()) {
@@ -170,7 +177,7 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
                                            cfg.type, it->second));
     }
     return Err(n["type"], fmt::format("unknown transform type '{}'{}; available: {}", cfg.type,
-                                      DidYouMeanSuffix(cfg.type, registry_.Types()), Join(registry_.Types())));
+                                      DidYouMeanSuffix(cfg.type, UserTypes()), Join(UserTypes())));
   }
   out.spec.traits = info->traits;
   RETURN_IF_ERROR(ParseConfig(n["config"], *info, cfg));

@@ -1,4 +1,5 @@
 // The list of built-in stages: the single place that knows which transforms exist.
+#include "dfw/stages/combine.h"
 #include "dfw/stages/stage.h"
 
 namespace dfw {
@@ -18,6 +19,7 @@ void RegisterBuiltinStages(StageRegistry& r) {
   RegisterLogForTesting(r);
   RegisterRunInference(r);
   RegisterMLTransform(r);
+  RegisterCombine(r);
 }
 
 }  // namespace dfw

@@ -136,8 +136,13 @@ Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegist
 // could not deliver its output fails before doing the work (kIoError naming the transform and path).
 Status CheckSinksWritable(const PipelineSpec& spec);
 
+// Marks each Combine partial sink's shuffle of a finished stage as complete (CommitShuffle over
+// <committed_dir>/<name> with the stage's committed bundle ids), before the next stage reads it.
+Status CommitShuffles(const PipelineSpec& stage, const std::string& committed_dir, const std::vector<int64_t>& bundle_ids);
+
 // Single-process run of the whole pipeline: plan, run every bundle, finalize, check the error
-// thresholds across the run. Metrics go to `metrics`.
+// thresholds across the run. A pipeline with a Combine runs its fused stages one after the other
+// (dfw/pipeline/fused_stages.h). Metrics go to `metrics`.
 struct RunSummary {
   int64_t bundles = 0;
   Accounting accounting;

@@ -1,0 +1,44 @@
+// Fused stages: a pipeline cut at its Combines, as Dataflow's optimiser cuts a graph at each
+// GroupByKey (dfw/stages/combine.h).
+//
+// Stage 0 holds every transform that reads no Combine's output, with each Combine feeding it
+// replaced by its partial sink. Stage k + 1 starts with one merge source per Combine that ended
+// stage k and holds the transforms that read them (and their own downstream), until the next
+// Combine. A pipeline without a Combine is one stage, the spec itself. Each stage is an ordinary
+// PipelineSpec: the runner, the bundle plan, exactly-once commits and --resume work per stage;
+// stage k + 1 runs only after stage k has finished and its shuffles are committed.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dfw/common/status.h"
+#include "dfw/pipeline/spec.h"
+
+namespace dfw {
+
+struct FuseOptions {
+  int64_t partitions = 1;  // shuffle partitions per Combine (the reduce stage's bundles); >= 1
+  // Where stage k's committed sink outputs are (the partial sinks' shuffle files are under
+  // <dir>/<Combine name>); called for k = 0 .. stages - 2.
+  std::function<std::string(int stage)> committed_dir;
+};
+
+struct FusedStage {
+  PipelineSpec spec;
+  std::vector<std::string> transforms;  // the original transforms in this stage, by name
+};
+
+// kInvalidArgument (naming the transform) when a transform reads from both sides of a Combine
+// (its inputs would be in two stages).
+Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseOptions& options);
+
+// Whether the pipeline has a Combine (so it runs as more than one stage).
+bool HasShuffle(const PipelineSpec& spec);
+
+// The default number of shuffle partitions for `processes` SDK processes: enough reduce bundles
+// to keep every process busy and to rebalance between them.
+int64_t DefaultShufflePartitions(int processes);
+
+}  // namespace dfw

@@ -1,0 +1,34 @@
+// A compact, exact binary encoding of Values (the shuffle files of a Combine, dfw/pipeline/shuffle.h).
+//
+// Every Value kind round-trips exactly: ints as 64-bit, floats bit for bit (NaN and infinities
+// included, unlike JSON), strings as bytes, lists and rows recursively with field order kept.
+// Layout: one kind byte, then for bool one byte, int/float 8 bytes little-endian, string a varint
+// length and the bytes, list a varint count and the items, row a varint count and (name, value)
+// pairs. Decoding checks every length against the bytes left, so a truncated or corrupt input is
+// kDataLoss, never a read past the end; nesting deeper than kMaxValueDepth is refused.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "dfw/common/status.h"
+#include "dfw/record/value.h"
+
+namespace dfw {
+
+inline constexpr int kMaxValueDepth = 64;
+
+void AppendEncodedValue(std::string& out, const Value& v);
+std::string EncodeValue(const Value& v);
+
+// Decodes one Value from the front of `in` and advances it past the bytes used.
+Result<Value> DecodeValue(std::string_view& in);
+// Decodes `in` as exactly one Value (trailing bytes are kDataLoss).
+Result<Value> DecodeWholeValue(std::string_view in);
+
+// Varints (LEB128, at most 10 bytes), shared by the shuffle file format.
+void AppendVarint(std::string& out, uint64_t n);
+Result<uint64_t> DecodeVarint(std::string_view& in);
+
+}  // namespace dfw

@@ -1,0 +1,95 @@
+#include "dfw/pipeline/fused_stages.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "dfw/stages/combine.h"
+
+namespace dfw {
+namespace {
+
+bool IsCombine(const TransformSpec& t) { return t.config.type == kCombineType; }
+
+// A copy of the Combine's config with the keys the fused stages add.
+YAML::Node FusedConfig(const TransformSpec& combine, int64_t partitions, const std::string& dir) {
+  YAML::Node config = YAML::Clone(combine.config.config);
+  config[kShufflePartitionsKey] = partitions;
+  if (!dir.empty()) config[kShuffleDirKey] = dir;
+  return config;
+}
+
+}  // namespace
+
+bool HasShuffle(const PipelineSpec& spec) { return std::any_of(spec.transforms.begin(), spec.transforms.end(), IsCombine); }
+
+int64_t DefaultShufflePartitions(int processes) { return std::max<int64_t>(4, 2 * static_cast<int64_t>(processes)); }
+
+Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseOptions& options) {
+  if (options.partitions < 1) return InvalidArgument("shuffle partitions must be >= 1");
+  const std::size_t n = spec.transforms.size();
+  // level[i]: the stage transform i runs in. A Combine's partial sink runs at its own level, its
+  // merge source (its output) at level + 1.
+  std::vector<int> level(n, 0);
+  auto output_level = [&](std::size_t i) { return level[i] + (IsCombine(spec.transforms[i]) ? 1 : 0); };
+  int stages = 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    const TransformSpec& t = spec.transforms[i];
+    for (const InputRef& in : t.inputs) level[i] = std::max(level[i], output_level(static_cast<std::size_t>(in.from)));
+    for (const InputRef& in : t.inputs) {
+      if (output_level(static_cast<std::size_t>(in.from)) != level[i]) {
+        return InvalidArgument(fmt::format(
+            "{}: reads from both sides of a Combine ('{}' runs before the shuffle, another input after it); dfworker "
+            "runs a pipeline as fused stages and cannot feed one transform from two of them",
+            t.config.Where(), spec.transforms[in.from].config.name));
+      }
+    }
+    stages = std::max(stages, output_level(i) + 1);
+  }
+  if (stages == 1) {
+    FusedStage only{spec, {}};
+    for (const TransformSpec& t : spec.transforms) only.transforms.push_back(t.config.name);
+    return std::vector<FusedStage>{std::move(only)};
+  }
+  if (!options.committed_dir) return InvalidArgument("fused stages need the committed dir of each stage");
+  std::vector<FusedStage> out(static_cast<std::size_t>(stages));
+  for (int k = 0; k < stages; ++k) {
+    FusedStage& stage = out[static_cast<std::size_t>(k)];
+    stage.spec.file = spec.file;
+    stage.spec.options = spec.options;
+    std::map<int, int> position;  // original transform index -> index in this stage's spec (its output here)
+    // First the merge sources of the Combines that ended the previous stage (sources come first).
+    for (std::size_t i = 0; i < n; ++i) {
+      const TransformSpec& t = spec.transforms[i];
+      if (!IsCombine(t) || level[i] + 1 != k) continue;
+      TransformSpec merge;
+      merge.config = t.config;
+      merge.config.type = kCombineMergeType;
+      merge.config.config = FusedConfig(t, options.partitions, options.committed_dir(k - 1) + "/" + t.config.name);
+      merge.traits.is_source = true;
+      position[static_cast<int>(i)] = static_cast<int>(stage.spec.transforms.size());
+      stage.spec.transforms.push_back(std::move(merge));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const TransformSpec& t = spec.transforms[i];
+      if (level[i] != k) continue;
+      TransformSpec copy = t;
+      for (InputRef& in : copy.inputs) in.from = position.at(in.from);
+      if (IsCombine(t)) {
+        copy.config.type = kCombinePartialType;
+        copy.config.config = FusedConfig(t, options.partitions, "");
+        copy.traits = StageTraits{};
+        copy.traits.is_sink = true;
+        copy.traits.serial = true;
+      } else {
+        position[static_cast<int>(i)] = static_cast<int>(stage.spec.transforms.size());
+      }
+      stage.transforms.push_back(t.config.name);
+      stage.spec.transforms.push_back(std::move(copy));
+    }
+  }
+  return out;
+}
+
+}  // namespace dfw

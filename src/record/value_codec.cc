@@ -1,0 +1,165 @@
+#include "dfw/record/value_codec.h"
+
+#include <cstring>
+
+namespace dfw {
+namespace {
+
+enum Tag : uint8_t { kNull = 0, kFalse = 1, kTrue = 2, kInt = 3, kFloat = 4, kString = 5, kList = 6, kRow = 7 };
+
+void AppendFixed64(std::string& out, uint64_t x) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((x >> (8 * i)) & 0xff);
+  out.append(b, 8);
+}
+
+Result<uint64_t> DecodeFixed64(std::string_view& in) {
+  if (in.size() < 8) return DataLoss("encoded value: truncated (8 bytes expected)");
+  uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
+  return x;
+}
+
+void AppendBytes(std::string& out, std::string_view s) {
+  AppendVarint(out, s.size());
+  out.append(s);
+}
+
+Result<std::string_view> DecodeBytes(std::string_view& in) {
+  ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
+  if (n > in.size()) return DataLoss("encoded value: a string of " + std::to_string(n) + " bytes with " +
+                                     std::to_string(in.size()) + " left");
+  std::string_view s = in.substr(0, n);
+  in.remove_prefix(n);
+  return s;
+}
+
+Result<Value> Decode(std::string_view& in, int depth) {
+  if (depth > kMaxValueDepth) return DataLoss("encoded value: nested deeper than " + std::to_string(kMaxValueDepth));
+  if (in.empty()) return DataLoss("encoded value: truncated (kind byte expected)");
+  const auto tag = static_cast<uint8_t>(in[0]);
+  in.remove_prefix(1);
+  switch (tag) {
+    case kNull: return Value();
+    case kFalse: return Value::Bool(false);
+    case kTrue: return Value::Bool(true);
+    case kInt: {
+      ASSIGN_OR_RETURN(uint64_t x, DecodeFixed64(in));
+      return Value::Int(static_cast<int64_t>(x));
+    }
+    case kFloat: {
+      ASSIGN_OR_RETURN(uint64_t x, DecodeFixed64(in));
+      double d;
+      std::memcpy(&d, &x, sizeof d);
+      return Value::Float(d);
+    }
+    case kString: {
+      ASSIGN_OR_RETURN(std::string_view s, DecodeBytes(in));
+      return Value::String(std::string(s));
+    }
+    case kList: {
+      ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
+      if (n > in.size()) return DataLoss("encoded value: a list of " + std::to_string(n) + " items with " +
+                                         std::to_string(in.size()) + " bytes left");
+      List items;
+      items.reserve(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        ASSIGN_OR_RETURN(Value v, Decode(in, depth + 1));
+        items.push_back(std::move(v));
+      }
+      return Value::FromList(std::move(items));
+    }
+    case kRow: {
+      ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
+      if (n > in.size()) return DataLoss("encoded value: a row of " + std::to_string(n) + " fields with " +
+                                         std::to_string(in.size()) + " bytes left");
+      Row row;
+      row.Reserve(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        ASSIGN_OR_RETURN(std::string_view name, DecodeBytes(in));
+        ASSIGN_OR_RETURN(Value v, Decode(in, depth + 1));
+        row.Append(std::string(name), std::move(v));
+      }
+      return Value::FromRow(std::move(row));
+    }
+    default: return DataLoss("encoded value: unknown kind byte " + std::to_string(tag));
+  }
+}
+
+}  // namespace
+
+void AppendVarint(std::string& out, uint64_t n) {
+  while (n >= 0x80) {
+    out.push_back(static_cast<char>((n & 0x7f) | 0x80));
+    n >>= 7;
+  }
+  out.push_back(static_cast<char>(n));
+}
+
+Result<uint64_t> DecodeVarint(std::string_view& in) {
+  uint64_t n = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (static_cast<std::size_t>(i) >= in.size()) return DataLoss("encoded value: truncated varint");
+    const auto b = static_cast<uint8_t>(in[i]);
+    if (i == 9 && b > 1) return DataLoss("encoded value: varint over 64 bits");
+    n |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
+    if ((b & 0x80) == 0) {
+      in.remove_prefix(i + 1);
+      return n;
+    }
+  }
+  return DataLoss("encoded value: varint longer than 10 bytes");
+}
+
+void AppendEncodedValue(std::string& out, const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNull: out.push_back(static_cast<char>(kNull)); break;
+    case Value::Kind::kBool: out.push_back(static_cast<char>(v.as_bool() ? kTrue : kFalse)); break;
+    case Value::Kind::kInt:
+      out.push_back(static_cast<char>(kInt));
+      AppendFixed64(out, static_cast<uint64_t>(v.as_int()));
+      break;
+    case Value::Kind::kFloat: {
+      out.push_back(static_cast<char>(kFloat));
+      uint64_t x;
+      const double d = v.as_float();
+      std::memcpy(&x, &d, sizeof x);
+      AppendFixed64(out, x);
+      break;
+    }
+    case Value::Kind::kString:
+      out.push_back(static_cast<char>(kString));
+      AppendBytes(out, v.as_string());
+      break;
+    case Value::Kind::kList:
+      out.push_back(static_cast<char>(kList));
+      AppendVarint(out, v.as_list().size());
+      for (const Value& item : v.as_list()) AppendEncodedValue(out, item);
+      break;
+    case Value::Kind::kRow:
+      out.push_back(static_cast<char>(kRow));
+      AppendVarint(out, v.as_row().size());
+      for (const Field& f : v.as_row().fields()) {
+        AppendBytes(out, f.name);
+        AppendEncodedValue(out, f.value);
+      }
+      break;
+  }
+}
+
+std::string EncodeValue(const Value& v) {
+  std::string out;
+  AppendEncodedValue(out, v);
+  return out;
+}
+
+Result<Value> DecodeValue(std::string_view& in) { return Decode(in, 0); }
+
+Result<Value> DecodeWholeValue(std::string_view in) {
+  ASSIGN_OR_RETURN(Value v, Decode(in, 0));
+  if (!in.empty()) return DataLoss("encoded value: " + std::to_string(in.size()) + " trailing bytes");
+  return v;
+}
+
+}  // namespace dfw

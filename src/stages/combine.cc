@@ -1,0 +1,466 @@
+// Combine (group_by + combine:) as fused stages with a shuffle (dfw/stages/combine.h): the partial
+// sink, the merge source, the shuffle file between them, and the user-facing type that the
+// loader checks.
+//
+// Shuffle file of one bundle (<staging>/<combine name>/bundle-<id>.done, committed like any sink
+// output):
+//   "DFWSHUF1" varint(partitions) varint(aggregations)
+//   sections: the records of one partition from one spill, each record
+//             varint(key bytes) key (an encoded List of the group_by values)
+//             varint(acc bytes) accs (an encoded List, one Value per aggregation)
+//   index:    varint(sections) then per section varint(partition) varint(offset) varint(length)
+//   trailer:  8 bytes little-endian offset of the index, "DFWSHUF1"
+// A bundle spills its accumulators into a new set of sections whenever it holds kSpillKeys keys,
+// so a bundle's memory is bounded whatever the number of distinct keys.
+#include "dfw/stages/combine.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "combine_fns.h"
+#include "dfw/common/test_hooks.h"
+#include "dfw/record/value_codec.h"
+#include "dfw/stages/config.h"
+#include "dfw/stages/sink.h"
+#include "dfw/stages/stage.h"
+#include "sink_file.h"
+
+namespace dfw {
+namespace {
+
+using stages_internal::Accumulators;
+using stages_internal::CombineSpec;
+
+constexpr std::string_view kMagic = "DFWSHUF1";
+constexpr std::size_t kSpillKeys = 1 << 18;
+
+// The spill threshold; a test hook (DFW_TEST_COMBINE_SPILL_KEYS) lowers it so that tests spill.
+std::size_t SpillKeys() {
+  auto v = test_hooks::Get("COMBINE_SPILL_KEYS");
+  long long x = v ? std::atoll(v->c_str()) : 0;
+  return x > 0 ? static_cast<std::size_t>(x) : kSpillKeys;
+}
+constexpr const char* kIndexFile = "shuffle.index";
+constexpr std::string_view kIndexHeader = "dfworker shuffle v1\n";
+
+void AppendFixed64(std::string& out, uint64_t x) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
+}
+
+// Keys in first-seen order (so a bundle's output does not depend on hash-table iteration).
+class KeyTable {
+ public:
+  Accumulators* Find(const std::string& key) {
+    auto it = index_.find(key);
+    return it == index_.end() ? nullptr : &entries_[it->second].second;
+  }
+  Accumulators& Insert(std::string key, Accumulators accs) {
+    index_.emplace(key, entries_.size());
+    entries_.emplace_back(std::move(key), std::move(accs));
+    return entries_.back().second;
+  }
+  std::size_t size() const { return entries_.size(); }
+  std::vector<std::pair<std::string, Accumulators>>& entries() { return entries_; }
+  void clear() {
+    index_.clear();
+    entries_.clear();
+  }
+
+ private:
+  std::unordered_map<std::string, std::size_t> index_;
+  std::vector<std::pair<std::string, Accumulators>> entries_;
+};
+
+std::string Location(const StageConfig& c) { return c.Where(); }
+
+// ---- Combine/partial: a sink writing one bundle's partial accumulators --------------------------
+
+class CombinePartial final : public Stage {
+ public:
+  CombinePartial(StageConfig config, CombineSpec spec) : config_(std::move(config)), spec_(std::move(spec)) {
+    if (config_.metrics != nullptr) {
+      spills_ = config_.metrics->Counter(config_.name, "shuffle_spills");
+      shuffle_bytes_ = config_.metrics->Counter(config_.name, "shuffle_bytes_written");
+    }
+  }
+
+  Status StartBundle(const BundleContext& bundle) override {
+    spill_keys_ = SpillKeys();
+    keys_.clear();
+    index_.clear();
+    written_ = 0;
+    RETURN_IF_ERROR(file_.Open(bundle, config_.name).WithContext(Location(config_)));
+    std::string header(kMagic);
+    AppendVarint(header, static_cast<uint64_t>(spec_.partitions));
+    AppendVarint(header, spec_.aggregations.size());
+    return Write(header);
+  }
+
+  Status Process(RowBatch& in, StageOutput& out) override {
+    for (Row& row : in) {
+      Result<Value> key = stages_internal::GroupKey(spec_, row);
+      if (!key.ok()) {
+        RETURN_IF_ERROR(out.Fail(row, key.status().message()));
+        continue;
+      }
+      encoded_.clear();
+      AppendEncodedValue(encoded_, *key);
+      Accumulators* accs = keys_.Find(encoded_);
+      Accumulators fresh;
+      if (accs == nullptr) {
+        fresh = stages_internal::NewAccumulators(spec_);
+        accs = &fresh;
+      }
+      Status folded = Fold(row, *accs);
+      if (!folded.ok()) {
+        RETURN_IF_ERROR(out.Fail(row, folded.message()));
+        continue;
+      }
+      if (accs == &fresh) {
+        keys_.Insert(encoded_, std::move(fresh));
+        if (keys_.size() >= spill_keys_) RETURN_IF_ERROR(Spill());
+      }
+    }
+    return Status::OK();
+  }
+
+  Status FinishBundle(StageOutput&) override {
+    RETURN_IF_ERROR(Spill());
+    std::string footer;
+    AppendVarint(footer, index_.size());
+    for (const Section& s : index_) {
+      AppendVarint(footer, static_cast<uint64_t>(s.partition));
+      AppendVarint(footer, s.offset);
+      AppendVarint(footer, s.length);
+    }
+    AppendFixed64(footer, written_);
+    footer.append(kMagic);
+    RETURN_IF_ERROR(Write(footer));
+    if (shuffle_bytes_ != nullptr) shuffle_bytes_->Inc(static_cast<int64_t>(written_));
+    return file_.Commit().WithContext(Location(config_));
+  }
+
+ private:
+  struct Section {
+    int64_t partition;
+    uint64_t offset, length;
+  };
+
+  Status Fold(const Row& row, Accumulators& accs) const {
+    for (std::size_t i = 0; i < spec_.aggregations.size(); ++i) {
+      const auto& a = spec_.aggregations[i];
+      Result<Value> v = a.value->Evaluate(row);
+      if (!v.ok()) return Status(v.status().code(), "combine." + a.output + ": " + v.status().message());
+      Status added = stages_internal::AddInput(a, accs[i], std::move(*v));
+      if (!added.ok()) return Status(added.code(), "combine." + a.output + ": " + added.message());
+    }
+    return Status::OK();
+  }
+
+  // Writes the held accumulators as one section per partition and forgets them.
+  Status Spill() {
+    if (keys_.size() == 0) return Status::OK();
+    std::vector<std::vector<std::size_t>> by_partition(static_cast<std::size_t>(spec_.partitions));
+    auto& entries = keys_.entries();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      by_partition[stages_internal::KeyHash(entries[i].first) % static_cast<uint64_t>(spec_.partitions)].push_back(i);
+    }
+    std::string buf, accs;
+    for (std::size_t p = 0; p < by_partition.size(); ++p) {
+      if (by_partition[p].empty()) continue;
+      buf.clear();
+      for (std::size_t i : by_partition[p]) {
+        auto& [key, acc] = entries[i];
+        AppendVarint(buf, key.size());
+        buf.append(key);
+        List values;
+        values.reserve(acc.size());
+        for (std::size_t k = 0; k < acc.size(); ++k) values.push_back(stages_internal::ToValue(spec_.aggregations[k], acc[k]));
+        accs.clear();
+        AppendEncodedValue(accs, Value::FromList(std::move(values)));
+        AppendVarint(buf, accs.size());
+        buf.append(accs);
+      }
+      index_.push_back(Section{static_cast<int64_t>(p), written_, buf.size()});
+      RETURN_IF_ERROR(Write(buf));
+    }
+    keys_.clear();
+    if (spills_ != nullptr) spills_->Inc();
+    return Status::OK();
+  }
+
+  Status Write(std::string_view bytes) {
+    RETURN_IF_ERROR(file_.Write(bytes).WithContext(Location(config_)));
+    written_ += bytes.size();
+    return Status::OK();
+  }
+
+  StageConfig config_;
+  CombineSpec spec_;
+  stages_internal::BundleFile file_;
+  KeyTable keys_;
+  std::vector<Section> index_;
+  uint64_t written_ = 0;
+  std::string encoded_;
+  std::size_t spill_keys_ = kSpillKeys;
+  CounterCell* spills_ = nullptr;         // spills (one per bundle, more when a bundle held too many keys)
+  CounterCell* shuffle_bytes_ = nullptr;  // bytes of committed-to-be shuffle files
+};
+
+// ---- reading a shuffle ----------------------------------------------------------------------------
+
+Result<std::string> ReadRange(int fd, const std::string& path, uint64_t offset, uint64_t length) {
+  std::string buf(length, '\0');
+  uint64_t got = 0;
+  while (got < length) {
+    ssize_t n = ::pread(fd, buf.data() + got, length - got, static_cast<off_t>(offset + got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read '" + path + "'", errno);
+    if (n == 0) return DataLoss(fmt::format("shuffle file '{}' is truncated (wanted {} bytes at {})", path, length, offset));
+    got += static_cast<uint64_t>(n);
+  }
+  return buf;
+}
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Merges partition `partition` of one committed shuffle file into `keys`.
+Status MergeFile(const std::string& path, const CombineSpec& spec, int64_t partition, KeyTable& keys) {
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0) return ErrnoError("open the shuffle file '" + path + "'", errno);
+  off_t size = ::lseek(f.fd, 0, SEEK_END);
+  if (size < 0) return ErrnoError("size of '" + path + "'", errno);
+  auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + path + "' is corrupt: " + what); };
+  const auto total = static_cast<uint64_t>(size);
+  if (total < 2 * kMagic.size() + 8) return bad("too short");
+  ASSIGN_OR_RETURN(std::string head, ReadRange(f.fd, path, 0, kMagic.size()));
+  ASSIGN_OR_RETURN(std::string tail, ReadRange(f.fd, path, total - 16, 16));
+  if (head != kMagic || std::string_view(tail).substr(8) != kMagic) return bad("no DFWSHUF1 header or trailer");
+  uint64_t index_at = 0;
+  for (int i = 0; i < 8; ++i) index_at |= static_cast<uint64_t>(static_cast<unsigned char>(tail[i])) << (8 * i);
+  if (index_at < kMagic.size() || index_at > total - 16) return bad("index offset out of range");
+  ASSIGN_OR_RETURN(std::string header, ReadRange(f.fd, path, kMagic.size(), std::min<uint64_t>(20, index_at - kMagic.size())));
+  std::string_view h(header);
+  ASSIGN_OR_RETURN(uint64_t partitions, DecodeVarint(h));
+  ASSIGN_OR_RETURN(uint64_t aggregations, DecodeVarint(h));
+  if (partitions != static_cast<uint64_t>(spec.partitions) || aggregations != spec.aggregations.size()) {
+    return bad(fmt::format("written for {} partitions and {} aggregations, read with {} and {}", partitions, aggregations,
+                           spec.partitions, spec.aggregations.size()));
+  }
+  ASSIGN_OR_RETURN(std::string index, ReadRange(f.fd, path, index_at, total - 16 - index_at));
+  std::string_view in(index);
+  ASSIGN_OR_RETURN(uint64_t sections, DecodeVarint(in));
+  if (sections > index.size()) return bad("more sections than index bytes");
+  for (uint64_t s = 0; s < sections; ++s) {
+    ASSIGN_OR_RETURN(uint64_t p, DecodeVarint(in));
+    ASSIGN_OR_RETURN(uint64_t offset, DecodeVarint(in));
+    ASSIGN_OR_RETURN(uint64_t length, DecodeVarint(in));
+    if (p >= partitions || offset < kMagic.size() || offset > index_at || length > index_at - offset) {
+      return bad("a section lies outside the data");
+    }
+    if (static_cast<int64_t>(p) != partition) continue;
+    ASSIGN_OR_RETURN(std::string data, ReadRange(f.fd, path, offset, length));
+    std::string_view d(data);
+    while (!d.empty()) {
+      ASSIGN_OR_RETURN(uint64_t key_len, DecodeVarint(d));
+      if (key_len > d.size()) return bad("a key runs past its section");
+      std::string key(d.substr(0, key_len));
+      d.remove_prefix(key_len);
+      ASSIGN_OR_RETURN(uint64_t acc_len, DecodeVarint(d));
+      if (acc_len > d.size()) return bad("accumulators run past their section");
+      auto decoded = DecodeWholeValue(d.substr(0, acc_len));
+      d.remove_prefix(acc_len);
+      if (!decoded.ok()) return bad(decoded.status().message());
+      if (!decoded->is_list() || decoded->as_list().size() != spec.aggregations.size()) return bad("accumulators of the wrong arity");
+      Accumulators accs(spec.aggregations.size());
+      for (std::size_t i = 0; i < accs.size(); ++i) {
+        auto acc = stages_internal::FromValue(spec.aggregations[i], decoded->as_list()[i]);
+        if (!acc.ok()) return bad(acc.status().message());
+        accs[i] = std::move(*acc);
+      }
+      Accumulators* into = keys.Find(key);
+      if (into == nullptr) {
+        keys.Insert(std::move(key), std::move(accs));
+        continue;
+      }
+      for (std::size_t i = 0; i < accs.size(); ++i) {
+        RETURN_IF_ERROR(stages_internal::MergeAccumulator(spec.aggregations[i], (*into)[i], std::move(accs[i])));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Result<std::vector<int64_t>> ReadShuffleIndex(const std::string& dir) {
+  const std::string path = dir + "/" + kIndexFile;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return FailedPrecondition("shuffle '" + dir + "' is not complete (no " + kIndexFile +
+                              "): the stage that writes it has not finished");
+  }
+  std::string text;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  if (text.compare(0, kIndexHeader.size(), kIndexHeader) != 0) return DataLoss("'" + path + "' is not a shuffle index");
+  std::vector<int64_t> ids;
+  std::size_t pos = kIndexHeader.size();
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) return DataLoss("'" + path + "' is truncated");
+    std::string line = text.substr(pos, nl - pos);
+    char* end = nullptr;
+    errno = 0;
+    long long id = std::strtoll(line.c_str(), &end, 10);
+    if (line.empty() || errno != 0 || *end != '\0' || id < 0) return DataLoss("'" + path + "': bad bundle id '" + line + "'");
+    ids.push_back(id);
+    pos = nl + 1;
+  }
+  return ids;
+}
+
+// ---- Combine/merge: a source whose bundles are the shuffle's partitions --------------------------
+
+class MergeReader final : public SplitReader {
+ public:
+  MergeReader(const CombineSpec* spec, std::string dir, int64_t partition)
+      : spec_(spec), dir_(std::move(dir)), partition_(partition) {}
+
+  Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
+    if (!merged_) {
+      ASSIGN_OR_RETURN(std::vector<int64_t> ids, ReadShuffleIndex(dir_));
+      for (int64_t id : ids) RETURN_IF_ERROR(MergeFile(fmt::format("{}/bundle-{}.done", dir_, id), *spec_, partition_, keys_));
+      merged_ = true;
+    }
+    auto& entries = keys_.entries();
+    for (std::size_t n = 0; n < max_rows && next_ < entries.size(); ++n, ++next_) {
+      auto& [key_bytes, accs] = entries[next_];
+      auto key = DecodeWholeValue(key_bytes);
+      if (!key.ok() || !key->is_list() || key->as_list().size() != spec_->group_by.size()) {
+        return DataLoss("shuffle '" + dir_ + "': a key of the wrong shape");
+      }
+      Row row;
+      row.Reserve(spec_->group_by.size() + accs.size());
+      for (std::size_t i = 0; i < spec_->group_by.size(); ++i) row.Append(spec_->group_by[i], key->as_list()[i]);
+      for (std::size_t i = 0; i < accs.size(); ++i) {
+        row.Append(spec_->aggregations[i].output, stages_internal::ExtractOutput(spec_->aggregations[i], std::move(accs[i])));
+      }
+      out.Emit(std::move(row));
+    }
+    return next_ < entries.size();
+  }
+
+ private:
+  const CombineSpec* spec_;
+  std::string dir_;
+  int64_t partition_;
+  bool merged_ = false;
+  KeyTable keys_;
+  std::size_t next_ = 0;
+};
+
+class CombineMerge final : public Stage {
+ public:
+  CombineMerge(CombineSpec spec, std::string dir) : spec_(std::move(spec)), dir_(std::move(dir)) {}
+
+  Status Process(RowBatch&, StageOutput&) override { return Internal("Combine/merge has no input"); }
+
+  // One split per partition; distinct paths so that bundle planning never joins two.
+  Result<std::vector<SourceSplit>> Split(int64_t) override {
+    std::vector<SourceSplit> splits;
+    for (int64_t p = 0; p < spec_.partitions; ++p) splits.push_back(SourceSplit{fmt::format("{}/partition-{}", dir_, p), p, p + 1, 1});
+    return splits;
+  }
+
+  Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& split) override {
+    if (split.begin < 0 || split.begin >= spec_.partitions || split.end != split.begin + 1) {
+      return InvalidArgument(fmt::format("shuffle '{}': no partition [{}, {})", dir_, split.begin, split.end));
+    }
+    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, dir_, split.begin));
+  }
+
+ private:
+  CombineSpec spec_;
+  std::string dir_;
+};
+
+// ---- the user-facing type -------------------------------------------------------------------------
+
+class UnfusedCombine final : public Stage {
+ public:
+  Status Process(RowBatch&, StageOutput&) override {
+    return Internal("Combine runs as fused stages (pipeline/fused_stages.h); this runner was given the unfused pipeline");
+  }
+};
+
+Result<std::unique_ptr<Stage>> MakeCombine(const StageConfig& c) {
+  ASSIGN_OR_RETURN(CombineSpec spec, stages_internal::ParseCombineSpec(c));
+  (void)spec;
+  return std::unique_ptr<Stage>(new UnfusedCombine());
+}
+
+Result<std::unique_ptr<Stage>> MakePartial(const StageConfig& c) {
+  ASSIGN_OR_RETURN(CombineSpec spec, stages_internal::ParseCombineSpec(c));
+  return std::unique_ptr<Stage>(new CombinePartial(c, std::move(spec)));
+}
+
+Result<std::unique_ptr<Stage>> MakeMerge(const StageConfig& c) {
+  ASSIGN_OR_RETURN(CombineSpec spec, stages_internal::ParseCombineSpec(c));
+  ASSIGN_OR_RETURN(std::string dir, ConfigString(c, kShuffleDirKey));
+  if (dir.empty()) return ConfigKeyError(c, kShuffleDirKey, "must not be empty");
+  return std::unique_ptr<Stage>(new CombineMerge(std::move(spec), std::move(dir)));
+}
+
+}  // namespace
+
+Status CommitShuffle(const std::string& shuffle_dir, const std::vector<int64_t>& bundle_ids) {
+  std::error_code ec;
+  std::filesystem::create_directories(shuffle_dir, ec);
+  if (ec) return IoError("create the shuffle folder '" + shuffle_dir + "': " + ec.message());
+  std::string text(kIndexHeader);
+  for (int64_t id : bundle_ids) text += std::to_string(id) + "\n";
+  const std::string path = shuffle_dir + "/" + kIndexFile;
+  const std::string tmp = path + ".tmp";
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return ErrnoError("create '" + tmp + "'", errno);
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
+  int err = errno;
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) return ErrnoError("write '" + tmp + "'", err);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoError("rename '" + tmp + "'", errno);
+  return Status::OK();
+}
+
+void RegisterCombine(StageRegistry& r) {
+  const std::vector<std::string> keys = {"language", "group_by", "combine"};
+  (void)r.Register({kCombineType, MakeCombine, keys, {"group_by", "combine"}, StageTraits{}, CheckByMaking(MakeCombine)});
+  StageTraits sink;
+  sink.is_sink = true;
+  sink.serial = true;
+  (void)r.Register({kCombinePartialType, MakePartial, keys, {}, sink, nullptr});
+  StageTraits source;
+  source.is_source = true;
+  (void)r.Register({kCombineMergeType, MakeMerge, keys, {}, source, nullptr});
+}
+
+bool IsInternalStageType(std::string_view type) { return type == kCombinePartialType || type == kCombineMergeType; }
+
+}  // namespace dfw
