@@ -288,6 +288,9 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       }
       // A crash at an exact commit (tests: "between the two commits" of a split bundle).
       test_hooks::KillPoint("launcher-commit-" + std::to_string(++commits_this_run_));
+      if (auto stage = dir_.info().params.find("stage"); stage != dir_.info().params.end()) {  // fused stages
+        test_hooks::KillPoint("launcher-stage" + stage->second + "-commit-" + std::to_string(commits_this_run_));
+      }
       deaths_since_commit_ = 0;
       if (!first_commit_logged_) {
         first_commit_logged_ = true;
@@ -502,6 +505,9 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   }
   if (result.code == ExitCode::kSuccess) {
     test_hooks::KillPoint("before-finished");
+    if (auto stage = dir_.info().params.find("stage"); stage != dir_.info().params.end()) {
+      test_hooks::KillPoint("stage" + stage->second + "-before-finished");
+    }
     Status s = WriteFileAtomically(dir_.FinishedPath(), dir_.info().job_id + "\n");
     if (!s.ok()) {
       result.code = ExitCode::kRunFailed;

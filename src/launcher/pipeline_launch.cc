@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 
+#include <nlohmann/json.hpp>
+
+#include "dfw/job/job_dir.h"
 #include "dfw/worker/pipeline_job.h"
 
 namespace dfw {
@@ -19,6 +23,91 @@ std::string SelfExe() {
 int Stop(const std::string& message, ExitCode code) {
   std::fprintf(stderr, "run stopped: %s\n", message.c_str());
   return static_cast<int>(code);
+}
+
+constexpr const char* kStagesFile = "stages.json";
+
+// The record of a staged job in its root dir: what --resume needs to run the remaining stages.
+struct StagedJob {
+  JobStage stage;  // index unused
+  std::string pipeline_path, pipeline_yaml;
+  int processes = 1;
+};
+
+Status WriteStagedJob(const StagedJob& job) {
+  nlohmann::json j;
+  j["stages"] = job.stage.count;
+  j["shuffle_partitions"] = job.stage.partitions;
+  j["sdk_processes"] = job.processes;
+  j["pipeline_path"] = job.pipeline_path;
+  j["pipeline_yaml"] = job.pipeline_yaml;
+  return WriteFileAtomically(job.stage.root + "/" + kStagesFile, j.dump(2) + "\n");
+}
+
+Result<StagedJob> ReadStagedJob(const std::string& root) {
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(root + "/" + kStagesFile));
+  StagedJob job;
+  try {
+    auto j = nlohmann::json::parse(text);
+    job.stage.count = j.at("stages").get<int>();
+    job.stage.partitions = j.at("shuffle_partitions").get<int64_t>();
+    job.processes = j.at("sdk_processes").get<int>();
+    job.pipeline_path = j.at("pipeline_path").get<std::string>();
+    job.pipeline_yaml = j.at("pipeline_yaml").get<std::string>();
+  } catch (const std::exception& e) {
+    return DataLoss("'" + root + "/" + kStagesFile + "' is malformed: " + e.what());
+  }
+  if (job.stage.count < 2 || job.stage.partitions < 1 || job.processes < 1) {
+    return DataLoss("'" + root + "/" + kStagesFile + "' is malformed: impossible stage, partition or process counts");
+  }
+  job.stage.root = root;
+  return job;
+}
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// Runs the stages of a pipeline with a Combine one after the other, each a job dir of its own
+// under `root`, with the same launcher options. A stage with a job.json is resumed (a finished one
+// is skipped by the launcher at once); the others are planned when their turn comes, after the
+// stage before has committed its shuffle.
+int RunStages(const StagedJob& job, const PipelineLaunchOptions& o, LauncherOptions opts) {
+  // The run's services (emulated GPU ledger, MPS daemon, model hosts) start once, for the first
+  // stage that runs, and serve every stage.
+  std::optional<Result<std::vector<std::string>>> started;
+  if (opts.before_start) {
+    auto first = opts.before_start;
+    opts.before_start = [first, &started](const JobDir& dir) -> Result<std::vector<std::string>> {
+      if (!started) started = first(dir);
+      return *started;
+    };
+  }
+  for (int k = 0; k < job.stage.count; ++k) {
+    LauncherOptions stage_opts = opts;
+    const std::string dir = job.stage.JobDirOf(k);
+    std::fprintf(stderr, "[dfworker] stage %d/%d (%s)\n", k + 1, job.stage.count,
+                 k == 0 ? "reading the input" : "reading the shuffle of the stage before");
+    if (Exists(dir + "/job.json")) {
+      stage_opts.resume_dir = dir;
+    } else {
+      JobStage stage = job.stage;
+      stage.index = k;
+      auto planned = PlanPipelineJob(job.pipeline_path, job.pipeline_yaml, o.threads, job.processes, &stage);
+      if (!planned.ok()) return Stop(planned.status().message(), ExitCodeFor(planned.status()));
+      planned->params["sdk_processes"] = std::to_string(job.processes);
+      stage_opts.job = std::move(*planned);
+      stage_opts.job_dir = dir;
+      stage_opts.resume_dir.clear();
+    }
+    LaunchResult r = RunLauncher(stage_opts);
+    if (r.code != ExitCode::kSuccess) {
+      std::string message = r.message.empty() ? "stage " + std::to_string(k + 1) + " did not finish" : r.message;
+      std::fprintf(stderr, "run stopped: stage %d/%d: %s\n[dfworker] finish the whole job with --resume '%s'\n", k + 1,
+                   job.stage.count, message.c_str(), job.stage.root.c_str());
+      return static_cast<int>(r.code);
+    }
+  }
+  std::fprintf(stderr, "[dfworker] job dir %s: %d stages finished\n", job.stage.root.c_str(), job.stage.count);
+  return 0;
 }
 
 }  // namespace
@@ -45,7 +134,37 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
     return FinalizePipelineJob(dir, total, bundles);
   };
+  if (!o.resume_dir.empty() && Exists(o.resume_dir + "/" + kStagesFile)) {
+    auto staged = ReadStagedJob(o.resume_dir);
+    if (!staged.ok()) return Stop(staged.status().message(), ExitCodeFor(staged.status()));
+    return RunStages(*staged, o, opts);
+  }
   if (o.resume_dir.empty()) {
+    auto stages = PlanPipelineStages(o.pipeline_path, o.pipeline_yaml, o.processes);
+    if (!stages.ok()) return Stop(stages.status().message(), ExitCodeFor(stages.status()));
+    if (stages->count > 1) {
+      StagedJob staged;
+      staged.pipeline_path = o.pipeline_path;
+      staged.pipeline_yaml = o.pipeline_yaml;
+      staged.processes = o.processes;
+      staged.stage.count = stages->count;
+      staged.stage.partitions = stages->partitions;
+      std::error_code ec;
+      std::string root = o.job_dir.empty() ? std::string(kDefaultJobsDir) + "/" + NewJobId() : o.job_dir;
+      std::filesystem::create_directories(root, ec);
+      if (ec) return Stop("create job dir '" + root + "': " + ec.message(), ExitCode::kRunFailed);
+      if (!std::filesystem::is_empty(root, ec)) {
+        return Stop("job dir '" + root + "' already exists and is not empty; finish it with --resume '" + root +
+                        "' or choose another --job_dir",
+                    ExitCode::kInvalidInvocation);
+      }
+      staged.stage.root = std::filesystem::absolute(root).lexically_normal().string();
+      Status wrote = WriteStagedJob(staged);
+      if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
+      std::fprintf(stderr, "[dfworker] job dir %s: %d fused stages (a Combine's shuffle between them, %lld partitions)\n",
+                   root.c_str(), staged.stage.count, static_cast<long long>(staged.stage.partitions));
+      return RunStages(staged, o, opts);
+    }
     auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads, o.processes);
     if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));
     // SDK processes size their BLAS threads from it (DefaultBlasThreads): never oversubscribe.

@@ -20,8 +20,29 @@ namespace dfw {
 // (executor "pipeline", bundle ids "0".."n-1", params "bundle_table" and "bundle_target"). Errors
 // are the pipeline module's (kInvalidArgument with file:line:column, kNotFound for an input glob
 // matching nothing).
+//
+// A pipeline with a Combine runs as fused stages (dfw/pipeline/fused_stages.h), each its own job
+// dir <root>/stage-<k>; `stage` says which one this job is (the default: the whole pipeline, which
+// must then have no Combine).
+struct JobStage {
+  int index = 0;            // k
+  int count = 1;            // stages of the pipeline
+  std::string root;         // absolute; stage k's job dir is <root>/stage-<k>
+  int64_t partitions = 1;   // shuffle partitions of every Combine
+  std::string JobDirOf(int k) const { return root + "/stage-" + std::to_string(k); }
+};
 Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
-                                int processes);
+                                int processes, const JobStage* stage = nullptr);
+
+// The fused stages of a pipeline for `processes` SDK processes (a single stage without Combine):
+// what `dfworker run` plans and the dry run shows. Errors are the loader's and FuseStages'.
+struct PipelineStages {
+  int count = 1;
+  int64_t partitions = 1;
+  std::vector<std::vector<std::string>> transforms;  // per stage, the original transforms in it
+};
+Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, const std::string& pipeline_yaml,
+                                          int processes);
 
 // An executor that runs bundles of the job's pipeline with `threads` harness threads. Each
 // RunBundle reports the bundle's metric delta (counters exact; distribution min/max are this
