@@ -10,6 +10,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/inference/mlp_handler.h"
 #include "dfw/inference/safetensors.h"
+#include "dfw/pipeline/fused_stages.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
 
@@ -100,6 +101,14 @@ PipelineModels LoadPipelineModels(const std::string& path, const std::string& ya
   if (!spec.ok()) {
     out.diagnostics.push_back(Error("pipeline-invalid", spec.status().message(),
                                     "fix the pipeline file; --dry_run checks it exactly as the run loads it"));
+    return out;
+  }
+  // Cut at its Combines the way the run will (a transform fed from both sides of one is refused).
+  FuseOptions fuse;
+  fuse.committed_dir = [](int) { return std::string("/"); };
+  if (Result<std::vector<FusedStage>> stages = FuseStages(*spec, fuse); !stages.ok()) {
+    out.diagnostics.push_back(Error("pipeline-invalid", stages.status().message(),
+                                    "read the Combine's output after it (a Flatten of its input and output cannot run)"));
     return out;
   }
   for (const TransformSpec& t : spec->transforms) {

@@ -18,6 +18,7 @@
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
 #include "dfw/pipeline/runner.h"
+#include "dfw/worker/pipeline_job.h"
 #include "host_info.h"
 #include "pipeline_models.h"
 #include "run_job.h"
@@ -148,6 +149,11 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
     // How the inputs would be cut for these SDK processes (sources only: no model is loaded).
     StageRegistry registry;
     RegisterBuiltinStages(registry);
+    Result<PipelineStages> stages = PlanPipelineStages(flags.pipeline_path, context.pipeline_yaml, plan->sdk_processes);
+    if (stages.ok() && stages->count > 1) {  // (a pipeline that cannot be cut has a diagnostic already)
+      plan->bundles.stages = stages->transforms;
+      plan->bundles.shuffle_partitions = stages->partitions;
+    }
     Result<BundlePreview> preview = PreviewBundles(*pipeline.spec, registry, plan->sdk_processes);
     if (preview.ok()) {
       plan->bundles.count = preview->bundles;

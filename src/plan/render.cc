@@ -38,8 +38,19 @@ std::string RenderPlanText(const WorkerPlan& plan) {
       line("", "workspace " + HumanBytes(m.workspace.bytes) + " per process (" + m.workspace.how + ")");
     }
   }
+  if (plan.bundles.stages.size() > 1) {
+    line("stages:", std::to_string(plan.bundles.stages.size()) + " fused stages, a Combine's shuffle (" +
+                        std::to_string(plan.bundles.shuffle_partitions) + " partitions) between each");
+    for (std::size_t k = 0; k < plan.bundles.stages.size(); ++k) {
+      std::string chain;
+      for (const std::string& t : plan.bundles.stages[k]) chain += (chain.empty() ? "" : " -> ") + t;
+      const std::string label = "  stage " + std::to_string(k + 1) + ":";
+      line(label.c_str(), chain);
+    }
+  }
   if (!plan.bundles.target.empty()) {
-    line("bundles:", std::to_string(plan.bundles.count) + " (" + plan.bundles.target + ")");
+    line("bundles:", std::to_string(plan.bundles.count) + (plan.bundles.stages.size() > 1 ? " in stage 1" : "") + " (" +
+                         plan.bundles.target + ")");
   } else if (!plan.bundles.error.empty()) {
     line("bundles:", "not planned here: " + plan.bundles.error);
   }

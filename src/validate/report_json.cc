@@ -36,7 +36,8 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
       {"bundles", plan.bundles.target.empty() && plan.bundles.error.empty()
                       ? nlohmann::json(nullptr)
                       : nlohmann::json{{"count", plan.bundles.count}, {"target", plan.bundles.target},
-                                       {"error", plan.bundles.error}}},
+                                       {"error", plan.bundles.error}, {"stages", plan.bundles.stages},
+                                       {"shuffle_partitions", plan.bundles.shuffle_partitions}}},
   };
 }
 

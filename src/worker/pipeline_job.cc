@@ -15,6 +15,7 @@
 #include "dfw/pipeline/fused_stages.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
+#include "dfw/stages/combine.h"
 #include "dfw/stages/stage.h"
 #include "dfw/worker/bundle_table.h"
 
@@ -225,7 +226,16 @@ Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, cons
   PipelineStages out;
   out.count = static_cast<int>(stages.size());
   out.partitions = stages.size() > 1 ? probe.partitions : 0;
-  for (const FusedStage& s : stages) out.transforms.push_back(s.transforms);
+  for (const FusedStage& s : stages) {
+    std::vector<std::string> names;
+    for (const TransformSpec& t : s.spec.transforms) {
+      const std::string& type = t.config.type;
+      names.push_back(t.config.name + (type == kCombinePartialType ? " (partial combine, shuffle write)"
+                                       : type == kCombineMergeType ? " (shuffle read, merge)"
+                                                                   : ""));
+    }
+    out.transforms.push_back(std::move(names));
+  }
   return out;
 }
 

@@ -90,6 +90,10 @@ struct WorkerPlan {
     int64_t count = 0;
     std::string target;  // BundleTarget::ToString()
     std::string error;   // why the inputs could not be split here
+    // A pipeline with a Combine runs as fused stages (dfw/pipeline/fused_stages.h): per stage, its
+    // transforms in order ("PerKey (shuffle read)", "Format", ...). Empty = not looked at.
+    std::vector<std::vector<std::string>> stages;
+    int64_t shuffle_partitions = 0;  // per Combine, when there are stages
   } bundles;
 
   // GPU memory on the busiest GPU (processes spread round-robin over the GPUs).

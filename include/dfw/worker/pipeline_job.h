@@ -39,7 +39,7 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
 struct PipelineStages {
   int count = 1;
   int64_t partitions = 1;
-  std::vector<std::vector<std::string>> transforms;  // per stage, the original transforms in it
+  std::vector<std::vector<std::string>> transforms;  // per stage, its transforms (a Combine's two halves named)
 };
 Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, const std::string& pipeline_yaml,
                                           int processes);
