@@ -1,4 +1,7 @@
 // `dfworker report JOB_DIR [--out FILE.html]`: the run's HTML report (dfw/report/job_report.h).
+#include <unistd.h>
+
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -15,7 +18,31 @@ struct ReportFlags {
   std::string out;  // "" = <job dir>/report.html
 };
 
+int ReportOne(const ReportFlags& flags);
+
+// A pipeline with a Combine ran as fused stages, one job dir each under the root: one page per stage.
 int Report(const ReportFlags& flags) {
+  if (::access((flags.job_dir + "/stages.json").c_str(), F_OK) != 0) return ReportOne(flags);
+  if (!flags.out.empty()) {
+    std::cerr << "dfworker report: error: " << flags.job_dir
+              << " ran as fused stages (one job dir each); --out names one page: give a stage's dir ("
+              << flags.job_dir << "/stage-0, ...) or leave --out out\n";
+    return static_cast<int>(ExitCode::kInvalidInvocation);
+  }
+  int code = 0, stages = 0;
+  for (int k = 0; ::access((flags.job_dir + "/stage-" + std::to_string(k) + "/job.json").c_str(), F_OK) == 0; ++k, ++stages) {
+    ReportFlags stage = flags;
+    stage.job_dir = flags.job_dir + "/stage-" + std::to_string(k);
+    code = std::max(code, ReportOne(stage));
+  }
+  if (stages == 0) {
+    std::cerr << "dfworker report: error: " << flags.job_dir << " has stages.json but no stage job dir yet\n";
+    return static_cast<int>(ExitCode::kInvalidInvocation);
+  }
+  return code;
+}
+
+int ReportOne(const ReportFlags& flags) {
   auto data = report::LoadJobReport(flags.job_dir);
   if (!data.ok()) {
     std::cerr << "dfworker report: error: " << data.status().message() << "\n";

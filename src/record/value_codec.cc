@@ -148,6 +148,11 @@ void AppendEncodedValue(std::string& out, const Value& v) {
   }
 }
 
+void AppendEncodedListHeader(std::string& out, std::size_t n) {
+  out.push_back(static_cast<char>(kList));
+  AppendVarint(out, n);
+}
+
 std::string EncodeValue(const Value& v) {
   std::string out;
   AppendEncodedValue(out, v);

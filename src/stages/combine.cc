@@ -106,13 +106,11 @@ class CombinePartial final : public Stage {
 
   Status Process(RowBatch& in, StageOutput& out) override {
     for (Row& row : in) {
-      Result<Value> key = stages_internal::GroupKey(spec_, row);
-      if (!key.ok()) {
-        RETURN_IF_ERROR(out.Fail(row, key.status().message()));
+      encoded_.clear();
+      if (Status key = stages_internal::AppendEncodedKey(spec_, row, encoded_); !key.ok()) {
+        RETURN_IF_ERROR(out.Fail(row, key.message()));
         continue;
       }
-      encoded_.clear();
-      AppendEncodedValue(encoded_, *key);
       Accumulators* accs = keys_.Find(encoded_);
       Accumulators fresh;
       if (accs == nullptr) {
@@ -154,12 +152,18 @@ class CombinePartial final : public Stage {
     uint64_t offset, length;
   };
 
-  Status Fold(const Row& row, Accumulators& accs) const {
+  // Each distinct value is evaluated once. A row that fails stops the bundle (Combine takes no
+  // error_handling, as Beam's), so a half-folded row is never committed.
+  Status Fold(const Row& row, Accumulators& accs) {
+    values_.resize(spec_.inputs.size());
+    for (std::size_t i = 0; i < spec_.inputs.size(); ++i) {
+      Result<Value> v = stages_internal::EvaluateInput(spec_, i, row);
+      if (!v.ok()) return Status(v.status().code(), "combine value '" + spec_.inputs[i].expr->source() + "': " + v.status().message());
+      values_[i] = std::move(*v);
+    }
     for (std::size_t i = 0; i < spec_.aggregations.size(); ++i) {
       const auto& a = spec_.aggregations[i];
-      Result<Value> v = a.value->Evaluate(row);
-      if (!v.ok()) return Status(v.status().code(), "combine." + a.output + ": " + v.status().message());
-      Status added = stages_internal::AddInput(a, accs[i], std::move(*v));
+      Status added = stages_internal::AddInput(a, accs[i], values_[static_cast<std::size_t>(a.input)]);
       if (!added.ok()) return Status(added.code(), "combine." + a.output + ": " + added.message());
     }
     return Status::OK();
@@ -210,6 +214,7 @@ class CombinePartial final : public Stage {
   std::vector<Section> index_;
   uint64_t written_ = 0;
   std::string encoded_;
+  std::vector<Value> values_;  // per input, for the row being folded
   std::size_t spill_keys_ = kSpillKeys;
   CounterCell* spills_ = nullptr;         // spills (one per bundle, more when a bundle held too many keys)
   CounterCell* shuffle_bytes_ = nullptr;  // bytes of committed-to-be shuffle files

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dfw/record/value_codec.h"
 #include "dfw/stages/config.h"
 #include "expression_config.h"
 
@@ -214,6 +215,19 @@ Result<CombineSpec> ParseCombineSpec(const StageConfig& c) {
     a.value = std::move(e.expr);
     spec.aggregations.push_back(std::move(a));
   }
+  for (Aggregation& a : spec.aggregations) {
+    const std::string& source = a.value->source();
+    auto same = std::find_if(spec.inputs.begin(), spec.inputs.end(),
+                             [&](const CombineInput& in) { return in.expr->source() == source; });
+    a.input = static_cast<int>(same - spec.inputs.begin());
+    if (same != spec.inputs.end()) continue;
+    CombineInput in;
+    in.expr = a.value.get();
+    // A bare field name: read the field, no evaluation (the hot case: `value: price`).
+    const auto& fields = a.value->referenced_fields();
+    if (fields.size() == 1 && fields[0] == source) in.field = source;
+    spec.inputs.push_back(std::move(in));
+  }
   if (cfg["shuffle_partitions"].IsDefined()) {
     ASSIGN_OR_RETURN(spec.partitions, ConfigInt(c, "shuffle_partitions"));
     if (spec.partitions < 1) return ConfigKeyError(c, "shuffle_partitions", "must be >= 1");
@@ -378,6 +392,24 @@ Result<Value> GroupKey(const CombineSpec& spec, const Row& row) {
     key.push_back(*v);
   }
   return Value::FromList(std::move(key));
+}
+
+Status AppendEncodedKey(const CombineSpec& spec, const Row& row, std::string& out) {
+  AppendEncodedListHeader(out, spec.group_by.size());
+  for (const std::string& f : spec.group_by) {
+    const Value* v = row.Find(f);
+    if (v == nullptr || v->is_list()) return GroupKey(spec, row).status();  // the error, named
+    AppendEncodedValue(out, *v);
+  }
+  return Status::OK();
+}
+
+Result<Value> EvaluateInput(const CombineSpec& spec, std::size_t i, const Row& row) {
+  const CombineInput& in = spec.inputs[i];
+  if (!in.field.empty()) {
+    if (const Value* v = row.Find(in.field)) return *v;
+  }
+  return in.expr->Evaluate(row);  // (also names a missing field)
 }
 
 uint64_t KeyHash(std::string_view encoded_key) {

@@ -20,11 +20,19 @@ struct Aggregation {
   std::unique_ptr<CompiledExpression> value;  // `value:` (a field name or an expression)
   CombineFnKind fn = CombineFnKind::kSum;
   int64_t n = 0;       // top-n
+  int input = 0;       // index into CombineSpec::inputs: aggregations of the same value share one
+};
+
+// One distinct `value:` of the aggregations, evaluated once per row.
+struct CombineInput {
+  const CompiledExpression* expr = nullptr;  // owned by the first aggregation with this value
+  std::string field;  // the value is this field as it is (no expression to evaluate); "" otherwise
 };
 
 struct CombineSpec {
   std::vector<std::string> group_by;
   std::vector<Aggregation> aggregations;
+  std::vector<CombineInput> inputs;
   int64_t partitions = 1;  // shuffle partitions (fused stages); 1 when not fused
 };
 
@@ -58,6 +66,11 @@ Value ExtractOutput(const Aggregation& a, Accumulator acc);
 // The key of a row: its group_by values, as a list. A list-valued key field (unhashable in
 // Python) or a missing field is an error naming the field.
 Result<Value> GroupKey(const CombineSpec& spec, const Row& row);
+// The same key, appended encoded (dfw/record/value_codec.h) to `out`, without building it.
+Status AppendEncodedKey(const CombineSpec& spec, const Row& row, std::string& out);
+
+// The value of input `i` for `row` (a NameError naming the fields when a field is missing).
+Result<Value> EvaluateInput(const CombineSpec& spec, std::size_t i, const Row& row);
 
 // Stable 64-bit hash of an encoded key (FNV-1a): the same partition in every process and build.
 uint64_t KeyHash(std::string_view encoded_key);

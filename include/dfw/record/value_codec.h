@@ -20,6 +20,9 @@ namespace dfw {
 inline constexpr int kMaxValueDepth = 64;
 
 void AppendEncodedValue(std::string& out, const Value& v);
+// The header of an encoded list of `n` items: followed by n AppendEncodedValue calls, it encodes
+// the same bytes as AppendEncodedValue of that list (without building the list).
+void AppendEncodedListHeader(std::string& out, std::size_t n);
 std::string EncodeValue(const Value& v);
 
 // Decodes one Value from the front of `in` and advances it past the bytes used.
