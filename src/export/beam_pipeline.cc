@@ -314,6 +314,19 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
     out_.uses_ml = true;
   } else if (type == "RunInference") {
     return RunInference(t, n, nodes);
+  } else if (type == "Combine") {
+    // dfworker's top_largest / top_smallest are Beam's TopCombineFn (reverse: smallest first).
+    if (cfg && cfg["combine"] && cfg["combine"].IsMap()) {
+      for (auto kv : cfg["combine"]) {
+        YAML::Node fn = kv.second.IsMap() ? kv.second["fn"] : YAML::Node();
+        if (!fn || !fn.IsMap() || !fn["type"] || !fn["type"].IsScalar()) continue;
+        const std::string fn_type = fn["type"].Scalar();
+        if (fn_type != "top_largest" && fn_type != "top_smallest") continue;
+        fn["type"] = "apache_beam.transforms.combiners.TopCombineFn";
+        if (fn_type == "top_smallest") fn["config"]["reverse"] = true;
+      }
+    }
+    out_.uses_combine = true;
   } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting") {
     return NoEquivalent(t, "dfworker's exporter knows no Beam form for it", nodes);
   }
@@ -411,6 +424,7 @@ Result<BeamExport> Exporter::Run(const YAML::Node& root) {
   if (!extras.empty()) put(np, "extra_transforms", extras);
   out["pipeline"] = np;
   if (out_.uses_ml) out["options"]["yaml_experimental_features"].push_back("ML");
+  if (out_.uses_combine) out["options"]["yaml_experimental_features"].push_back("Combine");
 
   YAML::Emitter e;
   e.SetIndent(2);

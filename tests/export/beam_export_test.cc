@@ -298,3 +298,40 @@ TEST(BeamExport, WriteBeamExportWritesTheThreeFilesWithAnExecutableLaunchScript)
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(BeamExport, CombineIsKeptWithBeamsFeatureFlagAndTopFnsInBeamsSpelling) {
+  auto r = Export(R"(pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{k: a, x: 1}]}
+    - type: Combine
+      config:
+        group_by: k
+        combine:
+          total: {value: x, fn: sum}
+          big: {value: x, fn: {type: top_largest, config: {n: 2}}}
+          small: {value: x, fn: {type: top_smallest, config: {n: 3}}}
+    - type: LogForTesting
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const YAML::Node combine = r->yaml["pipeline"]["transforms"][1];
+  ASSERT_EQ(combine["type"].as<std::string>(), "Combine");
+  EXPECT_EQ(combine["config"]["combine"]["total"]["fn"].as<std::string>(), "sum");
+  const YAML::Node big = combine["config"]["combine"]["big"]["fn"];
+  EXPECT_EQ(big["type"].as<std::string>(), "apache_beam.transforms.combiners.TopCombineFn");
+  EXPECT_EQ(big["config"]["n"].as<int>(), 2);
+  EXPECT_FALSE(big["config"]["reverse"].IsDefined());
+  const YAML::Node small = combine["config"]["combine"]["small"]["fn"];
+  EXPECT_EQ(small["type"].as<std::string>(), "apache_beam.transforms.combiners.TopCombineFn");
+  EXPECT_EQ(small["config"]["n"].as<int>(), 3);
+  EXPECT_TRUE(small["config"]["reverse"].as<bool>());
+  ASSERT_TRUE(r->yaml["options"]["yaml_experimental_features"].IsSequence());
+  EXPECT_EQ(r->yaml["options"]["yaml_experimental_features"][0].as<std::string>(), "Combine");
+}
+
+}  // namespace
+}  // namespace dfw

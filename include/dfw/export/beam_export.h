@@ -42,6 +42,7 @@ struct BeamExport {
   std::vector<std::string> manual_steps;   // transforms left for the user to replace (allow_manual_steps)
   bool uses_companion = false;             // the YAML needs the dfworker_beam package
   bool uses_ml = false;                    // the YAML needs yaml_experimental_features: [ML]
+  bool uses_combine = false;               // ... and [Combine]
 };
 
 // The Beam form of `yaml_text`, a pipeline dfworker's loader accepted (the caller loads and
