@@ -27,6 +27,16 @@ std::string RenderPlanText(const WorkerPlan& plan) {
                              ", backend " + acc.backend +
                              (acc.backend_reason.empty() ? std::string() : " (" + acc.backend_reason + ")"));
   }
+  if (!acc.declared_by.empty()) line("", "declared by the " + acc.declared_by + " (right fitting)");
+  for (std::size_t i = 0; i < plan.resource_hints.size(); ++i) {
+    const auto& h = plan.resource_hints[i];
+    std::vector<std::string> parts;
+    if (!h.accelerator.empty()) parts.push_back("accelerator " + h.accelerator + (h.accelerator_inherited ? " (from the pipeline level)" : ""));
+    if (h.min_ram_bytes > 0) parts.push_back("min_ram " + HumanBytes(h.min_ram_bytes));
+    if (h.cpu_count > 0) parts.push_back("cpu_count " + std::to_string(h.cpu_count));
+    const std::string who = h.transform.empty() ? "pipeline level" : "'" + h.transform + "' (" + h.where + ")";
+    line(i == 0 ? "resource hints:" : "", who + ": " + (parts.empty() ? std::string("none") : Join(parts, ", ")));
+  }
   if (plan.models.empty()) {
     line("models:", "none (no RunInference in the pipeline; GPU memory counts contexts only)");
   }
