@@ -27,7 +27,7 @@ std::string RenderPlanText(const WorkerPlan& plan) {
                              ", backend " + acc.backend +
                              (acc.backend_reason.empty() ? std::string() : " (" + acc.backend_reason + ")"));
   }
-  if (!acc.declared_by.empty()) line("", "declared by the " + acc.declared_by + " (right fitting)");
+  if (!acc.declared_by.empty()) line("", "declared by the " + acc.declared_by + "; right fitting");
   for (std::size_t i = 0; i < plan.resource_hints.size(); ++i) {
     const auto& h = plan.resource_hints[i];
     std::vector<std::string> parts;
