@@ -118,14 +118,15 @@ void CollectResourceHints(const YAML::Node& root, std::string_view text, std::st
             : type.IsDefined() && type.IsScalar() ? type.Scalar()
                                                   : std::string("transform"));
   };
+  auto take_list = [&](const YAML::Node& list) {
+    if (!list.IsDefined() || !list.IsSequence()) return;
+    for (const YAML::Node& t : list) take_transform(t);
+  };
+  // In file order for a chain: source, transforms, sink, then extra_transforms.
   if (pipeline["source"].IsDefined()) take_transform(pipeline["source"]);
-  for (const char* list : {"transforms", "extra_transforms"}) {
-    const YAML::Node l = pipeline[list];
-    if (l.IsDefined() && l.IsSequence()) {
-      for (const YAML::Node& t : l) take_transform(t);
-    }
-    if (std::string_view(list) == "transforms" && pipeline["sink"].IsDefined()) take_transform(pipeline["sink"]);
-  }
+  take_list(pipeline["transforms"]);
+  if (pipeline["sink"].IsDefined()) take_transform(pipeline["sink"]);
+  take_list(pipeline["extra_transforms"]);
 }
 
 }  // namespace
