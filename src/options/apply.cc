@@ -195,6 +195,7 @@ PipelineOptions OptionsParser::Finish() && {
   });
   Applier applier(options);
   for (const Raw& raw : raw_) applier.Apply(raw);
+  options.yaml_resource_hints = std::move(yaml_hints_);
   oi::DeriveOptions(options);
   diagnostics_.insert(diagnostics_.end(), options.diagnostics.begin(), options.diagnostics.end());
   options.diagnostics = std::move(diagnostics_);

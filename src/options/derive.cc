@@ -89,39 +89,6 @@ void DeriveExperiments(PipelineOptions& o) {
   }
 }
 
-void DeriveResourceHints(PipelineOptions& o) {
-  static const std::vector<std::string> kKnown = {"accelerator", "min_ram", "cpu_count"};
-  for (const OptionValue& v : o.resource_hints) {
-    std::size_t eq = v.value.find('=');
-    std::string key = v.value.substr(0, eq);
-    if (eq == std::string::npos || std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end()) {
-      Add(o, Severity::kError, "option-syntax", v, v.origin.value_offset, key.size(),
-          "resource hint '" + v.value + "' is not KEY=VALUE with a known key" + DidYouMeanSuffix(key, kKnown),
-          "known hints: accelerator=\"type:<gpu>;count:<n>;...\", min_ram=<size>, cpu_count=<n>");
-      continue;
-    }
-    std::string_view value = std::string_view(v.value).substr(eq + 1);
-    std::size_t offset = v.origin.value_offset + eq + 1;
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front()) {
-      value = value.substr(1, value.size() - 2);
-      ++offset;
-    }
-    if (key == "accelerator") {
-      // Pipeline-level hints: the last one wins, as with any repeated hint.
-      o.accelerator_hint = ParseAcceleratorSpec(value, offset, AcceleratorForm::kResourceHint, v.origin,
-                                                o.diagnostics);
-    } else if (key == "min_ram") {
-      auto bytes = ParseByteSize(value);
-      if (!bytes) {
-        Add(o, Severity::kError, "option-syntax", v, offset, value.size(),
-            "min_ram '" + std::string(value) + "' is not a size", "write e.g. min_ram=16GB or min_ram=8GiB");
-      } else {
-        o.min_ram_bytes = std::max(o.min_ram_bytes.value_or(0), *bytes);  // min_ram takes the maximum
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void DeriveOptions(PipelineOptions& options) {

@@ -9,4 +9,8 @@ namespace dfw::options_internal {
 // no_use_multiple_sdk_containers and standalone_mps; appends diagnostics for malformed values.
 void DeriveOptions(PipelineOptions& options);
 
+// resource_hints.cc: the resource hints of the flags, the options: block and the pipeline file
+// (YamlResourceHint) → accelerator_hint, min_ram_bytes, cpu_count, transform_hints (+ origins).
+void DeriveResourceHints(PipelineOptions& options);
+
 }  // namespace dfw::options_internal

@@ -4,6 +4,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "dfw/common/strings.h"
 #include "flag_table.h"
 #include "service_options.h"
@@ -88,6 +91,44 @@ Origin YamlOrigin(std::string_view text, std::string_view file_name, const YAML:
   return origin;
 }
 
+// The resource hints of the pipeline and of its transforms. Only well-formed entries are taken
+// (a mapping of known keys to scalars); the pipeline loader refuses the rest with the position.
+void CollectResourceHints(const YAML::Node& root, std::string_view text, std::string_view file_name,
+                          std::vector<YamlResourceHint>& out) {
+  static const char* const kKnown[] = {"accelerator", "min_ram", "cpu_count"};
+  const YAML::Node pipeline = root["pipeline"];
+  if (!pipeline.IsDefined() || !pipeline.IsMap()) return;
+  auto take = [&](const YAML::Node& owner, const std::string& transform) {
+    const YAML::Node hints = owner["resource_hints"];
+    if (!hints.IsDefined() || !hints.IsMap()) return;
+    const std::string where = YamlOrigin(text, file_name, owner.Mark()).where;
+    for (const auto& kv : hints) {
+      if (!kv.first.IsScalar() || !kv.second.IsScalar()) continue;
+      const std::string key = kv.first.Scalar();
+      if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) continue;
+      out.push_back(YamlResourceHint{transform, where, key,
+                                     OptionValue{kv.second.Scalar(), YamlOrigin(text, file_name, kv.second.Mark())}});
+    }
+  };
+  take(pipeline, "");
+  auto take_transform = [&](const YAML::Node& t) {
+    if (!t.IsMap()) return;
+    const YAML::Node name = t["name"], type = t["type"];
+    take(t, name.IsDefined() && name.IsScalar() ? name.Scalar()
+            : type.IsDefined() && type.IsScalar() ? type.Scalar()
+                                                  : std::string("transform"));
+  };
+  auto take_list = [&](const YAML::Node& list) {
+    if (!list.IsDefined() || !list.IsSequence()) return;
+    for (const YAML::Node& t : list) take_transform(t);
+  };
+  // In file order for a chain: source, transforms, sink, then extra_transforms.
+  if (pipeline["source"].IsDefined()) take_transform(pipeline["source"]);
+  take_list(pipeline["transforms"]);
+  if (pipeline["sink"].IsDefined()) take_transform(pipeline["sink"]);
+  take_list(pipeline["extra_transforms"]);
+}
+
 }  // namespace
 
 void OptionsParser::AddYamlFile(std::string_view yaml_text, std::string_view file_name) {
@@ -105,6 +146,7 @@ void OptionsParser::AddYamlFile(std::string_view yaml_text, std::string_view fil
   try {
     if (!root.IsDefined() || root.IsNull()) return;
     if (!root.IsMap()) return syntax(root.Mark(), "pipeline file must be a YAML mapping at the top level", "");
+    CollectResourceHints(root, yaml_text, file_name, yaml_hints_);
     YAML::Node block = root["options"];
     if (!block.IsDefined() || block.IsNull()) return;
     if (!block.IsMap()) {

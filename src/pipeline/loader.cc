@@ -59,6 +59,7 @@ class Loader {
   Status ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) const;
   Status ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const;
   Status ParseInputs(const YAML::Node& n, Pending& out) const;
+  Status ParseResourceHints(const YAML::Node& n, const std::string& what, std::vector<ResourceHintSpec>& out) const;
   Result<PipelineSpec> Wire(std::vector<Pending> all, const YAML::Node& options) const;
   // The registered types a pipeline file may name (not the fused stages' internal ones).
   std::vector<std::string> UserTypes() const {
@@ -135,6 +136,41 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
   return Status::OK();
 }
 
+// Beam's hint names (apache_beam/transforms/resources.py); the options module parses their values
+// (src/options/resource_hints.cc keeps the same list).
+const std::vector<std::string>& KnownResourceHints() {
+  static const std::vector<std::string> kKnown = {"accelerator", "min_ram", "cpu_count"};
+  return kKnown;
+}
+
+Status Loader::ParseResourceHints(const YAML::Node& n, const std::string& what,
+                                  std::vector<ResourceHintSpec>& out) const {
+  if (!n.IsMap()) {
+    return Err(n, what + " resource_hints: expected a mapping of hint to value, e.g. {min_ram: 16GB, accelerator: "
+                         "\"type:nvidia-l4;count:1;install-nvidia-driver\"}");
+  }
+  for (const auto& kv : n) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    const std::vector<std::string>& known = KnownResourceHints();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      return Err(kv.first, fmt::format("{} resource_hints: unknown hint '{}'{}; known: {}", what, key,
+                                       DidYouMeanSuffix(key, known), Join(known)));
+    }
+    if (!kv.second.IsScalar()) {
+      const char* got = kv.second.IsSequence() ? "a list" : kv.second.IsMap() ? "a mapping" : "empty";
+      return Err(kv.second.IsNull() ? kv.first : kv.second,
+                 fmt::format("{} resource_hints: '{}' must be one value (a string or a number), not {}{}", what, key,
+                             got,
+                             key == "accelerator" ? "; write e.g. accelerator: \"type:nvidia-l4;count:1;install-nvidia-driver\""
+                             : key == "min_ram"   ? "; write e.g. min_ram: 16GB"
+                                                  : "; write e.g. cpu_count: 4"));
+    }
+    const YAML::Mark m = kv.second.Mark();
+    out.push_back(ResourceHintSpec{key, kv.second.Scalar(), m.is_null() ? 1 : m.line + 1, m.is_null() ? 1 : m.column + 1});
+  }
+  return Status::OK();
+}
+
 Status Loader::ParseInputs(const YAML::Node& n, Pending& out) const {
   if (n.IsScalar()) {
     out.refs.emplace_back(n.Scalar(), n);
@@ -181,6 +217,10 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
   }
   out.spec.traits = info->traits;
   RETURN_IF_ERROR(ParseConfig(n["config"], *info, cfg));
+  if (n["resource_hints"].IsDefined()) {
+    RETURN_IF_ERROR(ParseResourceHints(n["resource_hints"], fmt::format("transform '{}' ({})", cfg.name, cfg.type),
+                                       out.spec.resource_hints));
+  }
   if (info->check) RETURN_IF_ERROR(info->check(cfg));
   if (n["input"].IsDefined()) {
     if (in_chain) return Err(n["input"], "inside a chain inputs are implicit: remove 'input' (or move the transform to extra_transforms)");
@@ -309,9 +349,11 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
   const YAML::Node p = root["pipeline"];  // const: yaml-cpp's non-const operator[] inserts keys
   if (!p.IsDefined() || !p.IsMap()) return Err(p.IsDefined() ? p : root, "'pipeline:' must be a mapping with 'transforms:'");
   // resource_hints: accepted at the pipeline level as on transforms (Beam applies them to every
-  // transform); the worker's shape comes from the pipeline options (docs/options.md).
+  // transform); the options module reads their values into the plan and the rules (docs/options.md).
   RETURN_IF_ERROR(CheckKeys(p, {"type", "transforms", "source", "sink", "extra_transforms", "name", "resource_hints"}, "pipeline",
                             {{"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"}}));
+  std::vector<ResourceHintSpec> pipeline_hints;
+  if (p["resource_hints"].IsDefined()) RETURN_IF_ERROR(ParseResourceHints(p["resource_hints"], "pipeline", pipeline_hints));
   bool chain = false;
   if (p["type"].IsDefined()) {
     std::string type = p["type"].IsScalar() ? p["type"].Scalar() : "";
@@ -356,7 +398,9 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
       for (const YAML::Node& n : extra) RETURN_IF_ERROR(add(n, false));
     }
   }
-  return Wire(std::move(all), root["options"]);
+  ASSIGN_OR_RETURN(PipelineSpec spec, Wire(std::move(all), root["options"]));
+  spec.resource_hints = std::move(pipeline_hints);
+  return spec;
 }
 
 // yaml-cpp keeps every entry of a mapping and lookups return the first, so `batch_size: 8` followed

@@ -57,6 +57,36 @@ Status PlanAccelerator(const PipelineOptions& options, const Catalog& catalog, c
   return Status::OK();
 }
 
+std::string AcceleratorText(const AcceleratorSpec& a) {
+  std::string out = "type:" + a.gpu_type + ";count:" + std::to_string(a.count);
+  if (a.install_driver) out += ";install-nvidia-driver" + (a.driver_arg.empty() ? std::string() : ":" + a.driver_arg);
+  if (a.use_mps) out += ";use_nvidia_mps";
+  if (!a.machine_type.empty()) out += ";machine_type:" + a.machine_type;
+  return out;
+}
+
+void PlanResourceHints(const PipelineOptions& options, WorkerPlan& plan) {
+  auto add = [&](const TransformResourceHints& h) {
+    WorkerPlan::ResourceHints out;
+    out.transform = h.transform;
+    out.where = h.where;
+    if (h.accelerator && !h.accelerator->gpu_type.empty()) out.accelerator = AcceleratorText(*h.accelerator);
+    out.accelerator_inherited = !h.own_accelerator && !out.accelerator.empty();
+    out.min_ram_bytes = h.min_ram_bytes.value_or(0);
+    out.cpu_count = h.cpu_count.value_or(0);
+    plan.resource_hints.push_back(std::move(out));
+  };
+  if (options.pipeline_hints) add(*options.pipeline_hints);
+  for (const TransformResourceHints& h : options.transform_hints) add(h);
+  if (!plan.accelerator.present || options.worker_accelerator || !options.accelerator_hint) return;
+  const auto own = std::find_if(options.transform_hints.begin(), options.transform_hints.end(),
+                                [](const TransformResourceHints& h) { return h.own_accelerator; });
+  plan.accelerator.declared_by = own != options.transform_hints.end() && own->accelerator &&
+                                         own->accelerator->origin.where == options.accelerator_hint->origin.where
+                                     ? "resource hint of transform '" + own->transform + "' (" + own->where + ")"
+                                     : "pipeline-level resource hint (" + options.accelerator_hint->origin.where + ")";
+}
+
 void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirement>& models, WorkerPlan& plan) {
   const int gpus = plan.accelerator.present ? plan.accelerator.count : 1;
   auto& mem = plan.gpu_memory;
@@ -111,6 +141,7 @@ Result<WorkerPlan> MakePlan(const PipelineOptions& options, const Catalog& catal
   PlanProcesses(options, plan);
   RETURN_IF_ERROR(PlanAccelerator(options, catalog, host, plan));
   PlanModelsAndMemory(catalog, models, plan);
+  PlanResourceHints(options, plan);
   return plan;
 }
 

@@ -4,6 +4,20 @@
 #include "dfw/plan/plan.h"
 
 namespace dfw {
+namespace {
+
+// A hint's size as people write it: "16 GB", "1.5 GB", "8 GiB" (HumanBytes for anything else).
+std::string HintBytes(uint64_t bytes) {
+  if (bytes > 0 && bytes % (uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes % 1'000'000 == 0) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g GB", static_cast<double>(bytes) / 1e9);
+    return text;
+  }
+  return HumanBytes(bytes);
+}
+
+}  // namespace
 
 std::string RenderPlanText(const WorkerPlan& plan) {
   std::string out = "worker plan\n";
@@ -26,6 +40,16 @@ std::string RenderPlanText(const WorkerPlan& plan) {
                                                        : std::string("off")) +
                              ", backend " + acc.backend +
                              (acc.backend_reason.empty() ? std::string() : " (" + acc.backend_reason + ")"));
+  }
+  if (!acc.declared_by.empty()) line("", "declared by the " + acc.declared_by + "; right fitting");
+  for (std::size_t i = 0; i < plan.resource_hints.size(); ++i) {
+    const auto& h = plan.resource_hints[i];
+    std::vector<std::string> parts;
+    if (!h.accelerator.empty()) parts.push_back("accelerator " + h.accelerator + (h.accelerator_inherited ? " (from the pipeline level)" : ""));
+    if (h.min_ram_bytes > 0) parts.push_back("min_ram " + HintBytes(h.min_ram_bytes));
+    if (h.cpu_count > 0) parts.push_back("cpu_count " + std::to_string(h.cpu_count));
+    const std::string who = h.transform.empty() ? "pipeline level" : "'" + h.transform + "' (" + h.where + ")";
+    line(i == 0 ? "resource hints:" : "", who + ": " + (parts.empty() ? std::string("none") : Join(parts, ", ")));
   }
   if (plan.models.empty()) {
     line("models:", "none (no RunInference in the pipeline; GPU memory counts contexts only)");

@@ -14,9 +14,19 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
                       {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"device", m.device},
                       {"workspace_bytes", m.workspace.bytes}, {"workspace_how", m.workspace.how}});
   }
+  nlohmann::json hints = nlohmann::json::array();
+  for (const auto& h : plan.resource_hints) {
+    hints.push_back({{"transform", h.transform.empty() ? nlohmann::json(nullptr) : nlohmann::json(h.transform)},
+                     {"where", h.where},
+                     {"accelerator", h.accelerator.empty() ? nlohmann::json(nullptr) : nlohmann::json(h.accelerator)},
+                     {"accelerator_inherited", h.accelerator_inherited},
+                     {"min_ram_bytes", h.min_ram_bytes},
+                     {"cpu_count", h.cpu_count}});
+  }
   const auto& acc = plan.accelerator;
   const auto& mem = plan.gpu_memory;
   return {
+      {"resource_hints", hints},
       {"machine_type", plan.machine_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(plan.machine_type)},
       {"vcpus", plan.vcpus},
       {"sdk_processes", plan.sdk_processes},
@@ -25,7 +35,8 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
       {"accelerator",
        acc.present ? nlohmann::json{{"type", acc.type}, {"count", acc.count}, {"memory_bytes", acc.memory_bytes},
                                     {"mps", acc.mps}, {"backend", acc.backend},
-                                    {"backend_reason", acc.backend_reason}, {"mps_client_limit", acc.mps_client_limit}}
+                                    {"backend_reason", acc.backend_reason}, {"mps_client_limit", acc.mps_client_limit},
+                                    {"declared_by", acc.declared_by}}
                    : nlohmann::json{{"type", nullptr}, {"count", 0}, {"memory_bytes", 0}, {"mps", false},
                                     {"backend", "none"}, {"mps_client_limit", 0}}},
       {"gpu_memory",

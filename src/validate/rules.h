@@ -47,5 +47,7 @@ void MpsRecommended(const RuleContext& ctx);
 void GpuMemory(const RuleContext& ctx);
 // rules_models.cc
 void GpuRequestedNoAccelerator(const RuleContext& ctx);
+// rules_hints.cc
+void ResourceHintExceedsMachine(const RuleContext& ctx);
 
 }  // namespace dfw::validate_internal

@@ -52,6 +52,10 @@ const std::vector<RuleInfo> kRules = {
     {"mps-recommended", S::kWarning, kMps, "several model copies on one GPU without MPS"},
     {"driver-not-installed", S::kWarning, kGpuSupport, "worker_accelerator without install-nvidia-driver"},
     {"right-fitting-conflict", S::kError, kRightFitting, "accelerator resource hint together with worker_accelerator"},
+    {"resource-hints-conflict", S::kError, kRightFitting,
+     "transforms' accelerator resource hints that differ (one worker VM has one accelerator)"},
+    {"resource-hint-exceeds-machine", S::kError, kRightFitting,
+     "a min_ram or cpu_count resource hint above what the machine type has"},
     {"streaming-unsupported", S::kError, kPipelineOptions,
      "--streaming: dfworker runs bounded batch work (right fitting in a streaming job also needs "
      "--experiments=enable_streaming_rightfitting on Dataflow)"},
@@ -79,7 +83,7 @@ constexpr vi::Rule kRuleFunctions[] = {
     vi::N1GpuShape,           vi::DriverNotInstalled,  vi::RightFittingConflict,     vi::StreamingUnsupported,
     vi::MpsMultiGpu,          vi::MpsSingleSdkProcess, vi::MpsPrime,                 vi::MpsOutsideAccelerator,
     vi::MpsRestrictedParallelism, vi::MpsSingleVcpu, vi::MpsClientLimit,             vi::MpsRecommended,
-    vi::GpuMemory,            vi::GpuRequestedNoAccelerator,
+    vi::GpuMemory,            vi::GpuRequestedNoAccelerator, vi::ResourceHintExceedsMachine,
 };
 
 const RuleInfo* FindRule(std::string_view code) {

@@ -106,6 +106,32 @@ const std::vector<BadCase>& BadCases() {
       {"source and sink without chain",
        "pipeline:\n  source: {type: Create, config: {elements: [1]}}\n", StatusCode::kInvalidArgument,
        {"only allowed with 'type: chain'"}},
+      // resource_hints: the structure is the loader's (values are the options module's).
+      {"unknown resource hint on a transform",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n"
+       "      resource_hints: {min_rma: 4GB}\n",
+       StatusCode::kInvalidArgument,
+       {"p.yaml:6:24:", "transform 'Create' (Create) resource_hints: unknown hint 'min_rma'", "did you mean 'min_ram'",
+        "known: accelerator, min_ram, cpu_count"}},
+      {"unknown resource hint on the pipeline",
+       "pipeline:\n  resource_hints:\n    gpu: nvidia-l4\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:3:5:", "pipeline resource_hints: unknown hint 'gpu'", "known: accelerator"}},
+      {"resource hint value is a list",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n"
+       "      resource_hints:\n        min_ram: [4GB, 8GB]\n",
+       StatusCode::kInvalidArgument, {"p.yaml:7:18:", "'min_ram' must be one value", "not a list", "min_ram: 16GB"}},
+      {"resource hint value is a mapping",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n"
+       "      resource_hints:\n        accelerator: {type: nvidia-l4, count: 1}\n",
+       StatusCode::kInvalidArgument,
+       {"p.yaml:7:22:", "'accelerator' must be one value", "not a mapping", "type:nvidia-l4;count:1;install-nvidia-driver"}},
+      {"resource hint without a value",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n"
+       "      resource_hints:\n        cpu_count:\n",
+       StatusCode::kInvalidArgument, {"p.yaml:7:9:", "'cpu_count' must be one value", "not empty"}},
+      {"resource_hints not a mapping",
+       "pipeline:\n  resource_hints: [min_ram=4GB]\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:2:19:", "pipeline resource_hints: expected a mapping"}},
   };
   return kCases;
 }
@@ -215,7 +241,38 @@ TEST(Loader, ResourceHintsAreAcceptedOnThePipelineAndOnTransforms) {
       "    - type: LogForTesting\n      resource_hints: {accelerator: 'type:nvidia-l4;count:1;install-nvidia-driver'}\n",
       r);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-  EXPECT_EQ(spec->transforms.size(), 2u);
+  ASSERT_EQ(spec->transforms.size(), 2u);
+  ASSERT_EQ(spec->resource_hints.size(), 1u);
+  EXPECT_EQ(spec->resource_hints[0].key, "min_ram");
+  EXPECT_EQ(spec->resource_hints[0].value, "4GB");
+  EXPECT_EQ(spec->resource_hints[0].line, 3);
+  EXPECT_EQ(spec->resource_hints[0].column, 29);
+  EXPECT_TRUE(spec->transforms[0].resource_hints.empty());
+  ASSERT_EQ(spec->transforms[1].resource_hints.size(), 1u);
+  EXPECT_EQ(spec->transforms[1].resource_hints[0].key, "accelerator");
+  EXPECT_EQ(spec->transforms[1].resource_hints[0].value, "type:nvidia-l4;count:1;install-nvidia-driver");
+  EXPECT_EQ(spec->transforms[1].resource_hints[0].line, 8);
+}
+
+TEST(Loader, ResourceHintsOnChainSourceAndSinkAndEveryKnownKeyKeepTheirOrder) {
+  StageRegistry r = TestRegistry();
+  Result<PipelineSpec> spec = LoadYaml(
+      "pipeline:\n  type: chain\n  source:\n    type: Create\n    config: {elements: [1]}\n"
+      "    resource_hints: {cpu_count: 4, min_ram: 1.5GB, accelerator: 'type:nvidia-l4;count:1'}\n"
+      "  sink:\n    type: LogForTesting\n    resource_hints:\n      min_ram: 4000000000\n",
+      r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->transforms.size(), 2u);
+  std::vector<std::string> keys, values;
+  for (const ResourceHintSpec& h : spec->transforms[0].resource_hints) {
+    keys.push_back(h.key);
+    values.push_back(h.value);
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"cpu_count", "min_ram", "accelerator"}));
+  EXPECT_EQ(values, (std::vector<std::string>{"4", "1.5GB", "type:nvidia-l4;count:1"}));
+  ASSERT_EQ(spec->transforms[1].resource_hints.size(), 1u);
+  EXPECT_EQ(spec->transforms[1].resource_hints[0].value, "4000000000");
+  EXPECT_TRUE(spec->resource_hints.empty());
 }
 
 TEST(Loader, MissingFileIsNotFound) {

@@ -18,6 +18,12 @@ const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
 const std::string kT4 = "type:nvidia-tesla-t4;count:1;install-nvidia-driver";
 const std::string kMps = ";use_nvidia_mps";
 
+// A pipeline whose second transform carries `resource_hints: HINTS` (the flow-style mapping as written).
+std::string HintPipeline(const std::string& hints) {
+  return "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n"
+         "    - type: LogForTesting\n      name: Show\n      resource_hints: " + hints + "\n";
+}
+
 struct Case {
   std::string name;
   std::vector<std::string> args;
@@ -196,6 +202,28 @@ const std::vector<Case>& Cases() {
       {"yaml_nested_value", {}, {"option-syntax"}, "options:\n  machine_type: {a: b}\n"},
       {"yaml_syntax_error", {}, {"option-syntax"}, "options:\n  machine_type: [unclosed\n"},
       {"yaml_threads_not_a_number", {}, {"option-syntax"}, "options:\n  number_of_worker_harness_threads: many\n"},
+      // --- resource hints in the pipeline file (Beam YAML resource_hints:) ---
+      {"yaml_transform_accelerator_hint", {"--machine_type=g2-standard-8"}, {}, HintPipeline("{accelerator: \"" + kL4 + "\"}")},
+      {"yaml_pipeline_level_hints", {"--machine_type=g2-standard-8"}, {}, "pipeline:\n  resource_hints: {min_ram: 1.5GB, accelerator: \"" + kL4 + "\"}\n  transforms: []\n"},
+      {"yaml_hint_with_worker_accelerator", {kSO + kL4, "--machine_type=g2-standard-8"}, {"right-fitting-conflict"}, HintPipeline("{accelerator: \"" + kL4 + "\"}")},
+      {"yaml_hint_l4_on_n1", {"--machine_type=n1-standard-8"}, {"gpu-machine-mismatch"}, HintPipeline("{accelerator: \"" + kL4 + "\"}")},
+      {"yaml_hint_without_driver", {"--machine_type=g2-standard-8"}, {"driver-not-installed"}, HintPipeline("{accelerator: \"type:nvidia-l4;count:1\"}")},
+      {"yaml_hint_unknown_gpu", {"--machine_type=g2-standard-8"}, {"gpu-unknown-type"}, HintPipeline("{accelerator: \"type:nvidia-l5;count:1;install-nvidia-driver\"}")},
+      {"yaml_min_ram_fits", {"--machine_type=g2-standard-8"}, {}, HintPipeline("{min_ram: 32GB}")},
+      {"yaml_min_ram_above_machine", {"--machine_type=g2-standard-8"}, {"resource-hint-exceeds-machine"}, HintPipeline("{min_ram: 64GB}")},
+      {"yaml_min_ram_above_hint_machine", {"--resource_hints=accelerator=" + kL4 + ";machine_type:g2-standard-4"}, {"resource-hint-exceeds-machine"}, HintPipeline("{min_ram: 20GB}")},
+      {"yaml_min_ram_not_a_size", {}, {"option-syntax"}, HintPipeline("{min_ram: lots}")},
+      {"yaml_cpu_count_above_machine", {"--machine_type=g2-standard-8"}, {"resource-hint-exceeds-machine"}, HintPipeline("{cpu_count: 12}")},
+      {"yaml_cpu_count_not_a_number", {}, {"option-syntax"}, HintPipeline("{cpu_count: many}")},
+      {"cli_min_ram_above_machine", {"--resource_hints=min_ram=64GiB", "--machine_type=n1-standard-8"}, {"resource-hint-exceeds-machine"}},
+      {"no_machine_type_no_min_ram_check", {"--resource_hints=min_ram=640GB"}, {}},
+      {"yaml_transforms_ask_for_different_gpus", {"--machine_type=g2-standard-8"}, {"resource-hints-conflict"},
+       "pipeline:\n  transforms:\n    - type: Create\n      resource_hints: {accelerator: \"" + kL4 + "\"}\n"
+       "    - type: LogForTesting\n      resource_hints: {accelerator: \"" + kT4 + "\"}\n"},
+      {"yaml_transform_differs_from_cli_hint", {"--resource_hints=accelerator=" + kT4, "--machine_type=n1-standard-8"}, {"resource-hints-conflict"}, HintPipeline("{accelerator: \"" + kL4 + "\"}")},
+      {"yaml_experimental_features_string", {}, {}, "options:\n  yaml_experimental_features: Combine\n"},
+      {"yaml_experimental_features_list", {}, {}, "options:\n  yaml_experimental_features: [Combine, ML]\n"},
+      {"yaml_experimental_features_mapping", {}, {"option-syntax"}, "options:\n  yaml_experimental_features: {Combine: true}\n"},
   };
   return cases;
 }

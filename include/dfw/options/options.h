@@ -57,6 +57,28 @@ enum class OptionSource {
 // "default", "pipeline_yaml", "command_line", "pipeline_yaml+command_line".
 const char* OptionSourceName(OptionSource source);
 
+// One resource hint written in the pipeline file (Beam YAML `resource_hints:` on the pipeline or on a
+// transform). The pipeline loader owns the structure (a mapping of known keys to scalars) and refuses
+// anything else; the options parser reads the values, so they get the same grammar and rules as
+// --resource_hints, with the YAML position as the origin.
+struct YamlResourceHint {
+  std::string transform;  // the transform's name as written (its type when unnamed); "" = the pipeline level
+  std::string transform_where;  // "file:line:col" of that transform (or of `pipeline:`)
+  std::string key;        // "accelerator", "min_ram" or "cpu_count"
+  OptionValue value;      // the scalar as written; origin = its YAML position
+};
+
+// What one transform asked for in its own `resource_hints:`, merged with the pipeline-level hints as
+// Beam merges them: the innermost accelerator wins, min_ram and cpu_count take the maximum.
+struct TransformResourceHints {
+  std::string transform;                    // as in YamlResourceHint
+  std::string where;                        // "file:line:col" of the transform ("" at the pipeline level)
+  std::optional<AcceleratorSpec> accelerator;  // effective accelerator (own, else the pipeline's)
+  bool own_accelerator = false;             // the transform wrote it (not inherited)
+  std::optional<uint64_t> min_ram_bytes;    // effective min_ram
+  std::optional<int> cpu_count;             // effective cpu_count
+};
+
 struct PipelineOptions {
   // --- raw lists, in the order given (YAML block first, then command line) ---
   std::vector<OptionValue> dataflow_service_options;  // each element is ONE service option
@@ -86,8 +108,10 @@ struct PipelineOptions {
 
   // --- derived from the lists above ---
   std::optional<AcceleratorSpec> worker_accelerator;  // service option or experiment form
-  std::optional<AcceleratorSpec> accelerator_hint;    // resource hint form (right fitting)
-  std::optional<uint64_t> min_ram_bytes;              // resource hint min_ram
+  // Resource hint form (right fitting): the pipeline-level hint (flags, options: block, `pipeline:
+  // resource_hints`), or the transforms' own accelerator hint (they must agree: one worker, one GPU type).
+  std::optional<AcceleratorSpec> accelerator_hint;
+  std::optional<uint64_t> min_ram_bytes;              // resource hint min_ram: the largest anywhere
   std::optional<OptionValue> enable_prime;            // service option enable_prime
   std::optional<OptionValue> no_use_multiple_sdk_containers;  // that experiment
   std::vector<OptionValue> standalone_mps;            // use_nvidia_mps outside worker_accelerator
@@ -95,6 +119,14 @@ struct PipelineOptions {
 
   // Problems found while parsing (option-syntax, unknown-flag, misspelled-flag).
   std::vector<Diagnostic> diagnostics;
+
+  // --- resource hints from the pipeline file (Beam YAML), and where the winning values came from ---
+  std::vector<YamlResourceHint> yaml_resource_hints;  // in file order (pipeline level and transforms)
+  std::optional<TransformResourceHints> pipeline_hints;  // the pipeline level (transform ""), when any hint is there
+  std::vector<TransformResourceHints> transform_hints;  // one per transform with its own resource_hints
+  std::optional<OptionValue> min_ram_origin;   // the hint that set min_ram_bytes (the largest)
+  std::optional<int> cpu_count;                // resource hint cpu_count: the largest anywhere
+  std::optional<OptionValue> cpu_count_origin; // the hint that set cpu_count
 };
 
 }  // namespace dfw

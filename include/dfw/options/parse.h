@@ -25,9 +25,12 @@ FlagArity LookupFlagArity(std::string_view name);
 
 class OptionsParser {
  public:
-  // Adds the top-level `options:` mapping of a pipeline file (other keys are ignored; the pipeline
-  // module loads `pipeline:`). Call before AddCommandLine: the command line overrides scalars and
-  // appends to lists. `file_name` is used in diagnostics ("file:line:col").
+  // Adds the top-level `options:` mapping of a pipeline file, and the `resource_hints:` of its
+  // `pipeline:` and of each transform there (transforms, source, sink, extra_transforms). Other keys
+  // are ignored: the pipeline module loads `pipeline:` and refuses a malformed resource_hints (not a
+  // mapping, an unknown key, a value that is not a scalar), so such entries are skipped here. Call
+  // before AddCommandLine: the command line overrides scalars and appends to lists. `file_name` is
+  // used in diagnostics ("file:line:col").
   void AddYamlFile(std::string_view yaml_text, std::string_view file_name);
 
   // Adds command-line pipeline flags in argv order (both `--flag=value` and `--flag value`).
@@ -46,6 +49,7 @@ class OptionsParser {
     Origin origin;
   };
   std::vector<Raw> raw_;
+  std::vector<YamlResourceHint> yaml_hints_;  // from `pipeline:` resource_hints, in file order
   std::vector<Diagnostic> diagnostics_;
 };
 

@@ -17,16 +17,28 @@ struct InputRef {
   bool error = false;  // the transform's error_handling output
 };
 
+// One entry of a `resource_hints:` mapping (Beam YAML), as written. The loader checks the structure
+// (known key, scalar value); the options module reads the values (dfw/options/parse.h), so a hint in
+// the file gets the same grammar and rules as --resource_hints.
+struct ResourceHintSpec {
+  std::string key;    // "accelerator", "min_ram" or "cpu_count"
+  std::string value;  // the scalar as written
+  int line = 0;       // 1-based position of the value
+  int column = 0;
+};
+
 struct TransformSpec {
   StageConfig config;           // name, type, config node, location, error handling
   StageTraits traits;           // from the registry
   std::vector<InputRef> inputs; // several = implicit flatten
+  std::vector<ResourceHintSpec> resource_hints;  // the transform's own `resource_hints:`, in file order
 };
 
 struct PipelineSpec {
   std::string file;                       // path it was loaded from ("<string>" for LoadPipelineString)
   std::vector<TransformSpec> transforms;  // topologically sorted: inputs come before consumers
   YAML::Node options;                     // top-level `options:` (Null when absent); the options module reads it
+  std::vector<ResourceHintSpec> resource_hints;  // `pipeline: resource_hints:` (they apply to every transform)
 };
 
 // Loads and checks a pipeline. Every error is kInvalidArgument (or kUnimplemented for valid Beam

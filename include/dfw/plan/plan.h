@@ -70,6 +70,9 @@ struct WorkerPlan {
     std::string backend = "none";  // "cuda", "emulated" or "none"
     std::string backend_reason;    // why not cuda, when known (HostInfo::backend_reason)
     int mps_client_limit = 0;      // clients per device (MPS only)
+    // Who declared it when it came from an accelerator resource hint (right fitting), e.g.
+    // "resource hint of transform 'Classify' (p.yaml:12:7)"; "" = worker_accelerator.
+    std::string declared_by;
   } accelerator;
 
   struct Model {
@@ -107,6 +110,18 @@ struct WorkerPlan {
     uint64_t model_bytes = 0;      // copies × model bytes
     uint64_t workspace_bytes = 0;  // processes × per-batch workspace
   } gpu_memory;
+
+  // The resource hints (PipelineOptions::pipeline_hints, then transform_hints): which transform
+  // asked for what, after Beam's nesting (innermost accelerator, largest min_ram and cpu_count).
+  struct ResourceHints {
+    std::string transform;         // "" = the pipeline level (flags, options:, `pipeline: resource_hints`)
+    std::string where;             // "file:line:col" of the transform ("" at the pipeline level)
+    std::string accelerator;       // "type:nvidia-l4;count:1;install-nvidia-driver"; "" = none
+    bool accelerator_inherited = false;  // from the pipeline level, not the transform's own
+    uint64_t min_ram_bytes = 0;    // 0 = no hint
+    int cpu_count = 0;             // 0 = no hint
+  };
+  std::vector<ResourceHints> resource_hints;
 };
 
 // Builds the plan. Fails (kInvalidArgument) only when the options name something the catalog does
