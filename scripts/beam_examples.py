@@ -19,7 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-# `[dfworker sdk-3] info: {"a":1}`: LogForTesting's rows in the job dir's logs/sdk-N.log.
+# `[dfworker sdk-3] info: {"a":1}`: LogForTesting's rows in the job dir's logs/sdk-N.log (a pipeline
+# with a Combine runs as fused stages, each a job dir <job>/stage-K with its own logs/).
 ROW_LINE = re.compile(r'^\[dfworker sdk-\d+\] info: (\{.*\})\s*$')
 EXPECTED_HEADER = re.compile(r'^#+\s*Expected:\s*$')
 
@@ -73,7 +74,8 @@ def expected_rows(path):
 
 def logged_rows(job_dir):
     rows = []
-    for log in sorted(glob.glob(os.path.join(job_dir, 'logs', 'sdk-*.log'))):
+    logs = glob.glob(os.path.join(job_dir, 'logs', 'sdk-*.log')) + glob.glob(os.path.join(job_dir, 'stage-*', 'logs', 'sdk-*.log'))
+    for log in sorted(logs):
         with open(log, encoding='utf-8', errors='replace') as f:
             for line in f:
                 m = ROW_LINE.match(line.rstrip('\n'))
@@ -131,7 +133,7 @@ def compare(expected, got):
 
 def first_error_line(text):
     for line in text.splitlines():
-        if 'error' in line.lower():
+        if line.startswith('run stopped:') or 'error' in line.lower():
             return line.strip()
     lines = [l for l in text.splitlines() if l.strip()]
     return lines[0].strip() if lines else '(no output)'

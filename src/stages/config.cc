@@ -1,6 +1,8 @@
 // Typed config reads with located errors. yaml-cpp throws on conversions; every call is wrapped.
 #include "dfw/stages/config.h"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "dfw/common/strings.h"
@@ -120,6 +122,23 @@ Value YamlToValue(const YAML::Node& node) {
   if (auto i = ParseInt64(s)) return Value::Int(*i);
   if (auto d = ParseDouble(s)) return Value::Float(*d);
   return Value::String(s);
+}
+
+}  // namespace dfw
+
+namespace dfw {
+
+Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::string& path) {
+  const std::size_t colon = path.find("://");
+  if (colon == std::string::npos || colon == 0) return Status::OK();
+  const std::string scheme = path.substr(0, colon);
+  for (char ch : scheme) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '+' && ch != '-' && ch != '.') return Status::OK();
+  }
+  return Status(StatusCode::kUnimplemented,
+                c.Where() + ": " + key + " '" + path + "' is on a remote filesystem (" + scheme +
+                    "://); Beam reads it through a filesystem plugin, dfworker reads local files only: copy it here "
+                    "(e.g. gcloud storage cp) and give the local path");
 }
 
 }  // namespace dfw

@@ -243,6 +243,7 @@ Result<char> OneChar(const StageConfig& c, const std::string& key, std::optional
 Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
   Options o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
+  RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
   ASSIGN_OR_RETURN(o.delimiter, OneChar(config, "delimiter", std::string(",")));
   ASSIGN_OR_RETURN(o.comment, OneChar(config, "comment", std::string("")));
   if (o.comment && o.comment == o.delimiter) return ConfigKeyError(config, "comment", "must differ from the delimiter");

@@ -108,6 +108,7 @@ class ReadJson final : public Stage {
 Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
   Options o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
+  RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
   return std::unique_ptr<Stage>(new ReadJson(config, std::move(o)));
 }
 

@@ -40,6 +40,7 @@ class ReadText final : public Stage {
 Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
   Options o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
+  RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
   return std::unique_ptr<Stage>(new ReadText(config, std::move(o)));
 }
 

@@ -184,3 +184,27 @@ TEST(Writers, ShardNamesFollowBeam) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(RemotePaths, ReadersAndWritersRefuseAUrlNamingTheScheme) {
+  StageRegistry r;
+  RegisterBuiltinStages(r);
+  for (const char* type : {"ReadFromCsv", "ReadFromJson", "ReadFromText", "WriteToJson", "WriteToCsv", "WriteToText"}) {
+    StageConfig c;
+    c.name = c.type = type;
+    c.config = YAML::Load("{path: 'gs://bucket/dir/products.csv'}");
+    auto stage = r.Find(type)->factory(c);
+    ASSERT_FALSE(stage.ok()) << type;
+    EXPECT_EQ(stage.status().code(), StatusCode::kUnimplemented) << type;
+    EXPECT_NE(stage.status().message().find("remote filesystem (gs://)"), std::string::npos) << stage.status().message();
+  }
+  StageConfig local;
+  local.name = local.type = "ReadFromJson";
+  local.config = YAML::Load("{path: 'data/a:b.jsonl'}");  // a colon alone is a local name
+  EXPECT_TRUE(r.Find("ReadFromJson")->factory(local).ok());
+}
+
+}  // namespace
+}  // namespace dfw

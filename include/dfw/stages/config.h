@@ -31,6 +31,10 @@ Result<double> ConfigDouble(const StageConfig& c, const std::string& key, std::o
 // A string or a list of strings (Beam accepts both for e.g. Explode.fields); absent = empty list.
 Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const std::string& key);
 
+// `path` (config key `key`) must be a local path: a URL such as gs://bucket/x (Beam reads it
+// through a filesystem plugin) is kUnimplemented naming the scheme and what to do instead.
+Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::string& path);
+
 // A YAML value as a row Value: plain scalars become null/bool/int/float/str by their look
 // (YAML 1.2 core schema), quoted scalars stay strings, sequences lists, mappings rows.
 Value YamlToValue(const YAML::Node& node);
