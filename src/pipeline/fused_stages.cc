@@ -80,8 +80,7 @@ Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseO
         copy.config.type = kCombinePartialType;
         copy.config.config = FusedConfig(t, options.partitions, "");
         copy.traits = StageTraits{};
-        copy.traits.is_sink = true;
-        copy.traits.serial = true;
+        copy.traits.is_sink = true;  // concurrent Process calls (each folds into a table of its own)
       } else {
         position[static_cast<int>(i)] = static_cast<int>(stage.spec.transforms.size());
       }

@@ -1,5 +1,6 @@
 #include "dfw/record/value_codec.h"
 
+#include <bit>
 #include <cstring>
 
 namespace dfw {
@@ -9,7 +10,11 @@ enum Tag : uint8_t { kNull = 0, kFalse = 1, kTrue = 2, kInt = 3, kFloat = 4, kSt
 
 void AppendFixed64(std::string& out, uint64_t x) {
   char b[8];
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((x >> (8 * i)) & 0xff);
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(b, &x, 8);
+  } else {
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((x >> (8 * i)) & 0xff);
+  }
   out.append(b, 8);
 }
 

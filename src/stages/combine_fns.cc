@@ -83,7 +83,7 @@ Result<Value> AddNumbers(const Value& x, const Value& y) {
 }
 
 // Inserts `v` into the best-first list `top` (at most n items): largest first, or smallest first.
-Status InsertTop(List& top, Value v, int64_t n, bool largest) {
+Status InsertTop(List& top, const Value& v, int64_t n, bool largest) {
   std::size_t pos = top.size();
   for (std::size_t i = 0; i < top.size(); ++i) {
     ASSIGN_OR_RETURN(int c, PyCompare(v, top[i]));
@@ -93,7 +93,7 @@ Status InsertTop(List& top, Value v, int64_t n, bool largest) {
     }
   }
   if (pos >= static_cast<std::size_t>(n)) return Status::OK();
-  top.insert(top.begin() + static_cast<std::ptrdiff_t>(pos), std::move(v));
+  top.insert(top.begin() + static_cast<std::ptrdiff_t>(pos), v);
   if (top.size() > static_cast<std::size_t>(n)) top.pop_back();
   return Status::OK();
 }
@@ -248,7 +248,17 @@ Accumulators NewAccumulators(const CombineSpec& spec) {
   return accs;
 }
 
-Status AddInput(const Aggregation& a, Accumulator& acc, Value input) {
+Status AddInput(const Aggregation& a, Accumulator& acc, const Value& input) {
+  // The hot cases first: a float (or an int into an int sum) needs no checks beyond its kind.
+  if (a.fn == CombineFnKind::kSum && input.is_float() && acc.v.is_float()) {
+    acc.v.AssignFloat(acc.v.as_float() + input.as_float());
+    return Status::OK();
+  }
+  if (a.fn == CombineFnKind::kMean && input.is_number()) {
+    acc.sum += input.is_float() ? input.as_float() : static_cast<double>(input.as_int());
+    ++acc.n;
+    return Status::OK();
+  }
   switch (a.fn) {
     case CombineFnKind::kSum: {
       RETURN_IF_ERROR(NeedNumber(a, input));
@@ -266,16 +276,16 @@ Status AddInput(const Aggregation& a, Accumulator& acc, Value input) {
     case CombineFnKind::kMax: {
       if (input.is_null()) return InvalidArgument(fmt::format("TypeError: {} of '{}' got None", a.output, a.value->source()));
       if (acc.v.is_null()) {
-        acc.v = std::move(input);
+        acc.v = input;
         return Status::OK();
       }
       ASSIGN_OR_RETURN(int c, PyCompare(input, acc.v));
-      if (a.fn == CombineFnKind::kMin ? c < 0 : c > 0) acc.v = std::move(input);
+      if (a.fn == CombineFnKind::kMin ? c < 0 : c > 0) acc.v = input;
       return Status::OK();
     }
     case CombineFnKind::kAll: acc.v = Value::Bool(acc.v.as_bool() && IsTruthy(input)); return Status::OK();
     case CombineFnKind::kAny: acc.v = Value::Bool(acc.v.as_bool() || IsTruthy(input)); return Status::OK();
-    case CombineFnKind::kGroup: acc.items.push_back(std::move(input)); return Status::OK();
+    case CombineFnKind::kGroup: acc.items.push_back(input); return Status::OK();
     case CombineFnKind::kConcat:
       if (!input.is_list()) {
         return InvalidArgument(fmt::format("TypeError: concat of '{}' needs lists, got '{}'", a.value->source(), input.TypeName()));
@@ -283,7 +293,7 @@ Status AddInput(const Aggregation& a, Accumulator& acc, Value input) {
       acc.items.insert(acc.items.end(), input.as_list().begin(), input.as_list().end());
       return Status::OK();
     case CombineFnKind::kTopLargest:
-    case CombineFnKind::kTopSmallest: return InsertTop(acc.items, std::move(input), a.n, a.fn == CombineFnKind::kTopLargest);
+    case CombineFnKind::kTopSmallest: return InsertTop(acc.items, input, a.n, a.fn == CombineFnKind::kTopLargest);
   }
   return Internal("unknown combine fn");
 }
@@ -302,7 +312,7 @@ Status MergeAccumulator(const Aggregation& a, Accumulator& into, Accumulator fro
     case CombineFnKind::kMin:
     case CombineFnKind::kMax:
       if (from.v.is_null()) return Status::OK();
-      return AddInput(a, into, std::move(from.v));
+      return AddInput(a, into, from.v);
     case CombineFnKind::kAll: into.v = Value::Bool(into.v.as_bool() && from.v.as_bool()); return Status::OK();
     case CombineFnKind::kAny: into.v = Value::Bool(into.v.as_bool() || from.v.as_bool()); return Status::OK();
     case CombineFnKind::kGroup:
@@ -311,7 +321,7 @@ Status MergeAccumulator(const Aggregation& a, Accumulator& into, Accumulator fro
       return Status::OK();
     case CombineFnKind::kTopLargest:
     case CombineFnKind::kTopSmallest:
-      for (Value& v : from.items) RETURN_IF_ERROR(InsertTop(into.items, std::move(v), a.n, a.fn == CombineFnKind::kTopLargest));
+      for (const Value& v : from.items) RETURN_IF_ERROR(InsertTop(into.items, v, a.n, a.fn == CombineFnKind::kTopLargest));
       return Status::OK();
   }
   return Internal("unknown combine fn");

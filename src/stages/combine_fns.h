@@ -54,7 +54,7 @@ using Accumulators = std::vector<Accumulator>;
 // An empty accumulator for each aggregation.
 Accumulators NewAccumulators(const CombineSpec& spec);
 // Folds one input value in (a Python-style TypeError message when the value cannot be combined).
-Status AddInput(const Aggregation& a, Accumulator& acc, Value input);
+Status AddInput(const Aggregation& a, Accumulator& acc, const Value& input);
 // Merges `from` into `into` (both accumulators of `a`).
 Status MergeAccumulator(const Aggregation& a, Accumulator& into, Accumulator from);
 // The shuffle form of an accumulator, and back (kDataLoss when the shape does not fit the fn).

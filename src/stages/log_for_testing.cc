@@ -17,8 +17,9 @@ class LogForTesting final : public Stage {
   explicit LogForTesting(Options options) : options_(std::move(options)) {}
 
   Status Process(RowBatch& in, StageOutput& out) override {
+    const bool logged = spdlog::should_log(options_.level);  // (no JSON made for a level that is off)
     for (Row& row : in) {
-      spdlog::log(options_.level, "{}{}", options_.prefix, row.ToJson());
+      if (logged) spdlog::log(options_.level, "{}{}", options_.prefix, row.ToJson());
       out.Emit(std::move(row));
     }
     return Status::OK();
