@@ -20,13 +20,11 @@ const std::map<std::string, std::string>& UnsupportedTypes() {
   static const std::map<std::string, std::string> kTypes = {
       {"Sql", "SQL transforms need Beam's Java expansion service"},
       {"PyTransform", "arbitrary Python PTransforms need a Python SDK"},
-      {"WindowInto", "windowing is for streaming; dfworker runs bounded batch pipelines in the global window"},
       {"Partition", "multi-output partitioning is not implemented yet"},
       {"AssertEqual", "test assertions are not implemented"},
       {"Join", "joins need named multi-input transforms"},
       {"StripErrorMetadata", "not implemented yet"},
       {"ValidateWithSchema", "not implemented yet"},
-      {"AssignTimestamps", "event timestamps are for streaming"},
       {"composite", "composite transforms are not implemented"},
       {"chain", "nested chains are not implemented; flatten them into the pipeline"},
   };
@@ -192,10 +190,9 @@ Status Loader::ParseInputs(const YAML::Node& n, Pending& out) const {
 Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) const {
   if (!n.IsMap()) return Err(n, "a transform must be a mapping with at least 'type'");
   static const std::map<std::string, std::string> kRefusedKeys = {
-      {"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"},
       {"transforms", "nested transforms (composite/chain) are not supported"},
       {"dependencies", "dfworker cannot install them (see the config-level message)"}};
-  RETURN_IF_ERROR(CheckKeys(n, {"type", "name", "input", "config", "resource_hints"}, "transform", kRefusedKeys));
+  RETURN_IF_ERROR(CheckKeys(n, {"type", "name", "input", "config", "resource_hints", "windowing"}, "transform", kRefusedKeys));
   if (!n["type"].IsDefined() || !n["type"].IsScalar()) return Err(n, "transform: 'type' is required (e.g. ReadFromJson)");
   StageConfig& cfg = out.spec.config;
   cfg.type = n["type"].Scalar();
@@ -216,6 +213,15 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
                                       DidYouMeanSuffix(cfg.type, UserTypes()), Join(UserTypes())));
   }
   out.spec.traits = info->traits;
+  if (n["windowing"].IsDefined()) {
+    // Beam applies a transform's windowing to its inputs; in batch only grouping sees windows.
+    if (cfg.type != "WindowInto" && cfg.type != "Combine") {
+      return Refuse(n["windowing"], fmt::format("windowing on a {} is not supported: only grouping sees windows in batch; "
+                                                "put 'windowing:' on the Combine that aggregates, or add a WindowInto before it",
+                                                cfg.type));
+    }
+    cfg.windowing = n["windowing"];
+  }
   RETURN_IF_ERROR(ParseConfig(n["config"], *info, cfg));
   if (n["resource_hints"].IsDefined()) {
     RETURN_IF_ERROR(ParseResourceHints(n["resource_hints"], fmt::format("transform '{}' ({})", cfg.name, cfg.type),
@@ -351,7 +357,8 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
   // resource_hints: accepted at the pipeline level as on transforms (Beam applies them to every
   // transform); the options module reads their values into the plan and the rules (docs/options.md).
   RETURN_IF_ERROR(CheckKeys(p, {"type", "transforms", "source", "sink", "extra_transforms", "name", "resource_hints"}, "pipeline",
-                            {{"windowing", "windowing is not supported: dfworker runs bounded batch pipelines in the global window"}}));
+                            {{"windowing", "pipeline-level windowing is not supported: put 'windowing:' on the Combine that "
+                                           "aggregates, or add a WindowInto before it"}}));
   std::vector<ResourceHintSpec> pipeline_hints;
   if (p["resource_hints"].IsDefined()) RETURN_IF_ERROR(ParseResourceHints(p["resource_hints"], "pipeline", pipeline_hints));
   bool chain = false;

@@ -20,6 +20,7 @@ void RegisterBuiltinStages(StageRegistry& r) {
   RegisterRunInference(r);
   RegisterMLTransform(r);
   RegisterCombine(r);
+  RegisterWindowing(r);
 }
 
 }  // namespace dfw

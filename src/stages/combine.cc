@@ -222,6 +222,12 @@ class CombinePartial final : public Stage {
 
   Status FoldBatch(Folder& f, RowBatch& in, StageOutput& out) {
     for (Row& row : in) {
+      if (spec_.window) {
+        if (Status w = stages_internal::AssignWindow(*spec_.window, row); !w.ok()) {
+          RETURN_IF_ERROR(out.Fail(row, w.message()));
+          continue;
+        }
+      }
       if (Status key = EncodeKey(f, row); !key.ok()) {
         RETURN_IF_ERROR(out.Fail(row, key.message()));
         continue;
@@ -245,14 +251,21 @@ class CombinePartial final : public Stage {
     return Status::OK();
   }
 
-  // The row's key, encoded into f.encoded (AppendEncodedKey's bytes, with cached field positions).
+  // The row's key, encoded into f.encoded (AppendEncodedKey's bytes, with cached field positions);
+  // a row in a window other than the global one has the window as one more item, [start, end].
   Status EncodeKey(Folder& f, const Row& row) const {
     f.encoded.clear();
-    AppendEncodedListHeader(f.encoded, f.key_fields.size());
+    const bool windowed = !row.in_global_window();
+    AppendEncodedListHeader(f.encoded, f.key_fields.size() + (windowed ? 1 : 0));
     for (FieldFinder& field : f.key_fields) {
       const Value* v = field.Find(row);
       if (v == nullptr || v->is_list()) return stages_internal::GroupKey(spec_, row).status();  // the error, named
       AppendEncodedValue(f.encoded, *v);
+    }
+    if (windowed) {
+      AppendEncodedListHeader(f.encoded, 2);
+      AppendEncodedValue(f.encoded, Value::Int(row.window_start_us()));
+      AppendEncodedValue(f.encoded, Value::Int(row.window_end_us()));
     }
     return Status::OK();
   }
@@ -470,10 +483,20 @@ class MergeReader final : public SplitReader {
     for (std::size_t n = 0; n < max_rows && next_ < entries.size(); ++n, ++next_) {
       auto& [key_bytes, accs] = entries[next_];
       auto key = DecodeWholeValue(key_bytes);
-      if (!key.ok() || !key->is_list() || key->as_list().size() != spec_->group_by.size()) {
+      const std::size_t keys = spec_->group_by.size();
+      if (!key.ok() || !key->is_list() || key->as_list().size() < keys || key->as_list().size() > keys + 1) {
         return DataLoss("shuffle '" + dir_ + "': a key of the wrong shape");
       }
       Row row;
+      if (key->as_list().size() == keys + 1) {  // a windowed group: its output lives in that window
+        const Value& w = key->as_list()[keys];
+        if (!w.is_list() || w.as_list().size() != 2 || !w.as_list()[0].is_int() || !w.as_list()[1].is_int() ||
+            w.as_list()[0].as_int() >= w.as_list()[1].as_int()) {
+          return DataLoss("shuffle '" + dir_ + "': a key's window is malformed");
+        }
+        row.set_window(w.as_list()[0].as_int(), w.as_list()[1].as_int());
+        row.set_timestamp_us(w.as_list()[1].as_int() - 1);  // Beam: the window's end of time
+      }
       row.Reserve(spec_->group_by.size() + accs.size());
       for (std::size_t i = 0; i < spec_->group_by.size(); ++i) row.Append(spec_->group_by[i], key->as_list()[i]);
       for (std::size_t i = 0; i < accs.size(); ++i) {

@@ -228,6 +228,10 @@ Result<CombineSpec> ParseCombineSpec(const StageConfig& c) {
     if (fields.size() == 1 && fields[0] == source) in.field = source;
     spec.inputs.push_back(std::move(in));
   }
+  if (c.windowing.IsDefined() && !c.windowing.IsNull()) {
+    ASSIGN_OR_RETURN(WindowFn w, ParseWindowing(c, c.windowing));
+    spec.window = w;
+  }
   if (cfg["shuffle_partitions"].IsDefined()) {
     ASSIGN_OR_RETURN(spec.partitions, ConfigInt(c, "shuffle_partitions"));
     if (spec.partitions < 1) return ConfigKeyError(c, "shuffle_partitions", "must be >= 1");

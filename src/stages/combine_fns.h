@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "dfw/record/expression.h"
 #include "dfw/record/value.h"
 #include "dfw/stages/stage.h"
+#include "windowing.h"
 
 namespace dfw::stages_internal {
 
@@ -34,6 +36,7 @@ struct CombineSpec {
   std::vector<Aggregation> aggregations;
   std::vector<CombineInput> inputs;
   int64_t partitions = 1;  // shuffle partitions (fused stages); 1 when not fused
+  std::optional<WindowFn> window;  // the Combine's own `windowing:` (applied to its input rows)
 };
 
 // Parses group_by/combine/language of a Combine transform. Errors name the field and the allowed

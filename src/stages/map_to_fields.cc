@@ -53,6 +53,7 @@ class MapToFields final : public Stage {
         out.Emit(std::move(row));
       } else {
         Row result;
+        result.CopyMetadataFrom(row);  // the event timestamp and window stay with the element
         result.Reserve(values.size());
         for (std::size_t i = 0; i < values.size(); ++i) result.AppendNull(options_.fields[i].name) = std::move(values[i]);
         out.Emit(std::move(result));

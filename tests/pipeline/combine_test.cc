@@ -331,3 +331,128 @@ TEST(FuseStages, APipelineWithoutCombineIsOneStage) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kVisits = R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config:
+        elements:
+          - {user: alice, timestamp: 1}
+          - {user: alice, timestamp: 3}
+          - {user: bob, timestamp: 7}
+          - {user: bob, timestamp: 12}
+          - {user: bob, timestamp: 20}
+          - {user: alice, timestamp: 101}
+          - {user: alice, timestamp: 109.5}
+          - {user: alice, timestamp: 115}
+    - type: AssignTimestamps
+      config: {timestamp: timestamp}
+)";
+
+TEST(Windowing, FixedWindowsOnTheCombineGroupPerKeyAndWindow) {
+  auto rows = RunCollect(std::string(kVisits) + R"(
+    - type: Combine
+      config:
+        group_by: user
+        combine: {visits: {value: user, fn: count}, first: {value: timestamp, fn: min}}
+      windowing: {type: fixed, size: 10s}
+    - type: TestCollect
+      name: Out
+)");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  // alice: [0,10) 2, [100,110) 2, [110,120) 1; bob: [0,10) 1, [10,20) 1, [20,30) 1.
+  EXPECT_THAT(*rows, ::testing::ElementsAre(R"({"user":"alice","visits":1,"first":115})",
+                                            R"({"user":"alice","visits":2,"first":101})",
+                                            R"({"user":"alice","visits":2,"first":1})",
+                                            R"({"user":"bob","visits":1,"first":12})",
+                                            R"({"user":"bob","visits":1,"first":20})",
+                                            R"({"user":"bob","visits":1,"first":7})"));
+}
+
+// WindowInto before the Combine, timestamps kept through a MapToFields that builds new rows, and
+// a second Combine downstream that groups within the first one's windows (as in Beam).
+TEST(Windowing, WindowIntoThenCombinesKeepTheWindows) {
+  auto rows = RunCollect(std::string(kVisits) + R"(
+    - type: MapToFields
+      config: {language: python, fields: {who: user, t: timestamp}}
+    - type: WindowInto
+      windowing: {type: fixed, size: 1m, offset: 40s}
+    - type: Combine
+      name: PerUser
+      config: {group_by: who, combine: {n: {value: t, fn: count}}}
+    - type: Combine
+      name: Users
+      config: {group_by: [], combine: {users: {value: who, fn: count}, visits: {value: n, fn: sum}}}
+    - type: TestCollect
+      name: Out
+)");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  // Windows [-20s, 40s) and [40s, 100s), [100s, 160s): users 2 (5 visits), none, 1 (3 visits).
+  EXPECT_THAT(*rows, ::testing::ElementsAre(R"({"users":1,"visits":3})", R"({"users":2,"visits":5})"));
+}
+
+TEST(Windowing, BadWindowingIsRefusedWithTheReason) {
+  StageRegistry registry = testing::TestRegistry();
+  auto load = [&](const std::string& tail) { return testing::LoadYaml(std::string(kVisits) + tail, registry); };
+  auto sessions = load("    - type: WindowInto\n      windowing: {type: sessions, gap: 10s}\n");
+  ASSERT_FALSE(sessions.ok());
+  EXPECT_EQ(sessions.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(sessions.status().message(), HasSubstr("windowing type 'sessions'"));
+  auto sliding = load("    - type: Combine\n      config: {group_by: user, combine: {n: count}}\n"
+                      "      windowing: {type: sliding, size: 10s, period: 5s}\n");
+  ASSERT_FALSE(sliding.ok());
+  EXPECT_THAT(sliding.status().message(), HasSubstr("'sliding'"));
+  auto size = load("    - type: WindowInto\n      windowing: {type: fixed, size: soon}\n");
+  ASSERT_FALSE(size.ok());
+  EXPECT_THAT(size.status().message(), HasSubstr("windowing.size must be a duration"));
+  auto none = load("    - type: WindowInto\n");
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), HasSubstr("needs 'windowing:'"));
+  auto on_map = load("    - type: MapToFields\n      config: {fields: {u: user}}\n      windowing: {type: fixed, size: 10s}\n");
+  ASSERT_FALSE(on_map.ok());
+  EXPECT_THAT(on_map.status().message(), HasSubstr("windowing on a MapToFields is not supported"));
+  auto pipeline_level = testing::LoadYaml(
+      "pipeline:\n  windowing: {type: fixed, size: 10s}\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n",
+      registry);
+  ASSERT_FALSE(pipeline_level.ok());
+  EXPECT_THAT(pipeline_level.status().message(), HasSubstr("pipeline-level windowing"));
+}
+
+TEST(Windowing, RowsWithoutOrWithBadTimestampsFailNamingWhy) {
+  auto no_ts = RunCollect(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{u: a}]}
+    - type: WindowInto
+      windowing: {type: fixed, size: 10s}
+    - type: TestCollect
+      name: Out
+)");
+  ASSERT_FALSE(no_ts.ok());
+  EXPECT_THAT(no_ts.status().message(), HasSubstr("no event timestamp"));
+  auto text_ts = RunCollect(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{u: a, t: yesterday}]}
+    - type: AssignTimestamps
+      config: {timestamp: t}
+    - type: TestCollect
+      name: Out
+)");
+  ASSERT_FALSE(text_ts.ok());
+  EXPECT_THAT(text_ts.status().message(), HasSubstr("seconds since the epoch"));
+}
+
+}  // namespace
+}  // namespace dfw

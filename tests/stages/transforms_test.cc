@@ -208,3 +208,36 @@ TEST(RemotePaths, ReadersAndWritersRefuseAUrlNamingTheScheme) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// Window starts: floor((ts - offset) / size) * size + offset, negative timestamps included.
+TEST(WindowInto, FixedWindowBoundsIncludingOffsetsAndNegativeTimes) {
+  StageRegistry r;
+  RegisterBuiltinStages(r);
+  StageConfig c;
+  c.name = c.type = "WindowInto";
+  c.windowing = YAML::Load("{type: fixed, size: 250ms, offset: 1.1s}");  // offset 1100 ms = 100 ms mod 250
+  auto stage = r.Find("WindowInto")->factory(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch in;
+  for (int64_t ts : {int64_t{0}, int64_t{99'999}, int64_t{100'000}, int64_t{349'999}, int64_t{350'000}, int64_t{-1}}) {
+    Row row;
+    row.Append("x", Value::Int(1));
+    row.set_timestamp_us(ts);
+    in.push_back(std::move(row));
+  }
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->Process(in, out).ok());
+  ASSERT_EQ(out.main().size(), 6u);
+  const std::pair<int64_t, int64_t> want[] = {{-150'000, 100'000}, {-150'000, 100'000}, {100'000, 350'000},
+                                             {100'000, 350'000},   {350'000, 600'000},  {-150'000, 100'000}};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(out.main()[i].window_start_us(), want[i].first) << i;
+    EXPECT_EQ(out.main()[i].window_end_us(), want[i].second) << i;
+  }
+}
+
+}  // namespace
+}  // namespace dfw

@@ -229,6 +229,26 @@ class Row {
   bool Erase(std::string_view name);
   void Reserve(std::size_t n) { fields_.reserve(n); }
 
+  // Beam's element metadata in batch: the event timestamp (set by AssignTimestamps) and the window
+  // (set by WindowInto, or by a windowed Combine on its output). Default: no timestamp, the global
+  // window. Not part of equality or JSON; transforms that build a new row from one copy it
+  // (CopyMetadataFrom).
+  static constexpr int64_t kNoTimestamp = INT64_MIN;
+  int64_t timestamp_us() const { return timestamp_us_; }
+  void set_timestamp_us(int64_t t) { timestamp_us_ = t; }
+  bool in_global_window() const { return window_start_us_ == INT64_MIN && window_end_us_ == INT64_MAX; }
+  int64_t window_start_us() const { return window_start_us_; }
+  int64_t window_end_us() const { return window_end_us_; }
+  void set_window(int64_t start_us, int64_t end_us) {
+    window_start_us_ = start_us;
+    window_end_us_ = end_us;
+  }
+  void CopyMetadataFrom(const Row& other) {
+    timestamp_us_ = other.timestamp_us_;
+    window_start_us_ = other.window_start_us_;
+    window_end_us_ = other.window_end_us_;
+  }
+
   // Same field names with equal values, in any order.
   bool operator==(const Row& other) const;
   bool operator!=(const Row& other) const { return !(*this == other); }
@@ -238,6 +258,9 @@ class Row {
 
  private:
   std::vector<Field> fields_;
+  int64_t timestamp_us_ = kNoTimestamp;
+  int64_t window_start_us_ = INT64_MIN;  // [start, end): the global window by default
+  int64_t window_end_us_ = INT64_MAX;
 };
 
 // Appends `s` as a JSON string literal (with quotes). Invalid UTF-8 bytes are written as U+FFFD.

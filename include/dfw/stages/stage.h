@@ -52,6 +52,7 @@ struct StageConfig {
                                        // (nullptr in load-time checks); for stages with their own
                                        // metrics, e.g. RunInference's Beam metrics
   int inference_lanes = 1;  // RunInference: concurrent CPU models in this process (set by the runner)
+  YAML::Node windowing;     // the transform's `windowing:` (WindowInto, Combine); Null when absent
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
   std::string Where() const;
@@ -210,6 +211,8 @@ void RegisterLogForTesting(StageRegistry& r);
 void RegisterRunInference(StageRegistry& r);
 // Beam YAML's MLTransform with SentenceTransformerEmbeddings (src/stages/ml_transform.cc).
 void RegisterMLTransform(StageRegistry& r);
+// Event timestamps and windows in batch: AssignTimestamps and WindowInto (src/stages/windowing.cc).
+void RegisterWindowing(StageRegistry& r);
 
 // Registers every built-in stage.
 void RegisterBuiltinStages(StageRegistry& r);
