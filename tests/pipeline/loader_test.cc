@@ -29,7 +29,7 @@ const std::vector<BadCase>& BadCases() {
        StatusCode::kInvalidArgument, {"'path' is required"}},
       {"windowing refused",
        "pipeline:\n  type: chain\n  transforms:\n    - type: ReadFromJson\n      config: {path: x}\n      windowing: {type: fixed, size: 60s}\n",
-       StatusCode::kUnimplemented, {"p.yaml:6:7:", "windowing", "not supported"}},
+       StatusCode::kUnimplemented, {"p.yaml:6:18:", "windowing on a ReadFromJson", "not supported"}},
       {"pipeline windowing refused",
        "pipeline:\n  windowing: {type: global}\n  transforms: []\n", StatusCode::kUnimplemented, {"windowing"}},
       {"Sql refused",
