@@ -47,7 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
 
 TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
   std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml",
-                                  "beam_ml_embeddings.yaml",
+                                  "beam_ml_embeddings.yaml", "predictions_per_label.yaml",
                                   "tenants.yaml"};  // a tenants file: tenants_test.cc runs it
   for (const auto& e : fs::directory_iterator(fs::path(DFW_SOURCE_DIR) / "pipelines")) {
     if (e.path().extension() == ".yaml") {
@@ -69,6 +69,33 @@ TEST(ShippedPipelines, TheDefaultDemoClassifiesEveryGoodRowAndDeadLettersTheFour
   EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/default/errors"), 4) << o.out;
   EXPECT_NE(o.out.find("SDK processes: 4 (records per process: min "), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("min 0,"), std::string::npos) << "every SDK process gets work\n" << o.out;
+  fs::remove_all(job);
+}
+
+// RunInference, then a Combine through the shuffle: the confusion matrix covers every good row once.
+TEST(ShippedPipelines, PredictionsPerLabelCountsEveryGoodRowOnceThroughTheShuffle) {
+  fs::path job = fs::temp_directory_path() / ("dfw_shipped_matrix_" + std::to_string(::getpid()));
+  fs::remove_all(job);
+  const fs::path out = fs::path(DFW_SOURCE_DIR) / "out/predictions_per_label";
+  fs::remove_all(out);
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/predictions_per_label.yaml", "--job_dir", job.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_TRUE(fs::exists(job / "stage-1" / "FINISHED")) << o.out;
+  EXPECT_EQ(ShardRows(out / "errors"), 4) << o.out;
+  int64_t rows = 0, cells = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (e.path().filename().string().rfind("matrix-", 0) != 0) continue;
+    std::ifstream in(e.path());
+    for (std::string line; std::getline(in, line);) {
+      const std::size_t at = line.find("\"rows\":");
+      ASSERT_NE(at, std::string::npos) << line;
+      rows += std::stoll(line.substr(at + 7));
+      ++cells;
+    }
+  }
+  EXPECT_EQ(rows, 5720) << o.out;
+  EXPECT_GE(cells, 2);
+  EXPECT_LE(cells, 4);
   fs::remove_all(job);
 }
 
