@@ -24,7 +24,7 @@ YAML::Node FusedConfig(const TransformSpec& combine, int64_t partitions, const s
 
 bool HasShuffle(const PipelineSpec& spec) { return std::any_of(spec.transforms.begin(), spec.transforms.end(), IsCombine); }
 
-int64_t DefaultShufflePartitions(int processes) { return std::max<int64_t>(4, 2 * static_cast<int64_t>(processes)); }
+int64_t DefaultShufflePartitions(int processes) { return std::max<int64_t>(256, 8 * static_cast<int64_t>(processes)); }
 
 Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseOptions& options) {
   if (options.partitions < 1) return InvalidArgument("shuffle partitions must be >= 1");

@@ -369,8 +369,16 @@ struct Fd {
   }
 };
 
-// Merges partition `partition` of one committed shuffle file into `keys`.
-Status MergeFile(const std::string& path, const CombineSpec& spec, int64_t partition, KeyTable& keys) {
+// Where each partition's sections are in one committed shuffle file (its validated index).
+struct ShuffleFile {
+  std::string path;
+  struct Section {
+    uint64_t offset, length;
+  };
+  std::vector<std::vector<Section>> by_partition;
+};
+
+Result<ShuffleFile> ReadShuffleFileIndex(const std::string& path, const CombineSpec& spec) {
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) return ErrnoError("open the shuffle file '" + path + "'", errno);
@@ -397,6 +405,9 @@ Status MergeFile(const std::string& path, const CombineSpec& spec, int64_t parti
   std::string_view in(index);
   ASSIGN_OR_RETURN(uint64_t sections, DecodeVarint(in));
   if (sections > index.size()) return bad("more sections than index bytes");
+  ShuffleFile file;
+  file.path = path;
+  file.by_partition.resize(static_cast<std::size_t>(partitions));
   for (uint64_t s = 0; s < sections; ++s) {
     ASSIGN_OR_RETURN(uint64_t p, DecodeVarint(in));
     ASSIGN_OR_RETURN(uint64_t offset, DecodeVarint(in));
@@ -404,8 +415,22 @@ Status MergeFile(const std::string& path, const CombineSpec& spec, int64_t parti
     if (p >= partitions || offset < kMagic.size() || offset > index_at || length > index_at - offset) {
       return bad("a section lies outside the data");
     }
-    if (static_cast<int64_t>(p) != partition) continue;
-    ASSIGN_OR_RETURN(std::string data, ReadRange(f.fd, path, offset, length));
+    file.by_partition[p].push_back(ShuffleFile::Section{offset, length});
+  }
+  return file;
+}
+
+// Merges partition `partition` of one committed shuffle file into `keys`.
+Status MergeFile(const ShuffleFile& file, const CombineSpec& spec, int64_t partition, KeyTable& keys) {
+  const auto& sections = file.by_partition[static_cast<std::size_t>(partition)];
+  if (sections.empty()) return Status::OK();
+  const std::string& path = file.path;
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0) return ErrnoError("open the shuffle file '" + path + "'", errno);
+  auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + path + "' is corrupt: " + what); };
+  for (const ShuffleFile::Section& section : sections) {
+    ASSIGN_OR_RETURN(std::string data, ReadRange(f.fd, path, section.offset, section.length));
     std::string_view d(data);
     while (!d.empty()) {
       ASSIGN_OR_RETURN(uint64_t key_len, DecodeVarint(d));
@@ -466,54 +491,88 @@ Result<std::vector<int64_t>> ReadShuffleIndex(const std::string& dir) {
   return ids;
 }
 
-// ---- Combine/merge: a source whose bundles are the shuffle's partitions --------------------------
+// ---- Combine/merge: a source whose bundles are ranges of the shuffle's partitions ---------------
 
+// A committed shuffle as the reduce stage sees it: every file's index, and a byte space over the
+// partitions (partition p spans [start[p], start[p + 1]), its bytes summed over the files), so the
+// bundle planner cuts the shuffle into bundles of about the target size, at partition boundaries.
+struct ShuffleLayout {
+  std::vector<ShuffleFile> files;
+  std::vector<uint64_t> start;  // partitions + 1 entries
+};
+
+Result<ShuffleLayout> ReadShuffleLayout(const std::string& dir, const CombineSpec& spec) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> ids, ReadShuffleIndex(dir));
+  ShuffleLayout layout;
+  std::vector<uint64_t> bytes(static_cast<std::size_t>(spec.partitions), 0);
+  for (int64_t id : ids) {
+    ASSIGN_OR_RETURN(ShuffleFile file, ReadShuffleFileIndex(fmt::format("{}/bundle-{}.done", dir, id), spec));
+    for (std::size_t p = 0; p < bytes.size(); ++p) {
+      for (const auto& section : file.by_partition[p]) bytes[p] += section.length;
+    }
+    layout.files.push_back(std::move(file));
+  }
+  layout.start.assign(bytes.size() + 1, 0);
+  for (std::size_t p = 0; p < bytes.size(); ++p) layout.start[p + 1] = layout.start[p] + bytes[p];
+  return layout;
+}
+
+// Merges one partition at a time (memory: the keys of one partition) and emits its rows.
 class MergeReader final : public SplitReader {
  public:
-  MergeReader(const CombineSpec* spec, std::string dir, int64_t partition)
-      : spec_(spec), dir_(std::move(dir)), partition_(partition) {}
+  MergeReader(const CombineSpec* spec, const ShuffleLayout* layout, std::string dir, int64_t first, int64_t end)
+      : spec_(spec), layout_(layout), dir_(std::move(dir)), next_partition_(first), end_partition_(end) {}
 
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
-    if (!merged_) {
-      ASSIGN_OR_RETURN(std::vector<int64_t> ids, ReadShuffleIndex(dir_));
-      for (int64_t id : ids) RETURN_IF_ERROR(MergeFile(fmt::format("{}/bundle-{}.done", dir_, id), *spec_, partition_, keys_));
-      merged_ = true;
+    std::size_t emitted = 0;
+    while (emitted < max_rows) {
+      if (next_row_ >= keys_.size()) {
+        if (next_partition_ >= end_partition_) return false;
+        keys_.clear();
+        next_row_ = 0;
+        for (const ShuffleFile& file : layout_->files) RETURN_IF_ERROR(MergeFile(file, *spec_, next_partition_, keys_));
+        ++next_partition_;
+        continue;
+      }
+      RETURN_IF_ERROR(Emit(keys_.entries()[next_row_++], out));
+      ++emitted;
     }
-    auto& entries = keys_.entries();
-    for (std::size_t n = 0; n < max_rows && next_ < entries.size(); ++n, ++next_) {
-      auto& [key_bytes, accs] = entries[next_];
-      auto key = DecodeWholeValue(key_bytes);
-      const std::size_t keys = spec_->group_by.size();
-      if (!key.ok() || !key->is_list() || key->as_list().size() < keys || key->as_list().size() > keys + 1) {
-        return DataLoss("shuffle '" + dir_ + "': a key of the wrong shape");
-      }
-      Row row;
-      if (key->as_list().size() == keys + 1) {  // a windowed group: its output lives in that window
-        const Value& w = key->as_list()[keys];
-        if (!w.is_list() || w.as_list().size() != 2 || !w.as_list()[0].is_int() || !w.as_list()[1].is_int() ||
-            w.as_list()[0].as_int() >= w.as_list()[1].as_int()) {
-          return DataLoss("shuffle '" + dir_ + "': a key's window is malformed");
-        }
-        row.set_window(w.as_list()[0].as_int(), w.as_list()[1].as_int());
-        row.set_timestamp_us(w.as_list()[1].as_int() - 1);  // Beam: the window's end of time
-      }
-      row.Reserve(spec_->group_by.size() + accs.size());
-      for (std::size_t i = 0; i < spec_->group_by.size(); ++i) row.Append(spec_->group_by[i], key->as_list()[i]);
-      for (std::size_t i = 0; i < accs.size(); ++i) {
-        row.Append(spec_->aggregations[i].output, stages_internal::ExtractOutput(spec_->aggregations[i], std::move(accs[i])));
-      }
-      out.Emit(std::move(row));
-    }
-    return next_ < entries.size();
+    return next_row_ < keys_.size() || next_partition_ < end_partition_;
   }
 
  private:
+  Status Emit(std::pair<std::string, Accumulators>& entry, StageOutput& out) {
+    auto& [key_bytes, accs] = entry;
+    auto key = DecodeWholeValue(key_bytes);
+    const std::size_t keys = spec_->group_by.size();
+    if (!key.ok() || !key->is_list() || key->as_list().size() < keys || key->as_list().size() > keys + 1) {
+      return DataLoss("shuffle '" + dir_ + "': a key of the wrong shape");
+    }
+    Row row;
+    if (key->as_list().size() == keys + 1) {  // a windowed group: its output lives in that window
+      const Value& w = key->as_list()[keys];
+      if (!w.is_list() || w.as_list().size() != 2 || !w.as_list()[0].is_int() || !w.as_list()[1].is_int() ||
+          w.as_list()[0].as_int() >= w.as_list()[1].as_int()) {
+        return DataLoss("shuffle '" + dir_ + "': a key's window is malformed");
+      }
+      row.set_window(w.as_list()[0].as_int(), w.as_list()[1].as_int());
+      row.set_timestamp_us(w.as_list()[1].as_int() - 1);  // Beam: the window's end of time
+    }
+    row.Reserve(keys + accs.size());
+    for (std::size_t i = 0; i < keys; ++i) row.Append(spec_->group_by[i], key->as_list()[i]);
+    for (std::size_t i = 0; i < accs.size(); ++i) {
+      row.Append(spec_->aggregations[i].output, stages_internal::ExtractOutput(spec_->aggregations[i], std::move(accs[i])));
+    }
+    out.Emit(std::move(row));
+    return Status::OK();
+  }
+
   const CombineSpec* spec_;
+  const ShuffleLayout* layout_;
   std::string dir_;
-  int64_t partition_;
-  bool merged_ = false;
-  KeyTable keys_;
-  std::size_t next_ = 0;
+  int64_t next_partition_, end_partition_;  // partitions [next, end) still to merge
+  KeyTable keys_;                           // the partition being emitted
+  std::size_t next_row_ = 0;
 };
 
 class CombineMerge final : public Stage {
@@ -522,23 +581,61 @@ class CombineMerge final : public Stage {
 
   Status Process(RowBatch&, StageOutput&) override { return Internal("Combine/merge has no input"); }
 
-  // One split per partition; distinct paths so that bundle planning never joins two.
-  Result<std::vector<SourceSplit>> Split(int64_t) override {
+  // Ranges of whole partitions of about `target_bytes` of shuffle data each (at least one
+  // partition per range), tiling [0, total bytes).
+  Result<std::vector<SourceSplit>> Split(int64_t target_bytes) override {
+    ASSIGN_OR_RETURN(const ShuffleLayout* layout, Layout());
+    const auto& start = layout->start;
     std::vector<SourceSplit> splits;
-    for (int64_t p = 0; p < spec_.partitions; ++p) splits.push_back(SourceSplit{fmt::format("{}/partition-{}", dir_, p), p, p + 1, 1});
+    const auto target = static_cast<uint64_t>(std::max<int64_t>(1, target_bytes));
+    std::size_t p = 0;
+    const std::size_t partitions = start.size() - 1;
+    while (p < partitions) {
+      std::size_t q = p + 1;
+      while (q < partitions && start[q] - start[p] < target) ++q;
+      splits.push_back(SourceSplit{dir_, static_cast<int64_t>(start[p]), static_cast<int64_t>(start[q]), 1});
+      p = q;
+    }
     return splits;
   }
 
+  // The partitions whose bytes start in [begin, end); the last range also takes the empty
+  // partitions at the very end.
   Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& split) override {
-    if (split.begin < 0 || split.begin >= spec_.partitions || split.end != split.begin + 1) {
-      return InvalidArgument(fmt::format("shuffle '{}': no partition [{}, {})", dir_, split.begin, split.end));
+    ASSIGN_OR_RETURN(const ShuffleLayout* layout, Layout());
+    const auto& start = layout->start;
+    const auto total = static_cast<int64_t>(start.back());
+    if (split.begin < 0 || split.end < split.begin || split.end > total) {
+      return InvalidArgument(fmt::format("shuffle '{}': no byte range [{}, {}) in a shuffle of {} bytes", dir_, split.begin,
+                                         split.end, total));
     }
-    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, dir_, split.begin));
+    const auto partitions = static_cast<int64_t>(start.size() - 1);
+    auto first = static_cast<int64_t>(std::lower_bound(start.begin(), start.end() - 1, static_cast<uint64_t>(split.begin)) - start.begin());
+    auto end = split.end == total ? partitions
+                                  : static_cast<int64_t>(std::lower_bound(start.begin(), start.end() - 1,
+                                                                          static_cast<uint64_t>(split.end)) - start.begin());
+    if (split.begin != static_cast<int64_t>(start[static_cast<std::size_t>(first)]) ||
+        (split.end != total && split.end != static_cast<int64_t>(start[static_cast<std::size_t>(end)]))) {
+      return InvalidArgument(fmt::format("shuffle '{}': [{}, {}) does not fall on partition boundaries", dir_, split.begin, split.end));
+    }
+    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, layout, dir_, first, end));
   }
 
  private:
+  // Read once per process: a committed shuffle never changes.
+  Result<const ShuffleLayout*> Layout() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!layout_) {
+      ASSIGN_OR_RETURN(ShuffleLayout layout, ReadShuffleLayout(dir_, spec_));
+      layout_ = std::make_unique<ShuffleLayout>(std::move(layout));
+    }
+    return layout_.get();
+  }
+
   CombineSpec spec_;
   std::string dir_;
+  std::mutex mu_;
+  std::unique_ptr<ShuffleLayout> layout_;
 };
 
 // ---- the user-facing type -------------------------------------------------------------------------
