@@ -59,14 +59,26 @@ void AppendFixed64(std::string& out, uint64_t x) {
   out.append(b, 8);
 }
 
+// A key's slot hash: KeyHash (which picks the partition, h % partitions) mixed again (murmur3's
+// finaliser). Every key of one partition shares h's low bits, so a table of one partition indexed
+// by h's low bits would cluster into a few runs.
+uint64_t SlotHash(std::string_view key) {
+  uint64_t h = stages_internal::KeyHash(key);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
 // Keys in first-seen order (so a bundle's output does not depend on hash-table iteration), found
-// through an open-addressing table of (hash, entry) slots: one FNV-1a hash and usually one compare
-// per row, no node per key (std::unordered_map cost a third of the fold).
+// through an open-addressing table of (hash, entry) slots: one hash and usually one compare per
+// row, no node per key (std::unordered_map cost a third of the fold).
 class KeyTable {
  public:
   Accumulators* Find(const std::string& key) {
     if (slots_.empty()) return nullptr;
-    const uint64_t h = stages_internal::KeyHash(key);
+    const uint64_t h = SlotHash(key);
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (s.entry == 0) return nullptr;
@@ -77,7 +89,7 @@ class KeyTable {
   Accumulators& Insert(std::string key, Accumulators accs) {
     if (2 * (entries_.size() + 1) > slots_.size()) Grow();
     entries_.emplace_back(std::move(key), std::move(accs));
-    Place(stages_internal::KeyHash(entries_.back().first), entries_.size());
+    Place(SlotHash(entries_.back().first), entries_.size());
     return entries_.back().second;
   }
   std::size_t size() const { return entries_.size(); }
