@@ -17,12 +17,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -532,24 +534,57 @@ Result<ShuffleLayout> ReadShuffleLayout(const std::string& dir, const CombineSpe
 // Merges one partition at a time (memory: the keys of one partition) and emits its rows.
 class MergeReader final : public SplitReader {
  public:
-  MergeReader(const CombineSpec* spec, const ShuffleLayout* layout, std::string dir, int64_t first, int64_t end)
-      : spec_(spec), layout_(layout), dir_(std::move(dir)), next_partition_(first), end_partition_(end) {}
+  // Partitions [first, end) of the layout, the byte range [range_begin, range_end) of the split.
+  MergeReader(const CombineSpec* spec, const ShuffleLayout* layout, std::string dir, int64_t first, int64_t end,
+              int64_t range_begin, int64_t range_end)
+      : spec_(spec), layout_(layout), dir_(std::move(dir)), next_partition_(first), end_partition_(end),
+        range_begin_(range_begin), range_end_(range_end) {}
 
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
     std::size_t emitted = 0;
     while (emitted < max_rows) {
       if (next_row_ >= keys_.size()) {
-        if (next_partition_ >= end_partition_) return false;
+        int64_t p;
+        {
+          std::lock_guard<std::mutex> lock(mu_);  // a partition is claimed before it is merged
+          if (next_partition_ >= end_partition_) return false;
+          p = next_partition_++;
+        }
         keys_.clear();
         next_row_ = 0;
-        for (const ShuffleFile& file : layout_->files) RETURN_IF_ERROR(MergeFile(file, *spec_, next_partition_, keys_));
-        ++next_partition_;
+        for (const ShuffleFile& file : layout_->files) RETURN_IF_ERROR(MergeFile(file, *spec_, p, keys_));
         continue;
       }
       RETURN_IF_ERROR(Emit(keys_.entries()[next_row_++], out));
       ++emitted;
     }
+    std::lock_guard<std::mutex> lock(mu_);
     return next_row_ < keys_.size() || next_partition_ < end_partition_;
+  }
+
+  // In shuffle bytes: the partitions claimed so far, of the range.
+  std::optional<SplitProgress> Progress() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto done = static_cast<int64_t>(layout_->start[static_cast<std::size_t>(next_partition_)]) - range_begin_;
+    return SplitProgress{std::max<int64_t>(0, done), range_end_ - range_begin_};
+  }
+
+  // Dynamic work rebalancing: gives away the unclaimed partitions from a partition boundary at or
+  // after `fraction` of them (at least kMinSplitBytes of shuffle data; the partition being merged
+  // stays here).
+  std::optional<SourceSplit> TrySplit(double fraction) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t left = end_partition_ - next_partition_;
+    if (left < 1) return std::nullopt;
+    fraction = std::clamp(fraction, 0.0, 1.0);
+    int64_t cut = next_partition_ + static_cast<int64_t>(fraction * static_cast<double>(left));
+    cut = std::min(std::max(cut, next_partition_), end_partition_ - 1);
+    const auto cut_bytes = static_cast<int64_t>(layout_->start[static_cast<std::size_t>(cut)]);
+    if (range_end_ - cut_bytes < kMinSplitBytes) return std::nullopt;
+    SourceSplit residual{dir_, cut_bytes, range_end_, 1};
+    end_partition_ = cut;
+    range_end_ = cut_bytes;
+    return residual;
   }
 
  private:
@@ -582,7 +617,9 @@ class MergeReader final : public SplitReader {
   const CombineSpec* spec_;
   const ShuffleLayout* layout_;
   std::string dir_;
-  int64_t next_partition_, end_partition_;  // partitions [next, end) still to merge
+  mutable std::mutex mu_;                   // Next against Progress/TrySplit (another thread)
+  int64_t next_partition_, end_partition_;  // partitions [next, end) still to merge (guarded)
+  int64_t range_begin_, range_end_;         // the split's bytes (range_end_ shrinks with TrySplit)
   KeyTable keys_;                           // the partition being emitted
   std::size_t next_row_ = 0;
 };
@@ -630,7 +667,7 @@ class CombineMerge final : public Stage {
         (split.end != total && split.end != static_cast<int64_t>(start[static_cast<std::size_t>(end)]))) {
       return InvalidArgument(fmt::format("shuffle '{}': [{}, {}) does not fall on partition boundaries", dir_, split.begin, split.end));
     }
-    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, layout, dir_, first, end));
+    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, layout, dir_, first, end, split.begin, split.end));
   }
 
  private:
