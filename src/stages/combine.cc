@@ -73,6 +73,35 @@ uint64_t SlotHash(std::string_view key) {
   return h ^ (h >> 33);
 }
 
+// An encoded key is a list: the group_by values, then (for a row in a window) [start, end] — a
+// 20-byte item (list tag, count 2, two 9-byte ints). The group values' bytes pick the partition, so
+// every window of a key (and so every session that may merge) meets in one partition.
+constexpr std::size_t kWindowItemBytes = 20;
+
+struct KeyParts {
+  std::string_view values;  // the encoded group_by values
+  bool windowed = false;
+};
+
+KeyParts SplitKey(std::string_view key, std::size_t group_by) {
+  std::string_view rest = key.substr(std::min<std::size_t>(1, key.size()));  // the list tag
+  auto count = DecodeVarint(rest);
+  KeyParts parts;
+  parts.windowed = count.ok() && *count == group_by + 1 && rest.size() >= kWindowItemBytes;
+  parts.values = parts.windowed ? rest.substr(0, rest.size() - kWindowItemBytes) : rest;
+  return parts;
+}
+
+uint64_t PartitionOf(std::string_view key, std::size_t group_by, int64_t partitions) {
+  return stages_internal::KeyHash(SplitKey(key, group_by).values) % static_cast<uint64_t>(partitions);
+}
+
+void AppendWindowItem(std::string& out, int64_t start, int64_t end) {
+  AppendEncodedListHeader(out, 2);
+  AppendEncodedValue(out, Value::Int(start));
+  AppendEncodedValue(out, Value::Int(end));
+}
+
 // Keys in first-seen order (so a bundle's output does not depend on hash-table iteration), found
 // through an open-addressing table of (hash, entry) slots: one hash and usually one compare per
 // row, no node per key (std::unordered_map cost a third of the fold).
@@ -276,11 +305,7 @@ class CombinePartial final : public Stage {
       if (v == nullptr || v->is_list()) return stages_internal::GroupKey(spec_, row).status();  // the error, named
       AppendEncodedValue(f.encoded, *v);
     }
-    if (windowed) {
-      AppendEncodedListHeader(f.encoded, 2);
-      AppendEncodedValue(f.encoded, Value::Int(row.window_start_us()));
-      AppendEncodedValue(f.encoded, Value::Int(row.window_end_us()));
-    }
+    if (windowed) AppendWindowItem(f.encoded, row.window_start_us(), row.window_end_us());
     return Status::OK();
   }
 
@@ -310,7 +335,7 @@ class CombinePartial final : public Stage {
     std::vector<std::vector<std::size_t>> by_partition(static_cast<std::size_t>(spec_.partitions));
     auto& entries = f.keys.entries();
     for (std::size_t i = 0; i < entries.size(); ++i) {
-      by_partition[stages_internal::KeyHash(entries[i].first) % static_cast<uint64_t>(spec_.partitions)].push_back(i);
+      by_partition[PartitionOf(entries[i].first, spec_.group_by.size(), spec_.partitions)].push_back(i);
     }
     std::string accs;
     std::vector<std::string> sections(by_partition.size());
@@ -553,6 +578,7 @@ class MergeReader final : public SplitReader {
         keys_.clear();
         next_row_ = 0;
         for (const ShuffleFile& file : layout_->files) RETURN_IF_ERROR(MergeFile(file, *spec_, p, keys_));
+        if (spec_->window && spec_->window->kind == stages_internal::WindowFn::Kind::kSessions) RETURN_IF_ERROR(MergeSessions());
         continue;
       }
       RETURN_IF_ERROR(Emit(keys_.entries()[next_row_++], out));
@@ -588,6 +614,57 @@ class MergeReader final : public SplitReader {
   }
 
  private:
+  // Sessions: a key's windows that overlap become one ([min start, max end)) with their
+  // accumulators merged; Beam merges on intersection, so windows that only touch stay apart.
+  Status MergeSessions() {
+    struct Item {
+      std::string_view values;
+      int64_t start, end;
+      std::size_t entry;
+    };
+    auto& entries = keys_.entries();
+    std::vector<Item> items;
+    items.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string& key = entries[i].first;
+      KeyParts parts = SplitKey(key, spec_->group_by.size());
+      if (!parts.windowed) return DataLoss("shuffle '" + dir_ + "': a sessions Combine's key has no window");
+      std::string_view w = std::string_view(key).substr(key.size() - kWindowItemBytes);
+      auto window = DecodeWholeValue(w);
+      if (!window.ok() || !window->is_list() || window->as_list().size() != 2 || !window->as_list()[0].is_int() ||
+          !window->as_list()[1].is_int()) {
+        return DataLoss("shuffle '" + dir_ + "': a key's window is malformed");
+      }
+      items.push_back(Item{parts.values, window->as_list()[0].as_int(), window->as_list()[1].as_int(), i});
+    }
+    std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+      return a.values != b.values ? a.values < b.values : a.start < b.start;
+    });
+    std::vector<std::pair<std::string, Accumulators>> merged;
+    std::string header;
+    AppendEncodedListHeader(header, spec_->group_by.size() + 1);
+    for (std::size_t i = 0; i < items.size();) {
+      Item session = items[i];
+      Accumulators accs = std::move(entries[session.entry].second);
+      std::size_t j = i + 1;
+      for (; j < items.size() && items[j].values == session.values && items[j].start < session.end; ++j) {
+        session.end = std::max(session.end, items[j].end);
+        for (std::size_t k = 0; k < accs.size(); ++k) {
+          RETURN_IF_ERROR(stages_internal::MergeAccumulator(spec_->aggregations[k], accs[k],
+                                                            std::move(entries[items[j].entry].second[k])));
+        }
+      }
+      std::string key = header;
+      key.append(session.values);
+      AppendWindowItem(key, session.start, session.end);
+      merged.emplace_back(std::move(key), std::move(accs));
+      i = j;
+    }
+    keys_.clear();
+    for (auto& [key, accs] : merged) keys_.Insert(std::move(key), std::move(accs));
+    return Status::OK();
+  }
+
   Status Emit(std::pair<std::string, Accumulators>& entry, StageOutput& out) {
     auto& [key_bytes, accs] = entry;
     auto key = DecodeWholeValue(key_bytes);

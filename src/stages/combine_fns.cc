@@ -229,7 +229,7 @@ Result<CombineSpec> ParseCombineSpec(const StageConfig& c) {
     spec.inputs.push_back(std::move(in));
   }
   if (c.windowing.IsDefined() && !c.windowing.IsNull()) {
-    ASSIGN_OR_RETURN(WindowFn w, ParseWindowing(c, c.windowing));
+    ASSIGN_OR_RETURN(WindowFn w, ParseWindowing(c, c.windowing, /*sessions_allowed=*/true));
     spec.window = w;
   }
   if (cfg["shuffle_partitions"].IsDefined()) {

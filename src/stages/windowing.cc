@@ -45,7 +45,7 @@ Result<int64_t> ParseDuration(const StageConfig& c, const YAML::Node& n, const s
 
 }  // namespace
 
-Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& w) {
+Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& w, bool sessions_allowed) {
   const std::string where = NodeLocation(c, w);
   if (!w.IsDefined() || w.IsNull()) return InvalidArgument(c.Where() + ": needs 'windowing:' ({type: fixed, size: 10s})");
   if (!w.IsMap()) return InvalidArgument(where + ": windowing must be a mapping such as {type: fixed, size: 10s}");
@@ -76,11 +76,22 @@ Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& w) {
     }
     return fn;
   }
-  if (t == "sliding" || t == "sessions") {
+  if (t == "sessions") {
+    if (!sessions_allowed) {
+      return Status(StatusCode::kUnimplemented,
+                    NodeLocation(c, type) + ": sessions windows are merged by the grouping that uses them: put "
+                                            "'windowing: {type: sessions, gap: ...}' on the Combine itself");
+    }
+    RETURN_IF_ERROR(only({"type", "gap"}));
+    fn.kind = WindowFn::Kind::kSessions;
+    ASSIGN_OR_RETURN(fn.gap_us, ParseDuration(c, w["gap"], "gap"));
+    return fn;
+  }
+  if (t == "sliding") {
     return Status(StatusCode::kUnimplemented,
-                  NodeLocation(c, type) + ": windowing type '" + t +
-                      "' is valid Beam but dfworker does not run it (an element in several windows, or windows "
-                      "merged by gaps); supported in batch: fixed, global");
+                  NodeLocation(c, type) + ": windowing type 'sliding' is valid Beam but dfworker does not run it (an "
+                                          "element in several windows); supported in batch: fixed, sessions (on a "
+                                          "Combine), global");
   }
   return InvalidArgument(NodeLocation(c, type) + ": unknown windowing type '" + t + "'; allowed: fixed, global");
 }
@@ -92,7 +103,12 @@ Status AssignWindow(const WindowFn& fn, Row& row) {
   }
   const int64_t ts = row.timestamp_us();
   if (ts == Row::kNoTimestamp) {
-    return InvalidArgument("the row has no event timestamp for its fixed window: add an AssignTimestamps before");
+    return InvalidArgument("the row has no event timestamp for its window: add an AssignTimestamps before");
+  }
+  if (fn.kind == WindowFn::Kind::kSessions) {
+    if (ts > INT64_MAX - fn.gap_us) return InvalidArgument("the row's timestamp is past the end of time for its session");
+    row.set_window(ts, ts + fn.gap_us);
+    return Status::OK();
   }
   // Window start: the largest offset + k * size <= ts (floor, also for negative timestamps).
   int64_t rel = ts - fn.offset_us;
@@ -101,6 +117,14 @@ Status AssignWindow(const WindowFn& fn, Row& row) {
   const int64_t start = fn.offset_us + k * fn.size_us;
   row.set_window(start, start + fn.size_us);
   return Status::OK();
+}
+
+double Seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
+
+std::string WindowString(const Row& row) {
+  if (row.in_global_window()) return "GlobalWindow";
+  return "[" + Value::Float(Seconds(row.window_start_us())).ToJson() + ", " +
+         Value::Float(Seconds(row.window_end_us())).ToJson() + ")";
 }
 
 }  // namespace stages_internal
@@ -172,6 +196,80 @@ Result<std::unique_ptr<Stage>> MakeWindowInto(const StageConfig& c) {
   return std::unique_ptr<Stage>(new WindowInto(fn));
 }
 
+// ExtractWindowingInfo: the element's timestamp and window as fields (Beam's names and forms,
+// times as float seconds).
+enum class Info { kTimestamp, kWindowStart, kWindowEnd, kWindowString, kWindowType };
+
+class ExtractWindowingInfo final : public Stage {
+ public:
+  explicit ExtractWindowingInfo(std::vector<std::pair<std::string, Info>> fields) : fields_(std::move(fields)) {}
+  Status Process(RowBatch& in, StageOutput& out) override {
+    for (Row& row : in) {
+      const bool global = row.in_global_window();
+      for (const auto& [name, info] : fields_) {
+        Value v;
+        switch (info) {
+          case Info::kTimestamp:
+            if (row.timestamp_us() != Row::kNoTimestamp) v = Value::Float(stages_internal::Seconds(row.timestamp_us()));
+            break;
+          case Info::kWindowStart:
+            if (!global) v = Value::Float(stages_internal::Seconds(row.window_start_us()));
+            break;
+          case Info::kWindowEnd:
+            if (!global) v = Value::Float(stages_internal::Seconds(row.window_end_us()));
+            break;
+          case Info::kWindowString: v = Value::String(stages_internal::WindowString(row)); break;
+          case Info::kWindowType: v = Value::String(global ? "GlobalWindow" : "IntervalWindow"); break;
+        }
+        row.Set(name, std::move(v));
+      }
+      out.Emit(std::move(row));
+    }
+    return Status::OK();
+  }
+
+ private:
+  std::vector<std::pair<std::string, Info>> fields_;
+};
+
+Result<std::unique_ptr<Stage>> MakeExtractWindowingInfo(const StageConfig& c) {
+  static const std::pair<const char*, Info> kInfos[] = {{"timestamp", Info::kTimestamp},
+                                                        {"window_start", Info::kWindowStart},
+                                                        {"window_end", Info::kWindowEnd},
+                                                        {"window_string", Info::kWindowString},
+                                                        {"window_type", Info::kWindowType}};
+  auto kind = [&](const std::string& what, const YAML::Node& at) -> Result<Info> {
+    for (const auto& [name, info] : kInfos) {
+      if (what == name) return info;
+    }
+    const bool beam_only = what == "window_object" || what == "pane_info";
+    return Status(beam_only ? StatusCode::kUnimplemented : StatusCode::kInvalidArgument,
+                  NodeLocation(c, at) + ": fields: '" + what + "' " +
+                      (beam_only ? "is a Python object in Beam (no Python here)" : "is not windowing info") +
+                      "; allowed: timestamp, window_start, window_end, window_string, window_type");
+  };
+  std::vector<std::pair<std::string, Info>> fields;
+  const YAML::Node f = c.config["fields"];
+  if (!f.IsDefined() || f.IsNull()) {
+    fields = {{"timestamp", Info::kTimestamp}, {"window_start", Info::kWindowStart}, {"window_end", Info::kWindowEnd}};
+  } else if (f.IsSequence()) {
+    for (const YAML::Node& item : f) {
+      if (!item.IsScalar()) return ConfigKeyError(c, "fields", "must list names such as window_start");
+      ASSIGN_OR_RETURN(Info info, kind(item.Scalar(), item));
+      fields.emplace_back(item.Scalar(), info);
+    }
+  } else if (f.IsMap()) {
+    for (const auto& kv : f) {
+      if (!kv.second.IsScalar()) return ConfigKeyError(c, "fields", "maps an output field to a kind such as window_start");
+      ASSIGN_OR_RETURN(Info info, kind(kv.second.Scalar(), kv.second));
+      fields.emplace_back(kv.first.Scalar(), info);
+    }
+  } else {
+    return ConfigKeyError(c, "fields", "must be a list of kinds or a mapping of field name to kind");
+  }
+  return std::unique_ptr<Stage>(new ExtractWindowingInfo(std::move(fields)));
+}
+
 }  // namespace
 
 void RegisterWindowing(StageRegistry& r) {
@@ -180,6 +278,8 @@ void RegisterWindowing(StageRegistry& r) {
   (void)r.Register({"AssignTimestamps", MakeAssignTimestamps, {"timestamp", "language"}, {"timestamp"}, per_record,
                     CheckByMaking(MakeAssignTimestamps)});
   (void)r.Register({"WindowInto", MakeWindowInto, {}, {}, per_record, CheckByMaking(MakeWindowInto)});
+  (void)r.Register({"ExtractWindowingInfo", MakeExtractWindowingInfo, {"fields"}, {}, StageTraits{},
+                    CheckByMaking(MakeExtractWindowingInfo)});
 }
 
 }  // namespace dfw

@@ -14,18 +14,26 @@
 namespace dfw::stages_internal {
 
 struct WindowFn {
-  enum class Kind { kGlobal, kFixed } kind = Kind::kGlobal;
+  enum class Kind { kGlobal, kFixed, kSessions } kind = Kind::kGlobal;
   int64_t size_us = 0;    // fixed
   int64_t offset_us = 0;  // fixed: windows start at offset + k * size
+  int64_t gap_us = 0;     // sessions: each element opens [ts, ts + gap); overlapping ones of a key merge
 };
 
-// {type: fixed, size: 10s[, offset: 2s]} or {type: global}. Durations: a number of seconds or
-// "<n>ms|s|m|h|d". sliding and sessions are valid Beam that dfworker does not run: kUnimplemented
-// naming the type. Errors name the config position.
-Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& windowing);
+// {type: fixed, size: 10s[, offset: 2s]}, {type: sessions, gap: 10s} (where sessions_allowed: on a
+// Combine, which merges them) or {type: global}. Durations: a number of seconds or
+// "<n>ms|s|m|h|d". sliding is valid Beam that dfworker does not run: kUnimplemented naming it.
+// Errors name the config position.
+Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& windowing, bool sessions_allowed = false);
 
-// Sets the row's window from its event timestamp; a fixed window of a row without one (no
-// AssignTimestamps before) is an error saying so.
+// Sets the row's window from its event timestamp (sessions: the element's own [ts, ts + gap),
+// merged later by the Combine); a row without one (no AssignTimestamps before) is an error saying so.
 Status AssignWindow(const WindowFn& fn, Row& row);
+
+// Python's str of a window as Beam's ExtractWindowingInfo writes it: "[7.0, 30.0)", or
+// "GlobalWindow".
+std::string WindowString(const Row& row);
+// Seconds as Beam's Timestamp floats them (1.5 for 1,500,000 us).
+double Seconds(int64_t us);
 
 }  // namespace dfw::stages_internal

@@ -398,13 +398,53 @@ TEST(Windowing, WindowIntoThenCombinesKeepTheWindows) {
   EXPECT_THAT(*rows, ::testing::ElementsAre(R"({"users":1,"visits":3})", R"({"users":2,"visits":5})"));
 }
 
+// Sessions on the Combine: each element opens [ts, ts + gap); a key's overlapping windows merge in
+// the reduce stage, across bundles (600 elements: three bundles of Create), and windows that only
+// touch stay apart. ExtractWindowingInfo shows the merged windows as Beam writes them.
+TEST(Windowing, SessionsMergeAcrossBundlesAndShowInExtractWindowingInfo) {
+  std::string elements;
+  for (int i = 0; i < 300; ++i) elements += fmt::format("          - {{user: a, t: {}}}\n", i);          // one session
+  for (int i = 0; i < 100; ++i) elements += fmt::format("          - {{user: b, t: {}}}\n", i);          // [0, 101)
+  for (int i = 0; i < 100; ++i) elements += fmt::format("          - {{user: b, t: {}}}\n", 1000 + i);   // [1000, 1101)
+  for (int i = 0; i < 100; ++i) elements += fmt::format("          - {{user: c, t: {}}}\n", 2 * i);      // touching: 100 sessions
+  auto rows = RunCollect(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config:
+        elements:
+)" + elements + R"(
+    - type: AssignTimestamps
+      config: {timestamp: t}
+    - type: Combine
+      config: {group_by: user, combine: {n: {value: t, fn: count}, last: {value: t, fn: max}}}
+      windowing: {type: sessions, gap: 2s}
+    - type: ExtractWindowingInfo
+      config: {fields: [window_string, timestamp]}
+    - type: Filter
+      config: {language: python, keep: "user != 'c' or window_string == '[10.0, 12.0)'"}
+    - type: TestCollect
+      name: Out
+)");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_THAT(*rows, ::testing::ElementsAre(
+                         R"j({"user":"a","n":300,"last":299,"window_string":"[0.0, 301.0)","timestamp":300.999999})j",
+                         R"j({"user":"b","n":100,"last":1099,"window_string":"[1000.0, 1101.0)","timestamp":1100.999999})j",
+                         R"j({"user":"b","n":100,"last":99,"window_string":"[0.0, 101.0)","timestamp":100.999999})j",
+                         R"j({"user":"c","n":1,"last":10,"window_string":"[10.0, 12.0)","timestamp":11.999999})j"));
+}
+
 TEST(Windowing, BadWindowingIsRefusedWithTheReason) {
   StageRegistry registry = testing::TestRegistry();
   auto load = [&](const std::string& tail) { return testing::LoadYaml(std::string(kVisits) + tail, registry); };
   auto sessions = load("    - type: WindowInto\n      windowing: {type: sessions, gap: 10s}\n");
   ASSERT_FALSE(sessions.ok());
   EXPECT_EQ(sessions.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(sessions.status().message(), HasSubstr("windowing type 'sessions'"));
+  EXPECT_THAT(sessions.status().message(), HasSubstr("put 'windowing: {type: sessions"));
+  auto info = load("    - type: ExtractWindowingInfo\n      config: {fields: [window_start, pane_info]}\n");
+  ASSERT_FALSE(info.ok());
+  EXPECT_THAT(info.status().message(), HasSubstr("'pane_info' is a Python object in Beam"));
   auto sliding = load("    - type: Combine\n      config: {group_by: user, combine: {n: count}}\n"
                       "      windowing: {type: sliding, size: 10s, period: 5s}\n");
   ASSERT_FALSE(sliding.ok());
