@@ -60,7 +60,9 @@ Result<StagedJob> ReadStagedJob(const std::string& root) {
   if (job.stage.count < 2 || job.stage.partitions < 1 || job.processes < 1) {
     return DataLoss("'" + root + "/" + kStagesFile + "' is malformed: impossible stage, partition or process counts");
   }
-  job.stage.root = root;
+  std::error_code ec;
+  job.stage.root = std::filesystem::absolute(root, ec).lexically_normal().string();  // (SDK processes change cwd)
+  if (ec) job.stage.root = root;
   return job;
 }
 
@@ -89,6 +91,11 @@ int RunStages(const StagedJob& job, const PipelineLaunchOptions& o, LauncherOpti
     if (Exists(dir + "/job.json")) {
       stage_opts.resume_dir = dir;
     } else {
+      // A stage dir without job.json is one a killed run was creating: nothing in it was
+      // committed (no bundle is leased before job.json exists), so it is made again.
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      if (ec) return Stop("clear the unfinished stage dir '" + dir + "': " + ec.message(), ExitCode::kRunFailed);
       JobStage stage = job.stage;
       stage.index = k;
       auto planned = PlanPipelineJob(job.pipeline_path, job.pipeline_yaml, o.threads, job.processes, &stage);
@@ -156,7 +163,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       if (!std::filesystem::is_empty(root, ec)) {
         return Stop("job dir '" + root + "' already exists and is not empty; finish it with --resume '" + root +
                         "' or choose another --job_dir",
-                    ExitCode::kInvalidInvocation);
+                    ExitCode::kRunFailed);  // as JobDir::Create says it for a one-stage job
       }
       staged.stage.root = std::filesystem::absolute(root).lexically_normal().string();
       Status wrote = WriteStagedJob(staged);
