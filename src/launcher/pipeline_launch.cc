@@ -63,6 +63,7 @@ Result<StagedJob> ReadStagedJob(const std::string& root) {
   std::error_code ec;
   job.stage.root = std::filesystem::absolute(root, ec).lexically_normal().string();  // (SDK processes change cwd)
   if (ec) job.stage.root = root;
+  while (job.stage.root.size() > 1 && job.stage.root.back() == '/') job.stage.root.pop_back();
   return job;
 }
 
@@ -166,6 +167,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
                     ExitCode::kRunFailed);  // as JobDir::Create says it for a one-stage job
       }
       staged.stage.root = std::filesystem::absolute(root).lexically_normal().string();
+      while (staged.stage.root.size() > 1 && staged.stage.root.back() == '/') staged.stage.root.pop_back();
       Status wrote = WriteStagedJob(staged);
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
       std::fprintf(stderr, "[dfworker] job dir %s: %d fused stages (a Combine's shuffle between them, %lld partitions)\n",
