@@ -24,6 +24,7 @@
 #include "dfw/launcher/job_metrics.h"
 #include "dfw/launcher/process_launcher.h"
 #include "dfw/report/sweep.h"
+#include "dfw/worker/pipeline_job.h"
 
 namespace dfw::cli {
 namespace {
@@ -253,6 +254,11 @@ report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yam
   }
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!m.error.empty()) return m;
+  if (fs::exists(run_dir + "/job/stages.json")) {
+    m.error = "the pipeline ran as fused stages (it has a Combine), each stage a job dir with its own metrics.json; "
+              "bench does not sweep staged pipelines yet";
+    return m;
+  }
   auto text = ReadWholeFile(run_dir + "/job/metrics.json");
   auto metrics = text.ok() ? ParseJobMetrics(*text) : Result<JobMetrics>(text.status());
   if (!metrics.ok()) {
@@ -278,6 +284,14 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
   if (!grid.ok()) return Error(grid.status().message());
   std::error_code ec;
   if (!fs::is_regular_file(flags.pipeline_path, ec)) return Error("pipeline file '" + flags.pipeline_path + "' is not a file");
+  if (auto yaml = ReadWholeFile(flags.pipeline_path); yaml.ok()) {
+    auto stages = PlanPipelineStages(flags.pipeline_path, *yaml, 1);
+    if (stages.ok() && stages->count > 1) {
+      return Error("the pipeline has a Combine, so it runs as " + std::to_string(stages->count) +
+                   " fused stages, each a job dir with its own metrics; bench does not sweep staged pipelines yet "
+                   "(run it with dfworker run; dfworker report JOB_DIR shows each stage)");
+    }
+  }
 
   std::string root_template = (fs::temp_directory_path() / "dfw-bench-XXXXXX").string();
   if (::mkdtemp(root_template.data()) == nullptr) return Error("cannot create a temporary folder under " + fs::temp_directory_path().string());
