@@ -38,6 +38,17 @@ uint64_t LargestClientNeed(const WorkerPlan& plan) {
   return std::max(sdk, host);
 }
 
+// Bytes one SDK process of this plan adds: its per-process model copies and every model's workspace
+// (shared copies live in model hosts, which borrowing does not add).
+uint64_t SdkProcessNeed(const WorkerPlan& plan) {
+  uint64_t sdk = 0;
+  for (const WorkerPlan::Model& m : plan.models) {
+    if (m.policy == CopiesPolicy::kPerProcess) sdk += m.bytes;
+    sdk += m.workspace.bytes;
+  }
+  return sdk;
+}
+
 void CheckWorker(const Ctx& c) {
   for (const TenantInput& t : c.tenants) {
     if (!t.plan) continue;
@@ -208,6 +219,7 @@ Admission AdmitTenants(const TenantsFile& file, const std::vector<TenantInput>& 
     l.budget_bytes = t.spec->gpu_memory.BytesOf(a.capacity_bytes);
     l.need_bytes = p.gpu_memory.model_bytes + p.gpu_memory.workspace_bytes;
     l.per_process_need_bytes = LargestClientNeed(p);
+    l.sdk_process_need_bytes = SdkProcessNeed(p);
     l.sdk_processes = p.sdk_processes;
     l.clients = p.gpu_memory.clients > 0 ? p.gpu_memory.clients : p.sdk_processes;
     l.model_hosts = l.clients - p.gpu_memory.processes_per_gpu;

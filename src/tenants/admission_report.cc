@@ -50,6 +50,7 @@ std::string RenderAdmissionJson(const Admission& a) {
                        {"budget_bytes", l.budget_bytes},
                        {"need_bytes", l.need_bytes},
                        {"per_process_need_bytes", l.per_process_need_bytes},
+                       {"sdk_process_need_bytes", l.sdk_process_need_bytes},
                        {"sdk_processes", l.sdk_processes},
                        {"model_hosts", l.model_hosts},
                        {"clients", l.clients},

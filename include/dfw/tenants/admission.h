@@ -36,6 +36,8 @@ struct TenantLimits {
   uint64_t budget_bytes = 0;          // the tenant's GPU memory (ledger budget)
   uint64_t need_bytes = 0;            // its plan: model copies + workspace (contexts are counted per GPU)
   uint64_t per_process_need_bytes = 0;// the largest client's need (an SDK process or a model host)
+  uint64_t sdk_process_need_bytes = 0;// what one more SDK process adds (its own model copies + workspace):
+                                      // a borrowed process slot is taken only while the budget holds it
   int sdk_processes = 0;              // guaranteed
   int model_hosts = 0;                // shared copies (model_copies / large_model)
   int clients = 0;                    // MPS clients: SDK processes + model hosts
