@@ -1,6 +1,7 @@
 // The real run of admitted tenants (tenants_command.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
 #include "tenants_command.h"
+#include "tenants_borrow.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -172,6 +173,11 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   TenantGroupResult result;
   bool fault_after_resume = false;
   int faults = 0;  // MPS faults drained (at most one is followed by a resume)
+  TenantBorrowing borrowing(admission, root);
+  TenantGroupHooks hooks;
+  hooks.on_end = [&](std::size_t i, const std::vector<TenantExit>& exits, bool stopping) {
+    borrowing.OnEnd(i, exits, stopping, *launcher);
+  };
   for (int attempt = 0;; ++attempt) {
     // The emulated server reports a fatal fault on a watch socket (the real one: not yet watched).
     int watch = -1;
@@ -180,7 +186,9 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       if (w.ok()) watch = *w;
       else std::fprintf(stderr, "[dfworker] warning: cannot watch the MPS server for faults: %s\n", w.status().message().c_str());
     }
-    result = RunTenantGroup(unfinished(attempt == 0), *launcher, **signals, watch);
+    std::vector<TenantProcess> starting = unfinished(attempt == 0);
+    borrowing.BeforeStart(starting);
+    result = RunTenantGroup(starting, *launcher, **signals, watch, hooks);
     if (watch >= 0) ::close(watch);
     for (const TenantExit& e : result.exits) ends[e.name] = e;
     if (!result.faulted || result.signal != 0) break;
@@ -205,7 +213,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   }
 
   int code = 0;
-  json report = {{"tenants", json::object()}};
+  json report = {{"tenants", json::object()}, {"borrowing", borrowing.EventsJson()}};
+  std::fprintf(stderr, "%s", borrowing.Lines().c_str());
   Result<device::LedgerSnapshot> snap = LedgerSnapshotAt(ledger_path);
   for (const LoadedTenant& t : tenants) {
     const std::string& name = t.spec->name;
@@ -218,6 +227,13 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     const bool ok = finished && (it == ends.end() || it->second.exit.success());
     std::string peak;
     json j = {{"job_dir", TenantJobDir(root, name)}, {"ended", how}, {"success", ok}};
+    j.update(borrowing.TenantJson(name));
+    std::string procs;
+    if (j.contains("processes_started")) {
+      procs = ", " + j["processes_started"].dump() + " SDK processes (" + j["processes_guaranteed"].dump() +
+              " guaranteed + " + std::to_string(j["processes_started"].get<int>() - j["processes_guaranteed"].get<int>()) +
+              " borrowed)";
+    }
     if (snap.ok()) {
       for (const device::LedgerTenant& lt : snap->tenants) {
         if (lt.name != name) continue;
@@ -231,7 +247,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       }
     }
     report["tenants"][name] = j;
-    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(), how.c_str());
+    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", procs.c_str(),
+                 peak.c_str(), how.c_str());
     if (!ok) {
       const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalid;
       code = invalid && code != 1 ? kInvalid : 1;
