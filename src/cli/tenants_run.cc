@@ -2,6 +2,7 @@
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
 #include "tenants_command.h"
 #include "tenants_borrow.h"
+#include "tenants_memory.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -174,7 +175,17 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   bool fault_after_resume = false;
   int faults = 0;  // MPS faults drained (at most one is followed by a resume)
   TenantBorrowing borrowing(admission, root);
+  // GPU memory per tenant during the run: the ledger when emulated; NVML per-PID is the seam for a GPU.
+  std::vector<TenantMemoryMonitor::Budget> budgets;
+  for (const TenantLimits& l : admission.tenants) budgets.push_back({l.name, l.budget_bytes});
+  Result<std::unique_ptr<GpuMemorySource>> source =
+      ledger_path.empty() ? MakeNvmlMemorySource() : MakeLedgerMemorySource(ledger_path);
+  if (!source.ok()) std::fprintf(stderr, "[dfworker] note: %s\n", source.status().message().c_str());
+  TenantMemoryMonitor memory(source.ok() ? std::move(*source) : nullptr, budgets,
+                             source.ok() ? "" : source.status().message());
   TenantGroupHooks hooks;
+  hooks.tick = TenantMemoryMonitor::kInterval;
+  hooks.on_tick = [&] { memory.Sample(); };
   hooks.on_end = [&](std::size_t i, const std::vector<TenantExit>& exits, bool stopping) {
     borrowing.OnEnd(i, exits, stopping, *launcher);
   };
@@ -228,6 +239,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     std::string peak;
     json j = {{"job_dir", TenantJobDir(root, name)}, {"ended", how}, {"success", ok}};
     j.update(borrowing.TenantJson(name));
+    j.update(memory.TenantJson(name));
     std::string procs;
     if (j.contains("processes_started")) {
       procs = ", " + j["processes_started"].dump() + " SDK processes (" + j["processes_guaranteed"].dump() +
@@ -240,7 +252,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
         peak = ", GPU-memory peak " + HumanBytes(lt.peak_bytes) + " of its budget " + HumanBytes(lt.budget_bytes);
         j["gpu_memory_peak_bytes"] = lt.peak_bytes;
         j["gpu_memory_budget_bytes"] = lt.budget_bytes;
-        if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9) {
+        // Said during the run when a sample saw it; the ledger's exact peak also catches a spike between samples.
+        if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9 && !memory.warned(name)) {
           std::fprintf(stderr, "[dfworker] warning: tenant '%s' reached %s, over 90%% of its GPU-memory budget %s\n",
                        name.c_str(), HumanBytes(lt.peak_bytes).c_str(), HumanBytes(lt.budget_bytes).c_str());
         }
@@ -255,6 +268,19 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     }
   }
   report["mps_faults_drained"] = faults;
+  report["gpu_memory_sampling"] = memory.SamplingJson();
+  {
+    TenantMemoryMonitor::Gauge guaranteed{"dfworker_tenant_processes_guaranteed", "guaranteed SDK processes of the tenant", {}};
+    TenantMemoryMonitor::Gauge lent{"dfworker_tenant_processes_borrowed", "most process slots lent to the tenant", {}};
+    for (const LoadedTenant& t : tenants) {
+      const json b = borrowing.TenantJson(t.spec->name);
+      guaranteed.by_tenant[t.spec->name] = b.value("processes_guaranteed", 0);
+      lent.by_tenant[t.spec->name] = b.value("processes_borrowed", 0);
+    }
+    if (Status s = WriteFileAtomically(root + "/tenants.prom", memory.Prometheus({guaranteed, lent})); !s.ok()) {
+      std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+    }
+  }
   // Every process of the run has ended: the ledger should hold nothing (dead entries are reclaimed).
   if (snap.ok()) report["gpu_memory_held_at_end_bytes"] = snap->used_bytes;
   if (Status s = WriteFileAtomically(root + "/tenants_report.json", report.dump(2) + "\n"); !s.ok()) {
