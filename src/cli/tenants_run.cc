@@ -260,8 +260,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       }
     }
     report["tenants"][name] = j;
-    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", procs.c_str(),
-                 peak.c_str(), how.c_str());
+    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(),
+                 procs.c_str(), how.c_str());
     if (!ok) {
       const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalid;
       code = invalid && code != 1 ? kInvalid : 1;
