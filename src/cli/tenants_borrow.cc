@@ -10,7 +10,8 @@
 
 namespace dfw::cli {
 
-TenantBorrowing::TenantBorrowing(const Admission& admission, std::string root) : root_(std::move(root)) {
+TenantBorrowing::TenantBorrowing(const Admission& admission, std::string root, bool enabled)
+    : root_(std::move(root)), enabled_(enabled) {
   for (const TenantLimits& l : admission.tenants) {
     Tenant t;
     t.share.name = l.name;
@@ -58,6 +59,7 @@ void TenantBorrowing::OnEnd(std::size_t i, const std::vector<TenantExit>& exits,
 }
 
 void TenantBorrowing::Lend(const std::string& after, ProcessLauncher* launcher) {
+  if (!enabled_) return;
   int free_slots = 0;
   std::vector<BorrowTenant> shares;
   for (const Tenant& t : tenants_) {

@@ -25,8 +25,9 @@ namespace dfw::cli {
 
 class TenantBorrowing {
  public:
-  // `tenant_dir(name)` is a tenant's job dir. Tenants in the admission's (file) order.
-  TenantBorrowing(const Admission& admission, std::string root);
+  // Tenants in the admission's (file) order; their job dirs are <root>/tenants/<name>. `enabled`
+  // false (the file's `borrowing: false`): nothing is lent, every processes.want says the guaranteed.
+  TenantBorrowing(const Admission& admission, std::string root, bool enabled = true);
 
   // Before a tenant group starts `starting` (the others have finished or are not run): lends the
   // slots of the tenants not starting and writes every starting tenant's processes.want (its
@@ -63,6 +64,7 @@ class TenantBorrowing {
   double Now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
   std::string root_;
+  bool enabled_ = true;
   std::vector<Tenant> tenants_;
   std::vector<Event> events_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

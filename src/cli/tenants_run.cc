@@ -174,7 +174,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   TenantGroupResult result;
   bool fault_after_resume = false;
   int faults = 0;  // MPS faults drained (at most one is followed by a resume)
-  TenantBorrowing borrowing(admission, root);
+  TenantBorrowing borrowing(admission, root, file.borrowing);
   // GPU memory per tenant during the run: the ledger when emulated; NVML per-PID is the seam for a GPU.
   std::vector<TenantMemoryMonitor::Budget> budgets;
   for (const TenantLimits& l : admission.tenants) budgets.push_back({l.name, l.budget_bytes});
@@ -186,9 +186,13 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   TenantGroupHooks hooks;
   hooks.tick = TenantMemoryMonitor::kInterval;
   hooks.on_tick = [&] { memory.Sample(); };
-  hooks.on_end = [&](std::size_t i, const std::vector<TenantExit>& exits, bool stopping) {
-    borrowing.OnEnd(i, exits, stopping, *launcher);
-  };
+  if (file.borrowing) {
+    hooks.on_end = [&](std::size_t i, const std::vector<TenantExit>& exits, bool stopping) {
+      borrowing.OnEnd(i, exits, stopping, *launcher);
+    };
+  } else {
+    std::fprintf(stderr, "[dfworker] borrowing: off (the tenants file says borrowing: false)\n");
+  }
   for (int attempt = 0;; ++attempt) {
     // The emulated server reports a fatal fault on a watch socket (the real one: not yet watched).
     int watch = -1;
