@@ -3,6 +3,7 @@
 # classifier, pipelines/default.yaml, and the sentence embeddings, pipelines/embed_sentences.yaml)
 #   together:   one `dfworker run --tenants` with both tenants on one emulated L4 under MPS, with
 #               borrowing: when one tenant ends, the other's launcher starts its slots' SDK processes;
+#   no-borrow:  the same, with borrowing: false (each tenant keeps its guaranteed processes only);
 #   one-by-one: the same two tenants, each alone in its own `dfworker run --tenants`, one after the other.
 # Inputs are the committed ones replicated (CLASSIFY_REPS x 5,724 rows, EMBED_REPS x 35 sentences);
 # each tenant gets PROCS guaranteed SDK processes. The two modes alternate REPS times (this machine
@@ -48,6 +49,7 @@ YAML
 classify_entry="  - {name: classify, pipeline: classify.yaml, gpu_memory: 8GiB, active_thread_percentage: 50, sdk_processes: $PROCS}"
 embed_entry="  - {name: embed, pipeline: embed.yaml, gpu_memory: 8GiB, active_thread_percentage: 50, sdk_processes: $PROCS}"
 { header; echo "$classify_entry"; echo "$embed_entry"; } > both.yaml
+{ echo "borrowing: false"; cat both.yaml; } > both-no-borrow.yaml
 { header; echo "$classify_entry"; } > classify-only.yaml
 { header; echo "$embed_entry"; } > embed-only.yaml
 
@@ -68,9 +70,9 @@ elapsed() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['ela
 # run_tenants FILE JOB → appends the log to JOB.log; returns dfworker's status.
 run_tenants() { "$BIN" run --tenants "$1" --job_dir "$2" --accelerator_backend=emulated > "$2.log" 2>&1; }
 
-declare -a T_WALL S_WALL T_C T_E S_C S_E
+declare -a T_WALL S_WALL N_WALL T_C T_E S_C S_E N_C N_E
 for r in $(seq "$REPS"); do
-  for mode in together one-by-one; do
+  for mode in together no-borrow one-by-one; do
     rm -rf out job-*
     start=$(date +%s.%N)
     if [[ $mode == together ]]; then
@@ -78,6 +80,11 @@ for r in $(seq "$REPS"); do
       wall=$(echo "$(date +%s.%N) - $start" | bc)
       T_WALL+=("$wall"); T_C+=("$(elapsed job-both/tenants/classify/metrics.json)"); T_E+=("$(elapsed job-both/tenants/embed/metrics.json)")
       note="borrowing: $(borrowed job-both/tenants_report.json)"
+    elif [[ $mode == no-borrow ]]; then
+      run_tenants both-no-borrow.yaml job-nb
+      wall=$(echo "$(date +%s.%N) - $start" | bc)
+      N_WALL+=("$wall"); N_C+=("$(elapsed job-nb/tenants/classify/metrics.json)"); N_E+=("$(elapsed job-nb/tenants/embed/metrics.json)")
+      note=""
     else
       run_tenants classify-only.yaml job-c
       run_tenants embed-only.yaml job-e
@@ -90,11 +97,15 @@ for r in $(seq "$REPS"); do
   done
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-tw=$(median "${T_WALL[@]}"); sw=$(median "${S_WALL[@]}")
+tw=$(median "${T_WALL[@]}"); sw=$(median "${S_WALL[@]}"); nw=$(median "${N_WALL[@]}")
+nc=$(median "${N_C[@]}"); ne=$(median "${N_E[@]}")
 tc=$(median "${T_C[@]}"); te=$(median "${T_E[@]}"); sc=$(median "${S_C[@]}"); se=$(median "${S_E[@]}")
 echo "inputs: classify $CLASSIFY_ROWS rows, embed $EMBED_ROWS sentences; $PROCS SDK process(es) per tenant; $(nproc) cores; $REPS reps (medians)"
 printf 'together (with borrowing): wall %6.2f s | classify %8.0f rec/s (%.2f s) | embed %6.0f rec/s (%.2f s)\n' "$tw" \
   "$(echo "$CLASSIFY_ROWS / $tc" | bc -l)" "$tc" "$(echo "$EMBED_ROWS / $te" | bc -l)" "$te"
+printf 'together, no borrowing:    wall %6.2f s | classify %8.0f rec/s (%.2f s) | embed %6.0f rec/s (%.2f s)\n' "$nw" \
+  "$(echo "$CLASSIFY_ROWS / $nc" | bc -l)" "$nc" "$(echo "$EMBED_ROWS / $ne" | bc -l)" "$ne"
 printf 'one-by-one:                wall %6.2f s | classify %8.0f rec/s (%.2f s) | embed %6.0f rec/s (%.2f s)\n' "$sw" \
   "$(echo "$CLASSIFY_ROWS / $sc" | bc -l)" "$sc" "$(echo "$EMBED_ROWS / $se" | bc -l)" "$se"
-printf 'ratio together / one-by-one wall time: %.2f (below 1: running the tenants together is faster)\n' "$(echo "$tw / $sw" | bc -l)"
+printf 'ratio together (borrowing) / one-by-one wall time: %.2f (below 1: running the tenants together is faster)\n' "$(echo "$tw / $sw" | bc -l)"
+printf 'ratio together (borrowing) / together without: %.2f (below 1: borrowing helps)\n' "$(echo "$tw / $nw" | bc -l)"
