@@ -10,8 +10,8 @@
 
 namespace dfw::cli {
 
-TenantBorrowing::TenantBorrowing(const Admission& admission, std::string root, bool enabled)
-    : root_(std::move(root)), enabled_(enabled) {
+TenantBorrowing::TenantBorrowing(const Admission& admission, std::string root, bool enabled, int cpus)
+    : root_(std::move(root)), enabled_(enabled), cpus_(std::max(1, cpus)) {
   for (const TenantLimits& l : admission.tenants) {
     Tenant t;
     t.share.name = l.name;
@@ -60,13 +60,13 @@ void TenantBorrowing::OnEnd(std::size_t i, const std::vector<TenantExit>& exits,
 
 void TenantBorrowing::Lend(const std::string& after, ProcessLauncher* launcher) {
   if (!enabled_) return;
-  int free_slots = 0;
+  int freed = 0, running_guaranteed = 0;
   std::vector<BorrowTenant> shares;
   for (const Tenant& t : tenants_) {
-    if (!t.share.running) free_slots += t.guaranteed;
+    (t.share.running ? running_guaranteed : freed) += t.guaranteed;
     shares.push_back(t.share);
   }
-  const std::vector<int> extra = ShareFreedSlots(shares, free_slots);
+  const std::vector<int> extra = ShareFreedSlots(shares, LendableSlots(freed, running_guaranteed, cpus_));
   for (std::size_t k = 0; k < tenants_.size(); ++k) {
     Tenant& t = tenants_[k];
     // A launcher never stops processes: a share that came out lower by rounding keeps what it has.

@@ -27,7 +27,8 @@ class TenantBorrowing {
  public:
   // Tenants in the admission's (file) order; their job dirs are <root>/tenants/<name>. `enabled`
   // false (the file's `borrowing: false`): nothing is lent, every processes.want says the guaranteed.
-  TenantBorrowing(const Admission& admission, std::string root, bool enabled = true);
+  // Lending stops where the running tenants' processes would pass `cpus` (LendableSlots).
+  TenantBorrowing(const Admission& admission, std::string root, bool enabled, int cpus);
 
   // Before a tenant group starts `starting` (the others have finished or are not run): lends the
   // slots of the tenants not starting and writes every starting tenant's processes.want (its
@@ -65,6 +66,7 @@ class TenantBorrowing {
 
   std::string root_;
   bool enabled_ = true;
+  int cpus_ = 1;
   std::vector<Tenant> tenants_;
   std::vector<Event> events_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -174,7 +175,12 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   TenantGroupResult result;
   bool fault_after_resume = false;
   int faults = 0;  // MPS faults drained (at most one is followed by a resume)
-  TenantBorrowing borrowing(admission, root, file.borrowing);
+  // The CPUs the tenants' processes really run on: the worker's vCPUs, or this host's cores where
+  // there are fewer (an emulated worker on a small machine).
+  const long host_cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int cpus = host_cpus > 0 && (admission.vcpus <= 0 || host_cpus < admission.vcpus) ? static_cast<int>(host_cpus)
+                                                                                           : std::max(1, admission.vcpus);
+  TenantBorrowing borrowing(admission, root, file.borrowing, cpus);
   // GPU memory per tenant during the run: the ledger when emulated; NVML per-PID is the seam for a GPU.
   std::vector<TenantMemoryMonitor::Budget> budgets;
   for (const TenantLimits& l : admission.tenants) budgets.push_back({l.name, l.budget_bytes});
@@ -228,7 +234,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   }
 
   int code = 0;
-  json report = {{"tenants", json::object()}, {"borrowing", borrowing.EventsJson()}};
+  json report = {{"tenants", json::object()}, {"borrowing", borrowing.EventsJson()}, {"borrowing_cpus", cpus}};
   std::fprintf(stderr, "%s", borrowing.Lines().c_str());
   Result<device::LedgerSnapshot> snap = LedgerSnapshotAt(ledger_path);
   for (const LoadedTenant& t : tenants) {

@@ -14,6 +14,10 @@ int MemoryCapExtra(const BorrowTenant& t) {
   return room >= static_cast<uint64_t>(kUnbounded) ? kUnbounded : static_cast<int>(room);
 }
 
+int LendableSlots(int freed_slots, int running_guaranteed, int cpus) {
+  return std::max(0, std::min(freed_slots, cpus - running_guaranteed));
+}
+
 std::vector<int> ShareFreedSlots(const std::vector<BorrowTenant>& tenants, int free_slots) {
   std::vector<int> extra(tenants.size(), 0);
   std::vector<int> cap(tenants.size(), 0);

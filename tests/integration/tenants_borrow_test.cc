@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -80,22 +81,27 @@ TEST_F(TenantsBorrow, AFinishedTenantsSlotsRunTheOtherTenantsBundles) {
   ASSERT_EQ(WaitExit(run.pid), 0) << ReadFile((base_ / "run.err").string());
   const std::string log = ReadFile((base_ / "run.err").string());
 
-  // The parent lent small's 2 slots to large, the only tenant still running.
+  // The parent lent small's 2 slots to large, the only tenant still running, as far as the CPUs go
+  // (the worker's 8 vCPUs, or this host's cores where fewer: on 2 cores, 1 slot).
   json report = json::parse(ReadFile(job + "/tenants_report.json"));
+  const int cpus = report["borrowing_cpus"].get<int>();
+  if (cpus < 2) GTEST_SKIP() << "one CPU: nothing can be lent";
+  const int grown = 1 + std::min(2, cpus - 1);
   ASSERT_EQ(report["borrowing"].size(), 1u) << report.dump(2);
   EXPECT_EQ(report["borrowing"][0]["tenant"], "large");
   EXPECT_EQ(report["borrowing"][0]["after"], "small");
   EXPECT_EQ(report["borrowing"][0]["processes_before"], 1);
-  EXPECT_EQ(report["borrowing"][0]["processes_after"], 3);
+  EXPECT_EQ(report["borrowing"][0]["processes_after"], grown);
   EXPECT_EQ(report["tenants"]["large"]["processes_guaranteed"], 1);
-  EXPECT_EQ(report["tenants"]["large"]["processes_started"], 3) << "large's launcher started the lent processes";
+  EXPECT_EQ(report["tenants"]["large"]["processes_started"], grown) << "large's launcher started the lent processes";
   EXPECT_EQ(report["tenants"]["small"]["processes_borrowed"], 0);
-  EXPECT_NE(log.find(", 3 SDK processes (1 guaranteed + 2 borrowed)"), std::string::npos) << log;
+  EXPECT_NE(log.find(", " + std::to_string(grown) + " SDK processes (1 guaranteed + " + std::to_string(grown - 1) + " borrowed)"),
+            std::string::npos) << log;
   EXPECT_NE(log.find("borrowing at "), std::string::npos) << log;
 
-  // The added processes (indices 1 and 2, beyond the guaranteed one) leased and committed bundles.
+  // The added processes (indices from 1, beyond the guaranteed one) leased and committed bundles.
   json metrics = json::parse(ReadFile(job + "/tenants/large/metrics.json"));
-  ASSERT_EQ(metrics["processes"].size(), 3u) << metrics["processes"].dump();
+  ASSERT_EQ(metrics["processes"].size(), static_cast<std::size_t>(grown)) << metrics["processes"].dump();
   int64_t added_bundles = 0;
   for (const json& p : metrics["processes"]) {
     if (p["index"].get<int>() == 0) continue;
@@ -103,8 +109,8 @@ TEST_F(TenantsBorrow, AFinishedTenantsSlotsRunTheOtherTenantsBundles) {
     added_bundles += p["bundles"].get<int64_t>();
   }
   EXPECT_GT(added_bundles, 0) << metrics["processes"].dump();
-  for (const char* log_name : {"sdk-1.log", "sdk-2.log"}) {
-    EXPECT_TRUE(fs::exists(job + "/tenants/large/logs/" + log_name)) << log_name;
+  for (int i = 1; i < grown; ++i) {
+    EXPECT_TRUE(fs::exists(job + "/tenants/large/logs/sdk-" + std::to_string(i) + ".log")) << i;
   }
   EXPECT_NE(log.find("added at"), std::string::npos) << "the per-process report marks the added slots\n" << log;
   ExpectExactlyOnce("small");

@@ -70,6 +70,14 @@ TEST(ShareFreedSlots, SlotsNobodyCanHoldAreLeftUnused) {
   EXPECT_EQ(MemoryCapExtra(Capped("c", 1, kGiB, 2 * kGiB, kGiB)), 0);
 }
 
+TEST(LendableSlots, FreedSlotsUpToTheCpusTheRunningTenantsLeave) {
+  EXPECT_EQ(LendableSlots(2, 1, 8), 2);   // room on 8 CPUs
+  EXPECT_EQ(LendableSlots(2, 1, 2), 1);   // a 2-core host: one more process fills it
+  EXPECT_EQ(LendableSlots(2, 2, 2), 0);   // already full: lending would only add competition
+  EXPECT_EQ(LendableSlots(0, 1, 8), 0);
+  EXPECT_EQ(LendableSlots(3, 5, 4), 0);   // never negative
+}
+
 TEST(ShareFreedSlots, NothingToShareOrNobodyRunning) {
   EXPECT_EQ(ShareFreedSlots({Running("a", 1), Running("b", 1)}, 0), (std::vector<int>{0, 0}));
   EXPECT_EQ(ShareFreedSlots({Running("a", 1)}, -3), (std::vector<int>{0}));

@@ -27,6 +27,12 @@ struct BorrowTenant {
   uint64_t per_process_bytes = 0;
 };
 
+// How many slots can be lent at all: the guaranteed slots of the tenants not running
+// (`freed_slots`), but never so many that the running tenants' SDK processes (`running_guaranteed`
+// of them before lending) pass `cpus` — the CPUs they really run on (the worker's vCPUs, or fewer
+// where this host has fewer cores: an emulated worker), since a process past them only competes.
+int LendableSlots(int freed_slots, int running_guaranteed, int cpus);
+
 // The most extra SDK processes the tenant's budget holds (INT32_MAX-ish when unbounded).
 int MemoryCapExtra(const BorrowTenant& t);
 
