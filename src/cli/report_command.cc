@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "dfw/common/exit_code.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/report/job_report.h"
+#include "dfw/report/tenants_report.h"
 
 namespace dfw::cli {
 namespace {
@@ -19,9 +21,11 @@ struct ReportFlags {
 };
 
 int ReportOne(const ReportFlags& flags);
+int ReportTenants(const ReportFlags& flags);
 
 // A pipeline with a Combine ran as fused stages, one job dir each under the root: one page per stage.
 int Report(const ReportFlags& flags) {
+  if (report::IsTenantsJobDir(flags.job_dir)) return ReportTenants(flags);
   if (::access((flags.job_dir + "/stages.json").c_str(), F_OK) != 0) return ReportOne(flags);
   if (!flags.out.empty()) {
     std::cerr << "dfworker report: error: " << flags.job_dir
@@ -56,6 +60,31 @@ int ReportOne(const ReportFlags& flags) {
   }
   std::cout << out << "\n";
   return 0;
+}
+
+// A tenants run: its own page, plus each tenant's page in its job dir (linked from it).
+int ReportTenants(const ReportFlags& flags) {
+  auto page = report::RenderTenantsReportHtml(flags.job_dir);
+  if (!page.ok()) {
+    std::cerr << "dfworker report: error: " << page.status().message() << "\n";
+    return static_cast<int>(ExitCode::kInvalidInvocation);
+  }
+  int code = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(flags.job_dir + "/tenants", ec)) {
+    if (!e.is_directory()) continue;
+    ReportFlags tenant;
+    tenant.job_dir = e.path().string();
+    code = std::max(code, Report(tenant));  // a tenant's own run (stages included)
+  }
+  const std::string out = flags.out.empty() ? flags.job_dir + "/report.html" : flags.out;
+  Status s = WriteFileAtomically(out, *page, /*sync=*/false);
+  if (!s.ok()) {
+    std::cerr << "dfworker report: error: writing " << out << ": " << s.message() << "\n";
+    return static_cast<int>(ExitCode::kInvalidInvocation);
+  }
+  std::cout << out << "\n";
+  return code;
 }
 
 }  // namespace

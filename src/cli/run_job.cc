@@ -130,6 +130,8 @@ int RunJob(const RunContext& context) {
   launch.full_report = context.full_report;
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExe();
+  // A tenant's launcher grows when the tenants run lends it the slots of finished tenants (tenants.md).
+  if (context.tenant) launch.processes_control_dir = context.resume_dir.empty() ? context.job_dir : context.resume_dir;
   const std::vector<ModelHostSpec> shared = SharedCopySpecs(context);
   const bool emulated = plan.accelerator.present && plan.accelerator.backend == "emulated";
   const bool use_mps = plan.accelerator.present && plan.accelerator.mps;

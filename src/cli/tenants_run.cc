@@ -1,6 +1,8 @@
 // The real run of admitted tenants (tenants_command.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
 #include "tenants_command.h"
+#include "tenants_borrow.h"
+#include "tenants_memory.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -172,6 +175,30 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   TenantGroupResult result;
   bool fault_after_resume = false;
   int faults = 0;  // MPS faults drained (at most one is followed by a resume)
+  // The CPUs the tenants' processes really run on: the worker's vCPUs, or this host's cores where
+  // there are fewer (an emulated worker on a small machine).
+  const long host_cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const int cpus = host_cpus > 0 && (admission.vcpus <= 0 || host_cpus < admission.vcpus) ? static_cast<int>(host_cpus)
+                                                                                           : std::max(1, admission.vcpus);
+  TenantBorrowing borrowing(admission, root, file.borrowing, cpus);
+  // GPU memory per tenant during the run: the ledger when emulated; NVML per-PID is the seam for a GPU.
+  std::vector<TenantMemoryMonitor::Budget> budgets;
+  for (const TenantLimits& l : admission.tenants) budgets.push_back({l.name, l.budget_bytes});
+  Result<std::unique_ptr<GpuMemorySource>> source =
+      ledger_path.empty() ? MakeNvmlMemorySource() : MakeLedgerMemorySource(ledger_path);
+  if (!source.ok()) std::fprintf(stderr, "[dfworker] note: %s\n", source.status().message().c_str());
+  TenantMemoryMonitor memory(source.ok() ? std::move(*source) : nullptr, budgets,
+                             source.ok() ? "" : source.status().message());
+  TenantGroupHooks hooks;
+  hooks.tick = TenantMemoryMonitor::kInterval;
+  hooks.on_tick = [&] { memory.Sample(); };
+  if (file.borrowing) {
+    hooks.on_end = [&](std::size_t i, const std::vector<TenantExit>& exits, bool stopping) {
+      borrowing.OnEnd(i, exits, stopping, *launcher);
+    };
+  } else {
+    std::fprintf(stderr, "[dfworker] borrowing: off (the tenants file says borrowing: false)\n");
+  }
   for (int attempt = 0;; ++attempt) {
     // The emulated server reports a fatal fault on a watch socket (the real one: not yet watched).
     int watch = -1;
@@ -180,7 +207,9 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       if (w.ok()) watch = *w;
       else std::fprintf(stderr, "[dfworker] warning: cannot watch the MPS server for faults: %s\n", w.status().message().c_str());
     }
-    result = RunTenantGroup(unfinished(attempt == 0), *launcher, **signals, watch);
+    std::vector<TenantProcess> starting = unfinished(attempt == 0);
+    borrowing.BeforeStart(starting);
+    result = RunTenantGroup(starting, *launcher, **signals, watch, hooks);
     if (watch >= 0) ::close(watch);
     for (const TenantExit& e : result.exits) ends[e.name] = e;
     if (!result.faulted || result.signal != 0) break;
@@ -205,7 +234,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   }
 
   int code = 0;
-  json report = {{"tenants", json::object()}};
+  json report = {{"tenants", json::object()}, {"borrowing", borrowing.EventsJson()}, {"borrowing_cpus", cpus}};
+  std::fprintf(stderr, "%s", borrowing.Lines().c_str());
   Result<device::LedgerSnapshot> snap = LedgerSnapshotAt(ledger_path);
   for (const LoadedTenant& t : tenants) {
     const std::string& name = t.spec->name;
@@ -218,26 +248,49 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     const bool ok = finished && (it == ends.end() || it->second.exit.success());
     std::string peak;
     json j = {{"job_dir", TenantJobDir(root, name)}, {"ended", how}, {"success", ok}};
+    j.update(borrowing.TenantJson(name));
+    j.update(memory.TenantJson(name));
+    std::string procs;
+    if (j.contains("processes_started")) {
+      procs = ", " + j["processes_started"].dump() + " SDK processes (" + j["processes_guaranteed"].dump() +
+              " guaranteed + " + std::to_string(j["processes_started"].get<int>() - j["processes_guaranteed"].get<int>()) +
+              " borrowed)";
+    }
     if (snap.ok()) {
       for (const device::LedgerTenant& lt : snap->tenants) {
         if (lt.name != name) continue;
         peak = ", GPU-memory peak " + HumanBytes(lt.peak_bytes) + " of its budget " + HumanBytes(lt.budget_bytes);
         j["gpu_memory_peak_bytes"] = lt.peak_bytes;
         j["gpu_memory_budget_bytes"] = lt.budget_bytes;
-        if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9) {
+        // Said during the run when a sample saw it; the ledger's exact peak also catches a spike between samples.
+        if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9 && !memory.warned(name)) {
           std::fprintf(stderr, "[dfworker] warning: tenant '%s' reached %s, over 90%% of its GPU-memory budget %s\n",
                        name.c_str(), HumanBytes(lt.peak_bytes).c_str(), HumanBytes(lt.budget_bytes).c_str());
         }
       }
     }
     report["tenants"][name] = j;
-    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(), how.c_str());
+    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(),
+                 procs.c_str(), how.c_str());
     if (!ok) {
       const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalid;
       code = invalid && code != 1 ? kInvalid : 1;
     }
   }
   report["mps_faults_drained"] = faults;
+  report["gpu_memory_sampling"] = memory.SamplingJson();
+  {
+    TenantMemoryMonitor::Gauge guaranteed{"dfworker_tenant_processes_guaranteed", "guaranteed SDK processes of the tenant", {}};
+    TenantMemoryMonitor::Gauge lent{"dfworker_tenant_processes_borrowed", "most process slots lent to the tenant", {}};
+    for (const LoadedTenant& t : tenants) {
+      const json b = borrowing.TenantJson(t.spec->name);
+      guaranteed.by_tenant[t.spec->name] = b.value("processes_guaranteed", 0);
+      lent.by_tenant[t.spec->name] = b.value("processes_borrowed", 0);
+    }
+    if (Status s = WriteFileAtomically(root + "/tenants.prom", memory.Prometheus({guaranteed, lent})); !s.ok()) {
+      std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+    }
+  }
   // Every process of the run has ended: the ledger should hold nothing (dead entries are reclaimed).
   if (snap.ok()) report["gpu_memory_held_at_end_bytes"] = snap->used_bytes;
   if (Status s = WriteFileAtomically(root + "/tenants_report.json", report.dump(2) + "\n"); !s.ok()) {

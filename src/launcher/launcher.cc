@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/manifest.h"
@@ -84,6 +85,9 @@ class JobServer {
   bool Done(Clock::time_point now) const;
   void StopChildren();
   void StopUnconnected();
+  // Growing while it runs (LauncherOptions::processes_control_dir).
+  void ReadProcessesWanted(Clock::time_point now);
+  void WriteProcessesNow();
   ProgressState Progress(Clock::time_point now) const;
   double Elapsed(Clock::time_point now) const { return std::chrono::duration<double>(now - start_).count(); }
 
@@ -111,6 +115,8 @@ class JobServer {
   int64_t bad_progress_ = 0;         // heartbeat progress reports the coordinator rejected
   int commits_this_run_ = 0;
   std::map<int64_t, Clock::time_point> granted_;  // live leases: when each was granted (timeline)
+  std::vector<std::pair<int, double>> added_;     // slots added while running: (index, seconds into the run)
+  bool bad_want_said_ = false;
 };
 
 ProcessSpec JobServer::SpecFor(int index) const {
@@ -126,6 +132,10 @@ ProcessSpec JobServer::SpecFor(int index) const {
 
 void JobServer::OnSignal(int sig, Clock::time_point now) {
   if (sig == SIGCHLD) return;  // children are reaped every iteration
+  if (sig == SIGUSR1) {        // a request to grow (processes.want)
+    ReadProcessesWanted(now);
+    return;
+  }
   if (stop_signal_ != 0) {
     hard_stop_ = true;
     return;
@@ -433,6 +443,48 @@ void JobServer::StopUnconnected() {
   }
 }
 
+void JobServer::ReadProcessesWanted(Clock::time_point now) {
+  if (opts_.processes_control_dir.empty() || coord_.finished() || coord_.failed() || coord_.stopping()) return;
+  const std::string path = opts_.processes_control_dir + "/processes.want";
+  if (::access(path.c_str(), F_OK) != 0) return;  // nothing asked yet
+  auto text = ReadWholeFile(path, 64);
+  std::optional<int64_t> want = text.ok() ? ParseInt64(Trim(*text)) : std::nullopt;
+  constexpr int64_t kMaxProcesses = 1024;
+  if (!want || *want < 1 || *want > kMaxProcesses) {
+    if (!bad_want_said_) {
+      bad_want_said_ = true;
+      std::fprintf(stderr, "[dfworker] warning: ignoring '%s': %s\n", path.c_str(),
+                   text.ok() ? ("not a number of SDK processes from 1 to " + std::to_string(kMaxProcesses)).c_str()
+                             : text.status().message().c_str());
+    }
+    return;
+  }
+  const int more = static_cast<int>(*want) - sup_.size();
+  if (more <= 0) return;  // processes are never stopped for a lower number
+  const double at_s = Elapsed(now);
+  const int first = report_.AddProcesses(more, at_s);
+  Status s = sup_.Grow(more);
+  for (int i = first; i < sup_.size(); ++i) added_.push_back({i, at_s});
+  std::fprintf(stderr, "[dfworker] %d more SDK process%s asked for (%s): starting sdk-%d..sdk-%d at %.1f s; now %d (%d guaranteed)\n",
+               more, more == 1 ? "" : "es", path.c_str(), first, sup_.size() - 1, at_s, sup_.size(), opts_.processes);
+  if (!s.ok()) std::fprintf(stderr, "[dfworker] warning: an added SDK process did not start: %s\n", s.message().c_str());
+  WriteProcessesNow();
+}
+
+void JobServer::WriteProcessesNow() {
+  if (opts_.processes_control_dir.empty()) return;
+  std::string added;
+  for (const auto& [index, at_s] : added_) {
+    char item[96];
+    std::snprintf(item, sizeof item, "%s{\"index\": %d, \"at_s\": %.3f}", added.empty() ? "" : ", ", index, at_s);
+    added += item;
+  }
+  const std::string text = "{\"processes\": " + std::to_string(sup_.size()) + ", \"guaranteed\": " +
+                           std::to_string(opts_.processes) + ", \"added\": [" + added + "]}\n";
+  Status s = WriteFileAtomically(opts_.processes_control_dir + "/processes.now", text, /*sync=*/false);
+  if (!s.ok()) std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+}
+
 ProgressState JobServer::Progress(Clock::time_point now) const {
   ProgressState s;
   s.committed = coord_.committed_count();
@@ -454,6 +506,11 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   // job.json must be durable before the first commit reaches the manifest (a resumable job needs
   // it); syncing it now overlaps the disk wait with the SDK processes' start-up.
   if (Status synced = dir_.SyncJobJson(); !synced.ok()) coord_.FailJob("job dir: " + synced.message());
+  // Ready to grow: say so (SIGUSR1 is handled from here on), then read what was asked before.
+  if (!opts_.processes_control_dir.empty()) {
+    WriteProcessesNow();
+    ReadProcessesWanted(Clock::now());
+  }
   while (true) {
     auto now = Clock::now();
     if (Done(now)) break;
@@ -612,6 +669,9 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     return Fail(root, listen_fd.status());
   }
   effective.coordinator_socket = socket_path;
+  // With a processes control file, a SIGUSR1 must never end the process: ignored outside the loop
+  // (the watcher puts this back when it goes), handled inside it.
+  if (!opts.processes_control_dir.empty()) ::signal(SIGUSR1, SIG_IGN);
   auto signals = SignalWatcher::Install();
   if (!signals.ok()) {
     ::close(*listen_fd);

@@ -23,6 +23,17 @@ void MetricsReport::CountSplitTaken(int index) {
   if (index >= 0 && static_cast<std::size_t>(index) < splits_taken_.size()) ++splits_taken_[static_cast<std::size_t>(index)];
 }
 
+int MetricsReport::AddProcesses(int n, double at_s) {
+  const int first = static_cast<int>(per_process_.size());
+  const std::size_t size = per_process_.size() + static_cast<std::size_t>(std::max(0, n));
+  per_process_.resize(size);
+  bundles_.resize(size);
+  splits_given_.resize(size);
+  splits_taken_.resize(size);
+  started_s_.resize(size, at_s);
+  return first;
+}
+
 std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles_committed, int retries,
                                   double elapsed_s) const {
   nlohmann::json j;
@@ -37,7 +48,7 @@ std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles
   for (std::size_t i = 0; i < per_process_.size(); ++i) {
     const double busy_s = static_cast<double>(per_process_[i].CounterOr(kRecordsNamespace, kBusyMsCounter)) / 1000.0;
     const int64_t records = per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter);
-    const double idle_s = std::max(0.0, elapsed_s - busy_s);
+    const double idle_s = std::max(0.0, elapsed_s - started_s_[i] - busy_s);  // from when the slot began
     splits += splits_given_[i];
     lo = std::min(lo, records);
     hi = std::max(hi, records);
@@ -47,6 +58,7 @@ std::string MetricsReport::ToJson(const std::string& job_id, std::size_t bundles
                               {"records", records},
                               {"busy_s", busy_s},
                               {"idle_s", idle_s},
+                              {"started_s", started_s_[i]},
                               {"splits_given", splits_given_[i]},
                               {"splits_taken", splits_taken_[i]},
                               {"metrics", nlohmann::json::parse(per_process_[i].ToJson(), nullptr, false)}});
@@ -86,13 +98,18 @@ std::string MetricsReport::SummaryTable(bool full, double elapsed_s) const {
                     static_cast<long long>(per_process_[i].CounterOr(kRecordsNamespace, kRecordsCounter)), busy_s);
       out += line;
       // Idle = the run's wall time not spent in a bundle (start-up, waiting for work, shutdown).
-      if (elapsed_s > 0) {
-        std::snprintf(line, sizeof line, "  idle %3.0f%%", 100.0 * std::max(0.0, 1.0 - busy_s / elapsed_s));
+      const double lived_s = elapsed_s - started_s_[i];
+      if (lived_s > 0) {
+        std::snprintf(line, sizeof line, "  idle %3.0f%%", 100.0 * std::max(0.0, 1.0 - busy_s / lived_s));
         out += line;
       }
       if (any_splits) {
         std::snprintf(line, sizeof line, "  splits given %lld, taken %lld", static_cast<long long>(splits_given_[i]),
                       static_cast<long long>(splits_taken_[i]));
+        out += line;
+      }
+      if (started_s_[i] > 0) {
+        std::snprintf(line, sizeof line, "  (added at %.1f s)", started_s_[i]);
         out += line;
       }
       out += "\n";

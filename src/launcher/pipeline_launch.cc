@@ -139,6 +139,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   }
   opts.grace = o.grace;
   opts.before_start = o.before_start;
+  opts.processes_control_dir = o.processes_control_dir;
   opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
     return FinalizePipelineJob(dir, total, bundles);
   };

@@ -34,6 +34,7 @@ Result<std::unique_ptr<SignalWatcher>> SignalWatcher::Install() {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGINT, &sa, &w->old_int_);
   ::sigaction(SIGTERM, &sa, &w->old_term_);
+  ::sigaction(SIGUSR1, &sa, &w->old_usr1_);
   sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
   ::sigaction(SIGCHLD, &sa, &w->old_chld_);
   struct sigaction ign {};
@@ -45,6 +46,7 @@ Result<std::unique_ptr<SignalWatcher>> SignalWatcher::Install() {
 SignalWatcher::~SignalWatcher() {
   ::sigaction(SIGINT, &old_int_, nullptr);
   ::sigaction(SIGTERM, &old_term_, nullptr);
+  ::sigaction(SIGUSR1, &old_usr1_, nullptr);
   ::sigaction(SIGCHLD, &old_chld_, nullptr);
   ::sigaction(SIGPIPE, &old_pipe_, nullptr);
   g_write_fd.store(-1);

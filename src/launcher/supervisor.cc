@@ -11,6 +11,17 @@ Status Supervisor::StartAll() {
   return Status::OK();
 }
 
+Status Supervisor::Grow(int n) {
+  Status first = Status::OK();
+  for (int k = 0; k < n; ++k) {
+    pids_.push_back(0);
+    auto pid = launcher_.Start(spec_for_(size() - 1));
+    if (pid.ok()) pids_.back() = *pid;
+    else if (first.ok()) first = pid.status();
+  }
+  return first;
+}
+
 Status Supervisor::Restart(int index) {
   auto& slot = pids_.at(static_cast<std::size_t>(index));
   if (slot != 0) return FailedPrecondition("SDK process " + std::to_string(index) + " is still running");

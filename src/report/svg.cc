@@ -205,6 +205,46 @@ std::string ColumnChart(std::string_view id, std::string_view title, const std::
   return out + "</svg></figure>\n";
 }
 
+std::string StepChart(std::string_view id, std::string_view title, const std::vector<std::pair<double, double>>& points,
+                      double total_s, double limit, std::string_view unit) {
+  constexpr double kLeft = 80, kRight = kWidth - 20, kTop = 10, kBottom = 150;
+  const int height = static_cast<int>(kBottom) + 30;
+  double top_value = limit;
+  for (const auto& [t, v] : points) {
+    top_value = std::max(top_value, v);
+    total_s = std::max(total_s, t);
+  }
+  const double ymax = NiceMax(top_value);
+  const double xmax = total_s > 0 ? total_s : 1;
+  auto X = [&](double t) { return kLeft + (kRight - kLeft) * t / xmax; };
+  auto Y = [&](double v) { return kBottom - (kBottom - kTop) * v / ymax; };
+  std::string out = Head(id, title, height);
+  for (int i = 0; i <= kTicks; ++i) {  // value grid on the left
+    const double v = ymax * i / kTicks;
+    out += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(Y(v)) + "\" x2=\"" + Num(kRight) + "\" y2=\"" + Num(Y(v)) +
+           "\" class=\"grid\"/>" + Text(kLeft - 6, Y(v) + 4, ShortNumber(v), "end", "tick");
+  }
+  for (int i = 0; i <= kTicks; ++i) {  // time along the bottom
+    const double t = xmax * i / kTicks;
+    out += Text(X(t), kBottom + 16, ShortNumber(t) + (i == kTicks ? " s" : ""), "middle", "tick");
+  }
+  out += Text(kLeft - 6, kTop + 4, std::string(unit), "end", "tick");
+  if (limit > 0) {
+    out += "<line x1=\"" + Num(kLeft) + "\" y1=\"" + Num(Y(limit)) + "\" x2=\"" + Num(kRight) + "\" y2=\"" +
+           Num(Y(limit)) + "\" stroke=\"#c0392b\" stroke-dasharray=\"5,4\"><title>limit " + Escape(ShortNumber(limit)) +
+           "</title></line>";
+  }
+  if (!points.empty()) {
+    std::string path = "M" + Num(X(points[0].first)) + "," + Num(Y(points[0].second));
+    for (std::size_t i = 1; i < points.size(); ++i) {
+      path += " H" + Num(X(points[i].first)) + " V" + Num(Y(points[i].second));
+    }
+    path += " H" + Num(X(xmax));
+    out += "<path d=\"" + path + "\" fill=\"none\" stroke=\"#4a78b5\" stroke-width=\"2\"/>";
+  }
+  return out + "</svg></figure>\n";
+}
+
 std::string Legend(const std::vector<std::pair<std::string, std::string>>& items) {
   std::string out = "<p class=\"legend\">";
   for (const auto& [color, name] : items) {

@@ -38,6 +38,17 @@ uint64_t LargestClientNeed(const WorkerPlan& plan) {
   return std::max(sdk, host);
 }
 
+// Bytes one SDK process of this plan adds: its per-process model copies and every model's workspace
+// (shared copies live in model hosts, which borrowing does not add).
+uint64_t SdkProcessNeed(const WorkerPlan& plan) {
+  uint64_t sdk = 0;
+  for (const WorkerPlan::Model& m : plan.models) {
+    if (m.policy == CopiesPolicy::kPerProcess) sdk += m.bytes;
+    sdk += m.workspace.bytes;
+  }
+  return sdk;
+}
+
 void CheckWorker(const Ctx& c) {
   for (const TenantInput& t : c.tenants) {
     if (!t.plan) continue;
@@ -162,6 +173,20 @@ bool HasMig(const std::string& gpu) {
          gpu == "nvidia-h100-mega-80gb" || gpu == "nvidia-h200-141gb";
 }
 
+std::string MigLine(const Admission& a) {
+  const MigLayout& m = *a.mig;
+  std::string layout;
+  for (const MigLayout::Slot& s : m.slots) {
+    layout += (layout.empty() ? "" : ", ") + s.tenant + " -> " + (s.profile.empty() ? "no profile" : s.profile);
+  }
+  return "MIG: hardware isolation of memory, SMs and faults on " + a.gpu_type + "; the layout that would hold the tenants: " +
+         layout + " (" + std::to_string(m.compute_slices) + " of " + std::to_string(kMigComputeSlices) +
+         " compute slices): " + (m.fits ? "fits one GPU" : "does not fit: " + m.why_not) +
+         ". Not used: Dataflow workers do not expose MIG, a slice's memory and SMs are fixed by its profile (budgets "
+         "round up to profile sizes, and a finished tenant's SMs cannot be lent to the others), and changing the "
+         "layout needs the GPU idle";
+}
+
 void DescribeIsolation(Admission& a) {
   if (a.gpu_type.empty()) return;
   a.isolation.push_back(
@@ -171,12 +196,10 @@ void DescribeIsolation(Admission& a) {
       "ledger holds each tenant to its budget; one shared server context; a fatal GPU fault reaches every client on "
       "the GPU (all tenants). Used because it is what a Dataflow GPU worker offers (whole GPUs, MPS) and it enforces "
       "budgets of any size");
-  a.isolation.push_back(
-      HasMig(a.gpu_type)
-          ? "MIG: hardware isolation of memory, SMs and faults on " + a.gpu_type +
-                ", but only in fixed profiles and not on Dataflow workers; this catalog has no MIG profiles yet, so "
-                "no layout is proposed"
-          : "MIG: not available on " + a.gpu_type + " (A100, H100 and H200 only)");
+  a.isolation.push_back(a.mig         ? MigLine(a)
+                        : HasMig(a.gpu_type) ? "MIG: hardware isolation of memory, SMs and faults on " + a.gpu_type +
+                                                   ", but the catalog lists no MIG profiles for it, so no layout is proposed"
+                                             : "MIG: not available on " + a.gpu_type + " (A100, H100 and H200 only)");
   a.isolation.push_back(
       "time-slicing: no memory isolation and one CUDA context per process; not used for tenants");
 }
@@ -208,6 +231,7 @@ Admission AdmitTenants(const TenantsFile& file, const std::vector<TenantInput>& 
     l.budget_bytes = t.spec->gpu_memory.BytesOf(a.capacity_bytes);
     l.need_bytes = p.gpu_memory.model_bytes + p.gpu_memory.workspace_bytes;
     l.per_process_need_bytes = LargestClientNeed(p);
+    l.sdk_process_need_bytes = SdkProcessNeed(p);
     l.sdk_processes = p.sdk_processes;
     l.clients = p.gpu_memory.clients > 0 ? p.gpu_memory.clients : p.sdk_processes;
     l.model_hosts = l.clients - p.gpu_memory.processes_per_gpu;
@@ -224,8 +248,62 @@ Admission AdmitTenants(const TenantsFile& file, const std::vector<TenantInput>& 
   a.overhead_bytes = per_context * static_cast<uint64_t>(w.accelerator.mps ? 1 : std::max(1, a.clients));
   if (w.accelerator.present && w.accelerator.mps) CheckBudgets(c);
   CheckClientsAndCpus(c);
+  if (gpu) a.mig = ProposeMigLayout(*gpu, a.tenants);
   DescribeIsolation(a);
   return a;
+}
+
+}  // namespace dfw
+
+namespace dfw {
+
+std::optional<MigLayout> ProposeMigLayout(const GpuType& gpu, const std::vector<TenantLimits>& tenants) {
+  std::vector<const MigProfile*> profiles;
+  for (const MigProfile& p : gpu.mig_profiles) {
+    if (!p.media_extensions) profiles.push_back(&p);
+  }
+  if (profiles.empty()) return std::nullopt;
+  // Smallest memory first, then fewest compute slices.
+  std::stable_sort(profiles.begin(), profiles.end(), [](const MigProfile* x, const MigProfile* y) {
+    return x->memory_bytes != y->memory_bytes ? x->memory_bytes < y->memory_bytes : x->compute_slices < y->compute_slices;
+  });
+  MigLayout m;
+  std::map<std::string, int> used;
+  std::vector<std::string> unheld;
+  for (const TenantLimits& t : tenants) {
+    MigLayout::Slot slot;
+    slot.tenant = t.name;
+    for (const MigProfile* p : profiles) {
+      if (p->memory_bytes < t.budget_bytes) continue;
+      slot.profile = p->name;
+      slot.memory_bytes = p->memory_bytes;
+      slot.compute_slices = p->compute_slices;
+      break;
+    }
+    if (slot.profile.empty()) unheld.push_back("'" + t.name + "' (" + HumanBytes(t.budget_bytes) + ")");
+    else ++used[slot.profile];
+    m.compute_slices += slot.compute_slices;
+    m.slots.push_back(std::move(slot));
+  }
+  std::vector<std::string> why;
+  if (!unheld.empty()) {
+    std::string list;
+    for (const std::string& u : unheld) list += (list.empty() ? "" : ", ") + u;
+    why.push_back("no profile holds the budget of " + list + " (the largest is " + profiles.back()->name + ")");
+  }
+  if (m.compute_slices > kMigComputeSlices) {
+    why.push_back(std::to_string(m.compute_slices) + " compute slices are more than one GPU's " +
+                  std::to_string(kMigComputeSlices));
+  }
+  for (const MigProfile* p : profiles) {
+    auto it = used.find(p->name);
+    if (it != used.end() && it->second > p->max_instances) {
+      why.push_back(std::to_string(it->second) + " x " + p->name + " but one GPU holds " + std::to_string(p->max_instances));
+    }
+  }
+  m.fits = why.empty();
+  for (const std::string& w : why) m.why_not += (m.why_not.empty() ? "" : "; ") + w;
+  return m;
 }
 
 }  // namespace dfw

@@ -50,6 +50,7 @@ std::string RenderAdmissionJson(const Admission& a) {
                        {"budget_bytes", l.budget_bytes},
                        {"need_bytes", l.need_bytes},
                        {"per_process_need_bytes", l.per_process_need_bytes},
+                       {"sdk_process_need_bytes", l.sdk_process_need_bytes},
                        {"sdk_processes", l.sdk_processes},
                        {"model_hosts", l.model_hosts},
                        {"clients", l.clients},
@@ -70,6 +71,17 @@ std::string RenderAdmissionJson(const Admission& a) {
                       {"strategy", a.strategy.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.strategy)},
                       {"isolation", a.isolation},
                       {"tenants", std::move(tenants)}};
+  if (a.mig) {  // the MIG layout that would hold the tenants (not used: see isolation)
+    nlohmann::json slots = nlohmann::json::array();
+    for (const MigLayout::Slot& m : a.mig->slots) {
+      slots.push_back({{"tenant", m.tenant},
+                       {"profile", m.profile.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.profile)},
+                       {"memory_bytes", m.memory_bytes},
+                       {"compute_slices", m.compute_slices}});
+    }
+    j["mig"] = {{"slots", std::move(slots)}, {"compute_slices", a.mig->compute_slices}, {"fits", a.mig->fits},
+                {"why_not", a.mig->why_not}, {"used", false}};
+  }
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kInvalid = "tenants-file-invalid";
 
-const std::vector<std::string> kTopKeys = {"options", "tenants"};
+const std::vector<std::string> kTopKeys = {"options", "tenants", "borrowing"};
 const std::vector<std::string> kTenantKeys = {"name",     "pipeline",      "gpu_memory",       "active_thread_percentage",
                                               "priority", "sdk_processes", "over_quota_weight"};
 
@@ -208,7 +208,16 @@ TenantsParse ParseTenantsFile(std::string_view text, std::string_view path) {
       const std::string key = key_node.IsScalar() ? key_node.Scalar() : std::string("?");
       if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
         p.Error(key_node.Mark(), key.size(), "unknown top-level key '" + key + "'" + DidYouMeanSuffix(key, kTopKeys),
-                "allowed: options (the shared worker's flags) and tenants");
+                "allowed: options (the shared worker's flags), tenants and borrowing");
+      }
+    }
+    if (const YAML::Node b = root["borrowing"]; b) {
+      const std::string v = b.IsScalar() ? b.Scalar() : std::string();
+      if (v == "true" || v == "false") {
+        result.file.borrowing = v == "true";
+      } else {
+        p.Error(b.Mark(), v.size(), "field 'borrowing': expected true or false, got '" + (b.IsScalar() ? v : "a " + std::string(b.IsMap() ? "mapping" : "list")) + "'",
+                "borrowing: false keeps every tenant at its guaranteed sdk_processes");
       }
     }
     const YAML::Node list = root["tenants"];

@@ -90,3 +90,38 @@ TEST(Progress, FormatsCountsRateEtaProcessesAndRetries) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(Supervisor, GrowAddsSlotsWithTheNextIndicesAndStartsThem) {
+  FakeProcessLauncher fake;
+  Supervisor sup(fake, 2, SpecFor);
+  ASSERT_TRUE(sup.StartAll().ok());
+  ASSERT_TRUE(sup.Grow(2).ok());
+  ASSERT_EQ(fake.started.size(), 4u);
+  EXPECT_EQ(fake.started[2].argv.back(), "2");
+  EXPECT_EQ(fake.started[3].argv.back(), "3");
+  EXPECT_EQ(sup.size(), 4);
+  EXPECT_EQ(sup.live(), 4);
+  EXPECT_EQ(sup.IndexOf(1003), 3);
+  // An added slot is supervised like the first ones: its exit frees it, a restart fills it.
+  EXPECT_EQ(sup.OnExit(ProcessExit{1003, DecodeWaitStatus(SIGKILL)}), 3);
+  ASSERT_TRUE(sup.Restart(3).ok());
+  EXPECT_EQ(fake.started.back().argv.back(), "3");
+}
+
+TEST(Supervisor, AGrowWhoseStartFailsLeavesTheSlotEmptyAndSaysWhy) {
+  FakeProcessLauncher fake;
+  Supervisor sup(fake, 1, SpecFor);
+  ASSERT_TRUE(sup.StartAll().ok());
+  fake.fail_starts = true;
+  Status s = sup.Grow(1);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("fork failed"), std::string::npos) << s.message();
+  EXPECT_EQ(sup.size(), 2);
+  EXPECT_EQ(sup.live(), 1);
+}
+
+}  // namespace
+}  // namespace dfw

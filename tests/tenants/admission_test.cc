@@ -164,3 +164,48 @@ TEST(Admission, EveryTenantCodeIsProducedByATest) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(AdmissionMig, TwoSixtyGiBTenantsOnAnH200WouldTakeTwo3g71gbSlices) {
+  World w = Build({{"a", "60GiB"}, {"b", "60GiB"}}, 16);
+  Admission a = AdmitTenants(w.file, w.inputs, testing::SourceCatalog());
+  ASSERT_TRUE(a.mig.has_value());
+  ASSERT_EQ(a.mig->slots.size(), 2u);
+  EXPECT_EQ(a.mig->slots[0].profile, "3g.71gb");
+  EXPECT_EQ(a.mig->slots[1].profile, "3g.71gb");
+  EXPECT_EQ(a.mig->compute_slices, 6);
+  EXPECT_TRUE(a.mig->fits) << a.mig->why_not;
+  const std::string text = RenderAdmissionText(a);
+  EXPECT_NE(text.find("a -> 3g.71gb, b -> 3g.71gb (6 of 7 compute slices): fits one GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("MPS split (used)"), std::string::npos) << text;
+  EXPECT_NE(RenderAdmissionJson(a).find("\"mig\":{\"compute_slices\":6,\"fits\":true"), std::string::npos)
+      << RenderAdmissionJson(a);
+}
+
+TEST(AdmissionMig, SaysWhyALayoutDoesNotFit) {
+  // Three 60 GiB tenants: three 3g.71gb, 9 slices, and one GPU holds two of that profile.
+  World three = Build({{"a", "60GiB"}, {"b", "60GiB"}, {"c", "60GiB"}}, 16);
+  Admission a = AdmitTenants(three.file, three.inputs, testing::SourceCatalog());
+  ASSERT_TRUE(a.mig.has_value());
+  EXPECT_FALSE(a.mig->fits);
+  EXPECT_NE(a.mig->why_not.find("9 compute slices are more than one GPU's 7"), std::string::npos) << a.mig->why_not;
+  EXPECT_NE(a.mig->why_not.find("3 x 3g.71gb but one GPU holds 2"), std::string::npos) << a.mig->why_not;
+  // Small tenants take the smallest profile that holds them: 4 x 1g.18gb fit (4 of 7 slices).
+  World small = Build({{"a", "10GiB", 1}, {"b", "10GiB", 1}, {"c", "17GiB", 1}, {"d", "5GiB", 1}}, 16);
+  Admission s = AdmitTenants(small.file, small.inputs, testing::SourceCatalog());
+  ASSERT_TRUE(s.mig.has_value());
+  for (const MigLayout::Slot& slot : s.mig->slots) EXPECT_EQ(slot.profile, "1g.18gb") << slot.tenant;
+  EXPECT_TRUE(s.mig->fits) << s.mig->why_not;
+}
+
+TEST(AdmissionMig, NoLayoutWithoutMigProfiles) {
+  World w = Build({{"a", "4GiB", 1, kGiB, 0, "nvidia-l4"}, {"b", "4GiB", 1, kGiB, 0, "nvidia-l4"}}, 16);
+  Admission a = AdmitTenants(w.file, w.inputs, testing::SourceCatalog());
+  EXPECT_FALSE(a.mig.has_value());
+  EXPECT_NE(RenderAdmissionText(a).find("MIG: not available on nvidia-l4"), std::string::npos) << RenderAdmissionText(a);
+}
+
+}  // namespace
+}  // namespace dfw

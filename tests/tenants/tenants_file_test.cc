@@ -122,3 +122,25 @@ TEST(TenantsFile, BadYamlAndWrongShapesAreDiagnosticsNotExceptions) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(TenantsFile, BorrowingIsOnByDefaultAndTakesOnlyABool) {
+  const std::string tenants = "tenants:\n  - {name: a, pipeline: a.yaml, gpu_memory: 1GiB}\n";
+  TenantsParse on = ParseTenantsFile(tenants, "t.yaml");
+  ASSERT_TRUE(on.diagnostics.empty());
+  EXPECT_TRUE(on.file.borrowing);
+  TenantsParse off = ParseTenantsFile("borrowing: false\n" + tenants, "t.yaml");
+  ASSERT_TRUE(off.diagnostics.empty());
+  EXPECT_FALSE(off.file.borrowing);
+  TenantsParse bad = ParseTenantsFile("borrowing: sometimes\n" + tenants, "t.yaml");
+  ASSERT_EQ(bad.diagnostics.size(), 1u);
+  EXPECT_NE(bad.diagnostics[0].message.find("field 'borrowing': expected true or false, got 'sometimes'"), std::string::npos)
+      << bad.diagnostics[0].message;
+  ASSERT_TRUE(bad.diagnostics[0].origin.has_value());
+  EXPECT_NE(bad.diagnostics[0].origin->where.find("t.yaml:1:"), std::string::npos) << bad.diagnostics[0].origin->where;
+}
+
+}  // namespace
+}  // namespace dfw

@@ -66,6 +66,17 @@ struct LauncherOptions {
   ProcessLauncher* process_launcher = nullptr;
   // End-of-run report with every metric (--report=full) instead of the summary.
   bool full_report = false;
+  // Growing while it runs (a tenant borrowing the slots of finished tenants, tenants.md): a folder
+  // (the tenant's job dir) where someone else writes `processes.want` atomically — one line, the
+  // number of SDK processes wanted — and then sends this process SIGUSR1. The launcher starts the
+  // missing ones with the next indices through the same spawn path (it never stops processes for a
+  // lower number) and answers in `processes.now` (JSON: processes, guaranteed, added [{index,
+  // at_s}]). Protocol: `processes.now` is first written once SIGUSR1 is handled (SIGUSR1 is
+  // ignored from then on outside the loop, for the rest of the process), and only then is
+  // `processes.want` read, so a writer that signals only when `processes.now` exists never kills
+  // the process and never has its request missed. Each run (a stage, a --resume) reads it again at
+  // its start. Empty = off.
+  std::string processes_control_dir;
   // Set by RunLauncher, not by callers: the private socket the SDK processes connect to.
   std::string coordinator_socket;
 };

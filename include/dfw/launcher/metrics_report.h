@@ -15,7 +15,12 @@ class MetricsReport {
  public:
   explicit MetricsReport(int processes)
       : per_process_(static_cast<std::size_t>(processes)), bundles_(per_process_.size()),
-        splits_given_(per_process_.size()), splits_taken_(per_process_.size()) {}
+        splits_given_(per_process_.size()), splits_taken_(per_process_.size()), started_s_(per_process_.size(), 0.0) {}
+
+  // Process slots added while the job runs (borrowed slots of finished tenants, tenants.md): `n`
+  // more slots with the next indices, started `at_s` seconds into the run (their idle time counts
+  // from then). Returns the first new index.
+  int AddProcesses(int n, double at_s);
 
   // Adds the metrics of one committed bundle run by process slot `index` (out of range → total only).
   void AddBundle(int index, const MetricsSnapshot& bundle);
@@ -36,7 +41,7 @@ class MetricsReport {
   };
   void AddSpan(Span span) { spans_.push_back(std::move(span)); }
   // {"job_id":..,"total":{snapshot},"processes":[{"index":i,"bundles":n,"records":..,"busy_s":..,
-  //  "idle_s":..,"splits_given":..,"splits_taken":..,"metrics":{snapshot}}],
+  //  "idle_s":..,"started_s":.. (0 unless added mid-run),"splits_given":..,"splits_taken":..,"metrics":{snapshot}}],
   //  "bundles_committed":..,"retries":..,"splits":..,"spread":{"records_min":..,"records_max":..,
   //  "idle_pct_max":..},"elapsed_s":..,"timeline":[{"process":i,"bundle":"b","start_s":..,"end_s":..,
   //  "records":n}] (this run's commits, in commit order)}
@@ -51,6 +56,7 @@ class MetricsReport {
   std::vector<int64_t> bundles_;
   std::vector<int64_t> splits_given_;
   std::vector<int64_t> splits_taken_;
+  std::vector<double> started_s_;  // when each slot was added (0 = at the start)
   std::vector<Span> spans_;
   MetricsSnapshot total_;
 };

@@ -21,6 +21,7 @@ struct PipelineLaunchOptions {
   std::string self_exe;       // the dfworker binary; empty = /proc/self/exe
   std::vector<std::string> sdk_env;  // extra environment for SDK processes (MPS pipe dirs, ...)
   std::chrono::milliseconds grace{10000};  // after the first SIGINT/SIGTERM
+  std::string processes_control_dir;  // see LauncherOptions::processes_control_dir ("" = off)
   // See LauncherOptions::before_start (the MPS daemon is started there).
   std::function<Result<std::vector<std::string>>(const JobDir&)> before_start;
 };

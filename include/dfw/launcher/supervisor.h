@@ -25,6 +25,9 @@ class Supervisor {
 
   // Starts every slot that has no live process.
   Status StartAll();
+  // Adds `n` slots with the next indices and starts them (the job grows while it runs). Slots whose
+  // start failed stay empty; the error is the first failure.
+  Status Grow(int n);
   // Starts slot `index` again (after its process ended).
   Status Restart(int index);
   // Records an exit from ProcessLauncher::ReapExited; returns the slot it belonged to.

@@ -18,6 +18,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,7 +47,18 @@ struct TenantGroupResult {
   bool faulted = false;           // the MPS server faulted and every tenant was drained
 };
 
+// What the caller does while the tenants run (both optional, both called from this thread).
+struct TenantGroupHooks {
+  // Tenant `i`'s process has ended (`exits[i]` holds how); `stopping` when the group is being
+  // stopped (a signal, an MPS fault) rather than the tenant having ended by itself. Borrowing
+  // (tenants.md) lends its process slots to the tenants still running from here.
+  std::function<void(std::size_t i, const std::vector<TenantExit>& exits, bool stopping)> on_end;
+  // About every `tick` while tenants run, and once when the last has ended (the memory sampler).
+  std::function<void()> on_tick;
+  std::chrono::milliseconds tick{1000};
+};
+
 TenantGroupResult RunTenantGroup(const std::vector<TenantProcess>& tenants, ProcessLauncher& launcher,
-                                 SignalWatcher& signals, int fault_fd = -1);
+                                 SignalWatcher& signals, int fault_fd = -1, const TenantGroupHooks& hooks = {});
 
 }  // namespace dfw

@@ -60,6 +60,11 @@ struct TimelineRow {
 std::string TimelineChart(std::string_view id, std::string_view title, const std::vector<TimelineRow>& rows,
                           double total, std::string_view unit);
 
+// A step line over time: `points` (seconds, value) held until the next point, on axes from 0 to
+// `total_s` and from 0 to `limit` (drawn as a dashed line, e.g. a budget) or the largest value.
+std::string StepChart(std::string_view id, std::string_view title, const std::vector<std::pair<double, double>>& points,
+                      double total_s, double limit, std::string_view unit);
+
 // A legend line: coloured squares with their names.
 std::string Legend(const std::vector<std::pair<std::string, std::string>>& color_and_name);
 

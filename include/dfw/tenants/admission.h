@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ struct TenantLimits {
   uint64_t budget_bytes = 0;          // the tenant's GPU memory (ledger budget)
   uint64_t need_bytes = 0;            // its plan: model copies + workspace (contexts are counted per GPU)
   uint64_t per_process_need_bytes = 0;// the largest client's need (an SDK process or a model host)
+  uint64_t sdk_process_need_bytes = 0;// what one more SDK process adds (its own model copies + workspace):
+                                      // a borrowed process slot is taken only while the budget holds it
   int sdk_processes = 0;              // guaranteed
   int model_hosts = 0;                // shared copies (model_copies / large_model)
   int clients = 0;                    // MPS clients: SDK processes + model hosts
@@ -43,6 +46,24 @@ struct TenantLimits {
   double active_thread_percentage = 100;
   TenantPriority priority = TenantPriority::kNormal;
   double over_quota_weight = 1;
+};
+
+// Where the GPU has MIG (catalog mig_profiles): the layout that would hold the tenants instead of
+// the MPS split — each tenant in the smallest profile whose memory holds its budget (media-extension
+// profiles left out), and whether the set fits one GPU: at most 7 compute slices in all and no
+// profile used more often than one GPU holds it. NVIDIA's placement rules (which slices a profile
+// may start at) are not modelled, so "fits" is necessary, not sufficient.
+struct MigLayout {
+  struct Slot {
+    std::string tenant;
+    std::string profile;         // "" = no profile holds the tenant's budget
+    uint64_t memory_bytes = 0;   // the profile's memory
+    int compute_slices = 0;
+  };
+  std::vector<Slot> slots;       // one per tenant, in file order
+  int compute_slices = 0;        // sum over the slots
+  bool fits = false;
+  std::string why_not;           // when it does not fit
 };
 
 struct Admission {
@@ -57,7 +78,11 @@ struct Admission {
   int processes = 0, vcpus = 0;         // guaranteed SDK processes of all tenants, and the worker's vCPUs
   std::string strategy;                 // "mps" when admitted under MPS
   std::vector<std::string> isolation;   // one line per strategy: what it isolates, and why it is (not) used
+  std::optional<MigLayout> mig;         // only where the GPU has MIG profiles
 };
+
+// The MIG layout of `tenants` (name, budget) on `gpu` (nullopt when it has no MIG profiles).
+std::optional<MigLayout> ProposeMigLayout(const GpuType& gpu, const std::vector<TenantLimits>& tenants);
 
 Admission AdmitTenants(const TenantsFile& file, const std::vector<TenantInput>& tenants, const Catalog& catalog);
 

@@ -61,6 +61,7 @@ struct TenantsFile {
   std::string path;                 // as given
   std::string text;                 // its contents (its `options:` block is the shared worker's)
   std::vector<TenantSpec> tenants;  // in file order; names unique
+  bool borrowing = true;            // `borrowing:` (default true): finished tenants' slots are lent
 };
 
 struct TenantsParse {
