@@ -327,7 +327,10 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
       }
     }
     out_.uses_combine = true;
-  } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting") {
+  } else if (type == "AssignTimestamps") {
+    MaybePython(name, type, cfg);
+  } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" &&
+             type != "WindowInto" && type != "ExtractWindowingInfo") {
     return NoEquivalent(t, "dfworker's exporter knows no Beam form for it", nodes);
   }
   nodes.push_back(n);

@@ -335,3 +335,35 @@ TEST(BeamExport, CombineIsKeptWithBeamsFeatureFlagAndTopFnsInBeamsSpelling) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(BeamExport, WindowingTransformsAndACombinesWindowingAreKept) {
+  auto r = Export(R"(pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{u: a, t: 1}]}
+    - type: AssignTimestamps
+      config: {timestamp: t}
+    - type: WindowInto
+      windowing: {type: fixed, size: 10s}
+    - type: Combine
+      config: {group_by: u, combine: {n: {value: u, fn: count}}}
+      windowing: {type: sessions, gap: 5s}
+    - type: ExtractWindowingInfo
+      config: {fields: [window_string]}
+    - type: LogForTesting
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const YAML::Node t = r->yaml["pipeline"]["transforms"];
+  ASSERT_EQ(t.size(), 6u);
+  EXPECT_EQ(t[1]["type"].as<std::string>(), "AssignTimestamps");
+  EXPECT_EQ(t[2]["windowing"]["size"].as<std::string>(), "10s");
+  EXPECT_EQ(t[3]["windowing"]["type"].as<std::string>(), "sessions");
+  EXPECT_EQ(t[4]["config"]["fields"][0].as<std::string>(), "window_string");
+}
+
+}  // namespace
+}  // namespace dfw
