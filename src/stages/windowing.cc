@@ -111,11 +111,15 @@ Status AssignWindow(const WindowFn& fn, Row& row) {
     return Status::OK();
   }
   // Window start: the largest offset + k * size <= ts (floor, also for negative timestamps).
-  int64_t rel = ts - fn.offset_us;
+  int64_t rel, start, end;
+  if (__builtin_sub_overflow(ts, fn.offset_us, &rel)) return InvalidArgument("the row's timestamp is out of range for its window");
   int64_t k = rel / fn.size_us;
   if (rel % fn.size_us < 0) --k;
-  const int64_t start = fn.offset_us + k * fn.size_us;
-  row.set_window(start, start + fn.size_us);
+  if (__builtin_mul_overflow(k, fn.size_us, &start) || __builtin_add_overflow(start, fn.offset_us, &start) ||
+      __builtin_add_overflow(start, fn.size_us, &end)) {
+    return InvalidArgument("the row's timestamp is out of range for its window");
+  }
+  row.set_window(start, end);
   return Status::OK();
 }
 
