@@ -20,10 +20,7 @@ echo "== sanitizer build (clang, ASan + UBSan + libFuzzer): unit tests and fuzz 
 asan_modules=(common metrics record options catalog plan validate tenants report stages pipeline inference backend job)
 asan_targets=(); for m in "${asan_modules[@]}"; do asan_targets+=("dfw_${m}_tests"); done
 label_regex="^($(IFS='|'; echo "${asan_modules[*]}"))$"
-# -O0 (clang, ASan): half the compile time of fuzz.sh's default -O1 on these 2-core machines (13.0 s
-# vs 6.4 s for src/stages/run_inference.cc); the numeric kernels stay at -O1 (cmake/dfw.cmake). The
-# fuzz step below uses the same flags, so the tree is not rebuilt.
-export DFW_FUZZ_OPT_FLAGS="-O0 -gline-tables-only"
+# (Test sources build at -O0 in this tree, the code under test at -O1: cmake/dfw.cmake.)
 bash scripts/fuzz.sh --build-only "${asan_targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 600 -L "$label_regex"
