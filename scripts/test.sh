@@ -26,4 +26,4 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 600 -L "$label_regex"
 
 echo "== fuzz (short runs)"
-bash scripts/fuzz.sh "${DFW_FUZZ_SECONDS:-5}"
+bash scripts/fuzz.sh "${DFW_FUZZ_SECONDS:-3}"
