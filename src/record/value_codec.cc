@@ -8,24 +8,6 @@ namespace {
 
 enum Tag : uint8_t { kNull = 0, kFalse = 1, kTrue = 2, kInt = 3, kFloat = 4, kString = 5, kList = 6, kRow = 7 };
 
-void AppendFixed64(std::string& out, uint64_t x) {
-  char b[8];
-  if constexpr (std::endian::native == std::endian::little) {
-    std::memcpy(b, &x, 8);
-  } else {
-    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((x >> (8 * i)) & 0xff);
-  }
-  out.append(b, 8);
-}
-
-Result<uint64_t> DecodeFixed64(std::string_view& in) {
-  if (in.size() < 8) return DataLoss("encoded value: truncated (8 bytes expected)");
-  uint64_t x = 0;
-  for (int i = 0; i < 8; ++i) x |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  in.remove_prefix(8);
-  return x;
-}
-
 void AppendBytes(std::string& out, std::string_view s) {
   AppendVarint(out, s.size());
   out.append(s);
@@ -93,6 +75,24 @@ Result<Value> Decode(std::string_view& in, int depth) {
 }
 
 }  // namespace
+
+void AppendFixed64(std::string& out, uint64_t x) {
+  char b[8];
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(b, &x, 8);
+  } else {
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>((x >> (8 * i)) & 0xff);
+  }
+  out.append(b, 8);
+}
+
+Result<uint64_t> DecodeFixed64(std::string_view& in) {
+  if (in.size() < 8) return DataLoss("encoded value: truncated (8 bytes expected)");
+  uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(8);
+  return x;
+}
 
 void AppendVarint(std::string& out, uint64_t n) {
   while (n >= 0x80) {

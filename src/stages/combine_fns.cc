@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "dfw/record/value_codec.h"
 #include "dfw/stages/config.h"
 #include "expression_config.h"
 
@@ -406,24 +405,6 @@ Result<Value> GroupKey(const CombineSpec& spec, const Row& row) {
     key.push_back(*v);
   }
   return Value::FromList(std::move(key));
-}
-
-Status AppendEncodedKey(const CombineSpec& spec, const Row& row, std::string& out) {
-  AppendEncodedListHeader(out, spec.group_by.size());
-  for (const std::string& f : spec.group_by) {
-    const Value* v = row.Find(f);
-    if (v == nullptr || v->is_list()) return GroupKey(spec, row).status();  // the error, named
-    AppendEncodedValue(out, *v);
-  }
-  return Status::OK();
-}
-
-Result<Value> EvaluateInput(const CombineSpec& spec, std::size_t i, const Row& row) {
-  const CombineInput& in = spec.inputs[i];
-  if (!in.field.empty()) {
-    if (const Value* v = row.Find(in.field)) return *v;
-  }
-  return in.expr->Evaluate(row);  // (also names a missing field)
 }
 
 uint64_t KeyHash(std::string_view encoded_key) {

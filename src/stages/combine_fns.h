@@ -69,11 +69,7 @@ Value ExtractOutput(const Aggregation& a, Accumulator acc);
 // The key of a row: its group_by values, as a list. A list-valued key field (unhashable in
 // Python) or a missing field is an error naming the field.
 Result<Value> GroupKey(const CombineSpec& spec, const Row& row);
-// The same key, appended encoded (dfw/record/value_codec.h) to `out`, without building it.
-Status AppendEncodedKey(const CombineSpec& spec, const Row& row, std::string& out);
 
-// The value of input `i` for `row` (a NameError naming the fields when a field is missing).
-Result<Value> EvaluateInput(const CombineSpec& spec, std::size_t i, const Row& row);
 
 // Stable 64-bit hash of an encoded key (FNV-1a): the same partition in every process and build.
 uint64_t KeyHash(std::string_view encoded_key);

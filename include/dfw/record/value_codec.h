@@ -30,7 +30,10 @@ Result<Value> DecodeValue(std::string_view& in);
 // Decodes `in` as exactly one Value (trailing bytes are kDataLoss).
 Result<Value> DecodeWholeValue(std::string_view in);
 
-// Varints (LEB128, at most 10 bytes), shared by the shuffle file format.
+// 8-byte little-endian integers and varints (LEB128, at most 10 bytes), shared by the shuffle
+// file format.
+void AppendFixed64(std::string& out, uint64_t x);
+Result<uint64_t> DecodeFixed64(std::string_view& in);
 void AppendVarint(std::string& out, uint64_t n);
 Result<uint64_t> DecodeVarint(std::string_view& in);
 
