@@ -5,7 +5,6 @@
 namespace dfw::cli {
 namespace {
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 const CLI::App* FindSubcommand(const CLI::App& app, const std::string& name) {
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
@@ -22,7 +21,7 @@ SplitArgs SplitPipelineArgs(const CLI::App& app, const std::vector<std::string>&
   const CLI::App* sub = nullptr;
   for (; i < args.size(); ++i) {  // everything up to and including the subcommand name
     out.cli.push_back(args[i]);
-    if (!StartsWith(args[i], "-")) {
+    if (!args[i].starts_with("-")) {
       sub = FindSubcommand(app, args[i]);
       ++i;
       break;
@@ -39,9 +38,9 @@ SplitArgs SplitPipelineArgs(const CLI::App& app, const std::vector<std::string>&
       out.cli.insert(out.cli.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
       break;
     }
-    if (!StartsWith(arg, "--")) {
+    if (!arg.starts_with("--")) {
       out.cli.push_back(arg);
-      if (!StartsWith(arg, "-")) seen_positional = true;
+      if (!arg.starts_with("-")) seen_positional = true;
       continue;
     }
     std::size_t eq = arg.find('=');
@@ -55,8 +54,8 @@ SplitArgs SplitPipelineArgs(const CLI::App& app, const std::vector<std::string>&
     out.pipeline.push_back(arg);
     if (eq != std::string::npos || !has_next) continue;
     FlagArity arity = LookupFlagArity(name);
-    if ((arity == FlagArity::kValue && !StartsWith(args[i + 1], "--")) ||
-        (arity == FlagArity::kUnknown && seen_positional && !StartsWith(args[i + 1], "-"))) {
+    if ((arity == FlagArity::kValue && !args[i + 1].starts_with("--")) ||
+        (arity == FlagArity::kUnknown && seen_positional && !args[i + 1].starts_with("-"))) {
       out.pipeline.push_back(args[++i]);
     }
   }

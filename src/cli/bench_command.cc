@@ -41,7 +41,6 @@ struct BenchFlags {
   bool keep = false;     // keep the temporary root (job dirs, logs, outputs)
 };
 
-constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 
 int Error(const std::string& message) {
   std::cerr << "dfworker bench: error: " << message << "\n";
@@ -51,7 +50,6 @@ int Error(const std::string& message) {
 volatile sig_atomic_t g_stop_signal = 0;  // set by the handler; the wait loop forwards it to the run
 extern "C" void OnStopSignal(int sig) { g_stop_signal = sig; }
 
-bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // worker_accelerator=...;use_nvidia_mps added or removed in a service-option string.
 std::string SetMps(const std::string& text, bool on) {
@@ -76,8 +74,8 @@ struct PipelineEdits {
 };
 
 report::StageKind KindOf(const std::string& type) {
-  if (StartsWith(type, "ReadFrom") || type == "Create") return report::StageKind::kRead;
-  if (StartsWith(type, "WriteTo")) return report::StageKind::kWrite;
+  if (type.starts_with("ReadFrom") || type == "Create") return report::StageKind::kRead;
+  if (type.starts_with("WriteTo")) return report::StageKind::kWrite;
   if (type == "RunInference") return report::StageKind::kInference;
   return report::StageKind::kTransform;
 }
@@ -134,10 +132,10 @@ Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& root
     if (!config || !config.IsMap() || !config["path"] || !config["path"].IsScalar()) return;
     const std::string path = config["path"].Scalar();
     const int i = index++;
-    if (StartsWith(type, "WriteTo")) {
+    if (type.starts_with("WriteTo")) {
       // Private outputs per point: the job's own folder, never the pipeline's out/.
       config["path"] = "@OUT@/" + std::to_string(i) + "/" + fs::path(path).filename().string();
-    } else if (StartsWith(type, "ReadFrom") && flags.records > 0 && status.ok()) {
+    } else if (type.starts_with("ReadFrom") && flags.records > 0 && status.ok()) {
       std::error_code ec;
       if (!fs::is_regular_file(path, ec)) {
         status = InvalidArgument("--records samples a source file, but '" + name + "' reads '" + path +
@@ -170,7 +168,7 @@ std::string PointYaml(const PipelineEdits& e, const SweepPoint& point, const std
   EachTransform(root["pipeline"], [&](YAML::Node t) {
     YAML::Node config = t["config"];
     if (!config || !config.IsMap()) return;
-    if (config["path"] && config["path"].IsScalar() && StartsWith(config["path"].Scalar(), "@OUT@/")) {
+    if (config["path"] && config["path"].IsScalar() && config["path"].Scalar().starts_with("@OUT@/")) {
       config["path"] = out_dir + config["path"].Scalar().substr(5);
     }
     if (t["type"].Scalar() != "RunInference" || !config["model_handler"] || !config["model_handler"]["config"]) return;

@@ -7,7 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "dfw/common/exit_code.h"
+
 namespace dfw::cli {
+
+// What a subcommand callback returns for a bad invocation (usage, flags, an unreadable file named).
+inline constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 
 // Shared by main and the subcommands for one invocation.
 struct CliContext {

@@ -31,7 +31,6 @@ struct ExportFlags {
   std::string catalog_dir;
 };
 
-constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 constexpr std::size_t kMaxPipelineFileBytes = std::size_t{4} << 20;  // as `run`
 
 int Fail(const std::string& message) {

@@ -24,7 +24,6 @@ struct PlanFlags {
   std::string catalog_dir;
 };
 
-constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 
 int Error(const std::string& message) {
   std::cerr << "dfworker plan: error: " << message << "\n";

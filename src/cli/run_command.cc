@@ -43,7 +43,6 @@ struct RunFlags {
   std::string options_from;  // hidden: another file's options: block, read after the pipeline's
 };
 
-constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 
 // A failure that stops the dry run before a plan exists (unreadable file, bad catalog): in JSON
 // mode one JSON object with valid=false on stdout, so callers parsing stdout always get JSON.

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
 #include "dfw/common/strings.h"
@@ -24,7 +25,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 constexpr std::size_t kMaxFileBytes = std::size_t{4} << 20;  // as for pipeline files
 
 Diagnostic AtTenant(const TenantSpec& t, const char* code, std::string message, std::string help = "") {

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
@@ -36,7 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
 
 std::string SelfExe() {
   char buf[4096];

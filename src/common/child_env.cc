@@ -3,7 +3,7 @@
 #include <map>
 #include <string_view>
 
-extern char** environ;
+#include <unistd.h>  // environ
 
 namespace dfw {
 namespace {

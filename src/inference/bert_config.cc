@@ -20,7 +20,7 @@ Status ReadPositiveInt(const nlohmann::json& j, const char* key, const std::stri
   return Status::OK();
 }
 
-Result<Activation> ParseActivation(const nlohmann::json& j, const std::string& origin) {
+Result<Activation> ParseHiddenAct(const nlohmann::json& j, const std::string& origin) {
   auto it = j.find("hidden_act");
   if (it == j.end()) return Activation::kGelu;  // BertConfig's default
   const std::string name = it->is_string() ? it->get<std::string>() : it->dump();
@@ -83,7 +83,7 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
     }
     c.layer_norm_eps = eps->get<float>();
   }
-  ASSIGN_OR_RETURN(c.hidden_act, ParseActivation(j, origin));
+  ASSIGN_OR_RETURN(c.hidden_act, ParseHiddenAct(j, origin));
   return c;
 }
 

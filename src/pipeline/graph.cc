@@ -6,6 +6,8 @@
 #include <thread>
 #include <utility>
 
+#include <unistd.h>
+
 #include <tbb/flow_graph.h>
 
 #include <fmt/format.h>
@@ -17,6 +19,14 @@ namespace dfw::pipeline_internal {
 namespace {
 
 namespace flow = tbb::flow;
+
+// Test hook DFW_TEST_SOURCE_GATE_FILE (dfw/worker/pipeline_job.h): waits for the file, 60 s at most.
+void WaitForGate(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (::access(path.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point started) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
@@ -186,12 +196,16 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
   const StageConfig* source_config = &source.spec->config;
   // Test hook (dfw/worker/pipeline_job.h): a slow source, so rebalancing tests find unread input.
   static const int64_t batch_delay_ms = ParseInt64(test_hooks::Get("SOURCE_BATCH_DELAY_MS").value_or("0")).value_or(0);
+  static const std::optional<std::string> gate_file = test_hooks::Get("SOURCE_GATE_FILE");
+  bool first_batch = true;
   flow::input_node<BatchPtr> input(g, [&](tbb::flow_control& fc) -> BatchPtr {
     if (done || failed_.load()) {
       fc.stop();
       return nullptr;
     }
     if (batch_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(batch_delay_ms));
+    if (gate_file && !first_batch) WaitForGate(*gate_file);
+    first_batch = false;
     StageOutput out(source_config);
     Result<bool> more(false);
     const auto started = std::chrono::steady_clock::now();

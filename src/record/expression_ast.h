@@ -136,4 +136,13 @@ bool IsPyWhitespace(uint32_t cp);
 // Finds `needle` in `hay` from `from`; linear worst case for long needles. npos when absent.
 std::size_t FindText(std::string_view hay, std::string_view needle, std::size_t from = 0);
 
+// Python's numeric view of a value: bool is an int (True == 1).
+inline bool IsNum(const Value& v) { return v.is_number() || v.is_bool(); }
+inline bool IsIntLike(const Value& v) { return v.is_int() || v.is_bool(); }
+inline int64_t IntOf(const Value& v) { return v.is_bool() ? (v.as_bool() ? 1 : 0) : v.as_int(); }
+inline double FloatOf(const Value& v) { return v.is_float() ? v.as_float() : static_cast<double>(IntOf(v)); }
+// An evaluation error (a Python TypeError/ValueError text), and a value's Python type name for one.
+inline Status EvalError(std::string s) { return InvalidArgument(std::move(s)); }
+inline std::string PyType(const Value& v) { return std::string(PyTypeName(v)); }
+
 }  // namespace dfw::expr

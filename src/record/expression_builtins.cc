@@ -12,10 +12,6 @@ namespace {
 
 enum Builtin : uint8_t { kLen, kStr, kInt, kFloat, kBool, kRound, kAbs, kMin, kMax, kSum, kAny, kAll, kSorted, kList };
 
-bool IsIntLike(const Value& v) { return v.is_int() || v.is_bool(); }
-int64_t IntOf(const Value& v) { return v.is_bool() ? (v.as_bool() ? 1 : 0) : v.as_int(); }
-Status Error(std::string s) { return InvalidArgument(std::move(s)); }
-std::string T(const Value& v) { return std::string(PyTypeName(v)); }
 
 // The items of an iterable: a list borrowed as is; a str's characters and a row's field names copied.
 struct Items {
@@ -36,17 +32,17 @@ Status GetItems(const Value& v, EvalContext& ctx, Items& out) {
   } else if (v.is_row()) {
     for (const Field& f : v.as_row().fields()) out.owned.push_back(Value::String(f.name));
   } else {
-    return Error("TypeError: '" + T(v) + "' object is not iterable");
+    return EvalError("TypeError: '" + PyType(v) + "' object is not iterable");
   }
   out.list = &out.owned;
   return Status::OK();
 }
 
 Result<int64_t> FloatToInt(double d) {
-  if (std::isnan(d)) return Error("ValueError: cannot convert float NaN to integer");
-  if (std::isinf(d)) return Error("OverflowError: cannot convert float infinity to integer");
+  if (std::isnan(d)) return EvalError("ValueError: cannot convert float NaN to integer");
+  if (std::isinf(d)) return EvalError("OverflowError: cannot convert float infinity to integer");
   if (d >= 9223372036854775808.0 || d < -9223372036854775808.0)
-    return Error("OverflowError: " + PyRepr(Value::Float(d)) + " does not fit in a 64-bit int");
+    return EvalError("OverflowError: " + PyRepr(Value::Float(d)) + " does not fit in a 64-bit int");
   return static_cast<int64_t>(d);
 }
 
@@ -75,23 +71,23 @@ Result<Value> ToInt(const Value& v) {
     return Value::Int(i);
   }
   if (!v.is_string())
-    return Error("TypeError: int() argument must be a string or a real number, not '" + T(v) + "'");
+    return EvalError("TypeError: int() argument must be a string or a real number, not '" + PyType(v) + "'");
   std::string_view s = TrimPy(v.as_string());
   std::string digits;
   bool ok = StripUnderscores(s, &digits) && !digits.empty();
   std::size_t start = ok && (digits[0] == '+' || digits[0] == '-') ? 1 : 0;
   ok = ok && digits.size() > start && std::all_of(digits.begin() + static_cast<std::ptrdiff_t>(start), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  if (!ok) return Error("ValueError: invalid literal for int() with base 10: " + PyRepr(v));
+  if (!ok) return EvalError("ValueError: invalid literal for int() with base 10: " + PyRepr(v));
   errno = 0;
   long long r = std::strtoll(digits.c_str(), nullptr, 10);
-  if (errno == ERANGE) return Error("OverflowError: int(" + PyRepr(v) + ") does not fit in 64 bits (ints here are int64)");
+  if (errno == ERANGE) return EvalError("OverflowError: int(" + PyRepr(v) + ") does not fit in 64 bits (ints here are int64)");
   return Value::Int(r);
 }
 
 Result<Value> ToFloat(const Value& v) {
   if (IsIntLike(v)) return Value::Float(static_cast<double>(IntOf(v)));
   if (v.is_float()) return v;
-  if (!v.is_string()) return Error("TypeError: float() argument must be a string or a real number, not '" + T(v) + "'");
+  if (!v.is_string()) return EvalError("TypeError: float() argument must be a string or a real number, not '" + PyType(v) + "'");
   std::string_view s = TrimPy(v.as_string());
   std::string t;
   for (char c : s) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -108,14 +104,14 @@ Result<Value> ToFloat(const Value& v) {
   char* end = nullptr;
   double d = ok ? std::strtod(clean.c_str(), &end) : 0;
   if (!ok || end != clean.c_str() + clean.size() || clean.empty())
-    return Error("ValueError: could not convert string to float: " + PyRepr(v));
+    return EvalError("ValueError: could not convert string to float: " + PyRepr(v));
   return Value::Float(d);
 }
 
 Result<Value> Round(const Value& x, const Value* nd) {
-  if (!x.is_number() && !x.is_bool()) return Error("TypeError: type " + T(x) + " doesn't define __round__ method");
+  if (!x.is_number() && !x.is_bool()) return EvalError("TypeError: type " + PyType(x) + " doesn't define __round__ method");
   if (nd != nullptr && !nd->is_null() && !IsIntLike(*nd))
-    return Error("TypeError: '" + T(*nd) + "' object cannot be interpreted as an integer");
+    return EvalError("TypeError: '" + PyType(*nd) + "' object cannot be interpreted as an integer");
   bool has_nd = nd != nullptr && !nd->is_null();
   if (IsIntLike(x)) {
     int64_t v = IntOf(x);
@@ -128,7 +124,7 @@ Result<Value> Round(const Value& x, const Value* nd) {
     if (r < 0) { r += p; q -= 1; }  // floor division
     if (2 * static_cast<__int128>(r) > p || (2 * static_cast<__int128>(r) == p && (q & 1))) ++q;
     __int128 out = static_cast<__int128>(q) * p;
-    if (out > INT64_MAX || out < INT64_MIN) return Error("OverflowError: round() result does not fit in 64 bits");
+    if (out > INT64_MAX || out < INT64_MIN) return EvalError("OverflowError: round() result does not fit in 64 bits");
     return Value::Int(static_cast<int64_t>(out));
   }
   double d = x.as_float();
@@ -160,7 +156,7 @@ Result<Value> MinMax(bool is_max, const Value* const* args, int nargs, EvalConte
     items.list = &spread;
   }
   const List& l = *items.list;
-  if (l.empty()) return Error(std::string("ValueError: ") + (is_max ? "max" : "min") + "() iterable argument is empty");
+  if (l.empty()) return EvalError(std::string("ValueError: ") + (is_max ? "max" : "min") + "() iterable argument is empty");
   const Value* best = &l[0];
   for (std::size_t i = 1; i < l.size(); ++i) {
     ASSIGN_OR_RETURN(bool better, is_max ? PyLess(*best, l[i]) : PyLess(l[i], *best));
@@ -207,7 +203,7 @@ Result<Value> CallBuiltin(uint8_t fn, const Value* const* args, int nargs, EvalC
       if (a->is_string()) return Value::Int(static_cast<int64_t>(CodePointCount(a->as_string())));
       if (a->is_list()) return Value::Int(static_cast<int64_t>(a->as_list().size()));
       if (a->is_row()) return Value::Int(static_cast<int64_t>(a->as_row().size()));
-      return Error("TypeError: object of type '" + T(*a) + "' has no len()");
+      return EvalError("TypeError: object of type '" + PyType(*a) + "' has no len()");
     case kStr: return a == nullptr ? Value::String("") : a->is_string() ? *a : Value::String(PyStr(*a));
     case kInt: return a == nullptr ? Value::Int(0) : ToInt(*a);
     case kFloat: return a == nullptr ? Value::Float(0.0) : ToFloat(*a);
@@ -217,15 +213,15 @@ Result<Value> CallBuiltin(uint8_t fn, const Value* const* args, int nargs, EvalC
       if (a->is_float()) return Value::Float(std::fabs(a->as_float()));
       if (IsIntLike(*a)) {
         int64_t v = IntOf(*a);
-        if (v == INT64_MIN) return Error("OverflowError: abs(" + std::to_string(v) + ") does not fit in 64 bits");
+        if (v == INT64_MIN) return EvalError("OverflowError: abs(" + std::to_string(v) + ") does not fit in 64 bits");
         return Value::Int(v < 0 ? -v : v);
       }
-      return Error("TypeError: bad operand type for abs(): '" + T(*a) + "'");
+      return EvalError("TypeError: bad operand type for abs(): '" + PyType(*a) + "'");
     case kMin: return MinMax(false, args, nargs, ctx);
     case kMax: return MinMax(true, args, nargs, ctx);
     case kSum: {
       const Value* start = nargs > 1 ? args[1] : nullptr;
-      if (start != nullptr && start->is_string()) return Error("TypeError: sum() can't sum strings [use ''.join(seq) instead]");
+      if (start != nullptr && start->is_string()) return EvalError("TypeError: sum() can't sum strings [use ''.join(seq) instead]");
       Items items;
       RETURN_IF_ERROR(GetItems(*a, ctx, items));
       Value acc = start != nullptr ? *start : Value::Int(0);

@@ -9,9 +9,6 @@
 namespace dfw::expr {
 namespace {
 
-bool IsNum(const Value& v) { return v.is_number() || v.is_bool(); }
-bool IsIntLike(const Value& v) { return v.is_int() || v.is_bool(); }
-int64_t IntOf(const Value& v) { return v.is_bool() ? (v.as_bool() ? 1 : 0) : v.as_int(); }
 
 // Exact three-way comparison of two numbers (no rounding of large ints); 2 when unordered (NaN).
 int CompareNumbers(const Value& a, const Value& b) {

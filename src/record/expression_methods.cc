@@ -17,8 +17,6 @@ enum Method : uint8_t {
   kIsdigit, kIsalpha, kIsalnum, kIsspace, kGet
 };
 
-Status Error(std::string s) { return InvalidArgument(std::move(s)); }
-std::string T(const Value& v) { return std::string(PyTypeName(v)); }
 bool Given(const Value* v) { return v != nullptr && !v->is_null(); }
 
 template <typename Fn>
@@ -77,7 +75,7 @@ bool IsAlnumCp(uint32_t cp) {
 }
 
 Result<Value> Strip(const std::string& s, const Value* chars, bool left, bool right) {
-  if (Given(chars) && !chars->is_string()) return Error("TypeError: strip arg must be None or str");
+  if (Given(chars) && !chars->is_string()) return EvalError("TypeError: strip arg must be None or str");
   if (!Given(chars) && IsAscii(s)) {  // the common case: no offsets table
     auto ws = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); };
     std::size_t b = 0, e = s.size();
@@ -97,14 +95,14 @@ Result<Value> Strip(const std::string& s, const Value* chars, bool left, bool ri
 }
 
 Result<Value> Split(const std::string& s, const Value* sep, const Value* maxsplit_v, EvalContext& ctx) {
-  if (Given(sep) && !sep->is_string()) return Error("TypeError: must be str or None, not " + T(*sep));
-  if (Given(maxsplit_v) && !maxsplit_v->is_int()) return Error("TypeError: '" + T(*maxsplit_v) + "' object cannot be interpreted as an integer");
+  if (Given(sep) && !sep->is_string()) return EvalError("TypeError: must be str or None, not " + PyType(*sep));
+  if (Given(maxsplit_v) && !maxsplit_v->is_int()) return EvalError("TypeError: '" + PyType(*maxsplit_v) + "' object cannot be interpreted as an integer");
   int64_t maxsplit = Given(maxsplit_v) ? maxsplit_v->as_int() : -1;
   RETURN_IF_ERROR(ctx.Charge(s.size() * 2 + sizeof(Value)));
   List out;
   if (Given(sep)) {
     const std::string& d = sep->as_string();
-    if (d.empty()) return Error("ValueError: empty separator");
+    if (d.empty()) return EvalError("ValueError: empty separator");
     std::size_t start = 0;
     for (std::size_t at; (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) && (at = FindText(s, d, start)) != std::string::npos;
          start = at + d.size())
@@ -138,19 +136,19 @@ Result<Value> Affix(const std::string& s, const Value& arg, bool prefix, const c
   if (arg.is_string()) return Value::Bool(test(arg.as_string()));
   if (arg.is_list()) {
     for (const Value& v : arg.as_list()) {
-      if (!v.is_string()) return Error(std::string("TypeError: tuple for ") + name + " must only contain str, not " + T(v));
+      if (!v.is_string()) return EvalError(std::string("TypeError: tuple for ") + name + " must only contain str, not " + PyType(v));
       if (test(v.as_string())) return Value::Bool(true);
     }
     return Value::Bool(false);
   }
-  return Error(std::string("TypeError: ") + name + " first arg must be str or a tuple of str, not " + T(arg));
+  return EvalError(std::string("TypeError: ") + name + " first arg must be str or a tuple of str, not " + PyType(arg));
 }
 
 Result<Value> Replace(const std::string& s, const Value& old_v, const Value& new_v, const Value* count_v, EvalContext& ctx) {
   if (!old_v.is_string() || !new_v.is_string())
-    return Error("TypeError: replace() argument " + std::string(old_v.is_string() ? "2" : "1") + " must be str, not " +
-                 T(old_v.is_string() ? new_v : old_v));
-  if (Given(count_v) && !count_v->is_int()) return Error("TypeError: '" + T(*count_v) + "' object cannot be interpreted as an integer");
+    return EvalError("TypeError: replace() argument " + std::string(old_v.is_string() ? "2" : "1") + " must be str, not " +
+                 PyType(old_v.is_string() ? new_v : old_v));
+  if (Given(count_v) && !count_v->is_int()) return EvalError("TypeError: '" + PyType(*count_v) + "' object cannot be interpreted as an integer");
   int64_t count = Given(count_v) ? count_v->as_int() : -1;
   const std::string& o = old_v.as_string();
   const std::string& n = new_v.as_string();
@@ -182,13 +180,13 @@ Result<Value> JoinItems(const std::string& sep, const Value& items, EvalContext&
       ForEachCodePoint(items.as_string(), [&](uint32_t, std::string_view raw) { chars.push_back(Value::String(std::string(raw))); });
       return JoinItems(sep, Value::FromList(std::move(chars)), ctx);
     }
-    return Error("TypeError: can only join an iterable");
+    return EvalError("TypeError: can only join an iterable");
   }
   const List& l = items.as_list();
   std::size_t total = 0;
   for (std::size_t i = 0; i < l.size(); ++i) {
     if (!l[i].is_string())
-      return Error("TypeError: sequence item " + std::to_string(i) + ": expected str instance, " + T(l[i]) + " found");
+      return EvalError("TypeError: sequence item " + std::to_string(i) + ": expected str instance, " + PyType(l[i]) + " found");
     total += l[i].as_string().size() + (i ? sep.size() : 0);
   }
   RETURN_IF_ERROR(ctx.Charge(total));
@@ -219,7 +217,7 @@ Result<Value> CallMethod(uint8_t fn, const Value& self, const Value* const* args
   const auto m = static_cast<Method>(fn);
   bool ok_type = m == kGet ? self.is_row() : m == kCount ? (self.is_string() || self.is_list()) : self.is_string();
   if (!ok_type)
-    return Error("AttributeError: '" + T(self) + "' object has no attribute '" + std::string(Methods()[fn].name) + "'");
+    return EvalError("AttributeError: '" + PyType(self) + "' object has no attribute '" + std::string(Methods()[fn].name) + "'");
   if (m == kGet) {
     if (!a->is_string()) return b != nullptr ? *b : Value();
     const Value* v = self.as_row().Find(a->as_string());
@@ -242,7 +240,7 @@ Result<Value> CallMethod(uint8_t fn, const Value& self, const Value* const* args
     case kJoin: return JoinItems(s, *a, ctx);
     case kFind:
     case kCount: {
-      if (!a->is_string()) return Error("TypeError: must be str, not " + T(*a));
+      if (!a->is_string()) return EvalError("TypeError: must be str, not " + PyType(*a));
       const std::string& sub = a->as_string();
       if (m == kFind) {
         std::size_t at = FindText(s, sub);

@@ -10,10 +10,6 @@
 namespace dfw::expr {
 namespace {
 
-bool IsIntLike(const Value& v) { return v.is_int() || v.is_bool(); }
-bool IsNum(const Value& v) { return v.is_number() || v.is_bool(); }
-int64_t IntOf(const Value& v) { return v.is_bool() ? (v.as_bool() ? 1 : 0) : v.as_int(); }
-double FloatOf(const Value& v) { return v.is_float() ? v.as_float() : static_cast<double>(IntOf(v)); }
 
 Status Unsupported(Op op, const Value& a, const Value& b) {
   return InvalidArgument("TypeError: unsupported operand type(s) for " + std::string(OpText(op)) + ": '" +

@@ -18,12 +18,6 @@ constexpr const char* kIdle = "#d5d9de";
 constexpr const char* kError = "#c0504d";
 constexpr const char* kResidual = "#e8a33d";
 
-std::string Fixed(double v, int digits = 2) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
 std::string Kpi(const std::string& value, const std::string& label) {
   return "<span class=\"kpi\"><b>" + Escape(value) + "</b>" + Escape(label) + "</span>";
 }

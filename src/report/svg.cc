@@ -80,6 +80,12 @@ std::string Escape(std::string_view text) {
   return out;
 }
 
+std::string Fixed(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
 std::string ShortNumber(double v) {
   char b[32];
   const double a = std::fabs(v);

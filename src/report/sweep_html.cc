@@ -10,12 +10,6 @@ namespace {
 
 const char* const kPalette[] = {"#4a78b5", "#e8743b", "#19a979", "#ed4a7b", "#945ecf", "#13a4b4", "#525df4", "#bf399e"};
 
-std::string Fixed(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
 }  // namespace
 
 std::string RenderSweepHtml(const std::vector<PointSummary>& sorted, const std::string& pipeline, int repeat) {

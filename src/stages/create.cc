@@ -9,7 +9,7 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct CreateOptions {
   std::vector<Row> elements;  // the rows, already normalised
   // `reshuffle` (Beam default true) is accepted: a job-sized plan already cuts the elements into
   // bundles that every SDK process leases (PipelineRunner::PlanBundles).
@@ -54,7 +54,7 @@ class CreateReader final : public SplitReader {
 
 class Create final : public Stage {
  public:
-  explicit Create(Options options) : options_(std::move(options)) {}
+  explicit Create(CreateOptions options) : options_(std::move(options)) {}
 
   Status Process(RowBatch&, StageOutput&) override { return Internal("Create has no input"); }
 
@@ -73,16 +73,16 @@ class Create final : public Stage {
   }
 
  private:
-  Options options_;
+  CreateOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+Result<std::unique_ptr<Stage>> MakeCreate(const StageConfig& config) {
   YAML::Node elements = config.config.IsMap() ? config.config["elements"] : YAML::Node();
   if (!elements.IsDefined() || !elements.IsSequence()) {
     return ConfigKeyError(config, "elements", "expected a list of elements");
   }
   if (ConfigHas(config, "reshuffle")) { ASSIGN_OR_RETURN(bool ignored, ConfigBool(config, "reshuffle")); (void)ignored; }
-  Options o;
+  CreateOptions o;
   std::vector<std::string> all_keys;
   for (const YAML::Node& e : elements) {
     Value v = YamlToValue(e);
@@ -109,7 +109,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterCreate(StageRegistry& r) {
-  (void)r.Register({"Create", Make, {"elements", "reshuffle"}, {"elements"}, StageTraits{.is_source = true}, CheckByMaking(Make)});
+  (void)r.Register({"Create", MakeCreate, {"elements", "reshuffle"}, {"elements"}, StageTraits{.is_source = true}, CheckByMaking(MakeCreate)});
 }
 
 }  // namespace dfw

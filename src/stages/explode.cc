@@ -10,14 +10,14 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct ExplodeOptions {
   std::vector<std::string> fields;  // list-valued fields to explode
   bool cross_product = true;        // combination (true) or zip (false); required when fields > 1
 };
 
 class Explode final : public Stage {
  public:
-  explicit Explode(Options options) : options_(std::move(options)) {}
+  explicit Explode(ExplodeOptions options) : options_(std::move(options)) {}
 
   // Stateless: safe to call concurrently.
   Status Process(RowBatch& in, StageOutput& out) override {
@@ -75,11 +75,11 @@ class Explode final : public Stage {
     }
   }
 
-  Options options_;
+  ExplodeOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeExplode(const StageConfig& config) {
+  ExplodeOptions o;
   ASSIGN_OR_RETURN(o.fields, ConfigStringList(config, "fields"));
   if (o.fields.empty()) return config.ConfigError("config 'fields' is required (a field name or a list of them)");
   if (o.fields.size() > 1 && !ConfigHas(config, "cross_product")) {
@@ -92,7 +92,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterExplode(StageRegistry& r) {
-  (void)r.Register({"Explode", Make, {"fields", "cross_product"}, {"fields"}, StageTraits{.can_fail_per_record = true}, CheckByMaking(Make)});
+  (void)r.Register({"Explode", MakeExplode, {"fields", "cross_product"}, {"fields"}, StageTraits{.can_fail_per_record = true}, CheckByMaking(MakeExplode)});
 }
 
 }  // namespace dfw

@@ -7,13 +7,13 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct FilterOptions {
   stages_internal::ConfiguredExpression keep;  // the predicate
 };
 
 class Filter final : public Stage {
  public:
-  explicit Filter(Options options) : options_(std::move(options)) {}
+  explicit Filter(FilterOptions options) : options_(std::move(options)) {}
 
   // Stateless: safe to call concurrently.
   Status Process(RowBatch& in, StageOutput& out) override {
@@ -34,11 +34,11 @@ class Filter final : public Stage {
   }
 
  private:
-  Options options_;
+  FilterOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeFilter(const StageConfig& config) {
+  FilterOptions o;
   ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
   YAML::Node keep = config.config.IsMap() ? config.config["keep"] : YAML::Node();
   if (!keep.IsDefined() || keep.IsNull()) return config.ConfigError("config 'keep' is required");
@@ -49,7 +49,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterFilter(StageRegistry& r) {
-  (void)r.Register({"Filter", Make, {"keep", "language"}, {"keep"}, StageTraits{.can_fail_per_record = true}, CheckByMaking(Make)});
+  (void)r.Register({"Filter", MakeFilter, {"keep", "language"}, {"keep"}, StageTraits{.can_fail_per_record = true}, CheckByMaking(MakeFilter)});
 }
 
 }  // namespace dfw

@@ -13,10 +13,10 @@ class Flatten final : public Stage {
   }
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig&) { return std::unique_ptr<Stage>(new Flatten()); }
+Result<std::unique_ptr<Stage>> MakeFlatten(const StageConfig&) { return std::unique_ptr<Stage>(new Flatten()); }
 
 }  // namespace
 
-void RegisterFlatten(StageRegistry& r) { (void)r.Register({"Flatten", Make, {}, {}, StageTraits{}, CheckByMaking(Make)}); }
+void RegisterFlatten(StageRegistry& r) { (void)r.Register({"Flatten", MakeFlatten, {}, {}, StageTraits{}, CheckByMaking(MakeFlatten)}); }
 
 }  // namespace dfw

@@ -7,14 +7,14 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct LogForTestingOptions {
   spdlog::level::level_enum level = spdlog::level::info;  // ERROR, INFO (default) or DEBUG
   std::string prefix;                                     // written before each row
 };
 
 class LogForTesting final : public Stage {
  public:
-  explicit LogForTesting(Options options) : options_(std::move(options)) {}
+  explicit LogForTesting(LogForTestingOptions options) : options_(std::move(options)) {}
 
   Status Process(RowBatch& in, StageOutput& out) override {
     const bool logged = spdlog::should_log(options_.level);  // (no JSON made for a level that is off)
@@ -26,11 +26,11 @@ class LogForTesting final : public Stage {
   }
 
  private:
-  Options options_;
+  LogForTestingOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeLogForTesting(const StageConfig& config) {
+  LogForTestingOptions o;
   ASSIGN_OR_RETURN(std::string level, ConfigString(config, "level", std::string("INFO")));
   if (level == "ERROR") {
     o.level = spdlog::level::err;
@@ -48,7 +48,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterLogForTesting(StageRegistry& r) {
-  (void)r.Register({"LogForTesting", Make, {"level", "prefix"}, {}, StageTraits{}, CheckByMaking(Make)});
+  (void)r.Register({"LogForTesting", MakeLogForTesting, {"level", "prefix"}, {}, StageTraits{}, CheckByMaking(MakeLogForTesting)});
 }
 
 }  // namespace dfw

@@ -19,7 +19,7 @@ struct OutputField {
   ConfiguredExpression expr; // how to compute it
 };
 
-struct Options {
+struct MapToFieldsOptions {
   std::vector<OutputField> fields;  // in YAML order
   bool append = false;              // keep the input fields
   std::vector<std::string> drop;    // input fields removed first (only with append)
@@ -27,7 +27,7 @@ struct Options {
 
 class MapToFields final : public Stage {
  public:
-  MapToFields(StageConfig config, Options options) : config_(std::move(config)), options_(std::move(options)) {}
+  MapToFields(StageConfig config, MapToFieldsOptions options) : config_(std::move(config)), options_(std::move(options)) {}
 
   // Stateless: safe to call concurrently. Per-call scratch (`values`) is reused across rows, and
   // with `append: true` the input row itself becomes the output (fields moved, never copied).
@@ -96,11 +96,11 @@ class MapToFields final : public Stage {
   }
 
   StageConfig config_;
-  Options options_;
+  MapToFieldsOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeMapToFields(const StageConfig& config) {
+  MapToFieldsOptions o;
   ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
   ASSIGN_OR_RETURN(o.append, ConfigBool(config, "append", false));
   ASSIGN_OR_RETURN(o.drop, ConfigStringList(config, "drop"));
@@ -128,8 +128,8 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterMapToFields(StageRegistry& r) {
-  (void)r.Register({"MapToFields", Make, {"fields", "append", "drop", "language"}, {},
-                    StageTraits{.can_fail_per_record = true}, CheckByMaking(Make)});
+  (void)r.Register({"MapToFields", MakeMapToFields, {"fields", "append", "drop", "language"}, {},
+                    StageTraits{.can_fail_per_record = true}, CheckByMaking(MakeMapToFields)});
 }
 
 }  // namespace dfw

@@ -184,7 +184,7 @@ class MLTransform final : public Stage {
   std::vector<Column> columns_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+Result<std::unique_ptr<Stage>> MakeMlTransform(const StageConfig& config) {
   ASSIGN_OR_RETURN(Plan plan, ParsePlan(config));
   std::vector<Column> columns;
   for (auto& [name, inner] : plan.columns) {
@@ -203,7 +203,7 @@ Status Check(const StageConfig& config) {
 }  // namespace
 
 void RegisterMLTransform(StageRegistry& r) {
-  (void)r.Register({"MLTransform", Make, {"write_artifact_location", "read_artifact_location", "transforms"}, {"transforms"},
+  (void)r.Register({"MLTransform", MakeMlTransform, {"write_artifact_location", "read_artifact_location", "transforms"}, {"transforms"},
                     StageTraits{.can_fail_per_record = true}, Check});
 }
 

@@ -15,7 +15,7 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct ReadCsvOptions {
   std::string path;      // glob of CSV files; each file starts with a header row
   char delimiter = ',';  // field separator (one character)
   char comment = 0;      // lines starting with this character are skipped; 0 = none
@@ -89,7 +89,7 @@ class CsvReader final : public SplitReader {
  public:
   // `range_begin`: where the bundle's range starts (before the header the first split skips);
   // progress is reported in bytes of that range.
-  CsvReader(const Options& o, SourceSplit split, std::string data, std::vector<std::string> header, int64_t range_begin)
+  CsvReader(const ReadCsvOptions& o, SourceSplit split, std::string data, std::vector<std::string> header, int64_t range_begin)
       : options_(o), split_(std::move(split)), data_(std::move(data)), header_(std::move(header)),
         line_(split_.first_line), skipped_(split_.begin - range_begin) {}
 
@@ -149,7 +149,7 @@ class CsvReader final : public SplitReader {
     ++line_;
   }
 
-  Options options_;
+  ReadCsvOptions options_;
   SourceSplit split_;
   std::string data_;
   std::vector<std::string> header_;
@@ -161,7 +161,7 @@ class CsvReader final : public SplitReader {
 
 class ReadCsv final : public Stage {
  public:
-  ReadCsv(StageConfig config, Options options) : config_(std::move(config)), options_(options) {}
+  ReadCsv(StageConfig config, ReadCsvOptions options) : config_(std::move(config)), options_(options) {}
 
   Status Process(RowBatch&, StageOutput&) override { return Internal("ReadFromCsv has no input"); }
 
@@ -230,7 +230,7 @@ class ReadCsv final : public Stage {
   }
 
   StageConfig config_;
-  Options options_;
+  ReadCsvOptions options_;
 };
 
 Result<char> OneChar(const StageConfig& c, const std::string& key, std::optional<std::string> fallback) {
@@ -240,8 +240,8 @@ Result<char> OneChar(const StageConfig& c, const std::string& key, std::optional
   return ConfigKeyError(c, key, "must be a single character other than '\"' or a newline, got '" + s + "'");
 }
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeReadCsv(const StageConfig& config) {
+  ReadCsvOptions o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
   RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
   ASSIGN_OR_RETURN(o.delimiter, OneChar(config, "delimiter", std::string(",")));
@@ -253,8 +253,8 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterReadCsv(StageRegistry& r) {
-  (void)r.Register({"ReadFromCsv", Make, {"path", "delimiter", "comment"}, {"path"},
-                    StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(Make)});
+  (void)r.Register({"ReadFromCsv", MakeReadCsv, {"path", "delimiter", "comment"}, {"path"},
+                    StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(MakeReadCsv)});
 }
 
 }  // namespace dfw

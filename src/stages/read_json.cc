@@ -18,7 +18,7 @@ namespace {
 
 using stages_internal::LineSplitReader;
 
-struct Options {
+struct ReadJsonOptions {
   std::string path;  // glob of JSON Lines files
 };
 
@@ -64,7 +64,7 @@ void AssignValue(Value& out, simdjson::dom::element e) {
 
 class ReadJson final : public Stage {
  public:
-  ReadJson(StageConfig config, Options options) : config_(std::move(config)), options_(std::move(options)) {}
+  ReadJson(StageConfig config, ReadJsonOptions options) : config_(std::move(config)), options_(std::move(options)) {}
 
   Status Process(RowBatch&, StageOutput&) override { return Internal("ReadFromJson has no input"); }
 
@@ -102,11 +102,11 @@ class ReadJson final : public Stage {
 
  private:
   StageConfig config_;
-  Options options_;
+  ReadJsonOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeReadJson(const StageConfig& config) {
+  ReadJsonOptions o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
   RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
   return std::unique_ptr<Stage>(new ReadJson(config, std::move(o)));
@@ -115,7 +115,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterReadJson(StageRegistry& r) {
-  (void)r.Register({"ReadFromJson", Make, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(Make)});
+  (void)r.Register({"ReadFromJson", MakeReadJson, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(MakeReadJson)});
 }
 
 }  // namespace dfw

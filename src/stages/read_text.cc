@@ -8,13 +8,13 @@ namespace {
 
 using stages_internal::LineSplitReader;
 
-struct Options {
+struct ReadTextOptions {
   std::string path;  // glob of input files (*, ?, [..])
 };
 
 class ReadText final : public Stage {
  public:
-  ReadText(StageConfig config, Options options) : config_(std::move(config)), options_(std::move(options)) {}
+  ReadText(StageConfig config, ReadTextOptions options) : config_(std::move(config)), options_(std::move(options)) {}
 
   Status Process(RowBatch&, StageOutput&) override { return Internal("ReadFromText has no input"); }
 
@@ -34,11 +34,11 @@ class ReadText final : public Stage {
 
  private:
   StageConfig config_;
-  Options options_;
+  ReadTextOptions options_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-  Options o;
+Result<std::unique_ptr<Stage>> MakeReadText(const StageConfig& config) {
+  ReadTextOptions o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
   RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
   return std::unique_ptr<Stage>(new ReadText(config, std::move(o)));
@@ -47,7 +47,7 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterReadText(StageRegistry& r) {
-  (void)r.Register({"ReadFromText", Make, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(Make)});
+  (void)r.Register({"ReadFromText", MakeReadText, {"path"}, {"path"}, StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(MakeReadText)});
 }
 
 }  // namespace dfw

@@ -40,7 +40,7 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct RunInferenceOptions {
   std::string inference_tag = "inference";  // the field each output row gains
   std::string handler_type;                 // model_handler.type
   ModelHandlerOptions handler;              // model_handler.config
@@ -115,8 +115,8 @@ Status RefuseBeamHandler(const StageConfig& c, const YAML::Node& mh) {
   return Status::OK();
 }
 
-Result<Options> ParseOptions(const StageConfig& c) {
-  Options o;
+Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
+  RunInferenceOptions o;
   ASSIGN_OR_RETURN(o.inference_tag, ConfigString(c, "inference_tag", std::string("inference")));
   const YAML::Node mh = c.config["model_handler"];
   if (!mh || !mh.IsMap()) return ConfigKeyError(c, "model_handler", "must be a mapping with 'type' and 'config'");
@@ -186,7 +186,7 @@ struct Lane {
 class RunInference final : public Stage {
  public:
   static Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
-    ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+    ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
     auto handler = MakeModelHandler(options.handler_type, options.handler);
     if (!handler.ok()) return config.ConfigError(handler.status().message());
     // Batch options are checked here, once, so a lane's batcher cannot fail to build later.
@@ -260,7 +260,7 @@ class RunInference final : public Stage {
     Lane* lane_;
   };
 
-  RunInference(const StageConfig& config, Options options, std::unique_ptr<ModelHandler> handler)
+  RunInference(const StageConfig& config, RunInferenceOptions options, std::unique_ptr<ModelHandler> handler)
       : config_(config), options_(std::move(options)), handler_(std::move(handler)) {
     // Load-time checks pass no registry; metrics then go to a private one nobody reads.
     MetricsRegistry* registry = config.metrics != nullptr ? config.metrics : &private_metrics_;
@@ -339,7 +339,7 @@ class RunInference final : public Stage {
   }
 
   StageConfig config_;
-  Options options_;
+  RunInferenceOptions options_;
   std::unique_ptr<ModelHandler> handler_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::mutex mu_;
@@ -353,7 +353,7 @@ class RunInference final : public Stage {
 // Load-time check (also what --dry_run runs): the config parses and the model files exist and
 // agree (config.json vs the safetensors header). Weights are not loaded.
 Status CheckRunInference(const StageConfig& config) {
-  ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+  ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
   auto handler = MakeModelHandler(options.handler_type, options.handler);
   if (!handler.ok()) return config.ConfigError(handler.status().message());
   auto estimator = BatchSizeEstimator::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()));
@@ -364,7 +364,7 @@ Status CheckRunInference(const StageConfig& config) {
 }  // namespace
 
 Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const StageConfig& config) {
-  ASSIGN_OR_RETURN(Options options, ParseOptions(config));
+  ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
   auto handler = MakeModelHandler(options.handler_type, options.handler);
   if (!handler.ok()) return config.ConfigError(handler.status().message());
   return (*handler)->EstimateWorkspace();

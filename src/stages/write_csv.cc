@@ -7,13 +7,13 @@
 namespace dfw {
 namespace {
 
-struct Options {
+struct WriteCsvOptions {
   char delimiter = ',';  // field separator
 };
 
 class WriteCsv final : public stages_internal::FileSink {
  public:
-  WriteCsv(StageConfig config, Options options) : FileSink(std::move(config)), options_(options) {}
+  WriteCsv(StageConfig config, WriteCsvOptions options) : FileSink(std::move(config)), options_(options) {}
 
  protected:
   void StartFile() override { header_.clear(); }
@@ -58,13 +58,13 @@ class WriteCsv final : public stages_internal::FileSink {
     buf.push_back('"');
   }
 
-  Options options_;
+  WriteCsvOptions options_;
   std::vector<std::string> header_;
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+Result<std::unique_ptr<Stage>> MakeWriteCsv(const StageConfig& config) {
   RETURN_IF_ERROR(SinkNaming(config).status());
-  Options o;
+  WriteCsvOptions o;
   ASSIGN_OR_RETURN(std::string d, ConfigString(config, "delimiter", std::string(",")));
   if (d.size() != 1 || d[0] == '"' || d[0] == '\n' || d[0] == '\r') {
     return ConfigKeyError(config, "delimiter", "must be a single character other than '\"' or a newline, got '" + d + "'");
@@ -76,8 +76,8 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterWriteCsv(StageRegistry& r) {
-  (void)r.Register({"WriteToCsv", Make, {"path", "delimiter", "file_name_suffix"}, {"path"},
-                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(Make)});
+  (void)r.Register({"WriteToCsv", MakeWriteCsv, {"path", "delimiter", "file_name_suffix"}, {"path"},
+                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(MakeWriteCsv)});
 }
 
 }  // namespace dfw

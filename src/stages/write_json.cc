@@ -17,7 +17,7 @@ class WriteJson final : public stages_internal::FileSink {
   }
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+Result<std::unique_ptr<Stage>> MakeWriteJson(const StageConfig& config) {
   RETURN_IF_ERROR(SinkNaming(config).status());
   return std::unique_ptr<Stage>(new WriteJson(config));
 }
@@ -25,8 +25,8 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterWriteJson(StageRegistry& r) {
-  (void)r.Register({"WriteToJson", Make, {"path", "file_name_suffix"}, {"path"},
-                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(Make)});
+  (void)r.Register({"WriteToJson", MakeWriteJson, {"path", "file_name_suffix"}, {"path"},
+                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(MakeWriteJson)});
 }
 
 }  // namespace dfw

@@ -27,7 +27,7 @@ class WriteText final : public stages_internal::FileSink {
   }
 };
 
-Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
+Result<std::unique_ptr<Stage>> MakeWriteText(const StageConfig& config) {
   RETURN_IF_ERROR(SinkNaming(config).status());
   return std::unique_ptr<Stage>(new WriteText(config));
 }
@@ -35,8 +35,8 @@ Result<std::unique_ptr<Stage>> Make(const StageConfig& config) {
 }  // namespace
 
 void RegisterWriteText(StageRegistry& r) {
-  (void)r.Register({"WriteToText", Make, {"path", "file_name_suffix"}, {"path"},
-                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(Make)});
+  (void)r.Register({"WriteToText", MakeWriteText, {"path", "file_name_suffix"}, {"path"},
+                    StageTraits{.is_sink = true, .serial = true}, CheckByMaking(MakeWriteText)});
 }
 
 }  // namespace dfw

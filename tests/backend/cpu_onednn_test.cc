@@ -17,7 +17,7 @@
 #include "dfw/backend/registry.h"
 
 namespace dfw {
-namespace {
+namespace cpu_onednn_test {
 
 using cpu_dnnl::DnnlGemm;
 using cpu_dnnl::DnnlGemmOptions;
@@ -193,5 +193,5 @@ TEST(CpuOneDnn, HonoursOneDnnMaxCpuIsaFromTheEnvironment) {
   EXPECT_NE(d.find("at " + want), std::string::npos) << d;
 }
 
-}  // namespace
+}  // namespace cpu_onednn_test
 }  // namespace dfw

@@ -11,13 +11,14 @@
 #include <string>
 
 #include "cli/cli_test_util.h"
+#include "test_util.h"
 
 namespace {
 
+using dfw::testing::kL4Accelerator;
+
 namespace fs = std::filesystem;
 using dfw::testing::RunDfworker;
-
-const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
 
 class HintFiles : public ::testing::Test {
  protected:
@@ -43,7 +44,7 @@ class HintFiles : public ::testing::Test {
 };
 
 TEST_F(HintFiles, ATransformsAcceleratorHintDeclaresTheGpuAndThePlanSaysWhoAskedForWhat) {
-  const std::string p = Write("gpu", "{accelerator: \"" + kL4 + "\", min_ram: 16GB}", "{min_ram: 1GB}");
+  const std::string p = Write("gpu", "{accelerator: \"" + kL4Accelerator + "\", min_ram: 16GB}", "{min_ram: 1GB}");
   auto o = RunDfworker({"run", p, "--dry_run", "--machine_type=g2-standard-8", "--accelerator_backend=emulated"});
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("1 x nvidia-l4"), std::string::npos) << o.out;
@@ -51,7 +52,7 @@ TEST_F(HintFiles, ATransformsAcceleratorHintDeclaresTheGpuAndThePlanSaysWhoAsked
             std::string::npos)
       << o.out;
   EXPECT_NE(o.out.find("resource hints:  pipeline level: min_ram 1 GB"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("'Embed' (" + p + ":7:7): accelerator " + kL4 + ", min_ram 16 GB"), std::string::npos)
+  EXPECT_NE(o.out.find("'Embed' (" + p + ":7:7): accelerator " + kL4Accelerator + ", min_ram 16 GB"), std::string::npos)
       << o.out;
 
   auto j = RunDfworker({"run", p, "--dry_run", "--format=json", "--machine_type=g2-standard-8",
@@ -64,14 +65,14 @@ TEST_F(HintFiles, ATransformsAcceleratorHintDeclaresTheGpuAndThePlanSaysWhoAsked
   EXPECT_TRUE(hints[0]["transform"].is_null());
   EXPECT_EQ(hints[0]["min_ram_bytes"], 1'000'000'000u);
   EXPECT_EQ(hints[1]["transform"], "Embed");
-  EXPECT_EQ(hints[1]["accelerator"], kL4);
+  EXPECT_EQ(hints[1]["accelerator"], kL4Accelerator);
   EXPECT_EQ(hints[1]["min_ram_bytes"], 16'000'000'000u);
 }
 
 TEST_F(HintFiles, AnAcceleratorHintWithWorkerAcceleratorExitsTwoAtTheFilePosition) {
-  const std::string p = Write("both", "{accelerator: \"" + kL4 + "\"}");
+  const std::string p = Write("both", "{accelerator: \"" + kL4Accelerator + "\"}");
   auto o = RunDfworker({"run", p, "--dry_run", "--machine_type=g2-standard-8",
-                        "--dataflow_service_options=worker_accelerator=" + kL4});
+                        "--dataflow_service_options=worker_accelerator=" + kL4Accelerator});
   ASSERT_EQ(o.exit_code, 2) << o.out;
   EXPECT_NE(o.out.find("error[right-fitting-conflict]"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("--> " + p + ":9:37"), std::string::npos) << o.out;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace dry_run_models_test {
 
 namespace fs = std::filesystem;
 
@@ -267,4 +267,4 @@ TEST(DryRunModelsText, AcceleratorBackendSelection) {
   EXPECT_FALSE(acc["backend_reason"].get<std::string>().empty());
 }
 
-}  // namespace
+}  // namespace dry_run_models_test

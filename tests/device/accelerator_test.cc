@@ -1,11 +1,12 @@
 #include "dfw/device/accelerator.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
 namespace dfw::device {
 namespace {
 
-constexpr uint64_t kGiB = 1024ull * 1024 * 1024;
+using dfw::testing::kGiB;
 
 class FakeGpuProbe : public GpuProbe {
  public:

@@ -14,28 +14,14 @@
 #include "dfw/device/mps_controller.h"
 #include "device/process_info.h"
 #include "device/unix_socket.h"
+#include "test_util.h"
 
 namespace dfw::device {
 namespace {
 
-constexpr uint64_t kGiB = 1024ull * 1024 * 1024;
-
-// Polls `done` for up to 10 s; a guard against hanging, not a timing assertion.
-template <typename F>
-bool Eventually(F done) {
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dfw::testing::Eventually;
+using dfw::testing::ReadFile;
+using dfw::testing::kGiB;
 
 class EmulatedMpsTest : public ::testing::Test {
  protected:

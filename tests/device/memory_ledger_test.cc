@@ -1,4 +1,5 @@
 #include "dfw/device/memory_ledger.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -11,8 +12,8 @@
 namespace dfw::device {
 namespace {
 
-constexpr uint64_t kMiB = 1024ull * 1024;
-constexpr uint64_t kGiB = 1024 * kMiB;
+using dfw::testing::kGiB;
+using dfw::testing::kMiB;
 
 class MemoryLedgerTest : public ::testing::Test {
  protected:

@@ -1,6 +1,7 @@
 #include "dfw/device/mps_env.h"
 
 #include "device/subprocess.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -8,8 +9,8 @@
 namespace dfw::device {
 namespace {
 
-constexpr uint64_t kMiB = 1024ull * 1024;
-constexpr uint64_t kGiB = 1024 * kMiB;
+using dfw::testing::kGiB;
+using dfw::testing::kMiB;
 
 struct SizeCase {
   const char* text;

@@ -8,11 +8,12 @@
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_controller.h"
+#include "test_util.h"
 
 namespace dfw::device {
 namespace {
 
-constexpr uint64_t kGiB = 1024ull * 1024 * 1024;
+using dfw::testing::kGiB;
 
 class MpsStatusTest : public ::testing::Test {
  protected:

@@ -15,25 +15,13 @@
 
 #include "dfw/device/mps_controller.h"
 #include "device/process_info.h"
+#include "test_util.h"
 
 namespace dfw::device {
 namespace {
 
-template <typename F>
-bool Eventually(F done) {  // a guard against hanging, not a timing assertion
-  for (int i = 0; i < 1000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using dfw::testing::Eventually;
+using dfw::testing::ReadFile;
 
 class NvidiaMpsTest : public ::testing::Test {
  protected:

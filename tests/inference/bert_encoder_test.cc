@@ -19,7 +19,7 @@
 #include "dfw/inference/tokenizer.h"
 
 namespace dfw {
-namespace {
+namespace bert_encoder_test {
 
 using ::testing::HasSubstr;
 
@@ -246,5 +246,5 @@ TEST(BertConfig, ParsesTheTinyModel) {
   EXPECT_EQ(BertConfig::Load(kDir + "/nope.json").status().code(), StatusCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace bert_encoder_test
 }  // namespace dfw

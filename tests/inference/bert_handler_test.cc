@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 namespace dfw {
-namespace {
+namespace bert_handler_test {
 
 using ::testing::HasSubstr;
 
@@ -120,5 +120,5 @@ TEST(SentenceEmbeddingHandler, MissingModelFilesAreLoadErrors) {
   EXPECT_THAT(handler.status().message(), HasSubstr("config.json"));
 }
 
-}  // namespace
+}  // namespace bert_handler_test
 }  // namespace dfw

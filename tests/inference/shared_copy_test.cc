@@ -20,7 +20,7 @@
 #include "inference/mlp_test_util.h"
 
 namespace dfw {
-namespace {
+namespace shared_copy_test {
 
 using testing_util::F32Bytes;
 using testing_util::RawTensor;
@@ -374,5 +374,5 @@ TEST(SharedCopy, BatchesMoveToALiveCopyWhenTheirHostDiesAndFailWhenNoneIsLeft) {
   EXPECT_NE(gone.message().find("no shared copy of model"), std::string::npos) << gone.message();
 }
 
-}  // namespace
+}  // namespace shared_copy_test
 }  // namespace dfw

@@ -54,12 +54,17 @@ class Rebalancing : public ::testing::Test {
   std::string Log(const std::string& name) const { return ReadFile(Err(name)); }
 
   int Run(const std::string& name, int processes, std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
+    return WaitExit(Start(name, processes, std::move(extra), std::move(env)));
+  }
+
+  pid_t Start(const std::string& name, int processes, std::vector<std::string> extra = {},
+              std::vector<std::string> env = {}) {
     std::vector<std::string> argv = {"/bin/sh", "-c", "cd '" + base_.string() + "' && exec \"$@\"", "sh", DFW_DFWORKER,
                                      "run", "p.yaml", "--number_of_worker_harness_threads=1",
                                      "--machine_type=n1-standard-" + std::to_string(processes)};
     if (std::find(extra.begin(), extra.end(), "--resume") == extra.end()) argv.insert(argv.end(), {"--job_dir", JobDir()});
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return WaitExit(StartProcess(argv, env, Err(name)).pid);
+    return StartProcess(argv, env, Err(name)).pid;
   }
 
   // Every id exactly once with its computed field; returns the number of output shards.
@@ -111,7 +116,14 @@ class Rebalancing : public ::testing::Test {
 TEST_F(Rebalancing, OneBundleIsSharedByAllEightSdkProcesses) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   WriteInput("one.jsonl", 0, 30000);  // ~1.5 MB, 30 source batches
-  ASSERT_EQ(Run("run", 8, {}, OneSlowBundle({}, 40)), 0) << Log("run");
+  // Every reader stops after its first batch until the gate opens, so the processes that start
+  // last (on a loaded machine, seconds later) still find unread input; the test opens the gate
+  // once the manifest holds the 7 splits that give each of the 8 processes a share.
+  const std::string gate = (base_ / "gate").string();
+  pid_t run = Start("run", 8, {}, {"DFW_TEST_BUNDLE_BYTES=1000000000", "DFW_TEST_SOURCE_GATE_FILE=" + gate});
+  EXPECT_TRUE(WaitFor([&] { return SplitLines() >= 7; }, 90)) << "splits seen: " << SplitLines() << "\n" << Log("run");
+  std::ofstream{gate};
+  ASSERT_EQ(WaitExit(run), 0) << Log("run");
   const std::string log = Log("run");
   EXPECT_NE(log.find("(1 bundles"), std::string::npos) << log;
   EXPECT_EQ(log.find("min 0,"), std::string::npos) << "an SDK process got no work\n" << log;

@@ -5,7 +5,7 @@
 #include "dfw/options/accelerator.h"
 
 namespace dfw {
-namespace {
+namespace parse_test {
 
 std::vector<std::string> Values(const std::vector<OptionValue>& list) {
   std::vector<std::string> out;
@@ -157,11 +157,11 @@ TEST(ParseByteSize, Units) {
   EXPECT_FALSE(ParseByteSize("1e30GB"));
 }
 
-}  // namespace
+}  // namespace parse_test
 }  // namespace dfw
 
 namespace dfw {
-namespace {
+namespace parse_test {
 
 TEST(ParseOptions, NearMissOfAWorkerShapingFlagIsAnErrorOfAnyOtherAWarning) {
   auto shaping = ParsePipelineOptions({"--machine=g2-standard-8"});  // an abbreviation: Beam takes none
@@ -185,5 +185,5 @@ TEST(ParseOptions, BeamBoolFlagsDoNotSwallowTheNextArgument) {
   EXPECT_EQ(o.machine_type->value, "g2-standard-4");
 }
 
-}  // namespace
+}  // namespace parse_test
 }  // namespace dfw

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "dfw/options/parse.h"
+#include "test_util.h"
 
 namespace dfw {
-namespace {
+namespace resource_hints_test {
 
-const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
+using dfw::testing::kL4Accelerator;
 
 std::vector<std::string> Codes(const PipelineOptions& o) {
   std::vector<std::string> codes;
@@ -27,14 +28,14 @@ std::string Pipeline(const std::string& pipeline_hints, const std::string& name,
 }
 
 TEST(YamlResourceHints, ATransformsAcceleratorDeclaresTheJobsGpuWithItsYamlOrigin) {
-  auto o = ParsePipelineOptions({}, Pipeline("", "Embed", "{accelerator: \"" + kL4 + "\"}"), "p.yaml");
+  auto o = ParsePipelineOptions({}, Pipeline("", "Embed", "{accelerator: \"" + kL4Accelerator + "\"}"), "p.yaml");
   EXPECT_TRUE(o.diagnostics.empty()) << o.diagnostics.front().message;
   ASSERT_TRUE(o.accelerator_hint);
   EXPECT_EQ(o.accelerator_hint->gpu_type, "nvidia-l4");
   EXPECT_EQ(o.accelerator_hint->count, 1);
   EXPECT_TRUE(o.accelerator_hint->install_driver);
   EXPECT_EQ(o.accelerator_hint->origin.where, "p.yaml:9:37");  // the value (its opening quote)
-  EXPECT_EQ(o.accelerator_hint->origin.text, "      resource_hints: {accelerator: \"" + kL4 + "\"}");
+  EXPECT_EQ(o.accelerator_hint->origin.text, "      resource_hints: {accelerator: \"" + kL4Accelerator + "\"}");
   ASSERT_TRUE(o.accelerator_hint->type_field);
   EXPECT_EQ(o.accelerator_hint->origin.text.substr(o.accelerator_hint->type_field->offset, 14), "type:nvidia-l4");
   EXPECT_FALSE(o.worker_accelerator);
@@ -82,7 +83,7 @@ TEST(YamlResourceHints, BeamValueFormsParse) {
 TEST(YamlResourceHints, TheInnermostAcceleratorWinsOverThePipelineLevel) {
   // Same GPU, but only the transform installs the driver: the transform's spec is the worker's.
   auto o = ParsePipelineOptions({}, Pipeline("{accelerator: 'type:nvidia-l4;count:1'}", "Embed",
-                                             "{accelerator: '" + kL4 + "'}"),
+                                             "{accelerator: '" + kL4Accelerator + "'}"),
                                 "p.yaml");
   EXPECT_TRUE(o.diagnostics.empty());
   ASSERT_TRUE(o.accelerator_hint);
@@ -92,7 +93,7 @@ TEST(YamlResourceHints, TheInnermostAcceleratorWinsOverThePipelineLevel) {
   EXPECT_FALSE(o.pipeline_hints->accelerator->install_driver);
 
   // A transform without its own accelerator inherits the pipeline's.
-  auto inherit = ParsePipelineOptions({}, Pipeline("{accelerator: '" + kL4 + "'}", "Strip", "{min_ram: 2GB}"), "p.yaml");
+  auto inherit = ParsePipelineOptions({}, Pipeline("{accelerator: '" + kL4Accelerator + "'}", "Strip", "{min_ram: 2GB}"), "p.yaml");
   ASSERT_EQ(inherit.transform_hints.size(), 1u);
   EXPECT_FALSE(inherit.transform_hints[0].own_accelerator);
   ASSERT_TRUE(inherit.transform_hints[0].accelerator);
@@ -101,7 +102,7 @@ TEST(YamlResourceHints, TheInnermostAcceleratorWinsOverThePipelineLevel) {
 }
 
 TEST(YamlResourceHints, TransformsAskingForDifferentGpusConflict) {
-  std::string y = "pipeline:\n  transforms:\n    - type: Create\n      resource_hints: {accelerator: '" + kL4 +
+  std::string y = "pipeline:\n  transforms:\n    - type: Create\n      resource_hints: {accelerator: '" + kL4Accelerator +
                   "'}\n    - type: LogForTesting\n      input: Create\n"
                   "      resource_hints: {accelerator: 'type:nvidia-tesla-t4;count:1;install-nvidia-driver'}\n";
   auto o = ParsePipelineOptions({}, y, "p.yaml");
@@ -113,14 +114,14 @@ TEST(YamlResourceHints, TransformsAskingForDifferentGpusConflict) {
   EXPECT_EQ(d.origin->where.substr(0, 9), "p.yaml:7:");
 
   // The same GPU asked for twice is one request.
-  std::string same = "pipeline:\n  transforms:\n    - type: Create\n      resource_hints: {accelerator: '" + kL4 +
-                     "'}\n    - type: LogForTesting\n      input: Create\n      resource_hints: {accelerator: '" + kL4 + "'}\n";
+  std::string same = "pipeline:\n  transforms:\n    - type: Create\n      resource_hints: {accelerator: '" + kL4Accelerator +
+                     "'}\n    - type: LogForTesting\n      input: Create\n      resource_hints: {accelerator: '" + kL4Accelerator + "'}\n";
   EXPECT_TRUE(ParsePipelineOptions({}, same, "p.yaml").diagnostics.empty());
 }
 
 TEST(YamlResourceHints, TheCommandLineHintIsPipelineLevelAndAgreeingIsFine) {
-  auto o = ParsePipelineOptions({"--resource_hints=accelerator=" + kL4, "--resource_hints=min_ram=64GB"},
-                                Pipeline("", "Embed", "{accelerator: '" + kL4 + "', min_ram: 16GB}"), "p.yaml");
+  auto o = ParsePipelineOptions({"--resource_hints=accelerator=" + kL4Accelerator, "--resource_hints=min_ram=64GB"},
+                                Pipeline("", "Embed", "{accelerator: '" + kL4Accelerator + "', min_ram: 16GB}"), "p.yaml");
   EXPECT_TRUE(o.diagnostics.empty());
   EXPECT_EQ(*o.min_ram_bytes, 64'000'000'000u);
   EXPECT_EQ(o.min_ram_origin->origin.where, "command line");
@@ -165,5 +166,5 @@ TEST(YamlResourceHints, YamlExperimentalFeaturesAreAcceptedAsAStringOrAList) {
   EXPECT_EQ(Codes(map), std::vector<std::string>{"option-syntax"});
 }
 
-}  // namespace
+}  // namespace resource_hints_test
 }  // namespace dfw

@@ -9,7 +9,7 @@
 
 #include "dfw/common/test_hooks.h"
 #include "dfw/pipeline/fused_stages.h"
-#include "test_util.h"
+#include "pipeline_test_util.h"
 
 namespace dfw {
 namespace {

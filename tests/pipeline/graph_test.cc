@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "test_util.h"
+#include "pipeline_test_util.h"
 
 namespace dfw {
 namespace {

@@ -1,6 +1,6 @@
 #include <gmock/gmock.h>
 
-#include "test_util.h"
+#include "pipeline_test_util.h"
 
 namespace dfw {
 namespace {

@@ -8,13 +8,13 @@
 
 #include "dfw/stages/config.h"
 #include "dfw/stages/sink.h"
-#include "test_util.h"
+#include "pipeline_test_util.h"
 
 namespace dfw {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::ReadFile;
+using dfw::testing::ReadFile;
 using testing::ReadShardLines;
 using testing::TempDir;
 

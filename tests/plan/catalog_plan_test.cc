@@ -7,12 +7,14 @@
 
 #include "catalog/catalog_test_util.h"
 #include "dfw/options/parse.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
 
-constexpr uint64_t kGiB = 1ull << 30;
-const std::string kL4 = "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver";
+using dfw::testing::kGiB;
+
+using dfw::testing::kL4Flag;
 
 ModelRequirement Shared(uint64_t bytes) {
   ModelRequirement m;
@@ -38,7 +40,7 @@ const CatalogPlanRow* Row(const CatalogPlan& plan, const std::string& gpu, const
 }
 
 TEST(CatalogPlan, VerdictsFitsTightAndDoesNotFitOnOneMachine) {
-  const std::vector<std::string> args = {kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"};
+  const std::vector<std::string> args = {kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-8"};
   struct Case {
     uint64_t model_bytes;
     FitVerdict verdict;
@@ -60,7 +62,7 @@ TEST(CatalogPlan, VerdictsFitsTightAndDoesNotFitOnOneMachine) {
 }
 
 TEST(CatalogPlan, MpsClientLimitDecidesWhenMemoryFits) {
-  CatalogPlan plan = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8", "--sdk_worker_parallelism=64"},
+  CatalogPlan plan = Plan({kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-8", "--sdk_worker_parallelism=64"},
                           {Shared(kGiB)}, {{"nvidia-l4"}, 1});
   ASSERT_EQ(plan.rows.size(), 1u);
   const CatalogPlanRow& r = plan.rows[0];
@@ -106,7 +108,7 @@ TEST(CatalogPlan, N1GpusGetTheGpuCountTheMachineNeeds) {
 }
 
 TEST(CatalogPlan, UserConfigurationOutsideTheCatalogIsItsOwnSelectedRow) {
-  CatalogPlan plan = Plan({kL4}, {Shared(kGiB)}, {{"nvidia-l4"}, 1});
+  CatalogPlan plan = Plan({kL4Flag}, {Shared(kGiB)}, {{"nvidia-l4"}, 1});
   ASSERT_FALSE(plan.rows.empty());
   EXPECT_TRUE(plan.rows[0].selected);
   EXPECT_EQ(plan.rows[0].machine_type, "");
@@ -179,7 +181,7 @@ TEST(CatalogPlan, BadRequestsAreInvalidArgument) {
 }
 
 TEST(CatalogPlan, JsonHasEveryRowWithItsVerdict) {
-  CatalogPlan plan = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"}, {Shared(kGiB)}, {{"nvidia-l4"}, 1});
+  CatalogPlan plan = Plan({kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-8"}, {Shared(kGiB)}, {{"nvidia-l4"}, 1});
   auto j = nlohmann::json::parse(RenderCatalogPlanJson(plan));
   ASSERT_EQ(j["rows"].size(), plan.rows.size());
   EXPECT_EQ(j["rows"][0]["verdict"], "fits");

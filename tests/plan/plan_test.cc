@@ -4,13 +4,15 @@
 
 #include "catalog/catalog_test_util.h"
 #include "dfw/options/parse.h"
+#include "test_util.h"
 
 namespace dfw {
-namespace {
+namespace plan_test {
 
-constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kGiB = 1ull << 30;
-const std::string kL4 = "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver";
+using dfw::testing::kGiB;
+using dfw::testing::kMiB;
+
+using dfw::testing::kL4Flag;
 
 WorkerPlan Plan(const std::vector<std::string>& args, const std::vector<ModelRequirement>& models = {},
                 HostInfo host = {6, 0, "", ""}) {
@@ -20,7 +22,7 @@ WorkerPlan Plan(const std::vector<std::string>& args, const std::vector<ModelReq
 }
 
 TEST(MakePlan, OneSdkProcessPerVcpuOfTheMachineType) {
-  WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"});
+  WorkerPlan p = Plan({kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-8"});
   EXPECT_EQ(p.sdk_processes, 8);
   EXPECT_EQ(p.harness_threads_per_process, kDefaultHarnessThreads);
   EXPECT_TRUE(p.accelerator.present);
@@ -38,7 +40,7 @@ TEST(MakePlan, HostCoresWithoutMachineTypeAndOneWithNoUseMultipleSdkContainers) 
 }
 
 TEST(MakePlan, BackendIsCudaWhenTheHostHasAGpuAndNoneWithoutAccelerator) {
-  EXPECT_EQ(Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1, "", ""}).accelerator.backend, "cuda");
+  EXPECT_EQ(Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, "", ""}).accelerator.backend, "cuda");
   WorkerPlan cpu = Plan({"--machine_type=n2-standard-4"});
   EXPECT_FALSE(cpu.accelerator.present);
   EXPECT_EQ(cpu.accelerator.backend, "none");
@@ -47,10 +49,10 @@ TEST(MakePlan, BackendIsCudaWhenTheHostHasAGpuAndNoneWithoutAccelerator) {
 
 TEST(MakePlan, DeviceSelectionDecidesTheBackend) {
   // A GPU is visible but the device module picked emulation (CUDA backend did not load, or forced).
-  WorkerPlan forced = Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1, "emulated", "CUDA backend did not load"});
+  WorkerPlan forced = Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, "emulated", "CUDA backend did not load"});
   EXPECT_EQ(forced.accelerator.backend, "emulated");
   EXPECT_EQ(forced.accelerator.backend_reason, "CUDA backend did not load");
-  WorkerPlan cuda = Plan({kL4, "--machine_type=g2-standard-4"}, {}, {4, 1, "cuda", ""});
+  WorkerPlan cuda = Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, "cuda", ""});
   EXPECT_EQ(cuda.accelerator.backend, "cuda");
   EXPECT_EQ(cuda.accelerator.backend_reason, "");
   // No accelerator declared: "none" whatever the host has.
@@ -67,14 +69,14 @@ TEST(MakePlan, ModelsKeepTheirDeviceAndOrigin) {
 }
 
 TEST(MakePlan, WithoutMpsEveryProcessOwnsAContext) {
-  WorkerPlan p = Plan({kL4, "--machine_type=g2-standard-8"});
+  WorkerPlan p = Plan({kL4Flag, "--machine_type=g2-standard-8"});
   EXPECT_EQ(p.gpu_memory.contexts, 8);
   EXPECT_EQ(p.gpu_memory.context_bytes, 8 * 350 * kMiB);
   EXPECT_EQ(p.gpu_memory.capacity_bytes, 24 * kGiB);
 }
 
 TEST(MakePlan, UnderMpsOneSharedServerContext) {
-  WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"});
+  WorkerPlan p = Plan({kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-8"});
   EXPECT_EQ(p.gpu_memory.contexts, 1);
   EXPECT_EQ(p.gpu_memory.clients, 8);
   EXPECT_EQ(p.gpu_memory.planned_peak_bytes, 350 * kMiB);
@@ -86,7 +88,7 @@ TEST(MakePlan, ModelCopiesFollowBeamPolicies) {
       {"large", 2 * kGiB, CopiesPolicy::kLargeModel, 1, 0, "CPU", std::nullopt},
       {"copies", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0, "CPU", std::nullopt},
   };
-  WorkerPlan p = Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-4"}, models);
+  WorkerPlan p = Plan({kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-4"}, models);
   ASSERT_EQ(p.models.size(), 3u);
   EXPECT_EQ(p.models[0].copies, 4);
   EXPECT_EQ(p.models[1].copies, 1);
@@ -117,11 +119,11 @@ TEST(MakePlan, UnknownNamesAreInvalidArgument) {
 }
 
 TEST(RenderPlanText, NamesProcessesAcceleratorAndMemory) {
-  std::string text = RenderPlanText(Plan({kL4 + ";use_nvidia_mps", "--machine_type=g2-standard-8"}));
+  std::string text = RenderPlanText(Plan({kL4Flag + ";use_nvidia_mps", "--machine_type=g2-standard-8"}));
   EXPECT_NE(text.find("SDK processes:   8"), std::string::npos) << text;
   EXPECT_NE(text.find("MPS on"), std::string::npos) << text;
   EXPECT_NE(text.find("planned peak 350.0 MiB of 24.0 GiB"), std::string::npos) << text;
 }
 
-}  // namespace
+}  // namespace plan_test
 }  // namespace dfw

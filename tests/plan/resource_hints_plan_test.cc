@@ -4,11 +4,12 @@
 #include "catalog/catalog_test_util.h"
 #include "dfw/options/parse.h"
 #include "dfw/plan/plan.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
 
-const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
+using dfw::testing::kL4Accelerator;
 
 WorkerPlan PlanOf(const std::vector<std::string>& args, const std::string& yaml) {
   auto plan = MakePlan(ParsePipelineOptions(args, yaml, "p.yaml"), testing::SourceCatalog(), {}, HostInfo{4, 0, "", ""});
@@ -19,7 +20,7 @@ WorkerPlan PlanOf(const std::vector<std::string>& args, const std::string& yaml)
 const std::string kYaml =
     "pipeline:\n  resource_hints: {min_ram: 2GB}\n  transforms:\n    - type: Create\n      name: Read\n"
     "      resource_hints: {cpu_count: 2}\n    - type: RunInference\n      name: Classify\n      input: Read\n"
-    "      resource_hints: {accelerator: '" + kL4 + "', min_ram: 1GB}\n";
+    "      resource_hints: {accelerator: '" + kL4Accelerator + "', min_ram: 1GB}\n";
 
 TEST(ResourceHintsPlan, ATransformsAcceleratorHintIsTheWorkersGpuAndEveryScopeIsListed) {
   WorkerPlan p = PlanOf({"--machine_type=g2-standard-8"}, kYaml);
@@ -34,7 +35,7 @@ TEST(ResourceHintsPlan, ATransformsAcceleratorHintIsTheWorkersGpuAndEveryScopeIs
   EXPECT_EQ(p.resource_hints[1].min_ram_bytes, 2'000'000'000u);  // inherited from the pipeline level
   EXPECT_TRUE(p.resource_hints[1].accelerator.empty());
   EXPECT_EQ(p.resource_hints[2].transform, "Classify");
-  EXPECT_EQ(p.resource_hints[2].accelerator, kL4);
+  EXPECT_EQ(p.resource_hints[2].accelerator, kL4Accelerator);
   EXPECT_FALSE(p.resource_hints[2].accelerator_inherited);
   EXPECT_EQ(p.resource_hints[2].min_ram_bytes, 2'000'000'000u);  // the larger of 1GB and the pipeline's 2GB
 
@@ -43,21 +44,21 @@ TEST(ResourceHintsPlan, ATransformsAcceleratorHintIsTheWorkersGpuAndEveryScopeIs
             std::string::npos) << text;
   EXPECT_NE(text.find("resource hints:  pipeline level: min_ram 2 GB\n"), std::string::npos) << text;
   EXPECT_NE(text.find("'Read' (p.yaml:4:7): min_ram 2 GB, cpu_count 2\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("'Classify' (p.yaml:7:7): accelerator " + kL4 + ", min_ram 2 GB\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("'Classify' (p.yaml:7:7): accelerator " + kL4Accelerator + ", min_ram 2 GB\n"), std::string::npos) << text;
 }
 
 TEST(ResourceHintsPlan, WorkerAcceleratorIsNotDeclaredByAHintAndNoHintsListNothing) {
-  WorkerPlan p = PlanOf({"--dataflow_service_options=worker_accelerator=" + kL4, "--machine_type=g2-standard-8"},
+  WorkerPlan p = PlanOf({"--dataflow_service_options=worker_accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8"},
                         "pipeline:\n  transforms: []\n");
   EXPECT_TRUE(p.accelerator.present);
   EXPECT_TRUE(p.accelerator.declared_by.empty());
   EXPECT_TRUE(p.resource_hints.empty());
   EXPECT_EQ(RenderPlanText(p).find("resource hints:"), std::string::npos);
 
-  WorkerPlan cli = PlanOf({"--resource_hints=accelerator=" + kL4, "--machine_type=g2-standard-8"}, "");
+  WorkerPlan cli = PlanOf({"--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8"}, "");
   EXPECT_EQ(cli.accelerator.declared_by, "pipeline-level resource hint (command line)");
   ASSERT_EQ(cli.resource_hints.size(), 1u);
-  EXPECT_EQ(cli.resource_hints[0].accelerator, kL4);
+  EXPECT_EQ(cli.resource_hints[0].accelerator, kL4Accelerator);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dfw/stages/stage.h"
-#include "test_util.h"
+#include "stages_test_util.h"
 
 namespace dfw {
 namespace {

@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <sys/stat.h>
 
-#include "test_util.h"
+#include "stages_test_util.h"
 
 namespace dfw {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "test_util.h"
+#include "stages_test_util.h"
 
 namespace dfw {
 namespace {

@@ -5,10 +5,10 @@
 #include <sstream>
 
 #include "dfw/stages/sink.h"
-#include "test_util.h"
+#include "stages_test_util.h"
 
 namespace dfw {
-namespace {
+namespace transforms_test {
 
 using ::testing::HasSubstr;
 using testing::JsonRow;
@@ -182,11 +182,11 @@ TEST(Writers, ShardNamesFollowBeam) {
   EXPECT_EQ(n.ShardName(3, 10), "out/preds-00003-of-00010.jsonl");
 }
 
-}  // namespace
+}  // namespace transforms_test
 }  // namespace dfw
 
 namespace dfw {
-namespace {
+namespace transforms_test {
 
 TEST(RemotePaths, ReadersAndWritersRefuseAUrlNamingTheScheme) {
   StageRegistry r;
@@ -206,11 +206,11 @@ TEST(RemotePaths, ReadersAndWritersRefuseAUrlNamingTheScheme) {
   EXPECT_TRUE(r.Find("ReadFromJson")->factory(local).ok());
 }
 
-}  // namespace
+}  // namespace transforms_test
 }  // namespace dfw
 
 namespace dfw {
-namespace {
+namespace transforms_test {
 
 // Window starts: floor((ts - offset) / size) * size + offset, negative timestamps included.
 TEST(WindowInto, FixedWindowBoundsIncludingOffsetsAndNegativeTimes) {
@@ -239,5 +239,5 @@ TEST(WindowInto, FixedWindowBoundsIncludingOffsetsAndNegativeTimes) {
   }
 }
 
-}  // namespace
+}  // namespace transforms_test
 }  // namespace dfw

@@ -8,11 +8,12 @@
 #include "dfw/options/parse.h"
 #include "dfw/tenants/admission.h"
 #include "dfw/validate/validate.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
+using dfw::testing::kGiB;
 
 struct TenantCase {
   std::string name;

@@ -1,4 +1,5 @@
 #include "dfw/tenants/borrowing.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +8,7 @@
 namespace dfw {
 namespace {
 
-constexpr uint64_t kGiB = uint64_t{1} << 30;
+using dfw::testing::kGiB;
 
 BorrowTenant Running(const std::string& name, double weight) {
   BorrowTenant t;

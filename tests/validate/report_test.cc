@@ -9,7 +9,7 @@
 #include "dfw/validate/validate.h"
 
 namespace dfw {
-namespace {
+namespace report_test {
 
 struct Checked {
   std::vector<Diagnostic> diagnostics;
@@ -96,5 +96,5 @@ TEST(RenderJsonReport, InvalidUtf8InUserTextStaysValidJson) {
   EXPECT_NO_THROW({ auto parsed = nlohmann::json::parse(json); (void)parsed; });
 }
 
-}  // namespace
+}  // namespace report_test
 }  // namespace dfw

@@ -12,6 +12,8 @@ namespace dfw::report {
 std::string Escape(std::string_view text);
 // "1.2k", "3.4M", "12", "0.35" — short numbers for axis labels.
 std::string ShortNumber(double v);
+// `v` with `digits` decimals (printf %.*f), for table cells and labels.
+std::string Fixed(double v, int digits = 2);
 
 struct BarSegment {
   double value = 0;

@@ -54,6 +54,9 @@ Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, cons
 //   DFW_TEST_CRASH_ON_BUNDLE=ID   abort() whenever bundle ID is run (a poison bundle)
 //   DFW_TEST_BUNDLE_BYTES=N       (PlanPipelineJob) cut files into bundles of N bytes, not job-sized
 //   DFW_TEST_SOURCE_BATCH_DELAY_MS=N  (pipeline graph) sleep N ms before each source batch is read
+//   DFW_TEST_SOURCE_GATE_FILE=PATH    (pipeline graph) after a bundle's first source batch, read no
+//                                 more until PATH exists (60 s at most): a test opens the gate once
+//                                 it has seen the splits it wants, instead of hoping a delay is long
 Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads);
 
 // Once every bundle is committed: checks error_handling thresholds over the merged metrics

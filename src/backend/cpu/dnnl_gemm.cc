@@ -73,8 +73,7 @@ struct DnnlGemm::Key {
   bool operator==(const Key&) const = default;
 };
 
-namespace {
-
+// (Not in an anonymous namespace: DnnlGemm::Impl, a class with linkage, holds them.)
 struct KeyHash {
   std::size_t operator()(const DnnlGemm::Key& k) const {
     std::size_t h = 1469598103934665603ull;
@@ -97,8 +96,6 @@ struct Entry {
   memory src, wei, bias, dst;
   std::unordered_map<int, memory> args;  // the execute() arguments, built once (memory objects are handles)
 };
-
-}  // namespace
 
 struct DnnlGemm::Impl {
   DnnlGemmOptions options;

@@ -1,4 +1,5 @@
-// Shared fixtures for pipeline tests: a temp dir, file helpers, and test-only stages.
+// Shared fixtures for pipeline tests: shard readers and test-only stages (temp dir and file
+// helpers: tests/test_util.h).
 #pragma once
 
 #include <unistd.h>
@@ -20,37 +21,9 @@
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
+#include "test_util.h"
 
 namespace dfw::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dfw-pipeline-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
-
-inline void WriteFile(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Lines of every file starting with `prefix` + "-" (the shards), in shard order.
 inline std::vector<std::string> ReadShardLines(const std::string& prefix) {

@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dfw/stages/stage.h"
+#include "test_util.h"
 
 namespace dfw::testing {
 
@@ -67,22 +68,5 @@ inline Row JsonRow(const std::vector<std::pair<std::string, Value>>& fields) {
   for (const auto& [k, v] : fields) r.Append(k, v);
   return r;
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dfw-stages-test-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
-  void Write(const std::string& name, const std::string& text) const { std::ofstream(path_ + "/" + name, std::ios::binary) << text; }
-
- private:
-  std::string path_;
-};
 
 }  // namespace dfw::testing
