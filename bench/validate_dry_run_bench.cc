@@ -26,7 +26,7 @@ void BM_ParsePlanValidateRender(benchmark::State& state) {
   if (!catalog.ok()) return state.SkipWithError(catalog.status().ToString().c_str());
   for (auto _ : state) {
     dfw::PipelineOptions options = dfw::ParsePipelineOptions(kArgs);
-    auto plan = dfw::MakePlan(options, *catalog, {}, dfw::HostInfo{8, 0, "", ""});
+    auto plan = dfw::MakePlan(options, *catalog, {}, dfw::HostInfo{8, 0, std::nullopt, ""});
     auto diagnostics = dfw::Validate(options, *catalog, plan.ok() ? &*plan : nullptr);
     std::string json = dfw::RenderJsonReport(diagnostics, plan.ok() ? &*plan : nullptr);
     benchmark::DoNotOptimize(json.data());

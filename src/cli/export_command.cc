@@ -17,8 +17,8 @@
 #include "dfw/plan/plan.h"
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
-#include "host_info.h"
-#include "pipeline_models.h"
+#include "dfw/launcher/host_info.h"
+#include "dfw/launcher/pipeline_models.h"
 
 namespace dfw::cli {
 namespace {

@@ -1,11 +1,11 @@
 // `dfworker model_host --weights W --models_dir D --copy C --name N [--ready_fd F] [--device CPU|GPU]` (hidden): one
-// model-host process of a running job, holding one shared model copy (dfw/inference/model_host.h).
+// model-host process of a running job, holding one shared model copy (dfw/worker/model_host.h).
 // `dfworker run` fork+execs it (model_hosts.h); it is not meant to be run by hand.
 #include <memory>
 
 #include "commands.h"
 #include "dfw/common/logging.h"
-#include "dfw/inference/model_host.h"
+#include "dfw/worker/model_host.h"
 
 namespace dfw::cli {
 

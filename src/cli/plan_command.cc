@@ -11,7 +11,7 @@
 #include "dfw/options/parse.h"
 #include "dfw/plan/catalog_plan.h"
 #include "dfw/validate/report.h"
-#include "pipeline_models.h"
+#include "dfw/launcher/pipeline_models.h"
 
 namespace dfw::cli {
 namespace {

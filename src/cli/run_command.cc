@@ -19,9 +19,9 @@
 #include "dfw/launcher/launcher.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/worker/pipeline_job.h"
-#include "host_info.h"
-#include "pipeline_models.h"
-#include "run_job.h"
+#include "dfw/launcher/host_info.h"
+#include "dfw/launcher/pipeline_models.h"
+#include "dfw/launcher/run_job.h"
 #include "tenants_command.h"
 
 namespace dfw::cli {

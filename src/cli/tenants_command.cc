@@ -1,5 +1,5 @@
 // `dfworker run --tenants` (tenants_command.h): load and plan every tenant with the worker's flags,
-// admit them together, print the report; a valid real run goes on in tenants_run.cc.
+// admit them together, print the report; a valid real run goes on in the launcher (dfw/launcher/tenants_run.h).
 #include "tenants_command.h"
 
 #include <iostream>
@@ -17,8 +17,8 @@
 #include "dfw/tenants/admission.h"
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
-#include "host_info.h"
-#include "pipeline_models.h"
+#include "dfw/launcher/host_info.h"
+#include "dfw/launcher/pipeline_models.h"
 
 namespace dfw::cli {
 namespace {

@@ -53,7 +53,10 @@ std::string_view AcceleratorBackendName(AcceleratorBackend backend) {
   return "?";
 }
 
-std::string_view Accelerator::kind_name() const {
+std::string_view Accelerator::kind_name() const { return AcceleratorKindName(kind); }
+
+std::string_view AcceleratorKindName(Accelerator::Kind kind) {
+  using Kind = Accelerator::Kind;
   switch (kind) {
     case Kind::kCuda: return "cuda";
     case Kind::kEmulated: return "emulated";

@@ -129,6 +129,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.threads = o.threads;
   opts.sdk_command = {o.self_exe.empty() ? SelfExe() : o.self_exe, "sdk_harness"};
   opts.sdk_env = o.sdk_env;
+  opts.sdk_env_defaults = o.sdk_env_defaults;
   if (o.processes > 1) {
     // With several SDK processes each gets one BLAS thread (DefaultBlasThreads). OpenBLAS starts
     // its pool when the library loads, sized to the CPUs, and a pool thread spins (sched_yield)

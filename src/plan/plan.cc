@@ -51,8 +51,10 @@ Status PlanAccelerator(const PipelineOptions& options, const Catalog& catalog, c
   acc.count = std::max(1, spec->count);  // a malformed count is reported by the options parser
   acc.memory_bytes = gpu->memory_bytes;
   acc.mps = spec->use_mps;
-  acc.backend = !host.selected_backend.empty() ? host.selected_backend : host.cuda_devices > 0 ? "cuda" : "emulated";
-  if (acc.backend != "cuda") acc.backend_reason = host.backend_reason;
+  using Kind = device::Accelerator::Kind;
+  const bool selected = host.selected_backend && *host.selected_backend != Kind::kNone;
+  acc.backend = selected ? *host.selected_backend : host.cuda_devices > 0 ? Kind::kCuda : Kind::kEmulated;
+  if (acc.backend != Kind::kCuda) acc.backend_reason = host.backend_reason;
   acc.mps_client_limit = acc.mps ? catalog.MpsClientLimit(*gpu) : 0;
   return Status::OK();
 }

@@ -38,7 +38,7 @@ std::string RenderPlanText(const WorkerPlan& plan) {
                              " each), MPS " + (acc.mps ? "on (up to " + std::to_string(acc.mps_client_limit) +
                                                              " clients per GPU)"
                                                        : std::string("off")) +
-                             ", backend " + acc.backend +
+                             ", backend " + std::string(device::AcceleratorKindName(acc.backend)) +
                              (acc.backend_reason.empty() ? std::string() : " (" + acc.backend_reason + ")"));
   }
   if (!acc.declared_by.empty()) line("", "declared by the " + acc.declared_by + "; right fitting");

@@ -370,6 +370,21 @@ Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const Sta
   return (*handler)->EstimateWorkspace();
 }
 
+Result<RunInferenceConfig> DescribeRunInference(const StageConfig& config) {
+  ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
+  RunInferenceConfig out;
+  out.handler_type = std::move(options.handler_type);
+  out.handler = std::move(options.handler);
+  out.device_line = config.line;
+  out.device_column = config.column;
+  const YAML::Node device = config.config["model_handler"]["config"]["device"];
+  if (device && device.Mark().line >= 0) {
+    out.device_line = device.Mark().line + 1;
+    out.device_column = device.Mark().column + 1;
+  }
+  return out;
+}
+
 namespace stages_internal {
 Result<std::unique_ptr<Stage>> MakeRunInferenceStage(const StageConfig& config) { return RunInference::Make(config); }
 Status CheckRunInferenceConfig(const StageConfig& config) { return CheckRunInference(config); }

@@ -218,7 +218,7 @@ Admission AdmitTenants(const TenantsFile& file, const std::vector<TenantInput>& 
   const WorkerPlan& w = *c.worker;
   const GpuType* gpu = w.accelerator.present ? catalog.FindGpu(w.accelerator.type) : nullptr;
   a.gpu_type = w.accelerator.type;
-  a.emulated = w.accelerator.backend != "cuda";
+  a.emulated = w.accelerator.backend != device::Accelerator::Kind::kCuda;
   a.capacity_bytes = w.accelerator.memory_bytes;
   a.client_limit = w.accelerator.mps_client_limit;
   a.vcpus = w.vcpus;

@@ -34,7 +34,7 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
       {"harness_threads_per_process", plan.harness_threads_per_process},
       {"accelerator",
        acc.present ? nlohmann::json{{"type", acc.type}, {"count", acc.count}, {"memory_bytes", acc.memory_bytes},
-                                    {"mps", acc.mps}, {"backend", acc.backend},
+                                    {"mps", acc.mps}, {"backend", device::AcceleratorKindName(acc.backend)},
                                     {"backend_reason", acc.backend_reason}, {"mps_client_limit", acc.mps_client_limit},
                                     {"declared_by", acc.declared_by}}
                    : nlohmann::json{{"type", nullptr}, {"count", 0}, {"memory_bytes", 0}, {"mps", false},

@@ -3,7 +3,7 @@
 // round robin; a host crash frees its charge and SDK processes move to a live copy; an SDK crash
 // costs nothing; a copy that does not fit is refused with the ledger's out-of-memory message; a
 // clean stop removes the copies; the launcher's death stops the hosts (PR_SET_PDEATHSIG).
-#include "model_hosts.h"
+#include "launcher/model_hosts.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

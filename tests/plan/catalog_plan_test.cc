@@ -26,7 +26,7 @@ ModelRequirement Shared(uint64_t bytes) {
 
 CatalogPlan Plan(const std::vector<std::string>& args, const std::vector<ModelRequirement>& models,
                  CatalogPlanRequest request = {}) {
-  auto plan = MakeCatalogPlan(ParsePipelineOptions(args), testing::SourceCatalog(), models, HostInfo{4, 0, "", ""},
+  auto plan = MakeCatalogPlan(ParsePipelineOptions(args), testing::SourceCatalog(), models, HostInfo{4, 0, std::nullopt, ""},
                               request);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? *plan : CatalogPlan{};

@@ -13,9 +13,10 @@ using dfw::testing::kGiB;
 using dfw::testing::kMiB;
 
 using dfw::testing::kL4Flag;
+using Kind = device::Accelerator::Kind;
 
 WorkerPlan Plan(const std::vector<std::string>& args, const std::vector<ModelRequirement>& models = {},
-                HostInfo host = {6, 0, "", ""}) {
+                HostInfo host = {6, 0, std::nullopt, ""}) {
   auto plan = MakePlan(ParsePipelineOptions(args), testing::SourceCatalog(), models, host);
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? *plan : WorkerPlan{};
@@ -28,35 +29,35 @@ TEST(MakePlan, OneSdkProcessPerVcpuOfTheMachineType) {
   EXPECT_TRUE(p.accelerator.present);
   EXPECT_EQ(p.accelerator.type, "nvidia-l4");
   EXPECT_TRUE(p.accelerator.mps);
-  EXPECT_EQ(p.accelerator.backend, "emulated");
+  EXPECT_EQ(p.accelerator.backend, Kind::kEmulated);
   EXPECT_EQ(p.accelerator.mps_client_limit, 48);
 }
 
 TEST(MakePlan, HostCoresWithoutMachineTypeAndOneWithNoUseMultipleSdkContainers) {
-  EXPECT_EQ(Plan({}, {}, {6, 0, "", ""}).sdk_processes, 6);
+  EXPECT_EQ(Plan({}, {}, {6, 0, std::nullopt, ""}).sdk_processes, 6);
   EXPECT_EQ(Plan({"--machine_type=n1-standard-16", "--experiments=no_use_multiple_sdk_containers"}).sdk_processes, 1);
   EXPECT_EQ(Plan({"--machine_type=n1-standard-16", "--sdk_worker_parallelism=3"}).sdk_processes, 3);
   EXPECT_EQ(Plan({"--number_of_worker_harness_threads=7"}).harness_threads_per_process, 7);
 }
 
 TEST(MakePlan, BackendIsCudaWhenTheHostHasAGpuAndNoneWithoutAccelerator) {
-  EXPECT_EQ(Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, "", ""}).accelerator.backend, "cuda");
+  EXPECT_EQ(Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, std::nullopt, ""}).accelerator.backend, Kind::kCuda);
   WorkerPlan cpu = Plan({"--machine_type=n2-standard-4"});
   EXPECT_FALSE(cpu.accelerator.present);
-  EXPECT_EQ(cpu.accelerator.backend, "none");
+  EXPECT_EQ(cpu.accelerator.backend, Kind::kNone);
   EXPECT_EQ(cpu.gpu_memory.planned_peak_bytes, 0u);
 }
 
 TEST(MakePlan, DeviceSelectionDecidesTheBackend) {
   // A GPU is visible but the device module picked emulation (CUDA backend did not load, or forced).
-  WorkerPlan forced = Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, "emulated", "CUDA backend did not load"});
-  EXPECT_EQ(forced.accelerator.backend, "emulated");
+  WorkerPlan forced = Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, Kind::kEmulated, "CUDA backend did not load"});
+  EXPECT_EQ(forced.accelerator.backend, Kind::kEmulated);
   EXPECT_EQ(forced.accelerator.backend_reason, "CUDA backend did not load");
-  WorkerPlan cuda = Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, "cuda", ""});
-  EXPECT_EQ(cuda.accelerator.backend, "cuda");
+  WorkerPlan cuda = Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, {4, 1, Kind::kCuda, ""});
+  EXPECT_EQ(cuda.accelerator.backend, Kind::kCuda);
   EXPECT_EQ(cuda.accelerator.backend_reason, "");
   // No accelerator declared: "none" whatever the host has.
-  EXPECT_EQ(Plan({"--machine_type=n2-standard-4"}, {}, {4, 1, "cuda", ""}).accelerator.backend, "none");
+  EXPECT_EQ(Plan({"--machine_type=n2-standard-4"}, {}, {4, 1, Kind::kCuda, ""}).accelerator.backend, Kind::kNone);
 }
 
 TEST(MakePlan, ModelsKeepTheirDeviceAndOrigin) {
@@ -109,7 +110,7 @@ TEST(MakePlan, ProcessesSpreadOverSeveralGpus) {
 }
 
 TEST(MakePlan, UnknownNamesAreInvalidArgument) {
-  HostInfo host{4, 0, "", ""};
+  HostInfo host{4, 0, std::nullopt, ""};
   auto gpu = MakePlan(ParsePipelineOptions({"--dataflow_service_options=worker_accelerator=type:nope;count:1"}),
                       testing::SourceCatalog(), {}, host);
   EXPECT_EQ(gpu.status().code(), StatusCode::kInvalidArgument);

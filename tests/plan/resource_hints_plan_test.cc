@@ -12,7 +12,7 @@ namespace {
 using dfw::testing::kL4Accelerator;
 
 WorkerPlan PlanOf(const std::vector<std::string>& args, const std::string& yaml) {
-  auto plan = MakePlan(ParsePipelineOptions(args, yaml, "p.yaml"), testing::SourceCatalog(), {}, HostInfo{4, 0, "", ""});
+  auto plan = MakePlan(ParsePipelineOptions(args, yaml, "p.yaml"), testing::SourceCatalog(), {}, HostInfo{4, 0, std::nullopt, ""});
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
   return plan.ok() ? *plan : WorkerPlan{};
 }

@@ -16,7 +16,7 @@ const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
 
 std::vector<Diagnostic> Check(const std::vector<std::string>& args, const std::string& yaml = "") {
   PipelineOptions options = ParsePipelineOptions(args, yaml, "p.yaml");
-  HostInfo host{4, 0, "", ""};
+  HostInfo host{4, 0, std::nullopt, ""};
   auto plan = MakePlan(options, testing::SourceCatalog(), {}, host);
   return Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr);
 }

@@ -18,7 +18,7 @@ struct Checked {
 
 Checked Check(const std::vector<std::string>& args) {
   PipelineOptions options = ParsePipelineOptions(args);
-  auto plan = MakePlan(options, testing::SourceCatalog(), {}, HostInfo{4, 0, "", ""});
+  auto plan = MakePlan(options, testing::SourceCatalog(), {}, HostInfo{4, 0, std::nullopt, ""});
   Checked c;
   if (plan.ok()) c.plan = *plan;
   c.diagnostics = Validate(options, testing::SourceCatalog(), c.plan ? &*c.plan : nullptr);

@@ -236,7 +236,7 @@ class RulesTable : public ::testing::TestWithParam<Case> {};
 TEST_P(RulesTable, ReportsExactlyTheExpectedCodes) {
   const Case& c = GetParam();
   PipelineOptions options = ParsePipelineOptions(c.args, c.yaml, "pipeline.yaml");
-  HostInfo host{4, 0, "", ""};
+  HostInfo host{4, 0, std::nullopt, ""};
   auto plan = MakePlan(options, testing::SourceCatalog(), c.models, host);
   auto diagnostics = Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr);
   std::vector<std::string> got, want = c.codes;

@@ -71,10 +71,13 @@ struct Accelerator {
   int cc_major = 0, cc_minor = 0;
   std::string fallback_reason;      // why auto did not pick cuda ("" when it did or was not asked)
 
-  std::string_view kind_name() const;
+  std::string_view kind_name() const;  // AcceleratorKindName(kind)
   // MPS client contexts this device takes (48 Volta+, 16 before).
   int max_mps_clients() const;
 };
+
+// "cuda", "emulated" or "none" (the plan, the dry run and metrics.json spell it so).
+std::string_view AcceleratorKindName(Accelerator::Kind kind);
 
 // Chooses the accelerator. `cuda_backend` is the caller's attempt to load the CUDA backend library
 // (OK when it loaded); device does not link the backend module.

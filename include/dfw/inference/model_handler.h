@@ -50,6 +50,12 @@ struct ModelHandlerOptions {
   Row extra;                   // handler-specific keys (declared in the handler table), as given
 };
 
+// Beam's model-copies rule, the one place it is written (RunInference, the plan and the launcher
+// read it here): the model is shared across the SDK processes when large_model is set or
+// model_copies is given; model_copies or 1 copies, so model_copies: 0 also means 1.
+inline bool ShareModelAcrossProcesses(const ModelHandlerOptions& o) { return o.large_model || o.model_copies.has_value(); }
+inline int64_t ModelCopies(const ModelHandlerOptions& o) { return o.model_copies.value_or(0) > 0 ? *o.model_copies : 1; }
+
 // A loaded model.
 class Model {
  public:
@@ -94,8 +100,8 @@ class ModelHandler {
 
   const ModelHandlerOptions& options() const { return options_; }
   BatchingKwargs BatchElementsKwargs() const { return options_.batching; }
-  bool ShareModelAcrossProcesses() const { return options_.large_model || options_.model_copies.has_value(); }
-  int64_t ModelCopies() const { return options_.model_copies.value_or(0) > 0 ? *options_.model_copies : 1; }
+  bool ShareModelAcrossProcesses() const { return dfw::ShareModelAcrossProcesses(options_); }
+  int64_t ModelCopies() const { return dfw::ModelCopies(options_); }
   std::string ModelId() const { return options_.model_id.empty() ? options_.model_path : options_.model_id; }
 
  protected:

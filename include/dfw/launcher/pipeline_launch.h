@@ -1,4 +1,4 @@
-// One call for `dfworker run` (src/cli/run_job.cc): run a Beam-YAML pipeline on this machine the
+// One call for `dfworker run` (src/launcher/run_job.cc): run a Beam-YAML pipeline on this machine the
 // way a Dataflow worker VM does — a job dir, N SDK processes (`<self> sdk_harness ...`), leases,
 // exactly-once commits, Beam-sharded outputs, metrics.json — or finish one with --resume.
 #pragma once
@@ -20,6 +20,7 @@ struct PipelineLaunchOptions {
   std::string resume_dir;     // --resume JOB_DIR
   std::string self_exe;       // the dfworker binary; empty = /proc/self/exe
   std::vector<std::string> sdk_env;  // extra environment for SDK processes (MPS pipe dirs, ...)
+  std::vector<std::string> sdk_env_defaults;  // for keys the launcher's environment lacks (dfw/common/child_env.h)
   std::chrono::milliseconds grace{10000};  // after the first SIGINT/SIGTERM
   std::string processes_control_dir;  // see LauncherOptions::processes_control_dir ("" = off)
   // See LauncherOptions::before_start (the MPS daemon is started there).

@@ -10,6 +10,7 @@
 #include "dfw/catalog/catalog.h"
 #include "dfw/common/status.h"
 #include "dfw/options/options.h"
+#include "dfw/device/accelerator.h"
 
 namespace dfw {
 
@@ -44,9 +45,9 @@ struct ModelRequirement {
 struct HostInfo {
   int cpu_cores = 1;              // used for the process count when no --machine_type is given
   int cuda_devices = 0;           // visible CUDA GPUs; 0 = the accelerator is emulated
-  // The device module's selection (device::SelectAccelerator): "cuda" or "emulated" decides the plan's
-  // accelerator.backend when an accelerator is declared; "" = decide from cuda_devices alone.
-  std::string selected_backend;
+  // The device module's selection (device::SelectAccelerator): kCuda or kEmulated decides the plan's
+  // accelerator.backend when an accelerator is declared; nullopt (or kNone) = decide from cuda_devices alone.
+  std::optional<device::Accelerator::Kind> selected_backend;
   std::string backend_reason;     // why it is not "cuda" (device::Accelerator::fallback_reason); "" = none given
 };
 
@@ -67,7 +68,7 @@ struct WorkerPlan {
     int count = 0;                 // GPUs per worker
     uint64_t memory_bytes = 0;     // per GPU
     bool mps = false;
-    std::string backend = "none";  // "cuda", "emulated" or "none"
+    device::Accelerator::Kind backend = device::Accelerator::Kind::kNone;  // printed by AcceleratorKindName
     std::string backend_reason;    // why not cuda, when known (HostInfo::backend_reason)
     int mps_client_limit = 0;      // clients per device (MPS only)
     // Who declared it when it came from an accelerator resource hint (right fitting), e.g.

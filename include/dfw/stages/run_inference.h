@@ -14,4 +14,15 @@ namespace dfw {
 // are the transform's own (kInvalidArgument naming it).
 Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const StageConfig& config);
 
+// A RunInference transform's options, parsed and checked as the stage parses them (no model files
+// are read): what the plan and the launcher read instead of the YAML.
+struct RunInferenceConfig {
+  std::string handler_type;     // model_handler.type
+  ModelHandlerOptions handler;  // model_handler.config (model path, device, copies, batching)
+  // Where the model's device is decided, 1-based: the `device:` value when given, else the transform.
+  int device_line = 0;
+  int device_column = 0;
+};
+Result<RunInferenceConfig> DescribeRunInference(const StageConfig& config);
+
 }  // namespace dfw

@@ -8,7 +8,7 @@
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
 
-namespace dfw::cli {
+namespace dfw {
 
 struct HostView {
   HostInfo host;                  // cores, visible CUDA GPUs, the selected backend (for MakePlan)
@@ -25,4 +25,4 @@ struct HostView {
 HostView DetectHost(const PipelineOptions& options, const Catalog& catalog, device::AcceleratorBackend backend,
                     bool quiet);
 
-}  // namespace dfw::cli
+}  // namespace dfw

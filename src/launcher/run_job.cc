@@ -5,7 +5,7 @@
 //   - the job's MPS daemon when the plan asks for MPS;
 //   - one model-host process per shared model copy (model_copies / large_model), after the daemon,
 //     so the hosts register as MPS clients.
-#include "run_job.h"
+#include "dfw/launcher/run_job.h"
 
 #include <unistd.h>
 
@@ -26,9 +26,9 @@
 #include "dfw/inference/shared_copy.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/pipeline_launch.h"
-#include "model_hosts.h"
+#include "launcher/model_hosts.h"
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 std::string SelfExe() {
@@ -39,7 +39,7 @@ std::string SelfExe() {
 
 // The real NVIDIA daemon drives a real GPU; everywhere else (no GPU, emulated backend) the
 // emulated daemon keeps the same lifecycle, client registry and limits.
-std::string_view MpsKind(const WorkerPlan& plan) { return plan.accelerator.backend == "cuda" ? "auto" : "emulated"; }
+std::string_view MpsKind(const WorkerPlan& plan) { return plan.accelerator.backend == device::Accelerator::Kind::kCuda ? "auto" : "emulated"; }
 
 std::string EnvEntry(std::string_view key, const std::string& value) { return std::string(key) + "=" + value; }
 
@@ -92,7 +92,7 @@ std::optional<uint64_t> ReportSharedCopyMemory(const std::string& ledger_path, c
 // allocations are gone from the ledger by the end of the run, so they are not measured here).
 void WriteGpuMemoryJson(const std::string& job_dir, const WorkerPlan& plan, std::optional<uint64_t> measured_hosts) {
   const auto& m = plan.gpu_memory;
-  nlohmann::json j = {{"gpu", plan.accelerator.type},          {"backend", plan.accelerator.backend},
+  nlohmann::json j = {{"gpu", plan.accelerator.type},          {"backend", device::AcceleratorKindName(plan.accelerator.backend)},
                       {"capacity_bytes", m.capacity_bytes},    {"planned_peak_bytes", m.planned_peak_bytes},
                       {"context_bytes", m.context_bytes},      {"model_bytes", m.model_bytes},
                       {"workspace_bytes", m.workspace_bytes},  {"contexts", m.contexts},
@@ -105,15 +105,17 @@ void WriteGpuMemoryJson(const std::string& job_dir, const WorkerPlan& plan, std:
 
 int RunJob(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
-  if (plan.accelerator.backend != "cuda") {
-    // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so the
-    // launcher and every SDK process (they inherit the environment) skip the CUDA probe, ~130 ms
-    // of CPU each that can only fail (registry.h). A value the user exported is kept.
+  // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so every SDK
+  // process and model host is told to skip the CUDA probe, ~130 ms of CPU each that can only fail
+  // (registry.h's kCudaUnavailableEnv, the plan's decision handed down in the child's environment;
+  // a value the user exported is kept).
+  std::vector<std::string> child_defaults;
+  if (plan.accelerator.backend != device::Accelerator::Kind::kCuda) {
     std::string why = plan.accelerator.present
-                          ? "the worker's accelerator is " + plan.accelerator.backend +
+                          ? "the worker's accelerator is " + std::string(device::AcceleratorKindName(plan.accelerator.backend)) +
                                 (plan.accelerator.backend_reason.empty() ? "" : " (" + plan.accelerator.backend_reason + ")")
                           : "no accelerator is declared for this worker";
-    ::setenv(kCudaUnavailableEnv, why.c_str(), /*overwrite=*/0);
+    child_defaults.push_back(EnvEntry(kCudaUnavailableEnv, why));
   }
   // Both outlive the launcher: stopped below on every return path (and by their destructors).
   std::unique_ptr<device::MpsController> mps;
@@ -130,10 +132,11 @@ int RunJob(const RunContext& context) {
   launch.full_report = context.full_report;
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExe();
+  launch.sdk_env_defaults = child_defaults;
   // A tenant's launcher grows when the tenants run lends it the slots of finished tenants (tenants.md).
   if (context.tenant) launch.processes_control_dir = context.resume_dir.empty() ? context.job_dir : context.resume_dir;
   const std::vector<ModelHostSpec> shared = SharedCopySpecs(context);
-  const bool emulated = plan.accelerator.present && plan.accelerator.backend == "emulated";
+  const bool emulated = plan.accelerator.present && plan.accelerator.backend == device::Accelerator::Kind::kEmulated;
   const bool use_mps = plan.accelerator.present && plan.accelerator.mps;
   if (emulated || use_mps || !shared.empty() || context.tenant) {
     launch.before_start = [&](const JobDir& dir) -> Result<std::vector<std::string>> {
@@ -172,6 +175,7 @@ int RunJob(const RunContext& context) {
         o.models_dir = SharedModelsDirForJob(dir.root());
         o.log_dir = dir.LogsDir();
         o.extra_env = env;
+        o.default_env = child_defaults;
         ASSIGN_OR_RETURN(hosts, ModelHostGroup::Start(o, shared));
         std::fprintf(stderr, "[dfworker] model hosts: %zu shared cop%s published under %s\n", shared.size(),
                      shared.size() == 1 ? "y" : "ies", o.models_dir.c_str());
@@ -195,4 +199,4 @@ int RunJob(const RunContext& context) {
   return code;
 }
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -1,11 +1,11 @@
-#include "tenants_memory.h"
+#include "launcher/tenants_memory.h"
 
 #include <cstdio>
 
 #include "dfw/common/strings.h"
 #include "dfw/metrics/prometheus.h"
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 class LedgerSource final : public GpuMemorySource {
@@ -138,4 +138,4 @@ std::string TenantMemoryMonitor::Prometheus(const std::vector<Gauge>& extra) con
   return w.Text();
 }
 
-}  // namespace dfw::cli
+}  // namespace dfw

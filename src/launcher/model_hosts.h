@@ -29,7 +29,7 @@
 
 #include "dfw/common/status.h"
 
-namespace dfw::cli {
+namespace dfw {
 
 struct ModelHostSpec {
   std::string weights_path;  // the model's safetensors file
@@ -43,6 +43,7 @@ struct ModelHostGroupOptions {
   std::string models_dir;             // SharedModelsDirForJob(job dir)
   std::string log_dir;                // where <name>.log goes
   std::vector<std::string> extra_env; // "K=V" added to the hosts' environment (MPS dirs, ledger path)
+  std::vector<std::string> default_env;  // "K=V" for keys the launcher's environment lacks
   int timeout_ms = 60000;             // per host: publishing a multi-GiB copy takes a while
   int max_restarts = 3;               // per host, after deaths during the run; 0 = never restart
   int watch_interval_ms = 200;        // how often the watchdog looks for dead hosts
@@ -85,4 +86,4 @@ class ModelHostGroup {
   std::thread watchdog_;
 };
 
-}  // namespace dfw::cli
+}  // namespace dfw

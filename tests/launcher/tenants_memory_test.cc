@@ -1,12 +1,12 @@
 // The tenants run's GPU-memory monitor over a real ledger file (the emulated GPU's source).
-#include "tenants_memory.h"
+#include "launcher/tenants_memory.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,4 +89,4 @@ TEST(TenantMemorySource, NvmlPerPidIsNotWrittenAndSaysSo) {
 }
 
 }  // namespace
-}  // namespace dfw::cli
+}  // namespace dfw

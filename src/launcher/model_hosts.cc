@@ -1,4 +1,4 @@
-#include "model_hosts.h"
+#include "launcher/model_hosts.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,7 +15,7 @@
 #include "dfw/common/strings.h"
 
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 constexpr int kReadyFd = 3;
@@ -116,7 +116,7 @@ Result<pid_t> ModelHostGroup::Spawn(const ModelHostSpec& spec) {
   }
   SpawnSpec child;
   child.argv = argv;
-  child.env = ChildEnvironment(o.extra_env);
+  child.env = ChildEnvironment(o.extra_env, o.default_env);
   child.fds = {{STDIN_FILENO, STDIN_FILENO}, {STDOUT_FILENO, STDOUT_FILENO}, {log_fd, STDERR_FILENO}, {ready[1], kReadyFd}};
   // The stop signals are blocked at exec so that every thread of the host has them blocked —
   // threads started while the binary loads (OpenBLAS's pool) included — and the host's sigwait
@@ -192,4 +192,4 @@ int ModelHostGroup::restarts() const {
 
 ModelHostGroup::~ModelHostGroup() { (void)Stop(); }
 
-}  // namespace dfw::cli
+}  // namespace dfw

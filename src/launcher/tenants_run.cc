@@ -1,8 +1,8 @@
-// The real run of admitted tenants (tenants_command.h): the parent job dir, the shared ledger and
+// The real run of admitted tenants (dfw/launcher/tenants_run.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
-#include "tenants_command.h"
-#include "tenants_borrow.h"
-#include "tenants_memory.h"
+#include "dfw/launcher/tenants_run.h"
+#include "launcher/tenants_borrow.h"
+#include "launcher/tenants_memory.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -19,7 +19,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
@@ -31,12 +30,13 @@
 #include "dfw/launcher/tenant_group.h"
 #include "dfw/tenants/admission.h"
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+constexpr int kInvalidExit = static_cast<int>(ExitCode::kInvalidInvocation);
 
 std::string SelfExe() {
   char buf[4096];
@@ -273,8 +273,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(),
                  procs.c_str(), how.c_str());
     if (!ok) {
-      const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalid;
-      code = invalid && code != 1 ? kInvalid : 1;
+      const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalidExit;
+      code = invalid && code != 1 ? kInvalidExit : 1;
     }
   }
   report["mps_faults_drained"] = faults;
@@ -344,4 +344,4 @@ Result<TenantDevice> LoadTenantDevice(const std::string& root, const std::string
   return NotFound(where + " admits no tenant '" + name + "'");
 }
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -1,4 +1,4 @@
-// The model-host process (`dfworker model_host`, started by `dfworker run`, one per shared copy):
+// The model-host process main (`dfworker model_host`, started by `dfworker run`, one per shared copy):
 // holds one shared copy of a model for the SDK processes of a job (shared_copy.h), so that an SDK
 // process crash loses nothing.
 //
@@ -34,7 +34,7 @@ struct ModelHostOptions {
 // Runs the host until it is told to stop. Returns the process exit code (0 after a clean stop).
 // It blocks SIGTERM/SIGHUP in the calling thread and waits for them; threads the process started
 // earlier (OpenBLAS starts its pool when the binary loads) must have them blocked too, so the
-// launcher blocks them before exec (model_hosts.cc) — otherwise a SIGTERM kills the host before
+// launcher blocks them before exec (launcher/model_hosts.cc) — otherwise a SIGTERM kills the host before
 // it removes its copy.
 int RunModelHost(const ModelHostOptions& options);
 

@@ -21,7 +21,7 @@
 #include "dfw/tenants/admission.h"
 #include "dfw/tenants/borrowing.h"
 
-namespace dfw::cli {
+namespace dfw {
 
 class TenantBorrowing {
  public:
@@ -72,4 +72,4 @@ class TenantBorrowing {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -1,4 +1,4 @@
-#include "tenants_borrow.h"
+#include "launcher/tenants_borrow.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 
 #include "dfw/job/job_dir.h"
 
-namespace dfw::cli {
+namespace dfw {
 
 TenantBorrowing::TenantBorrowing(const Admission& admission, std::string root, bool enabled, int cpus)
     : root_(std::move(root)), enabled_(enabled), cpus_(std::max(1, cpus)) {
@@ -129,4 +129,4 @@ std::string TenantBorrowing::Lines() const {
   return out;
 }
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -26,7 +26,7 @@
 #include "dfw/common/status.h"
 #include "dfw/device/memory_ledger.h"
 
-namespace dfw::cli {
+namespace dfw {
 
 // One reading: bytes held per tenant, and per process ("<tenant>/<client name>").
 struct GpuMemoryReading {
@@ -91,4 +91,4 @@ class TenantMemoryMonitor {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -11,7 +11,7 @@
 #include "dfw/pipeline/spec.h"
 #include "dfw/plan/plan.h"
 
-namespace dfw::cli {
+namespace dfw {
 
 // Where a model comes from (what `run` needs to start model hosts for shared copies).
 struct ModelSource {
@@ -38,4 +38,4 @@ struct PipelineModels {
 // otherwise one copy per SDK process.
 PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml);
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -1,4 +1,4 @@
-#include "dfw/inference/model_host.h"
+#include "dfw/worker/model_host.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "host_info.h"
+#include "dfw/launcher/host_info.h"
 
 #include <algorithm>
 #include <optional>
@@ -8,7 +8,7 @@
 
 #include "dfw/backend/registry.h"
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 std::optional<device::DeclaredAccelerator> Declared(const PipelineOptions& options, const Catalog& catalog) {
@@ -48,12 +48,8 @@ HostView DetectHost(const PipelineOptions& options, const Catalog& catalog, devi
   }
   view.accelerator = std::move(selected).value();
   view.host.backend_reason = view.accelerator.fallback_reason;
-  switch (view.accelerator.kind) {
-    case device::Accelerator::Kind::kCuda: view.host.selected_backend = "cuda"; break;
-    case device::Accelerator::Kind::kEmulated: view.host.selected_backend = "emulated"; break;
-    case device::Accelerator::Kind::kNone: break;
-  }
+  if (view.accelerator.kind != device::Accelerator::Kind::kNone) view.host.selected_backend = view.accelerator.kind;
   return view;
 }
 
-}  // namespace dfw::cli
+}  // namespace dfw

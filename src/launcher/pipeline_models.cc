@@ -1,8 +1,6 @@
-#include "pipeline_models.h"
+#include "dfw/launcher/pipeline_models.h"
 
 #include "dfw/stages/run_inference.h"
-
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <optional>
@@ -14,7 +12,7 @@
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
 
-namespace dfw::cli {
+namespace dfw {
 namespace {
 
 Diagnostic Error(const char* code, std::string message, std::string help) {
@@ -39,47 +37,37 @@ std::string LineOf(const std::string& text, int line) {
 }
 
 // Where the model's device is set (the `device:` value when given, else the transform itself).
-Origin ModelOrigin(const StageConfig& cfg, const YAML::Node& handler_config, const std::string& yaml) {
-  int line = cfg.line, column = cfg.column;
-  if (handler_config["device"] && handler_config["device"].Mark().line >= 0) {
-    line = handler_config["device"].Mark().line + 1;
-    column = handler_config["device"].Mark().column + 1;
-  }
+Origin ModelOrigin(const StageConfig& cfg, const RunInferenceConfig& ri, const std::string& yaml) {
   Origin origin;
-  origin.where = cfg.file + ":" + std::to_string(line) + ":" + std::to_string(column);
-  origin.text = LineOf(yaml, line);
-  origin.value_offset = column > 0 && static_cast<std::size_t>(column - 1) <= origin.text.size()
-                            ? static_cast<std::size_t>(column - 1)
+  origin.where = cfg.file + ":" + std::to_string(ri.device_line) + ":" + std::to_string(ri.device_column);
+  origin.text = LineOf(yaml, ri.device_line);
+  origin.value_offset = ri.device_column > 0 && static_cast<std::size_t>(ri.device_column - 1) <= origin.text.size()
+                            ? static_cast<std::size_t>(ri.device_column - 1)
                             : 0;
   return origin;
 }
 
 // The loader has already checked the RunInference config (types, model files, config vs header);
-// these reads only pick out what the plan needs.
+// this reads the stage's typed options for what the plan needs.
 Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml, ModelSource& source) {
-  const YAML::Node hc = cfg.config["model_handler"]["config"];
+  ASSIGN_OR_RETURN(RunInferenceConfig ri, DescribeRunInference(cfg));
   ModelRequirement m;
   m.name = cfg.name;
-  const std::string model_path = hc["model_path"] ? hc["model_path"].Scalar() : "";
-  auto files = ResolveModelFiles(model_path);
+  auto files = ResolveModelFiles(ri.handler.model_path);
   if (!files.ok()) return cfg.ConfigError(files.status().message());
   auto bytes = ModelBytesFromHeader(files->weights_path);
   if (!bytes.ok()) return cfg.ConfigError(bytes.status().message());
   m.bytes = *bytes;
   source.weights_path = files->weights_path;
-  const YAML::Node type = cfg.config["model_handler"]["type"];
-  source.handler_type = type && type.IsScalar() ? type.Scalar() : "";
-  if (hc["device"] && hc["device"].IsScalar()) m.device = hc["device"].Scalar();
-  const YAML::Node copies = hc["model_copies"];
-  const YAML::Node large = hc["large_model"];
-  if (copies && copies.IsScalar()) {
-    const std::optional<int64_t> k = ParseInt64(copies.Scalar());
+  source.handler_type = ri.handler_type;
+  m.device = ri.handler.device;
+  if (ri.handler.model_copies) {
     m.policy = CopiesPolicy::kModelCopies;
-    m.model_copies = k && *k > 0 ? static_cast<int>(std::min<int64_t>(*k, 1 << 20)) : 1;  // Beam: 0 means 1
-  } else if (large && large.IsScalar() && large.Scalar() == "true") {
+    m.model_copies = static_cast<int>(std::min<int64_t>(ModelCopies(ri.handler), 1 << 20));
+  } else if (ri.handler.large_model) {
     m.policy = CopiesPolicy::kLargeModel;
   }
-  m.origin = ModelOrigin(cfg, hc, yaml);
+  m.origin = ModelOrigin(cfg, ri, yaml);
   ASSIGN_OR_RETURN(std::optional<WorkspaceEstimate> ws, EstimateRunInferenceWorkspace(cfg));
   if (ws) m.workspace = WorkspaceSize(ws->bytes, ws->how);
   return m;
@@ -133,4 +121,4 @@ PipelineModels LoadPipelineModels(const std::string& path, const std::string& ya
   return out;
 }
 
-}  // namespace dfw::cli
+}  // namespace dfw

@@ -9,11 +9,11 @@
 #include "dfw/device/mps_env.h"
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
-#include "pipeline_models.h"
+#include "dfw/launcher/pipeline_models.h"
 
-namespace dfw::cli {
+namespace dfw {
 
-// One tenant of `dfworker run --tenants` (tenants_command.cc): the device its parent run shares
+// One tenant of `dfworker run --tenants` (tenants_run.h): the device its parent run shares
 // between the tenants. RunJob then starts neither a ledger nor an MPS daemon of its own; it hands
 // these to its SDK processes and model hosts.
 struct TenantDevice {
@@ -44,4 +44,4 @@ struct RunContext {
 // Runs the job; returns the process exit code (design.md "Exit codes").
 int RunJob(const RunContext& context);
 
-}  // namespace dfw::cli
+}  // namespace dfw
