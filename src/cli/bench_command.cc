@@ -42,11 +42,6 @@ struct BenchFlags {
 };
 
 
-int Error(const std::string& message) {
-  std::cerr << "dfworker bench: error: " << message << "\n";
-  return kInvalid;
-}
-
 volatile sig_atomic_t g_stop_signal = 0;  // set by the handler; the wait loop forwards it to the run
 extern "C" void OnStopSignal(int sig) { g_stop_signal = sig; }
 
@@ -269,40 +264,40 @@ report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yam
 }
 
 int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
-  if (!leftovers.empty()) return Error("unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
-  if (flags.records == 0 || flags.records < -1) return Error("--records " + std::to_string(flags.records) + ": must be 1 or more");
-  if (flags.repeat < 1 || flags.repeat > 20) return Error("--repeat " + std::to_string(flags.repeat) + ": must be from 1 to 20");
+  if (!leftovers.empty()) return InvocationError("dfworker bench", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+  if (flags.records == 0 || flags.records < -1) return InvocationError("dfworker bench", "--records " + std::to_string(flags.records) + ": must be 1 or more");
+  if (flags.repeat < 1 || flags.repeat > 20) return InvocationError("dfworker bench", "--repeat " + std::to_string(flags.repeat) + ": must be from 1 to 20");
   std::vector<report::SweepAxis> axes;
   for (const std::string& s : flags.sweeps) {
     auto axis = report::ParseSweep(s);
-    if (!axis.ok()) return Error(axis.status().message());
+    if (!axis.ok()) return InvocationError("dfworker bench", axis.status().message());
     axes.push_back(std::move(*axis));
   }
   auto grid = report::MakeGrid(axes);
-  if (!grid.ok()) return Error(grid.status().message());
+  if (!grid.ok()) return InvocationError("dfworker bench", grid.status().message());
   std::error_code ec;
-  if (!fs::is_regular_file(flags.pipeline_path, ec)) return Error("pipeline file '" + flags.pipeline_path + "' is not a file");
+  if (!fs::is_regular_file(flags.pipeline_path, ec)) return InvocationError("dfworker bench", "pipeline file '" + flags.pipeline_path + "' is not a file");
   if (auto yaml = ReadWholeFile(flags.pipeline_path); yaml.ok()) {
     auto stages = PlanPipelineStages(flags.pipeline_path, *yaml, 1);
     if (stages.ok() && stages->count > 1) {
-      return Error("the pipeline has a Combine, so it runs as " + std::to_string(stages->count) +
+      return InvocationError("dfworker bench", "the pipeline has a Combine, so it runs as " + std::to_string(stages->count) +
                    " fused stages, each a job dir with its own metrics; bench does not sweep staged pipelines yet "
                    "(run it with dfworker run; dfworker report JOB_DIR shows each stage)");
     }
   }
 
   std::string root_template = (fs::temp_directory_path() / "dfw-bench-XXXXXX").string();
-  if (::mkdtemp(root_template.data()) == nullptr) return Error("cannot create a temporary folder under " + fs::temp_directory_path().string());
+  if (::mkdtemp(root_template.data()) == nullptr) return InvocationError("dfworker bench", "cannot create a temporary folder under " + fs::temp_directory_path().string());
   const std::string root = root_template;
   auto edits = LoadEdits(flags, root);
   bool has_accelerator = false;
   for (const std::string& a : pipeline_args) has_accelerator |= a.find("worker_accelerator=") != std::string::npos;
   int code = 0;
   if (!edits.ok()) {
-    code = Error(edits.status().message());
+    code = InvocationError("dfworker bench", edits.status().message());
   } else if (std::any_of(axes.begin(), axes.end(), [](const auto& a) { return a.key == "mps"; }) && !has_accelerator &&
              !edits->accelerator_in_yaml) {
-    code = Error("--sweep mps needs a worker_accelerator to switch MPS on and off, e.g. "
+    code = InvocationError("dfworker bench", "--sweep mps needs a worker_accelerator to switch MPS on and off, e.g. "
                  "--dataflow_service_options=\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\"");
   }
   if (code != 0) {

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dfw/common/exit_code.h"
@@ -13,6 +15,15 @@ namespace dfw::cli {
 
 // What a subcommand callback returns for a bad invocation (usage, flags, an unreadable file named).
 inline constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
+
+// The largest pipeline file `run`, `plan` and `export` read (a pipeline is text; this bounds a mistake).
+inline constexpr std::size_t kMaxPipelineFileBytes = std::size_t{4} << 20;
+
+// Prints "WHO: error: MESSAGE" to stderr and returns kInvalid (WHO: "dfworker" or "dfworker plan").
+inline int InvocationError(std::string_view who, const std::string& message) {
+  std::cerr << who << ": error: " << message << "\n";
+  return kInvalid;
+}
 
 // Shared by main and the subcommands for one invocation.
 struct CliContext {

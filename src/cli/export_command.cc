@@ -31,12 +31,6 @@ struct ExportFlags {
   std::string catalog_dir;
 };
 
-constexpr std::size_t kMaxPipelineFileBytes = std::size_t{4} << 20;  // as `run`
-
-int Fail(const std::string& message) {
-  std::cerr << "dfworker: error: " << message << "\n";
-  return kInvalid;
-}
 
 // The companion package's source: python/ beside the working directory's checkout, else above
 // the binary (build/src/cli/dfworker in a checkout). "" when neither has it.
@@ -56,12 +50,12 @@ std::string FindCompanionDir() {
 }
 
 int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
-  if (!leftovers.empty()) return Fail("unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
-  if (Status s = InitLogging("warn"); !s.ok()) return Fail(s.message());
+  if (!leftovers.empty()) return InvocationError("dfworker", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+  if (Status s = InitLogging("warn"); !s.ok()) return InvocationError("dfworker", s.message());
   auto yaml = ReadWholeFile(flags.pipeline_path, kMaxPipelineFileBytes);
-  if (!yaml.ok()) return Fail("pipeline file: " + yaml.status().message());
+  if (!yaml.ok()) return InvocationError("dfworker", "pipeline file: " + yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
-  if (!catalog.ok()) return Fail("catalog: " + catalog.status().message());
+  if (!catalog.ok()) return InvocationError("dfworker", "catalog: " + catalog.status().message());
 
   OptionsParser parser;
   parser.AddYamlFile(*yaml, flags.pipeline_path);
@@ -74,7 +68,7 @@ int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, 
   diagnostics.insert(diagnostics.end(), pipeline.diagnostics.begin(), pipeline.diagnostics.end());
   if (HasErrors(diagnostics) || !pipeline.spec) {
     std::cerr << RenderTextReport(diagnostics, plan.ok() ? &*plan : nullptr) << std::flush;
-    return Fail("export stopped: the pipeline or its flags do not pass `dfworker run --dry_run` (above)");
+    return InvocationError("dfworker", "export stopped: the pipeline or its flags do not pass `dfworker run --dry_run` (above)");
   }
 
   BeamExportOptions eo;
@@ -83,8 +77,8 @@ int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, 
   eo.companion_dir = FindCompanionDir();
   eo.allow_manual_steps = flags.allow_manual_steps;
   Result<BeamExport> exported = ExportPipelineToBeam(*yaml, options, eo);
-  if (!exported.ok()) return Fail("export stopped: " + exported.status().message());
-  if (Status s = WriteBeamExport(*exported, flags.out); !s.ok()) return Fail(s.message());
+  if (!exported.ok()) return InvocationError("dfworker", "export stopped: " + exported.status().message());
+  if (Status s = WriteBeamExport(*exported, flags.out); !s.ok()) return InvocationError("dfworker", s.message());
   std::cout << "wrote " << flags.out << "/pipeline.yaml, README.md, launch.sh (Beam YAML"
             << (exported->uses_companion ? ", companion package dfworker_beam" : "")
             << (exported->uses_ml ? ", yaml_experimental_features: ML" : "") << ")\n";

@@ -26,7 +26,7 @@ struct MpsFlags {
   std::string pinned_mem_limit;
 };
 
-int Fail(const Status& s) {
+int MpsFailure(const Status& s) {
   std::cerr << "dfworker: error: " << s.message() << "\n";
   return static_cast<int>(ExitCodeFor(s));
 }
@@ -34,7 +34,7 @@ int Fail(const Status& s) {
 int Daemon(const MpsFlags& f) {
   device::MpsDaemonOptions o;
   if (f.job_dir.empty() && (f.pipe_dir.empty() || f.log_dir.empty())) {
-    return Fail(InvalidArgument("mps daemon needs --job_dir, or both --pipe_dir and --log_dir"));
+    return MpsFailure(InvalidArgument("mps daemon needs --job_dir, or both --pipe_dir and --log_dir"));
   }
   if (!f.job_dir.empty()) o.dirs = device::MpsDirsForJob(f.job_dir);
   if (!f.pipe_dir.empty()) o.dirs.pipe_dir = f.pipe_dir;
@@ -43,7 +43,7 @@ int Daemon(const MpsFlags& f) {
   if (f.thread_percentage != 100) o.default_active_thread_percentage = f.thread_percentage;
   if (!f.pinned_mem_limit.empty()) {
     Result<uint64_t> bytes = device::ParseMpsSize(f.pinned_mem_limit);
-    if (!bytes.ok()) return Fail(bytes.status().WithContext("--pinned_mem_limit"));
+    if (!bytes.ok()) return MpsFailure(bytes.status().WithContext("--pinned_mem_limit"));
     o.default_pinned_mem_limit_bytes = *bytes;
   }
   if (f.ready_fd < 0) {
@@ -66,7 +66,7 @@ void AddMpsCommand(CLI::App& app, CliContext& context) {
   status->callback([flags, &context] {
     Result<std::string> text = device::DescribeMpsStatus(flags->job_dir);
     if (!text.ok()) {
-      context.exit_code = Fail(text.status());
+      context.exit_code = MpsFailure(text.status());
       return;
     }
     std::cout << *text;
@@ -77,7 +77,7 @@ void AddMpsCommand(CLI::App& app, CliContext& context) {
   quit->add_option("--job_dir", flags->job_dir, "The job directory")->required();
   quit->callback([flags, &context] {
     Result<std::string> r = device::MpsControlCommand(device::MpsDirsForJob(flags->job_dir).pipe_dir, "quit");
-    context.exit_code = r.ok() ? 0 : Fail(r.status());
+    context.exit_code = r.ok() ? 0 : MpsFailure(r.status());
   });
 
   CLI::App* fault = mps->add_subcommand(
@@ -85,7 +85,7 @@ void AddMpsCommand(CLI::App& app, CliContext& context) {
   fault->add_option("--job_dir", flags->job_dir, "The job directory (of a tenants run: its parent dir)")->required();
   fault->callback([flags, &context] {
     Result<std::string> r = device::MpsControlCommand(device::MpsDirsForJob(flags->job_dir).pipe_dir, "inject_fault");
-    context.exit_code = r.ok() ? 0 : Fail(r.status());
+    context.exit_code = r.ok() ? 0 : MpsFailure(r.status());
   });
 
   CLI::App* daemon = mps->add_subcommand("daemon", "Run the emulated MPS daemon in the foreground");

@@ -25,17 +25,12 @@ struct PlanFlags {
 };
 
 
-int Error(const std::string& message) {
-  std::cerr << "dfworker plan: error: " << message << "\n";
-  return kInvalid;
-}
-
 int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
-  if (!leftovers.empty()) return Error("unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+  if (!leftovers.empty()) return InvocationError("dfworker plan", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
   auto yaml = ReadWholeFile(flags.pipeline_path, std::size_t{4} << 20);
-  if (!yaml.ok()) return Error("pipeline file: " + yaml.status().message());
+  if (!yaml.ok()) return InvocationError("dfworker plan", "pipeline file: " + yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
-  if (!catalog.ok()) return Error("catalog: " + catalog.status().message());
+  if (!catalog.ok()) return InvocationError("dfworker plan", "catalog: " + catalog.status().message());
   PipelineOptions options = ParsePipelineOptions(pipeline_args, *yaml, flags.pipeline_path);
   PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml);
   std::vector<Diagnostic> errors;
@@ -46,13 +41,13 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, cons
   }
   if (!errors.empty()) {
     for (const Diagnostic& d : errors) std::cerr << RenderDiagnosticText(d) << "\n";
-    return Error(std::to_string(errors.size()) + " error(s) in the pipeline or its flags; nothing planned");
+    return InvocationError("dfworker plan", std::to_string(errors.size()) + " error(s) in the pipeline or its flags; nothing planned");
   }
   HostInfo host;
   host.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   CatalogPlanRequest request{flags.gpus, flags.mig_instances};
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
-  if (!plan.ok()) return Error(plan.status().message());
+  if (!plan.ok()) return InvocationError("dfworker plan", plan.status().message());
   std::cout << (flags.format == "json" ? RenderCatalogPlanJson(*plan) : RenderCatalogPlanText(*plan)) << std::flush;
   return 0;
 }

@@ -46,7 +46,7 @@ struct RunFlags {
 
 // A failure that stops the dry run before a plan exists (unreadable file, bad catalog): in JSON
 // mode one JSON object with valid=false on stdout, so callers parsing stdout always get JSON.
-int Fail(const RunFlags& flags, const char* code, const std::string& message) {
+int RunFailure(const RunFlags& flags, const char* code, const std::string& message) {
   if (flags.format == "json") {
     Diagnostic d;
     d.code = code;
@@ -60,7 +60,6 @@ int Fail(const RunFlags& flags, const char* code, const std::string& message) {
 
 // A pipeline file is configuration: 4 MiB is far beyond any real one (data belongs in input
 // files), and a bigger file is refused at once instead of spending seconds in the YAML parser.
-constexpr std::size_t kMaxPipelineFileBytes = std::size_t{4} << 20;
 
 Result<std::string> ReadFile(const std::string& path) {
   Result<std::string> text = ReadWholeFile(path, kMaxPipelineFileBytes);
@@ -92,28 +91,28 @@ std::string ResolveResume(const std::string& arg) {
 int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
   if (!flags.tenants.empty()) {
     if (!flags.pipeline_path.empty() || !leftovers.empty()) {
-      return Fail(flags, "command-line", "--tenants names the pipelines; no pipeline file is expected beside it");
+      return RunFailure(flags, "command-line", "--tenants names the pipelines; no pipeline file is expected beside it");
     }
     return RunTenantsCommand({flags.tenants, flags.dry_run, flags.format, flags.log_level, flags.catalog_dir,
                               flags.accelerator_backend, flags.job_dir, flags.resume, flags.report},
                              pipeline_args);
   }
-  if (flags.pipeline_path.empty()) return Fail(flags, "command-line", "a pipeline file (or --tenants FILE) is expected");
+  if (flags.pipeline_path.empty()) return RunFailure(flags, "command-line", "a pipeline file (or --tenants FILE) is expected");
   if (!leftovers.empty()) {
-    return Fail(flags, "command-line", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+    return RunFailure(flags, "command-line", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
   }
-  if (Status s = InitLogging(flags.log_level); !s.ok()) return Fail(flags, "command-line", s.message());
+  if (Status s = InitLogging(flags.log_level); !s.ok()) return RunFailure(flags, "command-line", s.message());
   auto backend = device::ParseAcceleratorBackend(flags.accelerator_backend);
-  if (!backend.ok()) return Fail(flags, "command-line", "--accelerator_backend: " + backend.status().message());
+  if (!backend.ok()) return RunFailure(flags, "command-line", "--accelerator_backend: " + backend.status().message());
   auto yaml = ReadFile(flags.pipeline_path);
-  if (!yaml.ok()) return Fail(flags, "file-unreadable", yaml.status().message());
+  if (!yaml.ok()) return RunFailure(flags, "file-unreadable", yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
-  if (!catalog.ok()) return Fail(flags, "catalog-invalid", "catalog: " + catalog.status().message());
+  if (!catalog.ok()) return RunFailure(flags, "catalog-invalid", "catalog: " + catalog.status().message());
 
   OptionsParser parser;
   parser.AddYamlFile(*yaml, flags.pipeline_path);
   Result<std::string> more = flags.options_from.empty() ? Result<std::string>(std::string()) : ReadFile(flags.options_from);
-  if (!more.ok()) return Fail(flags, "file-unreadable", more.status().message());
+  if (!more.ok()) return RunFailure(flags, "file-unreadable", more.status().message());
   if (!flags.options_from.empty()) parser.AddYamlFile(*more, flags.options_from);
   parser.AddCommandLine(pipeline_args);
   RunContext context;
@@ -126,7 +125,7 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   context.resume_dir = ResolveResume(flags.resume);
   if (!flags.tenant.empty()) {
     Result<TenantDevice> tenant = LoadTenantDevice(flags.tenant_of, flags.tenant);
-    if (!tenant.ok()) return Fail(flags, "tenants-file-invalid", tenant.status().message());
+    if (!tenant.ok()) return RunFailure(flags, "tenants-file-invalid", tenant.status().message());
     context.tenant = std::move(*tenant);
   }
   HostView view = DetectHost(context.options, *catalog, *backend, /*quiet=*/flags.dry_run);

@@ -142,4 +142,10 @@ ChildExit StopChild(pid_t pid, std::chrono::milliseconds grace) {
   return r.exit;
 }
 
+std::string SelfExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
+}
+
 }  // namespace dfw

@@ -8,17 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/process.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/worker/pipeline_job.h"
 
 namespace dfw {
 namespace {
-
-std::string SelfExe() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
-}
 
 int Stop(const std::string& message, ExitCode code) {
   std::fprintf(stderr, "run stopped: %s\n", message.c_str());
@@ -127,7 +122,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.full_report = o.full_report;
   opts.processes = o.processes;
   opts.threads = o.threads;
-  opts.sdk_command = {o.self_exe.empty() ? SelfExe() : o.self_exe, "sdk_harness"};
+  opts.sdk_command = {o.self_exe.empty() ? SelfExecutable() : o.self_exe, "sdk_harness"};
   opts.sdk_env = o.sdk_env;
   opts.sdk_env_defaults = o.sdk_env_defaults;
   if (o.processes > 1) {

@@ -17,6 +17,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/common/exit_code.h"
+#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_controller.h"
@@ -30,12 +31,6 @@
 
 namespace dfw {
 namespace {
-
-std::string SelfExe() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
-}
 
 // The real NVIDIA daemon drives a real GPU; everywhere else (no GPU, emulated backend) the
 // emulated daemon keeps the same lifecycle, client registry and limits.
@@ -131,7 +126,7 @@ int RunJob(const RunContext& context) {
   launch.job_dir = context.job_dir;
   launch.full_report = context.full_report;
   launch.resume_dir = context.resume_dir;
-  launch.self_exe = SelfExe();
+  launch.self_exe = SelfExecutable();
   launch.sdk_env_defaults = child_defaults;
   // A tenant's launcher grows when the tenants run lends it the slots of finished tenants (tenants.md).
   if (context.tenant) launch.processes_control_dir = context.resume_dir.empty() ? context.job_dir : context.resume_dir;

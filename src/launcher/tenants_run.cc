@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfw/common/exit_code.h"
+#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/device/memory_ledger.h"
@@ -37,12 +38,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr int kInvalidExit = static_cast<int>(ExitCode::kInvalidInvocation);
-
-std::string SelfExe() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
-}
 
 std::string TenantsJsonPath(const std::string& root) { return root + "/tenants.json"; }
 std::string TenantJobDir(const std::string& root, const std::string& name) { return root + "/tenants/" + name; }
@@ -118,7 +113,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   if (Status s = WriteFileAtomically(TenantsJsonPath(root), TenantsJson(flags, admission)); !s.ok()) {
     return stop(s.message(), ExitCode::kRunFailed);
   }
-  const std::string self = SelfExe();
+  const std::string self = SelfExecutable();
   std::string ledger_path;
   if (admission.emulated) {
     ledger_path = device::LedgerPathForJob(root);

@@ -15,7 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace dry_run_models_test {
+
+using dfw::testing::ReadFile;
 
 namespace fs = std::filesystem;
 
@@ -33,11 +37,6 @@ std::string Quote(const std::string& s) {
   std::string q = "'";
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // One temp dir per test binary: models (big sparse, corrupt), input data, pipeline files.
@@ -114,7 +113,7 @@ Outcome RunDfworker(const std::vector<std::string>& args) {
   while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) o.out.append(buf, n);
   const int status = ::pclose(pipe);
   o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o.err = Slurp(err);
+  o.err = ReadFile(err);
   return o;
 }
 

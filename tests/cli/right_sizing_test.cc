@@ -13,19 +13,15 @@
 
 #include "cli/cli_test_util.h"
 #include "report/html_check.h"
+#include "test_util.h"
 
 namespace dfw {
+
+using dfw::testing::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
 using testing::RunDfworker;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 fs::path TempDir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("dfw_rightsize_" + std::to_string(::getpid()) + "_" + name);
@@ -66,7 +62,7 @@ TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
   auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + dir.string(), "--sdk_worker_parallelism=2",
                           "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;use_nvidia_mps"});
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  const std::string prom = Slurp(dir / "metrics.prom");
+  const std::string prom = ReadFile(dir / "metrics.prom");
   EXPECT_NE(prom.find("# TYPE num_inferences counter\n"), std::string::npos) << prom;
   EXPECT_NE(prom.find("num_inferences{job_id="), std::string::npos);
   EXPECT_NE(prom.find("inference_batch_latency_micro_secs_count{"), std::string::npos);
@@ -76,7 +72,7 @@ TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
   const fs::path html = dir.string() + ".html";
   auto report = RunDfworker({"report", dir.string(), "--out", html.string()});
   ASSERT_EQ(report.exit_code, 0) << report.out;
-  const std::string page = Slurp(html);
+  const std::string page = ReadFile(html);
   EXPECT_EQ(report::testing::CheckWellFormed(page), "");
   for (const char* id : {"chart-processes", "chart-stage-time", "chart-batch-size", "chart-latency", "chart-bundles",
                          "chart-errors", "chart-gpu-memory"}) {
@@ -124,7 +120,7 @@ TEST(RightSizing, BenchSweepsASampleAndRecommends) {
   EXPECT_NE(r.out.find("300 records,"), std::string::npos) << r.out;  // the sample, not the whole input
   EXPECT_NE(r.out.find("recommended: batch_size="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("min_batch_size: "), std::string::npos) << r.out;
-  EXPECT_EQ(report::testing::CheckWellFormed(Slurp(html)), "");
+  EXPECT_EQ(report::testing::CheckWellFormed(ReadFile(html)), "");
   fs::remove(html);
   // Every point writes under its own run folder (kept with --keep), not into the pipeline's out/.
   const std::string kept = "[bench] job dirs kept under ";

@@ -12,8 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_test_util.h"
+#include "test_util.h"
 
 namespace dfw {
+
+using dfw::testing::ReadFile;
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,11 +24,6 @@ using testing::RunDfworker;
 
 const std::string kL4 =
     "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps";
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // A directory laid out like the repository root (its pipelines/, testdata/ and configs/ linked),
 // so that a run's relative outputs (out/...) do not race other tests writing the real out/.
@@ -171,12 +169,12 @@ TEST_F(TenantsRun, TwoShippedTenantsRunTogetherWithTheirOwnLimitsAndEveryRecord)
   EXPECT_EQ(Ids("out/default/errors").size(), 4u);
   ExpectEveryIdOnce("testdata/tiny_bert/sentences.jsonl", {"out/embed_sentences/embeddings", "out/embed_sentences/errors"});
   // The shared daemon registered every SDK process under its tenant with the tenant's limits.
-  const std::string log = Slurp(job / "mps/log/control.log");
+  const std::string log = ReadFile(job / "mps/log/control.log");
   for (int i = 0; i < 2; ++i) {
     EXPECT_NE(log.find("(classify/sdk-" + std::to_string(i) + "): threads 60%, pinned 4.0 GiB, priority 0"), std::string::npos) << log;
     EXPECT_NE(log.find("(embed/sdk-" + std::to_string(i) + "): threads 40%, pinned 4.8 GiB, priority 1"), std::string::npos) << log;
   }
-  nlohmann::json report = nlohmann::json::parse(Slurp(job / "tenants_report.json"), nullptr, false);
+  nlohmann::json report = nlohmann::json::parse(ReadFile(job / "tenants_report.json"), nullptr, false);
   ASSERT_TRUE(report.is_object());
   EXPECT_GT(report["tenants"]["classify"]["gpu_memory_peak_bytes"].get<uint64_t>(), 0u) << report.dump();
   EXPECT_GT(report["tenants"]["embed"]["gpu_memory_peak_bytes"].get<uint64_t>(), 0u) << report.dump();
@@ -196,7 +194,7 @@ TEST_F(TenantsRun, AnOverBudgetTenantFailsAloneAndTheOtherKeepsEveryRecord) {
   ExpectEveryIdOnce("testdata/tiny_bert/sentences.jsonl", {"out/embed_sentences/errors"});
   std::string errors;
   for (const auto& e : fs::directory_iterator(root_ / "out/embed_sentences")) {
-    if (e.path().filename().string().rfind("errors-", 0) == 0) errors += Slurp(e.path());
+    if (e.path().filename().string().rfind("errors-", 0) == 0) errors += ReadFile(e.path());
   }
   EXPECT_NE(errors.find("out of GPU memory: tenant 'embed'"), std::string::npos) << errors.substr(0, 2000);
   EXPECT_NE(errors.find("past the tenant's budget of 1.0 KiB"), std::string::npos) << errors.substr(0, 2000);

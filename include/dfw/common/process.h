@@ -55,6 +55,10 @@ struct SpawnSpec {
 // before exec.
 Result<pid_t> Spawn(const SpawnSpec& spec);
 
+// This process's executable (/proc/self/exe), to start children of the same binary; "dfworker"
+// when it cannot be read.
+std::string SelfExecutable();
+
 struct Reaped {
   bool running = false;  // still running (nothing reaped)
   bool unknown = false;  // not a child of this process (or already reaped elsewhere)
