@@ -110,6 +110,7 @@ int RunJob(const RunContext& context) {
                           ? "the worker's accelerator is " + std::string(device::AcceleratorKindName(plan.accelerator.backend)) +
                                 (plan.accelerator.backend_reason.empty() ? "" : " (" + plan.accelerator.backend_reason + ")")
                           : "no accelerator is declared for this worker";
+    RuleOutCuda(why);
     child_defaults.push_back(EnvEntry(kCudaUnavailableEnv, why));
   }
   // Both outlive the launcher: stopped below on every return path (and by their destructors).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_test_util.h"
+#include "test_util.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,6 +123,36 @@ TEST_F(RunEndToEnd, EveryRowEndsInOutputOrErrorsUnderEmulatedMps) {
   EXPECT_EQ(again.exit_code, 0) << again.out;
   EXPECT_NE(again.out.find("already finished"), std::string::npos) << again.out;
   EXPECT_EQ(ReadShards(dir_ / "out", "pred").size(), 143u);
+}
+
+// A `device: GPU` model on a worker whose plan has no usable GPU: the plan's reason reaches the
+// launcher (which loads the stages to plan bundles) and every SDK process, so none of them probes
+// for the CUDA library; a value the user exported is what the SDK processes get.
+TEST_F(RunEndToEnd, APlanWithoutAGpuRulesOutCudaInTheLauncherAndEverySdkProcess) {
+  std::string yaml = dfw::testing::ReadFile((dir_ / "p.yaml").string());
+  yaml.replace(yaml.find("input_field: features"), 21, "input_field: features, device: GPU");
+  std::ofstream(dir_ / "p.yaml") << yaml;
+  Outcome o = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2",
+                           "--dataflow_service_options=worker_accelerator=type:nvidia-tesla-t4;count:1;install-nvidia-driver"},
+                          dir_.string());
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("[dfworker] warning: Model handler specified a 'GPU' device, but GPUs are not available (CUDA "
+                       "backend not used: the worker's accelerator is emulated"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("cannot load the CUDA backend library"), std::string::npos) << o.out;
+  for (int i = 0; i < 2; ++i) {
+    const std::string log = dfw::testing::ReadFile((dir_ / "job" / "logs" / ("sdk-" + std::to_string(i) + ".log")).string());
+    EXPECT_NE(log.find("(CUDA backend not used: the worker's accelerator is emulated"), std::string::npos) << log;
+  }
+  fs::remove_all(dir_ / "job");
+  fs::remove_all(dir_ / "out");
+  Outcome mine = RunDfworker({"run", "p.yaml", "--job_dir", "job", "--machine_type=n1-standard-2",
+                              "--dataflow_service_options=worker_accelerator=type:nvidia-tesla-t4;count:1;install-nvidia-driver"},
+                             dir_.string(), "DFW_CUDA_UNAVAILABLE='the user says so'");
+  ASSERT_EQ(mine.exit_code, 0) << mine.out;
+  const std::string log = dfw::testing::ReadFile((dir_ / "job" / "logs" / "sdk-0.log").string());
+  EXPECT_NE(log.find("(CUDA backend not used: the user says so)"), std::string::npos) << log;
 }
 
 TEST_F(RunEndToEnd, ExistingJobDirIsRefusedWithAPointerToResume) {

@@ -98,11 +98,16 @@ int BlasThreads();
 void SetCpuGemmPlanCache(const std::string& path);
 
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
-// When the environment has kCudaUnavailableEnv set (non-empty), "cuda" is kUnavailable with that
-// reason at once, without loading the library: `dfworker run` sets it for a worker whose plan has
-// no usable GPU, so the launcher and its SDK processes skip a probe that costs each of them
-// ~130 ms of CPU (loading cuBLAS, asking the driver) and that can only fail.
+// When CUDA was ruled out for this process (RuleOutCuda, or kCudaUnavailableEnv set non-empty in
+// its environment), "cuda" is kUnavailable with that reason at once, without loading the library.
+// `dfworker run` rules it out for a worker whose plan has no usable GPU: in the launcher (which
+// loads the pipeline's stages to plan bundles) by the call, in its SDK processes and model hosts
+// through their environment. Each then skips a probe that costs ~130 ms of CPU (loading cuBLAS,
+// asking the driver) and that can only fail.
 Result<std::unique_ptr<InferenceBackend>> CreateBackend(std::string_view name);
 inline constexpr const char* kCudaUnavailableEnv = "DFW_CUDA_UNAVAILABLE";
+// For the rest of this process, "cuda" is kUnavailable with `why` (the plan's reason). Call it
+// before any thread creates a backend.
+void RuleOutCuda(const std::string& why);
 
 }  // namespace dfw
