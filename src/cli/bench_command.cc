@@ -24,7 +24,7 @@
 #include "dfw/launcher/job_metrics.h"
 #include "dfw/launcher/process_launcher.h"
 #include "dfw/report/sweep.h"
-#include "dfw/worker/pipeline_job.h"
+#include "dfw/launcher/pipeline_job_plan.h"
 
 namespace dfw::cli {
 namespace {

@@ -18,7 +18,7 @@
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
 #include "dfw/pipeline/runner.h"
-#include "dfw/worker/pipeline_job.h"
+#include "dfw/launcher/pipeline_job_plan.h"
 #include "dfw/launcher/host_info.h"
 #include "dfw/launcher/pipeline_models.h"
 #include "dfw/launcher/run_job.h"

@@ -10,7 +10,7 @@
 
 #include "dfw/common/process.h"
 #include "dfw/job/job_dir.h"
-#include "dfw/worker/pipeline_job.h"
+#include "dfw/launcher/pipeline_job_plan.h"
 
 namespace dfw {
 namespace {

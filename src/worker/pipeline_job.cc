@@ -12,7 +12,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/protocol.h"
-#include "dfw/pipeline/fused_stages.h"
+#include "dfw/pipeline/job_pipeline.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/combine.h"
@@ -21,64 +21,6 @@
 
 namespace dfw {
 namespace {
-
-// Runs `fn` with the job's working directory as the current one, then restores it.
-template <typename Fn>
-auto InJobCwd(const JobInfo& job, Fn fn) -> decltype(fn()) {
-  auto cwd = job.params.find("cwd");
-  char old[PATH_MAX];
-  bool moved = false;
-  if (cwd != job.params.end() && ::getcwd(old, sizeof old) != nullptr) {
-    if (::chdir(cwd->second.c_str()) != 0) {
-      return ErrnoError("change to the job's working directory '" + cwd->second + "'", errno);
-    }
-    moved = true;
-  }
-  auto result = fn();
-  if (moved && ::chdir(old) != 0) return ErrnoError("return to the working directory", errno);
-  return result;
-}
-
-constexpr const char* kStageParam = "stage";            // k of a fused stage
-constexpr const char* kStageRootParam = "stage_root";   // the stages' root dir
-constexpr const char* kPartitionsParam = "shuffle_partitions";
-
-FuseOptions FuseFor(const JobStage& stage) {
-  FuseOptions o;
-  o.partitions = stage.partitions;
-  o.committed_dir = [stage](int k) { return stage.JobDirOf(k) + "/committed"; };
-  return o;
-}
-
-// The job's pipeline: the whole spec, or the fused stage the job runs.
-Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& registry) {
-  auto yaml = job.params.find("pipeline_yaml");
-  if (yaml == job.params.end()) return DataLoss("job.json: executor 'pipeline' needs param 'pipeline_yaml'");
-  auto path = job.params.find("pipeline_path");
-  ASSIGN_OR_RETURN(PipelineSpec spec,
-                   LoadPipelineString(yaml->second, registry, path == job.params.end() ? "<job>" : path->second));
-  auto k = job.params.find(kStageParam);
-  if (k == job.params.end()) {
-    if (HasShuffle(spec)) return DataLoss("job.json: a pipeline with a Combine needs param 'stage'");
-    return spec;
-  }
-  JobStage stage;
-  auto index = ParseInt64(k->second);
-  auto root = job.params.find(kStageRootParam);
-  auto partitions = job.params.find(kPartitionsParam);
-  auto p = partitions == job.params.end() ? std::nullopt : ParseInt64(partitions->second);
-  if (!index || *index < 0 || root == job.params.end() || !p || *p < 1) {
-    return DataLoss("job.json: params 'stage', 'stage_root' and 'shuffle_partitions' of a fused stage are malformed");
-  }
-  stage.index = static_cast<int>(*index);
-  stage.root = root->second;
-  stage.partitions = *p;
-  ASSIGN_OR_RETURN(std::vector<FusedStage> stages, FuseStages(spec, FuseFor(stage)));
-  if (static_cast<std::size_t>(stage.index) >= stages.size()) {
-    return DataLoss("job.json: stage " + k->second + " of a pipeline with " + std::to_string(stages.size()) + " stages");
-  }
-  return std::move(stages[static_cast<std::size_t>(stage.index)].spec);
-}
 
 // Counter deltas and distribution count/sum/histogram deltas between two snapshots of one registry.
 MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& after) {
@@ -214,91 +156,10 @@ class PipelineExecutor final : public BundleExecutor {
 
 }  // namespace
 
-Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, const std::string& pipeline_yaml,
-                                          int processes) {
-  StageRegistry registry;
-  RegisterBuiltinStages(registry);
-  ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
-  JobStage probe;
-  probe.root = "/";
-  probe.partitions = DefaultShufflePartitions(processes);
-  ASSIGN_OR_RETURN(std::vector<FusedStage> stages, FuseStages(spec, FuseFor(probe)));
-  PipelineStages out;
-  out.count = static_cast<int>(stages.size());
-  out.partitions = stages.size() > 1 ? probe.partitions : 0;
-  for (const FusedStage& s : stages) {
-    std::vector<std::string> names;
-    for (const TransformSpec& t : s.spec.transforms) {
-      const std::string& type = t.config.type;
-      names.push_back(t.config.name + (type == kCombinePartialType ? " (partial combine, shuffle write)"
-                                       : type == kCombineMergeType ? " (shuffle read, merge)"
-                                                                   : ""));
-    }
-    out.transforms.push_back(std::move(names));
-  }
-  return out;
-}
-
-Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
-                                int processes, const JobStage* stage) {
-  JobInfo job;
-  job.executor = "pipeline";
-  job.params["pipeline_yaml"] = pipeline_yaml;
-  job.params["pipeline_path"] = pipeline_path;
-  if (stage != nullptr) {
-    job.params[kStageParam] = std::to_string(stage->index);
-    job.params[kStageRootParam] = stage->root;
-    job.params[kPartitionsParam] = std::to_string(stage->partitions);
-  }
-  char cwd[PATH_MAX];
-  if (::getcwd(cwd, sizeof cwd) != nullptr) job.params["cwd"] = cwd;
-  StageRegistry registry;
-  RegisterBuiltinStages(registry);
-  ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(job, registry));
-  // Before any SDK process does work it could not deliver (every stage's sinks, before the first).
-  if (stage != nullptr && stage->index == 0) {
-    ASSIGN_OR_RETURN(PipelineSpec whole, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
-    RETURN_IF_ERROR(CheckSinksWritable(whole));
-  }
-  RETURN_IF_ERROR(CheckSinksWritable(spec));
-  MetricsRegistry metrics;
-  RunnerOptions options;
-  options.threads = std::max(1, threads);
-  options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
-  options.inference_lanes = 1;
-  options.sdk_processes = std::max(1, processes);  // bundles are sized for them (job/bundle_size.h)
-  // Test hook: a fixed bundle size, so a real-process test can give 8 processes one bundle to share.
-  if (auto bytes = ParseInt64(test_hooks::Get("BUNDLE_BYTES").value_or(""))) options.bundle_bytes = *bytes;
-  ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
-  ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
-  job.params["bundle_target"] = runner->bundle_target().ToString();
-  for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
-  if (auto table = EncodeBundleTable(bundles)) job.params[kBundleTableParam] = std::move(*table);
-  return job;
-}
-
 Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads) {
   auto executor = std::make_unique<PipelineExecutor>();
   RETURN_IF_ERROR(executor->Init(job, threads));
   return std::unique_ptr<BundleExecutor>(std::move(executor));
-}
-
-Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
-  StageRegistry registry;
-  RegisterBuiltinStages(registry);
-  return InJobCwd(dir.info(), [&]() -> Status {
-    ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
-    RETURN_IF_ERROR(CheckErrorThresholds(spec, total));
-    std::vector<int64_t> ids;
-    for (const auto& b : bundles) {
-      auto id = ParseInt64(b);
-      if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
-      ids.push_back(*id);
-    }
-    // A Combine's shuffle is complete (the next stage may read it) once every bundle has committed.
-    RETURN_IF_ERROR(CommitShuffles(spec, dir.CommittedDir(), ids));
-    return FinalizeOutputs(spec, dir.CommittedDir(), ids, dir.FinalizeJournalPath());
-  });
 }
 
 }  // namespace dfw

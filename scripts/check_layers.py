@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The house rules that a grep can check (design.md "Modules", issue 13), run by ctest as `layering`:
+
+1. A module includes only the public headers (dfw/<module>/...) of modules it links to, directly
+   or through them (its DEPS in src/<module>/CMakeLists.txt): no module reaches above itself.
+2. The module graph has no cycle.
+3. fork/exec and wait live in one place (src/common/process.cc, the process seam).
+4. No setenv/putenv/unsetenv in src/: a child's environment is stated when it is spawned
+   (dfw/common/child_env.h), never by changing this process's.
+
+Prints each violation with file:line and exits 1 when there is any; exits 0 silently otherwise.
+"""
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SRC = os.path.join(ROOT, "src")
+
+
+def module_deps():
+    """{module: set of dfw modules it links to}, from the CMake files under src/."""
+    deps = {}
+    for mod in sorted(os.listdir(SRC)):
+        cml = os.path.join(SRC, mod, "CMakeLists.txt")
+        if not os.path.isfile(cml):
+            continue
+        text = open(cml).read()
+        found = set(re.findall(r"\bdfw_([a-z]+)\b", text))
+        found.discard(mod)
+        found.discard("module")  # the dfw_module() helper itself
+        found.discard("tests")
+        deps[mod] = {d for d in found if os.path.isdir(os.path.join(SRC, d))}
+    deps.setdefault("cli", set())
+    return deps
+
+
+def closure(deps, mod, seen=None):
+    seen = set() if seen is None else seen
+    for d in deps.get(mod, ()):
+        if d not in seen:
+            seen.add(d)
+            closure(deps, d, seen)
+    return seen
+
+
+def sources(folder):
+    for dirpath, _, files in os.walk(folder):
+        for f in files:
+            if f.endswith((".cc", ".h", ".cu")):
+                yield os.path.join(dirpath, f)
+
+
+def main():
+    problems = []
+    deps = module_deps()
+    for mod in deps:
+        if mod in closure(deps, mod):
+            problems.append(f"src/{mod}: the module graph has a cycle through {mod}")
+    include_re = re.compile(r'^\s*#\s*include\s+"dfw/([a-z_]+)/')
+    for mod in deps:
+        allowed = closure(deps, mod) | {mod}
+        folders = [os.path.join(SRC, mod), os.path.join(ROOT, "include", "dfw", mod)]
+        for folder in folders:
+            for path in sources(folder):
+                rel = os.path.relpath(path, ROOT)
+                for n, line in enumerate(open(path, errors="replace"), 1):
+                    m = include_re.match(line)
+                    if m and m.group(1) not in allowed:
+                        problems.append(f"{rel}:{n}: module '{mod}' includes dfw/{m.group(1)}/ but does not link "
+                                        f"dfw_{m.group(1)} (its DEPS: {', '.join(sorted(deps[mod])) or 'none'})")
+    seam = os.path.join("src", "common", "process.cc")
+    call_re = re.compile(r"\b(fork|vfork|execv|execve|execvp|execl|execlp|waitpid|wait4|posix_spawn)\s*\(")
+    env_re = re.compile(r"(?<![\w.])(setenv|putenv|unsetenv|clearenv)\s*\(")
+    for path in sources(SRC):
+        rel = os.path.relpath(path, ROOT)
+        for n, line in enumerate(open(path, errors="replace"), 1):
+            code = line.split("//", 1)[0]
+            if rel != seam and call_re.search(code):
+                problems.append(f"{rel}:{n}: process calls belong to the one seam ({seam}): {line.strip()}")
+            if env_re.search(code):
+                problems.append(f"{rel}:{n}: this process's environment is not changed; state the child's "
+                                f"(dfw/common/child_env.h): {line.strip()}")
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

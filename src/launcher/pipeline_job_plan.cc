@@ -1,0 +1,91 @@
+// The launcher's side of a pipeline job (dfw/launcher/pipeline_job_plan.h): plan it, finalize it.
+#include "dfw/launcher/pipeline_job_plan.h"
+
+#include <algorithm>
+
+#include "dfw/common/strings.h"
+#include "dfw/common/test_hooks.h"
+#include "dfw/pipeline/fused_stages.h"
+#include "dfw/pipeline/job_pipeline.h"
+#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/combine.h"
+#include "dfw/stages/stage.h"
+#include "dfw/worker/bundle_table.h"
+
+namespace dfw {
+
+Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, const std::string& pipeline_yaml,
+                                          int processes) {
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
+  JobStage probe;
+  probe.root = "/";
+  probe.partitions = DefaultShufflePartitions(processes);
+  ASSIGN_OR_RETURN(std::vector<FusedStage> stages, FuseStages(spec, FuseOptionsFor(probe)));
+  PipelineStages out;
+  out.count = static_cast<int>(stages.size());
+  out.partitions = stages.size() > 1 ? probe.partitions : 0;
+  for (const FusedStage& s : stages) {
+    std::vector<std::string> names;
+    for (const TransformSpec& t : s.spec.transforms) {
+      const std::string& type = t.config.type;
+      names.push_back(t.config.name + (type == kCombinePartialType ? " (partial combine, shuffle write)"
+                                       : type == kCombineMergeType ? " (shuffle read, merge)"
+                                                                   : ""));
+    }
+    out.transforms.push_back(std::move(names));
+  }
+  return out;
+}
+
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
+                                int processes, const JobStage* stage) {
+  JobInfo job;
+  job.executor = "pipeline";
+  SetJobPipeline(job, pipeline_path, pipeline_yaml, stage);
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(job, registry));
+  // Before any SDK process does work it could not deliver (every stage's sinks, before the first).
+  if (stage != nullptr && stage->index == 0) {
+    ASSIGN_OR_RETURN(PipelineSpec whole, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
+    RETURN_IF_ERROR(CheckSinksWritable(whole));
+  }
+  RETURN_IF_ERROR(CheckSinksWritable(spec));
+  MetricsRegistry metrics;
+  RunnerOptions options;
+  options.threads = std::max(1, threads);
+  options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
+  options.inference_lanes = 1;
+  options.sdk_processes = std::max(1, processes);  // bundles are sized for them (job/bundle_size.h)
+  // Test hook: a fixed bundle size, so a real-process test can give 8 processes one bundle to share.
+  if (auto bytes = ParseInt64(test_hooks::Get("BUNDLE_BYTES").value_or(""))) options.bundle_bytes = *bytes;
+  ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
+  ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
+  job.params["bundle_target"] = runner->bundle_target().ToString();
+  for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
+  if (auto table = EncodeBundleTable(bundles)) job.params[kBundleTableParam] = std::move(*table);
+  return job;
+}
+
+Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
+  StageRegistry registry;
+  RegisterBuiltinStages(registry);
+  return InJobCwd(dir.info(), [&]() -> Status {
+    ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
+    RETURN_IF_ERROR(CheckErrorThresholds(spec, total));
+    std::vector<int64_t> ids;
+    for (const auto& b : bundles) {
+      auto id = ParseInt64(b);
+      if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
+      ids.push_back(*id);
+    }
+    // A Combine's shuffle is complete (the next stage may read it) once every bundle has committed.
+    RETURN_IF_ERROR(CommitShuffles(spec, dir.CommittedDir(), ids));
+    return FinalizeOutputs(spec, dir.CommittedDir(), ids, dir.FinalizeJournalPath());
+  });
+}
+
+}  // namespace dfw
