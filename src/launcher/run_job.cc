@@ -100,10 +100,10 @@ void WriteGpuMemoryJson(const std::string& job_dir, const WorkerPlan& plan, std:
 
 int RunJob(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
-  // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so every SDK
-  // process and model host is told to skip the CUDA probe, ~130 ms of CPU each that can only fail
-  // (registry.h's kCudaUnavailableEnv, the plan's decision handed down in the child's environment;
-  // a value the user exported is kept).
+  // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so the
+  // launcher (which makes the stages to plan bundles) and every SDK process and model host skip the
+  // CUDA probe, ~130 ms of CPU each that can only fail (registry.h): the launcher by the call, the
+  // children through their environment (a default, so a value the user exported is kept).
   std::vector<std::string> child_defaults;
   if (plan.accelerator.backend != device::Accelerator::Kind::kCuda) {
     std::string why = plan.accelerator.present
