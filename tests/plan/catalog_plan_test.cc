@@ -13,7 +13,6 @@ namespace dfw {
 namespace {
 
 using dfw::testing::kGiB;
-
 using dfw::testing::kL4Flag;
 
 ModelRequirement Shared(uint64_t bytes) {

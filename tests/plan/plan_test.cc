@@ -11,7 +11,6 @@ namespace plan_test {
 
 using dfw::testing::kGiB;
 using dfw::testing::kMiB;
-
 using dfw::testing::kL4Flag;
 using Kind = device::Accelerator::Kind;
 

@@ -14,7 +14,6 @@ namespace dfw {
 namespace {
 
 using dfw::testing::kGiB;
-
 using dfw::testing::kL4Accelerator;
 
 const std::string kSO = "--dataflow_service_options=worker_accelerator=";
