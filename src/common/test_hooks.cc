@@ -5,9 +5,18 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 
 namespace dfw::test_hooks {
+
+void WaitForFile(const std::string& path, int limit_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
+  while (::access(path.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
 
 #ifdef DFW_TEST_HOOKS
 bool Enabled() { return true; }

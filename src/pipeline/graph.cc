@@ -6,8 +6,6 @@
 #include <thread>
 #include <utility>
 
-#include <unistd.h>
-
 #include <tbb/flow_graph.h>
 
 #include <fmt/format.h>
@@ -19,14 +17,6 @@ namespace dfw::pipeline_internal {
 namespace {
 
 namespace flow = tbb::flow;
-
-// Test hook DFW_TEST_SOURCE_GATE_FILE (dfw/worker/pipeline_job.h): waits for the file, 60 s at most.
-void WaitForGate(const std::string& path) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (::access(path.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-}
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point started) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
@@ -204,7 +194,7 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
       return nullptr;
     }
     if (batch_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(batch_delay_ms));
-    if (gate_file && !first_batch) WaitForGate(*gate_file);
+    if (gate_file && !first_batch) test_hooks::WaitForFile(*gate_file);
     first_batch = false;
     StageOutput out(source_config);
     Result<bool> more(false);

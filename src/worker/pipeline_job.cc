@@ -43,16 +43,27 @@ MetricsSnapshot Delta(const MetricsSnapshot& before, const MetricsSnapshot& afte
 struct BundleHooks {
   int64_t delay_ms = 0;
   std::string crash_on;
+  int64_t gate_from = -1;  // DFW_TEST_BUNDLE_GATE=K:PATH: bundles with id >= K wait for PATH
+  std::string gate_file;
 
   static BundleHooks FromEnv() {
     BundleHooks h;
     h.delay_ms = ParseInt64(test_hooks::Get("BUNDLE_DELAY_MS").value_or("0")).value_or(0);
     h.crash_on = test_hooks::Get("CRASH_ON_BUNDLE").value_or("");
+    const std::string gate = test_hooks::Get("BUNDLE_GATE").value_or("");
+    if (const auto colon = gate.find(':'); colon != std::string::npos) {
+      h.gate_from = ParseInt64(gate.substr(0, colon)).value_or(-1);
+      h.gate_file = gate.substr(colon + 1);
+    }
     return h;
   }
   void BeforeBundle(const std::string& bundle_id) const {
     if (bundle_id == crash_on) std::abort();
     if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    if (gate_from >= 0) {
+      const std::optional<int64_t> id = ParseInt64(bundle_id);
+      if (id && *id >= gate_from) test_hooks::WaitForFile(gate_file);
+    }
   }
 };
 

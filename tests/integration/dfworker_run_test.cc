@@ -62,6 +62,9 @@ class DfworkerRun : public ::testing::Test {
   std::string Err(const std::string& name) const { return (base_ / (name + ".err")).string(); }
   std::string Log(const std::string& name) const { return ReadFile(Err(name)); }
   int Commits() const { return CountLines(JobDir() + "/manifest.jsonl"); }
+  // DFW_TEST_BUNDLE_GATE's file (dfw/worker/pipeline_job.h): bundles past the gate wait for it.
+  std::string Gate() const { return (base_ / "gate").string(); }
+  void OpenGate() const { std::ofstream(Gate()) << "open\n"; }
 
   // `dfworker run p.yaml` from base_ with `processes` SDK processes (one harness thread each).
   Started Launch(const std::string& name, int processes, std::vector<std::string> extra = {},
@@ -160,12 +163,14 @@ class DfworkerSdkKill : public DfworkerRun, public ::testing::WithParamInterface
 TEST_P(DfworkerSdkKill, RandomSdkProcessKilledAtARandomTimeLosesAndDuplicatesNothing) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   std::mt19937 rng(static_cast<unsigned>(GetParam()));
-  Started launcher = Launch("run", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
+  // Bundles 10 and up wait at a gate that opens after the kill: the kill lands mid-run.
+  Started launcher = Launch("run", 4, {}, {"DFW_TEST_BUNDLE_GATE=10:" + Gate()});
   int after = static_cast<int>(rng() % 10);  // 0: before any commit
   ASSERT_TRUE(WaitFor([&] { return Commits() >= after && ChildrenOf(launcher.pid).size() == 4; })) << Log("run");
   std::vector<pid_t> kids = ChildrenOf(launcher.pid);
   ASSERT_FALSE(kids.empty());
   ASSERT_EQ(::kill(kids[rng() % kids.size()], SIGKILL), 0);
+  OpenGate();
   ASSERT_EQ(WaitExit(launcher.pid), 0) << Log("run");
   EXPECT_NE(Log("run").find("killed by signal 9"), std::string::npos) << Log("run");
   ExpectExactlyOnce("run");
@@ -176,7 +181,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, DfworkerSdkKill, ::testing::Values(11, 12, 13));
 
 TEST_F(DfworkerRun, LauncherSigkillLeavesNoProcessAndResumeCompletesExactlyOnce) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
-  Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
+  Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_GATE=5:" + Gate()});  // never opened
   ASSERT_TRUE(WaitFor([&] { return Commits() >= 3; })) << Log("first");
   ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
   EXPECT_EQ(WaitExit(launcher.pid), 128 + SIGKILL);
@@ -198,9 +203,10 @@ class DfworkerStopSignal : public DfworkerRun, public ::testing::WithParamInterf
 TEST_P(DfworkerStopSignal, StopsWithTheSignalsExitCodeLeavesNothingRunningAndResumes) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   const int sig = GetParam();
-  Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_DELAY_MS=40"});
+  Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_GATE=5:" + Gate()});
   ASSERT_TRUE(WaitFor([&] { return Commits() >= 2; })) << Log("first");
   ASSERT_EQ(::kill(launcher.pid, sig), 0);
+  OpenGate();  // the bundles in flight finish within the grace period; no new one is leased
   EXPECT_EQ(WaitExit(launcher.pid), sig == SIGINT ? 130 : 143) << Log("first");
   EXPECT_NE(Log("first").find("--resume"), std::string::npos) << Log("first");
   EXPECT_EQ(JobProcesses(), 0u);

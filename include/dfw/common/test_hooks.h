@@ -18,6 +18,10 @@ bool Enabled();
 // nullopt otherwise.
 std::optional<std::string> Get(const char* name);
 
+// Waits (polling every 10 ms) until `path` exists, `limit_s` at most: a test opens such a gate once
+// it has seen the event it waits for, instead of sleeping and hoping the run is still going.
+void WaitForFile(const std::string& path, int limit_s = 60);
+
 // SIGKILLs this process when DFW_TEST_KILL_AT equals `point` (e.g. "finalize-rename-3"): a crash at
 // an exact step, where a test would otherwise have to sleep and hope. With DFW_TEST_KILL_ONCE_FILE
 // set, only the first process to reach the point dies (it creates that file).

@@ -24,6 +24,9 @@ namespace dfw {
 // environment (real-process tests of `dfworker run` plant faults):
 //   DFW_TEST_BUNDLE_DELAY_MS=N    sleep N ms before each bundle (so a kill lands mid-run)
 //   DFW_TEST_CRASH_ON_BUNDLE=ID   abort() whenever bundle ID is run (a poison bundle)
+//   DFW_TEST_BUNDLE_GATE=K:PATH   bundles with id >= K wait for PATH to exist (60 s at most), so a
+//                                 kill lands mid-run however fast the machine is; the test opens
+//                                 the gate when it is done
 //   DFW_TEST_SOURCE_BATCH_DELAY_MS=N  (pipeline graph) sleep N ms before each source batch is read
 //   DFW_TEST_SOURCE_GATE_FILE=PATH    (pipeline graph) after a bundle's first source batch, read no
 //                                 more until PATH exists (60 s at most): a test opens the gate once
