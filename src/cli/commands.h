@@ -14,7 +14,7 @@
 namespace dfw::cli {
 
 // What a subcommand callback returns for a bad invocation (usage, flags, an unreadable file named).
-inline constexpr int kInvalid = static_cast<int>(ExitCode::kInvalidInvocation);
+inline constexpr int kInvalid = kInvalidInvocationExit;
 
 // The largest pipeline file `run`, `plan` and `export` read (a pipeline is text; this bounds a mistake).
 inline constexpr std::size_t kMaxPipelineFileBytes = std::size_t{4} << 20;

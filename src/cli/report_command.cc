@@ -31,7 +31,7 @@ int Report(const ReportFlags& flags) {
     std::cerr << "dfworker report: error: " << flags.job_dir
               << " ran as fused stages (one job dir each); --out names one page: give a stage's dir ("
               << flags.job_dir << "/stage-0, ...) or leave --out out\n";
-    return static_cast<int>(ExitCode::kInvalidInvocation);
+    return kInvalid;
   }
   int code = 0, stages = 0;
   for (int k = 0; ::access((flags.job_dir + "/stage-" + std::to_string(k) + "/job.json").c_str(), F_OK) == 0; ++k, ++stages) {
@@ -41,7 +41,7 @@ int Report(const ReportFlags& flags) {
   }
   if (stages == 0) {
     std::cerr << "dfworker report: error: " << flags.job_dir << " has stages.json but no stage job dir yet\n";
-    return static_cast<int>(ExitCode::kInvalidInvocation);
+    return kInvalid;
   }
   return code;
 }
@@ -50,13 +50,13 @@ int ReportOne(const ReportFlags& flags) {
   auto data = report::LoadJobReport(flags.job_dir);
   if (!data.ok()) {
     std::cerr << "dfworker report: error: " << data.status().message() << "\n";
-    return static_cast<int>(ExitCode::kInvalidInvocation);
+    return kInvalid;
   }
   const std::string out = flags.out.empty() ? flags.job_dir + "/report.html" : flags.out;
   Status s = WriteFileAtomically(out, report::RenderJobReportHtml(*data), /*sync=*/false);
   if (!s.ok()) {
     std::cerr << "dfworker report: error: writing " << out << ": " << s.message() << "\n";
-    return static_cast<int>(ExitCode::kInvalidInvocation);
+    return kInvalid;
   }
   std::cout << out << "\n";
   return 0;
@@ -67,7 +67,7 @@ int ReportTenants(const ReportFlags& flags) {
   auto page = report::RenderTenantsReportHtml(flags.job_dir);
   if (!page.ok()) {
     std::cerr << "dfworker report: error: " << page.status().message() << "\n";
-    return static_cast<int>(ExitCode::kInvalidInvocation);
+    return kInvalid;
   }
   int code = 0;
   std::error_code ec;
@@ -81,7 +81,7 @@ int ReportTenants(const ReportFlags& flags) {
   Status s = WriteFileAtomically(out, *page, /*sync=*/false);
   if (!s.ok()) {
     std::cerr << "dfworker report: error: writing " << out << ": " << s.message() << "\n";
-    return static_cast<int>(ExitCode::kInvalidInvocation);
+    return kInvalid;
   }
   std::cout << out << "\n";
   return code;

@@ -37,8 +37,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr int kInvalidExit = static_cast<int>(ExitCode::kInvalidInvocation);
-
 std::string TenantsJsonPath(const std::string& root) { return root + "/tenants.json"; }
 std::string TenantJobDir(const std::string& root, const std::string& name) { return root + "/tenants/" + name; }
 
@@ -268,8 +266,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(),
                  procs.c_str(), how.c_str());
     if (!ok) {
-      const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalidExit;
-      code = invalid && code != 1 ? kInvalidExit : 1;
+      const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalidInvocationExit;
+      code = invalid && code != 1 ? kInvalidInvocationExit : 1;
     }
   }
   report["mps_faults_drained"] = faults;

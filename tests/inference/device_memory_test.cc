@@ -28,10 +28,10 @@ constexpr uint64_t kMaxWidth = 32;
 class DeviceMemoryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    WriteFile(dir_.File("config.json"), R"({"model_type":"mlp","input_dim":16,"layers":[)"
+    WriteFile((dir_ / "config.json"), R"({"model_type":"mlp","input_dim":16,"layers":[)"
                                         R"({"name":"a","out_features":32,"activation":"relu"},)"
                                         R"({"name":"b","out_features":4,"activation":"none"}],"output":"none"})");
-    WriteFile(dir_.File("model.safetensors"),
+    WriteFile((dir_ / "model.safetensors"),
               SafetensorsBytes({{"a.weight", "F32", {32, 16}, F32Bytes(std::vector<float>(512, 0.5f))},
                                 {"a.bias", "F32", {32}, F32Bytes(std::vector<float>(32, 0.0f))},
                                 {"b.weight", "F32", {4, 32}, F32Bytes(std::vector<float>(128, 0.25f))},
@@ -165,10 +165,10 @@ TEST_F(DeviceMemoryTest, BatchesFailWithTheLedgersOutOfMemoryMessageUntilTheWeig
 
 TEST_F(DeviceMemoryTest, SharedCopyChargesOnlyTheWorkspaceInTheSdkProcess) {
   device::MemoryLedger ledger = MakeLedger(16 * kMiB);
-  const std::string models_dir = dir_.File("models");
-  auto files = SharedCopyFilesFor(models_dir, dir_.File("model.safetensors"), 0);
+  const std::string models_dir = (dir_ / "models");
+  auto files = SharedCopyFilesFor(models_dir, (dir_ / "model.safetensors"), 0);
   ASSERT_TRUE(files.ok());
-  ASSERT_TRUE(PublishF32Copy(dir_.File("model.safetensors"), files->weights).ok());
+  ASSERT_TRUE(PublishF32Copy((dir_ / "model.safetensors"), files->weights).ok());
   ASSERT_TRUE(WriteCopyHostRecord(files->host, {::getpid(), device::ProcessStartTime(::getpid()).value_or(0), "model-host-0"}).ok());
   SetContext(std::nullopt, models_dir);
   std::unique_ptr<Model> m = Load(/*copies=*/1);
@@ -179,7 +179,7 @@ TEST_F(DeviceMemoryTest, SharedCopyChargesOnlyTheWorkspaceInTheSdkProcess) {
 }
 
 TEST_F(DeviceMemoryTest, SharedModelWithoutAPublishedCopyFailsToLoadNamingTheCopy) {
-  SetModelProcessContext({"", dir_.File("models"), "sdk-0", 0, std::nullopt});
+  SetModelProcessContext({"", (dir_ / "models"), "sdk-0", 0, std::nullopt});
   ModelHandlerOptions o;
   o.model_path = dir_.path();
   o.input_field = "x";

@@ -235,8 +235,8 @@ TEST(MlpHandler, ConfigAndWeightsDisagreeingIsALoadError) {
   };
   for (const Disagreement& c : cases) {
     TempDir dir;
-    WriteFile(dir.File("config.json"), c.config);
-    WriteFile(dir.File("model.safetensors"), SafetensorsBytes(c.tensors));
+    WriteFile((dir / "config.json"), c.config);
+    WriteFile((dir / "model.safetensors"), SafetensorsBytes(c.tensors));
     ModelHandlerOptions o;
     o.model_path = dir.path();
     o.input_field = "x";
@@ -250,9 +250,9 @@ TEST(MlpHandler, ConfigAndWeightsDisagreeingIsALoadError) {
 TEST(MlpHandler, WeightsThatAreAllNanAreRefusedWhenTheModelLoads) {
   // 143 identical predictions and exit 0 was what an all-NaN model gave before.
   TempDir dir;
-  WriteFile(dir.File("config.json"), R"({"model_type":"mlp","input_dim":3,"layers":[{"name":"fc","out_features":2}]})");
+  WriteFile((dir / "config.json"), R"({"model_type":"mlp","input_dim":3,"layers":[{"name":"fc","out_features":2}]})");
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  WriteFile(dir.File("model.safetensors"),
+  WriteFile((dir / "model.safetensors"),
             SafetensorsBytes({{"fc.weight", "F32", {2, 3}, F32Bytes({nan, nan, nan, nan, nan, nan})},
                               {"fc.bias", "F32", {2}, F32Bytes({0, 0})}}));
   ModelHandlerOptions o;

@@ -19,7 +19,7 @@ using testing_util::WriteFile;
 
 TEST(Safetensors, OpensAValidFileAndPointsIntoTheMapping) {
   TempDir dir;
-  const std::string path = dir.File("m.safetensors");
+  const std::string path = (dir / "m.safetensors");
   WriteFile(path, SafetensorsBytes({{"w", "F32", {2, 3}, F32Bytes({1, 2, 3, 4, 5, 6})},
                                     {"b", "F16", {2}, std::string("\x00\x3c\x00\xc0", 4)}}));
   auto file = SafetensorsFile::Open(path);
@@ -52,7 +52,7 @@ TEST(Safetensors, NonFiniteWeightsAreRefusedAtLoadNamingTensorAndIndex) {
                         Case{"F16", std::string("\x00\x3c\x00\x7c\x00\x00\x00\x00", 8), "index 1"},   // 1.0, +Inf
                         Case{"BF16", std::string("\x80\x3f\x80\x3f\x80\x3f\xc0\x7f", 8), "index 3"}}) {  // 1,1,1,NaN
     SCOPED_TRACE(std::string(c.dtype) + " " + c.index);
-    const std::string path = dir.File(std::string("m_") + c.dtype + c.index + ".safetensors");
+    const std::string path = (dir / std::string("m_") + c.dtype + c.index + ".safetensors");
     WriteFile(path, SafetensorsBytes({{"ok", "F32", {1}, F32Bytes({1})}, {"fc1.weight", c.dtype, {2, 2}, c.bytes}}));
     auto file = SafetensorsFile::Open(path);
     ASSERT_TRUE(file.ok()) << "the header is fine: " << file.status().ToString();
@@ -130,7 +130,7 @@ TEST_P(SafetensorsCorruption, IsAClearError) {
   EXPECT_NE(h.status().message().find(c.message), std::string::npos) << h.status().message();
   // Through a real file too: the path is named, and ModelBytesFromHeader agrees.
   TempDir dir;
-  const std::string path = dir.File("bad.safetensors");
+  const std::string path = (dir / "bad.safetensors");
   WriteFile(path, c.file);
   auto file = SafetensorsFile::Open(path);
   ASSERT_FALSE(file.ok());

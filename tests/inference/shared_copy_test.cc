@@ -62,16 +62,16 @@ TEST(PublishF32Copy, WidensEveryFloatDTypeToF32AndAlignsTheData) {
     SCOPED_TRACE(c.dtype);
     TempDir dir;
     const std::string i64(8 * 2, '\x01');  // a non-float tensor is copied as it is
-    WriteFile(dir.File("m.safetensors"),
+    WriteFile((dir / "m.safetensors"),
               SafetensorsBytes({{"w", c.dtype, {2, 4}, c.bytes}, {"ids", "I64", {2}, i64}}));
-    Result<uint64_t> bytes = PublishF32Copy(dir.File("m.safetensors"), dir.File("out/copy.safetensors"));
+    Result<uint64_t> bytes = PublishF32Copy((dir / "m.safetensors"), (dir / "out/copy.safetensors"));
     ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
     EXPECT_EQ(*bytes, 8u * 4 + 16);
     // The planner's figure, from the original's header alone, is the size the host publishes.
-    Result<uint64_t> planned = ModelBytesFromHeader(dir.File("m.safetensors"));
+    Result<uint64_t> planned = ModelBytesFromHeader((dir / "m.safetensors"));
     ASSERT_TRUE(planned.ok()) << planned.status().ToString();
     EXPECT_EQ(*planned, *bytes);
-    auto file = SafetensorsFile::Open(dir.File("out/copy.safetensors"));
+    auto file = SafetensorsFile::Open((dir / "out/copy.safetensors"));
     ASSERT_TRUE(file.ok()) << file.status().ToString();
     EXPECT_EQ((8 + (*file)->header().header_bytes) % 4096, 0u) << "data section starts on a page";
     const TensorInfo* w = (*file)->header().Find("w");
@@ -91,14 +91,14 @@ TEST(PublishF32Copy, WidensEveryFloatDTypeToF32AndAlignsTheData) {
 
 TEST(PublishF32Copy, BadInputNamesTheFile) {
   TempDir dir;
-  WriteFile(dir.File("junk.safetensors"), "not a model");
-  Result<uint64_t> junk = PublishF32Copy(dir.File("junk.safetensors"), dir.File("out.safetensors"));
+  WriteFile((dir / "junk.safetensors"), "not a model");
+  Result<uint64_t> junk = PublishF32Copy((dir / "junk.safetensors"), (dir / "out.safetensors"));
   ASSERT_FALSE(junk.ok());
   EXPECT_NE(junk.status().message().find("junk.safetensors"), std::string::npos) << junk.status().message();
-  EXPECT_FALSE(PublishF32Copy(dir.File("absent.safetensors"), dir.File("out.safetensors")).ok());
-  WriteFile(dir.File("m.safetensors"), SafetensorsBytes({{"w", "F32", {8}, F32Bytes(kValues)}}));
-  WriteFile(dir.File("file"), "x");  // a file where the output directory should be
-  Result<uint64_t> blocked = PublishF32Copy(dir.File("m.safetensors"), dir.File("file/out.safetensors"));
+  EXPECT_FALSE(PublishF32Copy((dir / "absent.safetensors"), (dir / "out.safetensors")).ok());
+  WriteFile((dir / "m.safetensors"), SafetensorsBytes({{"w", "F32", {8}, F32Bytes(kValues)}}));
+  WriteFile((dir / "file"), "x");  // a file where the output directory should be
+  Result<uint64_t> blocked = PublishF32Copy((dir / "m.safetensors"), (dir / "file/out.safetensors"));
   ASSERT_FALSE(blocked.ok());
   EXPECT_NE(blocked.status().message().find("file/out.safetensors"), std::string::npos) << blocked.status().message();
 }
@@ -106,8 +106,8 @@ TEST(PublishF32Copy, BadInputNamesTheFile) {
 TEST(CopyHostRecord, RoundTripsAndRejectsMalformedRecords) {
   TempDir dir;
   CopyHostRecord me{::getpid(), device::ProcessStartTime(::getpid()).value_or(0), "model-host-2"};
-  ASSERT_TRUE(WriteCopyHostRecord(dir.File("h"), me).ok());
-  Result<CopyHostRecord> back = ReadCopyHostRecord(dir.File("h"));
+  ASSERT_TRUE(WriteCopyHostRecord((dir / "h"), me).ok());
+  Result<CopyHostRecord> back = ReadCopyHostRecord((dir / "h"));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->pid, me.pid);
   EXPECT_EQ(back->start_time, me.start_time);
@@ -120,22 +120,22 @@ TEST(CopyHostRecord, RoundTripsAndRejectsMalformedRecords) {
   CopyHostRecord gpu = me;
   for (int b = 0; b < 64; ++b) gpu.cuda_ipc_handle.push_back(static_cast<char>(b * 37 % 256));
   gpu.cuda_ipc_bytes = 123456789012;
-  ASSERT_TRUE(WriteCopyHostRecord(dir.File("g"), gpu).ok());
-  Result<CopyHostRecord> gpu_back = ReadCopyHostRecord(dir.File("g"));
+  ASSERT_TRUE(WriteCopyHostRecord((dir / "g"), gpu).ok());
+  Result<CopyHostRecord> gpu_back = ReadCopyHostRecord((dir / "g"));
   ASSERT_TRUE(gpu_back.ok()) << gpu_back.status().ToString();
   EXPECT_EQ(gpu_back->name, "model-host-2");
   EXPECT_EQ(gpu_back->cuda_ipc_handle, gpu.cuda_ipc_handle);
   EXPECT_EQ(gpu_back->cuda_ipc_bytes, 123456789012u);
-  WriteFile(dir.File("bad"), "12 abc\n");
-  EXPECT_EQ(ReadCopyHostRecord(dir.File("bad")).status().code(), StatusCode::kDataLoss);
+  WriteFile((dir / "bad"), "12 abc\n");
+  EXPECT_EQ(ReadCopyHostRecord((dir / "bad")).status().code(), StatusCode::kDataLoss);
   for (const char* second : {"cuda-ipc 0g 10", "cuda-ipc abc 10", "cuda-ipc ab", "cuda-ipc ab 0", "cuda-ipc ab -5",
                              "ipc ab 10", "cuda-ipc  10"}) {
-    WriteFile(dir.File("bad2"), "12 34 model-host-0\n" + std::string(second) + "\n");
-    Result<CopyHostRecord> bad = ReadCopyHostRecord(dir.File("bad2"));
+    WriteFile((dir / "bad2"), "12 34 model-host-0\n" + std::string(second) + "\n");
+    Result<CopyHostRecord> bad = ReadCopyHostRecord((dir / "bad2"));
     EXPECT_EQ(bad.status().code(), StatusCode::kDataLoss) << second;
     EXPECT_NE(bad.status().message().find("cuda-ipc HEX_HANDLE BYTES"), std::string::npos) << bad.status().message();
   }
-  EXPECT_EQ(ReadCopyHostRecord(dir.File("absent")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(ReadCopyHostRecord((dir / "absent")).status().code(), StatusCode::kNotFound);
 }
 
 // A finished (reaped) child: a record naming it is a dead host.
@@ -154,13 +154,13 @@ CopyHostRecord DeadHost() {
 class AttachTest : public ::testing::Test {
  protected:
   void Publish(int copy, const CopyHostRecord& host) {
-    auto files = SharedCopyFilesFor(dir_.File("models"), weights_, copy);
+    auto files = SharedCopyFilesFor((dir_ / "models"), weights_, copy);
     ASSERT_TRUE(files.ok()) << files.status().ToString();
     ASSERT_TRUE(PublishF32Copy(weights_, files->weights).ok());
     ASSERT_TRUE(WriteCopyHostRecord(files->host, host).ok());
   }
   TempDir dir_;
-  std::string weights_ = dir_.File("m.safetensors");
+  std::string weights_ = (dir_ / "m.safetensors");
   CopyHostRecord me_{::getpid(), device::ProcessStartTime(::getpid()).value_or(0), "model-host-0"};
 };
 
@@ -170,7 +170,7 @@ TEST_F(AttachTest, RoundRobinBySdkIndex) {
   // sdk index -> copy, for 3 copies.
   const std::map<int, int> expected = {{0, 0}, {1, 1}, {2, 2}, {3, 0}, {4, 1}, {7, 1}};
   for (const auto& [index, copy] : expected) {
-    Result<AttachedCopy> a = AttachSharedCopy(dir_.File("models"), weights_, 3, index);
+    Result<AttachedCopy> a = AttachSharedCopy((dir_ / "models"), weights_, 3, index);
     ASSERT_TRUE(a.ok()) << a.status().ToString();
     EXPECT_EQ(a->copy, copy) << "sdk index " << index;
     EXPECT_TRUE(a->first_choice);
@@ -182,19 +182,19 @@ TEST_F(AttachTest, SkipsCopiesWhoseHostIsGoneAndNamesThemWhenNoneIsLeft) {
   const CopyHostRecord dead = DeadHost();
   Publish(0, dead);
   Publish(1, me_);
-  Result<AttachedCopy> a = AttachSharedCopy(dir_.File("models"), weights_, 2, 0);
+  Result<AttachedCopy> a = AttachSharedCopy((dir_ / "models"), weights_, 2, 0);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->copy, 1);
   EXPECT_FALSE(a->first_choice);
 
   Publish(1, dead);
-  Result<AttachedCopy> none = AttachSharedCopy(dir_.File("models"), weights_, 3, 0);
+  Result<AttachedCopy> none = AttachSharedCopy((dir_ / "models"), weights_, 3, 0);
   ASSERT_EQ(none.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(none.status().message().find("'dead-host' (pid " + std::to_string(dead.pid) + ") is not running"),
             std::string::npos)
       << none.status().message();
   EXPECT_NE(none.status().message().find("copy 2: model host record"), std::string::npos) << none.status().message();
-  EXPECT_EQ(AttachSharedCopy(dir_.File("models"), weights_, 0, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(AttachSharedCopy((dir_ / "models"), weights_, 0, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 // smaps figures (kB) of the mapping of `path` in process `pid`.
@@ -266,10 +266,10 @@ void WriteBigModel(const std::string& dir) {
 TEST(SharedCopy, EightSdkProcessesMapTheWeightsOnce) {
   TempDir dir;
   WriteBigModel(dir.path());
-  const std::string models_dir = dir.File("models");
-  auto files = SharedCopyFilesFor(models_dir, dir.File("model.safetensors"), 0);
+  const std::string models_dir = (dir / "models");
+  auto files = SharedCopyFilesFor(models_dir, (dir / "model.safetensors"), 0);
   ASSERT_TRUE(files.ok());
-  Result<uint64_t> bytes = PublishF32Copy(dir.File("model.safetensors"), files->weights);
+  Result<uint64_t> bytes = PublishF32Copy((dir / "model.safetensors"), files->weights);
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
   ASSERT_GT(*bytes, 1000000u);
   // This test process plays the model host.
@@ -333,7 +333,7 @@ pid_t StartStandInHost() {
 TEST(SharedCopy, BatchesMoveToALiveCopyWhenTheirHostDiesAndFailWhenNoneIsLeft) {
   TempDir dir;
   WriteBigModel(dir.path());
-  const std::string models_dir = dir.File("models"), weights = dir.File("model.safetensors");
+  const std::string models_dir = (dir / "models"), weights = (dir / "model.safetensors");
   std::vector<pid_t> hosts;
   for (int c = 0; c < 2; ++c) {
     hosts.push_back(StartStandInHost());

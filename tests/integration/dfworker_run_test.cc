@@ -166,7 +166,7 @@ TEST_P(DfworkerSdkKill, RandomSdkProcessKilledAtARandomTimeLosesAndDuplicatesNot
   // Bundles 10 and up wait at a gate that opens after the kill: the kill lands mid-run.
   Started launcher = Launch("run", 4, {}, {"DFW_TEST_BUNDLE_GATE=10:" + Gate()});
   int after = static_cast<int>(rng() % 10);  // 0: before any commit
-  ASSERT_TRUE(WaitFor([&] { return Commits() >= after && ChildrenOf(launcher.pid).size() == 4; })) << Log("run");
+  ASSERT_TRUE(Eventually([&] { return Commits() >= after && ChildrenOf(launcher.pid).size() == 4; })) << Log("run");
   std::vector<pid_t> kids = ChildrenOf(launcher.pid);
   ASSERT_FALSE(kids.empty());
   ASSERT_EQ(::kill(kids[rng() % kids.size()], SIGKILL), 0);
@@ -182,11 +182,11 @@ INSTANTIATE_TEST_SUITE_P(Seeds, DfworkerSdkKill, ::testing::Values(11, 12, 13));
 TEST_F(DfworkerRun, LauncherSigkillLeavesNoProcessAndResumeCompletesExactlyOnce) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_GATE=5:" + Gate()});  // never opened
-  ASSERT_TRUE(WaitFor([&] { return Commits() >= 3; })) << Log("first");
+  ASSERT_TRUE(Eventually([&] { return Commits() >= 3; })) << Log("first");
   ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
   EXPECT_EQ(WaitExit(launcher.pid), 128 + SIGKILL);
   // PR_SET_PDEATHSIG: the SDK processes die with the launcher, nobody has to clean up after it.
-  EXPECT_TRUE(WaitFor([&] { return JobProcesses() == 0; }, 30)) << JobProcesses() << " processes outlived the launcher";
+  EXPECT_TRUE(Eventually([&] { return JobProcesses() == 0; }, 30)) << JobProcesses() << " processes outlived the launcher";
   int before = Commits();
   EXPECT_LT(before, kFiles) << "the kill should land mid-run";
   EXPECT_EQ(OutputFiles("out"), 0u) << "nothing is finalized before every bundle is committed";
@@ -204,7 +204,7 @@ TEST_P(DfworkerStopSignal, StopsWithTheSignalsExitCodeLeavesNothingRunningAndRes
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   const int sig = GetParam();
   Started launcher = Launch("first", 4, {}, {"DFW_TEST_BUNDLE_GATE=5:" + Gate()});
-  ASSERT_TRUE(WaitFor([&] { return Commits() >= 2; })) << Log("first");
+  ASSERT_TRUE(Eventually([&] { return Commits() >= 2; })) << Log("first");
   ASSERT_EQ(::kill(launcher.pid, sig), 0);
   OpenGate();  // the bundles in flight finish within the grace period; no new one is leased
   EXPECT_EQ(WaitExit(launcher.pid), sig == SIGINT ? 130 : 143) << Log("first");
@@ -264,7 +264,7 @@ class DfworkerFinalizeKill : public DfworkerRun, public ::testing::WithParamInte
 TEST_P(DfworkerFinalizeKill, LauncherKilledDuringFinalizeIsFinishedByResumeExactlyOnce) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   EXPECT_EQ(Run("first", 2, {}, {"DFW_TEST_KILL_AT=" + GetParam()}), 128 + SIGKILL) << Log("first");
-  EXPECT_TRUE(WaitFor([&] { return JobProcesses() == 0; }, 30));
+  EXPECT_TRUE(Eventually([&] { return JobProcesses() == 0; }, 30));
   EXPECT_FALSE(fs::exists(JobDir() + "/FINISHED"));
   EXPECT_EQ(Commits(), kFiles) << "every bundle was committed before finalize began";
   ASSERT_EQ(Run("resume", 2, {"--resume", JobDir()}), 0) << Log("resume");
@@ -342,7 +342,7 @@ TEST_F(DfworkerRun, CoordinatorSocketIsPrivateUnderUmaskZero) {
                                    "--job_dir", JobDir()},
                                   {"DFW_TEST_BUNDLE_DELAY_MS=40"}, Err("run"));
   const std::string sock = JobDir() + "/ipc/coordinator.sock";
-  ASSERT_TRUE(WaitFor([&] { return fs::exists(sock); })) << Log("run");
+  ASSERT_TRUE(Eventually([&] { return fs::exists(sock); })) << Log("run");
   EXPECT_EQ(fs::status(JobDir() + "/ipc").permissions(), fs::perms::owner_all);
   EXPECT_EQ(fs::status(sock).permissions(), fs::perms::owner_read | fs::perms::owner_write);
   if (::geteuid() == 0) {

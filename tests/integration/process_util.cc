@@ -52,15 +52,6 @@ int WaitExit(pid_t pid, int limit_s) {
   return -1;
 }
 
-bool WaitFor(const std::function<bool()>& done, int limit_s) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limit_s);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
-}
-
 namespace {
 
 template <typename Fn>
@@ -110,13 +101,6 @@ std::vector<pid_t> ProcessesMentioning(const std::string& needle) {
     if (cmd.find(needle) != std::string::npos && StatOf(dir, &state, &ppid) && state != 'Z') out.push_back(pid);
   });
   return out;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 int CountLines(const std::string& path) {

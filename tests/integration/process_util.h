@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dfw/common/test_hooks.h"
+#include "test_util.h"  // ReadFile, Eventually (a bounded wait for an event)
 
 namespace dfw::testing {
 
@@ -25,13 +26,10 @@ Started StartProcess(const std::vector<std::string>& argv, const std::vector<std
 // Waits for `pid` (up to `limit_s`; then SIGKILLs its group and returns -1). Returns the exit code,
 // or 128+signal when killed.
 int WaitExit(pid_t pid, int limit_s = 120);
-// Polls `done` every 10 ms for up to `limit_s`; returns its last value.
-bool WaitFor(const std::function<bool()>& done, int limit_s = 60);
 // PIDs whose parent is `parent`.
 std::vector<pid_t> ChildrenOf(pid_t parent);
 // PIDs (not zombies) whose command line contains `needle`.
 std::vector<pid_t> ProcessesMentioning(const std::string& needle);
-std::string ReadFile(const std::string& path);
 int CountLines(const std::string& path);
 
 }  // namespace dfw::testing

@@ -121,7 +121,7 @@ TEST_F(Rebalancing, OneBundleIsSharedByAllEightSdkProcesses) {
   // once the manifest holds the 7 splits that give each of the 8 processes a share.
   const std::string gate = (base_ / "gate").string();
   pid_t run = Start("run", 8, {}, {"DFW_TEST_BUNDLE_BYTES=1000000000", "DFW_TEST_SOURCE_GATE_FILE=" + gate});
-  EXPECT_TRUE(WaitFor([&] { return SplitLines() >= 7; }, 90)) << "splits seen: " << SplitLines() << "\n" << Log("run");
+  EXPECT_TRUE(Eventually([&] { return SplitLines() >= 7; }, 90)) << "splits seen: " << SplitLines() << "\n" << Log("run");
   std::ofstream{gate};
   ASSERT_EQ(WaitExit(run), 0) << Log("run");
   const std::string log = Log("run");

@@ -115,7 +115,7 @@ TEST_F(TenantsBorrow, AFinishedTenantsSlotsRunTheOtherTenantsBundles) {
   EXPECT_NE(log.find("added at"), std::string::npos) << "the per-process report marks the added slots\n" << log;
   ExpectExactlyOnce("small");
   ExpectExactlyOnce("large");
-  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
+  EXPECT_TRUE(Eventually([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ TEST_F(TenantsSignal, TermReachesEveryTenantAndResumeFinishesThemExactlyOnce) {
   // Bundles take 100 s: the run is still going when the signals come.
   Started run = Launch("first", {"--job_dir", job}, {"DFW_TEST_BUNDLE_DELAY_MS=100000"});
   // Both tenants' launchers have started their SDK processes.
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     return ProcessesMentioning(job + "/tenants/a").size() >= 3 && ProcessesMentioning(job + "/tenants/b").size() >= 3;
   })) << ReadFile((base_ / "first.err").string());
   ::kill(run.pid, SIGTERM);
@@ -84,7 +84,7 @@ TEST_F(TenantsSignal, TermReachesEveryTenantAndResumeFinishesThemExactlyOnce) {
   EXPECT_EQ(WaitExit(run.pid), 143) << ReadFile((base_ / "first.err").string());
   const std::string log = ReadFile((base_ / "first.err").string());
   EXPECT_NE(log.find("--resume " + job), std::string::npos) << log;
-  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
+  EXPECT_TRUE(Eventually([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
   EXPECT_FALSE(fs::exists(job + "/tenants/a/FINISHED"));
 
   Started resumed = Launch("resume", {"--resume", job});
@@ -106,7 +106,7 @@ TEST_F(TenantsSignal, AnMpsFaultDrainsEveryTenantRestartsTheServerAndResumesOnce
   const std::string job = (base_ / "job").string();
   // Bundles take 1.5 s, so the fault lands while every tenant still has work in flight.
   Started run = Launch("run", {"--job_dir", job}, {"DFW_TEST_BUNDLE_DELAY_MS=1500"});
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(Eventually([&] {
     return ProcessesMentioning(job + "/tenants/a").size() >= 3 && ProcessesMentioning(job + "/tenants/b").size() >= 3;
   })) << ReadFile((base_ / "run.err").string());
   Started fault = StartProcess({DFW_DFWORKER, "mps", "fault", "--job_dir", job}, {}, (base_ / "fault.err").string());
@@ -128,7 +128,7 @@ TEST_F(TenantsSignal, AnMpsFaultDrainsEveryTenantRestartsTheServerAndResumesOnce
   const std::string report = ReadFile(job + "/tenants_report.json");
   EXPECT_NE(report.find("\"mps_faults_drained\": 1"), std::string::npos) << report;
   EXPECT_NE(report.find("\"gpu_memory_held_at_end_bytes\": 0"), std::string::npos) << report;
-  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
+  EXPECT_TRUE(Eventually([&] { return ProcessesMentioning(job).empty(); })) << "no process of the run is left behind";
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST_P(SdkKill, RandomSdkProcessKilledMidRunLosesAndDuplicatesNothing) {
   std::mt19937 rng(static_cast<unsigned>(GetParam()));
   Started launcher = Launch({}, {"DFW_TEST_RECORD_DELAY_US=3000"}, "run");
   int after = 1 + static_cast<int>(rng() % 8);
-  ASSERT_TRUE(WaitFor([&] { return Commits() >= after; })) << ReadFile(Err("run"));
+  ASSERT_TRUE(Eventually([&] { return Commits() >= after; })) << ReadFile(Err("run"));
   std::vector<pid_t> kids = ChildrenOf(launcher.pid);
   ASSERT_FALSE(kids.empty());
   pid_t victim = kids[rng() % kids.size()];
@@ -100,10 +100,10 @@ INSTANTIATE_TEST_SUITE_P(Seeds, SdkKill, ::testing::Values(1, 2, 3));
 TEST_F(WorkerVmTest, LauncherKillLeavesNoProcessAndResumeCompletesExactlyOnce) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   Started launcher = Launch({}, {"DFW_TEST_RECORD_DELAY_US=3000"}, "first");
-  ASSERT_TRUE(WaitFor([&] { return Commits() >= 3; })) << ReadFile(Err("first"));
+  ASSERT_TRUE(Eventually([&] { return Commits() >= 3; })) << ReadFile(Err("first"));
   ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
   EXPECT_EQ(WaitExit(launcher.pid), 128 + SIGKILL);
-  EXPECT_TRUE(WaitFor([&] { return ProcessesMentioning(JobDir()).empty(); }, 30))
+  EXPECT_TRUE(Eventually([&] { return ProcessesMentioning(JobDir()).empty(); }, 30))
       << "SDK processes outlived the launcher: " << ProcessesMentioning(JobDir()).size();
   int before = Commits();
   EXPECT_LT(before, 40) << "the kill should land mid-run";
@@ -143,7 +143,7 @@ TEST_P(StopSignal, FirstSignalStopsCleanlyWithItsExitCodeAndLeavesTheJobResumabl
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   const int sig = GetParam();
   Started launcher = Launch({}, {"DFW_TEST_RECORD_DELAY_US=3000"}, "first");
-  ASSERT_TRUE(WaitFor([&] { return Commits() >= 2; })) << ReadFile(Err("first"));
+  ASSERT_TRUE(Eventually([&] { return Commits() >= 2; })) << ReadFile(Err("first"));
   ASSERT_EQ(::kill(launcher.pid, sig), 0);
   EXPECT_EQ(WaitExit(launcher.pid), 128 + sig) << ReadFile(Err("first"));
   EXPECT_NE(ReadFile(Err("first")).find("--resume"), std::string::npos) << ReadFile(Err("first"));
@@ -158,10 +158,10 @@ TEST_F(WorkerVmTest, SecondSignalStopsAtOnceDespiteALongGracePeriod) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   // Each bundle takes seconds and the grace period is ten minutes: only the second signal ends it.
   Started launcher = Launch({"--grace_ms", "600000"}, {"DFW_TEST_RECORD_DELAY_US=300000"}, "run", 2);
-  ASSERT_TRUE(WaitFor([&] { return ChildrenOf(launcher.pid).size() == 2; })) << ReadFile(Err("run"));
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(Err("run")).find("progress:") != std::string::npos; }));
+  ASSERT_TRUE(Eventually([&] { return ChildrenOf(launcher.pid).size() == 2; })) << ReadFile(Err("run"));
+  ASSERT_TRUE(Eventually([&] { return ReadFile(Err("run")).find("progress:") != std::string::npos; }));
   ASSERT_EQ(::kill(launcher.pid, SIGTERM), 0);
-  ASSERT_TRUE(WaitFor([&] { return ReadFile(Err("run")).find("SIGTERM: no new bundles") != std::string::npos; }));
+  ASSERT_TRUE(Eventually([&] { return ReadFile(Err("run")).find("SIGTERM: no new bundles") != std::string::npos; }));
   ASSERT_EQ(::kill(launcher.pid, SIGTERM), 0);
   EXPECT_EQ(WaitExit(launcher.pid, 60), 143) << ReadFile(Err("run"));
   EXPECT_TRUE(ProcessesMentioning(JobDir()).empty());

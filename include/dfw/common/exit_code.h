@@ -15,6 +15,9 @@ enum class ExitCode : int {
   kTerminated = 143,     // SIGTERM (128 + 15); job dir left resumable
 };
 
+// The process exit status of a bad invocation, for code that returns an int exit status.
+inline constexpr int kInvalidInvocationExit = static_cast<int>(ExitCode::kInvalidInvocation);
+
 // Exit code for a failed Status: invalid input (kInvalidArgument, kNotFound, kUnimplemented)
 // is 2, kAborted is 1 unless a signal handler chose 130/143, everything else is 1.
 ExitCode ExitCodeFor(const Status& status);
