@@ -96,7 +96,7 @@ Result<DirectModel> LoadDirect(int batch, unsigned seed) {
   o.input_field = "x";
   ASSIGN_OR_RETURN(auto handler, MakeModelHandler(kMlpHandlerType, o));
   DirectModel d;
-  ASSIGN_OR_RETURN(d.model, handler->LoadModel());
+  ASSIGN_OR_RETURN(d.model, handler->LoadModel({}));
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
   for (int r = 0; r < batch; ++r) {

@@ -4,9 +4,10 @@
 // <job_dir>/logs/sdk-I.log.
 //
 // Before the harness loads the pipeline, the process registers with the job's emulated MPS daemon
-// (when CUDA_MPS_PIPE_DIRECTORY names one; it stays registered until it exits or dies) and sets its
-// model context (dfw/inference/device_memory.h): its ledger name "sdk-I" and pinned limit, and
-// where model hosts publish shared copies.
+// (when CUDA_MPS_PIPE_DIRECTORY names one; it stays registered until it exits or dies) and builds
+// its model context (dfw/inference/model_process_context.h) from the environment the launcher
+// set: its ledger name "sdk-I" and pinned limit, and where model hosts publish shared copies. The
+// context goes down explicitly to every model load (SdkHarnessOptions → RunnerOptions).
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
@@ -23,7 +24,7 @@
 namespace dfw::cli {
 namespace {
 
-Status RunSdkProcess(const SdkHarnessOptions& options) {
+Status RunSdkProcess(SdkHarnessOptions options) {
   const std::string name = "sdk-" + std::to_string(options.index);
   ASSIGN_OR_RETURN(std::optional<device::MpsClientSession> mps, device::MpsClientSession::RegisterFromEnv(name));
   ASSIGN_OR_RETURN(ModelProcessContext model_context, ModelProcessContextFromEnv(name, options.index));
@@ -31,7 +32,7 @@ Status RunSdkProcess(const SdkHarnessOptions& options) {
     model_context.pinned_limit_bytes =
         std::min(model_context.pinned_limit_bytes.value_or(UINT64_MAX), *mps->pinned_mem_limit_bytes());
   }
-  SetModelProcessContext(std::move(model_context));
+  options.model_process = std::move(model_context);
   return RunSdkHarnessMain(options);
 }
 

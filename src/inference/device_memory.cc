@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <mutex>
 
 #include <spdlog/spdlog.h>
 
@@ -11,16 +10,6 @@
 
 namespace dfw {
 namespace {
-
-struct ContextSlot {
-  std::mutex mu;
-  ModelProcessContext context;
-};
-
-ContextSlot& Slot() {
-  static ContextSlot* slot = new ContextSlot();  // never destroyed: usable during static teardown
-  return *slot;
-}
 
 std::string Env(std::string_view name) {
   const char* v = std::getenv(std::string(name).c_str());
@@ -39,18 +28,6 @@ Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, 
   ASSIGN_OR_RETURN(device::MpsClientLimits limits, device::MpsClientLimitsFromEnv());
   c.pinned_limit_bytes = limits.pinned_mem_limit_bytes;
   return c;
-}
-
-void SetModelProcessContext(ModelProcessContext context) {
-  ContextSlot& s = Slot();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.context = std::move(context);
-}
-
-ModelProcessContext CurrentModelProcessContext() {
-  ContextSlot& s = Slot();
-  std::lock_guard<std::mutex> lock(s.mu);
-  return s.context;
 }
 
 Result<std::unique_ptr<DeviceMemoryCharge>> DeviceMemoryCharge::Open(const ModelProcessContext& context) {

@@ -317,8 +317,7 @@ class MlpHandler final : public ModelHandler {
     return e;
   }
 
-  Result<std::unique_ptr<Model>> LoadModel() const override {
-    const ModelProcessContext context = CurrentModelProcessContext();
+  Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& context) const override {
     ASSIGN_OR_RETURN(std::unique_ptr<DeviceMemoryCharge> charge, DeviceMemoryCharge::Open(context));
     std::unique_ptr<SafetensorsFile> file;
     std::optional<SharedSource> shared;

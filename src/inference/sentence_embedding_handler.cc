@@ -178,8 +178,8 @@ class SentenceEmbeddingHandler final : public ModelHandler {
     return e;
   }
 
-  Result<std::unique_ptr<Model>> LoadModel() const override {
-    ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(CurrentModelProcessContext()));
+  Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const override {
+    ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(process));
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
     RETURN_IF_ERROR(file->CheckFiniteTensors());
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();

@@ -13,10 +13,10 @@ namespace {
 bool IsCombine(const TransformSpec& t) { return t.config.type == kCombineType; }
 
 // A copy of the Combine's config with the keys the fused stages add.
-YAML::Node FusedConfig(const TransformSpec& combine, int64_t partitions, const std::string& dir) {
-  YAML::Node config = YAML::Clone(combine.config.config);
-  config[kShufflePartitionsKey] = partitions;
-  if (!dir.empty()) config[kShuffleDirKey] = dir;
+ConfigNode FusedConfig(const TransformSpec& combine, int64_t partitions, const std::string& dir) {
+  ConfigNode config = combine.config.config;
+  config.Set(kShufflePartitionsKey, ConfigNode::Scalar(std::to_string(partitions)));
+  if (!dir.empty()) config.Set(kShuffleDirKey, ConfigNode::Scalar(dir));
   return config;
 }
 

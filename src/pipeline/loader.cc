@@ -11,6 +11,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/combine.h"
+#include "dfw/stages/config_yaml.h"
 
 namespace dfw {
 namespace {
@@ -93,15 +94,11 @@ constexpr const char* kDependenciesRefusal =
 
 Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const {
   std::string what = fmt::format("transform '{}' ({}) config", cfg.name, cfg.type);
-  if (!n.IsDefined() || n.IsNull()) {
-    cfg.config = YAML::Node(YAML::NodeType::Map);
-  } else if (!n.IsMap()) {
-    return Err(n, what + ": expected a mapping of parameters");
-  } else {
-    cfg.config = n;
-  }
+  const bool absent = !n.IsDefined() || n.IsNull();
+  if (!absent && !n.IsMap()) return Err(n, what + ": expected a mapping of parameters");
+  const YAML::Node yaml_config = absent ? YAML::Node(YAML::NodeType::Map) : n;
   std::vector<std::string> allowed = info.allowed_keys;
-  for (const auto& kv : cfg.config) {
+  for (const auto& kv : yaml_config) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
     if (key == "dependencies") return Refuse(kv.first, what + ": " + kDependenciesRefusal);
     if (key != "error_handling") continue;
@@ -126,11 +123,11 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
   }
   allowed.push_back("error_handling");
   if (!info.traits.can_fail_per_record) allowed.pop_back();
-  RETURN_IF_ERROR(CheckKeys(cfg.config, allowed, what, {}));
-  const YAML::Node& config = cfg.config;
+  RETURN_IF_ERROR(CheckKeys(yaml_config, allowed, what, {}));
   for (const std::string& req : info.required_keys) {
-    if (!config[req].IsDefined()) return Err(n.IsDefined() ? n : YAML::Node(), what + ": '" + req + "' is required");
+    if (!yaml_config[req].IsDefined()) return Err(n.IsDefined() ? n : YAML::Node(), what + ": '" + req + "' is required");
   }
+  cfg.config = ConfigNodeFromYaml(yaml_config);
   return Status::OK();
 }
 
@@ -220,7 +217,7 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
                                                 "put 'windowing:' on the Combine that aggregates, or add a WindowInto before it",
                                                 cfg.type));
     }
-    cfg.windowing = n["windowing"];
+    cfg.windowing = ConfigNodeFromYaml(n["windowing"]);
   }
   RETURN_IF_ERROR(ParseConfig(n["config"], *info, cfg));
   if (n["resource_hints"].IsDefined()) {

@@ -61,8 +61,9 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
     s.spec = &t;
     try {
       StageConfig config = t.config;
-      config.metrics = metrics;  // stages that record their own metrics (RunInference) use the run's registry
-      config.inference_lanes = lanes;
+      config.run.metrics = metrics;  // stages that record their own metrics (RunInference) use the run's registry
+      config.run.inference_lanes = lanes;
+      config.run.model_process = options.model_process;
       ASSIGN_OR_RETURN(s.stage, info->factory(config));
     } catch (...) {
       return FromCurrentException(t.config.Where());

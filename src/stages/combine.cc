@@ -100,9 +100,9 @@ struct Folder {
 class CombinePartial final : public Stage {
  public:
   CombinePartial(StageConfig config, CombineSpec spec) : config_(std::move(config)), spec_(std::move(spec)) {
-    if (config_.metrics != nullptr) {
-      spills_ = config_.metrics->Counter(config_.name, "shuffle_spills");
-      shuffle_bytes_ = config_.metrics->Counter(config_.name, "shuffle_bytes_written");
+    if (config_.run.metrics != nullptr) {
+      spills_ = config_.run.metrics->Counter(config_.name, "shuffle_spills");
+      shuffle_bytes_ = config_.run.metrics->Counter(config_.name, "shuffle_bytes_written");
     }
   }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dfw/common/strings.h"
 #include "dfw/stages/config.h"
 #include "expression_config.h"
 
@@ -97,21 +98,21 @@ Status InsertTop(List& top, const Value& v, int64_t n, bool largest) {
   return Status::OK();
 }
 
-Status ParseFn(const StageConfig& c, const std::string& where, const YAML::Node& fn, Aggregation& a) {
+Status ParseFn(const StageConfig& c, const std::string& where, const ConfigNode& fn, Aggregation& a) {
   std::string type;
-  YAML::Node fn_config;
+  ConfigNode fn_config;
   if (fn.IsScalar()) {
     type = fn.Scalar();
   } else if (fn.IsMap()) {
-    for (const auto& kv : fn) {
-      const std::string k = kv.first.Scalar();
+    for (const ConfigEntry& kv : fn.entries()) {
+      const std::string k = kv.key.Scalar();
       if (k != "type" && k != "config") {
-        return InvalidArgument(NodeLocation(c, kv.first) + ": " + where + ".fn: unknown key '" + k + "'; allowed: type, config");
+        return InvalidArgument(NodeLocation(c, kv.key) + ": " + where + ".fn: unknown key '" + k + "'; allowed: type, config");
       }
     }
     if (!fn["type"].IsScalar()) return InvalidArgument(NodeLocation(c, fn) + ": " + where + ".fn needs 'type: <fn name>'");
     type = fn["type"].Scalar();
-    if (fn["config"].IsDefined()) fn_config = fn["config"];  // (assigning a missing node throws)
+    fn_config = fn["config"];
   } else {
     return InvalidArgument(NodeLocation(c, fn) + ": " + where + ".fn must be a name (sum, count, ...) or {type, config}");
   }
@@ -128,28 +129,29 @@ Status ParseFn(const StageConfig& c, const std::string& where, const YAML::Node&
   if (fn_config.IsDefined() && !fn_config.IsNull()) {
     if (!takes_config) return InvalidArgument(NodeLocation(c, fn_config) + ": " + where + ".fn '" + type + "' takes no config");
     if (!fn_config.IsMap()) return InvalidArgument(NodeLocation(c, fn_config) + ": " + where + ".fn.config must be a mapping");
-    for (const auto& kv : fn_config) {
-      const std::string k = kv.first.Scalar();
+    for (const ConfigEntry& kv : fn_config.entries()) {
+      const std::string k = kv.key.Scalar();
       if (k != "n" && !(top_class && k == "reverse")) {
         return Status(StatusCode::kUnimplemented,
-                      fmt::format("{}: {}.fn.config: '{}' is not supported; allowed: n{}", NodeLocation(c, kv.first), where, k,
+                      fmt::format("{}: {}.fn.config: '{}' is not supported; allowed: n{}", NodeLocation(c, kv.key), where, k,
                                   top_class ? ", reverse" : ""));
       }
     }
   }
   if (!takes_config) return Status::OK();
-  const YAML::Node& fc = fn_config;  // const: a non-const operator[] would insert keys
-  const YAML::Node n = fc.IsDefined() && fc.IsMap() && fc["n"].IsDefined() ? fc["n"] : YAML::Node();
-  int64_t count = 0;
-  bool ok = n.IsDefined() && n.IsScalar() && YAML::convert<int64_t>::decode(n, count);
-  if (!ok || count < 1) {
+  const ConfigNode& fc = fn_config;
+  const ConfigNode& n = fc["n"];
+  const std::optional<int64_t> parsed = n.IsScalar() ? ParseInt64(n.Scalar()) : std::nullopt;
+  const int64_t count = parsed.value_or(0);
+  if (!parsed || count < 1) {
     return InvalidArgument(NodeLocation(c, n.IsDefined() ? n : fn) + ": " + where + ".fn '" + type +
                            "' needs config n, a whole number >= 1");
   }
   a.n = count;
-  if (top_class && fc.IsMap() && fc["reverse"].IsDefined()) {
-    bool reverse = false;
-    if (!fc["reverse"].IsScalar() || !YAML::convert<bool>::decode(fc["reverse"], reverse)) {
+  if (top_class && fc["reverse"].IsDefined()) {
+    const std::optional<bool> reverse_flag = ConfigScalarBool(fc["reverse"]);
+    const bool reverse = reverse_flag.value_or(false);
+    if (!reverse_flag) {
       return InvalidArgument(NodeLocation(c, fc["reverse"]) + ": " + where + ".fn.config.reverse must be true or false");
     }
     if (reverse) a.fn = CombineFnKind::kTopSmallest;
@@ -162,13 +164,13 @@ Status ParseFn(const StageConfig& c, const std::string& where, const YAML::Node&
 Result<CombineSpec> ParseCombineSpec(const StageConfig& c) {
   CombineSpec spec;
   ASSIGN_OR_RETURN(ExprLanguage language, ConfigLanguage(c));
-  const YAML::Node& cfg = c.config;
-  const YAML::Node group_by = cfg["group_by"];
+  const ConfigNode& cfg = c.config;
+  const ConfigNode& group_by = cfg["group_by"];
   if (!group_by.IsDefined()) return ConfigKeyError(c, "group_by", "is required (a field name or a list of them)");
   if (group_by.IsScalar()) {
     spec.group_by.push_back(group_by.Scalar());
   } else if (group_by.IsSequence()) {
-    for (const YAML::Node& f : group_by) {
+    for (const ConfigNode& f : group_by.items()) {
       if (!f.IsScalar()) return ConfigKeyError(c, "group_by", "must list field names");
       spec.group_by.push_back(f.Scalar());
     }
@@ -181,33 +183,33 @@ Result<CombineSpec> ParseCombineSpec(const StageConfig& c) {
       if (spec.group_by[i] == spec.group_by[j]) return ConfigKeyError(c, "group_by", "field '" + spec.group_by[i] + "' is listed twice");
     }
   }
-  const YAML::Node combine = cfg["combine"];
+  const ConfigNode& combine = cfg["combine"];
   if (!combine.IsDefined() || !combine.IsMap() || combine.size() == 0) {
     return ConfigKeyError(c, "combine", "is required: a mapping of output field to {value, fn} or to a fn name");
   }
-  for (const auto& kv : combine) {
+  for (const ConfigEntry& kv : combine.entries()) {
     Aggregation a;
-    a.output = kv.first.Scalar();
+    a.output = kv.key.Scalar();
     const std::string where = "combine." + a.output;
     if (std::find(spec.group_by.begin(), spec.group_by.end(), a.output) != spec.group_by.end()) {
-      return InvalidArgument(NodeLocation(c, kv.first) + ": " + where + ": the output field is also a group_by field");
+      return InvalidArgument(NodeLocation(c, kv.key) + ": " + where + ": the output field is also a group_by field");
     }
-    YAML::Node value = YAML::Node(a.output);  // Beam: `dest: fn` combines the field named dest
-    YAML::Node fn;
-    if (kv.second.IsScalar()) {
-      fn = kv.second;
-    } else if (const YAML::Node agg = kv.second; agg.IsMap()) {  // const: operator[] must not insert
-      for (const auto& item : agg) {
-        const std::string k = item.first.Scalar();
+    ConfigNode value = ConfigNode::Scalar(a.output);  // Beam: `dest: fn` combines the field named dest
+    ConfigNode fn;
+    if (kv.value.IsScalar()) {
+      fn = kv.value;
+    } else if (const ConfigNode& agg = kv.value; agg.IsMap()) {
+      for (const ConfigEntry& item : agg.entries()) {
+        const std::string k = item.key.Scalar();
         if (k != "value" && k != "fn") {
-          return InvalidArgument(NodeLocation(c, item.first) + ": " + where + ": unknown key '" + k + "'; allowed: value, fn");
+          return InvalidArgument(NodeLocation(c, item.key) + ": " + where + ": unknown key '" + k + "'; allowed: value, fn");
         }
       }
       if (agg["value"].IsDefined()) value = agg["value"];
       if (!agg["fn"].IsDefined()) return InvalidArgument(NodeLocation(c, agg) + ": " + where + " needs 'fn'");
       fn = agg["fn"];
     } else {
-      return InvalidArgument(NodeLocation(c, kv.second) + ": " + where + " must be a fn name or {value, fn}");
+      return InvalidArgument(NodeLocation(c, kv.value) + ": " + where + " must be a fn name or {value, fn}");
     }
     RETURN_IF_ERROR(ParseFn(c, where, fn, a));
     ASSIGN_OR_RETURN(ConfiguredExpression e, CompileConfigExpression(c, value, where + ".value", language));

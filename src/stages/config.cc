@@ -1,4 +1,4 @@
-// Typed config reads with located errors. yaml-cpp throws on conversions; every call is wrapped.
+// Typed config reads with located errors, and the one conversion from yaml-cpp's nodes.
 #include "dfw/stages/config.h"
 
 #include <cctype>
@@ -6,16 +6,14 @@
 #include <fmt/format.h>
 
 #include "dfw/common/strings.h"
+#include "dfw/stages/config_yaml.h"
 
 namespace dfw {
 namespace {
 
-const YAML::Node Lookup(const StageConfig& c, const std::string& key) {
-  if (!c.config.IsMap()) return YAML::Node();
-  return c.config[key];
-}
+const ConfigNode& Lookup(const StageConfig& c, const std::string& key) { return c.config[key]; }
 
-std::string Describe(const YAML::Node& n) {
+std::string Describe(const ConfigNode& n) {
   if (n.IsScalar()) return "'" + n.Scalar() + "'";
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a mapping";
@@ -24,15 +22,13 @@ std::string Describe(const YAML::Node& n) {
 
 }  // namespace
 
-std::string NodeLocation(const StageConfig& c, const YAML::Node& node) {
-  if (node.IsDefined() && !node.Mark().is_null()) {
-    return fmt::format("{}:{}:{}", c.file, node.Mark().line + 1, node.Mark().column + 1);
-  }
+std::string NodeLocation(const StageConfig& c, const ConfigNode& node) {
+  if (node.IsDefined() && node.line() > 0) return fmt::format("{}:{}:{}", c.file, node.line(), node.column());
   return fmt::format("{}:{}:{}", c.file, c.line, c.column);
 }
 
 bool ConfigHas(const StageConfig& c, const std::string& key) {
-  return c.config.IsMap() && Lookup(c, key).IsDefined();
+  return Lookup(c, key).IsDefined();
 }
 
 Status ConfigKeyError(const StageConfig& c, const std::string& key, const std::string& message) {
@@ -41,7 +37,7 @@ Status ConfigKeyError(const StageConfig& c, const std::string& key, const std::s
 }
 
 Result<std::string> ConfigString(const StageConfig& c, const std::string& key, std::optional<std::string> fallback) {
-  YAML::Node n = Lookup(c, key);
+  const ConfigNode& n = Lookup(c, key);
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -51,18 +47,18 @@ Result<std::string> ConfigString(const StageConfig& c, const std::string& key, s
 }
 
 Result<bool> ConfigBool(const StageConfig& c, const std::string& key, std::optional<bool> fallback) {
-  YAML::Node n = Lookup(c, key);
+  const ConfigNode& n = Lookup(c, key);
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
   }
-  Value v = YamlToValue(n);
+  Value v = ConfigToValue(n);
   if (!v.is_bool()) return ConfigKeyError(c, key, "expected true or false, got " + Describe(n));
   return v.as_bool();
 }
 
 Result<int64_t> ConfigInt(const StageConfig& c, const std::string& key, std::optional<int64_t> fallback) {
-  YAML::Node n = Lookup(c, key);
+  const ConfigNode& n = Lookup(c, key);
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -73,7 +69,7 @@ Result<int64_t> ConfigInt(const StageConfig& c, const std::string& key, std::opt
 }
 
 Result<double> ConfigDouble(const StageConfig& c, const std::string& key, std::optional<double> fallback) {
-  YAML::Node n = Lookup(c, key);
+  const ConfigNode& n = Lookup(c, key);
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -84,7 +80,7 @@ Result<double> ConfigDouble(const StageConfig& c, const std::string& key, std::o
 }
 
 Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const std::string& key) {
-  YAML::Node n = Lookup(c, key);
+  const ConfigNode& n = Lookup(c, key);
   std::vector<std::string> out;
   if (!n.IsDefined() || n.IsNull()) return out;
   if (n.IsScalar()) {
@@ -92,36 +88,74 @@ Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const st
     return out;
   }
   if (!n.IsSequence()) return ConfigKeyError(c, key, "expected a string or a list of strings, got " + Describe(n));
-  for (const YAML::Node& item : n) {
+  for (const ConfigNode& item : n.items()) {
     if (!item.IsScalar()) return ConfigKeyError(c, key, "expected a list of strings, found " + Describe(item));
     out.push_back(item.Scalar());
   }
   return out;
 }
 
-Value YamlToValue(const YAML::Node& node) {
+Value ConfigToValue(const ConfigNode& node) {
   if (!node.IsDefined() || node.IsNull()) return Value();
   if (node.IsSequence()) {
     List items;
-    for (const YAML::Node& item : node) items.push_back(YamlToValue(item));
+    for (const ConfigNode& item : node.items()) items.push_back(ConfigToValue(item));
     return Value::FromList(std::move(items));
   }
   if (node.IsMap()) {
     Row row;
-    for (const auto& kv : node) {
-      std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("?");
-      row.Set(key, YamlToValue(kv.second));
+    for (const ConfigEntry& e : node.entries()) {
+      std::string key = e.key.IsScalar() ? e.key.Scalar() : std::string("?");
+      row.Set(key, ConfigToValue(e.value));
     }
     return Value::FromRow(std::move(row));
   }
   const std::string& s = node.Scalar();
-  if (node.Tag() == "!") return Value::String(s);  // quoted scalar: always a string
+  if (node.quoted()) return Value::String(s);  // quoted scalar: always a string
   if (s == "true" || s == "True" || s == "TRUE") return Value::Bool(true);
   if (s == "false" || s == "False" || s == "FALSE") return Value::Bool(false);
   if (s == "~" || s == "null" || s == "Null" || s == "NULL") return Value();
   if (auto i = ParseInt64(s)) return Value::Int(*i);
   if (auto d = ParseDouble(s)) return Value::Float(*d);
   return Value::String(s);
+}
+
+std::optional<bool> ConfigScalarBool(const ConfigNode& node) {
+  if (!node.IsScalar() || node.Scalar().empty()) return std::nullopt;
+  const std::string& s = node.Scalar();
+  bool all_lower = true, all_upper = true, capitalised = std::isupper(static_cast<unsigned char>(s[0])) != 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto ch = static_cast<unsigned char>(s[i]);
+    all_lower = all_lower && std::islower(ch);
+    all_upper = all_upper && std::isupper(ch);
+    if (i > 0) capitalised = capitalised && std::islower(ch);
+  }
+  if (!all_lower && !all_upper && !capitalised) return std::nullopt;
+  std::string lower;
+  for (char ch : s) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  if (lower == "y" || lower == "yes" || lower == "true" || lower == "on") return true;
+  if (lower == "n" || lower == "no" || lower == "false" || lower == "off") return false;
+  return std::nullopt;
+}
+
+ConfigNode ConfigNodeFromYaml(const YAML::Node& node) {
+  ConfigNode out;
+  if (!node.IsDefined()) return out;  // also a const lookup's missing key, whose Type() would throw
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined: return out;
+    case YAML::NodeType::Null: out = ConfigNode::Null(); break;
+    case YAML::NodeType::Scalar: out = ConfigNode::Scalar(node.Scalar(), node.Tag() == "!"); break;
+    case YAML::NodeType::Sequence:
+      out = ConfigNode::Sequence();
+      for (const YAML::Node& item : node) out.Append(ConfigNodeFromYaml(item));
+      break;
+    case YAML::NodeType::Map:
+      out = ConfigNode::Map();
+      for (const auto& kv : node) out.AddEntry(ConfigNodeFromYaml(kv.first), ConfigNodeFromYaml(kv.second));
+      break;
+  }
+  if (!node.Mark().is_null()) out.SetMark(node.Mark().line + 1, node.Mark().column + 1);
+  return out;
 }
 
 }  // namespace dfw

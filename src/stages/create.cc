@@ -77,15 +77,15 @@ class Create final : public Stage {
 };
 
 Result<std::unique_ptr<Stage>> MakeCreate(const StageConfig& config) {
-  YAML::Node elements = config.config.IsMap() ? config.config["elements"] : YAML::Node();
+  const ConfigNode& elements = config.config["elements"];
   if (!elements.IsDefined() || !elements.IsSequence()) {
     return ConfigKeyError(config, "elements", "expected a list of elements");
   }
   if (ConfigHas(config, "reshuffle")) { ASSIGN_OR_RETURN(bool ignored, ConfigBool(config, "reshuffle")); (void)ignored; }
   CreateOptions o;
   std::vector<std::string> all_keys;
-  for (const YAML::Node& e : elements) {
-    Value v = YamlToValue(e);
+  for (const ConfigNode& e : elements.items()) {
+    Value v = ConfigToValue(e);
     if (v.is_row()) {
       o.elements.push_back(v.as_row());
       for (const Field& f : v.as_row().fields()) {

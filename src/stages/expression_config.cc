@@ -95,7 +95,7 @@ Result<std::string> LambdaToExpression(const std::string& text) {
   return out;
 }
 
-Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const YAML::Node& node,
+Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const ConfigNode& node,
                                                      const std::string& what, ExprLanguage language) {
   std::string where = fmt::format("{}: transform '{}' ({}): {}", NodeLocation(c, node), c.name, c.type, what);
   ConfiguredExpression out;
@@ -119,8 +119,8 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
                              "write a Python expression instead ({expression: ...} or a plain string)");
       }
     }
-    for (const auto& kv : node) {
-      std::string key = kv.first.Scalar();
+    for (const ConfigEntry& kv : node.entries()) {
+      std::string key = kv.key.Scalar();
       if (key != "expression" && key != "output_type") {
         return InvalidArgument(where + ": unknown key '" + key + "'; allowed: expression, output_type");
       }
@@ -130,10 +130,10 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
     }
     source = node["expression"].Scalar();
     if (node["output_type"].IsDefined()) {
-      YAML::Node t = node["output_type"];
-      if (t.IsMap() && t["type"].IsScalar()) t = t["type"];
-      if (!t.IsScalar()) return InvalidArgument(where + ": output_type must be a JSON-schema type name");
-      out.output_type = t.Scalar();
+      const ConfigNode* t = &node["output_type"];
+      if (t->IsMap() && (*t)["type"].IsScalar()) t = &(*t)["type"];
+      if (!t->IsScalar()) return InvalidArgument(where + ": output_type must be a JSON-schema type name");
+      out.output_type = t->Scalar();
       static const char* kTypes[] = {"string", "integer", "number", "boolean", "array", "object", "null"};
       bool known = false;
       for (const char* k : kTypes) known = known || out.output_type == k;

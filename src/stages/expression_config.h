@@ -7,8 +7,6 @@
 #include <memory>
 #include <string>
 
-#include <yaml-cpp/yaml.h>
-
 #include "dfw/common/status.h"
 #include "dfw/record/expression.h"
 #include "dfw/stages/stage.h"
@@ -30,7 +28,7 @@ struct ConfiguredExpression {
 Result<std::string> LambdaToExpression(const std::string& text);
 
 // Compiles `node` (the value of config key `what`, e.g. "fields.n_words" or "keep").
-Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const YAML::Node& node,
+Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const ConfigNode& node,
                                                      const std::string& what, ExprLanguage language);
 
 // "" when `v` matches the JSON-schema type (string, integer, number, boolean, array, object, null),

@@ -40,7 +40,7 @@ class Filter final : public Stage {
 Result<std::unique_ptr<Stage>> MakeFilter(const StageConfig& config) {
   FilterOptions o;
   ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
-  YAML::Node keep = config.config.IsMap() ? config.config["keep"] : YAML::Node();
+  const ConfigNode& keep = config.config["keep"];
   if (!keep.IsDefined() || keep.IsNull()) return config.ConfigError("config 'keep' is required");
   ASSIGN_OR_RETURN(o.keep, stages_internal::CompileConfigExpression(config, keep, "keep", lang));
   return std::unique_ptr<Stage>(new Filter(std::move(o)));

@@ -105,20 +105,20 @@ Result<std::unique_ptr<Stage>> MakeMapToFields(const StageConfig& config) {
   ASSIGN_OR_RETURN(o.append, ConfigBool(config, "append", false));
   ASSIGN_OR_RETURN(o.drop, ConfigStringList(config, "drop"));
   if (!o.drop.empty() && !o.append) return ConfigKeyError(config, "drop", "is only allowed with append: true");
-  YAML::Node fields = config.config.IsMap() ? config.config["fields"] : YAML::Node();
+  const ConfigNode& fields = config.config["fields"];
   if (!fields.IsDefined() || fields.IsNull()) {
     if (!o.append) return config.ConfigError("config 'fields' is required (a mapping of output field: expression)");
   } else if (!fields.IsMap()) {
     return ConfigKeyError(config, "fields", "expected a mapping of output field name to expression");
   } else {
     std::unordered_set<std::string> names;  // a linear search per field made 40k fields take 8 s
-    for (const auto& kv : fields) {
+    for (const ConfigEntry& kv : fields.entries()) {
       OutputField f;
-      f.name = kv.first.Scalar();
+      f.name = kv.key.Scalar();
       if (!names.insert(f.name).second) {
         return ConfigKeyError(config, "fields", "field '" + f.name + "' is defined twice");
       }
-      ASSIGN_OR_RETURN(f.expr, stages_internal::CompileConfigExpression(config, kv.second, "fields." + f.name, lang));
+      ASSIGN_OR_RETURN(f.expr, stages_internal::CompileConfigExpression(config, kv.value, "fields." + f.name, lang));
       o.fields.push_back(std::move(f));
     }
   }

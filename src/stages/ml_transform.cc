@@ -41,7 +41,7 @@ struct Plan {
   std::vector<std::pair<std::string, StageConfig>> columns;  // column → the RunInference config for it
 };
 
-Status Refuse(const StageConfig& c, const YAML::Node& n, const std::string& what) {
+Status Refuse(const StageConfig& c, const ConfigNode& n, const std::string& what) {
   return Unimplemented(NodeLocation(c, n) + ": transform '" + c.name + "' (MLTransform): " + what);
 }
 
@@ -53,22 +53,22 @@ bool ModelNormalizes(const std::string& dir) {
 }
 
 Result<Plan> ParsePlan(const StageConfig& c) {
-  const YAML::Node& cfg = c.config;
-  if (cfg["read_artifact_location"]) {
+  const ConfigNode& cfg = c.config;
+  if (cfg["read_artifact_location"].IsDefined()) {
     return Refuse(c, cfg["read_artifact_location"],
                   "'read_artifact_location' (reusing artifacts of an earlier MLTransform) is not supported; "
                   "use write_artifact_location (sentence embeddings have no artifacts to reuse)");
   }
-  if (!cfg["write_artifact_location"] || !cfg["write_artifact_location"].IsScalar()) {
+  if (!cfg["write_artifact_location"].IsScalar()) {
     return ConfigKeyError(c, "write_artifact_location", "is required (as in Beam): a folder for MLTransform's artifacts");
   }
-  const YAML::Node transforms = cfg["transforms"];
-  if (!transforms || !transforms.IsSequence() || transforms.size() == 0) {
+  const ConfigNode& transforms = cfg["transforms"];
+  if (!transforms.IsSequence() || transforms.size() == 0) {
     return ConfigKeyError(c, "transforms", "expected a non-empty list of {type: SentenceTransformerEmbeddings, config: {...}}");
   }
   Plan plan;
-  for (const YAML::Node& t : transforms) {
-    if (!t.IsMap() || !t["type"] || !t["type"].IsScalar()) {
+  for (const ConfigNode& t : transforms.items()) {
+    if (!t.IsMap() || !t["type"].IsScalar()) {
       return ConfigKeyError(c, "transforms", "each entry needs 'type' (SentenceTransformerEmbeddings) and 'config'");
     }
     const std::string type = t["type"].Scalar();
@@ -76,47 +76,48 @@ Result<Plan> ParsePlan(const StageConfig& c) {
       return Refuse(c, t["type"], "transform '" + type + "' is valid in Beam's MLTransform but not supported by dfworker; "
                                   "supported: SentenceTransformerEmbeddings (local model directory)");
     }
-    const YAML::Node tc = t["config"];
-    if (!tc || !tc.IsMap()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs a 'config' mapping");
-    YAML::Node handler(YAML::NodeType::Map);
+    const ConfigNode& tc = t["config"];
+    if (!tc.IsMap()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs a 'config' mapping");
+    ConfigNode handler = ConfigNode::Map();
     std::vector<std::string> columns;
-    for (const auto& kv : tc) {
-      const std::string key = kv.first.Scalar();
+    for (const ConfigEntry& kv : tc.entries()) {
+      const std::string key = kv.key.Scalar();
       if (key == "model_name") {
-        const std::string dir = kv.second.Scalar();
+        const std::string dir = kv.value.Scalar();
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) {
-          return Refuse(c, kv.second, "model_name '" + dir + "' is not a local directory; dfworker loads a "
+          return Refuse(c, kv.value, "model_name '" + dir + "' is not a local directory; dfworker loads a "
                                       "sentence-transformers / Hugging Face model directory and downloads nothing");
         }
-        handler["model_path"] = dir;
-        handler["normalize"] = ModelNormalizes(dir);
+        handler.Set("model_path", ConfigNode::Scalar(dir));
+        handler.Set("normalize", ConfigNode::Scalar(ModelNormalizes(dir) ? "true" : "false"));
       } else if (key == "columns") {
-        if (kv.second.IsScalar()) columns.push_back(kv.second.Scalar());
-        for (const YAML::Node& col : kv.second) columns.push_back(col.Scalar());
+        if (kv.value.IsScalar()) columns.push_back(kv.value.Scalar());
+        for (const ConfigNode& col : kv.value.items()) columns.push_back(col.Scalar());
       } else if (key == "max_seq_length" || key == "min_batch_size" || key == "max_batch_size" || key == "large_model") {
-        handler[key] = kv.second;
+        handler.Set(key, kv.value);
       } else if (key == "image_model" || key == "inference_args" || key == "model_class" || key == "load_model_args") {
-        return Refuse(c, kv.first, "SentenceTransformerEmbeddings '" + key + "' is not supported by dfworker");
+        return Refuse(c, kv.key, "SentenceTransformerEmbeddings '" + key + "' is not supported by dfworker");
       } else {
         return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings: unknown config key '" + key +
                                                    "'; allowed: model_name, columns, max_seq_length, min_batch_size, "
                                                    "max_batch_size, large_model");
       }
     }
-    if (!handler["model_path"]) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'model_name'");
+    if (!handler["model_path"].IsDefined()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'model_name'");
     if (columns.empty()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'columns' (a list)");
     for (const std::string& col : columns) {
       StageConfig inner = c;
       inner.type = "RunInference";
-      YAML::Node h = YAML::Clone(handler);
-      h["input_field"] = col;
-      h["device"] = "GPU";  // as Beam's sentence-transformers does: the GPU where there is one, else the CPU
-      YAML::Node rc(YAML::NodeType::Map);
-      rc["inference_tag"] = "__dfw_embedding_" + col;
-      rc["model_handler"]["type"] = "SentenceEmbeddingHandler";
-      rc["model_handler"]["config"] = h;
-      inner.config.reset(rc);  // rebind: operator= would write through into the MLTransform's own config node
+      ConfigNode h = handler;
+      h.Set("input_field", ConfigNode::Scalar(col));
+      h.Set("device", ConfigNode::Scalar("GPU"));  // as Beam's sentence-transformers does: the GPU where there is one, else the CPU
+      ConfigNode model_handler = ConfigNode::Map();
+      model_handler.Set("type", ConfigNode::Scalar("SentenceEmbeddingHandler"));
+      model_handler.Set("config", std::move(h));
+      inner.config = ConfigNode::Map();
+      inner.config.Set("inference_tag", ConfigNode::Scalar("__dfw_embedding_" + col));
+      inner.config.Set("model_handler", std::move(model_handler));
       plan.columns.emplace_back(col, std::move(inner));
     }
   }

@@ -67,9 +67,9 @@ struct InferenceMetrics {
   }
 };
 
-Result<std::optional<int64_t>> OptInt(const StageConfig& c, const YAML::Node& m, const char* key) {
-  if (!m[key]) return std::optional<int64_t>();
-  const Value v = YamlToValue(m[key]);
+Result<std::optional<int64_t>> OptInt(const StageConfig& c, const ConfigNode& m, const char* key) {
+  if (!m[key].IsDefined()) return std::optional<int64_t>();
+  const Value v = ConfigToValue(m[key]);
   if (!v.is_int()) return c.ConfigError(NodeLocation(c, m[key]) + ": model_handler config '" + key + "' must be an integer, got " + v.ToJson());
   return std::optional<int64_t>(v.as_int());
 }
@@ -77,7 +77,7 @@ Result<std::optional<int64_t>> OptInt(const StageConfig& c, const YAML::Node& m,
 // Beam's own model handler types (beam-runinference.md §11): valid in a Beam pipeline, but their
 // models run in Python (or behind a remote endpoint), so each is refused by name with what dfworker
 // runs instead, rather than reported as an unknown type.
-Status RefuseBeamHandler(const StageConfig& c, const YAML::Node& mh) {
+Status RefuseBeamHandler(const StageConfig& c, const ConfigNode& mh) {
   static const std::vector<std::pair<std::string, std::string>> kBeamHandlers = {
       {"VertexAIModelHandlerJSON", "it calls a remote Vertex AI endpoint, and dfworker runs models on this machine only"},
       {"HuggingFacePipelineModelHandler", ""},
@@ -102,8 +102,8 @@ Status RefuseBeamHandler(const StageConfig& c, const YAML::Node& mh) {
     std::string reason = why;
     if (reason.empty()) {
       // Hugging Face: name the task when there is one, since that is what has no model here.
-      const YAML::Node task = mh["config"].IsMap() ? mh["config"]["task"] : YAML::Node();
-      reason = task && task.IsScalar() ? "dfworker has no model for its task '" + task.Scalar() + "' (it runs transformers in Python)"
+      const ConfigNode& task = mh["config"]["task"];
+      reason = task.IsScalar() ? "dfworker has no model for its task '" + task.Scalar() + "' (it runs transformers in Python)"
                                        : "it runs transformers models in Python";
     }
     return Unimplemented(NodeLocation(c, mh["type"]) + ": transform '" + c.name + "' (RunInference): model_handler type '" +
@@ -118,28 +118,28 @@ Status RefuseBeamHandler(const StageConfig& c, const YAML::Node& mh) {
 Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
   RunInferenceOptions o;
   ASSIGN_OR_RETURN(o.inference_tag, ConfigString(c, "inference_tag", std::string("inference")));
-  const YAML::Node mh = c.config["model_handler"];
-  if (!mh || !mh.IsMap()) return ConfigKeyError(c, "model_handler", "must be a mapping with 'type' and 'config'");
-  for (const auto& kv : mh) {
-    const std::string key = kv.first.Scalar();
+  const ConfigNode& mh = c.config["model_handler"];
+  if (!mh.IsMap()) return ConfigKeyError(c, "model_handler", "must be a mapping with 'type' and 'config'");
+  for (const ConfigEntry& kv : mh.entries()) {
+    const std::string key = kv.key.Scalar();
     if (key != "type" && key != "config") {
       return ConfigKeyError(c, "model_handler", "unknown key '" + key + "'; allowed: type, config");
     }
   }
-  if (!mh["type"] || !mh["type"].IsScalar()) return ConfigKeyError(c, "model_handler", "'type' is required (a handler type name)");
+  if (!mh["type"].IsScalar()) return ConfigKeyError(c, "model_handler", "'type' is required (a handler type name)");
   o.handler_type = mh["type"].Scalar();
   RETURN_IF_ERROR(RefuseBeamHandler(c, mh));
-  const YAML::Node hc = mh["config"];
-  if (!hc || !hc.IsMap()) return ConfigKeyError(c, "model_handler", "'config' must be a mapping");
+  const ConfigNode& hc = mh["config"];
+  if (!hc.IsMap()) return ConfigKeyError(c, "model_handler", "'config' must be a mapping");
   ModelHandlerOptions& h = o.handler;
   const auto& common = CommonModelHandlerKeys();
-  for (const auto& kv : hc) {
-    const std::string key = kv.first.Scalar();
-    if (std::find(common.begin(), common.end(), key) == common.end()) h.extra.Append(key, YamlToValue(kv.second));
+  for (const ConfigEntry& kv : hc.entries()) {
+    const std::string key = kv.key.Scalar();
+    if (std::find(common.begin(), common.end(), key) == common.end()) h.extra.Append(key, ConfigToValue(kv.value));
   }
   auto str = [&](const char* key, std::string& out) -> Status {
-    if (!hc[key]) return Status::OK();
-    const Value v = YamlToValue(hc[key]);
+    if (!hc[key].IsDefined()) return Status::OK();
+    const Value v = ConfigToValue(hc[key]);
     if (!v.is_string()) return c.ConfigError(NodeLocation(c, hc[key]) + ": model_handler config '" + key + "' must be a string");
     out = v.as_string();
     return Status::OK();
@@ -152,13 +152,13 @@ Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
   ASSIGN_OR_RETURN(h.batching.max_batch_size, OptInt(c, hc, "max_batch_size"));
   ASSIGN_OR_RETURN(h.model_copies, OptInt(c, hc, "model_copies"));
   ASSIGN_OR_RETURN(h.blas_threads, OptInt(c, hc, "blas_threads"));
-  if (hc["max_batch_duration_secs"]) {
-    const Value v = YamlToValue(hc["max_batch_duration_secs"]);
+  if (hc["max_batch_duration_secs"].IsDefined()) {
+    const Value v = ConfigToValue(hc["max_batch_duration_secs"]);
     if (!v.is_number()) return c.ConfigError("model_handler config 'max_batch_duration_secs' must be a number of seconds");
     h.batching.max_batch_duration_secs = *v.AsNumber();
   }
-  if (hc["large_model"]) {
-    const Value v = YamlToValue(hc["large_model"]);
+  if (hc["large_model"].IsDefined()) {
+    const Value v = ConfigToValue(hc["large_model"]);
     if (!v.is_bool()) return c.ConfigError("model_handler config 'large_model' must be true or false");
     h.large_model = v.as_bool();
   }
@@ -263,7 +263,7 @@ class RunInference final : public Stage {
   RunInference(const StageConfig& config, RunInferenceOptions options, std::unique_ptr<ModelHandler> handler)
       : config_(config), options_(std::move(options)), handler_(std::move(handler)) {
     // Load-time checks pass no registry; metrics then go to a private one nobody reads.
-    MetricsRegistry* registry = config.metrics != nullptr ? config.metrics : &private_metrics_;
+    MetricsRegistry* registry = config.run.metrics != nullptr ? config.run.metrics : &private_metrics_;
     metrics_ = InferenceMetrics::Make(*registry, handler_->MetricsNamespace());
     model_id_ = Value::String(handler_->ModelId());
   }
@@ -273,7 +273,7 @@ class RunInference final : public Stage {
   // copy is charged to its memory ledger) or when blas_threads pins the BLAS pool for it.
   int WantedLanes() const {
     if (options_.handler.device != "CPU" || options_.handler.blas_threads) return 1;
-    return std::max(1, config_.inference_lanes);
+    return std::max(1, config_.run.inference_lanes);
   }
 
   Status LoadModels() {
@@ -285,7 +285,7 @@ class RunInference final : public Stage {
     const int lanes = WantedLanes();
     for (int i = 0; i < lanes; ++i) {
       const auto start = std::chrono::steady_clock::now();
-      auto model = handler_->LoadModel();
+      auto model = handler_->LoadModel(config_.run.model_process);
       if (!model.ok()) return config_.ConfigError(model.status().message());
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
       auto batcher = BatchElements<Row>::Make(BatchOptionsFor(handler_->BatchElementsKwargs()), SystemClock());
@@ -377,10 +377,10 @@ Result<RunInferenceConfig> DescribeRunInference(const StageConfig& config) {
   out.handler = std::move(options.handler);
   out.device_line = config.line;
   out.device_column = config.column;
-  const YAML::Node device = config.config["model_handler"]["config"]["device"];
-  if (device && device.Mark().line >= 0) {
-    out.device_line = device.Mark().line + 1;
-    out.device_column = device.Mark().column + 1;
+  const ConfigNode& device = config.config["model_handler"]["config"]["device"];
+  if (device.IsDefined() && device.line() > 0) {
+    out.device_line = device.line();
+    out.device_column = device.column();
   }
   return out;
 }

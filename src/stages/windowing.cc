@@ -17,7 +17,7 @@ namespace stages_internal {
 namespace {
 
 // "10s", "250ms", "5m", "1h", "1d", or a number of seconds; microseconds, > 0.
-Result<int64_t> ParseDuration(const StageConfig& c, const YAML::Node& n, const std::string& what) {
+Result<int64_t> ParseDuration(const StageConfig& c, const ConfigNode& n, const std::string& what) {
   auto bad = [&] {
     return InvalidArgument(NodeLocation(c, n) + ": windowing." + what +
                            " must be a duration: a number of seconds or <n>ms, <n>s, <n>m, <n>h, <n>d (e.g. 10s)");
@@ -45,18 +45,18 @@ Result<int64_t> ParseDuration(const StageConfig& c, const YAML::Node& n, const s
 
 }  // namespace
 
-Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& w, bool sessions_allowed) {
+Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& w, bool sessions_allowed) {
   const std::string where = NodeLocation(c, w);
   if (!w.IsDefined() || w.IsNull()) return InvalidArgument(c.Where() + ": needs 'windowing:' ({type: fixed, size: 10s})");
   if (!w.IsMap()) return InvalidArgument(where + ": windowing must be a mapping such as {type: fixed, size: 10s}");
-  const YAML::Node type = w["type"];
+  const ConfigNode& type = w["type"];
   if (!type.IsDefined() || !type.IsScalar()) return InvalidArgument(where + ": windowing needs 'type' (fixed or global)");
   const std::string t = type.Scalar();
   auto only = [&](std::initializer_list<const char*> keys) -> Status {
-    for (const auto& kv : w) {
-      const std::string k = kv.first.Scalar();
+    for (const ConfigEntry& kv : w.entries()) {
+      const std::string k = kv.key.Scalar();
       if (std::find_if(keys.begin(), keys.end(), [&](const char* a) { return k == a; }) == keys.end()) {
-        return InvalidArgument(NodeLocation(c, kv.first) + ": windowing type '" + t + "' takes no '" + k + "'");
+        return InvalidArgument(NodeLocation(c, kv.key) + ": windowing type '" + t + "' takes no '" + k + "'");
       }
     }
     return Status::OK();
@@ -242,7 +242,7 @@ Result<std::unique_ptr<Stage>> MakeExtractWindowingInfo(const StageConfig& c) {
                                                         {"window_end", Info::kWindowEnd},
                                                         {"window_string", Info::kWindowString},
                                                         {"window_type", Info::kWindowType}};
-  auto kind = [&](const std::string& what, const YAML::Node& at) -> Result<Info> {
+  auto kind = [&](const std::string& what, const ConfigNode& at) -> Result<Info> {
     for (const auto& [name, info] : kInfos) {
       if (what == name) return info;
     }
@@ -253,20 +253,20 @@ Result<std::unique_ptr<Stage>> MakeExtractWindowingInfo(const StageConfig& c) {
                       "; allowed: timestamp, window_start, window_end, window_string, window_type");
   };
   std::vector<std::pair<std::string, Info>> fields;
-  const YAML::Node f = c.config["fields"];
+  const ConfigNode& f = c.config["fields"];
   if (!f.IsDefined() || f.IsNull()) {
     fields = {{"timestamp", Info::kTimestamp}, {"window_start", Info::kWindowStart}, {"window_end", Info::kWindowEnd}};
   } else if (f.IsSequence()) {
-    for (const YAML::Node& item : f) {
+    for (const ConfigNode& item : f.items()) {
       if (!item.IsScalar()) return ConfigKeyError(c, "fields", "must list names such as window_start");
       ASSIGN_OR_RETURN(Info info, kind(item.Scalar(), item));
       fields.emplace_back(item.Scalar(), info);
     }
   } else if (f.IsMap()) {
-    for (const auto& kv : f) {
-      if (!kv.second.IsScalar()) return ConfigKeyError(c, "fields", "maps an output field to a kind such as window_start");
-      ASSIGN_OR_RETURN(Info info, kind(kv.second.Scalar(), kv.second));
-      fields.emplace_back(kv.first.Scalar(), info);
+    for (const ConfigEntry& kv : f.entries()) {
+      if (!kv.value.IsScalar()) return ConfigKeyError(c, "fields", "maps an output field to a kind such as window_start");
+      ASSIGN_OR_RETURN(Info info, kind(kv.value.Scalar(), kv.value));
+      fields.emplace_back(kv.key.Scalar(), info);
     }
   } else {
     return ConfigKeyError(c, "fields", "must be a list of kinds or a mapping of field name to kind");

@@ -5,8 +5,6 @@
 
 #include <cstdint>
 
-#include <yaml-cpp/yaml.h>
-
 #include "dfw/common/status.h"
 #include "dfw/record/value.h"
 #include "dfw/stages/stage.h"
@@ -24,7 +22,7 @@ struct WindowFn {
 // Combine, which merges them) or {type: global}. Durations: a number of seconds or
 // "<n>ms|s|m|h|d". sliding is valid Beam that dfworker does not run: kUnimplemented naming it.
 // Errors name the config position.
-Result<WindowFn> ParseWindowing(const StageConfig& c, const YAML::Node& windowing, bool sessions_allowed = false);
+Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& windowing, bool sessions_allowed = false);
 
 // Sets the row's window from its event timestamp (sessions: the element's own [ts, ts + gap),
 // merged later by the Combine); a row without one (no AssignTimestamps before) is an error saying so.

@@ -113,8 +113,8 @@ std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_
   return ids;
 }
 
-Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int threads) {
-  if (job.executor == "pipeline") return MakePipelineExecutor(job, threads);
+Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, const ExecutorContext& context) {
+  if (job.executor == "pipeline") return MakePipelineExecutor(job, context);
   if (job.executor == "lines") {
     if (!job.params.count("input")) return InvalidArgument("job.json: executor 'lines' needs param 'input'");
     return MakeLineRangeExecutor(job);

@@ -69,13 +69,14 @@ struct BundleHooks {
 
 class PipelineExecutor final : public BundleExecutor {
  public:
-  Status Init(const JobInfo& job, int threads) {
+  Status Init(const JobInfo& job, const ExecutorContext& context) {
     job_ = job;
     RegisterBuiltinStages(registry_);
     return InJobCwd(job_, [&]() -> Status {
       ASSIGN_OR_RETURN(spec_, LoadJobPipeline(job_, registry_));
       RunnerOptions options;
-      options.threads = threads;
+      options.threads = context.threads;
+      options.model_process = context.model_process;
       if (auto it = job_.params.find("sdk_processes"); it != job_.params.end()) {
         auto n = ParseInt64(it->second);
         if (!n || *n < 1) return DataLoss("job.json: sdk_processes '" + it->second + "' is not a positive number");
@@ -167,9 +168,9 @@ class PipelineExecutor final : public BundleExecutor {
 
 }  // namespace
 
-Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads) {
+Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, const ExecutorContext& context) {
   auto executor = std::make_unique<PipelineExecutor>();
-  RETURN_IF_ERROR(executor->Init(job, threads));
+  RETURN_IF_ERROR(executor->Init(job, context));
   return std::unique_ptr<BundleExecutor>(std::move(executor));
 }
 

@@ -36,7 +36,7 @@ TEST(SentenceEmbeddingHandler, PlannedWorkspaceIsWhatTheEncoderAllocates) {
       ASSERT_TRUE(handler.ok()) << handler.status().ToString();
       auto planned = (*handler)->EstimateWorkspace();
       ASSERT_TRUE(planned.has_value());
-      auto model = (*handler)->LoadModel();
+      auto model = (*handler)->LoadModel({});
       ASSERT_TRUE(model.ok()) << model.status().ToString();
       auto allocated = (*model)->workspace_bytes();
       ASSERT_TRUE(allocated.has_value());
@@ -51,7 +51,7 @@ TEST(SentenceEmbeddingHandler, PlannedWorkspaceIsWhatTheEncoderAllocates) {
 TEST(SentenceEmbeddingHandler, EmbedsLikeTransformersThroughTheRegistry) {
   auto handler = MakeModelHandler(kSentenceEmbeddingHandlerType, Options({{"max_seq_length", Value::Int(64)}}));
   ASSERT_TRUE(handler.ok()) << handler.status().ToString();
-  auto model = (*handler)->LoadModel();
+  auto model = (*handler)->LoadModel({});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ((*model)->device(), "cpu");
 
@@ -79,7 +79,7 @@ TEST(SentenceEmbeddingHandler, EmbedsLikeTransformersThroughTheRegistry) {
 TEST(SentenceEmbeddingHandler, BadExamplesAreRejectedOneByOne) {
   auto handler = MakeSentenceEmbeddingHandler(Options({}));
   ASSERT_TRUE(handler.ok()) << handler.status().ToString();
-  auto model = (*handler)->LoadModel();
+  auto model = (*handler)->LoadModel({});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_TRUE((*model)->CheckExample(Value::String("")).ok());
   EXPECT_THAT((*model)->CheckExample(Value::Int(3)).message(), HasSubstr("expected a string"));

@@ -38,7 +38,6 @@ class DeviceMemoryTest : public ::testing::Test {
                                 {"b.bias", "F32", {4}, F32Bytes(std::vector<float>(4, 1.0f))}}));
     ledger_path_ = device::LedgerPathForJob(dir_.path());
   }
-  void TearDown() override { SetModelProcessContext({}); }
 
   device::MemoryLedger MakeLedger(uint64_t capacity) {
     auto l = device::MemoryLedger::Create(ledger_path_, "nvidia-tesla-t4 (emulated)", capacity);
@@ -60,7 +59,7 @@ class DeviceMemoryTest : public ::testing::Test {
     o.model_copies = copies;
     auto h = MakeModelHandler(kMlpHandlerType, o);
     EXPECT_TRUE(h.ok()) << h.status().ToString();
-    auto m = (*h)->LoadModel();
+    auto m = (*h)->LoadModel(context_);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     return m.ok() ? std::move(m).value() : nullptr;
   }
@@ -72,11 +71,12 @@ class DeviceMemoryTest : public ::testing::Test {
     return m.RunInference(batch, predictions);
   }
   void SetContext(std::optional<uint64_t> pinned = std::nullopt, std::string models_dir = "") {
-    SetModelProcessContext({ledger_path_, std::move(models_dir), "sdk-3", 3, pinned});
+    context_ = {ledger_path_, std::move(models_dir), "sdk-3", 3, pinned};
   }
 
   TempDir dir_;
   std::string ledger_path_;
+  ModelProcessContext context_;  // what an SDK process's entry point would pass down
 };
 
 TEST_F(DeviceMemoryTest, PrivateModelChargesWeightsAtLoadAndWorkspaceAsItGrows) {
@@ -110,7 +110,7 @@ TEST_F(DeviceMemoryTest, ThePlannedWorkspaceIsWhatTheModelChargesForItsLargestBa
   std::optional<WorkspaceEstimate> planned = (*h)->EstimateWorkspace();
   ASSERT_TRUE(planned.has_value());
   EXPECT_NE(planned->how.find("max_batch_size 10 rows x widest layer 32"), std::string::npos) << planned->how;
-  auto m = (*h)->LoadModel();
+  auto m = (*h)->LoadModel(context_);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   ASSERT_TRUE(RunRows(**m, 10).ok());
   EXPECT_EQ(Charged(ledger) - kWeightBytes, planned->bytes) << "the estimate is the ledger's charge at the largest batch";
@@ -118,7 +118,7 @@ TEST_F(DeviceMemoryTest, ThePlannedWorkspaceIsWhatTheModelChargesForItsLargestBa
 
 TEST_F(DeviceMemoryTest, NoLedgerInTheContextChargesNothing) {
   device::MemoryLedger ledger = MakeLedger(kMiB);
-  SetModelProcessContext({});
+  context_ = {};
   std::unique_ptr<Model> m = Load();
   ASSERT_NE(m, nullptr);
   ASSERT_TRUE(RunRows(*m, 3).ok());
@@ -179,14 +179,14 @@ TEST_F(DeviceMemoryTest, SharedCopyChargesOnlyTheWorkspaceInTheSdkProcess) {
 }
 
 TEST_F(DeviceMemoryTest, SharedModelWithoutAPublishedCopyFailsToLoadNamingTheCopy) {
-  SetModelProcessContext({"", (dir_ / "models"), "sdk-0", 0, std::nullopt});
+  context_ = {"", (dir_ / "models"), "sdk-0", 0, std::nullopt};
   ModelHandlerOptions o;
   o.model_path = dir_.path();
   o.input_field = "x";
   o.large_model = true;
   auto h = MakeModelHandler(kMlpHandlerType, o);
   ASSERT_TRUE(h.ok());
-  auto m = (*h)->LoadModel();
+  auto m = (*h)->LoadModel(context_);
   ASSERT_EQ(m.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(m.status().message().find("no shared copy of model"), std::string::npos) << m.status().message();
   EXPECT_NE(m.status().message().find("copy 0: model host record"), std::string::npos) << m.status().message();

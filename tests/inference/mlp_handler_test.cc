@@ -120,7 +120,7 @@ TEST_P(MlpNumerics, MatchesNaiveLoopsWithin1e5Relative) {
   Written wts = WriteModel(c, dir.path());
   auto handler = MakeHandler(dir.path());
   ASSERT_NE(handler, nullptr);
-  auto model = handler->LoadModel();
+  auto model = handler->LoadModel({});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ((*model)->device(), "cpu");
 
@@ -188,7 +188,7 @@ TEST(MlpHandler, ExampleChecksNameTheProblem) {
   WriteModel(MlpCase{"m", 3, {{2, "relu"}}, false, "F32", 1}, dir.path());
   auto handler = MakeHandler(dir.path());
   ASSERT_NE(handler, nullptr);
-  auto model = handler->LoadModel();
+  auto model = handler->LoadModel({});
   ASSERT_TRUE(model.ok());
   struct Bad {
     Value v;
@@ -261,7 +261,7 @@ TEST(MlpHandler, WeightsThatAreAllNanAreRefusedWhenTheModelLoads) {
   o.device = "CPU";
   auto h = MakeModelHandler(kMlpHandlerType, o);
   ASSERT_TRUE(h.ok()) << "the dry run reads headers only: " << h.status().ToString();
-  auto model = (*h)->LoadModel();
+  auto model = (*h)->LoadModel({});
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("tensor 'fc.weight' [2, 3] has a non-finite value (NaN or Inf) at flat index 0"),
             std::string::npos)

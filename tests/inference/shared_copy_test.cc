@@ -243,13 +243,12 @@ void WriteBigModel(const std::string& dir) {
   ctx.models_dir = models_dir;
   ctx.client_name = "sdk-" + std::to_string(index);
   ctx.sdk_index = index;
-  SetModelProcessContext(ctx);
   ModelHandlerOptions o;
   o.model_path = model_dir;
   o.input_field = "x";
   o.model_copies = 1;
   auto handler = MakeModelHandler(kMlpHandlerType, o);
-  auto model = handler.ok() ? (*handler)->LoadModel() : Result<std::unique_ptr<Model>>(handler.status());
+  auto model = handler.ok() ? (*handler)->LoadModel(ctx) : Result<std::unique_ptr<Model>>(handler.status());
   if (model.ok()) {
     List xs(64, Value::Float(0.5));
     Value example = Value::FromList(std::move(xs));
@@ -343,14 +342,14 @@ TEST(SharedCopy, BatchesMoveToALiveCopyWhenTheirHostDiesAndFailWhenNoneIsLeft) {
     const uint64_t start = device::ProcessStartTime(hosts[c]).value_or(0);
     ASSERT_TRUE(WriteCopyHostRecord(files->host, {hosts[c], start, "model-host-" + std::to_string(c)}).ok());
   }
-  SetModelProcessContext({"", models_dir, "sdk-0", 0, std::nullopt});
+  const ModelProcessContext ctx{"", models_dir, "sdk-0", 0, std::nullopt};
   ModelHandlerOptions o;
   o.model_path = dir.path();
   o.input_field = "x";
   o.model_copies = 2;
   auto handler = MakeModelHandler(kMlpHandlerType, o);
   ASSERT_TRUE(handler.ok());
-  auto model = (*handler)->LoadModel();
+  auto model = (*handler)->LoadModel(ctx);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   Value example = Value::FromList(List(64, Value::Float(0.5)));
   const Value* batch[] = {&example};
@@ -366,7 +365,6 @@ TEST(SharedCopy, BatchesMoveToALiveCopyWhenTheirHostDiesAndFailWhenNoneIsLeft) {
   ::kill(hosts[1], SIGKILL);
   ::waitpid(hosts[1], nullptr, 0);
   Status gone = run(none);
-  SetModelProcessContext({});
   ASSERT_EQ(gone.code(), StatusCode::kUnavailable) << gone.ToString();
   EXPECT_NE(gone.message().find("model host 'model-host-1' (pid " + std::to_string(hosts[1]) + ") of shared copy 1 is gone"),
             std::string::npos)

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dfw/device/memory_ledger.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/sink.h"
 #include "pipeline_test_util.h"
@@ -291,6 +292,51 @@ TEST(RunnerMessages, AStageWithLanesGetsMessagesOfAtMost256Rows) {
       EXPECT_EQ(LanedStage::largest_message.load(), 256u) << "lanes: messages of at most 256 rows";
     }
   }
+}
+
+
+// The SDK process's model context is an explicit runner option that reaches every model load: the
+// runner passes it to each stage (StageRunContext), RunInference to ModelHandler::LoadModel. Here
+// it names an emulated device's ledger; without it the same pipeline charges nothing.
+TEST(PipelineRunner, TheModelProcessContextInTheOptionsReachesEveryModelLoad) {
+  TempDir dir;
+  const std::string model_dir = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
+  const std::string ledger_path = dir / "ledger";
+  auto ledger = device::MemoryLedger::Create(ledger_path, "nvidia-l4 (emulated)", 64 * testing::kMiB);
+  ASSERT_TRUE(ledger.ok()) << ledger.status().ToString();
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = testing::LoadYaml(fmt::format("pipeline:\n  type: chain\n  transforms:\n"
+                                            "    - {{type: Create, config: {{elements: [{{features: [1.0]}}]}}}}\n"
+                                            "    - type: RunInference\n      config:\n        model_handler:\n"
+                                            "          type: MlpModelHandlerSafetensors\n"
+                                            "          config: {{model_path: '{}', input_field: features}}\n",
+                                            model_dir),
+                                registry);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto charged_to = [&](const std::string& name) -> uint64_t {
+    auto snap = ledger->Snapshot();
+    EXPECT_TRUE(snap.ok());
+    uint64_t bytes = 0;
+    for (const device::LedgerEntry& e : snap->entries) bytes += e.name == name ? e.allocated_bytes : 0;
+    return bytes;
+  };
+
+  MetricsRegistry metrics;
+  RunnerOptions plain;
+  plain.inference_lanes = 1;
+  auto without = PipelineRunner::Make(*spec, registry, plain, &metrics);
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_EQ(ledger->Snapshot()->used_bytes, 0u) << "no context: the model loads privately and charges nothing";
+
+  RunnerOptions options = plain;
+  options.model_process = {ledger_path, "", "sdk-5", 5, std::nullopt};
+  auto with = PipelineRunner::Make(*spec, registry, options, &metrics);
+  ASSERT_TRUE(with.ok()) << with.status().ToString();
+  const uint64_t weights = charged_to("sdk-5");
+  EXPECT_GT(weights, 0u) << "the model's weights are charged under the context's client name";
+  EXPECT_EQ(ledger->Snapshot()->used_bytes, weights);
+  with->reset();
+  EXPECT_EQ(charged_to("sdk-5"), 0u) << "released with the runner's models";
 }
 
 }  // namespace

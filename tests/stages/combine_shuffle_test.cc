@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dfw/stages/combine.h"
+#include "dfw/stages/config_yaml.h"
 #include "dfw/stages/stage.h"
 
 namespace dfw {
@@ -33,8 +34,8 @@ class CombineShuffle : public ::testing::Test {
     StageConfig c;
     c.name = "C";
     c.type = type;
-    c.config = YAML::Load(kConfig);
-    if (std::string(type) == kCombineMergeType) c.config["shuffle_dir"] = dir_ + "/C";
+    c.config = ConfigNodeFromYaml(YAML::Load(kConfig));
+    if (std::string(type) == kCombineMergeType) c.config.Set("shuffle_dir", ConfigNode::Scalar(dir_ + "/C"));
     return c;
   }
 

@@ -14,7 +14,7 @@ const std::string kTinyBert = std::string(DFW_SOURCE_DIR) + "/testdata/tiny_bert
 
 StageConfig Config(const std::string& type, const std::string& yaml, MetricsRegistry* metrics) {
   StageConfig c = testing::MakeConfig(type, yaml, "errors");
-  c.metrics = metrics;
+  c.run.metrics = metrics;
   return c;
 }
 

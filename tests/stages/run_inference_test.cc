@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfw/inference/model_handler.h"
+#include "dfw/stages/config_yaml.h"
 #include "dfw/stages/stage.h"
 
 namespace dfw {
@@ -30,12 +31,12 @@ StageConfig Config(const std::string& yaml, bool error_handling, MetricsRegistry
   StageConfig c;
   c.name = "Classify";
   c.type = "RunInference";
-  c.config = YAML::Load(yaml);
+  c.config = ConfigNodeFromYaml(YAML::Load(yaml));
   c.file = "test.yaml";
   c.line = 1;
   c.column = 1;
   if (error_handling) c.error_output = "errors";
-  c.metrics = metrics;
+  c.run.metrics = metrics;
   return c;
 }
 
@@ -120,7 +121,7 @@ TEST(RunInferenceStage, OnePredictionResultPerRowErrorsForBadRowsAndExactMetrics
 TEST(RunInferenceStage, LanesRunConcurrentCallsAndLoseNothing) {
   MetricsRegistry metrics;
   StageConfig c = Config(HandlerYaml("    min_batch_size: 8\n    max_batch_size: 8\n"), true, &metrics);
-  c.inference_lanes = 3;
+  c.run.inference_lanes = 3;
   auto stage = MakeStage(c);
   ASSERT_TRUE(stage.ok()) << stage.status().ToString();
   EXPECT_EQ((*stage)->MaxConcurrentCalls(), 3);
@@ -189,7 +190,7 @@ TEST(RunInferenceStage, OneLaneForGpuModelsAndPinnedBlasThreads) {
   MetricsRegistry metrics;
   for (const std::string& extra : {std::string("    device: GPU\n"), std::string("    blas_threads: 1\n")}) {
     StageConfig c = Config(HandlerYaml(extra), true, &metrics);
-    c.inference_lanes = 4;
+    c.run.inference_lanes = 4;
     auto stage = MakeStage(c);
     ASSERT_TRUE(stage.ok()) << stage.status().ToString();
     EXPECT_EQ((*stage)->MaxConcurrentCalls(), 1) << extra;
@@ -256,7 +257,7 @@ class PoisonModel final : public Model {
 class PoisonHandler final : public ModelHandler {
  public:
   explicit PoisonHandler(ModelHandlerOptions o) : ModelHandler(std::move(o)) {}
-  Result<std::unique_ptr<Model>> LoadModel() const override {
+  Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext&) const override {
     const Value* poison = options().extra.Find("poison");
     return std::unique_ptr<Model>(new PoisonModel(poison ? *poison : Value()));
   }

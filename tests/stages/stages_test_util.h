@@ -12,6 +12,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dfw/stages/stage.h"
+#include "dfw/stages/config_yaml.h"
 #include "test_util.h"
 
 namespace dfw::testing {
@@ -20,7 +21,7 @@ inline StageConfig MakeConfig(const std::string& type, const std::string& config
   StageConfig c;
   c.name = type;
   c.type = type;
-  c.config = YAML::Load(config_yaml);
+  c.config = ConfigNodeFromYaml(YAML::Load(config_yaml));
   c.file = "t.yaml";
   c.line = 3;
   c.column = 5;

@@ -194,7 +194,7 @@ TEST(RemotePaths, ReadersAndWritersRefuseAUrlNamingTheScheme) {
   for (const char* type : {"ReadFromCsv", "ReadFromJson", "ReadFromText", "WriteToJson", "WriteToCsv", "WriteToText"}) {
     StageConfig c;
     c.name = c.type = type;
-    c.config = YAML::Load("{path: 'gs://bucket/dir/products.csv'}");
+    c.config = ConfigNodeFromYaml(YAML::Load("{path: 'gs://bucket/dir/products.csv'}"));
     auto stage = r.Find(type)->factory(c);
     ASSERT_FALSE(stage.ok()) << type;
     EXPECT_EQ(stage.status().code(), StatusCode::kUnimplemented) << type;
@@ -202,7 +202,7 @@ TEST(RemotePaths, ReadersAndWritersRefuseAUrlNamingTheScheme) {
   }
   StageConfig local;
   local.name = local.type = "ReadFromJson";
-  local.config = YAML::Load("{path: 'data/a:b.jsonl'}");  // a colon alone is a local name
+  local.config = ConfigNodeFromYaml(YAML::Load("{path: 'data/a:b.jsonl'}"));  // a colon alone is a local name
   EXPECT_TRUE(r.Find("ReadFromJson")->factory(local).ok());
 }
 
@@ -218,7 +218,7 @@ TEST(WindowInto, FixedWindowBoundsIncludingOffsetsAndNegativeTimes) {
   RegisterBuiltinStages(r);
   StageConfig c;
   c.name = c.type = "WindowInto";
-  c.windowing = YAML::Load("{type: fixed, size: 250ms, offset: 1.1s}");  // offset 1100 ms = 100 ms mod 250
+  c.windowing = ConfigNodeFromYaml(YAML::Load("{type: fixed, size: 250ms, offset: 1.1s}"));  // offset 1100 ms = 100 ms mod 250
   auto stage = r.Find("WindowInto")->factory(c);
   ASSERT_TRUE(stage.ok()) << stage.status().ToString();
   RowBatch in;

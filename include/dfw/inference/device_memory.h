@@ -3,8 +3,9 @@
 //
 // `dfworker run` passes both through the SDK processes' environment (DFW_GPU_MEMORY_LEDGER,
 // DFW_SHARED_MODELS_DIR); the process entry point (sdk_harness, model_host) turns them into a
-// ModelProcessContext once, before any model loads. Without one (tests, the launcher's own
-// planning load, a real GPU) models load privately and charge nothing.
+// ModelProcessContext (model_process_context.h) once, before any model loads, and passes it down
+// to every load. Without one (tests, the launcher's own planning load, a real GPU) models load
+// privately and charge nothing.
 //
 // Charging (emulated device only): without sharing, each SDK process charges its own model bytes
 // at load and its workspace as it grows; a shared copy is charged once, by its model host, under
@@ -22,6 +23,7 @@
 #include "dfw/common/status.h"
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_env.h"
+#include "dfw/inference/model_process_context.h"
 
 namespace dfw {
 
@@ -30,23 +32,9 @@ inline constexpr std::string_view kSharedModelsDirEnv = "DFW_SHARED_MODELS_DIR";
 // Set by `dfworker run --tenants` for each tenant's processes: the ledger holds them to its budget.
 inline constexpr std::string_view kTenantEnv = device::kTenantEnv;
 
-struct ModelProcessContext {
-  std::string ledger_path;   // the emulated device's ledger; "" = charge nothing
-  std::string models_dir;    // where model hosts publish shared copies; "" = load shared models privately
-  std::string client_name;   // this process in the ledger and logs: "sdk-3", "model-host-0"
-  int sdk_index = 0;         // SDK processes: their slot (chooses the shared copy); model hosts: 0
-  std::optional<uint64_t> pinned_limit_bytes;  // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT for device 0, if any
-  std::string tenant = {};   // DFW_TENANT: the tenant whose budget the ledger charges ("" = none)
-};
-
 // Builds the context from this process's environment (the three variables above and
 // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT). A malformed pinned limit is kInvalidArgument naming it.
 Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, int sdk_index);
-
-// The process-wide context. Set once at process start, before models load; read by every load.
-// Thread-safe.
-void SetModelProcessContext(ModelProcessContext context);
-ModelProcessContext CurrentModelProcessContext();
 
 // One owner's charges on the ledger (a model's weights and workspace). Not thread-safe: used by
 // the Model that owns it, which runs on one thread at a time.

@@ -23,6 +23,7 @@
 
 #include "dfw/backend/backend.h"
 #include "dfw/common/status.h"
+#include "dfw/inference/model_process_context.h"
 #include "dfw/record/value.h"
 
 namespace dfw {
@@ -92,7 +93,7 @@ class ModelHandler {
   // For the plan (no weights loaded); nullopt when the handler cannot say.
   virtual std::optional<WorkspaceEstimate> EstimateWorkspace() const { return std::nullopt; }
 
-  virtual Result<std::unique_ptr<Model>> LoadModel() const = 0;
+  virtual Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const = 0;
   // Beam's default namespace is "RunInference"; handlers may override (Beam's BeamML_PyTorch etc.).
   virtual std::string MetricsNamespace() const { return "RunInference"; }
   // The handler type name as written in YAML.

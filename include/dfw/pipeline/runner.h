@@ -58,6 +58,9 @@ struct RunnerOptions {
   int inference_lanes = 0;
   int blas_threads = 0;
   int sdk_processes = 1;           // SDK processes sharing this machine (1 per vCPU on Dataflow); >= 1
+  // How this process's model loads meet the job's device (the SDK process's entry point builds it;
+  // the default loads privately and charges nothing). Passed to every stage (StageRunContext).
+  ModelProcessContext model_process = {};
 };
 
 struct BundleStats {

@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "dfw/common/status.h"
 #include "dfw/record/value.h"
 #include "dfw/stages/stage.h"
@@ -35,11 +33,15 @@ Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const st
 // through a filesystem plugin) is kUnimplemented naming the scheme and what to do instead.
 Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::string& path);
 
-// A YAML value as a row Value: plain scalars become null/bool/int/float/str by their look
+// A config value as a row Value: plain scalars become null/bool/int/float/str by their look
 // (YAML 1.2 core schema), quoted scalars stay strings, sequences lists, mappings rows.
-Value YamlToValue(const YAML::Node& node);
+Value ConfigToValue(const ConfigNode& node);
 
-// "file:line:col" of a node (1-based), or the transform's location when the node has no mark.
-std::string NodeLocation(const StageConfig& c, const YAML::Node& node);
+// A plain scalar read as a YAML boolean the way yaml-cpp reads one (true/yes/on/y and false/no/off/n,
+// lower case, Capitalised or UPPER CASE); nullopt for anything else.
+std::optional<bool> ConfigScalarBool(const ConfigNode& node);
+
+// "file:line:col" of a node (1-based), or the transform's location when the node has no position.
+std::string NodeLocation(const StageConfig& c, const ConfigNode& node);
 
 }  // namespace dfw

@@ -28,31 +28,38 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "dfw/common/status.h"
+#include "dfw/inference/model_process_context.h"
 #include "dfw/metrics/metrics.h"
 #include "dfw/record/value.h"
+#include "dfw/stages/config_node.h"
 
 namespace dfw {
 
 using RowBatch = std::vector<Row>;
 
-// Where one transform came from and how it was configured (filled by the pipeline loader).
+// What the run, not the transform's YAML, tells the stages of one process: the runner sets it from
+// RunnerOptions before each factory runs; load-time checks and tests get these defaults.
+struct StageRunContext {
+  MetricsRegistry* metrics = nullptr;  // the run's metrics, for stages with their own (RunInference's
+                                       // Beam metrics); nullptr in load-time checks
+  int inference_lanes = 1;             // RunInference: concurrent CPU models in this process
+  ModelProcessContext model_process;   // RunInference: how model loads meet the job's device
+};
+
+// Where one transform came from and how it was configured (filled by the pipeline loader), and
+// what the run tells it (`run`, filled by the runner).
 struct StageConfig {
   std::string name;          // transform name (defaults to the type); metrics namespace
   std::string type;          // e.g. "MapToFields"
-  YAML::Node config;         // the `config:` mapping (a Null node when absent); keys already checked
+  ConfigNode config;         // the `config:` mapping (an empty map when absent); keys already checked
   std::string file;          // pipeline file, for error messages
   int line = 0;              // 1-based position of the transform in `file`
   int column = 0;
   std::string error_output;  // `error_handling.output`, "" when error handling is not declared
   double error_threshold = 1.0;  // `error_handling.threshold`: max fraction of bad records (1 = no limit)
-  MetricsRegistry* metrics = nullptr;  // the run's metrics, set by the runner before the factory runs
-                                       // (nullptr in load-time checks); for stages with their own
-                                       // metrics, e.g. RunInference's Beam metrics
-  int inference_lanes = 1;  // RunInference: concurrent CPU models in this process (set by the runner)
-  YAML::Node windowing;     // the transform's `windowing:` (WindowInto, Combine); Null when absent
+  ConfigNode windowing;     // the transform's `windowing:` (WindowInto, Combine); undefined when absent
+  StageRunContext run;      // set by the runner
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
   std::string Where() const;

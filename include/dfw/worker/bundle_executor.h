@@ -17,6 +17,7 @@
 #include "dfw/common/status.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/job/work_range.h"
+#include "dfw/inference/model_process_context.h"
 #include "dfw/metrics/metrics.h"
 #include "dfw/stages/stage.h"
 
@@ -58,8 +59,14 @@ std::unique_ptr<BundleExecutor> MakeLineRangeExecutor(const JobInfo& job);
 // Bundle ids "<first>-<end>" that cut `line_count` lines into bundles of `lines_per_bundle`.
 std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_bundle);
 
+// What an SDK process brings to its executor, beyond job.json.
+struct ExecutorContext {
+  int threads = 1;                    // harness threads (sdk_harness --threads)
+  ModelProcessContext model_process;  // how model loads meet the job's device (the process's entry point builds it)
+};
+
 // The executor named by job.json's "executor": "pipeline" → the pipeline module's runner
 // (pipeline_job.h), "lines" → LineRangeExecutor; other kinds are kUnimplemented naming both.
-Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, int threads);
+Result<std::unique_ptr<BundleExecutor>> MakeExecutorForJob(const JobInfo& job, const ExecutorContext& context);
 
 }  // namespace dfw

@@ -31,6 +31,6 @@ namespace dfw {
 //   DFW_TEST_SOURCE_GATE_FILE=PATH    (pipeline graph) after a bundle's first source batch, read no
 //                                 more until PATH exists (60 s at most): a test opens the gate once
 //                                 it has seen the splits it wants, instead of hoping a delay is long
-Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, int threads);
+Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, const ExecutorContext& context);
 
 }  // namespace dfw

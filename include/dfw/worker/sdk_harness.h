@@ -18,6 +18,7 @@ struct SdkHarnessOptions {
   int index = 0;        // this process's slot (--index), for logs and metrics
   int threads = 1;      // harness threads (--threads), passed to the executor
   std::string coordinator_socket;  // --coordinator_socket from the launcher; "" = the job dir's SocketPath()
+  ModelProcessContext model_process;  // how model loads meet the job's device (the entry point builds it)
 };
 
 // Runs the loop with `executor` (tests pass a fake; the CLI passes MakeExecutorForJob's).
