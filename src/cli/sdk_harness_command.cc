@@ -47,6 +47,9 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
   sdk->add_option("--index", options->index, "This process's slot")->required();
   sdk->add_option("--threads", options->threads, "Harness threads");
   sdk->add_option("--coordinator_socket", options->coordinator_socket, "The launcher's private coordinator socket");
+  sdk->add_option("--sdk_processes", options->sdk_processes,
+                  "SDK processes now sharing the machine, when the launcher grew the job past job.json's count")
+      ->check(CLI::Range(1, 1024));
   sdk->add_option("--log_level", *log_level, "trace|debug|info|warn|error");
   sdk->callback([options, log_level, &context] {
     Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));

@@ -117,6 +117,7 @@ class JobServer {
   std::map<int64_t, Clock::time_point> granted_;  // live leases: when each was granted (timeline)
   std::vector<std::pair<int, double>> added_;     // slots added while running: (index, seconds into the run)
   bool bad_want_said_ = false;
+  int growing_to_ = 0;  // the SDK processes after the last grow (0 = never grown)
 };
 
 ProcessSpec JobServer::SpecFor(int index) const {
@@ -124,6 +125,9 @@ ProcessSpec JobServer::SpecFor(int index) const {
   spec.argv = opts_.sdk_command;
   spec.argv.insert(spec.argv.end(), {"--job_dir", dir_.root(), "--index", std::to_string(index), "--threads",
                                      std::to_string(opts_.threads), "--coordinator_socket", opts_.coordinator_socket});
+  // Grown past the planned count (a tenant borrowing slots): processes started from now on size
+  // their BLAS threads for the machine as it is shared now, not as job.json planned it.
+  if (growing_to_ > opts_.processes) spec.argv.insert(spec.argv.end(), {"--sdk_processes", std::to_string(growing_to_)});
   spec.env = opts_.sdk_env;
   spec.env_defaults = opts_.sdk_env_defaults;
   spec.log_path = dir_.ProcessLogPath(index);
@@ -463,6 +467,7 @@ void JobServer::ReadProcessesWanted(Clock::time_point now) {
   if (more <= 0) return;  // processes are never stopped for a lower number
   const double at_s = Elapsed(now);
   const int first = report_.AddProcesses(more, at_s);
+  growing_to_ = sup_.size() + more;
   Status s = sup_.Grow(more);
   for (int i = first; i < sup_.size(); ++i) added_.push_back({i, at_s});
   std::fprintf(stderr, "[dfworker] %d more SDK process%s asked for (%s): starting sdk-%d..sdk-%d at %.1f s; now %d (%d guaranteed)\n",

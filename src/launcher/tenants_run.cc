@@ -88,6 +88,31 @@ Result<device::LedgerSnapshot> LedgerSnapshotAt(const std::string& path) {
   return ledger.Snapshot();
 }
 
+// The tenant's own metrics.json gets its share of the run under "tenant" (budget, GPU-memory peak
+// and timeline, processes guaranteed and borrowed), so a tenant's job dir tells its whole story.
+// Nothing to do for a tenant that wrote no metrics.json (it failed before finalize).
+void AddTenantToItsMetrics(const std::string& job_dir, const std::string& name, const json& tenant) {
+  const std::string path = job_dir + "/metrics.json";
+  if (::access(path.c_str(), F_OK) != 0) return;
+  Result<std::string> text = ReadWholeFile(path, std::size_t{256} << 20);
+  json metrics = text.ok() ? json::parse(*text, nullptr, false) : json();
+  if (!metrics.is_object()) {
+    std::fprintf(stderr, "[dfworker] warning: tenant '%s': %s is not a JSON object; its tenant figures are in tenants_report.json only\n",
+                 name.c_str(), path.c_str());
+    return;
+  }
+  json section = {{"name", name}};
+  for (const char* key : {"gpu_memory_budget_bytes", "gpu_memory_peak_bytes", "gpu_memory_sampled_peak_bytes",
+                          "gpu_memory_timeline", "gpu_memory_process_peaks", "processes_guaranteed", "processes_started",
+                          "processes_borrowed"}) {
+    if (tenant.contains(key)) section[key] = tenant[key];
+  }
+  metrics["tenant"] = std::move(section);
+  if (Status s = WriteFileAtomically(path, metrics.dump(2) + "\n"); !s.ok()) {
+    std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+  }
+}
+
 }  // namespace
 
 int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const Admission& admission,
@@ -262,6 +287,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
         }
       }
     }
+    AddTenantToItsMetrics(TenantJobDir(root, name), name, j);
     report["tenants"][name] = j;
     std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(),
                  procs.c_str(), how.c_str());

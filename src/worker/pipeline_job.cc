@@ -9,6 +9,8 @@
 #include <map>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/protocol.h"
@@ -82,6 +84,11 @@ class PipelineExecutor final : public BundleExecutor {
         if (!n || *n < 1) return DataLoss("job.json: sdk_processes '" + it->second + "' is not a positive number");
         options.sdk_processes = static_cast<int>(*n);
       }
+      const int planned = options.sdk_processes;
+      if (context.sdk_processes > 0) options.sdk_processes = context.sdk_processes;  // the job grew
+      spdlog::info("pipeline for {} SDK process{} on this machine{}", options.sdk_processes,
+                   options.sdk_processes == 1 ? "" : "es",
+                   options.sdk_processes != planned ? " (grown from " + std::to_string(planned) + ")" : "");
       ASSIGN_OR_RETURN(runner_, PipelineRunner::Make(spec_, registry_, options, &metrics_));
       // What Make recorded (model loads: model_byte_size, load_model_latency_milli_secs) belongs to no
       // bundle; it rides with this process's first commit so the job's metrics.json has it.

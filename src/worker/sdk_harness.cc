@@ -235,7 +235,7 @@ Status RunSdkHarnessMain(const SdkHarnessOptions& options) {
   ASSIGN_OR_RETURN(JobDir dir, JobDir::Open(options.job_dir));
   // The job's SDK processes share one GEMM calibration (measured once, not once per process).
   SetCpuGemmPlanCache(dir.root() + "/gemm_plan");
-  ASSIGN_OR_RETURN(auto executor, MakeExecutorForJob(dir.info(), ExecutorContext{options.threads, options.model_process}));
+  ASSIGN_OR_RETURN(auto executor, MakeExecutorForJob(dir.info(), ExecutorContext{options.threads, options.model_process, options.sdk_processes}));
   return RunSdkHarness(options, dir, *executor);
 }
 

@@ -190,6 +190,19 @@ TEST_F(TenantsRun, TwoShippedTenantsRunTogetherWithTheirOwnLimitsAndEveryRecord)
   ASSERT_TRUE(report.is_object());
   EXPECT_GT(report["tenants"]["classify"]["gpu_memory_peak_bytes"].get<uint64_t>(), 0u) << report.dump();
   EXPECT_GT(report["tenants"]["embed"]["gpu_memory_peak_bytes"].get<uint64_t>(), 0u) << report.dump();
+  // Each tenant's own metrics.json carries its share: budget, peak and the sampled timeline.
+  for (const std::string tenant : {"classify", "embed"}) {
+    nlohmann::json metrics = nlohmann::json::parse(ReadFile(job / "tenants" / tenant / "metrics.json"), nullptr, false);
+    ASSERT_TRUE(metrics.is_object()) << tenant;
+    const nlohmann::json& t = metrics["tenant"];
+    ASSERT_TRUE(t.is_object()) << tenant << ": " << metrics.dump().substr(0, 2000);
+    EXPECT_EQ(t["name"], tenant);
+    EXPECT_EQ(t["gpu_memory_peak_bytes"], report["tenants"][tenant]["gpu_memory_peak_bytes"]) << tenant;
+    EXPECT_EQ(t["gpu_memory_budget_bytes"], report["tenants"][tenant]["gpu_memory_budget_bytes"]) << tenant;
+    ASSERT_TRUE(t["gpu_memory_timeline"].is_array()) << t.dump();
+    EXPECT_GE(t["gpu_memory_timeline"].size(), 1u) << t.dump();
+    EXPECT_EQ(t["gpu_memory_timeline"], report["tenants"][tenant]["gpu_memory_timeline"]) << tenant;
+  }
 }
 
 TEST_F(TenantsRun, AnOverBudgetTenantFailsAloneAndTheOtherKeepsEveryRecord) {

@@ -112,6 +112,14 @@ TEST_F(TenantsBorrow, AFinishedTenantsSlotsRunTheOtherTenantsBundles) {
   for (int i = 1; i < grown; ++i) {
     EXPECT_TRUE(fs::exists(job + "/tenants/large/logs/sdk-" + std::to_string(i) + ".log")) << i;
   }
+  // The lent processes size their BLAS threads and lanes for the machine as it is shared now; the
+  // guaranteed one started before the borrowing, for job.json's count.
+  const std::string sdk0 = ReadFile(job + "/tenants/large/logs/sdk-0.log");
+  EXPECT_NE(sdk0.find("pipeline for 1 SDK process on this machine\n"), std::string::npos) << sdk0;
+  const std::string last = ReadFile(job + "/tenants/large/logs/sdk-" + std::to_string(grown - 1) + ".log");
+  EXPECT_NE(last.find("pipeline for " + std::to_string(grown) + " SDK processes on this machine (grown from 1)"),
+            std::string::npos)
+      << last;
   EXPECT_NE(log.find("added at"), std::string::npos) << "the per-process report marks the added slots\n" << log;
   ExpectExactlyOnce("small");
   ExpectExactlyOnce("large");

@@ -63,6 +63,9 @@ std::vector<std::string> LineRangeBundles(int64_t line_count, int64_t lines_per_
 struct ExecutorContext {
   int threads = 1;                    // harness threads (sdk_harness --threads)
   ModelProcessContext model_process;  // how model loads meet the job's device (the process's entry point builds it)
+  // The SDK processes sharing the machine when the launcher grew the job past job.json's count
+  // (a tenant borrowing slots); 0 = job.json's sdk_processes. Sizes the BLAS threads and lanes.
+  int sdk_processes = 0;
 };
 
 // The executor named by job.json's "executor": "pipeline" → the pipeline module's runner

@@ -19,6 +19,7 @@ struct SdkHarnessOptions {
   int threads = 1;      // harness threads (--threads), passed to the executor
   std::string coordinator_socket;  // --coordinator_socket from the launcher; "" = the job dir's SocketPath()
   ModelProcessContext model_process;  // how model loads meet the job's device (the entry point builds it)
+  int sdk_processes = 0;  // --sdk_processes: the launcher's count when it grew the job (ExecutorContext)
 };
 
 // Runs the loop with `executor` (tests pass a fake; the CLI passes MakeExecutorForJob's).
