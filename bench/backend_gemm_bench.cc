@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dfw/backend/registry.h"
+#include "bench_main.h"
 
 namespace dfw {
 namespace {
@@ -179,4 +180,4 @@ BENCHMARK(BM_SmallGemm)->ArgName("path")->Arg(0)->Arg(1)->UseRealTime();
 }  // namespace
 }  // namespace dfw
 
-BENCHMARK_MAIN();
+DFW_BENCHMARK_MAIN();

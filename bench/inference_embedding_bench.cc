@@ -21,6 +21,7 @@
 #include "dfw/inference/bert_encoder.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/tokenizer.h"
+#include "bench_main.h"
 
 namespace dfw {
 namespace {
@@ -179,4 +180,4 @@ BENCHMARK(BM_Sgemm)->Args({2048, 1536, 384})->Args({2048, 384, 1536})->Args({204
 }  // namespace
 }  // namespace dfw
 
-BENCHMARK_MAIN();
+DFW_BENCHMARK_MAIN();

@@ -15,6 +15,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/mlp_handler.h"
+#include "bench_main.h"
 
 namespace dfw {
 namespace {
@@ -162,4 +163,4 @@ BENCHMARK(BM_MlpHandlerRawLanes)->Arg(256)->UseRealTime();
 }  // namespace
 }  // namespace dfw
 
-BENCHMARK_MAIN();
+DFW_BENCHMARK_MAIN();

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include "dfw/record/expression.h"
+#include "bench_main.h"
 
 namespace {
 
@@ -54,4 +55,4 @@ BENCHMARK(BM_Compile);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+DFW_BENCHMARK_MAIN();

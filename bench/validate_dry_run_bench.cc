@@ -6,6 +6,7 @@
 #include "dfw/plan/plan.h"
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
+#include "bench_main.h"
 
 namespace {
 
@@ -36,4 +37,4 @@ BENCHMARK(BM_ParsePlanValidateRender);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+DFW_BENCHMARK_MAIN();
