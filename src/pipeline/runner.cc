@@ -94,6 +94,12 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
   const bool has_lanes = std::any_of(impl->stages.begin(), impl->stages.end(),
                                      [](const StageRuntime& s) { return s.stage->MaxConcurrentCalls() > 1; });
   if (has_lanes) impl->options.batch_size = std::min(impl->options.batch_size, kLaneMessageRows);
+  // A stage whose rows are expensive asks for small messages (Stage::MaxMessageRows), so a bundle
+  // is not all read ahead of its first rows' compute and a rebalancing split can still take the rest.
+  for (const StageRuntime& s : impl->stages) {
+    const int64_t rows = s.stage->MaxMessageRows();
+    if (rows > 0) impl->options.batch_size = std::min(impl->options.batch_size, static_cast<std::size_t>(rows));
+  }
   impl->arena = std::make_unique<tbb::task_arena>(options.threads);
   return std::unique_ptr<PipelineRunner>(new PipelineRunner(std::move(impl)));
 }

@@ -128,6 +128,15 @@ class MLTransform final : public Stage {
  public:
   MLTransform(StageConfig config, std::vector<Column> columns) : config_(std::move(config)), columns_(std::move(columns)) {}
 
+  int64_t MaxMessageRows() const override {
+    int64_t rows = 0;
+    for (const Column& c : columns_) {
+      const int64_t k = c.stage->MaxMessageRows();
+      if (k > 0) rows = rows == 0 ? k : std::min(rows, k);
+    }
+    return rows;
+  }
+
   int MaxConcurrentCalls() const override {
     int n = 0;
     for (const Column& c : columns_) {

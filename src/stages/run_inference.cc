@@ -199,6 +199,7 @@ class RunInference final : public Stage {
   }
 
   int MaxConcurrentCalls() const override { return static_cast<int>(lanes_.size()); }
+  int64_t MaxMessageRows() const override { return handler_->MaxMessageRows(); }
 
   Status StartBundle(const BundleContext&) override {
     for (auto& lane : lanes_) lane->batcher.StartBundle();

@@ -1,5 +1,6 @@
 // SentenceEmbeddingHandler on the tiny BERT: config keys, per-example checks, embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
+#include "dfw/inference/mlp_handler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -46,6 +47,21 @@ TEST(SentenceEmbeddingHandler, PlannedWorkspaceIsWhatTheEncoderAllocates) {
       EXPECT_LE(ratio, 1.1) << planned->how;
     }
   }
+}
+
+// Sentences cost milliseconds each: the handler asks for messages of one encode sub-batch, so a
+// bundle is not read whole ahead of its first batch (work rebalancing can split the rest); the
+// MLP handler, microseconds per row, asks for nothing.
+TEST(SentenceEmbeddingHandler, AsksForMessagesOfOneEncodeSubBatch) {
+  auto handler = MakeModelHandler(kSentenceEmbeddingHandlerType, Options({}));
+  ASSERT_TRUE(handler.ok()) << handler.status().ToString();
+  EXPECT_EQ((*handler)->MaxMessageRows(), 32);
+  ModelHandlerOptions mlp;
+  mlp.model_path = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
+  mlp.input_field = "features";
+  auto mlp_handler = MakeModelHandler(kMlpHandlerType, mlp);
+  ASSERT_TRUE(mlp_handler.ok()) << mlp_handler.status().ToString();
+  EXPECT_EQ((*mlp_handler)->MaxMessageRows(), 0);
 }
 
 TEST(SentenceEmbeddingHandler, EmbedsLikeTransformersThroughTheRegistry) {

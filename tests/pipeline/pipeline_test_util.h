@@ -45,6 +45,7 @@ inline std::vector<std::string> ReadShardLines(const std::string& prefix) {
 struct Collected {
   std::mutex mu;
   std::map<std::string, std::vector<Row>> rows;
+  std::map<std::string, std::size_t> largest_message;  // the most rows one Process call received
   static Collected& Get() {
     static Collected c;
     return c;
@@ -52,29 +53,36 @@ struct Collected {
 };
 
 // Test-only sink: appends rows to Collected under its transform name; config `delay_us` makes each
-// batch slow (sleep), to force the source to wait on the in-flight limit.
+// batch slow (sleep), to force the source to wait on the in-flight limit; `max_message_rows` is
+// what it answers to Stage::MaxMessageRows.
 class TestCollect final : public Stage {
  public:
-  TestCollect(std::string name, int64_t delay_us) : name_(std::move(name)), delay_us_(delay_us) {}
+  TestCollect(std::string name, int64_t delay_us, int64_t max_message_rows)
+      : name_(std::move(name)), delay_us_(delay_us), max_message_rows_(max_message_rows) {}
   Status Process(RowBatch& in, StageOutput&) override {
     if (delay_us_ > 0) std::this_thread::sleep_for(std::chrono::microseconds(delay_us_));
     std::lock_guard<std::mutex> lock(Collected::Get().mu);
     auto& v = Collected::Get().rows[name_];
     for (Row& r : in) v.push_back(std::move(r));
+    std::size_t& largest = Collected::Get().largest_message[name_];
+    largest = std::max(largest, in.size());
     return Status::OK();
   }
+  int64_t MaxMessageRows() const override { return max_message_rows_; }
 
  private:
   std::string name_;
   int64_t delay_us_;
+  int64_t max_message_rows_;
 };
 
 inline void RegisterTestStages(StageRegistry& r) {
   StageFactory make = [](const StageConfig& c) -> Result<std::unique_ptr<Stage>> {
     ASSIGN_OR_RETURN(int64_t delay, ConfigInt(c, "delay_us", 0));
-    return std::unique_ptr<Stage>(new TestCollect(c.name, delay));
+    ASSIGN_OR_RETURN(int64_t max_message_rows, ConfigInt(c, "max_message_rows", 0));
+    return std::unique_ptr<Stage>(new TestCollect(c.name, delay, max_message_rows));
   };
-  (void)r.Register({"TestCollect", make, {"delay_us"}, {}, StageTraits{.is_sink = true, .serial = true}});
+  (void)r.Register({"TestCollect", make, {"delay_us", "max_message_rows"}, {}, StageTraits{.is_sink = true, .serial = true}});
 }
 
 inline StageRegistry TestRegistry() {

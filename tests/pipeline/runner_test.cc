@@ -339,5 +339,28 @@ TEST(PipelineRunner, TheModelProcessContextInTheOptionsReachesEveryModelLoad) {
   EXPECT_EQ(charged_to("sdk-5"), 0u) << "released with the runner's models";
 }
 
+
+// A stage whose rows are expensive asks for small messages (Stage::MaxMessageRows): the source then
+// hands a bundle out in pieces of at most that many rows, and nothing is lost; without the ask the
+// same bundle arrives in messages of up to RunnerOptions::batch_size rows.
+TEST(PipelineRunner, AStagesMaxMessageRowsCapsWhatTheSourceHandsOutPerMessage) {
+  auto run = [](const std::string& name, int max_message_rows) -> std::size_t {
+    std::string elements;
+    for (int i = 0; i < 500; ++i) elements += (i ? ", " : "") + std::to_string(i);
+    TempDir out;
+    auto summary = RunYaml(fmt::format("pipeline:\n  type: chain\n  transforms:\n"
+                                       "    - {{type: Create, config: {{elements: [{}]}}}}\n"
+                                       "    - {{type: TestCollect, name: {}, config: {{max_message_rows: {}}}}}\n",
+                                       elements, name, max_message_rows),
+                           out / "staging");
+    EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+    std::lock_guard<std::mutex> lock(testing::Collected::Get().mu);
+    EXPECT_EQ(testing::Collected::Get().rows[name].size(), 500u) << name;
+    return testing::Collected::Get().largest_message[name];
+  };
+  EXPECT_LE(run("Capped", 7), 7u);
+  EXPECT_GT(run("Uncapped", 0), 7u) << "without the ask a message carries more rows";
+}
+
 }  // namespace
 }  // namespace dfw

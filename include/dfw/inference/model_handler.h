@@ -94,6 +94,9 @@ class ModelHandler {
   virtual std::optional<WorkspaceEstimate> EstimateWorkspace() const { return std::nullopt; }
 
   virtual Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const = 0;
+  // The most examples a message to its RunInference stage should carry (Stage::MaxMessageRows);
+  // 0 = no preference. Handlers whose examples each take milliseconds set it.
+  virtual int64_t MaxMessageRows() const { return 0; }
   // Beam's default namespace is "RunInference"; handlers may override (Beam's BeamML_PyTorch etc.).
   virtual std::string MetricsNamespace() const { return "RunInference"; }
   // The handler type name as written in YAML.

@@ -162,6 +162,12 @@ class Stage {
   // How many Process calls may overlap: 0 = as the type's traits say (serial: 1, else unlimited);
   // n >= 1 = at most n (a stage with n independent lanes of state, such as RunInference's models).
   virtual int MaxConcurrentCalls() const { return 0; }
+
+  // The most rows a message to this stage should carry, 0 = no preference. A stage whose rows each
+  // cost milliseconds (a transformer encoder) says so: the source then hands out a bundle in small
+  // messages, so most of a bundle is still unread while the first rows compute — which is what a
+  // work-rebalancing split can hand to an idle process. The runner takes the smallest over stages.
+  virtual int64_t MaxMessageRows() const { return 0; }
 };
 
 using StageFactory = std::function<Result<std::unique_ptr<Stage>>(const StageConfig&)>;
