@@ -34,18 +34,8 @@ work=$(mktemp -d /tmp/dfw-bench-embed-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 onnx="$cache/minilm-bert.onnx"
 
-# The sentences: varied lengths, accents, CJK, emoji (the generator of scripts/bench_embeddings.sh).
-"$py" - "$work/sentences.jsonl" "$n" <<'PY'
-import json, random, sys
-words = ("search retrieval embedding vector model sentence query document ranking semantic similarity "
-         "neural network training inference batch latency throughput memory pipeline worker résumé café "
-         "naïve 日本 中文 😀 — don't 3.5 100%").split()
-rng = random.Random(7)
-with open(sys.argv[1], "w", encoding="utf-8") as f:
-    for i in range(int(sys.argv[2])):
-        f.write(json.dumps({"id": i, "text": " ".join(rng.choice(words) for _ in range(rng.randint(4, 110)))},
-                           ensure_ascii=False) + "\n")
-PY
+# The sentences: varied lengths, accents, CJK, emoji (the same as scripts/bench_embeddings.sh's).
+"$py" scripts/make_sentences.py "$work/sentences.jsonl" "$n" --jsonl
 
 # The ONNX graph of the same BertModel (dynamic batch and sequence axes), once.
 if [[ ! -s $onnx ]]; then

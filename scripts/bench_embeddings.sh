@@ -31,16 +31,7 @@ if ! "$py" -c "import onnxruntime, onnx" 2>/dev/null; then
 fi
 
 # The same 512 sentences for both sides: varied lengths, accents, CJK, emoji.
-"$py" - "$work/sentences.txt" <<'PY'
-import random, sys
-words = ("search retrieval embedding vector model sentence query document ranking semantic similarity "
-         "neural network training inference batch latency throughput memory pipeline worker résumé café "
-         "naïve 日本 中文 😀 — don't 3.5 100%").split()
-rng = random.Random(7)
-with open(sys.argv[1], "w", encoding="utf-8") as f:
-    for _ in range(512):
-        f.write(" ".join(rng.choice(words) for _ in range(rng.randint(4, 110))) + "\n")
-PY
+"$py" scripts/make_sentences.py "$work/sentences.txt" 512
 
 OPENBLAS_NUM_THREADS=$threads DFW_MINILM_DIR=$model DFW_BENCH_SENTENCES=$work/sentences.txt "$bench" --benchmark_min_time=2 \
   --benchmark_format=json >"$work/ours.json"
