@@ -15,7 +15,6 @@
 // sentence_bert_config.json, a Normalize module in modules.json). What Beam has and dfworker does
 // not (read_artifact_location, other embedding providers, image models, inference_args) is refused
 // at load with its name. model_name must be a local directory: nothing is downloaded.
-#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <fstream>

@@ -21,7 +21,6 @@
 // (Beam's failed_preprocessing). Good rows are batched; a batch whose inference fails goes to the
 // error output as its rows with the reason (Beam's failed_inferences) and counts once in
 // failed_batches_counter. Without error_handling the first failure fails the bundle.
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <chrono>
