@@ -163,9 +163,9 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   // BertEncoder::AllocateWorkspace's device buffers for its sub-batch of kEncodeBatch sequences of
   // max_seq_length tokens (whatever the batch size: longer batches are encoded in sub-batches).
   // A sentence costs milliseconds (all-MiniLM-L6-v2: 1.7 GFLOP at 128 tokens), so messages carry one
-  // encode sub-batch: the rest of a bundle stays unread, and splittable, while the first computes.
-  // (2,048 MiniLM sentences on 2 SDK processes: whole-bundle messages left one process idle 12% of
-  // the run with no split possible.) The batcher still collects up to max_batch_size across messages.
+  // encode sub-batch: beyond what the batcher holds (up to max_batch_size rows, collected across
+  // messages) a bundle stays unread, and splittable, while its first batch computes. With whole-bundle
+  // messages nothing is ever left to split (docs/rebalancing.md).
   int64_t MaxMessageRows() const override { return kEncodeBatch; }
 
   std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
