@@ -411,7 +411,11 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
 // by `batch_size: 64` would silently run with 8. Refused, with both places (iterative: no recursion
 // on a deep document).
 Status CheckUniqueKeys(const YAML::Node& root, const std::string& file) {
-  constexpr int64_t kMaxNodes = 20'000'000;  // aliases can make a small file a huge tree
+  // Aliases can make a small file a huge tree, and each transform's config becomes a ConfigNode
+  // tree (about 130 B a node). A 4 MiB pipeline file (the CLI's limit) has at most about 2.1M nodes
+  // without aliases ("1," is one node in 2 bytes), so this cap refuses only alias expansion, and
+  // bounds the converted trees to about 550 MB.
+  constexpr int64_t kMaxNodes = int64_t{1} << 22;
   int64_t visited = 0;
   std::vector<YAML::Node> todo{root};
   while (!todo.empty()) {

@@ -1,5 +1,7 @@
 #include <gmock/gmock.h>
 
+#include <chrono>
+
 #include "pipeline_test_util.h"
 
 namespace dfw {
@@ -145,6 +147,28 @@ TEST(Loader, RejectsBadPipelinesWithLocatedMessages) {
     EXPECT_EQ(spec.status().code(), c.code) << spec.status().ToString();
     for (const std::string& f : c.fragments) EXPECT_THAT(spec.status().message(), HasSubstr(f));
   }
+}
+
+// "Billion laughs": nested aliases make a few hundred bytes a tree of 10^9 nodes. The loader counts
+// nodes as the aliases expand and refuses the file before anything is converted or allocated.
+TEST(Loader, AnAliasBombIsRefusedBeforeItExpands) {
+  std::string yaml = "defs:\n  - &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level < 9; ++level) {
+    yaml += "  - &a" + std::to_string(level) + " [";
+    for (int k = 0; k < 10; ++k) yaml += (k ? ", *a" : "*a") + std::to_string(level - 1);
+    yaml += "]\n";
+  }
+  yaml += "pipeline:\n  type: chain\n  transforms:\n    - {type: Create, config: {elements: *a8}}\n"
+          "    - {type: LogForTesting}\n";
+  ASSERT_LT(yaml.size(), 1000u);
+  StageRegistry r = TestRegistry();
+  const auto start = std::chrono::steady_clock::now();
+  Result<PipelineSpec> spec = LoadYaml(yaml, r);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr("YAML nodes (aliases expanding?)"));
+  EXPECT_LT(seconds, 30.0) << "refused while counting, not after expanding";
 }
 
 TEST(Loader, ChainWithSourceSinkAndExtraTransformsIsWiredInOrder) {
