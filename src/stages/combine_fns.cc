@@ -100,7 +100,7 @@ Status InsertTop(List& top, const Value& v, int64_t n, bool largest) {
 
 Status ParseFn(const StageConfig& c, const std::string& where, const ConfigNode& fn, Aggregation& a) {
   std::string type;
-  ConfigNode fn_config;
+  const ConfigNode& fn_config = fn["config"];  // undefined unless fn is a mapping with a config
   if (fn.IsScalar()) {
     type = fn.Scalar();
   } else if (fn.IsMap()) {
@@ -112,7 +112,6 @@ Status ParseFn(const StageConfig& c, const std::string& where, const ConfigNode&
     }
     if (!fn["type"].IsScalar()) return InvalidArgument(NodeLocation(c, fn) + ": " + where + ".fn needs 'type: <fn name>'");
     type = fn["type"].Scalar();
-    fn_config = fn["config"];
   } else {
     return InvalidArgument(NodeLocation(c, fn) + ": " + where + ".fn must be a name (sum, count, ...) or {type, config}");
   }
@@ -139,22 +138,17 @@ Status ParseFn(const StageConfig& c, const std::string& where, const ConfigNode&
     }
   }
   if (!takes_config) return Status::OK();
-  const ConfigNode& fc = fn_config;
-  const ConfigNode& n = fc["n"];
-  const std::optional<int64_t> parsed = n.IsScalar() ? ParseInt64(n.Scalar()) : std::nullopt;
-  const int64_t count = parsed.value_or(0);
-  if (!parsed || count < 1) {
+  const ConfigNode& n = fn_config["n"];
+  const std::optional<int64_t> count = n.IsScalar() ? ParseInt64(n.Scalar()) : std::nullopt;
+  if (!count || *count < 1) {
     return InvalidArgument(NodeLocation(c, n.IsDefined() ? n : fn) + ": " + where + ".fn '" + type +
                            "' needs config n, a whole number >= 1");
   }
-  a.n = count;
-  if (top_class && fc["reverse"].IsDefined()) {
-    const std::optional<bool> reverse_flag = ConfigScalarBool(fc["reverse"]);
-    const bool reverse = reverse_flag.value_or(false);
-    if (!reverse_flag) {
-      return InvalidArgument(NodeLocation(c, fc["reverse"]) + ": " + where + ".fn.config.reverse must be true or false");
-    }
-    if (reverse) a.fn = CombineFnKind::kTopSmallest;
+  a.n = *count;
+  if (const ConfigNode& r = fn_config["reverse"]; top_class && r.IsDefined()) {
+    const std::optional<bool> reverse = ConfigScalarBool(r);
+    if (!reverse) return InvalidArgument(NodeLocation(c, r) + ": " + where + ".fn.config.reverse must be true or false");
+    if (*reverse) a.fn = CombineFnKind::kTopSmallest;
   }
   return Status::OK();
 }

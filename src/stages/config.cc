@@ -11,8 +11,6 @@
 namespace dfw {
 namespace {
 
-const ConfigNode& Lookup(const StageConfig& c, const std::string& key) { return c.config[key]; }
-
 std::string Describe(const ConfigNode& n) {
   if (n.IsScalar()) return "'" + n.Scalar() + "'";
   if (n.IsSequence()) return "a list";
@@ -28,16 +26,16 @@ std::string NodeLocation(const StageConfig& c, const ConfigNode& node) {
 }
 
 bool ConfigHas(const StageConfig& c, const std::string& key) {
-  return Lookup(c, key).IsDefined();
+  return c.config[key].IsDefined();
 }
 
 Status ConfigKeyError(const StageConfig& c, const std::string& key, const std::string& message) {
-  return InvalidArgument(fmt::format("{}: transform '{}' ({}): config '{}': {}", NodeLocation(c, Lookup(c, key)),
+  return InvalidArgument(fmt::format("{}: transform '{}' ({}): config '{}': {}", NodeLocation(c, c.config[key]),
                                      c.name, c.type, key, message));
 }
 
 Result<std::string> ConfigString(const StageConfig& c, const std::string& key, std::optional<std::string> fallback) {
-  const ConfigNode& n = Lookup(c, key);
+  const ConfigNode& n = c.config[key];
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -47,7 +45,7 @@ Result<std::string> ConfigString(const StageConfig& c, const std::string& key, s
 }
 
 Result<bool> ConfigBool(const StageConfig& c, const std::string& key, std::optional<bool> fallback) {
-  const ConfigNode& n = Lookup(c, key);
+  const ConfigNode& n = c.config[key];
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -58,7 +56,7 @@ Result<bool> ConfigBool(const StageConfig& c, const std::string& key, std::optio
 }
 
 Result<int64_t> ConfigInt(const StageConfig& c, const std::string& key, std::optional<int64_t> fallback) {
-  const ConfigNode& n = Lookup(c, key);
+  const ConfigNode& n = c.config[key];
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -69,7 +67,7 @@ Result<int64_t> ConfigInt(const StageConfig& c, const std::string& key, std::opt
 }
 
 Result<double> ConfigDouble(const StageConfig& c, const std::string& key, std::optional<double> fallback) {
-  const ConfigNode& n = Lookup(c, key);
+  const ConfigNode& n = c.config[key];
   if (!n.IsDefined() || n.IsNull()) {
     if (fallback) return *fallback;
     return c.ConfigError("config '" + key + "' is required");
@@ -80,7 +78,7 @@ Result<double> ConfigDouble(const StageConfig& c, const std::string& key, std::o
 }
 
 Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const std::string& key) {
-  const ConfigNode& n = Lookup(c, key);
+  const ConfigNode& n = c.config[key];
   std::vector<std::string> out;
   if (!n.IsDefined() || n.IsNull()) return out;
   if (n.IsScalar()) {
