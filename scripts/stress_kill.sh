@@ -15,6 +15,10 @@
 # reaches the other processes only by dynamic work rebalancing (splits of the running bundle).
 # Each iteration SIGKILLs, after a random number of manifest lines (splits and commits), a random
 # SDK process (3 in 4) or the launcher (then --resume); the output must be every record once.
+# DFW_STRESS_MODE=rename: each iteration SIGKILLs the launcher at its Nth rename system call, N
+# drawn from 1 to the number a whole run makes (counted first, under strace), so the kill lands
+# anywhere from the first rename (job.json) through every commit to the last finalize move; then
+# --resume must finish the job with every record exactly once. Needs strace (no test hooks).
 set -euo pipefail
 BUILD=${1:-build}
 ITER=${2:-20}
@@ -101,6 +105,41 @@ if [[ ${DFW_STRESS_MODE:-} == rebalance ]]; then
     exit 0
   fi
   echo "stress_kill (rebalance): FAILED" >&2
+  exit 1
+fi
+if [[ ${DFW_STRESS_MODE:-} == rename ]]; then
+  command -v strace > /dev/null || { echo "stress_kill: DFW_STRESS_MODE=rename needs strace" >&2; exit 2; }
+  renames='rename,renameat,renameat2'
+  # How many renames the launcher itself makes in a whole run (not its children: no -f).
+  strace -qq -o "$WORK/count.txt" -e trace=$renames "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$WORK/count-job" \
+    > "$WORK/count.log" 2>&1 || { echo "stress_kill: the counting run failed" >&2; cat "$WORK/count.log" >&2; exit 1; }
+  total=$(grep -c 'rename' "$WORK/count.txt")
+  rm -rf "$WORK/count-job" out
+  echo "stress_kill (rename): a whole run makes $total renames in the launcher"
+  for i in $(seq 1 "$ITER"); do
+    jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
+    rm -rf out
+    n=$(( (RANDOM * 32768 + RANDOM) % total + 1 ))
+    (( i == 1 )) && n=1  # the first rename (job.json) at least once
+    code=0
+    strace -qq -o /dev/null -e trace=$renames -e inject=$renames:signal=SIGKILL:when=$n \
+      "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1 || code=$?
+    for _ in $(seq 1 500); do pgrep -f -- "$jd" > /dev/null || break; sleep 0.01; done
+    if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after the kill" >&2; fail=1; fi
+    [[ $code != 0 ]] && killed=$((killed + 1))
+    "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume after rename $n failed" >&2; cat "$log" >&2; fail=1; }
+    if cat out/rows-*-of-000$FILES.jsonl 2>/dev/null | sort | cmp -s - "$WORK/expected.txt" && [[ -e $jd/FINISHED ]]; then
+      echo "iteration $i (launcher killed at rename $n of $total, exit $code): ok"
+    else
+      echo "iteration $i (kill at rename $n): WRONG OUTPUT; log:" >&2; cat "$log" >&2; fail=1
+    fi
+    rm -rf "$jd"
+  done
+  if (( fail == 0 )); then
+    echo "stress_kill (rename): $ITER of $ITER exact ($killed runs killed at a rename), every record exactly once"
+    exit 0
+  fi
+  echo "stress_kill (rename): FAILED" >&2
   exit 1
 fi
 for i in $(seq 1 "$ITER"); do

@@ -6,6 +6,7 @@
 // pipeline file; flags go on the command line.
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <yaml-cpp/yaml.h>
 
@@ -66,6 +67,7 @@ struct PipelineEdits {
   YAML::Node root;
   std::map<std::string, report::StageKind> kinds;
   bool accelerator_in_yaml = false;
+  int run_inference_count = 0;  // RunInference transforms (what batch_size / model_copies edit)
 };
 
 report::StageKind KindOf(const std::string& type) {
@@ -123,6 +125,7 @@ Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& root
     const std::string type = t["type"].Scalar();
     const std::string name = t["name"] && t["name"].IsScalar() ? t["name"].Scalar() : type;
     e.kinds[name] = KindOf(type);
+    e.run_inference_count += type == "RunInference" ? 1 : 0;
     YAML::Node config = t["config"];
     if (!config || !config.IsMap() || !config["path"] || !config["path"].IsScalar()) return;
     const std::string path = config["path"].Scalar();
@@ -299,6 +302,24 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
              !edits->accelerator_in_yaml) {
     code = InvocationError("dfworker bench", "--sweep mps needs a worker_accelerator to switch MPS on and off, e.g. "
                  "--dataflow_service_options=\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\"");
+  } else if (edits->run_inference_count == 0) {
+    // These keys edit RunInference's model_handler: without one every point would be the same run.
+    for (const auto& a : axes) {
+      if (a.key == "batch_size" || a.key == "model_copies") {
+        code = InvocationError("dfworker bench", "--sweep " + a.key + ": the pipeline has no RunInference transform, so " +
+                                                     a.key + " would change nothing; sweep another key");
+        break;
+      }
+    }
+  }
+  if (code == 0 && !flags.report.empty()) {
+    // Before the sweep, not after it: a report that cannot be written fails in a second, not an hour.
+    fs::path parent = fs::path(flags.report).parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK) != 0) {
+      code = InvocationError("dfworker bench", "--report " + flags.report + ": folder '" + parent.string() +
+                                                   "' does not exist or is not writable");
+    }
   }
   if (code != 0) {
     fs::remove_all(root, ec);
@@ -344,10 +365,17 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
     std::cout << "interrupted: " << sorted.size() << " of " << grid->size() << " point(s) measured\n";
   }
   std::cout << report::RenderSweepTable(sorted, flags.repeat) << std::flush;
+  bool report_failed = false;
   if (!flags.report.empty()) {
-    Status s = WriteFileAtomically(flags.report, report::RenderSweepHtml(sorted, flags.pipeline_path, flags.repeat), false);
-    if (!s.ok()) std::cerr << "dfworker bench: error: writing " << flags.report << ": " << s.message() << "\n";
-    else std::cerr << "[bench] report: " << flags.report << "\n";
+    Status s = WriteFileAtomically(flags.report, report::RenderSweepHtml(sorted, flags.pipeline_path, flags.repeat),
+                                   /*sync=*/false, kOutputFileMode);
+    if (!s.ok()) {
+      // Asked for a report and none was written: the command failed, whatever the points did.
+      std::cerr << "dfworker bench: error: writing " << flags.report << ": " << s.message() << "\n";
+      report_failed = true;
+    } else {
+      std::cerr << "[bench] report: " << flags.report << "\n";
+    }
   }
   if (flags.keep) {
     std::cerr << "[bench] job dirs kept under " << root << "\n";
@@ -355,6 +383,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
     fs::remove_all(root, ec);
   }
   if (g_stop_signal != 0) return g_stop_signal == SIGINT ? static_cast<int>(ExitCode::kInterrupted) : static_cast<int>(ExitCode::kTerminated);
+  if (report_failed) return static_cast<int>(ExitCode::kRunFailed);
   for (const auto& s : sorted) {
     if (s.failed == 0) return 0;
   }

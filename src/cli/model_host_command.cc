@@ -3,6 +3,8 @@
 // `dfworker run` fork+execs it (model_hosts.h); it is not meant to be run by hand.
 #include <memory>
 
+#include <sys/stat.h>
+
 #include "commands.h"
 #include "dfw/common/logging.h"
 #include "dfw/worker/model_host.h"
@@ -21,6 +23,7 @@ void AddModelHostCommand(CLI::App& app, CliContext& context) {
   host->add_option("--device", options->device, "The model's device: GPU also exports a CUDA copy")
       ->check(CLI::IsMember({"CPU", "GPU"}));
   host->callback([options, &context] {
+    ::umask(077);  // as the launcher sets it (run_command.cc), for one started by hand
     (void)InitLogging("info", options->name);
     context.exit_code = RunModelHost(*options);
   });

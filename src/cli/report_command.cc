@@ -53,7 +53,7 @@ int ReportOne(const ReportFlags& flags) {
     return kInvalid;
   }
   const std::string out = flags.out.empty() ? flags.job_dir + "/report.html" : flags.out;
-  Status s = WriteFileAtomically(out, report::RenderJobReportHtml(*data), /*sync=*/false);
+  Status s = WriteFileAtomically(out, report::RenderJobReportHtml(*data), /*sync=*/false, kOutputFileMode);
   if (!s.ok()) {
     std::cerr << "dfworker report: error: writing " << out << ": " << s.message() << "\n";
     return kInvalid;
@@ -78,7 +78,7 @@ int ReportTenants(const ReportFlags& flags) {
     code = std::max(code, Report(tenant));  // a tenant's own run (stages included)
   }
   const std::string out = flags.out.empty() ? flags.job_dir + "/report.html" : flags.out;
-  Status s = WriteFileAtomically(out, *page, /*sync=*/false);
+  Status s = WriteFileAtomically(out, *page, /*sync=*/false, kOutputFileMode);
   if (!s.ok()) {
     std::cerr << "dfworker report: error: writing " << out << ": " << s.message() << "\n";
     return kInvalid;

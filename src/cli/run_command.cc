@@ -6,6 +6,8 @@
 #include <memory>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "commands.h"
 #include "dfw/catalog/catalog.h"
 #include "dfw/common/exit_code.h"
@@ -170,6 +172,10 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
     return valid ? 0 : kInvalid;
   }
   for (const Diagnostic& d : diagnostics) std::cerr << RenderDiagnosticText(d) << "\n";
+  // What a run creates is private whatever the umask it was started with: the job dir and all in
+  // it (0700/0600), and so its SDK processes, model hosts and MPS daemon (they inherit it).
+  // Outputs get their documented modes explicitly (kOutputFileMode, kOutputFolderMode).
+  ::umask(077);
   context.plan = std::move(*plan);
   context.model_sources = std::move(pipeline.sources);
   return RunJob(context);

@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 
+#include <sys/stat.h>
+
 #include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
@@ -52,6 +54,7 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
       ->check(CLI::Range(1, 1024));
   sdk->add_option("--log_level", *log_level, "trace|debug|info|warn|error");
   sdk->callback([options, log_level, &context] {
+    ::umask(077);  // as the launcher sets it (run_command.cc), for one started by hand
     Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));
     if (s.ok()) s = RunSdkProcess(*options);
     if (!s.ok()) std::cerr << "[dfworker sdk-" << options->index << "] error: " << s.message() << "\n";

@@ -1,5 +1,7 @@
 // `dfworker run --tenants` (tenants_command.h): load and plan every tenant with the worker's flags,
 // admit them together, print the report; a valid real run goes on in the launcher (dfw/launcher/tenants_run.h).
+#include <sys/stat.h>
+
 #include "tenants_command.h"
 
 #include <iostream>
@@ -167,6 +169,7 @@ int RunTenantsCommand(const TenantsFlags& flags, const std::vector<std::string>&
     return valid ? 0 : kInvalid;
   }
   PrintReport(flags, diagnostics, tenants, &admission, /*dry_run=*/false);
+  ::umask(077);  // the tenants' job dirs are private whatever the umask, as a single run's (run_command.cc)
   return RunAdmittedTenants(flags, parsed.file, admission, tenants, args);
 }
 

@@ -55,7 +55,8 @@ Status DataLoss(std::string m) { return Status(StatusCode::kDataLoss, std::move(
 Status ErrnoError(std::string_view what, int errno_value) {
   std::string m(what);
   m += ": ";
-  m += std::strerror(errno_value);
+  // errno 0 means a caller lost it (a later call reset it): say so, never ": Success".
+  m += errno_value == 0 ? std::string("failed (the system error was not kept)") : std::strerror(errno_value);
   return Status(StatusCode::kIoError, std::move(m));
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,19 +25,36 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxSocketPath = 100;  // of sockaddr_un's 108, with room to spare
 
+// A folder of the job dir: 0700 whatever the umask (mkdir applies the umask; a folder that exists
+// is left as the job made it).
 Status MakeDir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create job dir folder '" + path + "'", errno);
+  if (::mkdir(path.c_str(), kPrivateFolderMode) == 0) {
+    if (::chmod(path.c_str(), kPrivateFolderMode) != 0) return ErrnoError("chmod 0700 '" + path + "'", errno);
+    return Status::OK();
+  }
+  if (errno != EEXIST) return ErrnoError("create job dir folder '" + path + "'", errno);
   return Status::OK();
 }
 
-Status FsyncPath(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open '" + path + "' for fsync", errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return ErrnoError("fsync '" + path + "'", err);
-  return Status::OK();
+std::string UserName(uid_t uid) {
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr) {
+    return std::string(found->pw_name) + " (uid " + std::to_string(uid) + ")";
+  }
+  return "uid " + std::to_string(uid);
+}
+
+// What a launcher stopped inside JobDir::Create (or before a staged job's stages.json was in
+// place) can have left: its lock, the empty folders, and temporary files of its first rename.
+bool IsLeftoverOfCreate(const fs::directory_entry& e) {
+  const std::string name = e.path().filename().string();
+  std::error_code ec;
+  if (name == "lock") return e.is_regular_file(ec);
+  if (name == "staging" || name == "committed") return e.is_directory(ec) && fs::is_empty(e.path(), ec) && !ec;
+  if (name == "logs") return e.is_directory(ec);  // logs of processes that never saw a job
+  return name.starts_with("job.json.tmp.") || name.starts_with("stages.json.tmp.");
 }
 
 }  // namespace
@@ -120,14 +138,23 @@ Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool
     return FailedPrecondition("job dir '" + root + "' already exists and is not empty; finish it with --resume '" + root +
                               "' or choose another --job_dir");
   };
-  if (::mkdir(root.c_str(), 0755) != 0) {
+  if (::mkdir(root.c_str(), kPrivateFolderMode) != 0) {
     if (errno != EEXIST) return ErrnoError("create job dir '" + root + "'", errno);
-    if (!fs::is_directory(root, ec) || !fs::is_empty(root, ec)) return busy();  // an empty folder the user made is fine
+    RETURN_IF_ERROR(CheckJobDirOwner(root));
+    auto unstarted = IsUnstartedJobDir(root);
+    if (!unstarted.ok()) return unstarted.status();
+    if (*unstarted) {
+      RETURN_IF_ERROR(ReclaimUnstartedJobDir(root));
+    } else if (!fs::is_directory(root, ec) || !fs::is_empty(root, ec)) {
+      return busy();  // an empty folder the user made is fine
+    }
   }
+  RETURN_IF_ERROR(CheckJobDirOwner(root));
+  if (::chmod(root.c_str(), kPrivateFolderMode) != 0) return ErrnoError("chmod 0700 job dir '" + root + "'", errno);
   // Ownership is decided by one atomic step: whoever creates the lock file (O_EXCL) owns the dir,
   // and holds its flock from before the first job file is written. A second run racing on the
   // same (empty) dir loses here, having written nothing.
-  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kPrivateFileMode);
   if (fd < 0) {
     if (errno == EEXIST) return busy();
     return ErrnoError("create job dir lock '" + root + "/lock'", errno);
@@ -158,6 +185,7 @@ Status JobDir::SyncJobJson() const {
 Result<JobDir> JobDir::Open(const std::string& root, std::optional<JobLock> lock) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return NotFound("job dir '" + root + "' does not exist or is not a folder");
+  RETURN_IF_ERROR(CheckJobDirOwner(root));
   auto text = ReadWholeFile(root + "/job.json", kMaxJobJsonBytes);
   if (!text.ok()) return NotFound("'" + root + "' is not a dfworker job dir: " + text.status().message());
   auto info = JobInfoFromJson(*text);
@@ -171,11 +199,12 @@ Result<JobDir> JobDir::Open(const std::string& root, std::optional<JobLock> lock
 Result<JobLock> JobLock::Acquire(const std::string& root) {
   // No O_CREAT: every job dir has its lock file from Create, and a path that is not a job dir
   // must not grow one.
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return NotFound("job dir '" + root + "' does not exist or is not a folder");
+  RETURN_IF_ERROR(CheckJobDirOwner(root));  // before anything in it is opened
   int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0 && errno == ENOENT) {
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) return NotFound("job dir '" + root + "' does not exist or is not a folder");
-    fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // a job dir of an older dfworker
+    fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, kPrivateFileMode);  // a job dir of an older dfworker
   }
   if (fd < 0) return ErrnoError("open lock file '" + root + "/lock'", errno);
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -187,6 +216,66 @@ Result<JobLock> JobLock::Acquire(const std::string& root) {
 
 JobLock::~JobLock() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+Status CheckJobDirOwner(const std::string& root) {
+  // Checked on the opened folder, not by path: O_NOFOLLOW refuses a symlink at the job dir's own
+  // name, and fstat then describes exactly the folder that was opened.
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    struct stat link {};
+    // O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR or ELOOP: lstat tells them apart.
+    if (errno == ELOOP || (errno == ENOTDIR && ::lstat(root.c_str(), &link) == 0 && S_ISLNK(link.st_mode))) {
+      return InvalidArgument("job dir '" + root + "' is a symbolic link; a job dir must be a real folder of yours "
+                             "(choose another --job_dir, or name the folder it points to)");
+    }
+    if (errno == ENOTDIR) return InvalidArgument("job dir '" + root + "' is not a folder");
+    return ErrnoError("open job dir '" + root + "'", errno);
+  }
+  OwnedFd owned(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoError("stat job dir '" + root + "'", errno);
+  if (st.st_uid != ::geteuid()) {
+    return InvalidArgument("job dir '" + root + "' belongs to " + UserName(st.st_uid) + ", not to " +
+                           UserName(::geteuid()) + " who runs this job; a job dir must be your own folder "
+                           "(choose another --job_dir)");
+  }
+  return Status::OK();
+}
+
+Result<bool> IsUnstartedJobDir(const std::string& root) {
+  std::error_code ec;
+  bool any = false;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!IsLeftoverOfCreate(*it)) return false;
+    any = true;
+  }
+  if (ec) return ErrnoError("list job dir '" + root + "'", ec.value());
+  return any;
+}
+
+Status ReclaimUnstartedJobDir(const std::string& root) {
+  // A launcher still inside Create holds the flock of the lock file from before its first folder:
+  // a lock we cannot take means it is alive, and its dir is not ours to clean.
+  std::optional<OwnedFd> lock;
+  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    lock.emplace(fd);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      return FailedPrecondition("job dir '" + root + "' is in use by another dfworker launcher");
+    }
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() == "lock") continue;
+    fs::remove_all(it->path(), ec);
+    if (ec) return IoError("clear '" + it->path().string() + "' of a job dir that was never started: " + ec.message());
+  }
+  if (ec) return IoError("list job dir '" + root + "': " + ec.message());
+  // The lock goes last, while still held: a racing run then either waited on our flock above or
+  // finds the dir empty and decides ownership by creating the lock (O_EXCL) as usual.
+  if (::unlink((root + "/lock").c_str()) != 0 && errno != ENOENT) return ErrnoError("remove '" + root + "/lock'", errno);
+  return Status::OK();
 }
 
 Result<int> PromoteStaged(const std::string& lease_dir, const std::string& committed_dir) {
@@ -219,72 +308,6 @@ Status RemoveTree(const std::string& path) {
   fs::remove_all(path, ec);
   if (ec) return IoError("remove '" + path + "': " + ec.message());
   return Status::OK();
-}
-
-Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync) {
-  // A temporary name of this process and call: two writers never share one (each rename is whole).
-  static std::atomic<uint64_t> counter{0};
-  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("create '" + tmp + "'", errno);
-  std::size_t off = 0;
-  while (off < contents.size()) {
-    ssize_t n = ::write(fd, contents.data() + off, contents.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ErrnoError("write '" + tmp + "'", err);
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  if (sync && ::fsync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return ErrnoError("fsync '" + tmp + "'", err);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError("rename '" + tmp + "' to '" + path + "'", err);
-  }
-  return Status::OK();
-}
-
-Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes) {
-  // Open without blocking (a FIFO in a file's place would hang a plain open), then insist on a
-  // regular file of sane size before reading it into memory.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return NotFound("cannot read '" + path + "': " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return FailedPrecondition("'" + path + "' is not a regular file");
-  }
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return FailedPrecondition("'" + path + "' is " + std::to_string(st.st_size) + " bytes, over the limit of " +
-                              std::to_string(max_bytes) + " for this file");
-  }
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t off = 0;
-  while (off < out.size()) {
-    ssize_t n = ::read(fd, out.data() + off, out.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return ErrnoError("read '" + path + "'", err);
-    }
-    if (n == 0) break;  // shrank while reading
-    off += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  out.resize(off);
-  return out;
 }
 
 }  // namespace dfw

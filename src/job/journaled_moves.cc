@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "dfw/common/file.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/job_dir.h"
 
@@ -25,41 +26,22 @@ bool Exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-Status FsyncDir(const std::string& dir) {
-  int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open folder '" + dir + "' to sync it", errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  return rc == 0 ? Status::OK() : ErrnoError("fsync folder '" + dir + "'", err);
-}
-
-Status FsyncFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("open '" + path + "' to sync it", errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  return rc == 0 ? Status::OK() : ErrnoError("fsync '" + path + "'", err);
-}
-
 std::string Parent(const std::string& path) { return fs::path(path).parent_path().string(); }
 
 }  // namespace
 
 Status MoveDurably(const FileMove& m) {
-  if (std::rename(m.from.c_str(), m.to.c_str()) == 0) return Status::OK();
+  // The output's mode is set on the committed file, in the private job dir, before it is moved
+  // (never by path once it is in a folder others may write to).
+  if (::chmod(m.from.c_str(), kOutputFileMode) != 0) return ErrnoError("chmod '" + m.from + "'", errno);
+  ASSIGN_OR_RETURN(OwnedFd to_dir, OpenFolder(Parent(m.to)));
+  RETURN_IF_ERROR(CheckFolderNotOpenToAll(to_dir.get(), Parent(m.to).empty() ? "." : Parent(m.to)));
+  const std::string to_name = fs::path(m.to).filename().string();
+  if (::renameat(AT_FDCWD, m.from.c_str(), to_dir.get(), to_name.c_str()) == 0) return Status::OK();
   if (errno != EXDEV) return ErrnoError("rename '" + m.from + "' to '" + m.to + "'", errno);
-  std::string tmp = m.to + ".dfworker-copy";
-  std::error_code ec;
-  fs::copy_file(m.from, tmp, fs::copy_options::overwrite_existing, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return IoError("copy '" + m.from + "' to '" + tmp + "': " + ec.message());
-  }
-  RETURN_IF_ERROR(FsyncFile(tmp));
-  if (std::rename(tmp.c_str(), m.to.c_str()) != 0) return ErrnoError("rename '" + tmp + "' to '" + m.to + "'", errno);
-  RETURN_IF_ERROR(FsyncDir(Parent(m.to)));
+  // Another file system: a copy under a fresh exclusive name in the target folder, renamed onto
+  // the shard name (a name another user planted there, file or symlink, is never written through).
+  RETURN_IF_ERROR(CopyFileInto(m.from, to_dir.get(), to_name, m.to, kOutputFileMode));
   if (::unlink(m.from.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove '" + m.from + "'", errno);
   return Status::OK();
 }
@@ -106,7 +88,7 @@ Status RunJournaledMoves(const std::string& journal_path, const std::vector<File
     }
   } else {
     RETURN_IF_ERROR(WriteFileAtomically(journal_path, ToJson(moves), /*sync=*/true));
-    RETURN_IF_ERROR(FsyncDir(Parent(journal_path)));
+    RETURN_IF_ERROR(FsyncPath(Parent(journal_path)));
   }
   std::set<std::string> dirs;
   for (std::size_t i = 0; i < moves.size(); ++i) {
@@ -123,7 +105,7 @@ Status RunJournaledMoves(const std::string& journal_path, const std::vector<File
     dirs.insert(Parent(m.to));
     dirs.insert(Parent(m.from));
   }
-  for (const std::string& d : dirs) RETURN_IF_ERROR(FsyncDir(d));
+  for (const std::string& d : dirs) RETURN_IF_ERROR(FsyncPath(d));
   return Status::OK();
 }
 

@@ -3,7 +3,11 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -139,6 +143,21 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
     return FinalizePipelineJob(dir, total, bundles);
   };
+  if (!o.resume_dir.empty() && !Exists(o.resume_dir + "/" + kStagesFile) && !Exists(o.resume_dir + "/job.json")) {
+    // Stopped before its first rename (job.json, or a staged job's stages.json): nothing was
+    // committed and nothing records the job, so finishing it is running it, here, from the start.
+    auto unstarted = IsUnstartedJobDir(o.resume_dir);
+    if (unstarted.ok() && *unstarted) {
+      std::fprintf(stderr,
+                   "[dfworker] job dir %s was stopped before its job was recorded (nothing was committed): starting "
+                   "the job afresh in it with this command's pipeline and options\n",
+                   o.resume_dir.c_str());
+      PipelineLaunchOptions fresh = o;
+      fresh.job_dir = o.resume_dir;
+      fresh.resume_dir.clear();
+      return RunPipelineJob(fresh);
+    }
+  }
   if (!o.resume_dir.empty() && Exists(o.resume_dir + "/" + kStagesFile)) {
     auto staged = ReadStagedJob(o.resume_dir);
     if (!staged.ok()) return Stop(staged.status().message(), ExitCodeFor(staged.status()));
@@ -156,12 +175,20 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       staged.stage.partitions = stages->partitions;
       std::error_code ec;
       std::string root = o.job_dir.empty() ? std::string(kDefaultJobsDir) + "/" + NewJobId() : o.job_dir;
-      std::filesystem::create_directories(root, ec);
-      if (ec) return Stop("create job dir '" + root + "': " + ec.message(), ExitCode::kRunFailed);
+      if (Status made = MakeFolders(root, kPrivateFolderMode); !made.ok()) {
+        return Stop("create job dir '" + root + "': " + made.message(), ExitCode::kRunFailed);
+      }
+      if (Status owned = CheckJobDirOwner(root); !owned.ok()) return Stop(owned.message(), ExitCodeFor(owned));
+      if (auto unstarted = IsUnstartedJobDir(root); unstarted.ok() && *unstarted) {
+        if (Status s = ReclaimUnstartedJobDir(root); !s.ok()) return Stop(s.message(), ExitCodeFor(s));
+      }
       if (!std::filesystem::is_empty(root, ec)) {
         return Stop("job dir '" + root + "' already exists and is not empty; finish it with --resume '" + root +
                         "' or choose another --job_dir",
                     ExitCode::kRunFailed);  // as JobDir::Create says it for a one-stage job
+      }
+      if (::chmod(root.c_str(), kPrivateFolderMode) != 0) {
+        return Stop("chmod 0700 job dir '" + root + "': " + std::strerror(errno), ExitCode::kRunFailed);
       }
       staged.stage.root = std::filesystem::absolute(root).lexically_normal().string();
       while (staged.stage.root.size() > 1 && staged.stage.root.back() == '/') staged.stage.root.pop_back();

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/yaml_document.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config_yaml.h"
@@ -407,43 +408,13 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
   return spec;
 }
 
-// yaml-cpp keeps every entry of a mapping and lookups return the first, so `batch_size: 8` followed
-// by `batch_size: 64` would silently run with 8. Refused, with both places (iterative: no recursion
-// on a deep document).
+// A repeated key (`batch_size: 8` then `batch_size: 64` would silently run with 8) or an alias
+// bomb is refused with its place (dfw/common/yaml_document.h: every YAML file gets these checks).
 Status CheckUniqueKeys(const YAML::Node& root, const std::string& file) {
-  // Aliases can make a small file a huge tree, and each transform's config becomes a ConfigNode
-  // tree (about 130 B a node). A 4 MiB pipeline file (the CLI's limit) has at most about 2.1M nodes
-  // without aliases ("1," is one node in 2 bytes), so this cap refuses only alias expansion, and
-  // bounds the converted trees to about 550 MB.
-  constexpr int64_t kMaxNodes = int64_t{1} << 22;
-  int64_t visited = 0;
-  std::vector<YAML::Node> todo{root};
-  while (!todo.empty()) {
-    if (++visited > kMaxNodes) {
-      return InvalidArgument(fmt::format("{}: more than {} YAML nodes (aliases expanding?); refusing to load it", file, kMaxNodes));
-    }
-    YAML::Node n = todo.back();
-    todo.pop_back();
-    if (n.IsSequence()) {
-      for (const YAML::Node& child : n) todo.push_back(child);
-    } else if (n.IsMap()) {
-      std::unordered_map<std::string, YAML::Mark> seen;
-      for (const auto& kv : n) {
-        if (kv.first.IsScalar()) {
-          auto [it, fresh] = seen.emplace(kv.first.Scalar(), kv.first.Mark());
-          if (!fresh) {
-            const YAML::Mark& m = kv.first.Mark();
-            return InvalidArgument(fmt::format("{}:{}:{}: duplicate key '{}' (first at line {}, column {}); keys of a "
-                                               "mapping must be unique, or the first value would silently win",
-                                               file, m.line + 1, m.column + 1, kv.first.Scalar(), it->second.line + 1,
-                                               it->second.column + 1));
-          }
-        }
-        todo.push_back(kv.second);
-      }
-    }
-  }
-  return Status::OK();
+  std::optional<YamlProblem> problem = FindYamlProblem(root);
+  if (!problem) return Status::OK();
+  if (problem->line < 0) return InvalidArgument(fmt::format("{}: {}", file, problem->message));
+  return InvalidArgument(fmt::format("{}:{}:{}: {}", file, problem->line + 1, problem->column + 1, problem->message));
 }
 
 Result<PipelineSpec> LoadFrom(const StageRegistry& registry, const std::string& file, const std::function<YAML::Node()>& parse) {

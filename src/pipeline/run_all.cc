@@ -1,4 +1,5 @@
 // Committing outputs (FinalizeOutputs) and the single-process run of a whole pipeline.
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "dfw/common/file.h"
 #include "dfw/job/journaled_moves.h"
 #include "dfw/pipeline/fused_stages.h"
 #include "dfw/pipeline/runner.h"
@@ -23,20 +25,42 @@ namespace {
 // File sinks are the sinks with a `path` (a test-only collector has none).
 bool IsFileSink(const TransformSpec& t) { return t.traits.is_sink && ConfigHas(t.config, "path"); }
 
+// The output folder: made (kOutputFolderMode, whatever the umask) when missing, refused when every
+// user may write to it without a sticky bit, and probed with a file of an unpredictable name
+// created exclusively (never a name another user planted).
 Status PrepareSinkDirectory(const TransformSpec& t) {
   ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
-  fs::path parent = fs::path(naming.prefix).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) fs::create_directories(parent, ec);
-  if (ec) return IoError(fmt::format("{}: cannot create output directory '{}': {}", t.config.Where(), parent.string(), ec.message()));
-  std::string probe = naming.prefix + fmt::format(".dfworker-probe-{}", ::getpid());
-  FILE* f = std::fopen(probe.c_str(), "wb");
-  if (f == nullptr) {
-    return IoError(fmt::format("{}: output path '{}' is not writable: {}", t.config.Where(), naming.prefix, std::strerror(errno)));
+  const std::string parent = fs::path(naming.prefix).parent_path().string();
+  if (Status made = MakeFolders(parent, kOutputFolderMode); !made.ok()) {
+    return IoError(fmt::format("{}: cannot create output directory '{}': {}", t.config.Where(), parent, made.message()));
   }
-  std::fclose(f);
-  fs::remove(probe, ec);
+  auto dir = OpenFolder(parent);
+  if (!dir.ok()) return dir.status().WithContext(t.config.Where());
+  RETURN_IF_ERROR(CheckFolderNotOpenToAll(dir->get(), parent.empty() ? "." : parent).WithContext(t.config.Where()));
+  std::string probe;
+  auto fd = CreateUniqueFileAt(dir->get(), "." + fs::path(naming.prefix).filename().string() + ".dfworker-probe",
+                               kPrivateFileMode, &probe);
+  if (!fd.ok()) {
+    return IoError(fmt::format("{}: output path '{}' is not writable: {}", t.config.Where(), naming.prefix, fd.status().message()));
+  }
+  ::unlinkat(dir->get(), probe.c_str(), 0);
   return Status::OK();
+}
+
+// A sink that got no bundle still has its one (empty) shard, made like every other: a new file in
+// the folder, renamed onto the shard name. Redoing it changes nothing.
+Status WriteEmptyShard(const std::string& shard) {
+  const std::string parent = fs::path(shard).parent_path().string();
+  ASSIGN_OR_RETURN(OwnedFd dir, OpenFolder(parent));
+  const std::string name = fs::path(shard).filename().string();
+  std::string tmp;
+  ASSIGN_OR_RETURN(OwnedFd fd, CreateUniqueFileAt(dir.get(), "." + name + ".dfworker-empty", kOutputFileMode, &tmp));
+  if (::fsync(fd.get()) != 0 || ::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0) {
+    int err = errno;
+    ::unlinkat(dir.get(), tmp.c_str(), 0);
+    return ErrnoError("create '" + shard + "'", err);
+  }
+  return FsyncPath(parent);
 }
 
 }  // namespace
@@ -58,10 +82,7 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
     RETURN_IF_ERROR(PrepareSinkDirectory(t));
     ASSIGN_OR_RETURN(ShardNaming naming, SinkNaming(t.config));
     if (bundle_ids.empty()) {
-      std::string shard = naming.ShardName(0, 1);
-      FILE* f = std::fopen(shard.c_str(), "ab");  // an empty shard; redoing it changes nothing
-      if (f == nullptr) return ErrnoError("create '" + shard + "'", errno);
-      std::fclose(f);
+      RETURN_IF_ERROR(WriteEmptyShard(naming.ShardName(0, 1)));
       continue;
     }
     auto count = static_cast<int64_t>(bundle_ids.size());

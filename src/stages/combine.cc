@@ -12,6 +12,7 @@
 //   trailer:  8 bytes little-endian offset of the index, "DFWSHUF1"
 // A bundle spills its accumulators into a new set of sections whenever it holds kSpillKeys keys,
 // so a bundle's memory is bounded whatever the number of distinct keys.
+#include "dfw/common/file.h"
 #include "dfw/stages/combine.h"
 
 #include <fcntl.h>
@@ -318,19 +319,7 @@ Status CommitShuffle(const std::string& shuffle_dir, const std::vector<int64_t>&
   if (ec) return IoError("create the shuffle folder '" + shuffle_dir + "': " + ec.message());
   std::string text(kIndexHeader);
   for (int64_t id : bundle_ids) text += std::to_string(id) + "\n";
-  const std::string path = shuffle_dir + "/" + kIndexFile;
-  const std::string tmp = path + ".tmp";
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return ErrnoError("create '" + tmp + "'", errno);
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
-  int err = errno;
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (!ok) return ErrnoError("write '" + tmp + "'", err);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoError("rename '" + tmp + "'", errno);
-  return Status::OK();
+  return WriteFileAtomically(shuffle_dir + "/" + kIndexFile, text, /*sync=*/true);
 }
 
 void RegisterCombine(StageRegistry& r) {

@@ -1,5 +1,7 @@
 #include "sink_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,8 +42,20 @@ Status BundleFile::Open(const BundleContext& bundle, const std::string& transfor
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(tmp_).parent_path(), ec);
   if (ec) return IoError("cannot create staging directory for '" + tmp_ + "': " + ec.message());
-  file_.reset(std::fopen(tmp_.c_str(), "wb"));
-  if (!file_) return ErrnoError("open '" + tmp_ + "' for writing", errno);
+  // Private (0600 whatever the umask) and never through a symlink: staging is the job's own.
+  int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoError("open '" + tmp_ + "' for writing", errno);
+  if (::fchmod(fd, 0600) != 0) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoError("chmod '" + tmp_ + "'", err);
+  }
+  file_.reset(::fdopen(fd, "wb"));
+  if (!file_) {
+    int err = errno;
+    ::close(fd);
+    return ErrnoError("open '" + tmp_ + "' for writing", err);
+  }
   return Status::OK();
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/yaml_document.h"
 
 namespace dfw {
 namespace {
@@ -20,7 +21,9 @@ const std::vector<std::string> kTopKeys = {"options", "tenants", "borrowing"};
 const std::vector<std::string> kTenantKeys = {"name",     "pipeline",      "gpu_memory",       "active_thread_percentage",
                                               "priority", "sdk_processes", "over_quota_weight"};
 
-constexpr std::size_t kMaxNameLength = 24;  // the ledger keeps 32 bytes of a client name ("<tenant>/sdk-N")
+constexpr std::size_t kMaxNameLength = 24;
+// The most vCPUs of any machine type in configs/machines.yaml (384): one SDK process per tenant at least.
+constexpr std::size_t kMaxTenants = 384;  // the ledger keeps 32 bytes of a client name ("<tenant>/sdk-N")
 
 class Parser {
  public:
@@ -198,6 +201,16 @@ TenantsParse ParseTenantsFile(std::string_view text, std::string_view path) {
     return result;
   }
   try {
+    // The checks every YAML file gets (as the pipeline loader's): a repeated key would silently
+    // keep its first value.
+    if (std::optional<YamlProblem> problem = FindYamlProblem(root)) {
+      YAML::Mark at;
+      at.line = problem->line < 0 ? 0 : problem->line;
+      at.column = problem->line < 0 ? 0 : problem->column;
+      p.Error(at, 0, problem->message, "write each key once");
+      result.diagnostics = std::move(p.out());
+      return result;
+    }
     if (!root.IsMap()) {
       p.Error(root.Mark(), 0, "expected a mapping with a 'tenants:' list", "see docs/tenants.md");
       result.diagnostics = std::move(p.out());
@@ -223,6 +236,16 @@ TenantsParse ParseTenantsFile(std::string_view text, std::string_view path) {
     const YAML::Node list = root["tenants"];
     if (!list || !list.IsSequence() || list.size() == 0) {
       p.Error(list ? list.Mark() : root.Mark(), 0, "'tenants:' must be a non-empty list", "add '- name: ...' entries");
+      result.diagnostics = std::move(p.out());
+      return result;
+    }
+    // Before any entry is read: every tenant runs at least one SDK process, and no machine type
+    // has more vCPUs than kMaxTenants, so a longer list could never be admitted.
+    if (list.size() > kMaxTenants) {
+      p.Error(list.Mark(), 0,
+              "'tenants:' lists " + std::to_string(list.size()) + " tenants, more than any worker could admit (" +
+                  std::to_string(kMaxTenants) + ": each tenant needs at least one SDK process, one per vCPU)",
+              "split the tenants over several workers");
       result.diagnostics = std::move(p.out());
       return result;
     }

@@ -5,7 +5,9 @@
 // that exit codes are exact and that no process of the job outlives it.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -405,6 +407,112 @@ TEST_F(DfworkerRun, OneMegabyteFileReachesEveryOneOfEightSdkProcesses) {
   }
   EXPECT_EQ(lines, rows);
   EXPECT_EQ(ids.size(), static_cast<std::size_t>(rows)) << "every record exactly once";
+}
+
+// A launcher killed at its very first rename (job.json in place of its temporary name) has
+// committed nothing and recorded no job: --resume starts it afresh in the same dir, and so does a
+// plain run on that --job_dir. Either way every record once.
+class DfworkerFirstRenameKill : public DfworkerRun, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(DfworkerFirstRenameKill, LeavesADirThatResumeOrAFreshRunFinishes) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  EXPECT_EQ(Run("first", 2, {}, {"DFW_TEST_KILL_AT=rename:job.json"}), 128 + SIGKILL) << Log("first");
+  EXPECT_TRUE(Eventually([&] { return JobProcesses() == 0; }, 30));
+  ASSERT_TRUE(fs::is_directory(JobDir()));
+  ASSERT_FALSE(fs::exists(JobDir() + "/job.json"));
+  const bool resume = GetParam();
+  ASSERT_EQ(Run("second", 2, resume ? std::vector<std::string>{"--resume", JobDir()} : std::vector<std::string>{}), 0)
+      << Log("second");
+  if (resume) {
+    EXPECT_NE(Log("second").find("starting the job afresh in it"), std::string::npos) << Log("second");
+  }
+  ExpectExactlyOnce("second");
+}
+
+INSTANTIATE_TEST_SUITE_P(ResumeOrRun, DfworkerFirstRenameKill, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Resume" : "FreshRun"; });
+
+// Under umask 000 nothing of the job is open to other users while it runs (sampled mid-run, at a
+// bundle gate), outputs end 0644 in a 0755 folder, and another uid can change none of it.
+TEST_F(DfworkerRun, UnderUmaskZeroNothingIsWritableByOthersAndOutputsHaveTheirDocumentedModes) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  Started launcher = StartProcess({"/bin/sh", "-c", "umask 000 && cd '" + base_.string() + "' && exec \"$@\"", "sh", DFW_DFWORKER,
+                                   "run", "p.yaml", "--number_of_worker_harness_threads=1", "--machine_type=n1-standard-2",
+                                   "--job_dir", JobDir()},
+                                  {"DFW_TEST_BUNDLE_GATE=10:" + Gate()}, Err("run"));
+  ASSERT_TRUE(Eventually([&] { return Commits() >= 5; })) << Log("run");
+  auto open_to_others = [](const fs::path& root) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) == 0 && !S_ISLNK(st.st_mode) && (st.st_mode & 0022) != 0) {
+        found.push_back(it->path().string());
+      }
+    }
+    return found;
+  };
+  EXPECT_EQ(open_to_others(JobDir()), std::vector<std::string>{}) << "mid-run";
+  OpenGate();
+  ASSERT_EQ(WaitExit(launcher.pid), 0) << Log("run");
+  ExpectExactlyOnce("run");
+  EXPECT_EQ(open_to_others(JobDir()), std::vector<std::string>{}) << "at the end";
+  EXPECT_EQ(open_to_others(base_ / "out"), std::vector<std::string>{});
+  EXPECT_EQ(fs::status(base_ / "out").permissions(), static_cast<fs::perms>(0755));
+  const std::string shard = (base_ / "out" / "rows-00000-of-00040.jsonl").string();
+  EXPECT_EQ(fs::status(shard).permissions(), static_cast<fs::perms>(0644));
+  if (::geteuid() != 0) {
+    std::printf("not root: the other-user write check is skipped\n");
+    return;
+  }
+  pid_t child = ::fork();
+  if (child == 0) {
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(3);
+    if (::open(shard.c_str(), O_WRONLY | O_APPEND) >= 0) ::_exit(4);
+    if (::open((base_ / "out" / "planted").c_str(), O_WRONLY | O_CREAT, 0666) >= 0) ::_exit(5);
+    if (::open((JobDir() + "/manifest.jsonl").c_str(), O_RDONLY) >= 0) ::_exit(6);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "uid 65534 could: 4 write a shard, 5 add a file to the output folder, 6 read the "
+                                       "job's manifest (3: setuid failed)";
+}
+
+// A job dir is the running user's own real folder: one made by another user, or a symlink another
+// user planted at its path, is refused (exit 2, naming the owner) before anything is written.
+TEST_F(DfworkerRun, AJobDirOfAnotherUserOrASymlinkInItsPlaceIsRefused) {
+  const fs::path target = base_ / "elsewhere";
+  fs::create_directories(target);
+  fs::create_directory_symlink(target, JobDir());
+  EXPECT_EQ(Run("link", 2), 2) << Log("link");
+  EXPECT_NE(Log("link").find("is a symbolic link"), std::string::npos) << Log("link");
+  EXPECT_TRUE(fs::is_empty(target));
+  fs::remove(JobDir());
+  if (::geteuid() != 0) {
+    std::printf("not root: the other-owner check is skipped\n");
+    return;
+  }
+  fs::create_directories(JobDir());
+  ASSERT_EQ(::chmod(JobDir().c_str(), 0777), 0);
+  ASSERT_EQ(::chown(JobDir().c_str(), 65534, 65534), 0);
+  EXPECT_EQ(Run("theirs", 2), 2) << Log("theirs");
+  EXPECT_NE(Log("theirs").find("belongs to"), std::string::npos) << Log("theirs");
+  EXPECT_NE(Log("theirs").find("uid 65534"), std::string::npos) << Log("theirs");
+  EXPECT_TRUE(fs::is_empty(JobDir()));
+  EXPECT_EQ(Run("resume", 2, {"--resume", JobDir()}), 2) << Log("resume");
+  EXPECT_TRUE(fs::is_empty(JobDir())) << "nothing was written into their folder";
+}
+
+// `bench --report` to a folder that does not exist fails at once, before any point runs.
+TEST_F(DfworkerRun, BenchWithAReportItCannotWriteFailsBeforeTheSweep) {
+  Started bench = StartProcess({"/bin/sh", "-c", "cd '" + base_.string() + "' && exec \"$@\"", "sh", DFW_DFWORKER, "bench",
+                                "p.yaml", "--sweep", "sdk_processes=1", "--report", "/proc/dfw-no/report.html"},
+                               {}, Err("bench"));
+  EXPECT_EQ(WaitExit(bench.pid), 2) << Log("bench");
+  EXPECT_NE(Log("bench").find("/proc/dfw-no"), std::string::npos) << Log("bench");
+  EXPECT_EQ(Log("bench").find("[bench] 1/1"), std::string::npos) << "no point ran\n" << Log("bench");
 }
 
 }  // namespace

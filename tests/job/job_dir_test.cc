@@ -1,6 +1,8 @@
 #include "dfw/job/job_dir.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -205,6 +207,94 @@ TEST(LineChannel, ConnectingToNobodyIsUnavailableNamingThePath) {
   ASSERT_FALSE(fd.ok());
   EXPECT_EQ(fd.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(fd.status().message().find("dfw-nobody-listens-here"), std::string::npos);
+}
+
+
+// What a launcher killed at its first rename leaves (the lock, the empty folders, a temporary
+// job.json): a fresh run reuses the dir instead of calling it busy.
+TEST_F(JobDirTest, CreateReusesADirStoppedBeforeItsJobJsonWasWritten) {
+  std::string root = (base_ / "job").string();
+  fs::create_directories(root + "/staging");
+  fs::create_directories(root + "/committed");
+  fs::create_directories(root + "/logs");
+  std::ofstream(root + "/lock").put('\n');
+  std::ofstream(root + "/job.json.tmp.4242.0") << "{\"job_id\":";
+  auto unstarted = IsUnstartedJobDir(root);
+  ASSERT_TRUE(unstarted.ok() && *unstarted);
+  auto created = JobDir::Create(root, info_);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_FALSE(fs::exists(root + "/job.json.tmp.4242.0"));
+  auto opened = JobDir::Open(root);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->info().job_id, "dfw-test");
+}
+
+TEST_F(JobDirTest, ADirWithAnythingElseIsNotTakenForAnUnstartedOne) {
+  std::string root = (base_ / "job").string();
+  fs::create_directories(root + "/committed/WriteToJson");
+  std::ofstream(root + "/committed/WriteToJson/bundle-0.done") << "{}\n";
+  std::ofstream(root + "/lock").put('\n');
+  EXPECT_FALSE(*IsUnstartedJobDir(root));
+  auto created = JobDir::Create(root, info_);
+  EXPECT_EQ(created.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(fs::exists(root + "/committed/WriteToJson/bundle-0.done")) << "nothing committed is ever removed";
+  std::string user_dir = (base_ / "mine").string();
+  fs::create_directories(user_dir);
+  std::ofstream(user_dir + "/notes.txt") << "x";
+  EXPECT_FALSE(*IsUnstartedJobDir(user_dir));
+}
+
+TEST_F(JobDirTest, AnUnstartedDirWhoseLockIsHeldIsNotReclaimed) {
+  std::string root = (base_ / "job").string();
+  fs::create_directories(root + "/staging");
+  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // a launcher still inside Create
+  auto created = JobDir::Create(root, info_);
+  EXPECT_EQ(created.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(created.status().message().find("in use"), std::string::npos) << created.status().message();
+  ::close(fd);
+}
+
+TEST_F(JobDirTest, ASymlinkAtTheJobDirsPathIsRefused) {
+  std::string elsewhere = (base_ / "elsewhere").string();
+  fs::create_directories(elsewhere);
+  std::string root = (base_ / "job").string();
+  fs::create_directory_symlink(elsewhere, root);
+  auto created = JobDir::Create(root, info_);
+  EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(created.status().message().find("symbolic link"), std::string::npos) << created.status().message();
+  EXPECT_TRUE(fs::is_empty(elsewhere)) << "nothing was written through the link";
+  EXPECT_EQ(JobLock::Acquire(root).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobDirTest, AJobDirOfAnotherUserIsRefusedNamingTheOwner) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user (chown)";
+  std::string root = (base_ / "theirs").string();
+  fs::create_directories(root);
+  ASSERT_EQ(::chmod(root.c_str(), 0777), 0);
+  ASSERT_EQ(::chown(root.c_str(), 65534, 65534), 0);
+  auto created = JobDir::Create(root, info_);
+  EXPECT_EQ(created.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(created.status().message().find("uid 65534"), std::string::npos) << created.status().message();
+  EXPECT_TRUE(fs::is_empty(root));
+  EXPECT_EQ(JobLock::Acquire(root).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(JobDirTest, EverythingCreatedIsPrivateWhateverTheUmask) {
+  mode_t old = ::umask(0);
+  std::string root = (base_ / "job").string();
+  auto created = JobDir::Create(root, info_);
+  ::umask(old);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    struct stat st {};
+    ASSERT_EQ(::lstat(e.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0077, 0u) << e.path() << " is open to others: " << std::oct << (st.st_mode & 07777);
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(root.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
 }
 
 }  // namespace

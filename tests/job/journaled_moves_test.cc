@@ -2,6 +2,7 @@
 #include "dfw/job/journaled_moves.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -87,6 +88,53 @@ TEST_F(JournaledMoves, AGarbledJournalIsDataLossNamingTheFile) {
   EXPECT_EQ(s.code(), StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("finalize.json"), std::string::npos) << s.ToString();
   EXPECT_TRUE(fs::exists(moves_[0].from));
+}
+
+
+// /dev/shm (tmpfs) and the temp dir are two file systems on Linux CI machines; the test says so
+// and skips where they are not.
+bool OtherFileSystem(const fs::path& a, const fs::path& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev != sb.st_dev;
+}
+
+TEST_F(JournaledMoves, ACopyAcrossFileSystemsNeverWritesThroughAPlantedName) {
+  fs::path other = fs::path("/dev/shm") / ("dfw_moves_other_" + std::to_string(::getpid()));
+  fs::create_directories(other);
+  if (!OtherFileSystem(base_, other)) {
+    fs::remove_all(other);
+    GTEST_SKIP() << "/dev/shm is on the same file system as " << base_ << ": no copy to test";
+  }
+  const std::string victim = (base_ / "victim").string();
+  std::ofstream(victim) << "precious";
+  ::chmod(victim.c_str(), 0600);
+  const std::string shard = (other / "part-00000-of-00001").string();
+  // Every name the copy ever used before: another user's symlinks, waiting.
+  fs::create_symlink(victim, shard + ".dfworker-copy");
+  fs::create_symlink(victim, shard);
+  mode_t old = ::umask(0);
+  Status s = MoveDurably({moves_[0].from, shard});
+  ::umask(old);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(Read(victim), "precious");
+  struct stat st {};
+  ASSERT_EQ(::lstat(victim.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u) << "the victim's mode is untouched";
+  ASSERT_EQ(::lstat(shard.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode)) << "the shard is a file of ours, not the planted link";
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  EXPECT_EQ(Read(shard), "rows of bundle 0\n");
+  EXPECT_FALSE(fs::exists(moves_[0].from));
+  fs::remove_all(other);
+}
+
+TEST_F(JournaledMoves, AFolderEveryoneMayWriteWithoutTheStickyBitIsRefused) {
+  ASSERT_EQ(::chmod((base_ / "out").c_str(), 0777), 0);
+  Status s = MoveDurably(moves_[0]);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_TRUE(fs::exists(moves_[0].from)) << "the committed output stays where it was";
+  ASSERT_EQ(::chmod((base_ / "out").c_str(), 01777), 0);
+  EXPECT_TRUE(MoveDurably(moves_[0]).ok());
 }
 
 }  // namespace

@@ -138,6 +138,22 @@ TEST(Readers, ACsvHeaderThatRepeatsAColumnIsRefusedNamingIt) {
   EXPECT_THAT(out.status().message(), HasSubstr("repeats column 'id' (columns 1 and 3)"));
 }
 
+TEST(Readers, ACsvHeaderProblemIsFoundWhenTheBundlesArePlanned) {
+  TempDir dir;
+  dir.Write("dup.csv", "id,id\n1,2\n");
+  dir.Write("empty_name.csv", "id,\n1,2\n");
+  for (const auto& [file, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"dup.csv", "repeats column 'id' (columns 1 and 2)"}, {"empty_name.csv", "column 2 has no name"}}) {
+    StageConfig c = testing::MakeConfig("ReadFromCsv", "{path: '" + (dir / file) + "'}");
+    auto stage = testing::MakeStage(c);
+    ASSERT_TRUE(stage.ok());
+    auto splits = (*stage)->Split(1 << 20);  // planning: no bundle has run
+    ASSERT_FALSE(splits.ok()) << file;
+    EXPECT_EQ(splits.status().code(), StatusCode::kInvalidArgument) << file;
+    EXPECT_THAT(splits.status().message(), HasSubstr(expected));
+  }
+}
+
 TEST(Create, MappingsFillMissingKeysAndPrimitivesBecomeElement) {
   StageConfig c = testing::MakeConfig("Create", "{elements: [{a: 1}, {b: 'x'}]}");
   auto stage = testing::MakeStage(c);

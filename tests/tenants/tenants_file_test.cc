@@ -111,6 +111,27 @@ TEST(TenantsFile, FractionsOver100PercentAreRefusedAtTheTenantThatCrossesIt) {
       << p.diagnostics[0].message;
 }
 
+TEST(TenantsFile, ARepeatedKeyIsRefusedWithBothPlaces) {
+  TenantsParse p = ParseTenantsFile("tenants:\n  - name: a\n    pipeline: p.yaml\n    gpu_memory: 1GiB\n    gpu_memory: 8GiB\n",
+                                    "t.yaml");
+  ASSERT_EQ(p.diagnostics.size(), 1u) << Messages(p);
+  EXPECT_EQ(p.diagnostics[0].code, "tenants-file-invalid");
+  EXPECT_NE(p.diagnostics[0].message.find("t.yaml:5:5: duplicate key 'gpu_memory' (first at line 4, column 5)"),
+            std::string::npos)
+      << p.diagnostics[0].message;
+  EXPECT_TRUE(p.file.tenants.empty()) << "no tenant is taken from a file with a repeated key";
+}
+
+TEST(TenantsFile, MoreTenantsThanAnyWorkerCouldAdmitAreRefusedBeforeTheyAreRead) {
+  std::string text = "tenants:\n";
+  for (int i = 0; i < 10000; ++i) text += "  - {name: t" + std::to_string(i) + ", pipeline: p.yaml, gpu_memory: 1GiB}\n";
+  TenantsParse p = ParseTenantsFile(text, "t.yaml");
+  ASSERT_EQ(p.diagnostics.size(), 1u) << Messages(p);
+  EXPECT_NE(p.diagnostics[0].message.find("lists 10000 tenants, more than any worker could admit (384"), std::string::npos)
+      << p.diagnostics[0].message;
+  EXPECT_TRUE(p.file.tenants.empty());
+}
+
 TEST(TenantsFile, BadYamlAndWrongShapesAreDiagnosticsNotExceptions) {
   for (const char* text : {"tenants: [", "tenants: 3", "- a\n- b\n", "", "tenants: []", "tenant:\n  - name: a\n",
                            "tenants:\n  - [1, 2]\n", "tenants:\n  - name: {x: 1}\n    pipeline: p\n    gpu_memory: 1GiB\n"}) {

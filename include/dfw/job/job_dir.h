@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "dfw/common/file.h"  // ReadWholeFile, WriteFileAtomically (job files use them)
 #include "dfw/common/status.h"
 
 namespace dfw {
@@ -102,6 +103,18 @@ class JobDir {
   std::shared_ptr<JobLock> lock_;  // held by the launcher's copies; SDK processes open without it
 };
 
+// kInvalidArgument (exit 2) unless `root` is a real folder (not a symlink, checked on the opened
+// folder) owned by the user running this process; the message names the owner.
+Status CheckJobDirOwner(const std::string& root);
+
+// A job dir whose launcher was stopped before its job.json (or a staged job's stages.json) was in
+// place: it holds nothing but what JobDir::Create makes first (the lock, empty staging/ and
+// committed/, logs/) and temporary files of that first rename; nothing can have been committed.
+// False for an empty folder and for any folder holding anything else.
+Result<bool> IsUnstartedJobDir(const std::string& root);
+// Empties such a dir for a fresh start (kFailedPrecondition when a live launcher holds its lock).
+Status ReclaimUnstartedJobDir(const std::string& root);
+
 // mkdir 0700 (EEXIST fine), then insists on a real folder owned by this user and chmods it 0700.
 Status MakePrivateDir(const std::string& path);
 
@@ -120,14 +133,5 @@ Result<int> PromoteStaged(const std::string& lease_dir, const std::string& commi
 
 // Removes a folder tree (staging leftovers). Missing is fine.
 Status RemoveTree(const std::string& path);
-
-// Writes `contents` to `path` via a temporary file unique to this process and call, fsync and
-// rename (never half-written, and two writers never clobber each other's temporary file).
-// `sync` false skips the fsync (the file is still never seen half-written, but may not survive a
-// crash).
-Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync = true);
-// Reads a regular file of at most `max_bytes` (a FIFO, device or folder in its place is
-// kFailedPrecondition, never a hang; a bigger file is kFailedPrecondition naming the size).
-Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes = std::size_t{64} << 20);
 
 }  // namespace dfw

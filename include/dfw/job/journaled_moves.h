@@ -18,8 +18,12 @@ struct FileMove {
   bool operator==(const FileMove&) const = default;
 };
 
-// One move: rename(2); across file systems a copy to a temporary name, fsync'd and renamed into
-// place (and the folder fsync'd) before the source is removed. kIoError naming both paths.
+// One move. The committed file is made kOutputFileMode (0644, whatever the umask) first; the
+// target folder is opened once and refused (kInvalidArgument) when every user can write to it and
+// it has no sticky bit. Then renameat(2) into that folder; across file systems a copy into a new
+// file under an unpredictable name created exclusively in the folder (O_EXCL | O_NOFOLLOW: never a
+// name another user planted), fsync'd and renamed onto the shard name (and the folder fsync'd)
+// before the source is removed. kIoError naming both paths, with the errno's text.
 Status MoveDurably(const FileMove& move);
 
 // Runs `moves` in order, journaled at `journal_path` (its folder must exist):
