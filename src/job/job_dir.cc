@@ -54,7 +54,7 @@ bool IsLeftoverOfCreate(const fs::directory_entry& e) {
   if (name == "lock") return e.is_regular_file(ec);
   if (name == "staging" || name == "committed") return e.is_directory(ec) && fs::is_empty(e.path(), ec) && !ec;
   if (name == "logs") return e.is_directory(ec);  // logs of processes that never saw a job
-  return name.starts_with("job.json.tmp.") || name.starts_with("stages.json.tmp.");
+  return name.starts_with("job.json.tmp.") || name.starts_with("stages.json.tmp.") || name.starts_with("lock.tmp.");
 }
 
 }  // namespace
@@ -151,17 +151,28 @@ Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool
   }
   RETURN_IF_ERROR(CheckJobDirOwner(root));
   if (::chmod(root.c_str(), kPrivateFolderMode) != 0) return ErrnoError("chmod 0700 job dir '" + root + "'", errno);
-  // Ownership is decided by one atomic step: whoever creates the lock file (O_EXCL) owns the dir,
-  // and holds its flock from before the first job file is written. A second run racing on the
-  // same (empty) dir loses here, having written nothing.
-  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kPrivateFileMode);
-  if (fd < 0) {
-    if (errno == EEXIST) return busy();
-    return ErrnoError("create job dir lock '" + root + "/lock'", errno);
-  }
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  // Ownership is decided by one atomic step: whoever links the lock file into place owns the dir.
+  // The lock is made and flock'd under a temporary name first, so from the moment the name `lock`
+  // exists its flock is held: a run that finds the dir unstarted (IsUnstartedJobDir) can never take
+  // a live launcher's lock for a dead one's. A second run racing on the same (empty) dir loses
+  // here, having written nothing.
+  const std::string temp_lock = root + "/lock.tmp." + std::to_string(::getpid());
+  ::unlink(temp_lock.c_str());  // a killed run's of the same pid (our own folder, checked above)
+  int fd = ::open(temp_lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, kPrivateFileMode);
+  if (fd < 0) return ErrnoError("create job dir lock '" + temp_lock + "'", errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fchmod(fd, kPrivateFileMode) != 0) {
+    int err = errno;
     ::close(fd);
-    return FailedPrecondition("job dir '" + root + "' is in use by another dfworker launcher");
+    ::unlink(temp_lock.c_str());
+    return ErrnoError("lock '" + temp_lock + "'", err);
+  }
+  const int linked = ::link(temp_lock.c_str(), (root + "/lock").c_str());
+  const int link_errno = errno;
+  ::unlink(temp_lock.c_str());
+  if (linked != 0) {
+    ::close(fd);
+    if (link_errno == EEXIST) return busy();
+    return ErrnoError("create job dir lock '" + root + "/lock'", link_errno);
   }
   JobDir dir(root, info);
   dir.lock_ = std::make_shared<JobLock>(JobLock(fd));
@@ -255,26 +266,38 @@ Result<bool> IsUnstartedJobDir(const std::string& root) {
 }
 
 Status ReclaimUnstartedJobDir(const std::string& root) {
-  // A launcher still inside Create holds the flock of the lock file from before its first folder:
-  // a lock we cannot take means it is alive, and its dir is not ours to clean.
+  // The lock is flock'd from before its name exists (Create): one we cannot take belongs to a
+  // live launcher, and its dir is not ours to clean. Holding it, we check that it is still the
+  // file named `lock` (not one unlinked by another reclaimer) and that the dir is still unstarted.
+  const std::string lock_path = root + "/lock";
   std::optional<OwnedFd> lock;
-  int fd = ::open((root + "/lock").c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  int fd = ::open(lock_path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {
     lock.emplace(fd);
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    struct stat held {}, named {};
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::fstat(fd, &held) != 0 || ::stat(lock_path.c_str(), &named) != 0 ||
+        held.st_ino != named.st_ino || held.st_dev != named.st_dev) {
       return FailedPrecondition("job dir '" + root + "' is in use by another dfworker launcher");
     }
+    ASSIGN_OR_RETURN(bool still, IsUnstartedJobDir(root));
+    if (!still) return FailedPrecondition("job dir '" + root + "' is in use by another dfworker launcher");
+  } else if (errno != ENOENT) {
+    return ErrnoError("open '" + lock_path + "'", errno);
   }
   std::error_code ec;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().filename() == "lock") continue;
+    const std::string name = it->path().filename().string();
+    if (name == "lock") continue;
+    // Without a lock to hold (a staged job's root, which has none) only a staged job's first
+    // rename's temporary file goes: anything else may be a racing run's that has just taken the dir.
+    if (!lock && !name.starts_with("stages.json.tmp.")) continue;
     fs::remove_all(it->path(), ec);
     if (ec) return IoError("clear '" + it->path().string() + "' of a job dir that was never started: " + ec.message());
   }
   if (ec) return IoError("list job dir '" + root + "': " + ec.message());
-  // The lock goes last, while still held: a racing run then either waited on our flock above or
-  // finds the dir empty and decides ownership by creating the lock (O_EXCL) as usual.
-  if (::unlink((root + "/lock").c_str()) != 0 && errno != ENOENT) return ErrnoError("remove '" + root + "/lock'", errno);
+  // The lock goes last, while still held: a racing run then either failed on our flock above or
+  // finds the dir empty and decides ownership by linking its own lock into place as usual.
+  if (lock && ::unlink(lock_path.c_str()) != 0 && errno != ENOENT) return ErrnoError("remove '" + lock_path + "'", errno);
   return Status::OK();
 }
 

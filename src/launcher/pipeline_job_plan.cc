@@ -18,7 +18,7 @@ namespace dfw {
 Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, const std::string& pipeline_yaml,
                                           int processes) {
   StageRegistry registry;
-  RegisterBuiltinStages(registry);
+  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
   ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
   JobStage probe;
   probe.root = "/";
@@ -40,13 +40,13 @@ Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, cons
   return out;
 }
 
-Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
-                                int processes, const JobStage* stage) {
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int processes,
+                                const JobStage* stage) {
   JobInfo job;
   job.executor = "pipeline";
   SetJobPipeline(job, pipeline_path, pipeline_yaml, stage);
   StageRegistry registry;
-  RegisterBuiltinStages(registry);
+  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
   ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(job, registry));
   // Before any SDK process does work it could not deliver (every stage's sinks, before the first).
   if (stage != nullptr && stage->index == 0) {
@@ -54,17 +54,14 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
     RETURN_IF_ERROR(CheckSinksWritable(whole));
   }
   RETURN_IF_ERROR(CheckSinksWritable(spec));
-  MetricsRegistry metrics;
-  RunnerOptions options;
-  options.threads = std::max(1, threads);
-  options.blas_threads = 1;  // the launcher only plans bundles; a bigger pool would spin idle in it
-  options.inference_lanes = 1;
-  options.sdk_processes = std::max(1, processes);  // bundles are sized for them (job/bundle_size.h)
+  // Only the sources are made (PlanSourceBundles): the launcher never loads a model, creates a
+  // backend or sizes a BLAS pool; SDK processes and model hosts do.
+  int64_t bundle_bytes = 0;
   // Test hook: a fixed bundle size, so a real-process test can give 8 processes one bundle to share.
-  if (auto bytes = ParseInt64(test_hooks::Get("BUNDLE_BYTES").value_or(""))) options.bundle_bytes = *bytes;
-  ASSIGN_OR_RETURN(auto runner, PipelineRunner::Make(spec, registry, options, &metrics));
-  ASSIGN_OR_RETURN(auto bundles, runner->PlanBundles());
-  job.params["bundle_target"] = runner->bundle_target().ToString();
+  if (auto bytes = ParseInt64(test_hooks::Get("BUNDLE_BYTES").value_or(""))) bundle_bytes = *bytes;
+  ASSIGN_OR_RETURN(SourcePlan plan, PlanSourceBundles(spec, registry, std::max(1, processes), bundle_bytes));
+  const std::vector<Bundle>& bundles = plan.bundles;
+  job.params["bundle_target"] = plan.target.ToString();
   for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
   if (auto table = EncodeBundleTable(bundles)) job.params[kBundleTableParam] = std::move(*table);
   return job;
@@ -72,7 +69,7 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
 
 Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
   StageRegistry registry;
-  RegisterBuiltinStages(registry);
+  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
   return InJobCwd(dir.info(), [&]() -> Status {
     ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
     RETURN_IF_ERROR(CheckErrorThresholds(spec, total));

@@ -72,7 +72,7 @@ bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0;
 // under `root`, with the same launcher options. A stage with a job.json is resumed (a finished one
 // is skipped by the launcher at once); the others are planned when their turn comes, after the
 // stage before has committed its shuffle.
-int RunStages(const StagedJob& job, const PipelineLaunchOptions& o, LauncherOptions opts) {
+int RunStages(const StagedJob& job, LauncherOptions opts) {
   // The run's services (emulated GPU ledger, MPS daemon, model hosts) start once, for the first
   // stage that runs, and serve every stage.
   std::optional<Result<std::vector<std::string>>> started;
@@ -98,7 +98,7 @@ int RunStages(const StagedJob& job, const PipelineLaunchOptions& o, LauncherOpti
       if (ec) return Stop("clear the unfinished stage dir '" + dir + "': " + ec.message(), ExitCode::kRunFailed);
       JobStage stage = job.stage;
       stage.index = k;
-      auto planned = PlanPipelineJob(job.pipeline_path, job.pipeline_yaml, o.threads, job.processes, &stage);
+      auto planned = PlanPipelineJob(job.pipeline_path, job.pipeline_yaml, job.processes, &stage);
       if (!planned.ok()) return Stop(planned.status().message(), ExitCodeFor(planned.status()));
       planned->params["sdk_processes"] = std::to_string(job.processes);
       stage_opts.job = std::move(*planned);
@@ -161,7 +161,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   if (!o.resume_dir.empty() && Exists(o.resume_dir + "/" + kStagesFile)) {
     auto staged = ReadStagedJob(o.resume_dir);
     if (!staged.ok()) return Stop(staged.status().message(), ExitCodeFor(staged.status()));
-    return RunStages(*staged, o, opts);
+    return RunStages(*staged, opts);
   }
   if (o.resume_dir.empty()) {
     auto stages = PlanPipelineStages(o.pipeline_path, o.pipeline_yaml, o.processes);
@@ -196,9 +196,9 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
       std::fprintf(stderr, "[dfworker] job dir %s: %d fused stages (a Combine's shuffle between them, %lld partitions)\n",
                    root.c_str(), staged.stage.count, static_cast<long long>(staged.stage.partitions));
-      return RunStages(staged, o, opts);
+      return RunStages(staged, opts);
     }
-    auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.threads, o.processes);
+    auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.processes);
     if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));
     // SDK processes size their BLAS threads from it (DefaultBlasThreads): never oversubscribe.
     job->params["sdk_processes"] = std::to_string(o.processes);

@@ -168,7 +168,8 @@ Result<std::vector<Bundle>> PipelineRunner::PlanBundles() {
   return PlanSources(sources, impl_->options.bundle_bytes, impl_->options.sdk_processes, impl_->target);
 }
 
-Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes) {
+Result<SourcePlan> PlanSourceBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes,
+                                     int64_t bundle_bytes) {
   std::vector<std::unique_ptr<Stage>> owned;
   std::vector<std::pair<int, Stage*>> sources;
   for (std::size_t i = 0; i < spec.transforms.size(); ++i) {
@@ -180,10 +181,14 @@ Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegist
     sources.emplace_back(static_cast<int>(i), stage.get());
     owned.push_back(std::move(stage));
   }
-  BundlePreview preview;
-  ASSIGN_OR_RETURN(std::vector<Bundle> bundles, PlanSources(sources, 0, processes, preview.target));
-  preview.bundles = static_cast<int64_t>(bundles.size());
-  return preview;
+  SourcePlan plan;
+  ASSIGN_OR_RETURN(plan.bundles, PlanSources(sources, bundle_bytes, std::max(1, processes), plan.target));
+  return plan;
+}
+
+Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes) {
+  ASSIGN_OR_RETURN(SourcePlan plan, PlanSourceBundles(spec, registry, processes));
+  return BundlePreview{static_cast<int64_t>(plan.bundles.size()), plan.target};
 }
 
 const BundleTarget& PipelineRunner::bundle_target() const { return impl_->target; }

@@ -4,7 +4,7 @@
 
 namespace dfw {
 
-void RegisterBuiltinStages(StageRegistry& r) {
+void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterCreate(r);
   RegisterReadText(r);
   RegisterReadJson(r);
@@ -17,8 +17,8 @@ void RegisterBuiltinStages(StageRegistry& r) {
   RegisterExplode(r);
   RegisterFlatten(r);
   RegisterLogForTesting(r);
-  RegisterRunInference(r);
-  RegisterMLTransform(r);
+  RegisterRunInference(r, checks);
+  RegisterMLTransform(r, checks);
   RegisterCombine(r);
   RegisterWindowing(r);
 }

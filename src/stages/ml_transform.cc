@@ -209,11 +209,18 @@ Status Check(const StageConfig& config) {
   return Status::OK();
 }
 
+// ModelChecks::kConfigOnly: the same, without opening the model files.
+Status CheckConfigOnly(const StageConfig& config) {
+  ASSIGN_OR_RETURN(Plan plan, ParsePlan(config));
+  for (auto& [name, inner] : plan.columns) RETURN_IF_ERROR(stages_internal::CheckRunInferenceOptions(inner));
+  return Status::OK();
+}
+
 }  // namespace
 
-void RegisterMLTransform(StageRegistry& r) {
+void RegisterMLTransform(StageRegistry& r, ModelChecks checks) {
   (void)r.Register({"MLTransform", MakeMlTransform, {"write_artifact_location", "read_artifact_location", "transforms"}, {"transforms"},
-                    StageTraits{.can_fail_per_record = true}, Check});
+                    StageTraits{.can_fail_per_record = true}, checks == ModelChecks::kFull ? Check : CheckConfigOnly});
 }
 
 }  // namespace dfw

@@ -388,9 +388,10 @@ Result<RunInferenceConfig> DescribeRunInference(const StageConfig& config) {
 namespace stages_internal {
 Result<std::unique_ptr<Stage>> MakeRunInferenceStage(const StageConfig& config) { return RunInference::Make(config); }
 Status CheckRunInferenceConfig(const StageConfig& config) { return CheckRunInference(config); }
+Status CheckRunInferenceOptions(const StageConfig& config) { return ParseRunInferenceOptions(config).status(); }
 }  // namespace stages_internal
 
-void RegisterRunInference(StageRegistry& r) {
+void RegisterRunInference(StageRegistry& r, ModelChecks checks) {
   Status s = r.Register(StageTypeInfo{
       .type = "RunInference",
       .factory = RunInference::Make,
@@ -398,7 +399,7 @@ void RegisterRunInference(StageRegistry& r) {
       .required_keys = {"model_handler"},
       // Not serial: Process calls overlap up to the number of lanes (MaxConcurrentCalls).
       .traits = {.can_fail_per_record = true},
-      .check = CheckRunInference,
+      .check = checks == ModelChecks::kFull ? StageCheck(CheckRunInference) : StageCheck(stages_internal::CheckRunInferenceOptions),
   });
   (void)s;  // only fails on a duplicate registration, which RegisterBuiltinStages never does
 }

@@ -13,5 +13,7 @@ namespace dfw::stages_internal {
 Result<std::unique_ptr<Stage>> MakeRunInferenceStage(const StageConfig& config);
 // The load-time check of the same (no weights loaded).
 Status CheckRunInferenceConfig(const StageConfig& config);
+// The config alone (ModelChecks::kConfigOnly): no model file is opened.
+Status CheckRunInferenceOptions(const StageConfig& config);
 
 }  // namespace dfw::stages_internal

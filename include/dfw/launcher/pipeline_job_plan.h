@@ -24,10 +24,13 @@ namespace dfw {
 // `stage` says which one this job is (the default: the whole pipeline, which must then have no
 // Combine).
 //
+// Only the source stages are made (PlanSourceBundles): no model is loaded and no backend created in
+// the launcher.
+//
 // Test-only hook (a -DDFW_TEST_HOOKS=ON build): DFW_TEST_BUNDLE_BYTES=N cuts files into bundles of
 // N bytes, not job-sized.
-Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int threads,
-                                int processes, const JobStage* stage = nullptr);
+Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int processes,
+                                const JobStage* stage = nullptr);
 
 // The fused stages of a pipeline for `processes` SDK processes (a single stage without Combine):
 // what `dfworker run` plans and the dry run shows. Errors are the loader's and FuseStages'.

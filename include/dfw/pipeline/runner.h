@@ -135,6 +135,16 @@ struct BundlePreview {
 };
 Result<BundlePreview> PreviewBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes);
 
+// The bundles themselves, planned the same way (source stages only: no model is loaded, no backend
+// made, no BLAS pool sized): what the launcher writes into job.json. `bundle_bytes` > 0 fixes the
+// bundle size (a test hook); 0 sizes bundles to the job (job/bundle_size.h).
+struct SourcePlan {
+  std::vector<Bundle> bundles;
+  BundleTarget target;
+};
+Result<SourcePlan> PlanSourceBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes,
+                                     int64_t bundle_bytes = 0);
+
 // Creates every file sink's output folder and writes and removes a probe file there, so a run that
 // could not deliver its output fails before doing the work (kIoError naming the transform and path).
 Status CheckSinksWritable(const PipelineSpec& spec);

@@ -221,13 +221,19 @@ void RegisterFlatten(StageRegistry& r);
 void RegisterLogForTesting(StageRegistry& r);
 // RunInference (src/stages/run_inference.cc) registers itself through RegisterRunInference, which
 // RegisterBuiltinStages calls (see src/stages/builtin.cc).
-void RegisterRunInference(StageRegistry& r);
+// How much the load-time checks of the model stages (RunInference, MLTransform) look at:
+// kFull opens the model files (config.json against the safetensors header; weights are never
+// read); kConfigOnly checks their configs only and opens no model file — for a process that loads
+// a pipeline text again after a first, full load of it (the launcher plans and finalizes from the
+// text it checked at start-up).
+enum class ModelChecks { kFull, kConfigOnly };
+void RegisterRunInference(StageRegistry& r, ModelChecks checks = ModelChecks::kFull);
 // Beam YAML's MLTransform with SentenceTransformerEmbeddings (src/stages/ml_transform.cc).
-void RegisterMLTransform(StageRegistry& r);
+void RegisterMLTransform(StageRegistry& r, ModelChecks checks = ModelChecks::kFull);
 // Event timestamps and windows in batch: AssignTimestamps and WindowInto (src/stages/windowing.cc).
 void RegisterWindowing(StageRegistry& r);
 
 // Registers every built-in stage.
-void RegisterBuiltinStages(StageRegistry& r);
+void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks = ModelChecks::kFull);
 
 }  // namespace dfw
