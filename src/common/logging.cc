@@ -1,5 +1,7 @@
 #include "dfw/common/logging.h"
 
+#include <cstdio>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -56,6 +58,13 @@ Status InitLoggingToFile(std::string_view level, std::string_view process_tag, c
     return FromCurrentException("open log file '" + file_path + "'");
   }
   return Install(level, process_tag, std::move(sinks));
+}
+
+void PrintRunStopped(std::string_view why) {
+  std::string line = "run stopped: ";
+  line.append(why);
+  line += "\n";
+  std::fputs(line.c_str(), stderr);
 }
 
 }  // namespace dfw

@@ -18,7 +18,7 @@
 #include "dfw/job/manifest.h"
 #include "dfw/job/protocol.h"
 #include "dfw/job/work_range.h"
-#include "dfw/launcher/job_metrics.h"
+#include "dfw/metrics/job_metrics.h"
 #include "dfw/launcher/metrics_report.h"
 #include "dfw/launcher/progress.h"
 #include "dfw/launcher/signal_watcher.h"

@@ -1,3 +1,4 @@
+#include "dfw/common/logging.h"
 #include "dfw/launcher/pipeline_launch.h"
 
 #include <limits.h>
@@ -20,7 +21,7 @@ namespace dfw {
 namespace {
 
 int Stop(const std::string& message, ExitCode code) {
-  std::fprintf(stderr, "run stopped: %s\n", message.c_str());
+  PrintRunStopped(message);
   return static_cast<int>(code);
 }
 
@@ -108,8 +109,8 @@ int RunStages(const StagedJob& job, LauncherOptions opts) {
     LaunchResult r = RunLauncher(stage_opts);
     if (r.code != ExitCode::kSuccess) {
       std::string message = r.message.empty() ? "stage " + std::to_string(k + 1) + " did not finish" : r.message;
-      std::fprintf(stderr, "run stopped: stage %d/%d: %s\n[dfworker] finish the whole job with --resume '%s'\n", k + 1,
-                   job.stage.count, message.c_str(), job.stage.root.c_str());
+      PrintRunStopped("stage " + std::to_string(k + 1) + "/" + std::to_string(job.stage.count) + ": " + message);
+      std::fprintf(stderr, "[dfworker] finish the whole job with --resume '%s'\n", job.stage.root.c_str());
       return static_cast<int>(r.code);
     }
   }

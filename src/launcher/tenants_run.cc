@@ -1,5 +1,6 @@
 // The real run of admitted tenants (dfw/launcher/tenants_run.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
+#include "dfw/common/logging.h"
 #include "dfw/launcher/tenants_run.h"
 #include "launcher/tenants_borrow.h"
 #include "launcher/tenants_memory.h"
@@ -124,12 +125,12 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     if (*fd >= 0) ::close(*fd);
   });
   if (!prepared.ok()) {
-    std::fprintf(stderr, "run stopped: %s\n", prepared.status().message().c_str());
+    PrintRunStopped(prepared.status().message());
     return static_cast<int>(ExitCodeFor(prepared.status()));
   }
   const std::string root = *prepared;
   auto stop = [&](const std::string& why, ExitCode code) {
-    std::fprintf(stderr, "run stopped: %s\n", why.c_str());
+    PrintRunStopped(why);
     return static_cast<int>(code);
   };
   std::fprintf(stderr, "[dfworker] tenants job dir: %s (%zu tenants)\n", root.c_str(), tenants.size());

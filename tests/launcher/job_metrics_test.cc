@@ -1,4 +1,5 @@
-#include "dfw/launcher/job_metrics.h"
+// The metrics.json schema read back (dfw/metrics/job_metrics.h) against what the launcher writes.
+#include "dfw/metrics/job_metrics.h"
 
 #include <gtest/gtest.h>
 

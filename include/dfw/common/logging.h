@@ -16,4 +16,8 @@ Status InitLogging(std::string_view level, std::string_view process_tag = "");
 // Same, but additionally appends to `file_path` (used for per-process logs in a job dir).
 Status InitLoggingToFile(std::string_view level, std::string_view process_tag, const std::string& file_path);
 
+// The one line that ends a failed run, on stderr: "run stopped: <why>" (launcher, tenants and
+// staged runs alike).
+void PrintRunStopped(std::string_view why);
+
 }  // namespace dfw

@@ -8,7 +8,7 @@
 
 #include "dfw/common/status.h"
 #include "dfw/job/job_dir.h"
-#include "dfw/launcher/job_metrics.h"
+#include "dfw/metrics/job_metrics.h"
 
 namespace dfw::report {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dfw/common/status.h"
-#include "dfw/launcher/job_metrics.h"
+#include "dfw/metrics/job_metrics.h"
 #include "dfw/report/job_report.h"
 
 namespace dfw::report {

@@ -1,8 +1,8 @@
-#include "dfw/launcher/job_metrics.h"
+#include "dfw/metrics/job_metrics.h"
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/job/job_dir.h"
+#include "dfw/common/file.h"
 #include "dfw/metrics/prometheus.h"
 
 namespace dfw {
