@@ -72,16 +72,13 @@ Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, cons
   RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
   return InJobCwd(dir.info(), [&]() -> Status {
     ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
-    RETURN_IF_ERROR(CheckErrorThresholds(spec, total));
     std::vector<int64_t> ids;
     for (const auto& b : bundles) {
       auto id = ParseInt64(b);
       if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
       ids.push_back(*id);
     }
-    // A Combine's shuffle is complete (the next stage may read it) once every bundle has committed.
-    RETURN_IF_ERROR(CommitShuffles(spec, dir.CommittedDir(), ids));
-    return FinalizeOutputs(spec, dir.CommittedDir(), ids, dir.FinalizeJournalPath());
+    return FinalizeStage(spec, total, dir.CommittedDir(), ids, dir.FinalizeJournalPath());
   });
 }
 

@@ -112,12 +112,14 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
 Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
                                  const std::string& staging_dir, MetricsRegistry* metrics) {
   RETURN_IF_ERROR(CheckSinksWritable(spec));  // fail before reading anything
+  RETURN_IF_ERROR(MakeFolders(staging_dir, kPrivateFolderMode));  // the finalize journals live there
   FuseOptions fuse;
   fuse.partitions = DefaultShufflePartitions(options.sdk_processes);
   fuse.committed_dir = [&](int) { return staging_dir; };  // one folder: transform names are unique
   ASSIGN_OR_RETURN(std::vector<FusedStage> stages, FuseStages(spec, fuse));
   RunSummary summary;
-  for (const FusedStage& stage : stages) {
+  for (std::size_t k = 0; k < stages.size(); ++k) {
+    const FusedStage& stage = stages[k];
     ASSIGN_OR_RETURN(std::unique_ptr<PipelineRunner> runner, PipelineRunner::Make(stage.spec, registry, options, metrics));
     ASSIGN_OR_RETURN(std::vector<Bundle> bundles, runner->PlanBundles());
     std::vector<int64_t> ids;
@@ -125,15 +127,22 @@ Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& 
       RETURN_IF_ERROR(runner->RunBundle(b, staging_dir).status());
       ids.push_back(b.id);
     }
-    RETURN_IF_ERROR(CheckErrorThresholds(stage.spec, metrics->Snapshot()));
-    RETURN_IF_ERROR(CommitShuffles(stage.spec, staging_dir, ids));
-    RETURN_IF_ERROR(FinalizeOutputs(stage.spec, staging_dir, ids, /*journal_path=*/""));
+    RETURN_IF_ERROR(FinalizeStage(stage.spec, metrics->Snapshot(), staging_dir, ids,
+                                  staging_dir + "/finalize-" + std::to_string(k) + ".json"));
     summary.bundles += static_cast<int64_t>(bundles.size());
   }
   // Over the whole pipeline: a Combine's counters hold its partial sink's rows written and its
   // merge source's rows read, so the original spec balances across the stages.
   summary.accounting = ComputeAccounting(spec, metrics->Snapshot());
   return summary;
+}
+
+Status FinalizeStage(const PipelineSpec& stage, const MetricsSnapshot& total, const std::string& committed_dir,
+                     const std::vector<int64_t>& bundle_ids, const std::string& journal_path) {
+  RETURN_IF_ERROR(CheckErrorThresholds(stage, total));
+  // A Combine's shuffle is complete (the next stage may read it) once every bundle has committed.
+  RETURN_IF_ERROR(CommitShuffles(stage, committed_dir, bundle_ids));
+  return FinalizeOutputs(stage, committed_dir, bundle_ids, journal_path);
 }
 
 Status CommitShuffles(const PipelineSpec& stage, const std::string& committed_dir, const std::vector<int64_t>& bundle_ids) {

@@ -153,9 +153,17 @@ Status CheckSinksWritable(const PipelineSpec& spec);
 // <committed_dir>/<name> with the stage's committed bundle ids), before the next stage reads it.
 Status CommitShuffles(const PipelineSpec& stage, const std::string& committed_dir, const std::vector<int64_t>& bundle_ids);
 
+// Finalize of one (fused) stage, the one sequence every run uses — the launcher's pipeline jobs and
+// RunAllBundles alike: the error thresholds over `total`, the Combine shuffles' commit, then the
+// journaled moves of committed outputs to their shard names (FinalizeOutputs with
+// `journal_path`). Redoable from any point with the same arguments.
+Status FinalizeStage(const PipelineSpec& stage, const MetricsSnapshot& total, const std::string& committed_dir,
+                     const std::vector<int64_t>& bundle_ids, const std::string& journal_path);
+
 // Single-process run of the whole pipeline: plan, run every bundle, finalize, check the error
 // thresholds across the run. A pipeline with a Combine runs its fused stages one after the other
-// (dfw/pipeline/fused_stages.h). Metrics go to `metrics`.
+// (dfw/pipeline/fused_stages.h), each finalized by FinalizeStage with its journal
+// `<staging_dir>/finalize-<k>.json`. Metrics go to `metrics`.
 struct RunSummary {
   int64_t bundles = 0;
   Accounting accounting;
