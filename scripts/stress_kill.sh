@@ -113,23 +113,37 @@ if [[ ${DFW_STRESS_MODE:-} == rename ]]; then
   # How many renames the launcher itself makes in a whole run (not its children: no -f).
   strace -qq -o "$WORK/count.txt" -e trace=$renames "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$WORK/count-job" \
     > "$WORK/count.log" 2>&1 || { echo "stress_kill: the counting run failed" >&2; cat "$WORK/count.log" >&2; exit 1; }
-  total=$(grep -c 'rename' "$WORK/count.txt")
+  # strace counts each system call of an inject set on its own: N is drawn over all of them and
+  # then named as the Kth call of its own kind, so every draw lands.
+  declare -A per_call=()
+  calls=()
+  for c in rename renameat renameat2; do
+    k=$(grep -c "^$c(" "$WORK/count.txt" || true)
+    (( k > 0 )) && { per_call[$c]=$k; calls+=("$c"); }
+  done
+  total=0
+  for c in "${calls[@]}"; do total=$((total + per_call[$c])); done
   rm -rf "$WORK/count-job" out
-  echo "stress_kill (rename): a whole run makes $total renames in the launcher"
+  echo "stress_kill (rename): a whole run makes $total renames in the launcher ($(for c in "${calls[@]}"; do printf '%s %s ' "${per_call[$c]}" "$c"; done))"
   for i in $(seq 1 "$ITER"); do
     jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
     rm -rf out
     n=$(( (RANDOM * 32768 + RANDOM) % total + 1 ))
     (( i == 1 )) && n=1  # the first rename (job.json) at least once
+    call=; when=$n
+    for c in "${calls[@]}"; do
+      if (( when <= per_call[$c] )); then call=$c; break; fi
+      when=$((when - per_call[$c]))
+    done
     code=0
-    strace -qq -o /dev/null -e trace=$renames -e inject=$renames:signal=SIGKILL:when=$n \
+    strace -qq -o /dev/null -e trace=$renames -e inject=$call:signal=SIGKILL:when=$when \
       "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1 || code=$?
     for _ in $(seq 1 500); do pgrep -f -- "$jd" > /dev/null || break; sleep 0.01; done
     if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after the kill" >&2; fail=1; fi
     [[ $code != 0 ]] && killed=$((killed + 1))
     "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume after rename $n failed" >&2; cat "$log" >&2; fail=1; }
     if cat out/rows-*-of-000$FILES.jsonl 2>/dev/null | sort | cmp -s - "$WORK/expected.txt" && [[ -e $jd/FINISHED ]]; then
-      echo "iteration $i (launcher killed at rename $n of $total, exit $code): ok"
+      echo "iteration $i (launcher killed at $call #$when, rename $n of $total, exit $code): ok"
     else
       echo "iteration $i (kill at rename $n): WRONG OUTPUT; log:" >&2; cat "$log" >&2; fail=1
     fi

@@ -343,8 +343,13 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
     for (int r = 0; r < flags.repeat && g_stop_signal == 0; ++r) {
       const std::string run_dir = point_dir + "/run-" + std::to_string(r);
       const std::string yaml_path = run_dir + ".yaml";
-      std::ofstream(yaml_path) << PointYaml(*edits, point, run_dir + "/out");
-      report::RunMeasurement m = RunOnce(*launcher, yaml_path, PointArgs(point, pipeline_args), run_dir);
+      report::RunMeasurement m;
+      if (Status wrote = WriteFileAtomically(yaml_path, PointYaml(*edits, point, run_dir + "/out"), /*sync=*/false); !wrote.ok()) {
+        m.exit_code = 1;
+        m.error = "cannot write the point's pipeline: " + wrote.message();  // a failed point, said so
+      } else {
+        m = RunOnce(*launcher, yaml_path, PointArgs(point, pipeline_args), run_dir);
+      }
       ++done;
       if (g_stop_signal != 0) break;  // an interrupted run measures nothing
       char line[256];
