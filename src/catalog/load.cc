@@ -34,9 +34,10 @@ class CatalogLoader {
         else if (key == "retired_gpus") RETURN_IF_ERROR(Each(kv.second, key, &CatalogLoader::Retired));
         else if (key == "mps") RETURN_IF_ERROR(Mps(kv.second));
         else if (key == "sources") RETURN_IF_ERROR(Sources(kv.second).status());
+        else if (key == "prices") RETURN_IF_ERROR(Prices(file));
         else {
           return Error(kv.first, "unknown top-level key '" + key +
-                                     "' (allowed: gpus, retired_gpus, accelerator_optimized, families, n1_gpu_limits, mps, sources)");
+                                     "' (allowed: gpus, retired_gpus, accelerator_optimized, families, n1_gpu_limits, mps, sources, prices)");
         }
       }
     } catch (const YAML::Exception& e) {
@@ -162,17 +163,36 @@ class CatalogLoader {
     for (const char* fact : {"memory", "machine_families", "counts", "compute_capability", "context_overhead"}) {
       if (!g.sources.count(fact)) return Error(src, std::string("no source for '") + fact + "'");
     }
+    if (YAML::Node peaks = n["peak_tflops"]; peaks.IsDefined()) {
+      if (!peaks.IsMap()) return Error(peaks, "'peak_tflops' must map fp32 and fp16_tensor to TFLOP/s");
+      if (!g.sources.count("peak_tflops")) return Error(src, "no source for 'peak_tflops'");
+      ASSIGN_OR_RETURN(g.peak_fp32_tflops, Num(peaks, "fp32"));
+      if (peaks["fp16_tensor"].IsDefined()) {
+        ASSIGN_OR_RETURN(g.peak_fp16_tensor_tflops, Num(peaks, "fp16_tensor"));
+      }
+    }
+    if (n["memory_bandwidth_gbps"].IsDefined()) {
+      if (!g.sources.count("memory_bandwidth")) return Error(src, "no source for 'memory_bandwidth'");
+      ASSIGN_OR_RETURN(g.memory_bandwidth_gbps, Num(n, "memory_bandwidth_gbps"));
+    }
     if (YAML::Node mig = n["mig"]; mig.IsDefined()) {
       if (!mig.IsSequence() || mig.size() == 0) return Error(mig, "'mig' must be a non-empty list of profiles");
       if (!g.sources.count("mig")) return Error(src, "no source for 'mig'");
       if (!g.compute_capability.AtLeast({8, 0})) {
         return Error(mig, "MIG needs compute capability 8.0 or later, this GPU has " + g.compute_capability.ToString());
       }
+      // The whole GPU's slice count differs by part (7 on A100/H100/H200, 4 on RTX PRO 6000), so it
+      // is a fact of its own and never assumed.
+      ASSIGN_OR_RETURN(g.mig_compute_slices, Int(n, "mig_compute_slices"));
+      if (g.mig_compute_slices > 64) return Error(n["mig_compute_slices"], "'mig_compute_slices' is above 64");
       for (const auto& p : mig) {
         if (!p.IsMap()) return Error(p, "each MIG profile must be a mapping");
         ASSIGN_OR_RETURN(MigProfile profile, Mig(p, g));
         g.mig_profiles.push_back(std::move(profile));
       }
+    }
+    if (!n["mig"].IsDefined() && n["mig_compute_slices"].IsDefined()) {
+      return Error(n["mig_compute_slices"], "'mig_compute_slices' without a 'mig' list of profiles");
     }
     c_.gpus_.push_back(std::move(g));
     return Status::OK();
@@ -204,10 +224,11 @@ class CatalogLoader {
                           std::to_string(mem) + " GB but its fields say compute_slices " +
                           std::to_string(p.compute_slices) + ", memory_gb " + n["memory_gb"].Scalar());
     }
-    if (p.compute_slices > kMigComputeSlices || p.compute_slices * p.max_instances > kMigComputeSlices) {
+    const int whole = gpu.mig_compute_slices;
+    if (p.compute_slices > whole || p.compute_slices * p.max_instances > whole) {
       return Error(n, "MIG profile '" + p.name + "': " + std::to_string(p.max_instances) + " instances of " +
-                          std::to_string(p.compute_slices) + " slices exceed the " + std::to_string(kMigComputeSlices) +
-                          " compute slices of a GPU");
+                          std::to_string(p.compute_slices) + " slices exceed the " + std::to_string(whole) +
+                          " compute slices of this GPU (mig_compute_slices)");
     }
     if (p.memory_bytes > gpu.memory_bytes) {
       return Error(n, "MIG profile '" + p.name + "' has more memory than the whole GPU");
@@ -290,6 +311,15 @@ class CatalogLoader {
     ASSIGN_OR_RETURN(r.reason, Str(n, "reason"));
     ASSIGN_OR_RETURN(r.source, Str(n, "source"));
     c_.retired_gpus_.push_back(std::move(r));
+    return Status::OK();
+  }
+
+  // The price table is its own format (prices.h), read and checked here so that a bad one fails
+  // the catalog load like any other config; Catalog::Prices() parses the kept text again.
+  Status Prices(const CatalogFile& file) {
+    if (c_.prices_file_) return InvalidArgument(file.name + ": a second price table (the first is in " + c_.prices_file_->name + ")");
+    RETURN_IF_ERROR(PriceTable::Parse(file.name, file.text).status());
+    c_.prices_file_ = file;
     return Status::OK();
   }
 

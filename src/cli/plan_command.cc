@@ -1,11 +1,15 @@
-// `dfworker plan PIPELINE.yaml [pipeline flags] [--gpu T,...] [--mig_instances N] [--format text|json]`:
-// the job's worker plan on every GPU type × machine type of the catalog and on MIG slices.
+// `dfworker plan PIPELINE.yaml [pipeline flags] [--gpu T,...] [--mig_instances N] [--format text|json]
+//  [--records N] [--prices FILE] [--region R] [--cpu_rate R] [--gpu_efficiency E]`:
+// the job's worker plan on every GPU type × machine type of the catalog and on MIG slices, with a
+// speed and cost estimate per configuration (docs/right-sizing.md).
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "commands.h"
 #include "dfw/catalog/catalog.h"
+#include "dfw/catalog/prices.h"
+#include "dfw/common/strings.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/options/parse.h"
@@ -22,7 +26,73 @@ struct PlanFlags {
   int mig_instances = 1;
   std::string format = "text";
   std::string catalog_dir;
+  std::string records;         // --records N (> 0)
+  std::string prices;          // --prices FILE (default: the catalog's price table)
+  std::string region;          // --region for prices (default: the pipeline's --region, else us-central1)
+  std::string cpu_rate;        // --cpu_rate records/s per vCPU
+  std::string gpu_efficiency;  // --gpu_efficiency in (0, 1]
 };
+
+constexpr const char* kDefaultPriceRegion = "us-central1";
+
+// A positive number from a flag, or the message saying what is allowed.
+Result<double> PositiveFlag(const std::string& flag, const std::string& text, double max) {
+  auto v = ParseDouble(text);
+  if (!v || !(*v > 0) || *v > max) {
+    return InvalidArgument(flag + " '" + text + "': expected a number above 0 and at most " + std::to_string(static_cast<int64_t>(max)));
+  }
+  return *v;
+}
+
+// The workers of the job: --num_workers, else --max_num_workers (Python or Java spelling), else 1.
+Result<int> Workers(const PipelineOptions& options) {
+  for (const char* name : {"num_workers", "numWorkers", "max_num_workers", "maxNumWorkers"}) {
+    auto it = options.other.find(name);
+    if (it == options.other.end()) continue;
+    auto n = ParseInt64(it->second);
+    if (!n || *n < 1 || *n > 100000) return InvalidArgument("--" + std::string(name) + " '" + it->second + "': expected 1 to 100000 workers");
+    return static_cast<int>(*n);
+  }
+  return 1;
+}
+
+// Speed and cost inputs from the flags; `prices` keeps the table the inputs point into.
+Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptions& options, const Catalog& catalog,
+                                     std::optional<PriceTable>& prices) {
+  EstimateInputs in;
+  if (!flags.records.empty()) {
+    auto n = ParseInt64(flags.records);
+    if (!n || *n <= 0) return InvalidArgument("--records '" + flags.records + "': expected a whole number of records above 0");
+    in.records = *n;
+  }
+  if (!flags.cpu_rate.empty()) {
+    ASSIGN_OR_RETURN(in.cpu_records_per_vcpu_second, PositiveFlag("--cpu_rate", flags.cpu_rate, 1e9));
+    in.cpu_rate_given = true;
+  }
+  if (!flags.gpu_efficiency.empty()) {
+    ASSIGN_OR_RETURN(double e, PositiveFlag("--gpu_efficiency", flags.gpu_efficiency, 1));
+    in.gpu_efficiency = e;
+  }
+  ASSIGN_OR_RETURN(in.workers, Workers(options));
+  in.streaming = options.streaming;
+  if (!flags.prices.empty()) {
+    Result<PriceTable> table = PriceTable::Load(flags.prices);
+    if (!table.ok()) return Status(table.status().code(), "--prices: " + table.status().message());
+    prices = std::move(*table);
+  } else if (Result<PriceTable> table = catalog.Prices(); table.ok()) {
+    prices = std::move(*table);
+  }
+  if (prices) {
+    const std::string region = !flags.region.empty() ? flags.region : options.region.value_or(kDefaultPriceRegion);
+    in.prices = prices->Find(region);
+    if (!in.prices) {
+      return InvalidArgument("region '" + region + "' is not in the price table " + prices->origin() +
+                             DidYouMeanSuffix(region, prices->Regions()) + " (regions: " + Join(prices->Regions()) +
+                             "; add it to a --prices FILE)");
+    }
+  }
+  return in;
+}
 
 
 int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
@@ -45,7 +115,10 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, cons
   }
   HostInfo host;
   host.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  CatalogPlanRequest request{flags.gpus, flags.mig_instances};
+  std::optional<PriceTable> prices;
+  Result<EstimateInputs> estimate = EstimateFlags(flags, options, *catalog, prices);
+  if (!estimate.ok()) return InvocationError("dfworker plan", estimate.status().message());
+  CatalogPlanRequest request{flags.gpus, flags.mig_instances, *estimate};
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
   if (!plan.ok()) return InvocationError("dfworker plan", plan.status().message());
   std::cout << (flags.format == "json" ? RenderCatalogPlanJson(*plan) : RenderCatalogPlanText(*plan)) << std::flush;
@@ -69,6 +142,14 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "MIG rows: copies of this job that must share one GPU (instances of one profile), default 1");
   plan->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   plan->add_option("--catalog_dir", flags->catalog_dir, "Directory of catalog *.yaml (default: as for run)");
+  plan->add_option("--records", flags->records, "Records in the job: adds its hours and cost per configuration");
+  plan->add_option("--prices", flags->prices,
+                   "Price table of your own rates (format of configs/prices.yaml; default: the catalog's list prices)");
+  plan->add_option("--region", flags->region, "Region of the prices (default: the pipeline's --region, else us-central1)");
+  plan->add_option("--cpu_rate", flags->cpu_rate,
+                   "Records/s one vCPU reads, parses, maps and writes (default: an assumed 2000; measure with bench)");
+  plan->add_option("--gpu_efficiency", flags->gpu_efficiency,
+                   "Share of the GPU's FP32 peak the model reaches, in (0, 1] (default: the handler's stated value)");
   plan->callback([plan, flags, &context] {
     context.exit_code = Plan(*flags, plan->remaining(), context.pipeline_args);
   });

@@ -128,6 +128,14 @@ class Applier {
       case oi::FlagDest::kProject: o_.project = raw.value; break;
       case oi::FlagDest::kRegion: o_.region = raw.value; break;
       case oi::FlagDest::kTempLocation: o_.temp_location = raw.value; break;
+      case oi::FlagDest::kFlexrsGoal:
+        // Beam's choices (pipeline_options.py: GoogleCloudOptions --flexrs_goal).
+        if (raw.value != "COST_OPTIMIZED" && raw.value != "SPEED_OPTIMIZED") {
+          return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
+                        "--" + raw.name + " expects COST_OPTIMIZED or SPEED_OPTIMIZED, got '" + raw.value + "'", "");
+        }
+        o_.flexrs_goal = v;
+        break;
       default: break;
     }
   }

@@ -10,7 +10,8 @@ namespace {
 
 std::string Configuration(const CatalogPlanRow& r) {
   if (!r.mig_profile.empty()) {
-    return "MIG " + r.mig_profile + " (" + std::to_string(r.mig_compute_slices) + "/7 SMs, up to " +
+    return "MIG " + r.mig_profile + " (" + std::to_string(r.mig_compute_slices) + "/" +
+           std::to_string(r.mig_gpu_slices) + " SMs, up to " +
            std::to_string(r.mig_max_instances) + " per GPU)";
   }
   return (r.machine_type.empty() ? std::string("(no --machine_type)") : r.machine_type) + ", " +
@@ -21,6 +22,123 @@ std::string Gib(uint64_t bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f", static_cast<double>(bytes) / 1073741824.0);
   return b;
+}
+
+std::string Fmt(const char* fmt, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+// "g2-standard-8 + 1 x l4" (32 columns at most in the estimate table: the "nvidia-" prefix is dropped).
+std::string ShortConfiguration(const CatalogPlanRow& r) {
+  const std::string gpu = r.gpu.rfind("nvidia-", 0) == 0 ? r.gpu.substr(7) : r.gpu;
+  if (!r.mig_profile.empty()) return gpu + " MIG " + r.mig_profile;
+  return (r.machine_type.empty() ? std::string("(host)") : r.machine_type) + " + " + std::to_string(r.gpu_count) +
+         " x " + gpu;
+}
+
+std::string BottleneckText(const Estimate& e) {
+  if (e.bottleneck == Bottleneck::kCpu) {
+    return "CPU (GPU waits " + Fmt(e.gpu_wait > 0.99 ? "%.1f" : "%.0f", e.gpu_wait * 100) + "%)";
+  }
+  if (e.bottleneck == Bottleneck::kGpuMemoryBandwidth) return "GPU bandwidth";
+  return BottleneckName(e.bottleneck);
+}
+
+std::string Money(const Estimate& e, double v) {
+  if (!e.priced || v <= 0) return "-";
+  return Fmt(v < 0.01 ? "%.3g" : v < 10 ? "%.3f" : "%.0f", v);
+}
+
+// One recommendation with everything it rests on.
+std::string Recommendation(const char* what, const CatalogPlanRow& r) {
+  const Estimate& e = *r.estimate;
+  std::string out = std::string(what) + ": " + ShortConfiguration(r) + " (" + FitVerdictName(r.verdict) + "): ~" +
+                    Fmt("%.0f", e.records_per_second) + " records/s per worker, bottleneck " + BottleneckText(e);
+  if (e.priced) {
+    out += ", " + e.currency + " " + Money(e, e.price_per_hour) + "/h, " + Money(e, e.cost_per_thousand) + " per 1,000 and " +
+           Money(e, e.cost_per_million) + " per million records";
+  }
+  if (e.job_hours) {
+    out += ", job " + Fmt("%.2f", *e.job_hours) + " h";
+    if (e.job_cost) out += " for " + e.currency + " " + Money(e, *e.job_cost);
+  }
+  out += "\n";
+  for (const std::string& in : e.inputs) out += "    input: " + in + "\n";
+  if (e.priced) out += "    price: " + e.price_how + "\n";
+  else out += "    price: none (" + e.price_unknown + ")\n";
+  return out;
+}
+
+std::string EstimateText(const CatalogPlan& plan) {
+  const EstimateInputs& in = *plan.estimate_inputs;
+  std::string out = "\nestimates (not measurements; every input is printed)";
+  if (in.records) out += ", job of " + std::to_string(*in.records) + " records on " + std::to_string(in.workers) + " worker(s)";
+  out += "\n";
+  if (plan.cheapest >= 0) out += Recommendation("cheapest", plan.rows[plan.cheapest]);
+  else out += "cheapest: none (no configuration that fits has both a speed estimate and a price)\n";
+  if (plan.fastest >= 0) out += Recommendation("fastest", plan.rows[plan.fastest]);
+  else out += "fastest: none (no configuration that fits has a speed estimate)\n";
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-32s %8s %-20s %6s %8s %6s %8s\n", "configuration (fits or tight)", "rec/s",
+                "bottleneck", "$/h", "$/1M", "job h", "job $");
+  out += line;
+  std::string unknown;
+  for (const CatalogPlanRow& r : plan.rows) {
+    if (r.verdict == FitVerdict::kDoesNotFit || !r.estimate) continue;
+    const Estimate& e = *r.estimate;
+    if (!e.speed_known) {
+      if (unknown.empty()) unknown = e.speed_unknown;
+      continue;
+    }
+    const int i = static_cast<int>(&r - plan.rows.data());
+    const char mark = i == plan.cheapest ? '$' : i == plan.fastest ? '^' : ' ';
+    std::snprintf(line, sizeof line, "%c %-32s %8.0f %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
+                  e.records_per_second, BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
+                  Money(e, e.cost_per_million).c_str(), e.job_hours ? Fmt("%.2f", *e.job_hours).c_str() : "-",
+                  e.job_cost ? Money(e, *e.job_cost).c_str() : "-");
+    out += line;
+  }
+  if (!unknown.empty()) out += "no speed estimate for some rows: " + unknown + "\n";
+  out += "marks: $ cheapest per record, ^ fastest per worker. Common inputs: " +
+         std::string(in.cpu_rate_given ? "--cpu_rate " : "assumed CPU rate ") + Fmt("%.4g", in.cpu_records_per_vcpu_second) +
+         " records/s per vCPU; GPU bandwidth efficiency " + Fmt("%.2g", in.bandwidth_efficiency) +
+         " (assumed); worker start-up " + Fmt("%.2g", in.startup_hours) + " h per job (assumed); " +
+         (in.prices ? in.prices->region + (in.streaming ? " streaming" : " batch") + " rates from " + in.prices->source +
+                          " (read " + in.prices->read + ")"
+                    : std::string("no prices")) +
+         "\n";
+  return out;
+}
+
+nlohmann::json EstimateJson(const Estimate& e) {
+  nlohmann::json j = {{"speed_known", e.speed_known}, {"priced", e.priced}, {"inputs", e.inputs}};
+  if (e.speed_known) {
+    j["records_per_second"] = e.records_per_second;
+    j["gpu_compute_records_per_second"] = e.gpu_compute_rps;
+    j["gpu_bandwidth_records_per_second"] = e.gpu_bandwidth_rps;
+    j["cpu_records_per_second"] = e.cpu_rps;
+    j["bottleneck"] = BottleneckName(e.bottleneck);
+    j["gpu_wait"] = e.gpu_wait;
+  } else {
+    j["speed_unknown"] = e.speed_unknown;
+  }
+  if (e.priced) {
+    j["currency"] = e.currency;
+    j["price_per_hour"] = e.price_per_hour;
+    j["price_verified"] = e.price_verified;
+    j["price_how"] = e.price_how;
+    if (e.speed_known) {
+      j["cost_per_thousand_records"] = e.cost_per_thousand;
+      j["cost_per_million_records"] = e.cost_per_million;
+    }
+  } else {
+    j["price_unknown"] = e.price_unknown;
+  }
+  if (e.job_hours) j["job_hours"] = *e.job_hours;
+  if (e.job_cost) j["job_cost"] = *e.job_cost;
+  return j;
 }
 
 }  // namespace
@@ -65,6 +183,7 @@ std::string RenderCatalogPlanText(const CatalogPlan& plan) {
   bool any_mig = false;
   for (const CatalogPlanRow& r : plan.rows) any_mig |= !r.mig_profile.empty();
   if (any_mig && !plan.processes_note.empty()) out += "note: " + plan.processes_note + "\n";
+  if (plan.estimate_inputs) out += EstimateText(plan);
   return out;
 }
 
@@ -98,10 +217,30 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
       row["models"].push_back({{"name", m.name}, {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"bytes", m.bytes}});
     }
     if (!r.mig_profile.empty()) {
-      row["mig"] = {{"profile", r.mig_profile}, {"compute_slices", r.mig_compute_slices},
+      row["mig"] = {{"profile", r.mig_profile}, {"compute_slices", r.mig_compute_slices}, {"gpu_slices", r.mig_gpu_slices},
                     {"max_instances", r.mig_max_instances}};
     }
+    if (r.estimate) row["estimate"] = EstimateJson(*r.estimate);
     j["rows"].push_back(std::move(row));
+  }
+  if (plan.estimate_inputs) {
+    const EstimateInputs& in = *plan.estimate_inputs;
+    nlohmann::json inputs = {{"cpu_records_per_vcpu_second", in.cpu_records_per_vcpu_second},
+                             {"cpu_rate_given", in.cpu_rate_given},
+                             {"bandwidth_efficiency", in.bandwidth_efficiency},
+                             {"startup_hours", in.startup_hours},
+                             {"workers", in.workers},
+                             {"streaming", in.streaming}};
+    if (in.gpu_efficiency) inputs["gpu_efficiency"] = *in.gpu_efficiency;
+    if (in.records) inputs["records"] = *in.records;
+    if (in.prices) {
+      inputs["region"] = in.prices->region;
+      inputs["price_source"] = in.prices->source;
+      inputs["price_read"] = in.prices->read;
+    }
+    j["estimate_inputs"] = std::move(inputs);
+    j["cheapest_row"] = plan.cheapest;
+    j["fastest_row"] = plan.fastest;
   }
   j["notes"] = plan.notes;
   j["processes_note"] = plan.processes_note;
