@@ -73,7 +73,7 @@ std::string Recommendation(const char* what, const CatalogPlanRow& r) {
 
 std::string EstimateText(const CatalogPlan& plan) {
   const EstimateInputs& in = *plan.estimate_inputs;
-  std::string out = "\nestimates (not measurements; every input is printed)";
+  std::string out = "estimates (not measurements; every input is printed)";
   if (in.records) out += ", job of " + std::to_string(*in.records) + " records on " + std::to_string(in.workers) + " worker(s)";
   out += "\n";
   if (plan.cheapest >= 0) out += Recommendation("cheapest", plan.rows[plan.cheapest]);
@@ -108,7 +108,7 @@ std::string EstimateText(const CatalogPlan& plan) {
          (in.prices ? in.prices->region + (in.streaming ? " streaming" : " batch") + " rates from " + in.prices->source +
                           " (read " + in.prices->read + ")"
                     : std::string("no prices")) +
-         "\n";
+         "\n\n";
   return out;
 }
 
@@ -144,7 +144,9 @@ nlohmann::json EstimateJson(const Estimate& e) {
 }  // namespace
 
 std::string RenderCatalogPlanText(const CatalogPlan& plan) {
-  std::string out =
+  // With estimates the recommendation comes first; the memory-fit table follows.
+  std::string out = plan.estimate_inputs ? EstimateText(plan) : std::string();
+  out +=
       "plan across the catalog (> your flags' configuration, * smallest that fits with headroom; memory in GiB on "
       "the busiest GPU)\n";
   char line[512];
@@ -183,7 +185,6 @@ std::string RenderCatalogPlanText(const CatalogPlan& plan) {
   bool any_mig = false;
   for (const CatalogPlanRow& r : plan.rows) any_mig |= !r.mig_profile.empty();
   if (any_mig && !plan.processes_note.empty()) out += "note: " + plan.processes_note + "\n";
-  if (plan.estimate_inputs) out += EstimateText(plan);
   return out;
 }
 

@@ -57,6 +57,68 @@ TEST(RightSizing, PlanListsConfigurationsAsJsonAndRefusesBadRequests) {
   }
 }
 
+TEST(RightSizing, PlanRowsCarrySpeedCostAndTheJobInJson) {
+  auto o = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--records", "1000000000", "--format=json",
+                        "--num_workers=4"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << o.out;
+  EXPECT_EQ(j["estimate_inputs"]["records"], 1000000000);
+  EXPECT_EQ(j["estimate_inputs"]["workers"], 4);
+  EXPECT_EQ(j["estimate_inputs"]["region"], "us-central1");
+  const int cheapest = j["cheapest_row"].get<int>();
+  ASSERT_GE(cheapest, 0) << o.out;
+  const auto& e = j["rows"][cheapest]["estimate"];
+  for (const char* key : {"price_per_hour", "records_per_second", "bottleneck", "cost_per_million_records",
+                          "cost_per_thousand_records", "job_hours", "job_cost", "inputs", "price_how"}) {
+    EXPECT_TRUE(e.contains(key)) << key << "\n" << e.dump();
+  }
+  // job cost = workers x price per hour x job hours
+  EXPECT_NEAR(e["job_cost"].get<double>(), 4 * e["price_per_hour"].get<double>() * e["job_hours"].get<double>(), 1e-9);
+  EXPECT_FALSE(e["price_verified"].get<bool>());  // the shipped list prices are unverified
+
+  auto text = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--records", "1000"});
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("cheapest: g2-standard-"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    input: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    price: "), std::string::npos) << text.out;
+}
+
+TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
+  const fs::path dir = TempDir("prices");
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.yaml") << "prices:\n  - region: r\n    source: s\n    read: \"2026-01-01\"\n"
+                                     "    batch: {vcpu_hour: -1, memory_gb_hour: 0.003}\n";
+  std::ofstream(dir / "good.yaml") << "prices:\n  - region: mine\n    source: negotiated\n    read: \"2026-01-01\"\n"
+                                      "    batch: {vcpu_hour: 0.04, memory_gb_hour: 0.003}\n    gpu_hour: {nvidia-l4: 0.4}\n";
+  struct Bad {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::string p = "pipelines/default.yaml";
+  for (const Bad& b : {
+           Bad{{"plan", p, "--records", "0"}, "--records '0': expected a whole number of records above 0"},
+           Bad{{"plan", p, "--records", "-5"}, "--records '-5'"},
+           Bad{{"plan", p, "--records", "many"}, "--records 'many'"},
+           Bad{{"plan", p, "--cpu_rate", "0"}, "--cpu_rate '0'"},
+           Bad{{"plan", p, "--gpu_efficiency", "1.5"}, "--gpu_efficiency '1.5'"},
+           Bad{{"plan", p, "--region", "us-centrall"}, "region 'us-centrall' is not in the price table"},
+           Bad{{"plan", p, "--prices", (dir / "bad.yaml").string()}, "bad.yaml:5:24: region 'r': 'batch.vcpu_hour' must be a positive rate"},
+           Bad{{"plan", p, "--prices", (dir / "missing.yaml").string()}, "missing.yaml' cannot be read"},
+           Bad{{"plan", p, "--prices", (dir / "good.yaml").string()}, "region 'us-central1' is not in the price table"},
+           Bad{{"plan", p, "--num_workers=0"}, "--num_workers '0'"},
+       }) {
+    auto r = RunDfworker(b.args);
+    EXPECT_EQ(r.exit_code, 2) << b.args.back() << "\n" << r.out;
+    EXPECT_NE(r.out.find(b.says), std::string::npos) << r.out;
+  }
+  auto mine = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--prices", (dir / "good.yaml").string(), "--region", "mine"});
+  ASSERT_EQ(mine.exit_code, 0) << mine.out;
+  EXPECT_NE(mine.out.find("x 0.04 + "), std::string::npos) << mine.out;
+  EXPECT_NE(mine.out.find("mine batch, negotiated"), std::string::npos) << mine.out;
+  fs::remove_all(dir);
+}
+
 TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
   const fs::path dir = TempDir("job");
   auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + dir.string(), "--sdk_worker_parallelism=2",
