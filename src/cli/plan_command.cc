@@ -1,5 +1,5 @@
 // `dfworker plan PIPELINE.yaml [pipeline flags] [--gpu T,...] [--mig_instances N] [--format text|json]
-//  [--records N] [--prices FILE] [--region R] [--cpu_rate R] [--gpu_efficiency E]`:
+//  [--records N] [--prices FILE] [--price_region R] [--cpu_rate R] [--gpu_efficiency E]`:
 // the job's worker plan on every GPU type × machine type of the catalog and on MIG slices, with a
 // speed and cost estimate per configuration (docs/right-sizing.md).
 #include <iostream>
@@ -28,7 +28,9 @@ struct PlanFlags {
   std::string catalog_dir;
   std::string records;         // --records N (> 0)
   std::string prices;          // --prices FILE (default: the catalog's price table)
-  std::string region;          // --region for prices (default: the pipeline's --region, else us-central1)
+  // --price_region: the region of the prices (default: the pipeline's --region, else us-central1). Not
+  // --region: that is the pipeline's own flag, which the options parser reads.
+  std::string region;
   std::string cpu_rate;        // --cpu_rate records/s per vCPU
   std::string gpu_efficiency;  // --gpu_efficiency in (0, 1]
 };
@@ -85,6 +87,13 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
   if (prices) {
     const std::string region = !flags.region.empty() ? flags.region : options.region.value_or(kDefaultPriceRegion);
     in.prices = prices->Find(region);
+    // The pipeline's own --region without list prices for it: plan without costs, saying so. A
+    // region asked for (--price_region) or a price file given (--prices) must have its rates.
+    if (!in.prices && flags.region.empty() && flags.prices.empty()) {
+      in.price_note = "no list prices for the pipeline's region '" + region + "' in " + prices->origin() +
+                      " (regions: " + Join(prices->Regions()) + "): no costs; pass --prices FILE with its rates";
+      return in;
+    }
     if (!in.prices) {
       return InvalidArgument("region '" + region + "' is not in the price table " + prices->origin() +
                              DidYouMeanSuffix(region, prices->Regions()) + " (regions: " + Join(prices->Regions()) +
@@ -145,7 +154,8 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
   plan->add_option("--records", flags->records, "Records in the job: adds its hours and cost per configuration");
   plan->add_option("--prices", flags->prices,
                    "Price table of your own rates (format of configs/prices.yaml; default: the catalog's list prices)");
-  plan->add_option("--region", flags->region, "Region of the prices (default: the pipeline's --region, else us-central1)");
+  plan->add_option("--price_region", flags->region,
+                   "Region of the prices (default: the pipeline's --region, else us-central1)");
   plan->add_option("--cpu_rate", flags->cpu_rate,
                    "Records/s one vCPU reads, parses, maps and writes (default: an assumed 2000; measure with bench)");
   plan->add_option("--gpu_efficiency", flags->gpu_efficiency,

@@ -107,7 +107,7 @@ std::string EstimateText(const CatalogPlan& plan) {
          " (assumed); worker start-up " + Fmt("%.2g", in.startup_hours) + " h per job (assumed); " +
          (in.prices ? in.prices->region + (in.streaming ? " streaming" : " batch") + " rates from " + in.prices->source +
                           " (read " + in.prices->read + ")"
-                    : std::string("no prices")) +
+                    : in.price_note.empty() ? std::string("no prices") : in.price_note) +
          "\n\n";
   return out;
 }

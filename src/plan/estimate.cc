@@ -49,6 +49,11 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
                        " B), " + w.dtype + ", efficiency " + Num(eff, "%.2g") +
                        (in.gpu_efficiency ? " (--gpu_efficiency)" : " (handler default, not measured)"));
   }
+  if (with_work > 0 && !(roofline_t > 0)) {
+    e.speed_unknown = "the models' work per record is zero";
+    e.inputs.clear();
+    return;
+  }
   if (with_work == 0) {
     e.speed_unknown = models.empty() ? "the pipeline runs no model" : "no model gives its work per record";
     e.inputs.clear();
@@ -75,7 +80,7 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
 
 void Cost(const EstimateShape& s, const EstimateInputs& in, Estimate& e) {
   if (!s.billable) return void(e.price_unknown = "MIG slices are not a Dataflow configuration");
-  if (!in.prices) return void(e.price_unknown = "no price table");
+  if (!in.prices) return void(e.price_unknown = in.price_note.empty() ? "no price table" : in.price_note);
   if (!s.memory_gb) return void(e.price_unknown = "no machine type");
   const RegionPrices& p = *in.prices;
   const WorkerRates* rates = in.streaming ? (p.streaming ? &*p.streaming : nullptr) : &p.batch;

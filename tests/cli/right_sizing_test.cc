@@ -102,7 +102,7 @@ TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
            Bad{{"plan", p, "--records", "many"}, "--records 'many'"},
            Bad{{"plan", p, "--cpu_rate", "0"}, "--cpu_rate '0'"},
            Bad{{"plan", p, "--gpu_efficiency", "1.5"}, "--gpu_efficiency '1.5'"},
-           Bad{{"plan", p, "--region", "us-centrall"}, "region 'us-centrall' is not in the price table"},
+           Bad{{"plan", p, "--price_region", "us-centrall"}, "region 'us-centrall' is not in the price table"},
            Bad{{"plan", p, "--prices", (dir / "bad.yaml").string()}, "bad.yaml:5:24: region 'r': 'batch.vcpu_hour' must be a positive rate"},
            Bad{{"plan", p, "--prices", (dir / "missing.yaml").string()}, "missing.yaml' cannot be read"},
            Bad{{"plan", p, "--prices", (dir / "good.yaml").string()}, "region 'us-central1' is not in the price table"},
@@ -112,7 +112,11 @@ TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << b.args.back() << "\n" << r.out;
     EXPECT_NE(r.out.find(b.says), std::string::npos) << r.out;
   }
-  auto mine = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--prices", (dir / "good.yaml").string(), "--region", "mine"});
+  // The pipeline's own --region without list prices: planned, without costs, saying why.
+  auto other = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--region=europe-west4", "--format=json"});
+  ASSERT_EQ(other.exit_code, 0) << other.out;
+  EXPECT_NE(other.out.find("no list prices for the pipeline's region 'europe-west4'"), std::string::npos) << other.out;
+  auto mine = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--prices", (dir / "good.yaml").string(), "--price_region", "mine"});
   ASSERT_EQ(mine.exit_code, 0) << mine.out;
   EXPECT_NE(mine.out.find("x 0.04 + "), std::string::npos) << mine.out;
   EXPECT_NE(mine.out.find("mine batch, negotiated"), std::string::npos) << mine.out;

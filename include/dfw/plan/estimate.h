@@ -43,6 +43,7 @@ struct EstimateInputs {
   double bandwidth_efficiency = kDefaultBandwidthEfficiency;
   bool streaming = false;                      // bill streaming worker rates
   const RegionPrices* prices = nullptr;        // nullptr: no cost figures
+  std::string price_note;                      // why there are no prices, when that is not obvious
   std::optional<int64_t> records;              // --records N: job hours and cost
   int workers = 1;                             // --num_workers / --max_num_workers (>= 1)
   double startup_hours = kWorkerStartupHours;
