@@ -33,6 +33,8 @@ struct PlanFlags {
   std::string region;
   std::string cpu_rate;        // --cpu_rate records/s per vCPU
   std::string gpu_efficiency;  // --gpu_efficiency in (0, 1]
+  std::string max_cost_per_million;  // --max_cost_per_million (currency of the prices)
+  std::string deadline;              // --deadline HOURS (needs --records)
 };
 
 constexpr const char* kDefaultPriceRegion = "us-central1";
@@ -74,6 +76,15 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
   if (!flags.gpu_efficiency.empty()) {
     ASSIGN_OR_RETURN(double e, PositiveFlag("--gpu_efficiency", flags.gpu_efficiency, 1));
     in.gpu_efficiency = e;
+  }
+  if (!flags.max_cost_per_million.empty()) {
+    ASSIGN_OR_RETURN(double max, PositiveFlag("--max_cost_per_million", flags.max_cost_per_million, 1e12));
+    in.max_cost_per_million = max;
+  }
+  if (!flags.deadline.empty()) {
+    ASSIGN_OR_RETURN(double hours, PositiveFlag("--deadline", flags.deadline, 1e6));
+    if (!in.records) return InvalidArgument("--deadline " + flags.deadline + " h needs --records N (the job's size)");
+    in.deadline_hours = hours;
   }
   ASSIGN_OR_RETURN(in.workers, Workers(options));
   in.streaming = options.streaming;
@@ -130,6 +141,7 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, cons
   CatalogPlanRequest request{flags.gpus, flags.mig_instances, *estimate};
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
   if (!plan.ok()) return InvocationError("dfworker plan", plan.status().message());
+  if (!plan->constraint_miss.empty()) return InvocationError("dfworker plan", plan->constraint_miss);
   std::cout << (flags.format == "json" ? RenderCatalogPlanJson(*plan) : RenderCatalogPlanText(*plan)) << std::flush;
   return 0;
 }
@@ -160,6 +172,10 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "Records/s one vCPU reads, parses, maps and writes (default: an assumed 2000; measure with bench)");
   plan->add_option("--gpu_efficiency", flags->gpu_efficiency,
                    "Share of the GPU's FP32 peak the model reaches, in (0, 1] (default: the handler's stated value)");
+  plan->add_option("--max_cost_per_million", flags->max_cost_per_million,
+                   "Recommend only configurations at most this cost per million records (exit 2 when none)");
+  plan->add_option("--deadline", flags->deadline,
+                   "Recommend only configurations whose job (--records) takes at most this many hours (exit 2 when none)");
   plan->callback([plan, flags, &context] {
     context.exit_code = Plan(*flags, plan->remaining(), context.pipeline_args);
   });

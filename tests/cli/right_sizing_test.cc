@@ -107,6 +107,11 @@ TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
            Bad{{"plan", p, "--prices", (dir / "missing.yaml").string()}, "missing.yaml' cannot be read"},
            Bad{{"plan", p, "--prices", (dir / "good.yaml").string()}, "region 'us-central1' is not in the price table"},
            Bad{{"plan", p, "--num_workers=0"}, "--num_workers '0'"},
+           Bad{{"plan", p, "--deadline", "2"}, "--deadline 2 h needs --records N"},
+           Bad{{"plan", p, "--max_cost_per_million", "0.000001"},
+               "no configuration that fits meets the constraints: the cheapest that fits, n1-standard-32 + 1 x nvidia-tesla-t4, costs USD 0.01115 per million records (limit 1e-06)"},
+           Bad{{"plan", p, "--records", "100000000000", "--deadline", "1"},
+               "the quickest that fits, "},
        }) {
     auto r = RunDfworker(b.args);
     EXPECT_EQ(r.exit_code, 2) << b.args.back() << "\n" << r.out;

@@ -175,5 +175,42 @@ TEST(Estimate, CatalogPlanRowsCarryEstimatesAndNameTheCheapestAndFastest) {
   EXPECT_NE(json.find("\"bottleneck\": \"GPU compute\""), std::string::npos);
 }
 
+TEST(Estimate, ConstraintsNarrowTheRecommendationOrNameTheClosestMiss) {
+  PipelineOptions options = ParsePipelineOptions({}, "", "p.yaml");
+  HostInfo host{4, 0, std::nullopt, ""};
+  auto plan_with = [&](std::optional<double> max_cost, std::optional<double> deadline) {
+    EstimateInputs in;
+    in.prices = &Prices();
+    in.gpu_efficiency = 0.5;
+    in.records = 1'000'000'000;
+    in.max_cost_per_million = max_cost;
+    in.deadline_hours = deadline;
+    CatalogPlanRequest request{{"nvidia-l4"}, 1, in};
+    auto plan = MakeCatalogPlan(options, testing::SourceCatalog(), {Model()}, host, request);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return std::move(*plan);
+  };
+  // Only g2-standard-8 costs at most 0.02 per million (0.01885; the others 0.0237 and 0.0265): it is
+  // then also the fastest allowed.
+  CatalogPlan cheap = plan_with(0.02, std::nullopt);
+  ASSERT_GE(cheap.fastest, 0);
+  EXPECT_EQ(cheap.rows[cheap.fastest].machine_type, "g2-standard-8");
+  EXPECT_TRUE(cheap.constraint_miss.empty());
+  // 10^9 records in 3 h on one worker: only 8 x L4 (121,200/s: 2.29 h + start-up) makes it.
+  CatalogPlan quick = plan_with(std::nullopt, 3.0);
+  ASSERT_GE(quick.cheapest, 0);
+  EXPECT_EQ(quick.rows[quick.cheapest].machine_type, "g2-standard-96");
+  // Both at once: nothing is left, and the closest miss of each is named.
+  CatalogPlan none = plan_with(0.02, 3.0);
+  EXPECT_EQ(none.cheapest, -1);
+  EXPECT_EQ(none.fastest, -1);
+  EXPECT_NE(none.constraint_miss.find("the cheapest that fits, g2-standard-8 + 1 x nvidia-l4, costs USD 0.01885"),
+            std::string::npos)
+      << none.constraint_miss;
+  EXPECT_NE(none.constraint_miss.find("the quickest that fits, g2-standard-96 + 8 x nvidia-l4, takes 2.38 h"),
+            std::string::npos)
+      << none.constraint_miss;
+}
+
 }  // namespace
 }  // namespace dfw

@@ -62,6 +62,9 @@ struct CatalogPlan {
   // record / fastest per worker among Dataflow configurations (whole GPUs); -1 = none.
   int cheapest = -1;
   int fastest = -1;
+  // With constraints that no fitting configuration meets: the closest miss, said in a sentence
+  // ("" = the constraints are met, or there are none). `dfworker plan` exits 2 with it.
+  std::string constraint_miss;
   std::optional<EstimateInputs> estimate_inputs;
 };
 

@@ -47,6 +47,10 @@ struct EstimateInputs {
   std::optional<int64_t> records;              // --records N: job hours and cost
   int workers = 1;                             // --num_workers / --max_num_workers (>= 1)
   double startup_hours = kWorkerStartupHours;
+  // Constraints on the recommendation (--max_cost_per_million, --deadline in hours; the deadline
+  // needs records): rows that miss one are never cheapest or fastest.
+  std::optional<double> max_cost_per_million;
+  std::optional<double> deadline_hours;
 };
 
 // What a configuration is: the row's shape (catalog_plan.h fills it from a CatalogPlanRow).
