@@ -15,6 +15,7 @@
 #include "dfw/options/parse.h"
 #include "dfw/plan/catalog_plan.h"
 #include "dfw/validate/report.h"
+#include "dfw/launcher/job_metrics.h"
 #include "dfw/launcher/pipeline_models.h"
 
 namespace dfw::cli {
@@ -32,6 +33,7 @@ struct PlanFlags {
   // --region: that is the pipeline's own flag, which the options parser reads.
   std::string region;
   std::string cpu_rate;        // --cpu_rate records/s per vCPU
+  std::string cpu_rate_from;   // --cpu_rate_from JOB_DIR: measured by a run of this pipeline
   std::string gpu_efficiency;  // --gpu_efficiency in (0, 1]
   std::string max_cost_per_million;  // --max_cost_per_million (currency of the prices)
   std::string deadline;              // --deadline HOURS (needs --records)
@@ -60,9 +62,38 @@ Result<int> Workers(const PipelineOptions& options) {
   return 1;
 }
 
+// Records per CPU-second of the pipeline's non-inference transforms, from a finished run's
+// metrics.json: committed records / (the summed process_bundle_usecs of every transform that is
+// not RunInference). The time inside a transform's calls stands in for its CPU time (they are
+// CPU-bound here), so one vCPU does this many records per second.
+Result<std::pair<double, std::string>> CpuRateFromJob(const std::string& job_dir, const PipelineSpec& spec) {
+  const std::string path = job_dir + "/metrics.json";
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  Result<JobMetrics> metrics = ParseJobMetrics(text);
+  if (!metrics.ok()) return InvalidArgument(path + ": " + metrics.status().message());
+  int64_t records = 0;
+  for (const JobMetrics::Process& p : metrics->processes) records += p.records;
+  double cpu_s = 0;
+  std::vector<std::string> counted;
+  for (const TransformSpec& t : spec.transforms) {
+    if (t.config.type == "RunInference") continue;
+    const int64_t usecs = metrics->total.CounterOr(t.config.name, "process_bundle_usecs");
+    if (usecs <= 0) continue;
+    cpu_s += static_cast<double>(usecs) / 1e6;
+    counted.push_back(t.config.name);
+  }
+  if (records <= 0 || cpu_s <= 0) {
+    return InvalidArgument(path + ": no committed records or no time in the pipeline's non-inference transforms "
+                                  "(is it a run of this pipeline?)");
+  }
+  char how[160];
+  std::snprintf(how, sizeof how, "%lld records / %.3f CPU-s in ", static_cast<long long>(records), cpu_s);
+  return std::make_pair(static_cast<double>(records) / cpu_s, std::string(how) + Join(counted) + " (" + path + ")");
+}
+
 // Speed and cost inputs from the flags; `prices` keeps the table the inputs point into.
 Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptions& options, const Catalog& catalog,
-                                     std::optional<PriceTable>& prices) {
+                                     const PipelineModels& pipeline, std::optional<PriceTable>& prices) {
   EstimateInputs in;
   if (!flags.records.empty()) {
     auto n = ParseInt64(flags.records);
@@ -72,6 +103,15 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
   if (!flags.cpu_rate.empty()) {
     ASSIGN_OR_RETURN(in.cpu_records_per_vcpu_second, PositiveFlag("--cpu_rate", flags.cpu_rate, 1e9));
     in.cpu_rate_given = true;
+  }
+  if (!flags.cpu_rate_from.empty()) {
+    if (!flags.cpu_rate.empty()) return InvalidArgument("--cpu_rate and --cpu_rate_from: give one of them");
+    if (!pipeline.spec) return InvalidArgument("--cpu_rate_from: the pipeline did not load");
+    Result<std::pair<double, std::string>> measured = CpuRateFromJob(flags.cpu_rate_from, *pipeline.spec);
+    if (!measured.ok()) return Status(measured.status().code(), "--cpu_rate_from: " + measured.status().message());
+    in.cpu_records_per_vcpu_second = measured->first;
+    in.cpu_rate_given = true;
+    in.cpu_rate_how = "measured: " + measured->second;
   }
   if (!flags.gpu_efficiency.empty()) {
     ASSIGN_OR_RETURN(double e, PositiveFlag("--gpu_efficiency", flags.gpu_efficiency, 1));
@@ -136,7 +176,7 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, cons
   HostInfo host;
   host.cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::optional<PriceTable> prices;
-  Result<EstimateInputs> estimate = EstimateFlags(flags, options, *catalog, prices);
+  Result<EstimateInputs> estimate = EstimateFlags(flags, options, *catalog, pipeline, prices);
   if (!estimate.ok()) return InvocationError("dfworker plan", estimate.status().message());
   CatalogPlanRequest request{flags.gpus, flags.mig_instances, *estimate};
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
@@ -170,6 +210,8 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "Region of the prices (default: the pipeline's --region, else us-central1)");
   plan->add_option("--cpu_rate", flags->cpu_rate,
                    "Records/s one vCPU reads, parses, maps and writes (default: an assumed 2000; measure with bench)");
+  plan->add_option("--cpu_rate_from", flags->cpu_rate_from,
+                   "Job dir of a finished `dfworker run` of this pipeline: its records per CPU-second outside RunInference");
   plan->add_option("--gpu_efficiency", flags->gpu_efficiency,
                    "Share of the GPU's FP32 peak the model reaches, in (0, 1] (default: the handler's stated value)");
   plan->add_option("--max_cost_per_million", flags->max_cost_per_million,

@@ -64,8 +64,10 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
   e.gpu_rps = 1.0 / roofline_t;
   e.cpu_rps = s.vcpus * in.cpu_records_per_vcpu_second;
   e.inputs.push_back("CPU: " + std::to_string(s.vcpus) + " vCPUs x " + Num(in.cpu_records_per_vcpu_second) +
-                     " records/s per vCPU (" + (in.cpu_rate_given ? "--cpu_rate" : "assumed default; measure with "
-                                                                                   "dfworker bench, pass --cpu_rate") +
+                     " records/s per vCPU (" +
+                     (!in.cpu_rate_given           ? std::string("assumed default; measure it with --cpu_rate_from JOB_DIR")
+                      : in.cpu_rate_how.empty()    ? std::string("--cpu_rate")
+                                                   : in.cpu_rate_how) +
                      ")");
   e.speed_known = true;
   if (e.cpu_rps > 0 && e.cpu_rps < e.gpu_rps) {

@@ -150,7 +150,24 @@ TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
     EXPECT_NE(page.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
   }
 
+  // The CPU rate measured by this run feeds the plan's estimate (records per CPU-second outside RunInference).
+  auto measured = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--cpu_rate_from", dir.string(),
+                               "--format=json"});
+  ASSERT_EQ(measured.exit_code, 0) << measured.out;
+  auto mj = nlohmann::json::parse(measured.out, nullptr, false);
+  ASSERT_FALSE(mj.is_discarded()) << measured.out;
+  EXPECT_TRUE(mj["estimate_inputs"]["cpu_rate_given"].get<bool>());
+  EXPECT_GT(mj["estimate_inputs"]["cpu_records_per_vcpu_second"].get<double>(), 0);
+  EXPECT_NE(measured.out.find("measured: "), std::string::npos) << measured.out;
+  EXPECT_NE(measured.out.find("CPU-s in "), std::string::npos) << measured.out;
+  auto both = RunDfworker({"plan", "pipelines/default.yaml", "--cpu_rate", "10", "--cpu_rate_from", dir.string()});
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+
   std::ofstream(dir / "metrics.json", std::ios::trunc) << "{\"job_id\":";
+  auto corrupt_rate = RunDfworker({"plan", "pipelines/default.yaml", "--cpu_rate_from", dir.string()});
+  EXPECT_EQ(corrupt_rate.exit_code, 2) << corrupt_rate.out;
+  EXPECT_NE(corrupt_rate.out.find("--cpu_rate_from: " + dir.string() + "/metrics.json"), std::string::npos)
+      << corrupt_rate.out;
   auto corrupt = RunDfworker({"report", dir.string(), "--out", html.string()});
   EXPECT_EQ(corrupt.exit_code, 2) << corrupt.out;
   EXPECT_NE(corrupt.out.find("metrics.json: not valid JSON"), std::string::npos) << corrupt.out;

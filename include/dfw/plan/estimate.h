@@ -38,7 +38,8 @@ const char* BottleneckName(Bottleneck b);  // "GPU compute", "GPU memory bandwid
 
 struct EstimateInputs {
   double cpu_records_per_vcpu_second = kDefaultCpuRecordsPerVcpuSecond;
-  bool cpu_rate_given = false;                 // --cpu_rate (else the assumed default)
+  bool cpu_rate_given = false;                 // --cpu_rate or --cpu_rate_from (else the assumed default)
+  std::string cpu_rate_how;                    // where a given rate came from ("" = --cpu_rate)
   std::optional<double> gpu_efficiency;        // --gpu_efficiency: overrides every handler's default
   double bandwidth_efficiency = kDefaultBandwidthEfficiency;
   bool streaming = false;                      // bill streaming worker rates
