@@ -37,6 +37,7 @@ struct PlanFlags {
   std::string gpu_efficiency;  // --gpu_efficiency in (0, 1]
   std::string max_cost_per_million;  // --max_cost_per_million (currency of the prices)
   std::string deadline;              // --deadline HOURS (needs --records)
+  bool all = false;                  // --all: every fitting row in the estimate table
 };
 
 constexpr const char* kDefaultPriceRegion = "us-central1";
@@ -182,7 +183,7 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, cons
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
   if (!plan.ok()) return InvocationError("dfworker plan", plan.status().message());
   if (!plan->constraint_miss.empty()) return InvocationError("dfworker plan", plan->constraint_miss);
-  std::cout << (flags.format == "json" ? RenderCatalogPlanJson(*plan) : RenderCatalogPlanText(*plan)) << std::flush;
+  std::cout << (flags.format == "json" ? RenderCatalogPlanJson(*plan) : RenderCatalogPlanText(*plan, flags.all)) << std::flush;
   return 0;
 }
 
@@ -214,6 +215,7 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "Job dir of a finished `dfworker run` of this pipeline: its records per CPU-second outside RunInference");
   plan->add_option("--gpu_efficiency", flags->gpu_efficiency,
                    "Share of the GPU's FP32 peak the model reaches, in (0, 1] (default: the handler's stated value)");
+  plan->add_flag("--all", flags->all, "List every fitting configuration in the estimate table (default: the 10 cheapest)");
   plan->add_option("--max_cost_per_million", flags->max_cost_per_million,
                    "Recommend only configurations at most this cost per million records (exit 2 when none)");
   plan->add_option("--deadline", flags->deadline,

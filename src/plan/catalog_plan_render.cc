@@ -1,5 +1,7 @@
 // Text and JSON of the plan across the catalog.
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "dfw/common/strings.h"
@@ -30,7 +32,7 @@ std::string Fmt(const char* fmt, double v) {
   return b;
 }
 
-// "g2-standard-8 + 1 x l4" (32 columns at most in the estimate table: the "nvidia-" prefix is dropped).
+// "g2-standard-8 + 1 x l4" (34 columns at most in the estimate table: the "nvidia-" prefix is dropped).
 std::string ShortConfiguration(const CatalogPlanRow& r) {
   const std::string gpu = r.gpu.rfind("nvidia-", 0) == 0 ? r.gpu.substr(7) : r.gpu;
   if (!r.mig_profile.empty()) return gpu + " MIG " + r.mig_profile;
@@ -40,7 +42,7 @@ std::string ShortConfiguration(const CatalogPlanRow& r) {
 
 std::string BottleneckText(const Estimate& e) {
   if (e.bottleneck == Bottleneck::kCpu) {
-    return "CPU (GPU waits " + Fmt(e.gpu_wait > 0.99 ? "%.1f" : "%.0f", e.gpu_wait * 100) + "%)";
+    return "CPU, GPU waits " + Fmt(e.gpu_wait > 0.99 ? "%.1f" : "%.0f", e.gpu_wait * 100) + "%";
   }
   if (e.bottleneck == Bottleneck::kGpuMemoryBandwidth) return "GPU bandwidth";
   return BottleneckName(e.bottleneck);
@@ -49,6 +51,30 @@ std::string BottleneckText(const Estimate& e) {
 std::string Money(const Estimate& e, double v) {
   if (!e.priced || v <= 0) return "-";
   return Fmt(v < 0.01 ? "%.3g" : v < 10 ? "%.3f" : "%.0f", v);
+}
+
+// `line` (no newline) wrapped at spaces to 100 columns; continuation lines start with `indent`.
+std::string Wrap(const std::string& line, const std::string& indent) {
+  constexpr std::size_t kWidth = 100;
+  const std::size_t lead = line.find_first_not_of(' ');
+  if (lead == std::string::npos) return line + "\n";
+  std::string out, current = line.substr(0, lead);
+  bool fresh = true;  // `current` holds only its indentation
+  for (std::size_t start = lead; start < line.size();) {
+    std::size_t end = line.find(' ', start);
+    if (end == std::string::npos) end = line.size();
+    const std::string word = line.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!fresh && current.size() + 1 + word.size() > kWidth) {
+      out += current + "\n";
+      current = indent;
+      fresh = true;
+    }
+    current += (fresh ? "" : " ") + word;
+    fresh = false;
+  }
+  return out + current + "\n";
 }
 
 // One recommendation with everything it rests on.
@@ -64,51 +90,71 @@ std::string Recommendation(const char* what, const CatalogPlanRow& r) {
     out += ", job " + Fmt("%.2f", *e.job_hours) + " h";
     if (e.job_cost) out += " for " + e.currency + " " + Money(e, *e.job_cost);
   }
-  out += "\n";
-  for (const std::string& in : e.inputs) out += "    input: " + in + "\n";
-  if (e.priced) out += "    price: " + e.price_how + "\n";
-  else out += "    price: none (" + e.price_unknown + ")\n";
-  return out;
+  std::string text = Wrap(out, "    ");
+  for (const std::string& in : e.inputs) text += Wrap("    input: " + in, "        ");
+  text += Wrap(e.priced ? "    price: " + e.price_how : "    price: none (" + e.price_unknown + ")", "        ");
+  return text;
 }
 
-std::string EstimateText(const CatalogPlan& plan) {
+// Rows of the estimate table: fitting rows with a speed, cheapest per record first (unpriced ones
+// after, fastest first); the first kEstimateRows unless `all`.
+constexpr std::size_t kEstimateRows = 10;
+
+std::string EstimateText(const CatalogPlan& plan, bool all) {
   const EstimateInputs& in = *plan.estimate_inputs;
   std::string out = "estimates (not measurements; every input is printed)";
   if (in.records) out += ", job of " + std::to_string(*in.records) + " records on " + std::to_string(in.workers) + " worker(s)";
-  out += "\n";
+  out = Wrap(out, "  ");
   if (plan.cheapest >= 0) out += Recommendation("cheapest", plan.rows[plan.cheapest]);
   else out += "cheapest: none (no configuration that fits has both a speed estimate and a price)\n";
   if (plan.fastest >= 0) out += Recommendation("fastest", plan.rows[plan.fastest]);
   else out += "fastest: none (no configuration that fits has a speed estimate)\n";
   char line[256];
-  std::snprintf(line, sizeof line, "  %-32s %8s %-20s %6s %8s %6s %8s\n", "configuration (fits or tight)", "rec/s",
+  std::snprintf(line, sizeof line, "  %-34s %8s %-20s %6s %8s %6s %8s\n", "configuration (fits or tight)", "rec/s",
                 "bottleneck", "$/h", "$/1M", "job h", "job $");
   out += line;
   std::string unknown;
+  std::vector<int> order;
   for (const CatalogPlanRow& r : plan.rows) {
     if (r.verdict == FitVerdict::kDoesNotFit || !r.estimate) continue;
-    const Estimate& e = *r.estimate;
-    if (!e.speed_known) {
-      if (unknown.empty()) unknown = e.speed_unknown;
+    if (!r.estimate->speed_known) {
+      if (unknown.empty()) unknown = r.estimate->speed_unknown;
       continue;
     }
-    const int i = static_cast<int>(&r - plan.rows.data());
+    order.push_back(static_cast<int>(&r - plan.rows.data()));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const Estimate& x = *plan.rows[a].estimate;
+    const Estimate& y = *plan.rows[b].estimate;
+    if (x.priced != y.priced) return x.priced;
+    return x.priced ? x.cost_per_million < y.cost_per_million : x.records_per_second > y.records_per_second;
+  });
+  const std::size_t shown = all ? order.size() : std::min(order.size(), kEstimateRows);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const int i = order[k];
+    // The two recommendations always show.
+    if (k >= shown && i != plan.cheapest && i != plan.fastest) continue;
+    const CatalogPlanRow& r = plan.rows[i];
+    const Estimate& e = *r.estimate;
     const char mark = i == plan.cheapest ? '$' : i == plan.fastest ? '^' : ' ';
-    std::snprintf(line, sizeof line, "%c %-32s %8.0f %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
+    std::snprintf(line, sizeof line, "%c %-34s %8.0f %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
                   e.records_per_second, BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
                   Money(e, e.cost_per_million).c_str(), e.job_hours ? Fmt("%.2f", *e.job_hours).c_str() : "-",
                   e.job_cost ? Money(e, *e.job_cost).c_str() : "-");
     out += line;
   }
-  if (!unknown.empty()) out += "no speed estimate for some rows: " + unknown + "\n";
-  out += "marks: $ cheapest per record, ^ fastest per worker. Common inputs: " +
+  if (shown < order.size()) {
+    out += "  ... " + std::to_string(order.size() - shown) + " more fitting rows (--all lists every one)\n";
+  }
+  if (!unknown.empty()) out += Wrap("no speed estimate for some rows: " + unknown, "  ");
+  out += Wrap("marks: $ cheapest per record, ^ fastest per worker. Common inputs: " +
          std::string(in.cpu_rate_given ? "--cpu_rate " : "assumed CPU rate ") + Fmt("%.4g", in.cpu_records_per_vcpu_second) +
          " records/s per vCPU; GPU bandwidth efficiency " + Fmt("%.2g", in.bandwidth_efficiency) +
          " (assumed); worker start-up " + Fmt("%.2g", in.startup_hours) + " h per job (assumed); " +
          (in.prices ? in.prices->region + (in.streaming ? " streaming" : " batch") + " rates from " + in.prices->source +
                           " (read " + in.prices->read + ")"
-                    : in.price_note.empty() ? std::string("no prices") : in.price_note) +
-         "\n\n";
+                    : in.price_note.empty() ? std::string("no prices") : in.price_note),
+              "  ") + "\n";
   return out;
 }
 
@@ -143,9 +189,9 @@ nlohmann::json EstimateJson(const Estimate& e) {
 
 }  // namespace
 
-std::string RenderCatalogPlanText(const CatalogPlan& plan) {
+std::string RenderCatalogPlanText(const CatalogPlan& plan, bool all_rows) {
   // With estimates the recommendation comes first; the memory-fit table follows.
-  std::string out = plan.estimate_inputs ? EstimateText(plan) : std::string();
+  std::string out = plan.estimate_inputs ? EstimateText(plan, all_rows) : std::string();
   out +=
       "plan across the catalog (> your flags' configuration, * smallest that fits with headroom; memory in GiB on "
       "the busiest GPU)\n";

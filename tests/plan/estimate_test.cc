@@ -170,6 +170,14 @@ TEST(Estimate, CatalogPlanRowsCarryEstimatesAndNameTheCheapestAndFastest) {
   const std::string text = RenderCatalogPlanText(*plan);
   EXPECT_NE(text.find("cheapest: g2-standard-8 + 1 x l4 (fits)"), std::string::npos) << text;
   EXPECT_NE(text.find("fastest: g2-standard-96 + 8 x l4 (fits)"), std::string::npos) << text;
+  // L4 alone has 8 fitting rows: all shown; across every GPU the table is cut to 10 (+ the marked ones).
+  EXPECT_EQ(text.find("more fitting rows"), std::string::npos) << text;
+  CatalogPlanRequest every{{}, 1, in};
+  auto wide = MakeCatalogPlan(options, testing::SourceCatalog(), {Model()}, host, every);
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  const std::string cut = RenderCatalogPlanText(*wide);
+  EXPECT_NE(cut.find("more fitting rows (--all lists every one)"), std::string::npos) << cut;
+  EXPECT_EQ(RenderCatalogPlanText(*wide, /*all_rows=*/true).find("more fitting rows"), std::string::npos);
   const std::string json = RenderCatalogPlanJson(*plan);
   EXPECT_NE(json.find("\"cost_per_million_records\""), std::string::npos);
   EXPECT_NE(json.find("\"bottleneck\": \"GPU compute\""), std::string::npos);

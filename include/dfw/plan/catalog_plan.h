@@ -81,7 +81,9 @@ Result<CatalogPlan> MakeCatalogPlan(const PipelineOptions& options, const Catalo
 void AddEstimates(CatalogPlan& plan, const Catalog& catalog, const std::vector<ModelRequirement>& models,
                   const EstimateInputs& inputs);
 
-std::string RenderCatalogPlanText(const CatalogPlan& plan);
+// Text: with estimates, the recommendation and the estimate table (the 10 cheapest fitting rows and
+// the two recommended ones, or every fitting row with `all_rows`) lead; the memory-fit table follows.
+std::string RenderCatalogPlanText(const CatalogPlan& plan, bool all_rows = false);
 std::string RenderCatalogPlanJson(const CatalogPlan& plan);
 
 }  // namespace dfw
