@@ -132,6 +132,22 @@ TEST(Estimate, SaysWhyThereIsNoSpeedOrNoPrice) {
   EXPECT_EQ(EstimateConfiguration(L4Shape(), {Model()}, in).price_unknown, "no streaming rates for r");
 }
 
+TEST(Estimate, StreamingBillsTheShippedStreamingRates) {
+  Result<PriceTable> table = testing::SourceCatalog().Prices();
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  EstimateInputs in;
+  in.prices = table->Find("us-central1");
+  ASSERT_NE(in.prices, nullptr);
+  Estimate batch = EstimateConfiguration(L4Shape(), {Model()}, in);
+  in.streaming = true;
+  Estimate streaming = EstimateConfiguration(L4Shape(), {Model()}, in);
+  // Batch: 8 x 0.056 + 32 x 0.003557 + 0.56; streaming: 8 x 0.069 + the same memory and GPU.
+  EXPECT_NEAR(batch.price_per_hour, 8 * 0.056 + 32 * 0.003557 + 0.56, 1e-12);
+  EXPECT_NEAR(streaming.price_per_hour, 8 * 0.069 + 32 * 0.003557 + 0.56, 1e-12);
+  EXPECT_FALSE(streaming.price_verified);
+  EXPECT_NE(streaming.price_how.find("us-central1 streaming"), std::string::npos) << streaming.price_how;
+}
+
 TEST(Estimate, MigSliceGetsItsShareOfThePeaks) {
   EstimateInputs in;
   in.gpu_efficiency = 0.5;
