@@ -73,6 +73,8 @@ TEST(DryRunOptions, FlexrsWithAGpuExitsTwoAndFlexStartIsAccepted) {
                                  accel + ";provisioning_model:FLEX_START"});
   ASSERT_EQ(flex_start.exit_code, 0) << flex_start.out;
   EXPECT_EQ(flex_start.out.find("error["), std::string::npos) << flex_start.out;
+  EXPECT_NE(flex_start.out.find("provisioning: flex-start (provisioning_model:FLEX_START"), std::string::npos)
+      << flex_start.out;
 }
 
 TEST(DryRunOptions, ServiceOptionWrittenAsAFlagExitsTwoShowingTheRightFlag) {

@@ -86,6 +86,8 @@ struct WorkerPlan {
     // Who declared it when it came from an accelerator resource hint (right fitting), e.g.
     // "resource hint of transform 'Classify' (p.yaml:12:7)"; "" = worker_accelerator.
     std::string declared_by;
+    // "FLEX_START" when the accelerator asks for flex-start provisioning ("" = standard).
+    std::string provisioning_model;
   } accelerator;
 
   struct Model {
