@@ -38,6 +38,7 @@ struct PlanFlags {
   std::string max_cost_per_million;  // --max_cost_per_million (currency of the prices)
   std::string deadline;              // --deadline HOURS (needs --records)
   bool all = false;                  // --all: every fitting row in the estimate table
+  std::string objective;             // --objective cost|time|fit (default cost with prices, else time)
 };
 
 constexpr const char* kDefaultPriceRegion = "us-central1";
@@ -128,6 +129,7 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
     in.deadline_hours = hours;
   }
   ASSIGN_OR_RETURN(in.workers, Workers(options));
+  in.objective = flags.objective == "time" ? Objective::kTime : Objective::kCost;
   in.streaming = options.streaming;
   if (!flags.prices.empty()) {
     Result<PriceTable> table = PriceTable::Load(flags.prices);
@@ -144,6 +146,7 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
     if (!in.prices && flags.region.empty() && flags.prices.empty()) {
       in.price_note = "no list prices for the pipeline's region '" + region + "' in " + prices->origin() +
                       " (regions: " + Join(prices->Regions()) + "): no costs; pass --prices FILE with its rates";
+      if (flags.objective.empty()) in.objective = Objective::kTime;
       return in;
     }
     if (!in.prices) {
@@ -152,6 +155,7 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
                              "; add it to a --prices FILE)");
     }
   }
+  if (!in.prices && flags.objective.empty()) in.objective = Objective::kTime;  // nothing to be cheap by
   return in;
 }
 
@@ -180,6 +184,7 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, cons
   Result<EstimateInputs> estimate = EstimateFlags(flags, options, *catalog, pipeline, prices);
   if (!estimate.ok()) return InvocationError("dfworker plan", estimate.status().message());
   CatalogPlanRequest request{flags.gpus, flags.mig_instances, *estimate};
+  if (flags.objective == "fit") request.estimate.reset();  // memory fit only, as before estimates
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
   if (!plan.ok()) return InvocationError("dfworker plan", plan.status().message());
   if (!plan->constraint_miss.empty()) return InvocationError("dfworker plan", plan->constraint_miss);
@@ -215,6 +220,9 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "Job dir of a finished `dfworker run` of this pipeline: its records per CPU-second outside RunInference");
   plan->add_option("--gpu_efficiency", flags->gpu_efficiency,
                    "Share of the GPU's FP32 peak the model reaches, in (0, 1] (default: the handler's stated value)");
+  plan->add_option("--objective", flags->objective,
+                   "cost (default with prices), time (most records/s per worker leads), or fit (memory only)")
+      ->check(CLI::IsMember({"cost", "time", "fit"}));
   plan->add_flag("--all", flags->all, "List every fitting configuration in the estimate table (default: the 10 cheapest)");
   plan->add_option("--max_cost_per_million", flags->max_cost_per_million,
                    "Recommend only configurations at most this cost per million records (exit 2 when none)");

@@ -97,7 +97,7 @@ std::string Recommendation(const char* what, const CatalogPlanRow& r) {
 }
 
 // Rows of the estimate table: fitting rows with a speed, cheapest per record first (unpriced ones
-// after, fastest first); the first kEstimateRows unless `all`.
+// after, fastest first), or fastest first with --objective time; the first kEstimateRows unless `all`.
 constexpr std::size_t kEstimateRows = 10;
 
 std::string EstimateText(const CatalogPlan& plan, bool all) {
@@ -105,10 +105,13 @@ std::string EstimateText(const CatalogPlan& plan, bool all) {
   std::string out = "estimates (not measurements; every input is printed)";
   if (in.records) out += ", job of " + std::to_string(*in.records) + " records on " + std::to_string(in.workers) + " worker(s)";
   out = Wrap(out, "  ");
-  if (plan.cheapest >= 0) out += Recommendation("cheapest", plan.rows[plan.cheapest]);
-  else out += "cheapest: none (no configuration that fits has both a speed estimate and a price)\n";
-  if (plan.fastest >= 0) out += Recommendation("fastest", plan.rows[plan.fastest]);
-  else out += "fastest: none (no configuration that fits has a speed estimate)\n";
+  const std::string cheapest = plan.cheapest >= 0
+                                   ? Recommendation("cheapest", plan.rows[plan.cheapest])
+                                   : "cheapest: none (no configuration that fits has both a speed estimate and a price)\n";
+  const std::string fastest = plan.fastest >= 0 ? Recommendation("fastest", plan.rows[plan.fastest])
+                                                : "fastest: none (no configuration that fits has a speed estimate)\n";
+  const bool by_time = in.objective == Objective::kTime;
+  out += by_time ? fastest + cheapest : cheapest + fastest;
   char line[256];
   std::snprintf(line, sizeof line, "  %-34s %8s %-20s %6s %8s %6s %8s\n", "configuration (fits or tight)", "rec/s",
                 "bottleneck", "$/h", "$/1M", "job h", "job $");
@@ -126,6 +129,7 @@ std::string EstimateText(const CatalogPlan& plan, bool all) {
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const Estimate& x = *plan.rows[a].estimate;
     const Estimate& y = *plan.rows[b].estimate;
+    if (by_time) return x.records_per_second > y.records_per_second;
     if (x.priced != y.priced) return x.priced;
     return x.priced ? x.cost_per_million < y.cost_per_million : x.records_per_second > y.records_per_second;
   });
@@ -288,6 +292,9 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
     j["estimate_inputs"] = std::move(inputs);
     j["cheapest_row"] = plan.cheapest;
     j["fastest_row"] = plan.fastest;
+    const bool by_time = in.objective == Objective::kTime;
+    j["objective"] = by_time ? "time" : "cost";
+    j["recommended_row"] = by_time ? plan.fastest : plan.cheapest;
   }
   j["notes"] = plan.notes;
   j["processes_note"] = plan.processes_note;

@@ -84,6 +84,27 @@ TEST(RightSizing, PlanRowsCarrySpeedCostAndTheJobInJson) {
   EXPECT_NE(text.out.find("    price: "), std::string::npos) << text.out;
 }
 
+TEST(RightSizing, PlanObjectiveDecidesWhatLeads) {
+  const std::string p = "pipelines/default.yaml";
+  auto cost = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--format=json"});
+  auto time = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--objective", "time", "--format=json"});
+  ASSERT_EQ(cost.exit_code, 0) << cost.out;
+  ASSERT_EQ(time.exit_code, 0) << time.out;
+  auto c = nlohmann::json::parse(cost.out, nullptr, false), t = nlohmann::json::parse(time.out, nullptr, false);
+  EXPECT_EQ(c["objective"], "cost");
+  EXPECT_EQ(c["recommended_row"], c["cheapest_row"]);
+  EXPECT_EQ(t["objective"], "time");
+  EXPECT_EQ(t["recommended_row"], t["fastest_row"]);
+  EXPECT_NE(c["cheapest_row"], c["fastest_row"]);  // the demo model: g2-standard-32 is cheapest, g2-standard-96 fastest
+  auto text = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--objective", "time"});
+  EXPECT_EQ(text.out.find("fastest: "), text.out.find("\n") + 1) << text.out;  // the line after the heading
+  auto fit = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--objective", "fit"});
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  EXPECT_EQ(fit.out.find("estimates"), std::string::npos) << fit.out;
+  EXPECT_EQ(fit.out.rfind("plan across the catalog", 0), 0u) << fit.out;
+  EXPECT_EQ(RunDfworker({"plan", p, "--objective", "cheap"}).exit_code, 2);
+}
+
 TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
   const fs::path dir = TempDir("prices");
   fs::create_directories(dir);

@@ -36,7 +36,11 @@ inline constexpr double kWorkerStartupHours = 5.0 / 60.0;
 enum class Bottleneck { kUnknown, kGpuCompute, kGpuMemoryBandwidth, kCpu };
 const char* BottleneckName(Bottleneck b);  // "GPU compute", "GPU memory bandwidth", "CPU preprocessing"
 
+// What the recommendation optimises (plan --objective; `fit` is memory only: no estimate at all).
+enum class Objective { kCost, kTime };
+
 struct EstimateInputs {
+  Objective objective = Objective::kCost;      // leads the text output and orders its table
   double cpu_records_per_vcpu_second = kDefaultCpuRecordsPerVcpuSecond;
   bool cpu_rate_given = false;                 // --cpu_rate or --cpu_rate_from (else the assumed default)
   std::string cpu_rate_how;                    // where a given rate came from ("" = --cpu_rate)
