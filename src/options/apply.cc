@@ -129,7 +129,9 @@ class Applier {
       case oi::FlagDest::kRegion: o_.region = raw.value; break;
       case oi::FlagDest::kTempLocation: o_.temp_location = raw.value; break;
       case oi::FlagDest::kFlexrsGoal:
-        // Beam's choices (pipeline_options.py: GoogleCloudOptions --flexrs_goal).
+        // Java's FlexResourceSchedulingGoal also has UNSPECIFIED, which schedules no FlexRS
+        // (unverified); Python's choices are the two goals (pipeline_options.py --flexrs_goal).
+        if (spec.java && raw.value == "UNSPECIFIED") break;
         if (raw.value != "COST_OPTIMIZED" && raw.value != "SPEED_OPTIMIZED") {
           return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
                         "--" + raw.name + " expects COST_OPTIMIZED or SPEED_OPTIMIZED, got '" + raw.value + "'", "");

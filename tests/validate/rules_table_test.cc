@@ -149,6 +149,8 @@ const std::vector<Case>& Cases() {
       {"flexrs_yaml_with_gpu", {kSO + kL4Accelerator, "--machine_type=g2-standard-8"}, {"flexrs-gpu"}, "options:\n  flexrs_goal: COST_OPTIMIZED\n"},
       {"flexrs_without_gpu", {"--flexrs_goal=COST_OPTIMIZED", "--machine_type=n1-standard-4"}, {}},
       {"flexrs_bad_goal", {"--flexrs_goal=CHEAP"}, {"option-syntax"}},
+      {"flexrs_java_unspecified_is_no_flexrs", {"--flexRSGoal=UNSPECIFIED", "--dataflowServiceOptions=worker_accelerator=" + kL4Accelerator, "--workerMachineType=g2-standard-8"}, {}},
+      {"flexrs_python_unspecified", {"--flexrs_goal=UNSPECIFIED"}, {"option-syntax"}},
       {"service_option_as_flag", {"--worker_accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8"}, {"service-option-as-flag"}},
       {"service_option_as_flag_space", {"--worker_accelerator", kL4Accelerator, "--machine_type=g2-standard-8"}, {"service-option-as-flag"}},
       {"service_option_as_flag_java", {"--workerAccelerator=" + kL4Accelerator, "--workerMachineType=g2-standard-8"}, {"service-option-as-flag"}},
