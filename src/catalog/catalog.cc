@@ -53,6 +53,11 @@ const N1GpuLimit* Catalog::FindN1Limit(std::string_view gpu, int gpus) const {
   return nullptr;
 }
 
+Result<PriceTable> Catalog::Prices() const {
+  if (!prices_file_) return NotFound("the catalog (" + origin_ + ") has no price table (a 'prices:' file)");
+  return PriceTable::Parse(prices_file_->name, prices_file_->text);
+}
+
 const RetiredGpu* Catalog::FindRetiredGpu(std::string_view name) const {
   for (const RetiredGpu& r : retired_gpus_) {
     if (r.name == name) return &r;

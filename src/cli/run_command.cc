@@ -140,7 +140,8 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   context.pipeline_yaml = std::move(*yaml);
   auto plan = MakePlan(context.options, *catalog, pipeline.models, context.host);
   const WorkerPlan* plan_ptr = plan.ok() ? &*plan : nullptr;
-  std::vector<Diagnostic> diagnostics = Validate(context.options, *catalog, plan_ptr);
+  std::vector<Diagnostic> diagnostics = Validate(context.options, *catalog, plan_ptr,
+                                                 flags.dry_run ? CheckFor::kDataflowLaunch : CheckFor::kLocalRun);
   diagnostics.insert(diagnostics.end(), pipeline.diagnostics.begin(), pipeline.diagnostics.end());
   if (!view.selection.ok()) diagnostics.push_back(SelectionError(view.selection));
   const bool valid = !HasErrors(diagnostics);

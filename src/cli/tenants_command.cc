@@ -68,7 +68,7 @@ LoadedTenant LoadTenant(const TenantsFile& file, const TenantSpec& t, const Cata
     out.push_back(AtTenant(t, "tenants-pipeline-invalid", "field 'pipeline': " + d.message, d.help));
   }
   Result<WorkerPlan> plan = MakePlan(options, catalog, pipeline.models, view.host);
-  for (Diagnostic d : Validate(options, catalog, plan.ok() ? &*plan : nullptr)) {
+  for (Diagnostic d : Validate(options, catalog, plan.ok() ? &*plan : nullptr, CheckFor::kLocalRun)) {
     if (!seen.insert(d.code + "\n" + d.message).second) continue;
     if (d.severity == Severity::kError) loads = false;
     d.message = "tenant '" + t.name + "': " + d.message;

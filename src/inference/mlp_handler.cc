@@ -317,6 +317,27 @@ class MlpHandler final : public ModelHandler {
     return e;
   }
 
+  // One GEMM per layer: 2 x in x out FLOPs per row; the two activation buffers are written and read
+  // once per layer. Small GEMMs reach a small share of peak, hence the low default efficiency.
+  std::optional<WorkEstimate> EstimateWork() const override {
+    WorkEstimate w;
+    w.batch_size = options().batching.max_batch_size.value_or(BatchElementsOptions{}.max_batch_size);
+    w.default_efficiency = 0.2;
+    int64_t in = config_.input_dim;
+    std::string terms;
+    double activations = static_cast<double>(in);
+    for (const auto& l : config_.layers) {
+      w.flops_per_record += 2.0 * static_cast<double>(in) * static_cast<double>(l.out_features);
+      activations += static_cast<double>(l.out_features);
+      terms += (terms.empty() ? "" : " + ") + std::to_string(in) + "x" + std::to_string(l.out_features);
+      in = l.out_features;
+    }
+    w.activation_bytes_per_record = 2.0 * activations * sizeof(float);
+    w.how = std::to_string(config_.layers.size()) + " layers: 2 x (" + terms + ") FLOPs per record; activations " +
+            "written and read once per layer, 4 B each";
+    return w;
+  }
+
   Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& context) const override {
     ASSIGN_OR_RETURN(std::unique_ptr<DeviceMemoryCharge> charge, DeviceMemoryCharge::Open(context));
     std::unique_ptr<SafetensorsFile> file;

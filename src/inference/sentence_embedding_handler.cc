@@ -1,6 +1,7 @@
 // SentenceEmbeddingHandler: text rows → WordPiece ids → BertEncoder → pooled embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -182,6 +183,25 @@ class SentenceEmbeddingHandler final : public ModelHandler {
             std::to_string(h) + " + intermediate " + std::to_string(inter) + " per token, " + std::to_string(heads) +
             " heads x " + std::to_string(seq) + "^2 attention scores per sequence, x 4 B";
     return e;
+  }
+
+  // BertEncoder::Flops at max_seq_length: every sequence padded to it, so an upper bound when the
+  // records are shorter (the handler truncates longer ones). Activations: the workspace's floats
+  // per sequence, written and read once per layer.
+  std::optional<WorkEstimate> EstimateWork() const override {
+    WorkEstimate w;
+    const int seq = s_.encoder.max_seq_length;
+    // Longer batches are encoded in sub-batches of kEncodeBatch: the weights are read once per sub-batch.
+    w.batch_size = std::min<int64_t>(kEncodeBatch, options().batching.max_batch_size.value_or(kEncodeBatch));
+    w.default_efficiency = 0.4;
+    w.flops_per_record = BertEncoder::Flops(s_.config, 1, seq);
+    const double h = s_.config.hidden_size, inter = s_.config.intermediate_size, heads = s_.config.num_attention_heads;
+    w.activation_bytes_per_record =
+        2.0 * s_.config.num_hidden_layers * (6.0 * seq * h + heads * seq * seq + seq * inter) * sizeof(float);
+    w.how = "BERT " + std::to_string(s_.config.num_hidden_layers) + " layers x " + std::to_string(seq) +
+            " tokens (max_seq_length; shorter records cost less) x (8 H^2 + 4 H I + 4 S H), H " +
+            std::to_string(s_.config.hidden_size) + ", I " + std::to_string(s_.config.intermediate_size);
+    return w;
   }
 
   Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const override {

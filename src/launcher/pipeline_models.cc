@@ -70,6 +70,11 @@ Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml
   m.origin = ModelOrigin(cfg, ri, yaml);
   ASSIGN_OR_RETURN(std::optional<WorkspaceEstimate> ws, EstimateRunInferenceWorkspace(cfg));
   if (ws) m.workspace = WorkspaceSize(ws->bytes, ws->how);
+  ASSIGN_OR_RETURN(std::optional<WorkEstimate> work, EstimateRunInferenceWork(cfg));
+  if (work) {
+    m.work = ModelWork{work->flops_per_record, work->activation_bytes_per_record, std::max<int64_t>(1, work->batch_size),
+                       work->dtype, work->default_efficiency, work->how};
+  }
   return m;
 }
 

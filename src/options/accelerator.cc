@@ -13,6 +13,11 @@ namespace {
 // "version=latest"; "5xx" pins the 5xx branch (Beam's vLLM example).
 constexpr const char* kDriverArgs[] = {"5xx", "latest", "version=latest", "version=default"};
 
+// Values of provisioning_model: only FLEX_START is documented (https://cloud.google.com/dataflow/docs/gpu/use-gpus,
+// "Configure a provisioning model"; release note 2025-09-24: "available in Preview and is for batch
+// pipelines only"). Compute Engine's other models (STANDARD, SPOT) are not documented for Dataflow.
+constexpr const char* kProvisioningModels[] = {"FLEX_START"};
+
 struct Item {
   std::string_view text;  // e.g. "count:2"
   std::size_t offset;     // inside origin.text
@@ -96,16 +101,29 @@ class AcceleratorParser {
                      "write use_nvidia_mps on its own");
       }
       spec_.use_mps = true;
+    } else if (key == "provisioning_model") {
+      if (!Claim(spec_.provisioning_field, item)) return;
+      for (const char* allowed : kProvisioningModels) {
+        if (arg == allowed) {
+          spec_.provisioning_model = std::string(arg);
+          return;
+        }
+      }
+      Error({arg, arg_offset}, arg.size(),
+            "unknown provisioning model '" + std::string(arg) + "'" +
+                DidYouMeanSuffix(std::string(arg), {kProvisioningModels[0]}),
+            "Dataflow documents provisioning_model:FLEX_START (GPU flex-start, Preview, batch only); leave the "
+            "sub-field out for standard provisioning");
     } else if (key == "machine_type" && spec_.form == AcceleratorForm::kResourceHint) {
       if (!Claim(spec_.machine_field, item)) return;
       if (arg.empty()) return Error(item, item.text.size(), "machine_type: needs a machine type", "");
       spec_.machine_type = std::string(arg);
     } else {
-      std::vector<std::string> known = {"type", "count", "install-nvidia-driver", "use_nvidia_mps"};
+      std::vector<std::string> known = {"type", "count", "install-nvidia-driver", "use_nvidia_mps", "provisioning_model"};
       if (spec_.form == AcceleratorForm::kResourceHint) known.push_back("machine_type");
       Error(item, item.text.size(),
             "unknown accelerator sub-field '" + std::string(item.text) + "'" + DidYouMeanSuffix(key, known),
-            "allowed: type:<gpu>, count:<n>, install-nvidia-driver[:5xx], use_nvidia_mps" +
+            "allowed: type:<gpu>, count:<n>, install-nvidia-driver[:5xx], use_nvidia_mps, provisioning_model:FLEX_START" +
                 std::string(spec_.form == AcceleratorForm::kResourceHint ? ", machine_type:<type>" : ""));
     }
   }

@@ -128,6 +128,16 @@ class Applier {
       case oi::FlagDest::kProject: o_.project = raw.value; break;
       case oi::FlagDest::kRegion: o_.region = raw.value; break;
       case oi::FlagDest::kTempLocation: o_.temp_location = raw.value; break;
+      case oi::FlagDest::kFlexrsGoal:
+        // Java's FlexResourceSchedulingGoal also has UNSPECIFIED, which schedules no FlexRS
+        // (unverified); Python's choices are the two goals (pipeline_options.py --flexrs_goal).
+        if (spec.java && raw.value == "UNSPECIFIED") break;
+        if (raw.value != "COST_OPTIMIZED" && raw.value != "SPEED_OPTIMIZED") {
+          return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
+                        "--" + raw.name + " expects COST_OPTIMIZED or SPEED_OPTIMIZED, got '" + raw.value + "'", "");
+        }
+        o_.flexrs_goal = v;
+        break;
       default: break;
     }
   }

@@ -229,7 +229,6 @@ constexpr FlagSpec kBeamJava[] = {
     {"transformNameMapping", D::kOther, K::kIgnored, true},
     {"createFromSnapshot", D::kOther, K::kIgnored, true},
     {"filesToStage", D::kOther, K::kIgnored, true},
-    {"flexRSGoal", D::kOther, K::kIgnored, true},
     {"enableStreamingEngine", D::kOther, K::kIgnoredBool, true},
     {"autoscalingAlgorithm", D::kOther, K::kIgnored, true},
     {"workerDiskType", D::kOther, K::kIgnored, true},

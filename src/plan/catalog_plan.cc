@@ -141,13 +141,14 @@ void MigRows(const PipelineOptions& options, const Catalog& catalog, const std::
     row.gpu_count = 1;
     row.mig_profile = p.name;
     row.mig_compute_slices = p.compute_slices;
+    row.mig_gpu_slices = gpu.mig_compute_slices;
     row.mig_max_instances = p.max_instances;
     row.plan = *base;
     row.plan.accelerator.memory_bytes = p.memory_bytes;
     row.plan.gpu_memory.capacity_bytes = p.memory_bytes;
     // MIG user guide, "MIG with CUDA MPS": the client limit is lowered in proportion to the slice.
     if (row.plan.accelerator.mps) {
-      row.mps_client_limit = std::max(1, row.plan.accelerator.mps_client_limit * p.compute_slices / kMigComputeSlices);
+      row.mps_client_limit = std::max(1, row.plan.accelerator.mps_client_limit * p.compute_slices / gpu.mig_compute_slices);
       row.plan.accelerator.mps_client_limit = row.mps_client_limit;
     }
     Finish(row, models);
@@ -257,6 +258,7 @@ Result<CatalogPlan> MakeCatalogPlan(const PipelineOptions& options, const Catalo
   out.processes_note = "MIG rows: SDK processes as the flags give them (" +
                        (user_machine.empty() ? std::string("this host's cores, no --machine_type") : user_machine) +
                        "); Dataflow does not expose MIG, these are what the job needs on a GPU box or GKE";
+  if (request.estimate) AddEstimates(out, catalog, models, *request.estimate);
   return out;
 }
 

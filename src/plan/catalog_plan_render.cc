@@ -1,5 +1,7 @@
 // Text and JSON of the plan across the catalog.
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "dfw/common/strings.h"
@@ -10,7 +12,8 @@ namespace {
 
 std::string Configuration(const CatalogPlanRow& r) {
   if (!r.mig_profile.empty()) {
-    return "MIG " + r.mig_profile + " (" + std::to_string(r.mig_compute_slices) + "/7 SMs, up to " +
+    return "MIG " + r.mig_profile + " (" + std::to_string(r.mig_compute_slices) + "/" +
+           std::to_string(r.mig_gpu_slices) + " SMs, up to " +
            std::to_string(r.mig_max_instances) + " per GPU)";
   }
   return (r.machine_type.empty() ? std::string("(no --machine_type)") : r.machine_type) + ", " +
@@ -23,10 +26,177 @@ std::string Gib(uint64_t bytes) {
   return b;
 }
 
+std::string Fmt(const char* fmt, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, fmt, v);
+  return b;
+}
+
+// "g2-standard-8 + 1 x l4" (34 columns at most in the estimate table: the "nvidia-" prefix is dropped).
+std::string ShortConfiguration(const CatalogPlanRow& r) {
+  const std::string gpu = r.gpu.rfind("nvidia-", 0) == 0 ? r.gpu.substr(7) : r.gpu;
+  if (!r.mig_profile.empty()) return gpu + " MIG " + r.mig_profile;
+  return (r.machine_type.empty() ? std::string("(host)") : r.machine_type) + " + " + std::to_string(r.gpu_count) +
+         " x " + gpu;
+}
+
+std::string BottleneckText(const Estimate& e) {
+  if (e.bottleneck == Bottleneck::kCpu) {
+    return "CPU, GPU waits " + Fmt(e.gpu_wait > 0.99 ? "%.1f" : "%.0f", e.gpu_wait * 100) + "%";
+  }
+  if (e.bottleneck == Bottleneck::kGpuMemoryBandwidth) return "GPU bandwidth";
+  return BottleneckName(e.bottleneck);
+}
+
+std::string Money(const Estimate& e, double v) {
+  if (!e.priced || v <= 0) return "-";
+  return Fmt(v < 0.01 ? "%.3g" : v < 10 ? "%.3f" : "%.0f", v);
+}
+
+// `line` (no newline) wrapped at spaces to 100 columns; continuation lines start with `indent`.
+std::string Wrap(const std::string& line, const std::string& indent) {
+  constexpr std::size_t kWidth = 100;
+  const std::size_t lead = line.find_first_not_of(' ');
+  if (lead == std::string::npos) return line + "\n";
+  std::string out, current = line.substr(0, lead);
+  bool fresh = true;  // `current` holds only its indentation
+  for (std::size_t start = lead; start < line.size();) {
+    std::size_t end = line.find(' ', start);
+    if (end == std::string::npos) end = line.size();
+    const std::string word = line.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!fresh && current.size() + 1 + word.size() > kWidth) {
+      out += current + "\n";
+      current = indent;
+      fresh = true;
+    }
+    current += (fresh ? "" : " ") + word;
+    fresh = false;
+  }
+  return out + current + "\n";
+}
+
+// One recommendation with everything it rests on.
+std::string Recommendation(const char* what, const CatalogPlanRow& r) {
+  const Estimate& e = *r.estimate;
+  std::string out = std::string(what) + ": " + ShortConfiguration(r) + " (" + FitVerdictName(r.verdict) + "): ~" +
+                    Fmt("%.0f", e.records_per_second) + " records/s per worker, bottleneck " + BottleneckText(e);
+  if (e.priced) {
+    out += ", " + e.currency + " " + Money(e, e.price_per_hour) + "/h, " + Money(e, e.cost_per_thousand) + " per 1,000 and " +
+           Money(e, e.cost_per_million) + " per million records";
+  }
+  if (e.job_hours) {
+    out += ", job " + Fmt("%.2f", *e.job_hours) + " h";
+    if (e.job_cost) out += " for " + e.currency + " " + Money(e, *e.job_cost);
+  }
+  std::string text = Wrap(out, "    ");
+  for (const std::string& in : e.inputs) text += Wrap("    input: " + in, "        ");
+  text += Wrap(e.priced ? "    price: " + e.price_how : "    price: none (" + e.price_unknown + ")", "        ");
+  return text;
+}
+
+// Rows of the estimate table: fitting rows with a speed, cheapest per record first (unpriced ones
+// after, fastest first), or fastest first with --objective time; the first kEstimateRows unless `all`.
+constexpr std::size_t kEstimateRows = 10;
+
+std::string EstimateText(const CatalogPlan& plan, bool all) {
+  const EstimateInputs& in = *plan.estimate_inputs;
+  std::string out = "estimates (not measurements; every input is printed)";
+  if (in.records) out += ", job of " + std::to_string(*in.records) + " records on " + std::to_string(in.workers) + " worker(s)";
+  out = Wrap(out, "  ");
+  const std::string cheapest = plan.cheapest >= 0
+                                   ? Recommendation("cheapest", plan.rows[plan.cheapest])
+                                   : "cheapest: none (no configuration that fits has both a speed estimate and a price)\n";
+  const std::string fastest = plan.fastest >= 0 ? Recommendation("fastest", plan.rows[plan.fastest])
+                                                : "fastest: none (no configuration that fits has a speed estimate)\n";
+  const bool by_time = in.objective == Objective::kTime;
+  out += by_time ? fastest + cheapest : cheapest + fastest;
+  char line[256];
+  std::snprintf(line, sizeof line, "  %-34s %8s %-20s %6s %8s %6s %8s\n", "configuration (fits or tight)", "rec/s",
+                "bottleneck", "$/h", "$/1M", "job h", "job $");
+  out += line;
+  std::string unknown;
+  std::vector<int> order;
+  for (const CatalogPlanRow& r : plan.rows) {
+    if (r.verdict == FitVerdict::kDoesNotFit || !r.estimate) continue;
+    if (!r.estimate->speed_known) {
+      if (unknown.empty()) unknown = r.estimate->speed_unknown;
+      continue;
+    }
+    order.push_back(static_cast<int>(&r - plan.rows.data()));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const Estimate& x = *plan.rows[a].estimate;
+    const Estimate& y = *plan.rows[b].estimate;
+    if (by_time) return x.records_per_second > y.records_per_second;
+    if (x.priced != y.priced) return x.priced;
+    return x.priced ? x.cost_per_million < y.cost_per_million : x.records_per_second > y.records_per_second;
+  });
+  const std::size_t shown = all ? order.size() : std::min(order.size(), kEstimateRows);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const int i = order[k];
+    // The two recommendations always show.
+    if (k >= shown && i != plan.cheapest && i != plan.fastest) continue;
+    const CatalogPlanRow& r = plan.rows[i];
+    const Estimate& e = *r.estimate;
+    const char mark = i == plan.cheapest ? '$' : i == plan.fastest ? '^' : ' ';
+    std::snprintf(line, sizeof line, "%c %-34s %8.0f %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
+                  e.records_per_second, BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
+                  Money(e, e.cost_per_million).c_str(), e.job_hours ? Fmt("%.2f", *e.job_hours).c_str() : "-",
+                  e.job_cost ? Money(e, *e.job_cost).c_str() : "-");
+    out += line;
+  }
+  if (shown < order.size()) {
+    out += "  ... " + std::to_string(order.size() - shown) + " more fitting rows (--all lists every one)\n";
+  }
+  if (!unknown.empty()) out += Wrap("no speed estimate for some rows: " + unknown, "  ");
+  out += Wrap("marks: $ cheapest per record, ^ fastest per worker. Common inputs: " +
+         std::string(in.cpu_rate_given ? "--cpu_rate " : "assumed CPU rate ") + Fmt("%.4g", in.cpu_records_per_vcpu_second) +
+         " records/s per vCPU; GPU bandwidth efficiency " + Fmt("%.2g", in.bandwidth_efficiency) +
+         " (assumed); worker start-up " + Fmt("%.2g", in.startup_hours) + " h per job (assumed); " +
+         (in.prices ? in.prices->region + (in.streaming ? " streaming" : " batch") + " rates from " + in.prices->source +
+                          " (read " + in.prices->read + ")"
+                    : in.price_note.empty() ? std::string("no prices") : in.price_note),
+              "  ") + "\n";
+  return out;
+}
+
+nlohmann::json EstimateJson(const Estimate& e) {
+  nlohmann::json j = {{"speed_known", e.speed_known}, {"priced", e.priced}, {"inputs", e.inputs}};
+  if (e.speed_known) {
+    j["records_per_second"] = e.records_per_second;
+    j["gpu_compute_records_per_second"] = e.gpu_compute_rps;
+    j["gpu_bandwidth_records_per_second"] = e.gpu_bandwidth_rps;
+    j["cpu_records_per_second"] = e.cpu_rps;
+    j["bottleneck"] = BottleneckName(e.bottleneck);
+    j["gpu_wait"] = e.gpu_wait;
+  } else {
+    j["speed_unknown"] = e.speed_unknown;
+  }
+  if (e.priced) {
+    j["currency"] = e.currency;
+    j["price_per_hour"] = e.price_per_hour;
+    j["price_verified"] = e.price_verified;
+    j["price_how"] = e.price_how;
+    if (e.speed_known) {
+      j["cost_per_thousand_records"] = e.cost_per_thousand;
+      j["cost_per_million_records"] = e.cost_per_million;
+    }
+  } else {
+    j["price_unknown"] = e.price_unknown;
+  }
+  if (e.job_hours) j["job_hours"] = *e.job_hours;
+  if (e.job_cost) j["job_cost"] = *e.job_cost;
+  return j;
+}
+
 }  // namespace
 
-std::string RenderCatalogPlanText(const CatalogPlan& plan) {
-  std::string out =
+std::string RenderCatalogPlanText(const CatalogPlan& plan, bool all_rows) {
+  // With estimates the recommendation comes first; the memory-fit table follows.
+  std::string out = plan.estimate_inputs ? EstimateText(plan, all_rows) : std::string();
+  out +=
       "plan across the catalog (> your flags' configuration, * smallest that fits with headroom; memory in GiB on "
       "the busiest GPU)\n";
   char line[512];
@@ -98,10 +268,33 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
       row["models"].push_back({{"name", m.name}, {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"bytes", m.bytes}});
     }
     if (!r.mig_profile.empty()) {
-      row["mig"] = {{"profile", r.mig_profile}, {"compute_slices", r.mig_compute_slices},
+      row["mig"] = {{"profile", r.mig_profile}, {"compute_slices", r.mig_compute_slices}, {"gpu_slices", r.mig_gpu_slices},
                     {"max_instances", r.mig_max_instances}};
     }
+    if (r.estimate) row["estimate"] = EstimateJson(*r.estimate);
     j["rows"].push_back(std::move(row));
+  }
+  if (plan.estimate_inputs) {
+    const EstimateInputs& in = *plan.estimate_inputs;
+    nlohmann::json inputs = {{"cpu_records_per_vcpu_second", in.cpu_records_per_vcpu_second},
+                             {"cpu_rate_given", in.cpu_rate_given},
+                             {"bandwidth_efficiency", in.bandwidth_efficiency},
+                             {"startup_hours", in.startup_hours},
+                             {"workers", in.workers},
+                             {"streaming", in.streaming}};
+    if (in.gpu_efficiency) inputs["gpu_efficiency"] = *in.gpu_efficiency;
+    if (in.records) inputs["records"] = *in.records;
+    if (in.prices) {
+      inputs["region"] = in.prices->region;
+      inputs["price_source"] = in.prices->source;
+      inputs["price_read"] = in.prices->read;
+    }
+    j["estimate_inputs"] = std::move(inputs);
+    j["cheapest_row"] = plan.cheapest;
+    j["fastest_row"] = plan.fastest;
+    const bool by_time = in.objective == Objective::kTime;
+    j["objective"] = by_time ? "time" : "cost";
+    j["recommended_row"] = by_time ? plan.fastest : plan.cheapest;
   }
   j["notes"] = plan.notes;
   j["processes_note"] = plan.processes_note;

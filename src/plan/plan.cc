@@ -51,6 +51,7 @@ Status PlanAccelerator(const PipelineOptions& options, const Catalog& catalog, c
   acc.count = std::max(1, spec->count);  // a malformed count is reported by the options parser
   acc.memory_bytes = gpu->memory_bytes;
   acc.mps = spec->use_mps;
+  acc.provisioning_model = spec->provisioning_model;
   using Kind = device::Accelerator::Kind;
   const bool selected = host.selected_backend && *host.selected_backend != Kind::kNone;
   acc.backend = selected ? *host.selected_backend : host.cuda_devices > 0 ? Kind::kCuda : Kind::kEmulated;
@@ -64,6 +65,7 @@ std::string AcceleratorText(const AcceleratorSpec& a) {
   if (a.install_driver) out += ";install-nvidia-driver" + (a.driver_arg.empty() ? std::string() : ":" + a.driver_arg);
   if (a.use_mps) out += ";use_nvidia_mps";
   if (!a.machine_type.empty()) out += ";machine_type:" + a.machine_type;
+  if (!a.provisioning_model.empty()) out += ";provisioning_model:" + a.provisioning_model;
   return out;
 }
 

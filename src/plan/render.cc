@@ -42,6 +42,10 @@ std::string RenderPlanText(const WorkerPlan& plan) {
                              (acc.backend_reason.empty() ? std::string() : " (" + acc.backend_reason + ")"));
   }
   if (!acc.declared_by.empty()) line("", "declared by the " + acc.declared_by + "; right fitting");
+  if (acc.provisioning_model == "FLEX_START") {
+    line("", "provisioning: flex-start (provisioning_model:FLEX_START; Preview, batch pipelines only: the job waits "
+             "for GPU capacity)");
+  }
   for (std::size_t i = 0; i < plan.resource_hints.size(); ++i) {
     const auto& h = plan.resource_hints[i];
     std::vector<std::string> parts;

@@ -370,6 +370,13 @@ Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const Sta
   return (*handler)->EstimateWorkspace();
 }
 
+Result<std::optional<WorkEstimate>> EstimateRunInferenceWork(const StageConfig& config) {
+  ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
+  auto handler = MakeModelHandler(options.handler_type, options.handler);
+  if (!handler.ok()) return config.ConfigError(handler.status().message());
+  return (*handler)->EstimateWork();
+}
+
 Result<RunInferenceConfig> DescribeRunInference(const StageConfig& config) {
   ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
   RunInferenceConfig out;

@@ -180,7 +180,7 @@ std::string MigLine(const Admission& a) {
     layout += (layout.empty() ? "" : ", ") + s.tenant + " -> " + (s.profile.empty() ? "no profile" : s.profile);
   }
   return "MIG: hardware isolation of memory, SMs and faults on " + a.gpu_type + "; the layout that would hold the tenants: " +
-         layout + " (" + std::to_string(m.compute_slices) + " of " + std::to_string(kMigComputeSlices) +
+         layout + " (" + std::to_string(m.compute_slices) + " of " + std::to_string(m.gpu_compute_slices) +
          " compute slices): " + (m.fits ? "fits one GPU" : "does not fit: " + m.why_not) +
          ". Not used: Dataflow workers do not expose MIG, a slice's memory and SMs are fixed by its profile (budgets "
          "round up to profile sizes, and a finished tenant's SMs cannot be lent to the others), and changing the "
@@ -199,7 +199,7 @@ void DescribeIsolation(Admission& a) {
   a.isolation.push_back(a.mig         ? MigLine(a)
                         : HasMig(a.gpu_type) ? "MIG: hardware isolation of memory, SMs and faults on " + a.gpu_type +
                                                    ", but the catalog lists no MIG profiles for it, so no layout is proposed"
-                                             : "MIG: not available on " + a.gpu_type + " (A100, H100 and H200 only)");
+                                             : "MIG: not available on " + a.gpu_type + " (the catalog lists no MIG profiles for it)");
   a.isolation.push_back(
       "time-slicing: no memory isolation and one CUDA context per process; not used for tenants");
 }
@@ -268,6 +268,7 @@ std::optional<MigLayout> ProposeMigLayout(const GpuType& gpu, const std::vector<
     return x->memory_bytes != y->memory_bytes ? x->memory_bytes < y->memory_bytes : x->compute_slices < y->compute_slices;
   });
   MigLayout m;
+  m.gpu_compute_slices = gpu.mig_compute_slices;
   std::map<std::string, int> used;
   std::vector<std::string> unheld;
   for (const TenantLimits& t : tenants) {
@@ -291,9 +292,9 @@ std::optional<MigLayout> ProposeMigLayout(const GpuType& gpu, const std::vector<
     for (const std::string& u : unheld) list += (list.empty() ? "" : ", ") + u;
     why.push_back("no profile holds the budget of " + list + " (the largest is " + profiles.back()->name + ")");
   }
-  if (m.compute_slices > kMigComputeSlices) {
-    why.push_back(std::to_string(m.compute_slices) + " compute slices are more than one GPU's " +
-                  std::to_string(kMigComputeSlices));
+  if (m.compute_slices > m.gpu_compute_slices) {
+    why.push_back(std::to_string(m.compute_slices) + " compute slices are more than one " + gpu.name + "'s " +
+                  std::to_string(m.gpu_compute_slices));
   }
   for (const MigProfile* p : profiles) {
     auto it = used.find(p->name);

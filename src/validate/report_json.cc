@@ -36,7 +36,10 @@ nlohmann::json PlanJson(const WorkerPlan& plan) {
        acc.present ? nlohmann::json{{"type", acc.type}, {"count", acc.count}, {"memory_bytes", acc.memory_bytes},
                                     {"mps", acc.mps}, {"backend", device::AcceleratorKindName(acc.backend)},
                                     {"backend_reason", acc.backend_reason}, {"mps_client_limit", acc.mps_client_limit},
-                                    {"declared_by", acc.declared_by}}
+                                    {"declared_by", acc.declared_by},
+                                    {"provisioning_model", acc.provisioning_model.empty()
+                                                               ? nlohmann::json(nullptr)
+                                                               : nlohmann::json(acc.provisioning_model)}}
                    : nlohmann::json{{"type", nullptr}, {"count", 0}, {"memory_bytes", 0}, {"mps", false},
                                     {"backend", "none"}, {"mps_client_limit", 0}}},
       {"gpu_memory",

@@ -8,6 +8,7 @@
 #include "dfw/options/diagnostic.h"
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
+#include "dfw/validate/validate.h"
 
 namespace dfw::validate_internal {
 
@@ -17,6 +18,7 @@ struct RuleContext {
   const WorkerPlan* plan;               // null when the plan could not be made
   const AcceleratorSpec* accelerator;   // worker_accelerator, else the accelerator hint, else null
   std::vector<Diagnostic>& out;
+  CheckFor check_for = CheckFor::kDataflowLaunch;
 
   // Adds a diagnostic of rule `code` pointing at [offset, offset+length) of origin.text.
   void Add(const char* code, const Origin& origin, std::size_t offset, std::size_t length, std::string message,
@@ -33,7 +35,11 @@ void GpuMachineMismatch(const RuleContext& ctx);
 void N1GpuShape(const RuleContext& ctx);
 void DriverNotInstalled(const RuleContext& ctx);
 void RightFittingConflict(const RuleContext& ctx);
+// rules_launch.cc: streaming, FlexRS and flex-start provisioning
 void StreamingUnsupported(const RuleContext& ctx);
+void StreamingRightFitting(const RuleContext& ctx);
+void FlexrsWithGpu(const RuleContext& ctx);
+void FlexStartBatchOnly(const RuleContext& ctx);
 // rules_mps.cc
 void MpsMultiGpu(const RuleContext& ctx);
 void MpsSingleSdkProcess(const RuleContext& ctx);

@@ -163,28 +163,4 @@ void RightFittingConflict(const RuleContext& ctx) {
           "when you use right fitting, don't use the worker_accelerator service option: keep one of them");
 }
 
-// dfworker runs bounded inputs with batch semantics (4 attempts per work item, then the job fails);
-// a streaming Dataflow job retries a failing bundle indefinitely and never finishes, so a run here
-// would not behave like the job it claims to be.
-void StreamingUnsupported(const RuleContext& ctx) {
-  const auto& o = ctx.options;
-  if (!o.streaming || !o.streaming_origin) return;
-  const OptionValue& flag = *o.streaming_origin;
-  std::string message =
-      "--streaming: dfworker runs bounded batch work with batch semantics (a failing work item is attempted 4 "
-      "times, then the job fails), while a streaming Dataflow job retries a failing bundle forever";
-  std::string help =
-      "drop --streaming to run the pipeline here as a batch job over bounded inputs; run the streaming job on "
-      "Dataflow itself";
-  if (o.accelerator_hint) {
-    bool experiment = std::any_of(o.experiments.begin(), o.experiments.end(),
-                                  [](const OptionValue& v) { return v.value == "enable_streaming_rightfitting"; });
-    message += experiment ? "" : "; Dataflow also refuses right fitting (the accelerator resource hint) in a "
-                                 "streaming job without --experiments=enable_streaming_rightfitting";
-    help += experiment ? "" : " (with --experiments=enable_streaming_rightfitting there, which also needs "
-                              "horizontal autoscaling)";
-  }
-  ctx.Add("streaming-unsupported", flag.origin, 0, flag.origin.text.size(), std::move(message), std::move(help));
-}
-
 }  // namespace dfw::validate_internal

@@ -17,6 +17,8 @@ constexpr const char* kBeamOptions =
     "https://github.com/apache/beam/blob/v2.77.0/sdks/python/apache_beam/options/pipeline_options.py";
 constexpr const char* kRightFitting = "https://cloud.google.com/dataflow/docs/guides/right-fitting";
 constexpr const char* kTenants = "docs/tenants.md";
+constexpr const char* kFlexrs = "https://cloud.google.com/dataflow/docs/guides/flexrs";
+constexpr const char* kUseGpus = "https://cloud.google.com/dataflow/docs/gpu/use-gpus";
 
 using S = Severity;
 
@@ -57,8 +59,16 @@ const std::vector<RuleInfo> kRules = {
     {"resource-hint-exceeds-machine", S::kError, kRightFitting,
      "a min_ram or cpu_count resource hint above what the machine type has"},
     {"streaming-unsupported", S::kError, kPipelineOptions,
-     "--streaming: dfworker runs bounded batch work (right fitting in a streaming job also needs "
-     "--experiments=enable_streaming_rightfitting on Dataflow)"},
+     "`dfworker run` with --streaming: dfworker runs bounded batch work (the dry run gives Dataflow's verdict)"},
+    {"streaming-batch-only", S::kWarning, kGpuSupport,
+     "--streaming in a dry run: Dataflow accepts it (GPUs work in streaming jobs on Runner v2); `dfworker run` "
+     "would refuse it"},
+    {"streaming-right-fitting", S::kError, kRightFitting,
+     "right fitting (an accelerator resource hint) in a streaming job without "
+     "--experiments=enable_streaming_rightfitting"},
+    {"flexrs-gpu", S::kError, kFlexrs, "--flexrs_goal with a GPU: FlexRS doesn't support GPUs"},
+    {"flex-start-batch-only", S::kError, kUseGpus,
+     "provisioning_model:FLEX_START in a streaming job: GPU flex-start is for batch pipelines only"},
     {"gpu-memory-exceeded", S::kError, kMps, "planned GPU memory above capacity"},
     {"gpu-memory-tight", S::kWarning, kMps, "planned GPU memory above 90% of capacity"},
     {"gpu-requested-no-accelerator", S::kWarning, kGpuSupport,
@@ -81,6 +91,7 @@ const std::vector<RuleInfo> kRules = {
 constexpr vi::Rule kRuleFunctions[] = {
     vi::GpuUnknownType,       vi::MachineUnknownType,  vi::GpuCountInvalid,          vi::GpuMachineMismatch,
     vi::N1GpuShape,           vi::DriverNotInstalled,  vi::RightFittingConflict,     vi::StreamingUnsupported,
+    vi::StreamingRightFitting, vi::FlexrsWithGpu,      vi::FlexStartBatchOnly,
     vi::MpsMultiGpu,          vi::MpsSingleSdkProcess, vi::MpsPrime,                 vi::MpsOutsideAccelerator,
     vi::MpsRestrictedParallelism, vi::MpsSingleVcpu, vi::MpsClientLimit,             vi::MpsRecommended,
     vi::GpuMemory,            vi::GpuRequestedNoAccelerator, vi::ResourceHintExceedsMachine,
@@ -109,12 +120,13 @@ void vi::RuleContext::Add(const char* code, const Origin& origin, std::size_t of
                                origin, offset, length));
 }
 
-std::vector<Diagnostic> Validate(const PipelineOptions& options, const Catalog& catalog, const WorkerPlan* plan) {
+std::vector<Diagnostic> Validate(const PipelineOptions& options, const Catalog& catalog, const WorkerPlan* plan,
+                                 CheckFor check_for) {
   std::vector<Diagnostic> out = options.diagnostics;
   const AcceleratorSpec* accelerator = options.worker_accelerator ? &*options.worker_accelerator
                                        : options.accelerator_hint ? &*options.accelerator_hint
                                                                   : nullptr;
-  vi::RuleContext ctx{options, catalog, plan, accelerator, out};
+  vi::RuleContext ctx{options, catalog, plan, accelerator, out, check_for};
   for (vi::Rule rule : kRuleFunctions) rule(ctx);
   return out;
 }

@@ -48,11 +48,33 @@ TEST(DryRunOptions, RepeatedFlagsMeanTheSameOnEveryBeamVersion) {
   EXPECT_TRUE(Codes(o.out).empty()) << o.out;
 }
 
-TEST(DryRunOptions, StreamingExitsTwoWithTheReason) {
-  auto o = RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--streaming"});
+TEST(DryRunOptions, StreamingGpuLaunchGetsDataflowsVerdictExitZeroWithANote) {
+  auto o = RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--streaming", "--machine_type=g2-standard-8",
+                        "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("warning[streaming-batch-only]"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("error["), std::string::npos) << o.out;
+}
+
+TEST(DryRunOptions, RunWithoutDryRunRefusesStreamingExitTwo) {
+  auto o = RunDfworker({"run", "pipelines/default.yaml", "--streaming"});
   ASSERT_EQ(o.exit_code, 2) << o.out;
   EXPECT_NE(o.out.find("error[streaming-unsupported]"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("bounded batch work"), std::string::npos) << o.out;
+}
+
+TEST(DryRunOptions, FlexrsWithAGpuExitsTwoAndFlexStartIsAccepted) {
+  const std::string accel = "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver";
+  auto flexrs = RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--machine_type=g2-standard-8", accel,
+                             "--flexrs_goal=COST_OPTIMIZED"});
+  ASSERT_EQ(flexrs.exit_code, 2) << flexrs.out;
+  EXPECT_NE(flexrs.out.find("error[flexrs-gpu]"), std::string::npos) << flexrs.out;
+  auto flex_start = RunDfworker({"run", "pipelines/default.yaml", "--dry_run", "--machine_type=g2-standard-8",
+                                 accel + ";provisioning_model:FLEX_START"});
+  ASSERT_EQ(flex_start.exit_code, 0) << flex_start.out;
+  EXPECT_EQ(flex_start.out.find("error["), std::string::npos) << flex_start.out;
+  EXPECT_NE(flex_start.out.find("provisioning: flex-start (provisioning_model:FLEX_START"), std::string::npos)
+      << flex_start.out;
 }
 
 TEST(DryRunOptions, ServiceOptionWrittenAsAFlagExitsTwoShowingTheRightFlag) {

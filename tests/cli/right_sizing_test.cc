@@ -57,6 +57,98 @@ TEST(RightSizing, PlanListsConfigurationsAsJsonAndRefusesBadRequests) {
   }
 }
 
+TEST(RightSizing, PlanRowsCarrySpeedCostAndTheJobInJson) {
+  auto o = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--records", "1000000000", "--format=json",
+                        "--num_workers=4"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << o.out;
+  EXPECT_EQ(j["estimate_inputs"]["records"], 1000000000);
+  EXPECT_EQ(j["estimate_inputs"]["workers"], 4);
+  EXPECT_EQ(j["estimate_inputs"]["region"], "us-central1");
+  const int cheapest = j["cheapest_row"].get<int>();
+  ASSERT_GE(cheapest, 0) << o.out;
+  const auto& e = j["rows"][cheapest]["estimate"];
+  for (const char* key : {"price_per_hour", "records_per_second", "bottleneck", "cost_per_million_records",
+                          "cost_per_thousand_records", "job_hours", "job_cost", "inputs", "price_how"}) {
+    EXPECT_TRUE(e.contains(key)) << key << "\n" << e.dump();
+  }
+  // job cost = workers x price per hour x job hours
+  EXPECT_NEAR(e["job_cost"].get<double>(), 4 * e["price_per_hour"].get<double>() * e["job_hours"].get<double>(), 1e-9);
+  EXPECT_FALSE(e["price_verified"].get<bool>());  // the shipped list prices are unverified
+
+  auto text = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--records", "1000"});
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("cheapest: g2-standard-"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    input: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    price: "), std::string::npos) << text.out;
+}
+
+TEST(RightSizing, PlanObjectiveDecidesWhatLeads) {
+  const std::string p = "pipelines/default.yaml";
+  auto cost = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--format=json"});
+  auto time = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--objective", "time", "--format=json"});
+  ASSERT_EQ(cost.exit_code, 0) << cost.out;
+  ASSERT_EQ(time.exit_code, 0) << time.out;
+  auto c = nlohmann::json::parse(cost.out, nullptr, false), t = nlohmann::json::parse(time.out, nullptr, false);
+  EXPECT_EQ(c["objective"], "cost");
+  EXPECT_EQ(c["recommended_row"], c["cheapest_row"]);
+  EXPECT_EQ(t["objective"], "time");
+  EXPECT_EQ(t["recommended_row"], t["fastest_row"]);
+  EXPECT_NE(c["cheapest_row"], c["fastest_row"]);  // the demo model: g2-standard-32 is cheapest, g2-standard-96 fastest
+  auto text = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--objective", "time"});
+  EXPECT_EQ(text.out.find("fastest: "), text.out.find("\n") + 1) << text.out;  // the line after the heading
+  auto fit = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--objective", "fit"});
+  ASSERT_EQ(fit.exit_code, 0) << fit.out;
+  EXPECT_EQ(fit.out.find("estimates"), std::string::npos) << fit.out;
+  EXPECT_EQ(fit.out.rfind("plan across the catalog", 0), 0u) << fit.out;
+  EXPECT_EQ(RunDfworker({"plan", p, "--objective", "cheap"}).exit_code, 2);
+}
+
+TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
+  const fs::path dir = TempDir("prices");
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.yaml") << "prices:\n  - region: r\n    source: s\n    read: \"2026-01-01\"\n"
+                                     "    batch: {vcpu_hour: -1, memory_gb_hour: 0.003}\n";
+  std::ofstream(dir / "good.yaml") << "prices:\n  - region: mine\n    source: negotiated\n    read: \"2026-01-01\"\n"
+                                      "    batch: {vcpu_hour: 0.04, memory_gb_hour: 0.003}\n    gpu_hour: {nvidia-l4: 0.4}\n";
+  struct Bad {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::string p = "pipelines/default.yaml";
+  for (const Bad& b : {
+           Bad{{"plan", p, "--records", "0"}, "--records '0': expected a whole number of records above 0"},
+           Bad{{"plan", p, "--records", "-5"}, "--records '-5'"},
+           Bad{{"plan", p, "--records", "many"}, "--records 'many'"},
+           Bad{{"plan", p, "--cpu_rate", "0"}, "--cpu_rate '0'"},
+           Bad{{"plan", p, "--gpu_efficiency", "1.5"}, "--gpu_efficiency '1.5'"},
+           Bad{{"plan", p, "--price_region", "us-centrall"}, "region 'us-centrall' is not in the price table"},
+           Bad{{"plan", p, "--prices", (dir / "bad.yaml").string()}, "bad.yaml:5:24: region 'r': 'batch.vcpu_hour' must be a positive rate"},
+           Bad{{"plan", p, "--prices", (dir / "missing.yaml").string()}, "missing.yaml' cannot be read"},
+           Bad{{"plan", p, "--prices", (dir / "good.yaml").string()}, "region 'us-central1' is not in the price table"},
+           Bad{{"plan", p, "--num_workers=0"}, "--num_workers '0'"},
+           Bad{{"plan", p, "--deadline", "2"}, "--deadline 2 h needs --records N"},
+           Bad{{"plan", p, "--max_cost_per_million", "0.000001"},
+               "no configuration that fits meets the constraints: the cheapest that fits, n1-standard-32 + 1 x nvidia-tesla-t4, costs USD 0.01115 per million records (limit 1e-06)"},
+           Bad{{"plan", p, "--records", "100000000000", "--deadline", "1"},
+               "the quickest that fits, "},
+       }) {
+    auto r = RunDfworker(b.args);
+    EXPECT_EQ(r.exit_code, 2) << b.args.back() << "\n" << r.out;
+    EXPECT_NE(r.out.find(b.says), std::string::npos) << r.out;
+  }
+  // The pipeline's own --region without list prices: planned, without costs, saying why.
+  auto other = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--region=europe-west4", "--format=json"});
+  ASSERT_EQ(other.exit_code, 0) << other.out;
+  EXPECT_NE(other.out.find("no list prices for the pipeline's region 'europe-west4'"), std::string::npos) << other.out;
+  auto mine = RunDfworker({"plan", p, "--gpu", "nvidia-l4", "--prices", (dir / "good.yaml").string(), "--price_region", "mine"});
+  ASSERT_EQ(mine.exit_code, 0) << mine.out;
+  EXPECT_NE(mine.out.find("x 0.04 + "), std::string::npos) << mine.out;
+  EXPECT_NE(mine.out.find("mine batch, negotiated"), std::string::npos) << mine.out;
+  fs::remove_all(dir);
+}
+
 TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
   const fs::path dir = TempDir("job");
   auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + dir.string(), "--sdk_worker_parallelism=2",
@@ -79,7 +171,24 @@ TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
     EXPECT_NE(page.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
   }
 
+  // The CPU rate measured by this run feeds the plan's estimate (records per CPU-second outside RunInference).
+  auto measured = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--cpu_rate_from", dir.string(),
+                               "--format=json"});
+  ASSERT_EQ(measured.exit_code, 0) << measured.out;
+  auto mj = nlohmann::json::parse(measured.out, nullptr, false);
+  ASSERT_FALSE(mj.is_discarded()) << measured.out;
+  EXPECT_TRUE(mj["estimate_inputs"]["cpu_rate_given"].get<bool>());
+  EXPECT_GT(mj["estimate_inputs"]["cpu_records_per_vcpu_second"].get<double>(), 0);
+  EXPECT_NE(measured.out.find("measured: "), std::string::npos) << measured.out;
+  EXPECT_NE(measured.out.find("CPU-s in "), std::string::npos) << measured.out;
+  auto both = RunDfworker({"plan", "pipelines/default.yaml", "--cpu_rate", "10", "--cpu_rate_from", dir.string()});
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+
   std::ofstream(dir / "metrics.json", std::ios::trunc) << "{\"job_id\":";
+  auto corrupt_rate = RunDfworker({"plan", "pipelines/default.yaml", "--cpu_rate_from", dir.string()});
+  EXPECT_EQ(corrupt_rate.exit_code, 2) << corrupt_rate.out;
+  EXPECT_NE(corrupt_rate.out.find("--cpu_rate_from: " + dir.string() + "/metrics.json"), std::string::npos)
+      << corrupt_rate.out;
   auto corrupt = RunDfworker({"report", dir.string(), "--out", html.string()});
   EXPECT_EQ(corrupt.exit_code, 2) << corrupt.out;
   EXPECT_NE(corrupt.out.find("metrics.json: not valid JSON"), std::string::npos) << corrupt.out;

@@ -166,6 +166,25 @@ TEST(CatalogPlan, MigClientLimitIsLoweredWithTheSlice) {
   EXPECT_TRUE(three->smallest);
 }
 
+// The RTX PRO 6000 splits in 4: its slices lower the client limit by quarters, not sevenths.
+TEST(CatalogPlan, FourSliceGpuLowersTheClientLimitByItsOwnSlices) {
+  CatalogPlan plan =
+      Plan({"--dataflow_service_options=worker_accelerator=type:nvidia-rtx-pro-6000;count:1;use_nvidia_mps",
+            "--machine_type=g4-standard-48"},
+           {Shared(kGiB)}, {{"nvidia-rtx-pro-6000"}, 1});
+  const CatalogPlanRow* one = Row(plan, "nvidia-rtx-pro-6000", "1g.24gb");
+  const CatalogPlanRow* two = Row(plan, "nvidia-rtx-pro-6000", "2g.48gb");
+  const CatalogPlanRow* four = Row(plan, "nvidia-rtx-pro-6000", "4g.96gb");
+  ASSERT_TRUE(one && two && four);
+  EXPECT_EQ(one->mps_client_limit, 12);   // 48 × 1/4
+  EXPECT_EQ(two->mps_client_limit, 24);   // 48 × 2/4
+  EXPECT_EQ(four->mps_client_limit, 48);  // the whole GPU
+  EXPECT_EQ(one->mig_gpu_slices, 4);
+  EXPECT_EQ(one->verdict, FitVerdict::kDoesNotFit);  // 48 SDK processes + 1 model host > 12 clients
+  EXPECT_NE(RenderCatalogPlanText(plan).find("MIG 2g.48gb (2/4 SMs, up to 2 per GPU)"), std::string::npos)
+      << RenderCatalogPlanText(plan);
+}
+
 TEST(CatalogPlan, BadRequestsAreInvalidArgument) {
   auto opts = ParsePipelineOptions({});
   const Catalog& c = testing::SourceCatalog();

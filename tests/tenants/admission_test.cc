@@ -191,7 +191,7 @@ TEST(AdmissionMig, SaysWhyALayoutDoesNotFit) {
   Admission a = AdmitTenants(three.file, three.inputs, testing::SourceCatalog());
   ASSERT_TRUE(a.mig.has_value());
   EXPECT_FALSE(a.mig->fits);
-  EXPECT_NE(a.mig->why_not.find("9 compute slices are more than one GPU's 7"), std::string::npos) << a.mig->why_not;
+  EXPECT_NE(a.mig->why_not.find("9 compute slices are more than one nvidia-h200-141gb's 7"), std::string::npos) << a.mig->why_not;
   EXPECT_NE(a.mig->why_not.find("3 x 3g.71gb but one GPU holds 2"), std::string::npos) << a.mig->why_not;
   // Small tenants take the smallest profile that holds them: 4 x 1g.18gb fit (4 of 7 slices).
   World small = Build({{"a", "10GiB", 1}, {"b", "10GiB", 1}, {"c", "17GiB", 1}, {"d", "5GiB", 1}}, 16);
@@ -206,6 +206,38 @@ TEST(AdmissionMig, NoLayoutWithoutMigProfiles) {
   Admission a = AdmitTenants(w.file, w.inputs, testing::SourceCatalog());
   EXPECT_FALSE(a.mig.has_value());
   EXPECT_NE(RenderAdmissionText(a).find("MIG: not available on nvidia-l4"), std::string::npos) << RenderAdmissionText(a);
+}
+
+
+// A 4-slice GPU (RTX PRO 6000): its own slice count decides, not the 7 of A100/H100/H200.
+TEST(AdmissionMig, FourSliceGpuRefusesALayoutOfFiveSlices) {
+  const GpuType* rtx = testing::SourceCatalog().FindGpu("nvidia-rtx-pro-6000");
+  ASSERT_NE(rtx, nullptr);
+  auto tenant = [](const char* name, uint64_t gib) {
+    TenantLimits t;
+    t.name = name;
+    t.budget_bytes = gib << 30;
+    return t;
+  };
+  // 40 GiB -> 2g.48gb (2 slices) twice = 4 of 4: fits.
+  std::optional<MigLayout> two = ProposeMigLayout(*rtx, {tenant("a", 40), tenant("b", 40)});
+  ASSERT_TRUE(two.has_value());
+  EXPECT_EQ(two->gpu_compute_slices, 4);
+  EXPECT_EQ(two->compute_slices, 4);
+  EXPECT_TRUE(two->fits) << two->why_not;
+  // 2g.48gb + 2g.48gb + 1g.24gb = 5 slices on a 4-slice GPU: refused, naming the GPU's 4.
+  std::optional<MigLayout> five = ProposeMigLayout(*rtx, {tenant("a", 40), tenant("b", 40), tenant("c", 20)});
+  ASSERT_TRUE(five.has_value());
+  EXPECT_EQ(five->compute_slices, 5);
+  EXPECT_FALSE(five->fits);
+  EXPECT_NE(five->why_not.find("5 compute slices are more than one nvidia-rtx-pro-6000's 4"), std::string::npos)
+      << five->why_not;
+  // On a 7-slice H200 the same three tenants (smaller profiles there) fit.
+  const GpuType* h200 = testing::SourceCatalog().FindGpu("nvidia-h200-141gb");
+  std::optional<MigLayout> on_h200 = ProposeMigLayout(*h200, {tenant("a", 30), tenant("b", 30), tenant("c", 15)});
+  ASSERT_TRUE(on_h200.has_value());
+  EXPECT_EQ(on_h200->gpu_compute_slices, 7);
+  EXPECT_TRUE(on_h200->fits) << on_h200->why_not;
 }
 
 }  // namespace

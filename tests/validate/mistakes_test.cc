@@ -14,12 +14,16 @@ namespace {
 
 const std::string kL4 = "type:nvidia-l4;count:1;install-nvidia-driver";
 
-std::vector<Diagnostic> Check(const std::vector<std::string>& args, const std::string& yaml = "") {
+std::vector<Diagnostic> Check(const std::vector<std::string>& args, const std::string& yaml = "",
+                              CheckFor check_for = CheckFor::kDataflowLaunch) {
   PipelineOptions options = ParsePipelineOptions(args, yaml, "p.yaml");
   HostInfo host{4, 0, std::nullopt, ""};
   auto plan = MakePlan(options, testing::SourceCatalog(), {}, host);
-  return Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr);
+  return Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr, check_for);
 }
+
+// As `dfworker run` (no --dry_run) checks it: Dataflow's rules and dfworker's own limits.
+std::vector<Diagnostic> CheckLocal(const std::vector<std::string>& args) { return Check(args, "", CheckFor::kLocalRun); }
 
 // The one diagnostic of `code` (fails the test when there is not exactly one).
 Diagnostic Only(const std::vector<Diagnostic>& all, const std::string& code) {
@@ -51,21 +55,44 @@ TEST(Mistakes, WorkerAcceleratorAsItsOwnFlagShowsTheFlagAsItShouldBeWritten) {
   EXPECT_TRUE(Has(prime.help, "--dataflow_service_options=enable_prime")) << prime.help;
 }
 
-TEST(Mistakes, StreamingIsRefusedWithTheReasonAndTheRightFittingExperiment) {
-  Diagnostic plain = Only(Check({"--streaming"}), "streaming-unsupported");
-  EXPECT_EQ(plain.severity, Severity::kError);
-  EXPECT_TRUE(Has(plain.message, "bounded batch work")) << plain.message;
-  EXPECT_TRUE(Has(plain.help, "drop --streaming")) << plain.help;
-  EXPECT_FALSE(Has(plain.message, "enable_streaming_rightfitting"));
+TEST(Mistakes, StreamingIsDataflowsVerdictInADryRunAndRefusedByRun) {
+  Diagnostic note = Only(Check({"--streaming"}), "streaming-batch-only");
+  EXPECT_EQ(note.severity, Severity::kWarning);
+  EXPECT_TRUE(Has(note.message, "Dataflow accepts")) << note.message;
+  EXPECT_TRUE(Has(note.message, "would refuse it")) << note.message;
 
-  Diagnostic hint =
-      Only(Check({"--resource_hints=accelerator=" + kL4, "--machine_type=g2-standard-8", "--streaming"}), "streaming-unsupported");
+  Diagnostic run = Only(CheckLocal({"--streaming"}), "streaming-unsupported");
+  EXPECT_EQ(run.severity, Severity::kError);
+  EXPECT_TRUE(Has(run.message, "bounded batch work")) << run.message;
+  EXPECT_TRUE(Has(run.help, "drop --streaming")) << run.help;
+
+  Diagnostic hint = Only(Check({"--resource_hints=accelerator=" + kL4, "--machine_type=g2-standard-8", "--streaming"}),
+                         "streaming-right-fitting");
+  EXPECT_EQ(hint.severity, Severity::kError);
   EXPECT_TRUE(Has(hint.message, "--experiments=enable_streaming_rightfitting")) << hint.message;
-  Diagnostic with = Only(Check({"--resource_hints=accelerator=" + kL4, "--machine_type=g2-standard-8", "--streaming",
-                                "--experiments=enable_streaming_rightfitting"}),
-                         "streaming-unsupported");
-  EXPECT_FALSE(Has(with.message, "enable_streaming_rightfitting")) << with.message;
   EXPECT_TRUE(Check({"--streaming=false"}).empty());
+}
+
+TEST(Mistakes, FlexrsWithAGpuNamesTheGoalAndTheSource) {
+  const std::string goal = "--flexrs_goal=COST_OPTIMIZED";
+  Diagnostic d = Only(Check({goal, "--dataflow_service_options=worker_accelerator=" + kL4, "--machine_type=g2-standard-8"}),
+                      "flexrs-gpu");
+  EXPECT_EQ(goal.substr(d.caret_offset, d.caret_length), "COST_OPTIMIZED");
+  EXPECT_TRUE(Has(d.message, "doesn't support GPUs")) << d.message;
+  EXPECT_TRUE(Has(d.message, "nvidia-l4")) << d.message;
+  EXPECT_TRUE(Has(d.message, "https://cloud.google.com/dataflow/docs/guides/flexrs")) << d.message;
+  EXPECT_TRUE(Has(d.help, "provisioning_model:FLEX_START")) << d.help;
+}
+
+TEST(Mistakes, FlexStartInStreamingPointsAtTheSubField) {
+  const std::string arg = "--dataflow_service_options=worker_accelerator=" + kL4 + ";provisioning_model:FLEX_START";
+  Diagnostic d = Only(Check({arg, "--machine_type=g2-standard-8", "--streaming"}), "flex-start-batch-only");
+  EXPECT_EQ(arg.substr(d.caret_offset, d.caret_length), "provisioning_model:FLEX_START");
+  Diagnostic spot = Only(Check({"--dataflow_service_options=worker_accelerator=" + kL4 + ";provisioning_model:SPOTT",
+                                "--machine_type=g2-standard-8"}),
+                         "option-syntax");
+  EXPECT_TRUE(Has(spot.message, "unknown provisioning model 'SPOTT'")) << spot.message;
+  EXPECT_TRUE(Has(spot.help, "FLEX_START")) << spot.help;
 }
 
 TEST(Mistakes, CountZeroIsTheGpuCountRule) {
@@ -132,15 +159,18 @@ TEST(Mistakes, UnknownServiceOptionWarnsAndQuotesIt) {
 
 TEST(Mistakes, EveryNewDiagnosticRendersInTextAndJson) {
   auto all = Check({"--streaming", "--worker_accelerator=" + kL4, "--dataflow_service_options=['worker_accelerator=" + kL4 + "']",
-                    "--dataflow_service_options=foo", "--experiments=a,,b"});
+                    "--dataflow_service_options=foo", "--experiments=a,,b", "--flexrs_goal=COST_OPTIMIZED",
+                    "--resource_hints=accelerator=" + kL4},
+                   "", CheckFor::kLocalRun);
   std::string text = RenderTextReport(all, nullptr);
   for (const char* code : {"error[streaming-unsupported]", "error[service-option-as-flag]", "error[accelerator-mangled]",
-                           "warning[service-option-unknown]", "warning[list-empty-item]", "warning[beam-version-split]"}) {
+                           "error[flexrs-gpu]", "error[streaming-right-fitting]", "warning[service-option-unknown]",
+                           "warning[list-empty-item]", "warning[beam-version-split]"}) {
     EXPECT_TRUE(Has(text, code)) << code << "\n" << text;
   }
   auto j = nlohmann::json::parse(RenderJsonReport(all, nullptr));
   EXPECT_EQ(j["valid"], false);
-  EXPECT_EQ(j["errors"], 3);
+  EXPECT_EQ(j["errors"], 5);
   EXPECT_EQ(j["warnings"], 3);
   for (const auto& d : j["diagnostics"]) {
     EXPECT_FALSE(d["doc_url"].get<std::string>().empty()) << d.dump();

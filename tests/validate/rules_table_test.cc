@@ -32,6 +32,7 @@ struct Case {
   std::vector<std::string> codes;  // expected, any order (duplicates count)
   std::string yaml = "";
   std::vector<ModelRequirement> models = {};
+  CheckFor check_for = CheckFor::kDataflowLaunch;
 };
 
 // Keeps CTest names readable (gtest would print the struct's bytes).
@@ -120,10 +121,36 @@ const std::vector<Case>& Cases() {
       {"unknown_resource_hint", {"--resource_hints=min_rma=4GB"}, {"option-syntax"}},
       {"java_empty_list_element", {"--dataflowServiceOptions=enable_prime,,enable_hot_key_logging"}, {"option-syntax"}},
       // --- mistakes people make (issue 16) ---
-      {"streaming_python", {"--streaming"}, {"streaming-unsupported"}},
-      {"streaming_java_true", {"--streaming=true"}, {"streaming-unsupported"}},
-      {"streaming_with_worker_accelerator", {kSO + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-unsupported"}},
-      {"streaming_yaml", {}, {"streaming-unsupported"}, "options:\n  streaming: true\n"},
+      // A dry run gives Dataflow's verdict (streaming GPU launches are accepted); `run` refuses streaming.
+      {"streaming_python", {"--streaming"}, {"streaming-batch-only"}},
+      {"streaming_java_true", {"--streaming=true"}, {"streaming-batch-only"}},
+      {"streaming_with_worker_accelerator", {kSO + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-batch-only"}},
+      {"streaming_t4_experiment_form", {"--experiments=worker_accelerator=" + kT4, "--experiments=use_runner_v2", "--machine_type=n1-standard-4", "--streaming"}, {"streaming-batch-only"}},
+      {"streaming_yaml", {}, {"streaming-batch-only"}, "options:\n  streaming: true\n"},
+      {"streaming_local_run", {"--streaming"}, {"streaming-unsupported"}, "", {}, CheckFor::kLocalRun},
+      {"streaming_gpu_local_run", {kSO + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-unsupported"}, "", {}, CheckFor::kLocalRun},
+      {"batch_local_run", {kSO + kL4Accelerator, "--machine_type=g2-standard-8"}, {}, "", {}, CheckFor::kLocalRun},
+      // --- GPU flex-start provisioning (batch only) and FlexRS (no GPUs) ---
+      {"flex_start_batch", {kSO + kL4Accelerator + ";provisioning_model:FLEX_START", "--machine_type=g2-standard-8"}, {}},
+      {"flex_start_before_type", {kSO + "provisioning_model:FLEX_START;type:nvidia-tesla-t4;count:1;install-nvidia-driver", "--machine_type=n1-standard-4"}, {}},
+      {"flex_start_experiment_form", {"--experiments=worker_accelerator=" + kT4 + ";provisioning_model:FLEX_START", "--machine_type=n1-standard-4"}, {}},
+      {"flex_start_resource_hint", {"--resource_hints=accelerator=" + kL4Accelerator + ";provisioning_model:FLEX_START", "--machine_type=g2-standard-8"}, {}},
+      {"flex_start_with_mps", {kSO + kL4Accelerator + kMps + ";provisioning_model:FLEX_START", "--machine_type=g2-standard-8"}, {}},
+      {"flex_start_streaming", {kSO + kL4Accelerator + ";provisioning_model:FLEX_START", "--machine_type=g2-standard-8", "--streaming"}, {"streaming-batch-only", "flex-start-batch-only"}},
+      {"flex_start_hint_streaming", {"--resource_hints=accelerator=" + kL4Accelerator + ";provisioning_model:FLEX_START", "--machine_type=g2-standard-8", "--streaming", "--experiments=enable_streaming_rightfitting"}, {"streaming-batch-only", "flex-start-batch-only"}},
+      {"provisioning_model_spot", {kSO + kL4Accelerator + ";provisioning_model:SPOT", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"provisioning_model_lowercase", {kSO + kL4Accelerator + ";provisioning_model:flex_start", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"provisioning_model_empty", {kSO + kL4Accelerator + ";provisioning_model:", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"provisioning_model_twice", {kSO + kL4Accelerator + ";provisioning_model:FLEX_START;provisioning_model:FLEX_START", "--machine_type=g2-standard-8"}, {"option-syntax"}},
+      {"flexrs_with_gpu", {"--flexrs_goal=COST_OPTIMIZED", kSO + kL4Accelerator, "--machine_type=g2-standard-8"}, {"flexrs-gpu"}},
+      {"flexrs_speed_with_t4", {"--flexrs_goal", "SPEED_OPTIMIZED", kSO + kT4, "--machine_type=n1-standard-4"}, {"flexrs-gpu"}},
+      {"flexrs_java_spelling", {"--flexRSGoal=COST_OPTIMIZED", "--dataflowServiceOptions=worker_accelerator=" + kL4Accelerator, "--workerMachineType=g2-standard-8"}, {"flexrs-gpu"}},
+      {"flexrs_with_accelerator_hint", {"--flexrs_goal=COST_OPTIMIZED", "--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8"}, {"flexrs-gpu"}},
+      {"flexrs_yaml_with_gpu", {kSO + kL4Accelerator, "--machine_type=g2-standard-8"}, {"flexrs-gpu"}, "options:\n  flexrs_goal: COST_OPTIMIZED\n"},
+      {"flexrs_without_gpu", {"--flexrs_goal=COST_OPTIMIZED", "--machine_type=n1-standard-4"}, {}},
+      {"flexrs_bad_goal", {"--flexrs_goal=CHEAP"}, {"option-syntax"}},
+      {"flexrs_java_unspecified_is_no_flexrs", {"--flexRSGoal=UNSPECIFIED", "--dataflowServiceOptions=worker_accelerator=" + kL4Accelerator, "--workerMachineType=g2-standard-8"}, {}},
+      {"flexrs_python_unspecified", {"--flexrs_goal=UNSPECIFIED"}, {"option-syntax"}},
       {"service_option_as_flag", {"--worker_accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8"}, {"service-option-as-flag"}},
       {"service_option_as_flag_space", {"--worker_accelerator", kL4Accelerator, "--machine_type=g2-standard-8"}, {"service-option-as-flag"}},
       {"service_option_as_flag_java", {"--workerAccelerator=" + kL4Accelerator, "--workerMachineType=g2-standard-8"}, {"service-option-as-flag"}},
@@ -158,8 +185,9 @@ const std::vector<Case>& Cases() {
       {"v100_n1_too_big", {kSO + "type:nvidia-tesla-v100;count:1;install-nvidia-driver", "--machine_type=n1-standard-16"}, {"n1-gpu-shape"}},
       {"driver_missing", {kSO + "type:nvidia-l4;count:1", "--machine_type=g2-standard-8"}, {"driver-not-installed"}},
       {"right_fitting_conflict", {kSO + kL4Accelerator, "--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8"}, {"right-fitting-conflict"}},
-      {"right_fitting_streaming", {"--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-unsupported"}},
-      {"right_fitting_streaming_experiment", {"--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming", "--experiments=enable_streaming_rightfitting"}, {"streaming-unsupported"}},
+      {"right_fitting_streaming", {"--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-batch-only", "streaming-right-fitting"}},
+      {"right_fitting_streaming_experiment", {"--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming", "--experiments=enable_streaming_rightfitting"}, {"streaming-batch-only"}},
+      {"right_fitting_streaming_local_run", {"--resource_hints=accelerator=" + kL4Accelerator, "--machine_type=g2-standard-8", "--streaming"}, {"streaming-unsupported", "streaming-right-fitting"}, "", {}, CheckFor::kLocalRun},
       // --- MPS rules ---
       {"mps_two_gpus", {kSO + "type:nvidia-l4;count:2;install-nvidia-driver;use_nvidia_mps", "--machine_type=g2-standard-24"}, {"mps-multi-gpu"}},
       {"mps_no_multiple_containers", {kSO + kL4Accelerator + kMps, "--machine_type=g2-standard-8", "--experiments=no_use_multiple_sdk_containers"}, {"mps-single-sdk-process"}},
@@ -237,7 +265,7 @@ TEST_P(RulesTable, ReportsExactlyTheExpectedCodes) {
   PipelineOptions options = ParsePipelineOptions(c.args, c.yaml, "pipeline.yaml");
   HostInfo host{4, 0, std::nullopt, ""};
   auto plan = MakePlan(options, testing::SourceCatalog(), c.models, host);
-  auto diagnostics = Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr);
+  auto diagnostics = Validate(options, testing::SourceCatalog(), plan.ok() ? &*plan : nullptr, c.check_for);
   std::vector<std::string> got, want = c.codes;
   for (const auto& d : diagnostics) got.push_back(d.code);
   std::sort(got.begin(), got.end());

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dfw/catalog/prices.h"
 #include "dfw/common/status.h"
 
 namespace dfw {
@@ -20,15 +21,12 @@ struct ComputeCapability {
   std::string ToString() const { return std::to_string(major) + "." + std::to_string(minor); }
 };
 
-// Compute slices of a whole GPU under MIG (every MIG-capable part splits its SMs in 7).
-inline constexpr int kMigComputeSlices = 7;
-
 // One Multi-Instance GPU profile ("3g.71gb"): a hardware partition with its own memory and SMs.
 // Dataflow does not expose MIG; the planner shows what a job would need on a GPU box or GKE.
 struct MigProfile {
   std::string name;               // "<N>g.<M>gb" or "<N>g.<M>gb+me" (media extensions)
   uint64_t memory_bytes = 0;      // M GB, treated as GiB like GpuType::memory_bytes
-  int compute_slices = 0;         // N of kMigComputeSlices
+  int compute_slices = 0;         // N of the GPU's GpuType::mig_compute_slices
   int max_instances = 0;          // instances of this profile alone that one GPU holds
   bool media_extensions = false;  // "+me": same memory and SMs, plus the media engines (one per GPU)
 };
@@ -43,6 +41,15 @@ struct GpuType {
   uint64_t context_overhead_bytes = 0;        // ESTIMATE: one CUDA context + cuBLAS per process
   std::map<std::string, std::string> sources; // fact -> source URL
   std::vector<MigProfile> mig_profiles;       // smallest first as listed; empty = no MIG (sources["mig"] when not)
+  // Compute slices of the whole GPU under MIG: its SMs split in 7 on A100/H100/H200/B200, in 4 on
+  // the RTX PRO 6000 (NVIDIA's MIG user guide, "Supported GPUs": max number of instances). 0 = no MIG.
+  int mig_compute_slices = 0;
+  // Datasheet peaks for the throughput estimate (0 = not in the catalog): dense FP32 (CUDA cores)
+  // and dense FP16 Tensor Core TFLOP/s, and memory bandwidth in GB/s (10^9 B/s), each with its
+  // source in sources["peak_tflops"] / sources["memory_bandwidth"].
+  double peak_fp32_tflops = 0;
+  double peak_fp16_tensor_tflops = 0;
+  double memory_bandwidth_gbps = 0;
 };
 
 struct MachineType {
@@ -114,6 +121,9 @@ class Catalog {
   // Clients per device for this GPU's MPS server (16 pre-Volta, 48 Volta+).
   int MpsClientLimit(const GpuType& gpu) const;
   const MpsLimits& mps() const { return mps_; }
+  // The catalog's price table (configs/prices.yaml, or the `prices:` file of --catalog_dir);
+  // kNotFound when the catalog has none.
+  Result<PriceTable> Prices() const;
 
   std::vector<std::string> GpuNames() const;
   std::vector<std::string> MachineNames() const;  // for did-you-mean
@@ -141,6 +151,7 @@ class Catalog {
   std::vector<N1GpuLimit> n1_limits_;
   std::vector<RetiredGpu> retired_gpus_;
   MpsLimits mps_;
+  std::optional<CatalogFile> prices_file_;
   std::string origin_;
 };
 

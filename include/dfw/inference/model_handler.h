@@ -86,9 +86,26 @@ struct WorkspaceEstimate {
   std::string how;  // the arithmetic, e.g. "2 activation buffers x 256 rows x widest layer 32 x 4 B"
 };
 
+// The work of one record for the throughput estimate (dfworker plan), from the model's config
+// alone: arithmetic and memory traffic of the forward pass at the handler's batch size.
+struct WorkEstimate {
+  double flops_per_record = 0;             // multiply-adds x 2 of the forward pass, per record
+  double activation_bytes_per_record = 0;  // activations written and read back, per record
+  int64_t batch_size = 0;                  // records per batch assumed (max_batch_size); weights are
+                                           // read once per batch, so their traffic per record is bytes / batch
+  std::string dtype = "fp32";              // what the kernels compute in (the backends run FP32)
+  // The share of the GPU's FP32 peak this handler's kernels are assumed to reach: a stated default,
+  // not a measurement (scripts/gpu-check.sh measures it on a real GPU); plan --gpu_efficiency overrides.
+  double default_efficiency = 0.3;
+  std::string how;                         // the arithmetic, e.g. "3 layers: 2 x (16x64 + 64x32 + 32x4)"
+};
+
 class ModelHandler {
  public:
   virtual ~ModelHandler() = default;
+
+  // For the throughput estimate (no weights loaded); nullopt when the handler cannot say.
+  virtual std::optional<WorkEstimate> EstimateWork() const { return std::nullopt; }
 
   // For the plan (no weights loaded); nullopt when the handler cannot say.
   virtual std::optional<WorkspaceEstimate> EstimateWorkspace() const { return std::nullopt; }

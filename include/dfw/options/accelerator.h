@@ -1,5 +1,6 @@
 // The worker_accelerator / accelerator-hint grammar (reference §3, §4):
 //   item { ";" item } with item := type:T | count:N | install-nvidia-driver[:ARG] | use_nvidia_mps
+//                                 | provisioning_model:FLEX_START
 //   (resource hints also allow machine_type:M and other configuration options).
 #pragma once
 

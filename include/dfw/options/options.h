@@ -43,7 +43,11 @@ struct AcceleratorSpec {
   std::string driver_arg;             // "5xx", "latest" (= latest driver), "version=latest", ... ("" = default)
   bool use_mps = false;               // use_nvidia_mps present
   std::string machine_type;           // right-fitting hint `machine_type:M` (resource hints only)
-  std::optional<SubField> type_field, count_field, driver_field, mps_field, machine_field;
+  // `provisioning_model:FLEX_START`: GPU flex-start provisioning (Preview, batch pipelines only, per
+  // https://cloud.google.com/dataflow/docs/gpu/use-gpus and the 2025-09-24 release note); "" = the
+  // default (standard) provisioning. FLEX_START is the only value Dataflow documents.
+  std::string provisioning_model;
+  std::optional<SubField> type_field, count_field, driver_field, mps_field, machine_field, provisioning_field;
 };
 
 // Where an option's value came from (the dry-run report's `sources`).
@@ -98,6 +102,9 @@ struct PipelineOptions {
   std::optional<std::string> temp_location;
   bool streaming = false;                                   // --streaming
   std::optional<OptionValue> streaming_origin;
+  // --flexrs_goal / --flexRSGoal (COST_OPTIMIZED or SPEED_OPTIMIZED): Flexible Resource Scheduling,
+  // which "doesn't support GPUs" (https://cloud.google.com/dataflow/docs/guides/flexrs).
+  std::optional<OptionValue> flexrs_goal;
   std::map<std::string, std::string> other;                 // known Beam flags dfworker ignores
 
   // --- provenance ---

@@ -30,6 +30,17 @@ struct WorkspaceSize {
   WorkspaceSize(uint64_t b = 0, std::string h = {}) : bytes(b), how(std::move(h)) {}  // NOLINT: implicit on purpose
 };
 
+// The work of one record of a model, for the throughput estimate (throughput.h); filled from the
+// handler's WorkEstimate by the launcher module (the plan does not see handlers).
+struct ModelWork {
+  double flops_per_record = 0;
+  double activation_bytes_per_record = 0;
+  int64_t batch_size = 1;          // weights are read once per batch
+  std::string dtype = "fp32";
+  double default_efficiency = 0.3; // share of the GPU's peak the handler's kernels are assumed to reach
+  std::string how;
+};
+
 // One model the pipeline loads, filled by the pipeline/inference modules (empty list = no models known).
 struct ModelRequirement {
   std::string name;                 // e.g. the RunInference transform or model file name
@@ -39,6 +50,7 @@ struct ModelRequirement {
   WorkspaceSize workspace;          // per-batch activation workspace estimate, per process running it
   std::string device = "CPU";       // model_handler.config device: "CPU" or "GPU" (as the pipeline asks)
   std::optional<Origin> origin;     // where the transform (its `device:` when given) is written, for diagnostics
+  std::optional<ModelWork> work = std::nullopt;  // per-record work (estimate.h); nullopt when the handler cannot say
 };
 
 // What we know about the machine we run on (filled by the CLI; a fake in tests).
@@ -74,6 +86,8 @@ struct WorkerPlan {
     // Who declared it when it came from an accelerator resource hint (right fitting), e.g.
     // "resource hint of transform 'Classify' (p.yaml:12:7)"; "" = worker_accelerator.
     std::string declared_by;
+    // "FLEX_START" when the accelerator asks for flex-start provisioning ("" = standard).
+    std::string provisioning_model;
   } accelerator;
 
   struct Model {

@@ -13,6 +13,8 @@ namespace dfw {
 // (the handler is made, no weights are loaded; nullopt when the handler cannot say). Config errors
 // are the transform's own (kInvalidArgument naming it).
 Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const StageConfig& config);
+// The work of one record of the transform's model (the handler is made, no weights are loaded).
+Result<std::optional<WorkEstimate>> EstimateRunInferenceWork(const StageConfig& config);
 
 // A RunInference transform's options, parsed and checked as the stage parses them (no model files
 // are read): what the plan and the launcher read instead of the YAML.

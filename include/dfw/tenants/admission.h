@@ -62,6 +62,7 @@ struct MigLayout {
   };
   std::vector<Slot> slots;       // one per tenant, in file order
   int compute_slices = 0;        // sum over the slots
+  int gpu_compute_slices = 0;    // the whole GPU's (GpuType::mig_compute_slices: 7, or 4 on RTX PRO 6000)
   bool fits = false;
   std::string why_not;           // when it does not fit
 };

@@ -26,8 +26,16 @@ const std::vector<RuleInfo>& AllRules();
 // Doc URL of `code` ("" when unknown).
 std::string DocUrl(std::string_view code);
 
+// What the verdict is for. A dry run (and `export`) gives Dataflow's verdict on the launch line; a
+// local run also needs what dfworker itself can run (bounded, batch work: no --streaming).
+enum class CheckFor {
+  kDataflowLaunch,  // `run --dry_run`, `export`: exit 0 exactly when Dataflow would accept the launch
+  kLocalRun,        // `run` without --dry_run, tenants: Dataflow's rules plus dfworker's own limits
+};
+
 // Parser diagnostics (options.diagnostics) followed by every rule's findings. `plan` may be null
 // (MakePlan failed); rules that need it are skipped then. Pure function; no I/O.
-std::vector<Diagnostic> Validate(const PipelineOptions& options, const Catalog& catalog, const WorkerPlan* plan);
+std::vector<Diagnostic> Validate(const PipelineOptions& options, const Catalog& catalog, const WorkerPlan* plan,
+                                 CheckFor check_for = CheckFor::kDataflowLaunch);
 
 }  // namespace dfw
