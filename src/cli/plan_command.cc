@@ -15,7 +15,7 @@
 #include "dfw/options/parse.h"
 #include "dfw/plan/catalog_plan.h"
 #include "dfw/validate/report.h"
-#include "dfw/launcher/job_metrics.h"
+#include "dfw/metrics/job_metrics.h"
 #include "dfw/launcher/pipeline_models.h"
 
 namespace dfw::cli {
