@@ -43,6 +43,39 @@ void ReplaceAll(std::string& s, const std::string& from, const std::string& to) 
   for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
 }
 
+// UTF-8 with each maximal invalid subpart replaced by one U+FFFD (Rust's from_utf8_lossy,
+// Python's errors="replace").
+std::string LossyUtf8(const std::string& b) {
+  std::string out;
+  const std::size_t n = b.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = static_cast<unsigned char>(b[i]);
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    if (len == 0) {
+      unicode::AppendUtf8(out, 0xFFFD);
+      ++i;
+      continue;
+    }
+    std::size_t k = 1;
+    for (; k < len && i + k < n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(b[i + k]);
+      if (k == 1 ? (d < lo || d > hi) : (d < 0x80 || d > 0xBF)) break;
+    }
+    if (k == len) {
+      out.append(b, i, len);
+    } else {
+      unicode::AppendUtf8(out, 0xFFFD);
+    }
+    i += k;
+  }
+  return out;
+}
+
 class WordPieceDecoder final : public Decoder {
  public:
   WordPieceDecoder(std::string prefix, bool cleanup) : prefix_(std::move(prefix)), cleanup_(cleanup) {}
@@ -76,31 +109,22 @@ class WordPieceDecoder final : public Decoder {
 class ByteLevelDecoder final : public Decoder {
  public:
   void Decode(std::vector<std::string>& tokens) const override {
+    // Per token, as tokenizers does: all its characters from the byte table, else its text as is.
     std::string bytes;
     for (const std::string& t : tokens) {
+      std::string mapped;
+      bool all = true;
       for (int32_t cp : Cps(t)) {
         const int b = ByteFromChar(cp);
-        if (b >= 0) {
-          bytes.push_back(static_cast<char>(b));
-        } else {
-          unicode::AppendUtf8(bytes, cp);
+        if (b < 0) {
+          all = false;
+          break;
         }
+        mapped.push_back(static_cast<char>(b));
       }
+      bytes += all ? mapped : t;
     }
-    std::string out;
-    const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(bytes.data());
-    for (utf8proc_ssize_t pos = 0; pos < static_cast<utf8proc_ssize_t>(bytes.size());) {
-      utf8proc_int32_t cp = 0;
-      const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(bytes.size()) - pos, &cp);
-      if (n <= 0) {
-        unicode::AppendUtf8(out, 0xFFFD);
-        ++pos;
-        continue;
-      }
-      out.append(bytes, static_cast<std::size_t>(pos), static_cast<std::size_t>(n));
-      pos += n;
-    }
-    tokens.assign(1, std::move(out));
+    tokens.assign(1, LossyUtf8(bytes));
   }
 };
 

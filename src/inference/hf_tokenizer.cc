@@ -55,7 +55,7 @@ struct HfTokenizer::Impl {
   std::unique_ptr<hf::PostProcessor> post;
   std::unique_ptr<hf::Decoder> decoder;
   std::vector<bool> special;  // by id
-  bool clean_up = true;
+  bool clean_up = false;
 
   Status Sequence(std::string_view text, hf::SeqTokens& out) const;
 };
@@ -235,12 +235,7 @@ Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view
   return Status::OK();
 }
 
-std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special) const {
-  std::vector<std::string> tokens;
-  for (int32_t id : ids) {
-    if (skip_special && IsSpecial(id)) continue;
-    tokens.push_back(IdToToken(id));
-  }
+std::string HfTokenizer::TokensToString(std::vector<std::string> tokens) const {
   std::string text;
   if (impl_->decoder) {
     impl_->decoder->Decode(tokens);
@@ -248,7 +243,17 @@ std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special)
   } else {
     for (std::size_t i = 0; i < tokens.size(); ++i) text += (i ? " " : "") + tokens[i];
   }
-  if (impl_->clean_up) {
+  return text;
+}
+
+std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special) const {
+  std::vector<std::string> tokens;
+  for (int32_t id : ids) {
+    if (skip_special && IsSpecial(id)) continue;
+    tokens.push_back(IdToToken(id));
+  }
+  std::string text = TokensToString(std::move(tokens));
+  if (impl_->clean_up && model_type() != "BPE") {
     for (const auto& [from, to] : std::initializer_list<std::pair<std::string, std::string>>{
              {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"}, {" 'm", "'m"},
              {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}}) {

@@ -1,11 +1,11 @@
 // HfTokenizer: a tokenizer built from a Hugging Face `tokenizer.json`, as the `tokenizers` library
 // builds it: the file declares a pipeline and the tokenizer *is* that pipeline —
 //   added tokens split out of the raw text ([MASK], <mask>, …, with their lstrip/rstrip)
-//   → normalizer (BertNormalizer, Lowercase, NFD/NFC/NFKD/NFKC, StripAccents, Replace, Prepend, Sequence)
+//   → normalizer (BertNormalizer, Lowercase, NFD, NFKD, StripAccents, Replace, Prepend, Sequence)
 //   → pre-tokenizer (BertPreTokenizer, Whitespace, WhitespaceSplit, ByteLevel, Metaspace, Punctuation,
 //     Sequence)
-//   → model (WordPiece, BPE (byte-level or not), Unigram)
-//   → post-processor (TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence)
+//   → model (WordPiece, BPE (byte-level or not); Unigram is not built yet and is refused)
+//   → post-processor (TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel)
 // Every token carries the byte offsets of the input it came from, through every normalisation
 // (a character a normalizer expanded or changed maps back to the original character).
 //
@@ -63,10 +63,13 @@ class HfTokenizer {
   Status Encode(std::string_view text, std::optional<std::string_view> pair, int max_length,
                 TokenEncoding& out) const;
 
-  // The text of `ids` through the file's decoder (WordPiece, ByteLevel, Metaspace, BPEDecoder, or
-  // none: tokens joined by spaces). `skip_special` drops special added tokens. Then transformers'
-  // clean_up_tokenization (" ." → "." …) when the tokenizer config asks for it.
+  // The text of `ids` through the file's decoder (WordPiece, ByteLevel, Metaspace, or none: tokens
+  // joined by spaces). `skip_special` drops special added tokens. Then transformers'
+  // clean_up_tokenization (" ." → "." …) when set_clean_up_tokenization_spaces(true) (not for BPE,
+  // as transformers ignores it there).
   std::string Decode(std::span<const int32_t> ids, bool skip_special) const;
+  // transformers' convert_tokens_to_string: token strings through the decoder alone.
+  std::string TokensToString(std::vector<std::string> tokens) const;
 
   // The vocabulary token of `id` ("" when out of range), and the id of a token (added ones too).
   const std::string& IdToToken(int32_t id) const;
@@ -79,7 +82,8 @@ class HfTokenizer {
   // The model type: "WordPiece", "BPE" or "Unigram".
   const std::string& model_type() const;
 
-  // transformers' clean_up_tokenization_spaces for Decode (tokenizer_config.json; default true).
+  // transformers' clean_up_tokenization_spaces for Decode (tokenizer_config.json; transformers 5's
+  // default, false, until set).
   void set_clean_up_tokenization_spaces(bool on);
 
   struct Impl;
