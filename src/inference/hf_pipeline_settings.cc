@@ -79,15 +79,21 @@ Result<HfPipelineSettings> ReadHfPipelineSettings(const ModelHandlerOptions& o) 
   const Value* args = o.extra.Find("pipeline_args");
   std::string all;
   for (const auto& t : HfPipelineTasks()) all += (all.empty() ? "" : ", ") + t;
-  if (task == nullptr || !task->is_string()) return InvalidArgument("'task' is required; supported: " + all);
-  if (std::find(HfPipelineTasks().begin(), HfPipelineTasks().end(), task->as_string()) == HfPipelineTasks().end()) {
+  if (task != nullptr && !task->is_string()) return InvalidArgument("'task' must be a string; supported: " + all);
+  if (task != nullptr &&
+      std::find(HfPipelineTasks().begin(), HfPipelineTasks().end(), task->as_string()) == HfPipelineTasks().end()) {
     return InvalidArgument("task '" + task->as_string() + "' is not supported; supported: " + all);
   }
-  s.task = CanonicalTask(task->as_string());
   ASSIGN_OR_RETURN(s.dir, ResolveHfModelDir(o.model_path, HfCacheEnvFromProcess()));
   const std::string cfg_path = s.dir + "/config.json";
   ASSIGN_OR_RETURN(s.config, BertConfig::Load(cfg_path));
   ASSIGN_OR_RETURN(s.head, HeadKindOf(s.config.architecture));
+  // No task: the one the model's head implies, as transformers infers it from the hub metadata.
+  s.task = task != nullptr ? CanonicalTask(task->as_string())
+           : s.head == HeadKind::kSequenceClassification ? "text-classification"
+           : s.head == HeadKind::kTokenClassification    ? "token-classification"
+           : s.head == HeadKind::kMaskedLm               ? "fill-mask"
+                                                         : "feature-extraction";
   const HeadKind need = HeadFor(s.task);
   if (need != HeadKind::kNone && s.head != need) {
     return InvalidArgument("task '" + s.task + "' needs a *" + HeadKindName(need) + " model; '" + s.dir + "' is " +
