@@ -35,8 +35,7 @@ Result<std::string> DeviceOf(const Value& v) {
 Result<std::shared_ptr<HfPipelineStageConfig>> ParseHfPipelineConfig(const StageConfig& c, const ConfigNode& hc,
                                                                      ModelHandlerOptions& h) {
   auto err = [&](const ConfigNode& at, const std::string& msg) {
-    return c.ConfigError(NodeLocation(c, at) + ": transform '" + c.name + "' (RunInference): model_handler " +
-                         "HuggingFacePipelineModelHandler: " + msg);
+    return c.ConfigError(NodeLocation(c, at) + ": model_handler HuggingFacePipelineModelHandler: " + msg);
   };
   if (!hc.IsMap()) return ConfigKeyError(c, "model_handler", "'config' must be a mapping");
   for (const ConfigEntry& kv : hc.entries()) {

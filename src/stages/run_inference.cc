@@ -115,7 +115,9 @@ Status RefuseBeamHandler(const StageConfig& c, const ConfigNode& mh) {
     }
     return Unimplemented(NodeLocation(c, mh["type"]) + ": transform '" + c.name + "' (RunInference): model_handler type '" +
                          type + "' is valid Beam YAML but not supported by dfworker: " + reason +
-                         ". Supported: MlpModelHandlerSafetensors (an MLP in safetensors), SentenceEmbeddingHandler "
+                         ". Supported: HuggingFacePipelineModelHandler (a local BERT, DistilBERT or RoBERTa model "
+                         "directory: text/token/zero-shot classification, fill-mask, feature extraction), "
+                         "MlpModelHandlerSafetensors (an MLP in safetensors), SentenceEmbeddingHandler "
                          "(a BERT-family sentence encoder), or Beam's MLTransform with SentenceTransformerEmbeddings "
                          "(a local model directory) for text embeddings");
   }
