@@ -589,7 +589,7 @@ else
     dfw_env timeout "$(tmo 60)" "$DFW" run "$TMP/hf-$dev.yaml" "${EXTRA[@]}" --job_dir "$TMP/hf-job-$dev" >"$TMP/hf-$dev.log" 2>&1
     echo "-- hf $dev: exit $?"
   done
-  if grep -q "backend: cuda\|inference backend: cuda" "$TMP/hf-cuda.log" && python3 - "$TMP/hf-CPU" "$TMP/hf-cuda" <<'PY'
+  if ! grep -q "Switching to CPU" "$TMP/hf-cuda.log" && python3 - "$TMP/hf-CPU" "$TMP/hf-cuda" <<'PY'
 import glob, json, sys
 def rows(d):
     return sorted((json.loads(l) for f in glob.glob(d + "/reviews*") for l in open(f)), key=lambda r: r["id"])
