@@ -143,7 +143,9 @@ Result<std::vector<TemplateItem>> ParseTemplate(const nlohmann::json& items, con
     if (it.contains("Sequence")) {
       const auto& s = it["Sequence"];
       item.is_sequence = true;
-      item.seq = s.value("id", std::string("A")) == "B" ? 1 : 0;
+      const std::string id = s.value("id", std::string("A"));
+      if (id != "A" && id != "B") return InvalidArgument("'" + origin + "': TemplateProcessing sequence id '" + id + "'; allowed: A, B");
+      item.seq = id == "B" ? 1 : 0;
       item.type_id = s.value("type_id", 0);
     } else if (it.contains("SpecialToken")) {
       const auto& s = it["SpecialToken"];
@@ -161,6 +163,19 @@ Result<std::vector<TemplateItem>> ParseTemplate(const nlohmann::json& items, con
   return out;
 }
 
+// Each sequence the template frames appears once: A for one text, A and B for a pair.
+Status CheckSequences(const std::vector<TemplateItem>& items, bool pair, const std::string& origin) {
+  int a = 0, b = 0;
+  for (const TemplateItem& it : items) {
+    if (it.is_sequence) (it.seq == 0 ? a : b) += 1;
+  }
+  if (a != 1 || b != (pair ? 1 : 0)) {
+    return InvalidArgument("'" + origin + "': TemplateProcessing " + (pair ? "pair" : "single") +
+                           " template must hold " + (pair ? "sequences A and B once each" : "sequence A once"));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j, const std::string& origin,
@@ -170,6 +185,8 @@ Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j
   if (t == "TemplateProcessing") {
     ASSIGN_OR_RETURN(auto single, ParseTemplate(j.value("single", nlohmann::json()), j.value("special_tokens", nlohmann::json()), origin));
     ASSIGN_OR_RETURN(auto pair, ParseTemplate(j.value("pair", nlohmann::json()), j.value("special_tokens", nlohmann::json()), origin));
+    RETURN_IF_ERROR(CheckSequences(single, false, origin));
+    RETURN_IF_ERROR(CheckSequences(pair, true, origin));
     return std::unique_ptr<PostProcessor>(std::make_unique<PostTemplate>(std::move(single), std::move(pair)));
   }
   if (t == "BertProcessing") {

@@ -127,6 +127,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"WrongTypedField",
                 R"({"model": {"type": "WordPiece", "max_input_chars_per_word": "x", "vocab": {"[UNK]": 0}}})",
                 "unexpected JSON value"},
+        BadFile{"TemplateWithoutSequenceB", "{" + kWordPiece +
+                R"(, "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A"}}],
+                     "pair": [{"Sequence": {"id": "A"}}, {"Sequence": {"id": "A"}}], "special_tokens": {}}})",
+                "pair template must hold sequences A and B once each"},
         BadFile{"BpeDropout", R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})", "dropout"}));
 
 }  // namespace
