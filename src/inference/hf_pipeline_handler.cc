@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <utf8proc.h>
+
 #include "dfw/backend/registry.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/safetensors.h"
@@ -14,17 +16,15 @@ namespace {
 
 constexpr int kEncodeBatch = 32;  // sequences per encoder call (the workspace is sized for it)
 
+// What the tokenizer accepts (utf8proc's validation), checked before batching so a bad text is one
+// error row rather than a failed batch.
 bool ValidUtf8(const std::string& s) {
-  TokenEncoding unused;
-  (void)unused;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0 || i + static_cast<std::size_t>(n) > s.size()) return false;
-    for (int k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]) & 0xC0) != 0x80) return false;
-    }
-    i += static_cast<std::size_t>(n);
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  for (std::size_t pos = 0; pos < s.size();) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
+    if (n <= 0 || cp < 0) return false;
+    pos += static_cast<std::size_t>(n);
   }
   return true;
 }
@@ -160,7 +160,7 @@ class HfPipelineModel final : public Model {
     return FillMaskResult(enc, masks, all, head_->outputs(), s_.target_ids, s_.args, *s_.tokenizer, s_.pad_id);
   }
 
-  const HfPipelineSettings& s_;
+  HfPipelineSettings s_;  // a copy (the tokenizer is shared): a model may outlive its handler
   std::unique_ptr<SafetensorsFile> file_;
   std::unique_ptr<InferenceBackend> backend_;
   std::unique_ptr<BertEncoder> encoder_;
@@ -217,7 +217,7 @@ class HfPipelineHandler final : public ModelHandler {
   }
 
  private:
-  HfPipelineSettings s_;  // outlives its models: a handler outlives what it loads (RunInference owns both)
+  HfPipelineSettings s_;
 };
 
 }  // namespace
