@@ -65,7 +65,6 @@ class HfPipelineModel final : public Model {
         for (const std::string& label : s_.args.candidate_labels) {
           std::string hypothesis = s_.args.hypothesis_template;
           hypothesis.replace(hypothesis.find("{}"), 2, label);
-          hypotheses_.push_back(hypothesis);
           RETURN_IF_ERROR(s_.tokenizer->Encode(text, hypothesis, s_.max_tokens, encodings_.emplace_back()));
         }
       } else {
@@ -76,7 +75,6 @@ class HfPipelineModel final : public Model {
     RETURN_IF_ERROR(EncodeAll());
     predictions.reserve(predictions.size() + batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) predictions.push_back(Result(batch[i]->as_string(), first_[i], first_[i + 1]));
-    hypotheses_.clear();
     return Status::OK();
   }
 
@@ -169,7 +167,6 @@ class HfPipelineModel final : public Model {
   // Per-batch scratch, reused.
   std::vector<TokenEncoding> encodings_;
   std::vector<std::size_t> first_;  // encodings of example i: [first_[i], first_[i+1])
-  std::vector<std::string> hypotheses_;
   std::vector<std::vector<float>> hidden_;
   std::vector<std::span<const int32_t>> seqs_, types_;
   std::vector<float> out_, logits_;

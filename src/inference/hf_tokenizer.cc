@@ -209,9 +209,10 @@ Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view
   if (max_length > 0) {
     const int added = impl_->post ? impl_->post->AddedTokens(pair.has_value()) : 0;
     const std::size_t budget = static_cast<std::size_t>(std::max(0, max_length - added));
-    // Longest first: drop from the end of whichever sequence is longer.
+    // The first text is cut (a pair's second text, the hypothesis, is kept whole while the first
+    // has tokens left), then the second.
     while (a.ids.size() + b.ids.size() > budget) {
-      hf::SeqTokens& s = (b.ids.size() > a.ids.size()) ? b : a;
+      hf::SeqTokens& s = a.ids.empty() ? b : a;
       s.ids.pop_back();
       s.offsets.pop_back();
       s.word.pop_back();

@@ -58,7 +58,8 @@ class HfTokenizer {
 
   // Encodes `text` (and `pair` for sequence-pair models, e.g. NLI premise/hypothesis) with the
   // file's post-processor. With `max_length` > 0 the result is truncated to at most that many
-  // ids (longest-first over the pair's word pieces, special tokens kept), as `truncation=True`.
+  // ids, special tokens kept: the first text's tokens are cut from its end (transformers'
+  // "only_first", what the zero-shot pipeline asks for its premise), then the second's.
   // Invalid UTF-8 is kInvalidArgument naming the byte offset.
   Status Encode(std::string_view text, std::optional<std::string_view> pair, int max_length,
                 TokenEncoding& out) const;
