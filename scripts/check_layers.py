@@ -29,6 +29,7 @@ GETENV_ALLOWED = {
     "src/device/mps_client.cc": "CUDA_MPS_PIPE_DIRECTORY, DFW_TENANT",
     "src/device/mps_env.cc": "NVIDIA MPS's client variables",
     "src/device/subprocess.cc": "PATH",
+    "src/inference/hf_model_dir.cc": "HF_HUB_CACHE, HF_HOME, HOME (the Hugging Face cache)",
 }
 
 

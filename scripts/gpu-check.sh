@@ -30,7 +30,8 @@
 # 6b the same pipeline with model_copies: 2 under MPS: model hosts export their GPU copy through CUDA IPC;
 # 7 sentence embeddings (MiniLM: $DFW_MINILM_DIR, else a MiniLM-shaped model made by
 # scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s; 8 two
-# tenants (pipelines/tenants.yaml) under MPS: each process's nvidia-smi memory against its limit.
+# tenants (pipelines/tenants.yaml) under MPS: each process's nvidia-smi memory against its limit;
+# 9 pipelines/hf_sentiment.yaml (HuggingFacePipelineModelHandler) with device: cuda vs CPU.
 set -uo pipefail
 CALLER_PWD=$PWD
 BUNDLE=""
@@ -570,6 +571,36 @@ PY
     fail "two tenants: a process over its limit, or none seen on the GPU"
   fi
   skip "allocating past a tenant's limit fails: no allocation probe is built yet (the emulated daemon's test covers the rule)"
+fi
+
+say "9. HuggingFacePipelineModelHandler with device: cuda: the same rows as on the CPU (scores within 1e-4)"
+HF_PIPE=pipelines/hf_sentiment.yaml
+if ! built dfworker; then
+  skip "dfworker not built"
+elif [ ! -f "$HF_PIPE" ]; then
+  skip "no $HF_PIPE"
+elif [ "$HAVE_GPU" != 1 ]; then
+  skip "hf pipeline on cuda: no GPU"
+elif late 40; then
+  skip "hf pipeline on cuda: out of time (budget ${BUDGET}s)"
+else
+  for dev in CPU cuda; do
+    sed -e "s/device: CPU/device: $dev/" -e "s#out/hf_sentiment#$TMP/hf-$dev#" "$HF_PIPE" >"$TMP/hf-$dev.yaml"
+    dfw_env timeout "$(tmo 60)" "$DFW" run "$TMP/hf-$dev.yaml" "${EXTRA[@]}" --job_dir "$TMP/hf-job-$dev" >"$TMP/hf-$dev.log" 2>&1
+    echo "-- hf $dev: exit $?"
+  done
+  if ! grep -q "Switching to CPU" "$TMP/hf-cuda.log" && python3 - "$TMP/hf-CPU" "$TMP/hf-cuda" <<'PY'
+import glob, json, sys
+def rows(d):
+    return sorted((json.loads(l) for f in glob.glob(d + "/reviews*") for l in open(f)), key=lambda r: r["id"])
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+ok = len(a) == len(b) == 4 and all(x["sentiment"]["label"] == y["sentiment"]["label"] and
+                                   abs(x["sentiment"]["score"] - y["sentiment"]["score"]) < 1e-4 for x, y in zip(a, b))
+print(f"-- {len(a)} CPU rows, {len(b)} cuda rows, equal: {ok}")
+sys.exit(0 if ok else 1)
+PY
+  then pass "hf pipeline: cuda rows equal the CPU rows"
+  else tail -6 "$TMP/hf-cuda.log"; fail "hf pipeline on cuda"; fi
 fi
 
 say "summary"

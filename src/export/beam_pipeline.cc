@@ -180,6 +180,21 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
   const YAML::Node mh = cfg["model_handler"];
   const std::string htype = mh["type"].Scalar();
   const YAML::Node hc = mh["config"];
+  if (htype == "HuggingFacePipelineModelHandler") {
+    // Beam's own handler, written as Beam spells it: kept, less the keys only dfworker reads.
+    YAML::Node bc = n["config"]["model_handler"]["config"];
+    for (const char* key : {"blas_threads", "model_id"}) {
+      if (!hc[key]) continue;
+      bc.remove(key);
+      Note(name, "RunInference", fmt::format("'{}' is not carried over (Beam's HuggingFacePipelineModelHandler has no such key)", key));
+    }
+    Note(name, "RunInference",
+         "HuggingFacePipelineModelHandler is kept as Beam's own; Beam 2.77's huggingface_inference imports TensorFlow at "
+         "load and needs transformers < 5 (docs/beam.md), and 'model' must be a path or hub id the Beam workers can read");
+    out_.uses_ml = true;
+    nodes.push_back(n);
+    return Status::OK();
+  }
   const std::string tag = cfg["inference_tag"] ? cfg["inference_tag"].Scalar() : "inference";
   const std::string model_path = hc["model_path"].Scalar();
   const std::string input_field = hc["input_field"].Scalar();

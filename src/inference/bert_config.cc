@@ -1,4 +1,4 @@
-// config.json of a Hugging Face BertModel → BertConfig, with errors that say what is supported.
+// config.json of a Hugging Face BERT-family model → BertConfig, with errors that say what is supported.
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfw/inference/bert_encoder.h"
+#include "encoder_families.h"
 
 namespace dfw {
 namespace {
@@ -31,24 +32,34 @@ Result<Activation> ParseHiddenAct(const nlohmann::json& j, const std::string& or
                          "'; supported: gelu, gelu_new, gelu_pytorch_tanh, relu");
 }
 
-Status CheckArchitecture(const nlohmann::json& j, const std::string& origin) {
+// The family config.json names (model_type, else the architecture's prefix), and the
+// architecture; anything else is refused naming what is supported.
+Status CheckArchitecture(const nlohmann::json& j, const std::string& origin, BertConfig& c) {
   auto type = j.find("model_type");
-  if (type != j.end() && *type != "bert") {
-    return InvalidArgument("'" + origin + "': unsupported \"model_type\" " + type->dump() +
-                           "; this encoder runs BERT models (model_type \"bert\", e.g. all-MiniLM-L6-v2)");
-  }
+  if (type != j.end() && type->is_null()) type = j.end();
   auto archs = j.find("architectures");
-  if (archs != j.end() && !archs->is_null()) {
-    if (!archs->is_array()) return InvalidArgument("'" + origin + "': \"architectures\" must be a list");
+  if (archs != j.end() && !archs->is_null() && !archs->is_array()) {
+    return InvalidArgument("'" + origin + "': \"architectures\" must be a list");
+  }
+  if (archs != j.end() && archs->is_array() && !archs->empty() && (*archs)[0].is_string()) {
+    c.architecture = (*archs)[0].get<std::string>();
+  }
+  if (type != j.end()) {
+    ASSIGN_OR_RETURN(c.family, EncoderFamilyOf(type->is_string() ? type->get<std::string>() : type->dump(), origin));
+    c.model_type = type->get<std::string>();
+  } else if (!c.architecture.empty()) {
+    ASSIGN_OR_RETURN(c.family, EncoderFamilyOfArchitecture(c.architecture, origin));
+  } else {
+    return InvalidArgument("'" + origin + "': neither \"model_type\" nor \"architectures\" says which model this is");
+  }
+  if (archs != j.end() && archs->is_array()) {
     for (const auto& a : *archs) {
-      if (!a.is_string() || a.get<std::string>().rfind("Bert", 0) != 0) {
-        return InvalidArgument("'" + origin + "': unsupported architecture " + a.dump() +
-                               "; supported: BertModel (and Bert* heads, whose encoder is used)");
+      if (!a.is_string()) return InvalidArgument("'" + origin + "': unsupported architecture " + a.dump());
+      ASSIGN_OR_RETURN(EncoderFamily f, EncoderFamilyOfArchitecture(a.get<std::string>(), origin));
+      if (f != c.family) {
+        return InvalidArgument("'" + origin + "': architecture " + a.dump() + " does not match model_type \"" + c.model_type + "\"");
       }
     }
-  }
-  if (type == j.end() && (archs == j.end() || archs->is_null())) {
-    return InvalidArgument("'" + origin + "': neither \"model_type\" nor \"architectures\" says this is a BERT model");
   }
   auto pos = j.find("position_embedding_type");
   if (pos != j.end() && !pos->is_null() && *pos != "absolute") {
@@ -63,8 +74,9 @@ Status CheckArchitecture(const nlohmann::json& j, const std::string& origin) {
 Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::string& origin) {
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
-  RETURN_IF_ERROR(CheckArchitecture(j, origin));
   BertConfig c;
+  RETURN_IF_ERROR(CheckArchitecture(j, origin, c));
+  if (c.family == EncoderFamily::kDistilBert) return ParseDistilBertConfig(j, origin, std::move(c));
   RETURN_IF_ERROR(ReadPositiveInt(j, "vocab_size", origin, c.vocab_size));
   RETURN_IF_ERROR(ReadPositiveInt(j, "hidden_size", origin, c.hidden_size));
   RETURN_IF_ERROR(ReadPositiveInt(j, "num_hidden_layers", origin, c.num_hidden_layers));
@@ -84,6 +96,7 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
     c.layer_norm_eps = eps->get<float>();
   }
   ASSIGN_OR_RETURN(c.hidden_act, ParseHiddenAct(j, origin));
+  if (c.family == EncoderFamily::kRoberta) RETURN_IF_ERROR(ApplyRobertaPositions(j, origin, c));
   return c;
 }
 

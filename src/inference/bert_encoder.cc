@@ -29,9 +29,12 @@ Result<std::unique_ptr<BertEncoder>> BertEncoder::Make(const BertConfig& config,
   if (options.max_batch < 1 || options.max_batch > 4096) {
     return InvalidArgument("max batch size must be in [1, 4096], got " + std::to_string(options.max_batch));
   }
-  if (options.max_seq_length < 2 || options.max_seq_length > config.max_position_embeddings) {
-    return InvalidArgument("max_seq_length must be in [2, " + std::to_string(config.max_position_embeddings) +
-                           "] (the model's max_position_embeddings), got " + std::to_string(options.max_seq_length));
+  const int max_positions = config.max_position_embeddings - config.position_offset;
+  if (options.max_seq_length < 2 || options.max_seq_length > max_positions) {
+    return InvalidArgument("max_seq_length must be in [2, " + std::to_string(max_positions) +
+                           "] (the model's max_position_embeddings" +
+                           (config.position_offset > 0 ? " less its position offset " + std::to_string(config.position_offset) : std::string()) +
+                           "), got " + std::to_string(options.max_seq_length));
   }
   std::unique_ptr<BertEncoder> e(new BertEncoder(config, options, backend));
   RETURN_IF_ERROR(e->LoadWeights(weights).WithContext("'" + weights.path() + "'"));
@@ -114,19 +117,19 @@ Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
   return Status::OK();
 }
 
-Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, std::span<float> out) {
+Status BertEncoder::Forward(std::span<const std::span<const int32_t>> sequences,
+                            std::span<const std::span<const int32_t>> type_ids, int& seq) {
   const int batch = static_cast<int>(sequences.size());
   const int h = config_.hidden_size;
   if (sequences.size() > static_cast<std::size_t>(options_.max_batch)) {
     return InvalidArgument("batch of " + std::to_string(sequences.size()) + " sequences exceeds the encoder's max " +
                            std::to_string(options_.max_batch));
   }
-  if (out.size() != sequences.size() * static_cast<std::size_t>(h)) {
-    return InvalidArgument("output holds " + std::to_string(out.size()) + " floats, expected " +
-                           std::to_string(sequences.size() * static_cast<std::size_t>(h)));
+  if (!type_ids.empty() && type_ids.size() != sequences.size()) {
+    return InvalidArgument(std::to_string(type_ids.size()) + " segment-id sequences for " +
+                           std::to_string(sequences.size()) + " sequences");
   }
-  if (batch == 0) return Status::OK();
-  int seq = 0;
+  seq = 0;
   for (std::size_t b = 0; b < sequences.size(); ++b) {
     const auto& s = sequences[b];
     if (s.empty() || s.size() > static_cast<std::size_t>(options_.max_seq_length)) {
@@ -137,6 +140,15 @@ Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, 
       if (id < 0 || id >= config_.vocab_size) {
         return InvalidArgument("sequence " + std::to_string(b) + " has token id " + std::to_string(id) +
                                " outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+      }
+    }
+    if (!type_ids.empty()) {
+      if (type_ids[b].size() != s.size()) return InvalidArgument("sequence " + std::to_string(b) + ": segment ids and tokens differ in length");
+      for (int32_t t : type_ids[b]) {
+        if (t < 0 || t >= std::max(1, config_.type_vocab_size)) {
+          return InvalidArgument("sequence " + std::to_string(b) + " has segment id " + std::to_string(t) +
+                                 "; the model has " + std::to_string(std::max(1, config_.type_vocab_size)));
+        }
       }
     }
     seq = std::max(seq, static_cast<int>(s.size()));
@@ -156,8 +168,10 @@ Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, 
         continue;
       }
       const float* w = word_emb_ + static_cast<std::size_t>(s[static_cast<std::size_t>(t)]) * hs;
-      const float* p = pos_emb_ + static_cast<std::size_t>(t) * hs;
-      for (std::size_t k = 0; k < hs; ++k) dst[k] = w[k] + p[k] + type_emb_[k];
+      const float* p = pos_emb_ + static_cast<std::size_t>(t + config_.position_offset) * hs;
+      const std::size_t type = type_ids.empty() ? 0 : static_cast<std::size_t>(type_ids[static_cast<std::size_t>(b)][static_cast<std::size_t>(t)]);
+      const float* ty = type_emb_ + type * hs;
+      for (std::size_t k = 0; k < hs; ++k) dst[k] = w[k] + p[k] + ty[k];
       ws_->host_mask[m] = 0.f;
       ws_->host_pool_w[m] = options_.pooling == Pooling::kMean ? 1.f / static_cast<float>(len) : (t == 0 ? 1.f : 0.f);
     }
@@ -169,6 +183,20 @@ Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, 
   RETURN_IF_ERROR(backend_->LayerNorm(ws_->x->f32(), nullptr, emb_ln_gamma_, emb_ln_beta_, ws_->x->f32(),
                                       static_cast<int>(tokens), h, config_.layer_norm_eps));
   for (const Layer& l : layers_) RETURN_IF_ERROR(RunLayer(l, batch, seq));
+  return Status::OK();
+}
+
+Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, std::span<float> out) {
+  const int batch = static_cast<int>(sequences.size());
+  const int h = config_.hidden_size;
+  const std::size_t hs = static_cast<std::size_t>(h);
+  if (out.size() != sequences.size() * static_cast<std::size_t>(h)) {
+    return InvalidArgument("output holds " + std::to_string(out.size()) + " floats, expected " +
+                           std::to_string(sequences.size() * static_cast<std::size_t>(h)));
+  }
+  if (batch == 0) return Status::OK();
+  int seq = 0;
+  RETURN_IF_ERROR(Forward(sequences, {}, seq));
   // Pooling as a [1 x seq]·[seq x H] product per sequence with the per-token weights.
   RETURN_IF_ERROR(backend_->GemmStridedBatched(false, false, 1, h, seq, 1.f, ws_->pool_w->f32(), seq, seq,
                                                ws_->x->f32(), h, static_cast<int64_t>(seq) * h, 0.f,
@@ -185,6 +213,17 @@ Status BertEncoder::Encode(std::span<const std::span<const int32_t>> sequences, 
     }
   }
   return Status::OK();
+}
+
+Status BertEncoder::EncodeTokens(std::span<const std::span<const int32_t>> sequences,
+                                 std::span<const std::span<const int32_t>> type_ids, std::vector<float>& out, int& seq) {
+  seq = 0;
+  out.clear();
+  if (sequences.empty()) return Status::OK();
+  RETURN_IF_ERROR(Forward(sequences, type_ids, seq));
+  out.resize(sequences.size() * static_cast<std::size_t>(seq) * static_cast<std::size_t>(config_.hidden_size));
+  RETURN_IF_ERROR(backend_->CopyToHost(out.data(), ws_->x->data(), out.size() * sizeof(float)));
+  return backend_->Synchronize();
 }
 
 }  // namespace dfw

@@ -22,13 +22,20 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
   const SafetensorsHeader& header = file.header();
-  // Checkpoints saved from BertFor* heads carry a "bert." prefix; sentence-transformers' do not.
-  const std::string prefix = header.Find("bert.embeddings.word_embeddings.weight") != nullptr ? "bert." : "";
+  // Checkpoints saved from the For* heads carry the family's prefix ("bert.", "distilbert.",
+  // "roberta."); bare encoders (and sentence-transformers') do not.
+  const std::string family_prefix = config_.family == EncoderFamily::kDistilBert ? "distilbert."
+                                    : config_.family == EncoderFamily::kRoberta  ? "roberta."
+                                                                                 : "bert.";
+  const std::string prefix =
+      header.Find(TensorName(family_prefix, "embeddings.word_embeddings.weight")) != nullptr ? family_prefix : "";
 
   // Host view of an F32 tensor with the expected shape (realigned if the file does not align it).
   auto host = [&](const std::string& name, std::vector<int64_t> shape) -> Result<const float*> {
-    const TensorInfo* t = header.Find(prefix + name);
-    if (t == nullptr) return InvalidArgument("no tensor '" + prefix + name + "' (a BertModel checkpoint has it)");
+    const TensorInfo* t = header.Find(TensorName(prefix, name));
+    if (t == nullptr) {
+      return InvalidArgument("no tensor '" + TensorName(prefix, name) + "' (a " + config_.model_type + " checkpoint has it)");
+    }
     if (t->dtype != TensorDType::kF32) {
       return InvalidArgument("tensor '" + t->name + "' is " + std::string(TensorDTypeName(t->dtype)) +
                              "; this encoder loads F32 weights");
@@ -73,7 +80,11 @@ Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
   const int64_t h = config_.hidden_size, inter = config_.intermediate_size;
   ASSIGN_OR_RETURN(word_emb_, host("embeddings.word_embeddings.weight", {config_.vocab_size, h}));
   ASSIGN_OR_RETURN(pos_emb_, host("embeddings.position_embeddings.weight", {config_.max_position_embeddings, h}));
-  ASSIGN_OR_RETURN(type_emb_, host("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, h}));
+  if (config_.type_vocab_size > 0) {
+    ASSIGN_OR_RETURN(type_emb_, host("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, h}));
+  } else {  // no token-type embeddings (DistilBERT): segment 0 adds zeros
+    type_emb_ = owned_host_.emplace_back(static_cast<std::size_t>(h), 0.f).data();
+  }
   weight_bytes_ += sizeof(float) * h * (config_.vocab_size + config_.max_position_embeddings + config_.type_vocab_size);
   ASSIGN_OR_RETURN(emb_ln_gamma_, upload("embeddings.LayerNorm.weight", {h}));
   ASSIGN_OR_RETURN(emb_ln_beta_, upload("embeddings.LayerNorm.bias", {h}));

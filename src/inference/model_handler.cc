@@ -9,6 +9,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/common/strings.h"
+#include "dfw/inference/hf_pipeline_handler.h"
 #include "dfw/inference/mlp_handler.h"
 #include "dfw/inference/sentence_embedding_handler.h"
 
@@ -21,6 +22,7 @@ struct HandlerTable {
   std::vector<ModelHandlerTypeInfo> types = {
       {std::string(kMlpHandlerType), {}, MakeMlpModelHandler},
       {std::string(kSentenceEmbeddingHandlerType), SentenceEmbeddingHandlerKeys(), MakeSentenceEmbeddingHandler},
+      {std::string(kHfPipelineHandlerType), HfPipelineHandlerKeys(), MakeHfPipelineHandler},
   };
 };
 

@@ -9,6 +9,10 @@
 //         config: {model_path: …, input_field: …, device: CPU, min_batch_size: …, …}
 //       error_handling: {output: errors}
 //
+// With Beam's HuggingFacePipelineModelHandler (hf_pipeline_config.h) the example is the
+// `preprocess` callable's result, `inference_args` sit beside `model_handler`, and `postprocess`
+// (when given) replaces the PredictionResult in the output field.
+//
 // model_handler.config.blas_threads (optional, >= 1) pins the process's OpenBLAS pool for this
 // model; without it the runner's policy applies (RunnerOptions::blas_threads, DefaultBlasThreads).
 //
@@ -30,10 +34,12 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/batch_elements.h"
+#include "dfw/inference/hf_pipeline_handler.h"
 #include "dfw/inference/model_handler.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
 #include "dfw/stages/run_inference.h"
+#include "hf_pipeline_config.h"
 #include "run_inference.h"
 
 namespace dfw {
@@ -43,6 +49,9 @@ struct RunInferenceOptions {
   std::string inference_tag = "inference";  // the field each output row gains
   std::string handler_type;                 // model_handler.type
   ModelHandlerOptions handler;              // model_handler.config
+  // HuggingFacePipelineModelHandler only: its preprocess/postprocess callables (shared: the
+  // options are copied for the load-time check).
+  std::shared_ptr<const stages_internal::HfPipelineStageConfig> hf;
 };
 
 // Beam's metrics, looked up once (stable pointers into the run's registry).
@@ -79,7 +88,6 @@ Result<std::optional<int64_t>> OptInt(const StageConfig& c, const ConfigNode& m,
 Status RefuseBeamHandler(const StageConfig& c, const ConfigNode& mh) {
   static const std::vector<std::pair<std::string, std::string>> kBeamHandlers = {
       {"VertexAIModelHandlerJSON", "it calls a remote Vertex AI endpoint, and dfworker runs models on this machine only"},
-      {"HuggingFacePipelineModelHandler", ""},
       {"HuggingFaceModelHandlerTensor", ""},
       {"HuggingFaceModelHandlerKeyedTensor", ""},
       {"PytorchModelHandlerTensor", "it loads a pickled PyTorch model class, which needs Python"},
@@ -107,7 +115,9 @@ Status RefuseBeamHandler(const StageConfig& c, const ConfigNode& mh) {
     }
     return Unimplemented(NodeLocation(c, mh["type"]) + ": transform '" + c.name + "' (RunInference): model_handler type '" +
                          type + "' is valid Beam YAML but not supported by dfworker: " + reason +
-                         ". Supported: MlpModelHandlerSafetensors (an MLP in safetensors), SentenceEmbeddingHandler "
+                         ". Supported: HuggingFacePipelineModelHandler (a local BERT, DistilBERT or RoBERTa model "
+                         "directory: text/token/zero-shot classification, fill-mask, feature extraction), "
+                         "MlpModelHandlerSafetensors (an MLP in safetensors), SentenceEmbeddingHandler "
                          "(a BERT-family sentence encoder), or Beam's MLTransform with SentenceTransformerEmbeddings "
                          "(a local model directory) for text embeddings");
   }
@@ -131,9 +141,16 @@ Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
   const ConfigNode& hc = mh["config"];
   if (!hc.IsMap()) return ConfigKeyError(c, "model_handler", "'config' must be a mapping");
   ModelHandlerOptions& h = o.handler;
+  if (o.handler_type == kHfPipelineHandlerType) {
+    ASSIGN_OR_RETURN(o.hf, stages_internal::ParseHfPipelineConfig(c, hc, h));
+  } else if (c.config["inference_args"].IsDefined()) {
+    return ConfigKeyError(c, "inference_args", "is read by HuggingFacePipelineModelHandler only (model_handler type '" +
+                                                   o.handler_type + "' takes none)");
+  }
   const auto& common = CommonModelHandlerKeys();
   for (const ConfigEntry& kv : hc.entries()) {
     const std::string key = kv.key.Scalar();
+    if (o.hf) break;  // its keys were read above
     if (std::find(common.begin(), common.end(), key) == common.end()) h.extra.Append(key, ConfigToValue(kv.value));
   }
   auto str = [&](const char* key, std::string& out) -> Status {
@@ -143,9 +160,11 @@ Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
     out = v.as_string();
     return Status::OK();
   };
-  RETURN_IF_ERROR(str("model_path", h.model_path));
-  RETURN_IF_ERROR(str("device", h.device));
-  RETURN_IF_ERROR(str("input_field", h.input_field));
+  if (!o.hf) {
+    RETURN_IF_ERROR(str("model_path", h.model_path));
+    RETURN_IF_ERROR(str("device", h.device));
+    RETURN_IF_ERROR(str("input_field", h.input_field));
+  }
   RETURN_IF_ERROR(str("model_id", h.model_id));
   ASSIGN_OR_RETURN(h.batching.min_batch_size, OptInt(c, hc, "min_batch_size"));
   ASSIGN_OR_RETURN(h.batching.max_batch_size, OptInt(c, hc, "max_batch_size"));
@@ -180,6 +199,7 @@ struct Lane {
   // Reused across batches: no per-batch vector allocation in steady state.
   std::vector<const Value*> examples;
   std::vector<Value> predictions;
+  std::vector<Value> computed;  // preprocess results (HuggingFacePipelineModelHandler)
 };
 
 class RunInference final : public Stage {
@@ -210,6 +230,16 @@ class RunInference final : public Stage {
     Lane& lane = lease.lane();
     auto consume = [&](std::vector<Row>& batch) { return RunBatch(lane, batch, out); };
     for (Row& row : in) {
+      if (options_.hf) {
+        Result<Value> example = Preprocess(row);
+        Status s = example.ok() ? lane.model->CheckExample(*example) : example.status();
+        if (!s.ok()) {
+          RETURN_IF_ERROR(out.Fail(row, "RunInference: preprocess '" + options_.hf->preprocess_shown + "': " + s.message()));
+          continue;
+        }
+        RETURN_IF_ERROR(lane.batcher.Add(std::move(row), consume));
+        continue;
+      }
       const Value* example = row.Find(options_.handler.input_field);
       if (example == nullptr) {
         RETURN_IF_ERROR(out.Fail(row, "RunInference: input field '" + options_.handler.input_field + "' is missing"));
@@ -297,16 +327,30 @@ class RunInference final : public Stage {
         metrics_.load_model_latency_ms->Update(ms.count());
         metrics_.model_byte_size->Update((*model)->byte_size());
       }
-      lanes_.push_back(std::make_unique<Lane>(Lane{std::move(batcher).value(), std::move(model).value(), {}, {}}));
+      lanes_.push_back(std::make_unique<Lane>(Lane{std::move(batcher).value(), std::move(model).value(), {}, {}, {}}));
       free_.push_back(lanes_.back().get());
     }
     return Status::OK();
   }
 
+  // The preprocess callable on one row (HuggingFacePipelineModelHandler): deterministic, so it is
+  // run again when the batch is formed rather than stored in the row.
+  Result<Value> Preprocess(const Row& row) const { return options_.hf->preprocess->Evaluate(row); }
+
   // The downstream work BatchElements times: one run_inference call for the batch.
   Status RunBatch(Lane& lane, std::vector<Row>& batch, StageOutput& out) {
     lane.examples.clear();
-    for (const Row& row : batch) lane.examples.push_back(row.Find(options_.handler.input_field));
+    if (options_.hf) {
+      lane.computed.clear();
+      lane.computed.reserve(batch.size());  // no reallocation: examples point into it
+      for (const Row& row : batch) {
+        Result<Value> v = Preprocess(row);
+        lane.computed.push_back(v.ok() ? std::move(v).value() : Value());
+        lane.examples.push_back(&lane.computed.back());
+      }
+    } else {
+      for (const Row& row : batch) lane.examples.push_back(row.Find(options_.handler.input_field));
+    }
     metrics_.batch_size->Update(static_cast<int64_t>(batch.size()));
     metrics_.batch_byte_size->Update(lane.model->GetNumBytes(lane.examples));
     lane.predictions.clear();
@@ -332,7 +376,17 @@ class RunInference final : public Stage {
       result.Append("example", *lane.examples[i]);
       result.Append("inference", std::move(lane.predictions[i]));
       result.Append("model_id", model_id_);
-      batch[i].Set(options_.inference_tag, Value::FromRow(std::move(result)));
+      if (options_.hf && options_.hf->postprocess) {
+        Result<Value> post = options_.hf->postprocess->Evaluate(result);
+        if (!post.ok()) {
+          RETURN_IF_ERROR(out.Fail(batch[i], "RunInference: postprocess '" + options_.hf->postprocess_shown + "': " +
+                                                 post.status().message()));
+          continue;
+        }
+        batch[i].Set(options_.inference_tag, std::move(post).value());
+      } else {
+        batch[i].Set(options_.inference_tag, Value::FromRow(std::move(result)));
+      }
       out.Emit(std::move(batch[i]));
     }
     return Status::OK();
@@ -402,7 +456,7 @@ void RegisterRunInference(StageRegistry& r, ModelChecks checks) {
   Status s = r.Register(StageTypeInfo{
       .type = "RunInference",
       .factory = RunInference::Make,
-      .allowed_keys = {"inference_tag", "model_handler"},
+      .allowed_keys = {"inference_tag", "model_handler", "inference_args"},
       .required_keys = {"model_handler"},
       // Not serial: Process calls overlap up to the number of lanes (MaxConcurrentCalls).
       .traits = {.can_fail_per_record = true},

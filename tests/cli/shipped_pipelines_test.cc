@@ -47,7 +47,7 @@ INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
 
 TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
   std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml",
-                                  "beam_ml_embeddings.yaml", "predictions_per_label.yaml",
+                                  "beam_ml_embeddings.yaml", "predictions_per_label.yaml", "hf_sentiment.yaml",
                                   "tenants.yaml"};  // a tenants file: tenants_test.cc runs it
   for (const auto& e : fs::directory_iterator(fs::path(DFW_SOURCE_DIR) / "pipelines")) {
     if (e.path().extension() == ".yaml") {
@@ -69,6 +69,19 @@ TEST(ShippedPipelines, TheDefaultDemoClassifiesEveryGoodRowAndDeadLettersTheFour
   EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/default/errors"), 4) << o.out;
   EXPECT_NE(o.out.find("SDK processes: 4 (records per process: min "), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("min 0,"), std::string::npos) << "every SDK process gets work\n" << o.out;
+  fs::remove_all(job);
+}
+
+// Beam's HuggingFacePipelineModelHandler as committed: the four text rows labelled, the number row
+// (its preprocess result is not a string) on the error output.
+TEST(ShippedPipelines, HfSentimentLabelsEveryTextRowAndDeadLettersTheNumber) {
+  fs::path job = fs::temp_directory_path() / ("dfw_shipped_hf_" + std::to_string(::getpid()));
+  fs::remove_all(job);
+  fs::remove_all(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment");
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/hf_sentiment.yaml", "--job_dir", job.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment/reviews"), 4) << o.out;
+  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment/errors"), 1) << o.out;
   fs::remove_all(job);
 }
 

@@ -63,8 +63,8 @@ TEST(BeamSpellings, UnsupportedMlConstructsExit2NamingThem) {
       {"    - type: RunInference\n      config:\n        model_handler:\n          type: HuggingFacePipelineModelHandler\n"
        "          config: {task: text-classification, model: distilbert-base-uncased-finetuned-sst-2-english,\n"
        "                   preprocess: {callable: 'lambda x: x.text'}}\n",
-       "model_handler type 'HuggingFacePipelineModelHandler' is valid Beam YAML but not supported by dfworker: dfworker "
-       "has no model for its task 'text-classification'"},
+       // A hub id that is not in the local Hugging Face cache: dfworker downloads nothing.
+       "model 'distilbert-base-uncased-finetuned-sst-2-english' not found; looked at"},
       {"    - type: RunInference\n      config:\n        model_handler:\n          type: VertexAIModelHandlerJSON\n"
        "          config: {endpoint_id: '1', project: p, location: us-central1, preprocess: {callable: 'lambda x: x.text'}}\n",
        "'VertexAIModelHandlerJSON' is valid Beam YAML but not supported by dfworker: it calls a remote Vertex AI endpoint"},

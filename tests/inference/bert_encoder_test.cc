@@ -223,14 +223,15 @@ TEST_P(BertConfigTest, UnsupportedConfigsAreClearErrors) {
 INSTANTIATE_TEST_SUITE_P(
     Table, BertConfigTest,
     ::testing::Values(
-        ConfigCase{"Roberta", R"({"model_type": "roberta"})", "unsupported \"model_type\" \"roberta\""},
+        ConfigCase{"Gpt2", R"({"model_type": "gpt2"})", "unsupported \"model_type\" \"gpt2\"; supported: bert, distilbert, roberta"},
+        ConfigCase{"ArchitectureOfAnotherFamily", R"({"architectures": ["RobertaModel"]})", "does not match model_type \"bert\""},
         ConfigCase{"Architecture", R"({"architectures": ["GPT2Model"]})", "unsupported architecture \"GPT2Model\""},
         ConfigCase{"Activation", R"({"hidden_act": "swish"})", "unsupported \"hidden_act\" 'swish'; supported: gelu"},
         ConfigCase{"RelativePositions", R"({"position_embedding_type": "relative_key"})", "supported: absolute"},
         ConfigCase{"MissingSize", R"({"hidden_size": null})", "missing \"hidden_size\""},
         ConfigCase{"NegativeSize", R"({"num_hidden_layers": -1})", "\"num_hidden_layers\" must be a positive integer"},
         ConfigCase{"HeadsDoNotDivide", R"({"num_attention_heads": 5})", "not a multiple of num_attention_heads 5"},
-        ConfigCase{"NotBert", R"({"model_type": null, "architectures": null})", "says this is a BERT model"}),
+        ConfigCase{"NotBert", R"({"model_type": null, "architectures": null})", "says which model this is"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(BertConfig, ParsesTheTinyModel) {
@@ -244,6 +245,26 @@ TEST(BertConfig, ParsesTheTinyModel) {
   EXPECT_EQ(c->hidden_act, Activation::kGelu);
   EXPECT_FLOAT_EQ(c->layer_norm_eps, 1e-12f);
   EXPECT_EQ(BertConfig::Load(kDir + "/nope.json").status().code(), StatusCode::kNotFound);
+}
+
+TEST(BertConfig, ReadsDistilBertAndRobertaConfigs) {
+  auto d = BertConfig::Parse(R"({"model_type": "distilbert", "vocab_size": 10, "dim": 8, "n_layers": 1, "n_heads": 2,
+                                 "hidden_dim": 12, "max_position_embeddings": 20, "activation": "relu"})",
+                             "config.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->family, EncoderFamily::kDistilBert);
+  EXPECT_EQ(d->hidden_size, 8);
+  EXPECT_EQ(d->intermediate_size, 12);
+  EXPECT_EQ(d->type_vocab_size, 0);
+  EXPECT_EQ(d->hidden_act, Activation::kRelu);
+  auto r = BertConfig::Parse(R"({"model_type": "xlm-roberta", "architectures": ["XLMRobertaForMaskedLM"], "vocab_size": 10,
+                                 "hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 12,
+                                 "max_position_embeddings": 20, "type_vocab_size": 1, "pad_token_id": 1})",
+                             "config.json");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->family, EncoderFamily::kRoberta);
+  EXPECT_EQ(r->position_offset, 2);
+  EXPECT_EQ(r->architecture, "XLMRobertaForMaskedLM");
 }
 
 }  // namespace bert_encoder_test

@@ -391,9 +391,7 @@ TEST(RunInferenceStage, BeamHandlerTypesAreRefusedByNameWithWhatIsSupported) {
       {"model_handler: {type: VertexAIModelHandlerJSON, config: {endpoint_id: '1', project: p, location: l, "
        "preprocess: {callable: 'lambda x: x.text'}}}",
        "remote Vertex AI endpoint"},
-      {"model_handler: {type: HuggingFacePipelineModelHandler, config: {task: text-classification, model: m}}",
-       "no model for its task 'text-classification'"},
-      {"model_handler: {type: HuggingFacePipelineModelHandler, config: {model: m}}", "runs transformers models in Python"},
+      {"model_handler: {type: HuggingFaceModelHandlerTensor, config: {model_uri: m}}", "runs transformers models in Python"},
       {"model_handler: {type: PytorchModelHandlerTensor, config: {state_dict_path: p}}", "pickled PyTorch"},
   };
   for (const Case& tc : cases) {
@@ -404,7 +402,8 @@ TEST(RunInferenceStage, BeamHandlerTypesAreRefusedByNameWithWhatIsSupported) {
     const std::string& m = stage.status().message();
     EXPECT_NE(m.find("is valid Beam YAML but not supported by dfworker"), std::string::npos) << m;
     EXPECT_NE(m.find(tc.reason), std::string::npos) << m;
-    EXPECT_NE(m.find("Supported: MlpModelHandlerSafetensors"), std::string::npos) << m;
+    EXPECT_NE(m.find("Supported: HuggingFacePipelineModelHandler"), std::string::npos) << m;
+    EXPECT_NE(m.find("MlpModelHandlerSafetensors"), std::string::npos) << m;
     EXPECT_NE(m.find("SentenceTransformerEmbeddings"), std::string::npos) << m;
   }
 }

@@ -27,15 +27,30 @@ namespace dfw {
 
 class SafetensorsFile;
 
-// The fields of config.json the encoder uses (BertModel / model_type "bert").
+// The encoder families that share this encoder (one graph, small switches): they differ in
+// config.json's field names, the tensor names, token-type embeddings and position ids
+// (encoder_families.cc).
+enum class EncoderFamily : uint8_t {
+  kBert,        // model_type "bert"
+  kDistilBert,  // "distilbert": no token-type embeddings, its own config and tensor names
+  kRoberta,     // "roberta", "xlm-roberta": BERT's layout, positions start at pad_token_id + 1
+};
+
+// The fields of config.json the encoder uses (BertModel and the families above).
 struct BertConfig {
+  EncoderFamily family = EncoderFamily::kBert;
+  std::string model_type = "bert";  // as config.json says it
+  std::string architecture;         // architectures[0] ("BertForMaskedLM", …); "" when not given
+  // Position id of the first token (RoBERTa: padding_idx + 1); the table has
+  // max_position_embeddings rows, so sequences are at most max_position_embeddings - position_offset.
+  int position_offset = 0;
   int vocab_size = 0;
   int hidden_size = 0;
   int num_hidden_layers = 0;
   int num_attention_heads = 0;
   int intermediate_size = 0;
   int max_position_embeddings = 0;
-  int type_vocab_size = 0;
+  int type_vocab_size = 0;  // 0: no token-type embeddings (DistilBERT)
   float layer_norm_eps = 1e-12f;
   Activation hidden_act = Activation::kGelu;  // "gelu", "gelu_new"/"gelu_pytorch_tanh", "relu"
 
@@ -82,6 +97,14 @@ class BertEncoder {
   Status EncodeMany(std::span<const std::span<const int32_t>> sequences, std::span<float> out,
                     bool group_by_length = true);
 
+  // The last hidden state of every token (no pooling), for the heads and the feature-extraction
+  // task: `out` is resized to sequences.size() × `seq` × hidden_size floats, `seq` being the
+  // longest sequence (shorter ones are padded; their padding rows are unspecified). `type_ids`,
+  // when not empty, has one segment-id sequence per sequence, each as long as it and below
+  // type_vocab_size (empty: segment 0). Same errors as Encode.
+  Status EncodeTokens(std::span<const std::span<const int32_t>> sequences,
+                      std::span<const std::span<const int32_t>> type_ids, std::vector<float>& out, int& seq);
+
   const BertConfig& config() const { return config_; }
   const BertEncoderOptions& options() const { return options_; }
   int hidden_size() const { return config_.hidden_size; }
@@ -112,6 +135,11 @@ class BertEncoder {
   Status LoadWeights(const SafetensorsFile& weights);
   Status AllocateWorkspace();
   Status RunLayer(const Layer& layer, int batch, int seq);
+  // Checks, embeds and runs every layer: the last hidden state is in ws_->x; `seq` = longest.
+  Status Forward(std::span<const std::span<const int32_t>> sequences,
+                 std::span<const std::span<const int32_t>> type_ids, int& seq);
+  // The name `bert_name` (BertModel's, without prefix) has in this family's checkpoint.
+  std::string TensorName(const std::string& prefix, const std::string& bert_name) const;
 
   BertConfig config_;
   BertEncoderOptions options_;

@@ -1,0 +1,24 @@
+// The encoder families beside BERT (DistilBERT, RoBERTa/XLM-RoBERTa): what differs is read here,
+// one function per difference, so BertConfig::Parse and the weight loader stay one code path.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dfw/inference/bert_encoder.h"
+
+namespace dfw {
+
+// model_type → family; an unsupported one is kInvalidArgument listing the supported ones.
+Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin);
+// An architecture name ("DistilBertForMaskedLM") → its family, by prefix.
+Result<EncoderFamily> EncoderFamilyOfArchitecture(const std::string& architecture, const std::string& origin);
+
+// DistilBERT's config.json (dim, n_layers, n_heads, hidden_dim, activation, …) into `c`.
+Result<BertConfig> ParseDistilBertConfig(const nlohmann::json& j, const std::string& origin, BertConfig c);
+
+// RoBERTa's position ids start at pad_token_id + 1 (transformers' create_position_ids_from_input_ids).
+Status ApplyRobertaPositions(const nlohmann::json& j, const std::string& origin, BertConfig& c);
+
+}  // namespace dfw

@@ -1,0 +1,241 @@
+// HuggingFacePipelineModelHandler: text → tokenizer.json pipeline → encoder → head → the task's
+// result, one transformers-shaped value per example.
+#include "dfw/inference/hf_pipeline_handler.h"
+
+#include <algorithm>
+
+#include <utf8proc.h>
+
+#include "dfw/backend/registry.h"
+#include "dfw/inference/device_memory.h"
+#include "dfw/inference/safetensors.h"
+#include "hf_pipeline_settings.h"
+
+namespace dfw {
+namespace {
+
+constexpr int kEncodeBatch = 32;  // sequences per encoder call (the workspace is sized for it)
+
+// What the tokenizer accepts (utf8proc's validation), checked before batching so a bad text is one
+// error row rather than a failed batch.
+bool ValidUtf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+  for (std::size_t pos = 0; pos < s.size();) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
+    if (n <= 0 || cp < 0) return false;
+    pos += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+class HfPipelineModel final : public Model {
+ public:
+  HfPipelineModel(const HfPipelineSettings& s, std::unique_ptr<SafetensorsFile> file, std::unique_ptr<InferenceBackend> backend,
+                  std::unique_ptr<BertEncoder> encoder, std::unique_ptr<EncoderHead> head)
+      : s_(s), file_(std::move(file)), backend_(std::move(backend)), encoder_(std::move(encoder)), head_(std::move(head)) {}
+
+  Status CheckExample(const Value& example) const override {
+    if (!example.is_string()) {
+      return InvalidArgument("task '" + s_.task + "' takes a string (the preprocess result), got " +
+                             std::string(example.TypeName()) + " " + example.ToJson());
+    }
+    if (!ValidUtf8(example.as_string())) return InvalidArgument("text is not valid UTF-8");
+    if (s_.task == "fill-mask" && s_.tokenizer->IdToToken(s_.mask_id).size() > 0 &&
+        example.as_string().find(s_.tokenizer->IdToToken(s_.mask_id)) == std::string::npos) {
+      return InvalidArgument("fill-mask: no mask token (" + s_.tokenizer->IdToToken(s_.mask_id) + ") in the text");
+    }
+    return Status::OK();
+  }
+
+  void ChargeWeights(std::unique_ptr<DeviceMemoryCharge> charge, const std::string& name) {
+    charge_ = std::move(charge);
+    if (charge_ != nullptr) charge_->ChargeOrDefer(static_cast<uint64_t>(byte_size()), "model weights of '" + name + "'");
+  }
+
+  Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
+    if (charge_ != nullptr) RETURN_IF_ERROR(charge_->Settle());
+    encodings_.clear();
+    first_.clear();
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      RETURN_IF_ERROR(CheckExample(*batch[i]).WithContext("example " + std::to_string(i)));
+      first_.push_back(encodings_.size());
+      const std::string& text = batch[i]->as_string();
+      if (s_.task == "zero-shot-classification") {
+        for (const std::string& label : s_.args.candidate_labels) {
+          std::string hypothesis = s_.args.hypothesis_template;
+          hypothesis.replace(hypothesis.find("{}"), 2, label);
+          RETURN_IF_ERROR(s_.tokenizer->Encode(text, hypothesis, s_.max_tokens, encodings_.emplace_back()));
+        }
+      } else {
+        RETURN_IF_ERROR(s_.tokenizer->Encode(text, std::nullopt, s_.max_tokens, encodings_.emplace_back()));
+      }
+    }
+    first_.push_back(encodings_.size());
+    RETURN_IF_ERROR(EncodeAll());
+    predictions.reserve(predictions.size() + batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) predictions.push_back(Result(batch[i]->as_string(), first_[i], first_[i + 1]));
+    return Status::OK();
+  }
+
+  int64_t GetNumBytes(std::span<const Value* const> batch) const override {
+    int64_t n = 0;
+    for (const Value* v : batch) n += v->is_string() ? static_cast<int64_t>(v->as_string().size()) : 0;
+    return n;
+  }
+  int64_t byte_size() const override { return encoder_->weight_bytes(); }
+  std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
+  std::string_view device() const override { return backend_->name(); }
+
+ private:
+  // Every encoding through the encoder, kEncodeBatch at a time; hidden_[e] = tokens × hidden.
+  Status EncodeAll() {
+    const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size);
+    hidden_.resize(encodings_.size());
+    for (std::size_t start = 0; start < encodings_.size(); start += kEncodeBatch) {
+      const std::size_t n = std::min<std::size_t>(kEncodeBatch, encodings_.size() - start);
+      seqs_.clear();
+      types_.clear();
+      for (std::size_t k = 0; k < n; ++k) {
+        seqs_.emplace_back(encodings_[start + k].ids);
+        types_.emplace_back(encodings_[start + k].type_ids);
+      }
+      int seq = 0;
+      RETURN_IF_ERROR(encoder_->EncodeTokens(seqs_, types_, out_, seq));
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t len = encodings_[start + k].size();
+        const float* base = out_.data() + k * static_cast<std::size_t>(seq) * h;
+        hidden_[start + k].assign(base, base + len * h);
+      }
+    }
+    return Status::OK();
+  }
+
+  Value Result(const std::string& text, std::size_t first, std::size_t last) {
+    const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size);
+    const TokenEncoding& enc = encodings_[first];
+    const std::vector<float>& x = hidden_[first];
+    if (s_.task == "feature-extraction") {
+      List tokens;
+      for (std::size_t t = 0; t < enc.size(); ++t) {
+        List v;
+        v.reserve(h);
+        for (std::size_t k = 0; k < h; ++k) v.push_back(Value::Float(x[t * h + k]));
+        tokens.push_back(Value::FromList(std::move(v)));
+      }
+      List one;
+      one.push_back(Value::FromList(std::move(tokens)));
+      return Value::FromList(std::move(one));
+    }
+    if (s_.task == "text-classification") {
+      head_->Logits(x.data(), logits_);
+      return TextClassificationResult(logits_, s_.labels, s_.args);
+    }
+    if (s_.task == "zero-shot-classification") {
+      std::vector<float> all;
+      for (std::size_t e = first; e < last; ++e) {
+        head_->Logits(hidden_[e].data(), logits_);
+        all.insert(all.end(), logits_.begin(), logits_.end());
+      }
+      return ZeroShotResult(text, all, head_->outputs(), s_.labels, s_.args);
+    }
+    if (s_.task == "token-classification") {
+      std::vector<float> all;
+      for (std::size_t t = 0; t < enc.size(); ++t) {
+        head_->Logits(x.data() + t * h, logits_);
+        all.insert(all.end(), logits_.begin(), logits_.end());
+      }
+      return TokenClassificationResult(text, enc, all, s_.labels, s_.args, *s_.tokenizer);
+    }
+    std::vector<int> masks;  // fill-mask
+    std::vector<float> all;
+    for (std::size_t t = 0; t < enc.size(); ++t) {
+      if (enc.ids[t] != s_.mask_id) continue;
+      masks.push_back(static_cast<int>(t));
+      head_->Logits(x.data() + t * h, logits_);
+      all.insert(all.end(), logits_.begin(), logits_.end());
+    }
+    return FillMaskResult(enc, masks, all, head_->outputs(), s_.target_ids, s_.args, *s_.tokenizer, s_.pad_id);
+  }
+
+  HfPipelineSettings s_;  // a copy (the tokenizer is shared): a model may outlive its handler
+  std::unique_ptr<SafetensorsFile> file_;
+  std::unique_ptr<InferenceBackend> backend_;
+  std::unique_ptr<BertEncoder> encoder_;
+  std::unique_ptr<EncoderHead> head_;
+  std::unique_ptr<DeviceMemoryCharge> charge_;
+  // Per-batch scratch, reused.
+  std::vector<TokenEncoding> encodings_;
+  std::vector<std::size_t> first_;  // encodings of example i: [first_[i], first_[i+1])
+  std::vector<std::vector<float>> hidden_;
+  std::vector<std::span<const int32_t>> seqs_, types_;
+  std::vector<float> out_, logits_;
+};
+
+Result<std::unique_ptr<EncoderHead>> LoadHead(const HfPipelineSettings& s, const SafetensorsFile& f) {
+  if (s.task == "feature-extraction") return std::unique_ptr<EncoderHead>();
+  return EncoderHead::Load(s.head, s.config, static_cast<int>(s.labels.id2label.size()), f);
+}
+
+class HfPipelineHandler final : public ModelHandler {
+ public:
+  HfPipelineHandler(ModelHandlerOptions options, HfPipelineSettings s) : ModelHandler(std::move(options)), s_(std::move(s)) {}
+  std::string_view type() const override { return kHfPipelineHandlerType; }
+  int64_t MaxMessageRows() const override { return kEncodeBatch; }
+
+  // BertEncoder's workspace for kEncodeBatch sequences of the longest input (as the sentence
+  // handler states it).
+  std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
+    const uint64_t b = kEncodeBatch, seq = static_cast<uint64_t>(s_.max_tokens);
+    const uint64_t h = static_cast<uint64_t>(s_.config.hidden_size), heads = static_cast<uint64_t>(s_.config.num_attention_heads);
+    const uint64_t inter = static_cast<uint64_t>(s_.config.intermediate_size), tokens = b * seq;
+    WorkspaceEstimate e;
+    e.bytes = (6 * tokens * h + b * heads * seq * seq + tokens * inter + 2 * tokens + b * h) * sizeof(float);
+    e.how = s_.config.model_type + " sub-batch " + std::to_string(b) + " x " + std::to_string(seq) +
+            " tokens: 6 x hidden " + std::to_string(h) + " + intermediate " + std::to_string(inter) + " per token, " +
+            std::to_string(heads) + " heads x " + std::to_string(seq) + "^2 attention scores per sequence, x 4 B";
+    return e;
+  }
+
+  Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const override {
+    ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(process));
+    ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
+    RETURN_IF_ERROR(file->CheckFiniteTensors());
+    std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
+    BertEncoderOptions eo;
+    eo.max_batch = kEncodeBatch;
+    eo.max_seq_length = s_.max_tokens;
+    eo.normalize = false;
+    ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), eo));
+    ASSIGN_OR_RETURN(auto head, LoadHead(s_, *file));
+    auto model = std::make_unique<HfPipelineModel>(s_, std::move(file), std::move(backend), std::move(encoder), std::move(head));
+    model->ChargeWeights(std::move(charge), ModelId());
+    return std::unique_ptr<Model>(std::move(model));
+  }
+
+ private:
+  HfPipelineSettings s_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& HfPipelineHandlerKeys() {
+  static const std::vector<std::string> keys = {"task", "pipeline_args"};
+  return keys;
+}
+
+Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions options) {
+  auto s = ReadHfPipelineSettings(options);
+  if (!s.ok()) return s.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
+  // Shapes checked now, before any record is read (the CPU backend maps the weights in place).
+  ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s->dir + "/model.safetensors"));
+  auto cpu = MakeCpuBackend();
+  BertEncoderOptions probe;
+  probe.max_batch = 1;
+  probe.max_seq_length = 2;
+  ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s->config, *file, cpu.get(), probe));
+  ASSIGN_OR_RETURN(auto head, LoadHead(*s, *file));
+  return std::unique_ptr<ModelHandler>(std::make_unique<HfPipelineHandler>(std::move(options), std::move(s).value()));
+}
+
+}  // namespace dfw

@@ -1,0 +1,30 @@
+// What HuggingFacePipelineModelHandler reads from a model directory before any weight is loaded.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dfw/inference/bert_encoder.h"
+#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/inference/model_handler.h"
+#include "hf_heads.h"
+#include "hf_tasks.h"
+
+namespace dfw {
+
+struct HfPipelineSettings {
+  std::string dir;        // the resolved model directory
+  std::string task;       // canonical name (aliases resolved)
+  BertConfig config;
+  HeadKind head = HeadKind::kNone;
+  HfLabels labels;
+  HfTaskArgs args;
+  std::shared_ptr<const HfTokenizer> tokenizer;
+  int max_tokens = 0;     // longest encoding the encoder takes (inputs are truncated to it)
+  std::vector<int32_t> target_ids;  // fill-mask targets as ids
+  int32_t mask_id = -1, pad_id = -1;
+};
+
+Result<HfPipelineSettings> ReadHfPipelineSettings(const ModelHandlerOptions& options);
+
+}  // namespace dfw

@@ -1,0 +1,267 @@
+// tokenizer.json pre-tokenizers: split normalised text into words (and, for ByteLevel, map each
+// UTF-8 byte to GPT-2's printable character), offsets carried along.
+#include <string>
+
+#include <utf8proc.h>
+
+#include "hf_tokenizer_parts.h"
+#include "unicode_class.h"
+
+namespace dfw::hf {
+namespace {
+
+bool IsLetter(int32_t cp) {
+  const auto c = utf8proc_category(cp);
+  return c >= UTF8PROC_CATEGORY_LU && c <= UTF8PROC_CATEGORY_LO;
+}
+bool IsNumber(int32_t cp) {
+  const auto c = utf8proc_category(cp);
+  return c >= UTF8PROC_CATEGORY_ND && c <= UTF8PROC_CATEGORY_NO;
+}
+bool IsMark(int32_t cp) {
+  const auto c = utf8proc_category(cp);
+  return c >= UTF8PROC_CATEGORY_MN && c <= UTF8PROC_CATEGORY_ME;
+}
+// Regex \s (Unicode White_Space).
+bool IsSpace(int32_t cp) { return cp == 0x0B || cp == 0x0C || cp == 0x85 || unicode::IsWhitespace(cp); }
+// Regex \w: letters, marks, numbers, connector punctuation.
+bool IsWord(int32_t cp) { return IsLetter(cp) || IsMark(cp) || IsNumber(cp) || utf8proc_category(cp) == UTF8PROC_CATEGORY_PC; }
+
+// Splits every word with `f`, which appends [begin, end) ranges of that word to keep.
+template <typename F>
+void SplitEach(std::vector<NormalizedText>& words, F f) {
+  std::vector<NormalizedText> out;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  for (const NormalizedText& w : words) {
+    ranges.clear();
+    f(w, ranges);
+    for (auto [b, e] : ranges) {
+      if (e > b) out.emplace_back(w.begin() + static_cast<std::ptrdiff_t>(b), w.begin() + static_cast<std::ptrdiff_t>(e));
+    }
+  }
+  words.swap(out);
+}
+
+// Whitespace removed; each character for which `isolate` holds becomes its own word.
+template <typename P>
+void SplitSpaceIsolate(const NormalizedText& w, std::vector<std::pair<std::size_t, std::size_t>>& r, P isolate) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (unicode::IsWhitespace(w[i].cp)) {
+      r.emplace_back(start, i);
+      start = i + 1;
+    } else if (isolate(w[i].cp)) {
+      r.emplace_back(start, i);
+      r.emplace_back(i, i + 1);
+      start = i + 1;
+    }
+  }
+  r.emplace_back(start, w.size());
+}
+
+class PreBert final : public PreTokenizer {
+ public:
+  void Split(std::vector<NormalizedText>& words) const override {
+    SplitEach(words, [](const NormalizedText& w, auto& r) { SplitSpaceIsolate(w, r, unicode::IsPunctuation); });
+  }
+};
+
+class PreWhitespaceSplit final : public PreTokenizer {
+ public:
+  void Split(std::vector<NormalizedText>& words) const override {
+    SplitEach(words, [](const NormalizedText& w, auto& r) { SplitSpaceIsolate(w, r, [](int32_t) { return false; }); });
+  }
+};
+
+// \w+|[^\w\s]+
+class PreWhitespace final : public PreTokenizer {
+ public:
+  void Split(std::vector<NormalizedText>& words) const override {
+    SplitEach(words, [](const NormalizedText& w, auto& r) {
+      for (std::size_t i = 0; i < w.size();) {
+        if (IsSpace(w[i].cp)) {
+          ++i;
+          continue;
+        }
+        const bool word = IsWord(w[i].cp);
+        std::size_t j = i + 1;
+        while (j < w.size() && !IsSpace(w[j].cp) && IsWord(w[j].cp) == word) ++j;
+        r.emplace_back(i, j);
+        i = j;
+      }
+    });
+  }
+};
+
+class PrePunctuation final : public PreTokenizer {
+ public:
+  void Split(std::vector<NormalizedText>& words) const override {
+    SplitEach(words, [](const NormalizedText& w, auto& r) {
+      std::size_t start = 0;
+      for (std::size_t i = 0; i < w.size(); ++i) {
+        if (!unicode::IsPunctuation(w[i].cp)) continue;
+        r.emplace_back(start, i);
+        r.emplace_back(i, i + 1);
+        start = i + 1;
+      }
+      r.emplace_back(start, w.size());
+    });
+  }
+};
+
+// GPT-2's pattern: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+std::size_t Gpt2Match(const NormalizedText& w, std::size_t i) {
+  const std::size_t n = w.size();
+  auto at = [&](std::size_t k) { return k < n ? w[k].cp : -1; };
+  if (at(i) == '\'') {
+    for (const char* c : {"s", "t", "re", "ve", "m", "ll", "d"}) {
+      std::size_t k = 0;
+      while (c[k] != '\0' && at(i + 1 + k) == c[k]) ++k;
+      if (c[k] == '\0') return i + 1 + k;
+    }
+  }
+  const std::size_t s = at(i) == ' ' ? i + 1 : i;
+  auto run = [&](auto pred) {
+    std::size_t k = s;
+    while (k < n && pred(w[k].cp)) ++k;
+    return k;
+  };
+  if (s < n) {
+    if (IsLetter(w[s].cp)) return run(IsLetter);
+    if (IsNumber(w[s].cp)) return run(IsNumber);
+    auto other = [](int32_t cp) { return !IsSpace(cp) && !IsLetter(cp) && !IsNumber(cp); };
+    if (other(w[s].cp)) return run(other);
+  }
+  std::size_t j = i;
+  while (j < n && IsSpace(w[j].cp)) ++j;
+  if (j == n || j - i == 1) return j;  // to the end, or one space before a word (\s+ alone)
+  return j - 1;                         // leave the last space to prefix the next word
+}
+
+class PreByteLevel final : public PreTokenizer {
+ public:
+  PreByteLevel(bool prefix, bool regex) : prefix_(prefix), regex_(regex) {}
+  void Split(std::vector<NormalizedText>& words) const override {
+    if (prefix_) {
+      for (NormalizedText& w : words) {
+        if (!w.empty() && w[0].cp != ' ') w.insert(w.begin(), NChar{' ', w[0].begin, w[0].begin});
+      }
+    }
+    if (regex_) {
+      SplitEach(words, [](const NormalizedText& w, auto& r) {
+        for (std::size_t i = 0; i < w.size();) {
+          const std::size_t j = Gpt2Match(w, i);
+          r.emplace_back(i, j);
+          i = j;
+        }
+      });
+    }
+    std::string utf8;
+    for (NormalizedText& w : words) {
+      NormalizedText bytes;
+      bytes.reserve(w.size() * 2);
+      for (const NChar& c : w) {
+        utf8.clear();
+        unicode::AppendUtf8(utf8, c.cp);
+        for (unsigned char b : utf8) bytes.push_back({ByteToChar(b), c.begin, c.end});
+      }
+      w.swap(bytes);
+    }
+  }
+
+ private:
+  bool prefix_, regex_;
+};
+
+class PreMetaspace final : public PreTokenizer {
+ public:
+  PreMetaspace(int32_t replacement, bool prepend_first, bool prepend_always, bool split)
+      : rep_(replacement), first_(prepend_first), always_(prepend_always), split_(split) {}
+  void Split(std::vector<NormalizedText>& words) const override {
+    bool first_word = true;
+    for (NormalizedText& w : words) {
+      for (NChar& c : w) {
+        if (c.cp == ' ') c.cp = rep_;
+      }
+      if (!w.empty() && w[0].cp != rep_ && (always_ || (first_ && first_word))) {
+        w.insert(w.begin(), NChar{rep_, w[0].begin, w[0].begin});
+      }
+      first_word = false;
+    }
+    if (!split_) return;
+    SplitEach(words, [this](const NormalizedText& w, auto& r) {
+      std::size_t start = 0;
+      for (std::size_t i = 1; i < w.size(); ++i) {
+        if (w[i].cp != rep_) continue;
+        r.emplace_back(start, i);
+        start = i;
+      }
+      r.emplace_back(start, w.size());
+    });
+  }
+
+ private:
+  int32_t rep_;
+  bool first_, always_, split_;
+};
+
+class PreSequence final : public PreTokenizer {
+ public:
+  explicit PreSequence(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
+  void Split(std::vector<NormalizedText>& words) const override {
+    for (const auto& p : parts_) p->Split(words);
+  }
+
+ private:
+  std::vector<std::unique_ptr<PreTokenizer>> parts_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, const std::string& origin) {
+  static const std::string kSupported = "BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, ByteLevel, Metaspace, Sequence";
+  const nlohmann::json type = j.value("type", nlohmann::json());
+  const std::string t = type.is_string() ? type.get<std::string>() : "";
+  auto flag = [&](const char* key, bool dflt) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() ? it->get<bool>() : dflt;
+  };
+  if (t == "BertPreTokenizer") return std::unique_ptr<PreTokenizer>(std::make_unique<PreBert>());
+  if (t == "Whitespace") return std::unique_ptr<PreTokenizer>(std::make_unique<PreWhitespace>());
+  if (t == "WhitespaceSplit") return std::unique_ptr<PreTokenizer>(std::make_unique<PreWhitespaceSplit>());
+  if (t == "Punctuation") {
+    const std::string behavior = j.value("behavior", std::string("Isolated"));
+    if (behavior != "Isolated") return Unsupported(origin, "Punctuation behavior", behavior, "Isolated");
+    return std::unique_ptr<PreTokenizer>(std::make_unique<PrePunctuation>());
+  }
+  if (t == "ByteLevel") {
+    return std::unique_ptr<PreTokenizer>(std::make_unique<PreByteLevel>(flag("add_prefix_space", true), flag("use_regex", true)));
+  }
+  if (t == "Metaspace") {
+    const std::string rep = j.value("replacement", std::string("\xE2\x96\x81"));
+    utf8proc_int32_t cp = 0;
+    if (rep.empty() || utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(rep.data()),
+                                        static_cast<utf8proc_ssize_t>(rep.size()), &cp) != static_cast<utf8proc_ssize_t>(rep.size())) {
+      return InvalidArgument("'" + origin + "': Metaspace replacement must be one character");
+    }
+    std::string scheme = j.value("prepend_scheme", std::string());
+    if (scheme.empty()) scheme = flag("add_prefix_space", true) ? "always" : "never";
+    if (scheme != "always" && scheme != "first" && scheme != "never") {
+      return Unsupported(origin, "Metaspace prepend_scheme", scheme, "always, first, never");
+    }
+    return std::unique_ptr<PreTokenizer>(
+        std::make_unique<PreMetaspace>(cp, scheme == "first", scheme == "always", flag("split", true)));
+  }
+  if (t == "Sequence" && j.value("pretokenizers", nlohmann::json()).is_array()) {
+    std::vector<std::unique_ptr<PreTokenizer>> parts;
+    for (const auto& p : j["pretokenizers"]) {
+      if (!p.is_object()) return InvalidArgument("'" + origin + "': a pre-tokenizer in a Sequence is not an object");
+      ASSIGN_OR_RETURN(auto n, MakePreTokenizer(p, origin));
+      parts.push_back(std::move(n));
+    }
+    return std::unique_ptr<PreTokenizer>(std::make_unique<PreSequence>(std::move(parts)));
+  }
+  return Unsupported(origin, "pre_tokenizer", type, kSupported);
+}
+
+}  // namespace dfw::hf

@@ -1,0 +1,287 @@
+// HfTokenizer: loads tokenizer.json into its pipeline of stages and runs it (added tokens,
+// normalizer, pre-tokenizer, model, truncation, post-processor; decoder for Decode).
+#include "dfw/inference/hf_tokenizer.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <utf8proc.h>
+
+#include "hf_tokenizer_parts.h"
+#include "unicode_class.h"
+
+namespace dfw {
+namespace hf {
+
+std::string ToUtf8(const NChar* chars, std::size_t n) {
+  std::string s;
+  s.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) unicode::AppendUtf8(s, chars[i].cp);
+  return s;
+}
+
+void Vocabulary::Add(const std::string& token, int32_t id) {
+  if (tokens.size() <= static_cast<std::size_t>(id)) tokens.resize(static_cast<std::size_t>(id) + 1);
+  tokens[static_cast<std::size_t>(id)] = token;
+  index[token] = id;
+}
+
+int32_t Vocabulary::Find(std::string_view token) const {
+  auto it = index.find(std::string(token));
+  return it == index.end() ? -1 : it->second;
+}
+
+Status Unsupported(const std::string& origin, const std::string& component, const nlohmann::json& type,
+                   const std::string& supported) {
+  return InvalidArgument("'" + origin + "': " + component + " " + (type.is_null() ? "(no type)" : type.dump()) +
+                         " is not supported; supported: " + supported);
+}
+
+}  // namespace hf
+
+struct HfAddedToken {
+  std::string content;
+  int32_t id;
+  bool lstrip, rstrip, special;
+};
+
+struct HfTokenizer::Impl {
+  hf::Vocabulary vocab;
+  std::vector<HfAddedToken> added;  // longest content first (leftmost-longest matching)
+  std::unique_ptr<hf::Normalizer> normalizer;
+  std::unique_ptr<hf::PreTokenizer> pre;
+  std::unique_ptr<hf::TokenModel> model;
+  std::unique_ptr<hf::PostProcessor> post;
+  std::unique_ptr<hf::Decoder> decoder;
+  std::vector<bool> special;  // by id
+  bool clean_up = false;
+
+  Status Sequence(std::string_view text, hf::SeqTokens& out) const;
+};
+
+HfTokenizer::HfTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HfTokenizer::~HfTokenizer() = default;
+
+namespace {
+
+Result<std::unique_ptr<HfTokenizer::Impl>> Build(const nlohmann::json& j, const std::string& origin) {
+  auto impl = std::make_unique<HfTokenizer::Impl>();
+  const nlohmann::json& model = j.value("model", nlohmann::json());
+  if (!model.is_object()) return InvalidArgument("'" + origin + "': \"model\" must be an object");
+  ASSIGN_OR_RETURN(impl->model, hf::MakeTokenModel(model, origin, impl->vocab));
+  if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
+    for (const auto& a : j["added_tokens"]) {
+      if (!a.is_object() || !a.value("content", nlohmann::json()).is_string() || !a.value("id", nlohmann::json()).is_number_integer()) {
+        return InvalidArgument("'" + origin + "': an added token needs \"id\" and \"content\"");
+      }
+      HfAddedToken t{a["content"].get<std::string>(), a["id"].get<int32_t>(), a.value("lstrip", false), a.value("rstrip", false),
+                   a.value("special", false)};
+      if (t.content.empty() || t.id < 0 || t.id > (1 << 24)) return InvalidArgument("'" + origin + "': added token " + a.dump() + " is invalid");
+      impl->vocab.Add(t.content, t.id);
+      impl->added.push_back(std::move(t));
+    }
+  }
+  std::stable_sort(impl->added.begin(), impl->added.end(),
+                   [](const HfAddedToken& a, const HfAddedToken& b) { return a.content.size() > b.content.size(); });
+  impl->special.assign(impl->vocab.tokens.size(), false);
+  for (const HfAddedToken& t : impl->added) impl->special[static_cast<std::size_t>(t.id)] = t.special;
+  auto component = [&](const char* key) -> const nlohmann::json* {
+    auto it = j.find(key);
+    return it == j.end() || it->is_null() ? nullptr : &*it;
+  };
+  if (const auto* n = component("normalizer")) {
+    ASSIGN_OR_RETURN(impl->normalizer, hf::MakeNormalizer(*n, origin));
+  }
+  if (const auto* p = component("pre_tokenizer")) {
+    ASSIGN_OR_RETURN(impl->pre, hf::MakePreTokenizer(*p, origin));
+  }
+  if (const auto* p = component("post_processor")) {
+    ASSIGN_OR_RETURN(impl->post, hf::MakePostProcessor(*p, origin, impl->vocab));
+  }
+  if (const auto* d = component("decoder")) {
+    ASSIGN_OR_RETURN(impl->decoder, hf::MakeDecoder(*d, origin));
+  }
+  return impl;
+}
+
+// The input as NChars (one per code point, with its byte range); invalid UTF-8 is an error.
+Status DecodeUtf8(std::string_view text, uint32_t base, hf::NormalizedText& out) {
+  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+  const auto size = static_cast<utf8proc_ssize_t>(text.size());
+  for (utf8proc_ssize_t pos = 0; pos < size;) {
+    utf8proc_int32_t cp = 0;
+    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, size - pos, &cp);
+    if (n <= 0 || cp < 0) {
+      return InvalidArgument("text is not valid UTF-8 (bad byte at offset " + std::to_string(pos) + " of " +
+                             std::to_string(size) + ")");
+    }
+    out.push_back({cp, base + static_cast<uint32_t>(pos), base + static_cast<uint32_t>(pos + n)});
+    pos += n;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) const {
+  out = {};
+  int32_t word_index = 0;
+  std::vector<hf::Piece> pieces;
+  // Runs the pipeline on text[b, e) (a stretch between added tokens).
+  auto run = [&](std::size_t b, std::size_t e) -> Status {
+    if (e <= b) return Status::OK();
+    hf::NormalizedText chars;
+    RETURN_IF_ERROR(DecodeUtf8(text.substr(b, e - b), static_cast<uint32_t>(b), chars));
+    if (normalizer) normalizer->Normalize(chars);
+    std::vector<hf::NormalizedText> words;
+    words.push_back(std::move(chars));
+    if (pre) pre->Split(words);
+    for (const hf::NormalizedText& w : words) {
+      if (w.empty()) continue;
+      pieces.clear();
+      model->Tokenize(w, pieces);
+      for (const hf::Piece& p : pieces) {
+        out.ids.push_back(p.id);
+        out.offsets.emplace_back(w[p.first].begin, w[p.last - 1].end);
+        out.word.push_back(word_index);
+      }
+      ++word_index;
+    }
+    return Status::OK();
+  };
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  std::size_t start = 0;  // start of the stretch not yet tokenized
+  for (std::size_t i = 0; i < text.size();) {
+    const HfAddedToken* hit = nullptr;
+    for (const HfAddedToken& t : added) {
+      if (text.compare(i, t.content.size(), t.content) == 0) {
+        hit = &t;
+        break;
+      }
+    }
+    if (hit == nullptr) {
+      ++i;
+      continue;
+    }
+    std::size_t before = i, after = i + hit->content.size();
+    if (hit->lstrip) {
+      while (before > start && is_space(text[before - 1])) --before;
+    }
+    if (hit->rstrip) {
+      while (after < text.size() && is_space(text[after])) ++after;
+    }
+    RETURN_IF_ERROR(run(start, before));
+    out.ids.push_back(hit->id);
+    out.offsets.emplace_back(static_cast<uint32_t>(before), static_cast<uint32_t>(after));
+    out.word.push_back(word_index++);
+    i = start = after;
+  }
+  return run(start, text.size());
+}
+
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json_text, const std::string& origin) {
+  nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
+  // nlohmann's typed accessors throw on a wrong type; the file is untrusted input, so they are
+  // caught here, at the boundary, and reported as a bad file.
+  try {
+    ASSIGN_OR_RETURN(auto impl, Build(j, origin));
+    return std::unique_ptr<HfTokenizer>(new HfTokenizer(std::move(impl)));
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument("'" + origin + "': unexpected JSON value (" + std::string(e.what()) + ")");
+  }
+}
+
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return Parse(ss.str(), path);
+}
+
+Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view> pair, int max_length,
+                           TokenEncoding& out) const {
+  hf::SeqTokens a, b;
+  RETURN_IF_ERROR(impl_->Sequence(text, a));
+  if (pair) RETURN_IF_ERROR(impl_->Sequence(*pair, b));
+  if (max_length > 0) {
+    const int added = impl_->post ? impl_->post->AddedTokens(pair.has_value()) : 0;
+    const std::size_t budget = static_cast<std::size_t>(std::max(0, max_length - added));
+    // The first text is cut (a pair's second text, the hypothesis, is kept whole while the first
+    // has tokens left), then the second.
+    while (a.ids.size() + b.ids.size() > budget) {
+      hf::SeqTokens& s = a.ids.empty() ? b : a;
+      s.ids.pop_back();
+      s.offsets.pop_back();
+      s.word.pop_back();
+    }
+  }
+  if (impl_->post) {
+    impl_->post->Process(a, pair ? &b : nullptr, out);
+    return Status::OK();
+  }
+  out.Clear();
+  for (int s = 0; s < (pair ? 2 : 1); ++s) {
+    const hf::SeqTokens& q = s == 0 ? a : b;
+    for (std::size_t i = 0; i < q.ids.size(); ++i) {
+      out.ids.push_back(q.ids[i]);
+      out.type_ids.push_back(s);
+      out.offsets.push_back(q.offsets[i]);
+      out.sequence.push_back(static_cast<int8_t>(s));
+      out.word.push_back(q.word[i]);
+    }
+  }
+  return Status::OK();
+}
+
+std::string HfTokenizer::TokensToString(std::vector<std::string> tokens) const {
+  std::string text;
+  if (impl_->decoder) {
+    impl_->decoder->Decode(tokens);
+    for (const auto& t : tokens) text += t;
+  } else {
+    for (std::size_t i = 0; i < tokens.size(); ++i) text += (i ? " " : "") + tokens[i];
+  }
+  return text;
+}
+
+std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special) const {
+  std::vector<std::string> tokens;
+  for (int32_t id : ids) {
+    if (skip_special && IsSpecial(id)) continue;
+    tokens.push_back(IdToToken(id));
+  }
+  std::string text = TokensToString(std::move(tokens));
+  if (impl_->clean_up && model_type() != "BPE") {
+    for (const auto& [from, to] : std::initializer_list<std::pair<std::string, std::string>>{
+             {" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"}, {" n't", "n't"}, {" 'm", "'m"},
+             {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}}) {
+      for (std::size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size()) text.replace(pos, from.size(), to);
+    }
+  }
+  return text;
+}
+
+const std::string& HfTokenizer::IdToToken(int32_t id) const {
+  static const std::string kNone;
+  if (id < 0 || static_cast<std::size_t>(id) >= impl_->vocab.tokens.size()) return kNone;
+  return impl_->vocab.tokens[static_cast<std::size_t>(id)];
+}
+
+std::optional<int32_t> HfTokenizer::TokenToId(std::string_view token) const {
+  const int32_t id = impl_->vocab.Find(token);
+  return id < 0 ? std::nullopt : std::optional<int32_t>(id);
+}
+
+bool HfTokenizer::IsSpecial(int32_t id) const {
+  return id >= 0 && static_cast<std::size_t>(id) < impl_->special.size() && impl_->special[static_cast<std::size_t>(id)];
+}
+
+std::size_t HfTokenizer::vocab_size() const { return impl_->vocab.tokens.size(); }
+const std::string& HfTokenizer::continuing_subword_prefix() const { return impl_->model->continuing_subword_prefix(); }
+const std::string& HfTokenizer::model_type() const { return impl_->model->type(); }
+void HfTokenizer::set_clean_up_tokenization_spaces(bool on) { impl_->clean_up = on; }
+
+}  // namespace dfw

@@ -1,0 +1,110 @@
+// The stages of a tokenizer.json pipeline (hf_tokenizer.h), each a small class chosen by the file.
+// Text travels as NormalizedText: code points, each with the byte range of the input character it
+// came from, so offsets survive every normalisation and pre-tokenisation step.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dfw/common/status.h"
+#include "dfw/inference/hf_tokenizer.h"
+
+namespace dfw::hf {
+
+struct NChar {
+  int32_t cp;      // the (normalised) code point
+  uint32_t begin;  // byte range in the input of the character it came from
+  uint32_t end;
+};
+using NormalizedText = std::vector<NChar>;
+
+// UTF-8 of a run of NChars.
+std::string ToUtf8(const NChar* chars, std::size_t n);
+
+// A model's output piece: a vocabulary id and the NChar range [first, last) of its word it covers.
+struct Piece {
+  int32_t id;
+  uint32_t first;
+  uint32_t last;
+};
+
+class Normalizer {
+ public:
+  virtual ~Normalizer() = default;
+  virtual void Normalize(NormalizedText& text) const = 0;
+};
+
+class PreTokenizer {
+ public:
+  virtual ~PreTokenizer() = default;
+  // Splits each word of `words` further (or transforms its characters); starts as one word.
+  virtual void Split(std::vector<NormalizedText>& words) const = 0;
+};
+
+class TokenModel {
+ public:
+  virtual ~TokenModel() = default;
+  // Appends the pieces of one pre-tokenized word (non-empty).
+  virtual void Tokenize(const NormalizedText& word, std::vector<Piece>& out) const = 0;
+  virtual const std::string& type() const = 0;
+  virtual const std::string& continuing_subword_prefix() const {
+    static const std::string kNone;
+    return kNone;
+  }
+};
+
+// The vocabulary shared by the model, added tokens and the post-processor.
+struct Vocabulary {
+  std::vector<std::string> tokens;                    // by id
+  std::unordered_map<std::string, int32_t> index;     // token → id
+  void Add(const std::string& token, int32_t id);     // grows `tokens` as needed
+  int32_t Find(std::string_view token) const;         // -1 when absent
+};
+
+// Decoded-string stage (tokenizers' Decoder): token strings → text pieces, joined with "".
+class Decoder {
+ public:
+  virtual ~Decoder() = default;
+  virtual void Decode(std::vector<std::string>& tokens) const = 0;
+};
+
+// One sequence of the encoding before post-processing.
+struct SeqTokens {
+  std::vector<int32_t> ids;
+  std::vector<std::pair<uint32_t, uint32_t>> offsets;
+  std::vector<int32_t> word;
+};
+
+class PostProcessor {
+ public:
+  virtual ~PostProcessor() = default;
+  // Special tokens it adds for a single sequence (pair = false) or a pair.
+  virtual int AddedTokens(bool pair) const = 0;
+  // Frames `a` (and `b` when non-null) into `out` (cleared first).
+  virtual void Process(const SeqTokens& a, const SeqTokens* b, TokenEncoding& out) const = 0;
+};
+
+// Builders: `j` is the component's JSON object (never null here); errors name `origin`, the
+// component and the supported types.
+Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, const std::string& origin);
+Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, const std::string& origin);
+Result<std::unique_ptr<TokenModel>> MakeTokenModel(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
+Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j, const std::string& origin,
+                                                         const Vocabulary& vocab);
+Result<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j, const std::string& origin);
+
+// GPT-2's byte ↔ printable-character table (ByteLevel pre-tokenizer and decoder).
+int32_t ByteToChar(uint8_t b);
+int ByteFromChar(int32_t cp);  // -1 when cp is not in the table
+
+// "'origin': <component> type 'X' is not supported; supported: A, B".
+Status Unsupported(const std::string& origin, const std::string& component, const nlohmann::json& type,
+                   const std::string& supported);
+
+}  // namespace dfw::hf

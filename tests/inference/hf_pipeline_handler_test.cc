@@ -1,0 +1,169 @@
+#include "dfw/inference/hf_pipeline_handler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "inference/hf_test_util.h"
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::HfDir;
+using testing::HfReference;
+
+// JSON → Value (the reference's arguments become the handler's pipeline_args).
+Value FromJson(const nlohmann::json& j) {
+  if (j.is_null()) return Value();
+  if (j.is_boolean()) return Value::Bool(j.get<bool>());
+  if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
+  if (j.is_number()) return Value::Float(j.get<double>());
+  if (j.is_string()) return Value::String(j.get<std::string>());
+  if (j.is_array()) {
+    List l;
+    for (const auto& e : j) l.push_back(FromJson(e));
+    return Value::FromList(std::move(l));
+  }
+  Row r;
+  for (const auto& [k, v] : j.items()) r.Append(k, FromJson(v));
+  return Value::FromRow(std::move(r));
+}
+
+// Exact on structure, keys (in order), strings and integers; numbers within 1e-4.
+void ExpectMatches(const nlohmann::json& got, const nlohmann::json& want, const std::string& where) {
+  if (want.is_number_float() || (want.is_number() && got.is_number_float())) {
+    ASSERT_TRUE(got.is_number()) << where << ": got " << got.dump() << ", want " << want.dump();
+    EXPECT_NEAR(got.get<double>(), want.get<double>(), 1e-4) << where;
+    return;
+  }
+  ASSERT_EQ(got.type(), want.type()) << where << ": got " << got.dump().substr(0, 300) << ", want " << want.dump().substr(0, 300);
+  if (want.is_array()) {
+    ASSERT_EQ(got.size(), want.size()) << where << ": got " << got.dump().substr(0, 400) << "\nwant " << want.dump().substr(0, 400);
+    for (std::size_t i = 0; i < want.size(); ++i) ExpectMatches(got[i], want[i], where + "[" + std::to_string(i) + "]");
+  } else if (want.is_object()) {
+    std::vector<std::string> gk, wk;
+    for (const auto& [k, v] : got.items()) gk.push_back(k);
+    for (const auto& [k, v] : want.items()) wk.push_back(k);
+    ASSERT_EQ(gk, wk) << where;
+    for (const auto& [k, v] : want.items()) ExpectMatches(got[k], v, where + "." + k);
+  } else {
+    EXPECT_EQ(got, want) << where;
+  }
+}
+
+Result<std::unique_ptr<ModelHandler>> Handler(const std::string& model, const std::string& task, const Value& args) {
+  ModelHandlerOptions o;
+  o.model_path = HfDir() + "/" + model;
+  o.input_field = "text";
+  o.extra.Append("task", Value::String(task));
+  o.extra.Append("pipeline_args", args);
+  return MakeModelHandler(kHfPipelineHandlerType, std::move(o));
+}
+
+std::vector<std::string> ReferenceNames() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(HfDir() + "/references")) {
+    const std::string n = e.path().stem().string();
+    if (n.find("-tokenizer") == std::string::npos) names.push_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class HfPipelineReferenceTest : public ::testing::TestWithParam<std::string> {};
+
+// Each committed reference: the handler's prediction for every input equals what
+// transformers.pipeline(task, model)(input, **args) returned.
+TEST_P(HfPipelineReferenceTest, PredictionsEqualTransformersPipeline) {
+  const nlohmann::json ref = HfReference(GetParam());
+  ASSERT_TRUE(ref.is_object());
+  auto handler = Handler(ref["model"], ref["task"], FromJson(ref["args"]));
+  ASSERT_TRUE(handler.ok()) << handler.status().ToString();
+  auto model = (*handler)->LoadModel({});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::vector<Value> inputs;
+  for (const auto& in : ref["inputs"]) inputs.push_back(Value::String(in.get<std::string>()));
+  std::vector<const Value*> batch;
+  for (const Value& v : inputs) {
+    ASSERT_TRUE((*model)->CheckExample(v).ok()) << (*model)->CheckExample(v).ToString();
+    batch.push_back(&v);
+  }
+  std::vector<Value> predictions;
+  ASSERT_TRUE((*model)->RunInference(batch, predictions).ok());
+  ASSERT_EQ(predictions.size(), inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ExpectMatches(nlohmann::json::parse(predictions[i].ToJson()), ref["outputs"][i],
+                  GetParam() + " input " + std::to_string(i));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(References, HfPipelineReferenceTest, ::testing::ValuesIn(ReferenceNames()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
+
+TEST(HfPipelineHandler, CoversEveryTaskAndFamilyInItsReferences) {
+  const std::vector<std::string> names = ReferenceNames();
+  for (const char* want : {"bert-text-classification", "distilbert-ner-first", "roberta-fill-mask", "bert-zero-shot",
+                           "roberta-feature-extraction", "roberta-ner-max"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  }
+}
+
+struct BadConfig {
+  const char* name;
+  std::string model, task;
+  std::string args_json;
+  std::string error;
+};
+void PrintTo(const BadConfig& c, std::ostream* os) { *os << c.name; }
+
+class HfPipelineBadConfigTest : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(HfPipelineBadConfigTest, IsRefusedAtLoadNamingWhatIsSupported) {
+  const BadConfig& c = GetParam();
+  auto h = Handler(c.model, c.task, FromJson(nlohmann::json::parse(c.args_json)));
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(h.status().message(), HasSubstr(c.error));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, HfPipelineBadConfigTest,
+    ::testing::Values(
+        BadConfig{"UnknownTask", "bert-masked-lm", "summarization", "{}", "task 'summarization' is not supported; supported: text-classification"},
+        BadConfig{"HeadMismatch", "bert-masked-lm", "text-classification", "{}", "needs a *ForSequenceClassification model"},
+        BadConfig{"UnknownArgument", "bert-sequence-classification", "text-classification", R"({"topk": 2})",
+                  "argument 'topk' is not supported; supported: top_k, function_to_apply"},
+        BadConfig{"BadAggregation", "bert-token-classification", "ner", R"({"aggregation_strategy": "mean"})",
+                  "allowed: none, simple, first, average, max"},
+        BadConfig{"ZeroShotWithoutLabels", "bert-nli", "zero-shot-classification", "{}", "needs 'candidate_labels'"},
+        BadConfig{"MissingModel", "no-such-model", "fill-mask", "{}", "not found; looked at"}));
+
+TEST(HfPipelineHandler, NonStringExampleIsRefusedWithTheReason) {
+  auto h = Handler("bert-sequence-classification", "text-classification", Value::FromRow(Row()));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  auto m = (*h)->LoadModel({});
+  ASSERT_TRUE(m.ok());
+  const Status s = (*m)->CheckExample(Value::Int(3));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("takes a string (the preprocess result), got int"));
+}
+
+TEST(HfPipelineHandler, FillMaskWithoutMaskIsRefusedPerExample) {
+  auto h = Handler("bert-masked-lm", "fill-mask", Value::FromRow(Row()));
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  auto m = (*h)->LoadModel({});
+  ASSERT_TRUE(m.ok());
+  EXPECT_THAT((*m)->CheckExample(Value::String("no mask here")).message(), HasSubstr("no mask token ([MASK])"));
+}
+
+}  // namespace
+}  // namespace dfw
