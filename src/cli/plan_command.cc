@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "jinja_flags.h"
 #include "dfw/catalog/catalog.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/job/job_dir.h"
@@ -22,13 +23,16 @@ struct PlanFlags {
   int mig_instances = 1;
   std::string format = "text";
   std::string catalog_dir;
+  JinjaFlags jinja;
 };
 
 
-int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
   if (!leftovers.empty()) return InvocationError("dfworker plan", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
-  auto yaml = ReadWholeFile(flags.pipeline_path, std::size_t{4} << 20);
-  if (!yaml.ok()) return InvocationError("dfworker plan", "pipeline file: " + yaml.status().message());
+  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  if (!variables.ok()) return InvocationError("dfworker plan", variables.status().message());
+  auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);
+  if (!yaml.ok()) return InvocationError("dfworker plan", yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return InvocationError("dfworker plan", "catalog: " + catalog.status().message());
   PipelineOptions options = ParsePipelineOptions(pipeline_args, *yaml, flags.pipeline_path);
@@ -69,6 +73,7 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "MIG rows: copies of this job that must share one GPU (instances of one profile), default 1");
   plan->add_option("--format", flags->format, "Output format")->check(CLI::IsMember({"text", "json"}));
   plan->add_option("--catalog_dir", flags->catalog_dir, "Directory of catalog *.yaml (default: as for run)");
+  AddJinjaFlags(plan, flags->jinja);
   plan->callback([plan, flags, &context] {
     context.exit_code = Plan(*flags, plan->remaining(), context.pipeline_args);
   });

@@ -165,7 +165,7 @@ Value GetAttr(const Value& object, const Value& key) {
                                                           : static_cast<int64_t>(object.as_string().size());
     int64_t i = key.as_int();
     if (i < 0) i += n;
-    if (i < 0 || i >= n) return Value::Undefined("'" + object.TypeName() + " object' has no element " + key.Repr());
+    if (i < 0 || i >= n) return Value::Undefined(object.TypeName() + " object has no element " + key.Repr());  // jinja2's words
     if (object.kind() == Value::Kind::kList) return object.as_list()[static_cast<std::size_t>(i)];
     return Value::String(std::string(1, object.as_string()[static_cast<std::size_t>(i)]));
   }

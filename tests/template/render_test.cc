@@ -88,7 +88,7 @@ const Case kCases[] = {
     {"undefined_in_if", "\n\n{% if K %}x{% endif %}", "{}", nullptr, "t.yaml:3: 'K' is undefined"},
     {"undefined_in_for", "{% for x in xs %}{% endfor %}", "{}", nullptr, "t.yaml:1: 'xs' is undefined"},
     {"undefined_in_arithmetic", "{{ K + 1 }}", "{}", nullptr, "t.yaml:1: 'K' is undefined"},
-    {"list_index_out_of_range", "{{ xs[5] }}", R"({"xs": [1]})", nullptr, "t.yaml:1: 'list object' has no element 5"},
+    {"list_index_out_of_range", "{{ xs[5] }}", R"({"xs": [1]})", nullptr, "t.yaml:1: list object has no element 5"},
     {"unclosed_expression", "a\n{{ K", R"({"K": 1})", nullptr, "t.yaml:2: the expression is not closed"},
     {"unclosed_if", "{% if true %}x", "{}", nullptr, "unexpected end of template: expected '{% endif %}'"},
     {"mismatched_end", "{% if true %}x{% endfor %}", "{}", nullptr, "t.yaml:1: unknown tag 'endfor'"},
