@@ -7,6 +7,16 @@
 namespace dfw::tmpl {
 namespace {
 
+// Whitespace control removes spaces, tabs and newlines (jinja2's \s).
+void StripLeft(std::string& s) {
+  const std::size_t first = s.find_first_not_of(" \t\r\n\f\v");
+  s.erase(0, first == std::string::npos ? s.size() : first);
+}
+void StripRight(std::string& s) {
+  const std::size_t last = s.find_last_not_of(" \t\r\n\f\v");
+  s.erase(last == std::string::npos ? 0 : last + 1);
+}
+
 class Lexer {
  public:
   Lexer(std::string_view src, const std::string& name) : src_(src), name_(name) {}
@@ -20,11 +30,8 @@ class Lexer {
       CountLines(pos_, open);
       pos_ = open;
       const bool strip_trailing = open + 2 < src_.size() && src_[open + 2] == '-';
-      if (strip_leading) text.erase(0, text.find_first_not_of(" \t\r\n") == std::string::npos ? text.size() : text.find_first_not_of(" \t\r\n"));
-      if (strip_trailing && open < src_.size()) {
-        const std::size_t last = text.find_last_not_of(" \t\r\n");
-        text.erase(last == std::string::npos ? 0 : last + 1);
-      }
+      if (strip_leading) StripLeft(text);
+      if (strip_trailing && open < src_.size()) StripRight(text);
       strip_leading = false;
       if (!text.empty()) Push(TokenKind::kText, std::move(text), text_line);
       if (open >= src_.size()) break;
@@ -205,14 +212,8 @@ class Lexer {
       j += dash_after;
       if (src_.substr(j, 2) != "%}") continue;
       std::string text(src_.substr(pos_, i - pos_));
-      if (strip_leading) {
-        const std::size_t first = text.find_first_not_of(" \t\r\n");
-        text.erase(0, first == std::string::npos ? text.size() : first);
-      }
-      if (dash) {
-        const std::size_t last = text.find_last_not_of(" \t\r\n");
-        text.erase(last == std::string::npos ? 0 : last + 1);
-      }
+      if (strip_leading) StripLeft(text);
+      if (dash) StripRight(text);
       if (!text.empty()) Push(TokenKind::kText, std::move(text), start_line);
       CountLines(pos_, j + 2);
       pos_ = j + 2;
