@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "jinja_flags.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/strings.h"
 #include "dfw/job/job_dir.h"
@@ -40,6 +41,7 @@ struct BenchFlags {
   int repeat = 3;
   std::string report;    // HTML page
   bool keep = false;     // keep the temporary root (job dirs, logs, outputs)
+  JinjaFlags jinja;      // the file is rendered once; every run gets the rendered (and edited) text
 };
 
 
@@ -111,10 +113,10 @@ Status Sample(const std::string& path, bool csv, int64_t records, const std::str
   return Status::OK();
 }
 
-Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& root_dir) {
+Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& pipeline_text, const std::string& root_dir) {
   PipelineEdits e;
   try {
-    e.root = YAML::LoadFile(flags.pipeline_path);
+    e.root = YAML::Load(pipeline_text);
   } catch (const YAML::Exception& ex) {
     return InvalidArgument(flags.pipeline_path + ": not valid YAML: " + ex.msg);
   }
@@ -266,7 +268,7 @@ report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yam
   return m;
 }
 
-int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
   if (!leftovers.empty()) return InvocationError("dfworker bench", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
   if (flags.records == 0 || flags.records < -1) return InvocationError("dfworker bench", "--records " + std::to_string(flags.records) + ": must be 1 or more");
   if (flags.repeat < 1 || flags.repeat > 20) return InvocationError("dfworker bench", "--repeat " + std::to_string(flags.repeat) + ": must be from 1 to 20");
@@ -280,7 +282,12 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
   if (!grid.ok()) return InvocationError("dfworker bench", grid.status().message());
   std::error_code ec;
   if (!fs::is_regular_file(flags.pipeline_path, ec)) return InvocationError("dfworker bench", "pipeline file '" + flags.pipeline_path + "' is not a file");
-  if (auto yaml = ReadWholeFile(flags.pipeline_path); yaml.ok()) {
+  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  if (!variables.ok()) return InvocationError("dfworker bench", variables.status().message());
+  Result<std::string> pipeline_text = ReadPipelineFile(flags.pipeline_path, *variables);
+  if (!pipeline_text.ok()) return InvocationError("dfworker bench", pipeline_text.status().message());
+  {
+    const std::string* yaml = &*pipeline_text;
     auto stages = PlanPipelineStages(flags.pipeline_path, *yaml, 1);
     if (stages.ok() && stages->count > 1) {
       return InvocationError("dfworker bench", "the pipeline has a Combine, so it runs as " + std::to_string(stages->count) +
@@ -292,7 +299,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, co
   std::string root_template = (fs::temp_directory_path() / "dfw-bench-XXXXXX").string();
   if (::mkdtemp(root_template.data()) == nullptr) return InvocationError("dfworker bench", "cannot create a temporary folder under " + fs::temp_directory_path().string());
   const std::string root = root_template;
-  auto edits = LoadEdits(flags, root);
+  auto edits = LoadEdits(flags, *pipeline_text, root);
   bool has_accelerator = false;
   for (const std::string& a : pipeline_args) has_accelerator |= a.find("worker_accelerator=") != std::string::npos;
   int code = 0;
@@ -410,6 +417,7 @@ void AddBenchCommand(CLI::App& app, CliContext& context) {
   bench->add_option("--repeat", flags->repeat, "Runs per grid point (median and spread), default 3");
   bench->add_option("--report", flags->report, "Also write the sweep as an HTML page here");
   bench->add_flag("--keep", flags->keep, "Keep the temporary folder with every run's job dir");
+  AddJinjaFlags(bench, flags->jinja);
   bench->callback([bench, flags, &context] {
     context.exit_code = Bench(*flags, bench->remaining(), context.pipeline_args);
   });

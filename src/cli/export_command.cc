@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "jinja_flags.h"
 #include "dfw/catalog/catalog.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
@@ -29,6 +30,7 @@ struct ExportFlags {
   std::string out;
   bool allow_manual_steps = false;
   std::string catalog_dir;
+  JinjaFlags jinja;
 };
 
 
@@ -49,11 +51,14 @@ std::string FindCompanionDir() {
   return "";
 }
 
-int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
   if (!leftovers.empty()) return InvocationError("dfworker", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
   if (Status s = InitLogging("warn"); !s.ok()) return InvocationError("dfworker", s.message());
-  auto yaml = ReadWholeFile(flags.pipeline_path, kMaxPipelineFileBytes);
-  if (!yaml.ok()) return InvocationError("dfworker", "pipeline file: " + yaml.status().message());
+  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  if (!variables.ok()) return InvocationError("dfworker", variables.status().message());
+  // A templated file is exported rendered (its variables applied): Beam then runs it as is.
+  auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);
+  if (!yaml.ok()) return InvocationError("dfworker", yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return InvocationError("dfworker", "catalog: " + catalog.status().message());
 
@@ -100,6 +105,7 @@ void AddExportCommand(CLI::App& app, CliContext& context) {
   cmd->add_flag("--allow_manual_steps", flags->allow_manual_steps,
                 "Write a transform with no Beam equivalent as a marked manual step instead of failing");
   cmd->add_option("--catalog_dir", flags->catalog_dir, "Directory of catalog *.yaml (as for run)");
+  AddJinjaFlags(cmd, flags->jinja);
   cmd->callback([cmd, flags, &context] { context.exit_code = Export(*flags, cmd->remaining(), context.pipeline_args); });
 }
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "jinja_flags.h"
 #include "dfw/catalog/catalog.h"
 #include "dfw/catalog/prices.h"
 #include "dfw/common/strings.h"
@@ -39,6 +40,7 @@ struct PlanFlags {
   std::string deadline;              // --deadline HOURS (needs --records)
   bool all = false;                  // --all: every fitting row in the estimate table
   std::string objective;             // --objective cost|time|fit (default cost with prices, else time)
+  JinjaFlags jinja;
 };
 
 constexpr const char* kDefaultPriceRegion = "us-central1";
@@ -160,10 +162,12 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
 }
 
 
-int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
   if (!leftovers.empty()) return InvocationError("dfworker plan", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
-  auto yaml = ReadWholeFile(flags.pipeline_path, std::size_t{4} << 20);
-  if (!yaml.ok()) return InvocationError("dfworker plan", "pipeline file: " + yaml.status().message());
+  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  if (!variables.ok()) return InvocationError("dfworker plan", variables.status().message());
+  auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);
+  if (!yaml.ok()) return InvocationError("dfworker plan", yaml.status().message());
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return InvocationError("dfworker plan", "catalog: " + catalog.status().message());
   PipelineOptions options = ParsePipelineOptions(pipeline_args, *yaml, flags.pipeline_path);
@@ -228,6 +232,7 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
                    "Recommend only configurations at most this cost per million records (exit 2 when none)");
   plan->add_option("--deadline", flags->deadline,
                    "Recommend only configurations whose job (--records) takes at most this many hours (exit 2 when none)");
+  AddJinjaFlags(plan, flags->jinja);
   plan->callback([plan, flags, &context] {
     context.exit_code = Plan(*flags, plan->remaining(), context.pipeline_args);
   });

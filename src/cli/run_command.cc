@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "jinja_flags.h"
 #include "dfw/catalog/catalog.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
@@ -43,6 +44,8 @@ struct RunFlags {
   std::string tenant_of;     // hidden: this run is tenant `tenant` of the tenants run in this job dir
   std::string tenant;
   std::string options_from;  // hidden: another file's options: block, read after the pipeline's
+  JinjaFlags jinja;          // --jinja_variables, --jinja_variable_flags (jinja_flags.h)
+  bool render = false;       // --render (with --dry_run): print the rendered pipeline file
 };
 
 
@@ -90,7 +93,12 @@ std::string ResolveResume(const std::string& arg) {
   return std::filesystem::is_directory(by_id, ec) ? by_id : arg;
 }
 
-int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const std::vector<std::string>& pipeline_args) {
+int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
+  const bool jinja = !flags.jinja.variables.empty() || !flags.jinja.variable_flags.empty();
+  if (!flags.tenants.empty() && (jinja || flags.render)) {
+    return RunFailure(flags, "command-line", "--jinja_variables, --jinja_variable_flags and --render apply to one pipeline file, not to --tenants");
+  }
+  if (flags.render && !flags.dry_run) return RunFailure(flags, "command-line", "--render needs --dry_run");
   if (!flags.tenants.empty()) {
     if (!flags.pipeline_path.empty() || !leftovers.empty()) {
       return RunFailure(flags, "command-line", "--tenants names the pipelines; no pipeline file is expected beside it");
@@ -106,8 +114,15 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
   if (Status s = InitLogging(flags.log_level); !s.ok()) return RunFailure(flags, "command-line", s.message());
   auto backend = device::ParseAcceleratorBackend(flags.accelerator_backend);
   if (!backend.ok()) return RunFailure(flags, "command-line", "--accelerator_backend: " + backend.status().message());
-  auto yaml = ReadFile(flags.pipeline_path);
-  if (!yaml.ok()) return RunFailure(flags, "file-unreadable", yaml.status().message());
+  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  if (!variables.ok()) return RunFailure(flags, "command-line", variables.status().message());
+  // Rendered once, here: the launcher, the job dir's job.json and so every SDK process get this text.
+  auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);
+  if (!yaml.ok()) {
+    const bool unreadable = yaml.status().message().rfind("pipeline file: ", 0) == 0;
+    return RunFailure(flags, unreadable ? "file-unreadable" : "pipeline-template", yaml.status().message());
+  }
+  if (flags.render) std::cout << *yaml << std::flush;
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return RunFailure(flags, "catalog-invalid", "catalog: " + catalog.status().message());
 
@@ -169,7 +184,8 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, const 
     if (flags.format != "json" && (flags.log_level == "debug" || flags.log_level == "trace")) {
       report = RenderOptionsText(context.options) + "\n" + report;
     }
-    (flags.dry_run || flags.format == "json" ? std::cout : std::cerr) << report << std::flush;
+    // With --render stdout is the rendered file alone (`> rendered.yaml`), so the report goes to stderr.
+    (!flags.render && (flags.dry_run || flags.format == "json") ? std::cout : std::cerr) << report << std::flush;
     return valid ? 0 : kInvalid;
   }
   for (const Diagnostic& d : diagnostics) std::cerr << RenderDiagnosticText(d) << "\n";
@@ -201,6 +217,9 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
   run->add_option("--tenant", flags->tenant)->group("");
   run->add_option("--options_from", flags->options_from)->group("");
   run->add_flag("--dry_run", flags->dry_run, "Validate, print the worker plan and diagnostics, do not run");
+  AddJinjaFlags(run, flags->jinja);
+  run->add_flag("--render", flags->render,
+                "With --dry_run: print the pipeline file as rendered with the Jinja variables (stdout), the report on stderr");
   run->add_option("--format", flags->format, "Report format")->check(CLI::IsMember({"text", "json"}));
   run->add_option("--log_level", flags->log_level, "trace|debug|info|warn|error|critical|off");
   run->add_option("--report", flags->report,

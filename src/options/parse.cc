@@ -28,6 +28,10 @@ FlagArity LookupFlagArity(std::string_view name) {
                                                                                          : FlagArity::kValue;
 }
 
+bool IsKnownPipelineFlag(std::string_view name) {
+  return oi::FindFlag(name) != nullptr || oi::ServiceOptionWrittenAsFlag(name).has_value();
+}
+
 void OptionsParser::AddCommandLine(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];

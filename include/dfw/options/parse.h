@@ -23,6 +23,9 @@ enum class FlagArity {
 // Arity of `--name` (name without dashes); a near miss of a known flag takes that flag's arity.
 FlagArity LookupFlagArity(std::string_view name);
 
+// Whether `--name` (without dashes) is exactly a pipeline flag this parser knows (no near misses).
+bool IsKnownPipelineFlag(std::string_view name);
+
 class OptionsParser {
  public:
   // Adds the top-level `options:` mapping of a pipeline file, and the `resource_hints:` of its
