@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "dfw/backend/backend.h"
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/common/status.h"
 
 // Exported by libdfw_backend_cuda.so. Returns a new backend (caller owns it, delete with
@@ -51,6 +53,9 @@ struct CpuBackendOptions {
   // Test seam: when set and it returns true, oneDNN primitive creation is treated as refused, so
   // tests reach the OpenBLAS fallback and its warning. Never set outside tests.
   std::function<bool()> onednn_refuse_create_for_testing;
+  // The instruction sets CheckLinearDType judges by (dfw/backend/cpu_isa.h); unset = this
+  // machine's (DetectCpuIsa). Tests set made-up ones to reach the refusals on any machine.
+  std::optional<CpuIsa> isa;
 };
 
 // The CPU backend: OpenBLAS and, where it is faster or asked for, oneDNN. Never fails: a oneDNN

@@ -18,6 +18,7 @@
 #include "dfw/backend/backend.h"
 #include "dfw/backend/registry.h"
 #include "dnnl_gemm.h"
+#include "dnnl_lowp.h"
 #include "gemm_plan.h"
 #include "kernels.h"
 
@@ -75,7 +76,8 @@ int OpenBlasThreads() { return openblas_get_num_threads(); }
 
 class CpuBackend final : public InferenceBackend {
  public:
-  explicit CpuBackend(CpuBackendOptions options) : path_(options.gemm) {
+  explicit CpuBackend(CpuBackendOptions options)
+      : path_(options.gemm), cpu_(options.isa.has_value() ? *options.isa : DetectCpuIsa()) {
     if (path_ == CpuGemmPath::kOpenBlas) return;
     cpu_dnnl::DnnlGemmOptions dnnl_options;
     dnnl_options.threads = OpenBlasThreads;
@@ -106,7 +108,7 @@ class CpuBackend final : public InferenceBackend {
       }
     }
     return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
-           cpu_kernels::IsaName(isa_) + " row kernels";
+           cpu_kernels::IsaName(isa_) + " row kernels; CPU " + cpu_.Describe();
   }
 
   Result<std::unique_ptr<DeviceBuffer>> Allocate(std::size_t bytes) override {
@@ -204,6 +206,29 @@ class CpuBackend final : public InferenceBackend {
     return act == Activation::kNone ? Status::OK() : BiasActivation(y, m, n, nullptr, act);
   }
 
+  Status CheckLinearDType(LinearDType dtype) const override { return CheckLinearDTypeOn(cpu_, dtype); }
+
+  Result<std::unique_ptr<PreparedLinear>> PrepareLinear(const float* w, int n, int k, LinearDType dtype) override {
+    if (dtype == LinearDType::kFloat32) return InferenceBackend::PrepareLinear(w, n, k, dtype);
+    RETURN_IF_ERROR(CheckLinearDType(dtype));
+    if (n < 1 || k < 1 || w == nullptr) return InferenceBackend::PrepareLinear(w, n, k, LinearDType::kFloat32).status();
+    if (lowp_ == nullptr) {
+      ASSIGN_OR_RETURN(lowp_, cpu_dnnl::LowpMatmul::Make(OpenBlasThreads, cpu_.reduce_range_int8(), isa_));
+    }
+    return lowp_->Prepare(w, n, k, dtype);
+  }
+
+  Status Linear(const float* x, const PreparedLinear& w, const float* bias, float* y, int m, Activation act) override {
+    if (w.dtype() == LinearDType::kFloat32 || m == 0) {
+      return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
+    }
+    RETURN_IF_ERROR(CheckGemmArgs(false, true, m, w.n(), w.k(), x, w.k(), w.f32_weights(), w.k(), y, w.n()));
+    if (lowp_ == nullptr) return InvalidArgument("Linear: weights were not prepared by this CPU backend");
+    ASSIGN_OR_RETURN(const cpu_dnnl::LowpMatmul::Ran ran, lowp_->Run(x, w, bias, y, m, act));
+    if (!ran.ran) return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
+    return ran.act_pending ? BiasActivation(y, m, w.n(), nullptr, act) : Status::OK();
+  }
+
   Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {
     RETURN_IF_ERROR(CheckMatrix("BiasActivation", x, m, n));
     if (static_cast<int>(act) > static_cast<int>(Activation::kSigmoid)) {
@@ -246,7 +271,9 @@ class CpuBackend final : public InferenceBackend {
  private:
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
-  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
+  const CpuIsa cpu_;  // what CheckLinearDType judges by (CpuBackendOptions::isa)
+  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;
+  std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear  // null on kOpenBlas or when oneDNN cannot start
   // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
   // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
