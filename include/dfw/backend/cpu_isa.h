@@ -32,7 +32,9 @@ struct CpuIsa {
   bool has_vnni() const { return avx512_vnni || avx_vnni || amx_int8; }
   // Int8 weights use 7 bits (±63) where u8·s8 pairs could saturate (no VNNI).
   bool reduce_range_int8() const { return !has_vnni(); }
-  // "avx512f avx512_vnni avx512_bf16 amx_bf16 amx_int8; oneDNN avx512_core_amx".
+  // "avx2 fma avx512f ... amx_int8" (the instructions the rules look at).
+  std::string Flags() const;
+  // Flags() + "; oneDNN avx512_core_amx".
   std::string Describe() const;
 };
 

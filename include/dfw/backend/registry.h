@@ -101,6 +101,9 @@ int BlasThreads();
 // others wait for the lock and read it, so 8 processes on 2 CPUs measure once, not 8 times at once
 // (which also skews what they measure). "" (the default): each process measures its own.
 void SetCpuGemmPlanCache(const std::string& path);
+// The path SetCpuGemmPlanCache set ("" when none): other per-CPU decisions of the job (a model's
+// precision, dfw/inference/precision_choice.h) are cached beside it.
+std::string CpuGemmPlanCache();
 
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
 // When CUDA was ruled out for this process (RuleOutCuda, or kCudaUnavailableEnv set non-empty in

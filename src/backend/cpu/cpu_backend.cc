@@ -108,7 +108,7 @@ class CpuBackend final : public InferenceBackend {
       }
     }
     return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
-           cpu_kernels::IsaName(isa_) + " row kernels; CPU " + cpu_.Describe();
+           cpu_kernels::IsaName(isa_) + " row kernels; CPU " + cpu_.Flags();
   }
 
   Result<std::unique_ptr<DeviceBuffer>> Allocate(std::size_t bytes) override {
@@ -353,5 +353,6 @@ Status SetBlasThreads(int threads) {
 int BlasThreads() { return openblas_get_num_threads(); }
 
 void SetCpuGemmPlanCache(const std::string& path) { cpu_gemm::SetPlanCachePath(path); }
+std::string CpuGemmPlanCache() { return cpu_gemm::PlanCachePath(); }
 
 }  // namespace dfw

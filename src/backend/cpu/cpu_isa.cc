@@ -68,7 +68,7 @@ CpuIsa Detect() { return CpuIsa{}; }
 
 }  // namespace
 
-std::string CpuIsa::Describe() const {
+std::string CpuIsa::Flags() const {
   std::string s;
   auto add = [&s](bool on, const char* name) {
     if (on) s += (s.empty() ? "" : " ") + std::string(name);
@@ -83,8 +83,10 @@ std::string CpuIsa::Describe() const {
   add(amx_bf16, "amx_bf16");
   add(amx_int8, "amx_int8");
   if (s.empty()) s = sse41 ? "sse4.1" : "baseline x86-64";
-  return s + "; oneDNN " + (onednn_isa.empty() ? "unknown" : onednn_isa);
+  return s;
 }
+
+std::string CpuIsa::Describe() const { return Flags() + "; oneDNN " + (onednn_isa.empty() ? "unknown" : onednn_isa); }
 
 const CpuIsa& DetectCpuIsa() {
   static const CpuIsa isa = [] {

@@ -213,6 +213,11 @@ void SetPlanCachePath(const std::string& path) {
   CachePath() = path;
 }
 
+std::string PlanCachePath() {
+  std::lock_guard<std::mutex> lock(CacheMutex());
+  return CachePath();
+}
+
 std::string EncodePlan(const GemmPlan& p) {
   return fmt::format("dfw-gemm-plan 1 {} {} {} {:.3f} {:.3f} {:.3f} {:.3f}", p.threads, p.onednn_large ? 1 : 0,
                      p.onednn_batched ? 1 : 0, p.openblas_large_gflops, p.onednn_large_gflops, p.openblas_batched_gflops,

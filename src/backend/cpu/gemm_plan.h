@@ -66,6 +66,7 @@ const GemmPlan& CalibratedPlan(int threads);
 // nullopt for anything else (the plan is then measured again).
 std::string EncodePlan(const GemmPlan& plan);
 void SetPlanCachePath(const std::string& path);  // see SetCpuGemmPlanCache
+std::string PlanCachePath();
 std::optional<GemmPlan> DecodePlan(const std::string& text);
 
 }  // namespace dfw::cpu_gemm
