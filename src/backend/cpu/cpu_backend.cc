@@ -288,7 +288,10 @@ class CpuBackend final : public InferenceBackend {
     if (dnnl_ == nullptr || k == 0) return false;
     if (path_ == CpuGemmPath::kOneDnn) return true;
     const cpu_gemm::GemmClass c = cpu_gemm::ClassOf(m, n, k, batch);
-    return c != cpu_gemm::GemmClass::kSmall && Plan().OnOneDnn(c);
+    // Small products do not start the calibration (gemm_plan.h): before it ran, they go to oneDNN
+    // only when OpenBLAS's core is generic here.
+    if (c == cpu_gemm::GemmClass::kSmall) return plan_ != nullptr ? plan_->onednn_small : cpu_gemm::OpenBlasIsGeneric();
+    return Plan().OnOneDnn(c);
   }
 
   static Status Copy(void* dst, const void* src, std::size_t bytes) {
