@@ -209,11 +209,12 @@ Result<PrecisionChoice> ChoosePrecision(const PrecisionProbe& probe, const Preci
     RETURN_IF_ERROR(probe.use(choice.dtype));
     return choice;
   }
-  // Read or measure-and-write under the lock (a holder that never lets go is not waited for past
-  // ~10 s: this process then measures alone).
+  // Read or measure-and-write under the lock. The holder measures for a few seconds (longer on a
+  // loaded machine); one that never lets go is not waited for past ~120 s: this process then
+  // measures alone.
   const int lock = ::open((o.cache_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   bool locked = false;
-  for (int i = 0; lock >= 0 && i < 2000; ++i) {
+  for (int i = 0; lock >= 0 && i < 24000; ++i) {
     if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
       locked = true;
       break;

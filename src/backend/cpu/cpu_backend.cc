@@ -14,9 +14,11 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dfw/backend/backend.h"
 #include "dfw/backend/registry.h"
+#include "attention_kernels.h"
 #include "dnnl_gemm.h"
 #include "dnnl_lowp.h"
 #include "gemm_plan.h"
@@ -166,6 +168,19 @@ class CpuBackend final : public InferenceBackend {
       return InvalidArgument("GemmHeadsBatched: negative batch " + std::to_string(batch) + " or heads " +
                              std::to_string(heads));
     }
+    if (UseAttentionKernels(trans_a, trans_b, n, k, beta)) {
+      RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
+      if (m == 0 || n == 0) return Status::OK();
+      const cpu_attention::Batched p{m,  n,        k,          alpha,         a,     lda,   stride_a,
+                                     head_stride_a, b, ldb,    stride_b,      head_stride_b, c, ldc,
+                                     stride_c,      head_stride_c, batch, heads};
+      if (!trans_b) {
+        cpu_attention::ContextPv(p);
+      } else {
+        cpu_attention::ScoresQkT(p, attention_scratch_);
+      }
+      return Status::OK();
+    }
     if (int64_t{batch} * heads > 1 && UseOneDnn(m, n, k, batch * heads)) {
       RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
       if (m == 0 || n == 0) return Status::OK();
@@ -273,7 +288,8 @@ class CpuBackend final : public InferenceBackend {
   const CpuGemmPath path_;
   const CpuIsa cpu_;  // what CheckLinearDType judges by (CpuBackendOptions::isa)
   std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;
-  std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear  // null on kOpenBlas or when oneDNN cannot start
+  std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear
+  std::vector<float> attention_scratch_;         // ScoresQkT's transposed keys  // null on kOpenBlas or when oneDNN cannot start
   // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
   // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
@@ -281,6 +297,14 @@ class CpuBackend final : public InferenceBackend {
   const cpu_gemm::GemmPlan& Plan() const {
     if (plan_ == nullptr) plan_ = &cpu_gemm::CalibratedPlan(OpenBlasThreads());
     return *plan_;
+  }
+
+  // The default path with one BLAS thread on an AVX-512 CPU runs attention's products on
+  // attention_kernels.h (one thread: with more, oneDNN's team splits the heads). The forced paths
+  // keep their library (the parity reference and the oneDNN rows).
+  bool UseAttentionKernels(bool trans_a, bool trans_b, int n, int k, float beta) const {
+    if (path_ != CpuGemmPath::kAuto || !DetectCpuIsa().avx512f || k == 0 || OpenBlasThreads() != 1) return false;
+    return trans_b ? cpu_attention::ScoresFit(trans_a, trans_b, k, beta) : cpu_attention::ContextFit(trans_a, trans_b, n, beta);
   }
 
   // k = 0 stays on OpenBLAS (C = beta C, which a zero-volume matmul would not write).
