@@ -56,7 +56,8 @@ TEST(CpuAttentionKernels, ScoresAndContextMatchOpenBlas) {
                                             ctx_stride, s.dh, s.batch, s.heads)
                     .ok());
     cpu_attention::ContextPv({s.seq, s.dh, s.seq, 1.f, p.data(), s.seq, score_stride, head_score, qkv.data() + 2 * h, h3,
-                              seq_stride, s.dh, ctx_got.data(), h, ctx_stride, s.dh, s.batch, s.heads});
+                              seq_stride, s.dh, ctx_got.data(), h, ctx_stride, s.dh, s.batch, s.heads},
+                             scratch);
     for (std::size_t i = 0; i < ctx_want.size(); ++i) {
       ASSERT_NEAR(ctx_got[i], ctx_want[i], 1e-4f * (1 + std::fabs(ctx_want[i]))) << i;
     }

@@ -35,8 +35,8 @@ constexpr int kMaxHeadDim = 64;
 bool ScoresFit(bool trans_a, bool trans_b, int k, float beta);
 bool ContextFit(bool trans_a, bool trans_b, int n, float beta);
 
-// `scratch` is reused between calls (grows to k x round_up(n, 16) floats).
+// `scratch` is reused between calls (the packed Kᵀ or V of one matrix).
 void ScoresQkT(const Batched& p, std::vector<float>& scratch);
-void ContextPv(const Batched& p);
+void ContextPv(const Batched& p, std::vector<float>& scratch);
 
 }  // namespace dfw::cpu_attention

@@ -175,7 +175,7 @@ class CpuBackend final : public InferenceBackend {
                                      head_stride_a, b, ldb,    stride_b,      head_stride_b, c, ldc,
                                      stride_c,      head_stride_c, batch, heads};
       if (!trans_b) {
-        cpu_attention::ContextPv(p);
+        cpu_attention::ContextPv(p, attention_scratch_);
       } else {
         cpu_attention::ScoresQkT(p, attention_scratch_);
       }
@@ -287,9 +287,9 @@ class CpuBackend final : public InferenceBackend {
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
   const CpuIsa cpu_;  // what CheckLinearDType judges by (CpuBackendOptions::isa)
-  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;
+  std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
   std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear
-  std::vector<float> attention_scratch_;         // ScoresQkT's transposed keys  // null on kOpenBlas or when oneDNN cannot start
+  std::vector<float> attention_scratch_;         // the attention kernels' packed Kᵀ / V
   // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
   // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
