@@ -135,6 +135,20 @@ const PrecisionCandidate* PrecisionChoice::Find(LinearDType d) const {
   return nullptr;
 }
 
+std::vector<std::pair<std::string, int64_t>> PrecisionChoice::Figures() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  out.emplace_back("linear_dtype_bits", dtype == LinearDType::kFloat32 ? 32 : dtype == LinearDType::kBFloat16 ? 16 : 8);
+  for (const PrecisionCandidate& c : candidates) {
+    if (!c.refused.empty()) continue;
+    const std::string p = "precision_" + std::string(LinearDTypeName(c.dtype));
+    out.emplace_back(p + "_micro_secs", std::llround(c.seconds * 1e6));
+    if (c.dtype == LinearDType::kFloat32) continue;
+    out.emplace_back(p + (kind == PrecisionTolerance::Kind::kEmbedding ? "_min_cosine_ppm" : "_max_prob_diff_ppm"),
+                     std::llround(c.agreement * 1e6));
+  }
+  return out;
+}
+
 std::string PrecisionChoice::Describe() const {
   PrecisionTolerance t;
   t.kind = kind;

@@ -158,7 +158,15 @@ class SentenceEmbeddingModel final : public Model {
   std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
   std::string_view device() const override { return backend_->name(); }
 
+  std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
+    if (precision_.has_value()) return precision_->Figures();
+    const LinearDType d = encoder_->linear_dtype();
+    return {{"linear_dtype_bits", d == LinearDType::kFloat32 ? 32 : d == LinearDType::kBFloat16 ? 16 : 8}};
+  }
+  void SetPrecision(std::optional<PrecisionChoice> p) { precision_ = std::move(p); }
+
  private:
+  std::optional<PrecisionChoice> precision_;  // what `dtype: auto` measured; unset for an explicit dtype
   Settings s_;
   std::unique_ptr<SafetensorsFile> file_;  // the CPU backend reads the weights in place
   std::unique_ptr<InferenceBackend> backend_;
@@ -216,6 +224,7 @@ class SentenceEmbeddingHandler final : public ModelHandler {
       RETURN_IF_ERROR(ChooseDType(*backend, *encoder));
     }
     auto model = std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder));
+    if (!s_.dtype.has_value()) model->SetPrecision(precision());
     model->ChargeWeights(std::move(charge), ModelId());
     return std::unique_ptr<Model>(std::move(model));
   }

@@ -78,6 +78,19 @@ TEST(ChoosePrecision, PicksTheFastestDtypeWithinTheTolerance) {
   EXPECT_FALSE(c->Find(LinearDType::kInt8)->passed);
   EXPECT_LT(c->Find(LinearDType::kInt8)->agreement, 0.995);
   EXPECT_NE(c->Describe().find("rejected"), std::string::npos) << c->Describe();
+  // What reaches metrics.json.
+  const auto figures = c->Figures();
+  auto figure = [&](const std::string& name) -> int64_t {
+    for (const auto& [n, v] : figures) {
+      if (n == name) return v;
+    }
+    return -1;
+  };
+  EXPECT_EQ(figure("linear_dtype_bits"), 16);
+  EXPECT_EQ(figure("precision_bfloat16_micro_secs"), 12000);
+  EXPECT_EQ(figure("precision_float32_micro_secs"), 40000);
+  EXPECT_GE(figure("precision_bfloat16_min_cosine_ppm"), 999000);
+  EXPECT_LT(figure("precision_int8_min_cosine_ppm"), 995000);
 }
 
 TEST(ChoosePrecision, PicksInt8WhenItIsFastestAndAccurateEnough) {

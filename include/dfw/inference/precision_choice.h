@@ -54,6 +54,10 @@ struct PrecisionChoice {
   // 0.99120 < 0.995, rejected)".
   std::string Describe() const;
   const PrecisionCandidate* Find(LinearDType d) const;
+  // For metrics (Model::LoadFigures): "linear_dtype_bits" (32, 16, 8) and, per dtype measured,
+  // "precision_<dtype>_micro_secs" and "precision_<dtype>_min_cosine_ppm" (embeddings) or
+  // "precision_<dtype>_max_prob_diff_ppm" (classifiers).
+  std::vector<std::pair<std::string, int64_t>> Figures() const;
 };
 
 // How to run the model being chosen for.
