@@ -195,8 +195,14 @@ class MlpModel final : public Model {
   Result<std::vector<float>> Run(const std::vector<float>& inputs, int rows) {
     RETURN_IF_ERROR(EnsureCapacity(rows, /*charge=*/false));
     std::copy(inputs.begin(), inputs.end(), host_in_.begin());
-    RETURN_IF_ERROR(Forward(rows));
-    return std::vector<float>(host_out_.begin(), host_out_.begin() + rows * config_.output_dim());
+    Status ran = Forward(rows);
+    std::vector<float> out(host_out_.begin(), host_out_.begin() + rows * config_.output_dim());
+    // The uncharged calibration workspace goes: real batches grow (and charge) their own.
+    act_a_.reset();
+    act_b_.reset();
+    capacity_ = 0;
+    RETURN_IF_ERROR(ran);
+    return out;
   }
 
   Status CheckExample(const Value& example) const override {

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -170,7 +172,7 @@ std::string PrecisionChoice::Describe() const {
       if (!c.passed) s += ", rejected";
     }
   }
-  return s + (from_cache ? "; decided by another process of the job)" : ")");
+  return s + (from_cache ? "; decided earlier for this model and CPU, by this or another process of the job)" : ")");
 }
 
 std::string EncodePrecisionChoice(const PrecisionChoice& choice, const std::string& key) {
@@ -216,8 +218,41 @@ std::optional<PrecisionChoice> DecodePrecisionChoice(const std::string& text, co
   return choice;
 }
 
+namespace {
+
+// Decisions made in this process, by cache key: two stages (or lanes) running the same model on
+// the same CPU agree, rather than each following its own timing noise.
+struct Memo {
+  std::mutex mu;
+  std::map<std::string, PrecisionChoice> choices;
+};
+Memo& ProcessMemo() {
+  static Memo memo;
+  return memo;
+}
+
+Result<PrecisionChoice> ChooseUncached(const PrecisionProbe& probe, const PrecisionChoiceOptions& o);
+
+}  // namespace
+
 Result<PrecisionChoice> ChoosePrecision(const PrecisionProbe& probe, const PrecisionChoiceOptions& o) {
   if (!probe.check || !probe.use || !probe.run) return InvalidArgument("precision probe: check, use and run are required");
+  if (o.cache_key.empty()) return ChooseUncached(probe, o);
+  Memo& memo = ProcessMemo();
+  std::lock_guard<std::mutex> lock(memo.mu);  // one measurement at a time in a process
+  if (auto it = memo.choices.find(o.cache_key); it != memo.choices.end() && probe.use(it->second.dtype).ok()) {
+    PrecisionChoice c = it->second;
+    c.from_cache = true;
+    return c;
+  }
+  ASSIGN_OR_RETURN(PrecisionChoice choice, ChooseUncached(probe, o));
+  memo.choices[o.cache_key] = choice;
+  return choice;
+}
+
+namespace {
+
+Result<PrecisionChoice> ChooseUncached(const PrecisionProbe& probe, const PrecisionChoiceOptions& o) {
   if (o.cache_path.empty()) {
     ASSIGN_OR_RETURN(PrecisionChoice choice, Measure(probe, o));
     RETURN_IF_ERROR(probe.use(choice.dtype));
@@ -252,4 +287,5 @@ Result<PrecisionChoice> ChoosePrecision(const PrecisionProbe& probe, const Preci
   return choice;
 }
 
+}  // namespace
 }  // namespace dfw

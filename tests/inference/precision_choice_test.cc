@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -151,7 +153,7 @@ TEST(ChoosePrecision, AClassifierRejectsADtypeThatChangesAnArgmax) {
   EXPECT_EQ(c->dtype, LinearDType::kFloat32) << c->Describe();  // bf16 is not 5% faster
 }
 
-TEST(ChoosePrecision, ASecondProcessReadsTheCachedDecisionWithoutMeasuring) {
+TEST(ChoosePrecision, ALaterCallReadsTheCachedDecisionWithoutMeasuring) {
   const std::string dir = ::testing::TempDir() + "/precision_cache_" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   FakeModel first, second;
@@ -161,6 +163,13 @@ TEST(ChoosePrecision, ASecondProcessReadsTheCachedDecisionWithoutMeasuring) {
   auto a = ChoosePrecision(first.Probe(), o);
   ASSERT_TRUE(a.ok());
   EXPECT_GT(first.runs, 0);
+  // The file another process reads (this one answers from its memo next).
+  std::ifstream in(o.cache_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto from_file = DecodePrecisionChoice(text.str(), o.cache_key);
+  ASSERT_TRUE(from_file.has_value()) << text.str();
+  EXPECT_EQ(from_file->dtype, a->dtype);
   o.clock = &second.clock;
   auto b = ChoosePrecision(second.Probe(), o);
   ASSERT_TRUE(b.ok());

@@ -11,6 +11,8 @@
 // cache_key), written once under an exclusive lock so that the SDK processes of a job measure once:
 // the others wait for the lock, read the decision and only switch their model to it.
 //
+// In one process the decision is also kept by cache_key, so two stages or lanes of the same model
+// agree (without a key every call measures).
 // The clock and the probe are injected, so tests choose with made-up timings, ISAs and outputs.
 // Threading: one call at a time per probe; different processes coordinate through the cache file.
 #pragma once
@@ -49,7 +51,7 @@ struct PrecisionChoice {
   LinearDType dtype = LinearDType::kFloat32;
   PrecisionTolerance::Kind kind = PrecisionTolerance::Kind::kEmbedding;
   std::vector<PrecisionCandidate> candidates;  // in the order tried: float32, bfloat16, int8
-  bool from_cache = false;
+  bool from_cache = false;  // read (from this process's memo or the job's file), not measured
   // "bfloat16 (float32 40.1 ms; bfloat16 11.9 ms, min cosine 0.99981; int8 8.0 ms, min cosine
   // 0.99120 < 0.995, rejected)".
   std::string Describe() const;
