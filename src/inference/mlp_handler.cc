@@ -261,6 +261,10 @@ class MlpModel final : public Model {
 
   std::string_view device() const override { return backend_->name(); }
 
+  std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
+    return {{"linear_dtype_bits", dtype_ == LinearDType::kFloat32 ? 32 : dtype_ == LinearDType::kBFloat16 ? 16 : 8}};
+  }
+
  private:
   // A shared copy whose model host died is gone (on CUDA its device memory goes with the host):
   // move to the next copy whose host runs, or fail the batch naming the hosts.
