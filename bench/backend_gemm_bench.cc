@@ -159,6 +159,39 @@ BENCHMARK(BM_AttentionScores)
 
 // A small product below the kSmall threshold (m·n·k < 2^18): the pooling shape, 1 x 384 x 128,
 // run on both libraries to check that leaving these on OpenBLAS is right.
+// A MiniLM Linear layer (2400 rows: 32 sentences x 75 tokens) with prepared weights in each
+// LinearDType on the default path, one thread (args: dtype 0 float32 / 1 bfloat16 / 2 int8, n, k).
+// GFLOP/s counts the float32 work (2·m·n·k) whatever the dtype.
+void BM_LinearDType(benchmark::State& state) {
+  const LinearDType dtype = state.range(0) == 1 ? LinearDType::kBFloat16
+                            : state.range(0) == 2 ? LinearDType::kInt8
+                                                  : LinearDType::kFloat32;
+  const int m = 2400, n = static_cast<int>(state.range(1)), k = static_cast<int>(state.range(2));
+  if (!SetBlasThreads(1).ok()) state.SkipWithError("cannot set 1 BLAS thread");
+  auto backend = BackendFor(2);
+  const std::vector<float> x(std::size_t(m) * k, 0.25f), w(std::size_t(n) * k, 0.125f), bias(n, 0.5f);
+  std::vector<float> y(std::size_t(m) * n);
+  auto prepared = backend->PrepareLinear(w.data(), n, k, dtype);
+  if (!prepared.ok()) {
+    state.SkipWithError(prepared.status().ToString().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    if (!backend->Linear(x.data(), **prepared, bias.data(), y.data(), m, Activation::kNone).ok()) {
+      state.SkipWithError("Linear failed");
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(std::string(LinearDTypeName(dtype)));
+  state.counters["GFLOPs"] =
+      benchmark::Counter(2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LinearDType)
+    ->ArgNames({"dtype", "n", "k"})
+    ->ArgsProduct({{0, 1, 2}, {1536}, {384}})
+    ->Args({0, 384, 1536})->Args({1, 384, 1536})->Args({2, 384, 1536})
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+
 void BM_SmallGemm(benchmark::State& state) {
   const int64_t path = state.range(0);
   auto backend = BackendFor(path);

@@ -1,3 +1,4 @@
+// Names of the backend interface's enums (compiled into the CUDA library too).
 #include "dfw/backend/backend.h"
 
 namespace dfw {
@@ -12,6 +13,22 @@ std::string_view ActivationName(Activation a) {
     case Activation::kSigmoid: return "sigmoid";
   }
   return "unknown";
+}
+
+std::string_view LinearDTypeName(LinearDType d) {
+  switch (d) {
+    case LinearDType::kFloat32: return "float32";
+    case LinearDType::kBFloat16: return "bfloat16";
+    case LinearDType::kInt8: return "int8";
+  }
+  return "unknown";
+}
+
+Result<LinearDType> ParseLinearDType(std::string_view name) {
+  for (LinearDType d : {LinearDType::kFloat32, LinearDType::kBFloat16, LinearDType::kInt8}) {
+    if (name == LinearDTypeName(d)) return d;
+  }
+  return InvalidArgument("unknown dtype '" + std::string(name) + "'; allowed: float32, bfloat16, int8");
 }
 
 }  // namespace dfw

@@ -38,6 +38,7 @@ Result<std::unique_ptr<BertEncoder>> BertEncoder::Make(const BertConfig& config,
   }
   std::unique_ptr<BertEncoder> e(new BertEncoder(config, options, backend));
   RETURN_IF_ERROR(e->LoadWeights(weights).WithContext("'" + weights.path() + "'"));
+  RETURN_IF_ERROR(e->SetLinearDType(options.linear_dtype));
   RETURN_IF_ERROR(e->AllocateWorkspace());
   return e;
 }
@@ -85,14 +86,14 @@ double BertEncoder::Flops(const BertConfig& c, int batch, int seq) {
 
 Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
   const int h = config_.hidden_size, heads = config_.num_attention_heads, dh = h / heads;
-  const int inter = config_.intermediate_size, tokens = batch * seq, h3 = 3 * h;
+  const int tokens = batch * seq, h3 = 3 * h;
   float* x = ws_->x->f32();
   float* alt = ws_->alt->f32();
   float* qkv = ws_->qkv->f32();
   float* scores = ws_->scores->f32();
   float* ctx = ws_->ctx->f32();
   InferenceBackend& be = *backend_;
-  RETURN_IF_ERROR(be.Linear(x, l.qkv_w, l.qkv_b, qkv, tokens, h3, h, Activation::kNone));
+  RETURN_IF_ERROR(be.Linear(x, *l.qkv, l.qkv_b, qkv, tokens, Activation::kNone));
   // Scores are laid out [batch][head][seq][seq], as ScaledMaskedSoftmax expects; one GEMM call
   // covers every (sequence, head) pair (q/k/v of a head are column slices of qkv, dh apart).
   const int64_t seq_stride = static_cast<int64_t>(seq) * h3;
@@ -104,14 +105,14 @@ Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
   RETURN_IF_ERROR(be.GemmHeadsBatched(false, false, seq, dh, seq, 1.f, scores, seq, score_stride, head_score,
                                       qkv + 2 * h, h3, seq_stride, dh, 0.f, ctx, h, static_cast<int64_t>(seq) * h, dh,
                                       batch, heads));
-  RETURN_IF_ERROR(be.Linear(ctx, l.attn_out_w, l.attn_out_b, alt, tokens, h, h, Activation::kNone));
+  RETURN_IF_ERROR(be.Linear(ctx, *l.attn_out, l.attn_out_b, alt, tokens, Activation::kNone));
   RETURN_IF_ERROR(be.LayerNorm(alt, x, l.attn_ln_g, l.attn_ln_b, alt, tokens, h, config_.layer_norm_eps));
   std::swap(ws_->x, ws_->alt);  // the new hidden state is in `alt`
   x = ws_->x->f32();
   alt = ws_->alt->f32();
   float* mid = ws_->inter->f32();
-  RETURN_IF_ERROR(be.Linear(x, l.inter_w, l.inter_b, mid, tokens, inter, h, config_.hidden_act));
-  RETURN_IF_ERROR(be.Linear(mid, l.out_w, l.out_b, alt, tokens, h, inter, Activation::kNone));
+  RETURN_IF_ERROR(be.Linear(x, *l.inter, l.inter_b, mid, tokens, config_.hidden_act));
+  RETURN_IF_ERROR(be.Linear(mid, *l.out, l.out_b, alt, tokens, Activation::kNone));
   RETURN_IF_ERROR(be.LayerNorm(alt, x, l.out_ln_g, l.out_ln_b, alt, tokens, h, config_.layer_norm_eps));
   std::swap(ws_->x, ws_->alt);
   return Status::OK();

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dfw/inference/bert_encoder.h"
@@ -103,8 +104,29 @@ Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
     ASSIGN_OR_RETURN(l.out_b, upload(p + "output.dense.bias", {h}));
     ASSIGN_OR_RETURN(l.out_ln_g, upload(p + "output.LayerNorm.weight", {h}));
     ASSIGN_OR_RETURN(l.out_ln_b, upload(p + "output.LayerNorm.bias", {h}));
-    layers_.push_back(l);
+    layers_.push_back(std::move(l));
   }
+  return Status::OK();
+}
+
+Status BertEncoder::SetLinearDType(LinearDType dtype) {
+  RETURN_IF_ERROR(backend_->CheckLinearDType(dtype));
+  const int h = config_.hidden_size, inter = config_.intermediate_size;
+  std::vector<std::unique_ptr<PreparedLinear>> made;  // all or nothing
+  for (const Layer& l : layers_) {
+    for (auto [w, n, k] : {std::tuple{l.qkv_w, 3 * h, h}, std::tuple{l.attn_out_w, h, h}, std::tuple{l.inter_w, inter, h},
+                           std::tuple{l.out_w, h, inter}}) {
+      ASSIGN_OR_RETURN(auto p, backend_->PrepareLinear(w, n, k, dtype));
+      made.push_back(std::move(p));
+    }
+  }
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i].qkv = std::move(made[4 * i]);
+    layers_[i].attn_out = std::move(made[4 * i + 1]);
+    layers_[i].inter = std::move(made[4 * i + 2]);
+    layers_[i].out = std::move(made[4 * i + 3]);
+  }
+  options_.linear_dtype = dtype;
   return Status::OK();
 }
 

@@ -9,12 +9,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <random>
 #include <optional>
 #include <string>
 
 #include "dfw/backend/registry.h"
 #include "dfw/common/strings.h"
 #include "dfw/inference/device_memory.h"
+#include "dfw/inference/precision_choice.h"
 #include "dfw/inference/shared_copy.h"
 
 namespace dfw {
@@ -63,6 +66,7 @@ struct LayerWeights {
   const float* w = nullptr;
   const float* b = nullptr;
   std::unique_ptr<DeviceBuffer> dev_w, dev_b;
+  std::unique_ptr<PreparedLinear> prepared;  // dev_w in the model's LinearDType
 };
 
 Result<const float*> AsF32(const SafetensorsFile& file, const TensorInfo& t, std::vector<float>& owned) {
@@ -150,7 +154,55 @@ class MlpModel final : public Model {
       }
       weights_.push_back(std::move(lw));
     }
+    return SetLinearDType(dtype_);
+  }
+
+  // Re-prepares every layer's weights in `dtype` (all or nothing).
+  Status SetLinearDType(LinearDType dtype) {
+    std::vector<std::unique_ptr<PreparedLinear>> made;
+    for (std::size_t i = 0; i < config_.layers.size(); ++i) {
+      const MlpLayerConfig& l = config_.layers[i];
+      ASSIGN_OR_RETURN(auto p, backend_->PrepareLinear(weights_[i].dev_w->f32(), static_cast<int>(l.out_features),
+                                                       static_cast<int>(l.in_features), dtype));
+      made.push_back(std::move(p));
+    }
+    for (std::size_t i = 0; i < made.size(); ++i) weights_[i].prepared = std::move(made[i]);
+    dtype_ = dtype;
     return Status::OK();
+  }
+
+  InferenceBackend& backend() { return *backend_; }
+  const MlpConfig& config() const { return config_; }
+
+  // The layers on `rows` rows already in host_in_; the output (rows x output_dim) in host_out_.
+  Status Forward(int rows) {
+    const int64_t in_dim = config_.input_dim;
+    float* x = act_a_->f32();
+    float* y = act_b_->f32();
+    RETURN_IF_ERROR(backend_->CopyToDevice(x, host_in_.data(), rows * in_dim * sizeof(float)));
+    for (std::size_t i = 0; i < config_.layers.size(); ++i) {
+      // y[rows x out] = act(x[rows x in] · Wᵀ + b), W stored [out x in] (nn.Linear layout).
+      const float* bias = weights_[i].dev_b ? weights_[i].dev_b->f32() : nullptr;
+      RETURN_IF_ERROR(backend_->Linear(x, *weights_[i].prepared, bias, y, rows, config_.layers[i].activation));
+      std::swap(x, y);
+    }
+    const int out_dim = static_cast<int>(config_.output_dim());
+    if (config_.softmax) RETURN_IF_ERROR(backend_->Softmax(x, rows, out_dim));
+    return backend_->CopyToHost(host_out_.data(), x, rows * out_dim * sizeof(float));
+  }
+
+  // `rows` x input_dim values in, rows x output_dim out (the precision choice's calibration run).
+  Result<std::vector<float>> Run(const std::vector<float>& inputs, int rows) {
+    RETURN_IF_ERROR(EnsureCapacity(rows, /*charge=*/false));
+    std::copy(inputs.begin(), inputs.end(), host_in_.begin());
+    Status ran = Forward(rows);
+    std::vector<float> out(host_out_.begin(), host_out_.begin() + rows * config_.output_dim());
+    // The uncharged calibration workspace goes: real batches grow (and charge) their own.
+    act_a_.reset();
+    act_b_.reset();
+    capacity_ = 0;
+    RETURN_IF_ERROR(ran);
+    return out;
   }
 
   Status CheckExample(const Value& example) const override {
@@ -185,21 +237,8 @@ class MlpModel final : public Model {
       float* dst = host_in_.data() + r * in_dim;
       for (int64_t j = 0; j < in_dim; ++j) dst[j] = static_cast<float>(*xs[j].AsNumber());
     }
-    float* x = act_a_->f32();
-    float* y = act_b_->f32();
-    RETURN_IF_ERROR(backend_->CopyToDevice(x, host_in_.data(), rows * in_dim * sizeof(float)));
-    for (std::size_t i = 0; i < config_.layers.size(); ++i) {
-      const MlpLayerConfig& l = config_.layers[i];
-      const int in = static_cast<int>(l.in_features), out = static_cast<int>(l.out_features);
-      // y[rows x out] = x[rows x in] · Wᵀ, W stored [out x in] (nn.Linear layout).
-      RETURN_IF_ERROR(backend_->Gemm(false, true, rows, out, in, 1.0f, x, in, weights_[i].dev_w->f32(), in, 0.0f, y, out));
-      const float* bias = weights_[i].dev_b ? weights_[i].dev_b->f32() : nullptr;
-      RETURN_IF_ERROR(backend_->BiasActivation(y, rows, out, bias, l.activation));
-      std::swap(x, y);
-    }
+    RETURN_IF_ERROR(Forward(rows));
     const int out_dim = static_cast<int>(config_.output_dim());
-    if (config_.softmax) RETURN_IF_ERROR(backend_->Softmax(x, rows, out_dim));
-    RETURN_IF_ERROR(backend_->CopyToHost(host_out_.data(), x, rows * out_dim * sizeof(float)));
     predictions.reserve(predictions.size() + rows);
     for (int r = 0; r < rows; ++r) {
       List out;
@@ -221,6 +260,10 @@ class MlpModel final : public Model {
   }
 
   std::string_view device() const override { return backend_->name(); }
+
+  std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
+    return {{"linear_dtype_bits", dtype_ == LinearDType::kFloat32 ? 32 : dtype_ == LinearDType::kBFloat16 ? 16 : 8}};
+  }
 
  private:
   // A shared copy whose model host died is gone (on CUDA its device memory goes with the host):
@@ -267,10 +310,11 @@ class MlpModel final : public Model {
 
   // Grows the workspace to hold `rows` (never shrinks), so steady state allocates nothing. The
   // growth is charged to the ledger (the activations live on the device).
-  Status EnsureCapacity(int rows) {
+  // (The calibration run of the precision choice, at load, is not charged: charge = false.)
+  Status EnsureCapacity(int rows, bool charge = true) {
     if (rows <= capacity_) return Status::OK();
     const std::size_t act_bytes = static_cast<std::size_t>(rows) * max_width_ * sizeof(float);
-    if (charge_ != nullptr) {
+    if (charge_ != nullptr && charge) {
       const uint64_t old_bytes = 2ull * static_cast<uint64_t>(capacity_) * max_width_ * sizeof(float);
       RETURN_IF_ERROR(charge_->Charge(2 * act_bytes - old_bytes, "workspace for a batch of " + std::to_string(rows) + " rows"));
     }
@@ -287,6 +331,7 @@ class MlpModel final : public Model {
   std::unique_ptr<InferenceBackend> backend_;
   std::unique_ptr<DeviceMemoryCharge> charge_;  // null: no ledger
   std::optional<SharedSource> shared_;          // set: weights from a model host's copy
+  LinearDType dtype_ = LinearDType::kFloat32;  // what the layers' weights are prepared in
   // The attached model host's GPU copy opened through CUDA IPC (weights_ then view into it), or null.
   // Declared before weights_ so the views go first.
   std::unique_ptr<DeviceBuffer> host_device_copy_;
@@ -299,8 +344,8 @@ class MlpModel final : public Model {
 
 class MlpHandler final : public ModelHandler {
  public:
-  MlpHandler(ModelHandlerOptions options, ModelFiles files, MlpConfig config)
-      : ModelHandler(std::move(options)), files_(std::move(files)), config_(std::move(config)) {}
+  MlpHandler(ModelHandlerOptions options, ModelFiles files, MlpConfig config, std::optional<LinearDType> dtype)
+      : ModelHandler(std::move(options)), files_(std::move(files)), config_(std::move(config)), dtype_(dtype) {}
 
   std::string_view type() const override { return kMlpHandlerType; }
 
@@ -363,13 +408,45 @@ class MlpHandler final : public ModelHandler {
     auto model = std::make_unique<MlpModel>(config_, std::move(file), std::move(backend), std::move(charge),
                                             std::move(shared));
     RETURN_IF_ERROR(model->Load());
+    if (dtype_.has_value()) {
+      RETURN_IF_ERROR(model->SetLinearDType(*dtype_).WithContext("model_handler config 'dtype'"));
+    } else {
+      RETURN_IF_ERROR(ChooseDType(*model));
+    }
     model->ChargeWeights(ModelId());
     return std::unique_ptr<Model>(std::move(model));
   }
 
  private:
+  // `dtype: auto`: the fastest precision that leaves every row's argmax and every output within 1e-3
+  // of float32 on a fixed batch of standard-normal inputs (the features' scale is unknown; a
+  // standardised input is the usual one), once per handler.
+  Status ChooseDType(MlpModel& model) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (choice_.has_value()) return model.SetLinearDType(choice_->dtype);
+    constexpr int kRows = 64;
+    std::vector<float> inputs(static_cast<std::size_t>(kRows) * config_.input_dim);
+    std::mt19937 rng(20240601);
+    std::normal_distribution<float> normal(0.f, 1.f);
+    for (float& v : inputs) v = normal(rng);
+    PrecisionProbe probe;
+    probe.width = static_cast<int>(config_.output_dim());
+    probe.check = [&model](LinearDType d) { return model.backend().CheckLinearDType(d); };
+    probe.use = [&model](LinearDType d) { return model.SetLinearDType(d); };
+    probe.run = [&]() { return model.Run(inputs, kRows); };
+    PrecisionChoiceOptions o;
+    o.tolerance.kind = PrecisionTolerance::Kind::kClassifier;
+    ASSIGN_OR_RETURN(PrecisionChoice choice, ChoosePrecision(probe, o));
+    spdlog::info("model '{}' on {}: Linear layers in {}", ModelId(), model.backend().name(), choice.Describe());
+    choice_ = std::move(choice);
+    return Status::OK();
+  }
+
   ModelFiles files_;
   MlpConfig config_;
+  std::optional<LinearDType> dtype_;  // nullopt: auto
+  mutable std::mutex mu_;
+  mutable std::optional<PrecisionChoice> choice_;
 };
 
 }  // namespace
@@ -404,7 +481,22 @@ Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions op
   // The header only (no weights read): a disagreeing model fails before any record is read.
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(files.weights_path));
   RETURN_IF_ERROR(CheckMlpWeights(config, file->header()).WithContext("model '" + files.weights_path + "'"));
-  return std::unique_ptr<ModelHandler>(std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config)));
+  std::optional<LinearDType> dtype;
+  for (const Field& f : options.extra.fields()) {
+    if (f.name != "dtype") continue;
+    const std::string bad = "model_handler " + std::string(kMlpHandlerType) + " config 'dtype': " + f.value.ToJson();
+    if (!f.value.is_string()) return InvalidArgument(bad + " is not allowed; allowed: auto, float32, bfloat16, int8");
+    if (f.value.as_string() == "auto") continue;
+    auto d = ParseLinearDType(f.value.as_string());
+    if (!d.ok()) return InvalidArgument(bad + " is not allowed; allowed: auto, float32, bfloat16, int8");
+    // A dtype this CPU cannot run is an invalid configuration, found before any record is read.
+    if (Status ok = options.device == "CPU" ? MakeCpuBackend()->CheckLinearDType(*d) : Status::OK(); !ok.ok()) {
+      return InvalidArgument(bad + " cannot run here: " + ok.message());
+    }
+    dtype = *d;
+  }
+  return std::unique_ptr<ModelHandler>(
+      std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config), dtype));
 }
 
 float HalfToFloat(uint16_t h) {

@@ -20,7 +20,7 @@ namespace {
 struct HandlerTable {
   std::mutex mu;
   std::vector<ModelHandlerTypeInfo> types = {
-      {std::string(kMlpHandlerType), {}, MakeMlpModelHandler},
+      {std::string(kMlpHandlerType), {"dtype"}, MakeMlpModelHandler},
       {std::string(kSentenceEmbeddingHandlerType), SentenceEmbeddingHandlerKeys(), MakeSentenceEmbeddingHandler},
       {std::string(kHfPipelineHandlerType), HfPipelineHandlerKeys(), MakeHfPipelineHandler},
   };

@@ -1,8 +1,12 @@
 // SentenceEmbeddingHandler: text rows → WordPiece ids → BertEncoder → pooled embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -11,7 +15,9 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/bert_encoder.h"
+#include "dfw/inference/calibration_text.h"
 #include "dfw/inference/device_memory.h"
+#include "dfw/inference/precision_choice.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/tokenizer.h"
 
@@ -25,6 +31,7 @@ struct Settings {
   BertConfig config;
   WordPieceTokenizer tokenizer;
   BertEncoderOptions encoder;
+  std::optional<LinearDType> dtype;  // the config's `dtype`; nullopt = auto
 };
 
 // A JSON file of the sentence-transformers layout, or null when absent/unreadable.
@@ -44,7 +51,7 @@ Status Bad(const std::string& key, const Value& v, const std::string& allowed) {
 Result<Settings> ReadSettings(const ModelHandlerOptions& o) {
   ASSIGN_OR_RETURN(BertConfig config, BertConfig::Load(o.model_path + "/config.json"));
   ASSIGN_OR_RETURN(WordPieceTokenizer tokenizer, WordPieceTokenizer::Load(o.model_path));
-  Settings s{o.model_path, config, std::move(tokenizer), {}};
+  Settings s{o.model_path, config, std::move(tokenizer), {}, std::nullopt};
   if (s.tokenizer.vocab_size() != static_cast<std::size_t>(s.config.vocab_size)) {
     return InvalidArgument("'" + s.dir + "/vocab.txt' has " + std::to_string(s.tokenizer.vocab_size()) +
                            " tokens but config.json says vocab_size " + std::to_string(s.config.vocab_size));
@@ -72,6 +79,13 @@ Result<Settings> ReadSettings(const ModelHandlerOptions& o) {
     } else if (f.name == "normalize") {
       if (!v.is_bool()) return Bad(f.name, v, "allowed: true, false");
       e.normalize = v.as_bool();
+    } else if (f.name == "dtype") {
+      if (!v.is_string()) return Bad(f.name, v, "allowed: auto, float32, bfloat16, int8");
+      if (v.as_string() != "auto") {
+        auto d = ParseLinearDType(v.as_string());
+        if (!d.ok()) return Bad(f.name, v, "allowed: auto, float32, bfloat16, int8");
+        s.dtype = *d;
+      }
     }
   }
   return s;
@@ -145,7 +159,15 @@ class SentenceEmbeddingModel final : public Model {
   std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
   std::string_view device() const override { return backend_->name(); }
 
+  std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
+    if (precision_.has_value()) return precision_->Figures();
+    const LinearDType d = encoder_->linear_dtype();
+    return {{"linear_dtype_bits", d == LinearDType::kFloat32 ? 32 : d == LinearDType::kBFloat16 ? 16 : 8}};
+  }
+  void SetPrecision(std::optional<PrecisionChoice> p) { precision_ = std::move(p); }
+
  private:
+  std::optional<PrecisionChoice> precision_;  // what `dtype: auto` measured; unset for an explicit dtype
   Settings s_;
   std::unique_ptr<SafetensorsFile> file_;  // the CPU backend reads the weights in place
   std::unique_ptr<InferenceBackend> backend_;
@@ -168,6 +190,12 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   // messages) a bundle stays unread, and splittable, while its first batch computes. With whole-bundle
   // messages nothing is ever left to split (docs/rebalancing.md).
   int64_t MaxMessageRows() const override { return kEncodeBatch; }
+
+  // What `dtype: auto` chose (the first lane measures or reads the job's cache; the others reuse it).
+  std::optional<PrecisionChoice> precision() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return choice_;
+  }
 
   std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
     const uint64_t b = kEncodeBatch, seq = static_cast<uint64_t>(s_.encoder.max_seq_length);
@@ -210,19 +238,73 @@ class SentenceEmbeddingHandler final : public ModelHandler {
     RETURN_IF_ERROR(file->CheckFiniteTensors());
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), s_.encoder));
+    if (s_.dtype.has_value()) {
+      RETURN_IF_ERROR(encoder->SetLinearDType(*s_.dtype).WithContext("model_handler config 'dtype'"));
+    } else {
+      RETURN_IF_ERROR(ChooseDType(*backend, *encoder));
+    }
     auto model = std::make_unique<SentenceEmbeddingModel>(s_, std::move(file), std::move(backend), std::move(encoder));
+    if (!s_.dtype.has_value()) model->SetPrecision(precision());
     model->ChargeWeights(std::move(charge), ModelId());
     return std::unique_ptr<Model>(std::move(model));
   }
 
  private:
+  // `dtype: auto`: the fastest precision whose pooled output keeps cosine >= 0.999 (bfloat16) /
+  // 0.995 (int8) to float32 on the calibration sentences (precision_choice.h), measured once per
+  // model and CPU: by the first lane of this process, or read from the job's cache beside the GEMM
+  // plan when another process measured it.
+  Status ChooseDType(InferenceBackend& backend, BertEncoder& encoder) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (choice_.has_value()) return encoder.SetLinearDType(choice_->dtype);
+    std::vector<std::vector<int32_t>> ids(CalibrationSentences().size());
+    std::vector<std::span<const int32_t>> seqs;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      RETURN_IF_ERROR(s_.tokenizer.Encode(CalibrationSentences()[i], s_.encoder.max_seq_length, ids[i]));
+      seqs.emplace_back(ids[i]);
+    }
+    const int width = encoder.hidden_size();
+    PrecisionProbe probe;
+    probe.width = width;
+    probe.check = [&backend](LinearDType d) { return backend.CheckLinearDType(d); };
+    probe.use = [&encoder](LinearDType d) { return encoder.SetLinearDType(d); };
+    probe.run = [&]() -> Result<std::vector<float>> {
+      std::vector<float> out(seqs.size() * static_cast<std::size_t>(width));
+      RETURN_IF_ERROR(encoder.EncodeMany(seqs, out, /*group_by_length=*/true));
+      return out;
+    };
+    PrecisionChoiceOptions o;
+    o.cache_key = CacheKey(backend);
+    if (const std::string base = CpuGemmPlanCache(); !base.empty()) {
+      o.cache_path = base + "-precision-" + std::to_string(std::hash<std::string>()(o.cache_key) % 1000000007u);
+    }
+    ASSIGN_OR_RETURN(PrecisionChoice choice, ChoosePrecision(probe, o));
+    spdlog::info("model '{}' on {}: Linear layers in {}", ModelId(), backend.name(), choice.Describe());
+    choice_ = std::move(choice);
+    return Status::OK();
+  }
+
+  // What the decision depends on: the model files, the settings that shape the batch, the CPU and
+  // the thread count.
+  std::string CacheKey(const InferenceBackend& backend) const {
+    struct stat st {};
+    const std::string weights = s_.dir + "/model.safetensors";
+    ::stat(weights.c_str(), &st);
+    const CpuIsa& isa = DetectCpuIsa();
+    return "model=" + weights + " bytes=" + std::to_string(st.st_size) + " mtime=" + std::to_string(st.st_mtime) +
+           " max_seq=" + std::to_string(s_.encoder.max_seq_length) + " backend=" + std::string(backend.name()) +
+           " cpu=" + isa.cpu_model + " isa=" + isa.Describe() + " threads=" + std::to_string(BlasThreads());
+  }
+
   Settings s_;
+  mutable std::mutex mu_;
+  mutable std::optional<PrecisionChoice> choice_;
 };
 
 }  // namespace
 
 const std::vector<std::string>& SentenceEmbeddingHandlerKeys() {
-  static const std::vector<std::string> keys = {"max_seq_length", "pooling", "normalize"};
+  static const std::vector<std::string> keys = {"max_seq_length", "pooling", "normalize", "dtype"};
   return keys;
 }
 
@@ -236,6 +318,14 @@ Result<std::unique_ptr<ModelHandler>> MakeSentenceEmbeddingHandler(ModelHandlerO
   probe.max_batch = 1;
   probe.max_seq_length = 2;
   ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s.config, *file, cpu.get(), probe));
+  // An explicit dtype this CPU cannot run is an invalid configuration (exit 2), found now rather
+  // than when the first SDK process loads the model. (On a GPU the CUDA backend runs float32.)
+  if (s.dtype.has_value() && options.device == "CPU") {
+    if (Status ok = cpu->CheckLinearDType(*s.dtype); !ok.ok()) {
+      return InvalidArgument("model_handler " + std::string(kSentenceEmbeddingHandlerType) + " config 'dtype': '" +
+                             std::string(LinearDTypeName(*s.dtype)) + "' cannot run here: " + ok.message());
+    }
+  }
   return std::unique_ptr<ModelHandler>(std::make_unique<SentenceEmbeddingHandler>(std::move(options), std::move(s)));
 }
 

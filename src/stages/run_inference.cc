@@ -294,6 +294,7 @@ class RunInference final : public Stage {
       : config_(config), options_(std::move(options)), handler_(std::move(handler)) {
     // Load-time checks pass no registry; metrics then go to a private one nobody reads.
     MetricsRegistry* registry = config.run.metrics != nullptr ? config.run.metrics : &private_metrics_;
+    registry_ = registry;
     metrics_ = InferenceMetrics::Make(*registry, handler_->MetricsNamespace());
     model_id_ = Value::String(handler_->ModelId());
   }
@@ -326,6 +327,9 @@ class RunInference final : public Stage {
       if (i == 0) {
         metrics_.load_model_latency_ms->Update(ms.count());
         metrics_.model_byte_size->Update((*model)->byte_size());
+        for (const auto& [name, value] : (*model)->LoadFigures()) {
+          registry_->Distribution(handler_->MetricsNamespace(), name)->Update(value);
+        }
       }
       lanes_.push_back(std::make_unique<Lane>(Lane{std::move(batcher).value(), std::move(model).value(), {}, {}, {}}));
       free_.push_back(lanes_.back().get());
@@ -400,6 +404,7 @@ class RunInference final : public Stage {
   std::condition_variable lane_freed_;
   std::vector<Lane*> free_;  // guarded by mu_
   MetricsRegistry private_metrics_;
+  MetricsRegistry* registry_ = nullptr;  // config.run.metrics or private_metrics_
   InferenceMetrics metrics_{};
   Value model_id_;
 };

@@ -164,7 +164,7 @@ TEST(CpuBackend, DescriptionNamesTheGemmPathAndOneDnnIsa) {
   EXPECT_NE(after.find("calibrated at "), std::string::npos) << after;
 }
 
-TEST(GemmPlan, SmallProductsStayOnOpenBlasWhateverTheCalibration) {
+TEST(GemmPlan, EachClassFollowsItsOwnMeasurement) {
   using cpu_gemm::GemmClass;
   EXPECT_EQ(cpu_gemm::ClassOf(1, 384, 128, 1), GemmClass::kSmall);  // one sequence's pooling
   EXPECT_EQ(cpu_gemm::ClassOf(64, 64, 63, 1), GemmClass::kSmall);
@@ -177,6 +177,8 @@ TEST(GemmPlan, SmallProductsStayOnOpenBlasWhateverTheCalibration) {
   EXPECT_FALSE(plan.OnOneDnn(GemmClass::kSmall));
   EXPECT_TRUE(plan.OnOneDnn(GemmClass::kLarge));
   EXPECT_TRUE(plan.OnOneDnn(GemmClass::kBatched));
+  plan.onednn_small = true;
+  EXPECT_TRUE(plan.OnOneDnn(GemmClass::kSmall));
 }
 
 // Registered by tests/backend/CMakeLists.txt a second time with ONEDNN_MAX_CPU_ISA=SSE41 (next to

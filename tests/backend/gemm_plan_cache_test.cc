@@ -21,14 +21,19 @@ TEST(GemmPlanCache, TextRoundTripsAndAnythingElseIsRefused) {
   p.onednn_large_gflops = 54.25;
   p.openblas_batched_gflops = 45.7;
   p.onednn_batched_gflops = 65.7;
+  p.onednn_small = true;
+  p.onednn_small_gflops = 3.5;
   auto back = DecodePlan(EncodePlan(p));
   ASSERT_TRUE(back.has_value()) << EncodePlan(p);
   EXPECT_EQ(back->threads, 2);
   EXPECT_FALSE(back->onednn_large);
   EXPECT_TRUE(back->onednn_batched);
   EXPECT_DOUBLE_EQ(back->onednn_large_gflops, 54.25);
+  EXPECT_TRUE(back->onednn_small);
+  EXPECT_DOUBLE_EQ(back->onednn_small_gflops, 3.5);
   EXPECT_TRUE(back->from_cache);
-  for (const char* bad : {"", "dfw-gemm-plan 2 1 0 1 1 1 1 1", "dfw-gemm-plan 1 0 0 1 1 1 1 1", "dfw-gemm-plan 1 1 2 1 1 1 1 1",
+  for (const char* bad : {"", "dfw-gemm-plan 2 1 0 1 1 1 1 1", "dfw-gemm-plan 1 1 0 1 1 1 1 1",
+                          "dfw-gemm-plan 2 1 0 1 2 1 1 1 1 1 1", "dfw-gemm-plan 1 0 0 1 1 1 1 1", "dfw-gemm-plan 1 1 2 1 1 1 1 1",
                           "dfw-gemm-plan 1 1 0 1 1 1 1", "dfw-gemm-plan 1 1 0 1 1 1 1 1 extra", "other 1 1 0 1 1 1 1 1"}) {
     EXPECT_FALSE(DecodePlan(bad).has_value()) << bad;
   }
@@ -54,6 +59,24 @@ TEST(GemmPlanCache, APlanInTheCacheIsReadNotMeasured) {
   EXPECT_DOUBLE_EQ(got.onednn_large_gflops, 123.5);
   EXPECT_NE(got.Describe().find("by another process"), std::string::npos) << got.Describe();
   std::filesystem::remove_all(dir);
+}
+
+TEST(GemmPlan, AnSseEraOpenBlasCoreIsGenericOnlyOnACpuWithAvx2) {
+  for (const char* core : {"Prescott", "Nehalem", "Core2", "Penryn", "Atom", "Opteron_SSE3", ""}) {
+    EXPECT_TRUE(IsGenericCoreFor(core, true)) << core;
+    EXPECT_FALSE(IsGenericCoreFor(core, false)) << core;
+  }
+  for (const char* core : {"Haswell", "SkylakeX", "Cooperlake", "Zen", "SapphireRapids"}) {
+    EXPECT_FALSE(IsGenericCoreFor(core, true)) << core;
+  }
+}
+
+TEST(GemmPlan, AGenericOpenBlasIsNeverChosen) {
+  if (!OpenBlasIsGeneric()) GTEST_SKIP() << "OpenBLAS runs a core of its own for this CPU";
+  const GemmPlan& plan = CalibratedPlan(1);
+  if (!plan.error.empty()) GTEST_SKIP() << "oneDNN unavailable: " << plan.error;
+  EXPECT_TRUE(plan.onednn_large && plan.onednn_batched && plan.onednn_small) << plan.Describe();
+  EXPECT_NE(plan.Describe().find("is generic"), std::string::npos) << plan.Describe();
 }
 
 }  // namespace

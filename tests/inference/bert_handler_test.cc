@@ -64,8 +64,11 @@ TEST(SentenceEmbeddingHandler, AsksForMessagesOfOneEncodeSubBatch) {
   EXPECT_EQ((*mlp_handler)->MaxMessageRows(), 0);
 }
 
+// float32 to 1e-4; the default `dtype: auto` may choose a reduced precision, held to its cosine
+// rule instead (bert_precision_test.cc).
 TEST(SentenceEmbeddingHandler, EmbedsLikeTransformersThroughTheRegistry) {
-  auto handler = MakeModelHandler(kSentenceEmbeddingHandlerType, Options({{"max_seq_length", Value::Int(64)}}));
+  auto handler = MakeModelHandler(kSentenceEmbeddingHandlerType,
+                                  Options({{"max_seq_length", Value::Int(64)}, {"dtype", Value::String("float32")}}));
   ASSERT_TRUE(handler.ok()) << handler.status().ToString();
   auto model = (*handler)->LoadModel({});
   ASSERT_TRUE(model.ok()) << model.status().ToString();

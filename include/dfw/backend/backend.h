@@ -36,6 +36,42 @@ std::string_view ActivationName(Activation a);
 
 enum class DType : uint8_t { kF32, kF16, kBF16 };
 
+// The precision a Linear layer runs in (PrepareLinear). Activations arrive and leave as float32
+// whatever it is; only the product inside the layer changes:
+//   kFloat32  float32 weights and products (the reference);
+//   kBFloat16 bfloat16 weights (converted once) and activations (converted per call), float32
+//             accumulation and output;
+//   kInt8     dynamic quantisation: int8 weights with one scale per output channel (symmetric),
+//             uint8 activations with one scale and zero point per row (token), int32
+//             accumulation, dequantised to float32 before the bias and the activation.
+enum class LinearDType : uint8_t { kFloat32, kBFloat16, kInt8 };
+std::string_view LinearDTypeName(LinearDType d);  // "float32", "bfloat16", "int8"
+// The inverse of LinearDTypeName; kInvalidArgument naming the value and the allowed names.
+Result<LinearDType> ParseLinearDType(std::string_view name);
+
+// A Linear layer's weights made ready for one backend in one LinearDType (InferenceBackend::
+// PrepareLinear). It remembers the float32 weights it was made from (a device pointer the caller
+// keeps valid for the life of this object: the float32 path reads them in place); a reduced
+// precision keeps its converted copy inside the backend's subclass. Immutable once made; use it
+// only with the backend that made it.
+class PreparedLinear {
+ public:
+  PreparedLinear(LinearDType dtype, const float* f32_weights, int n, int k)
+      : dtype_(dtype), f32_(f32_weights), n_(n), k_(k) {}
+  virtual ~PreparedLinear() = default;
+  LinearDType dtype() const { return dtype_; }
+  const float* f32_weights() const { return f32_; }  // [n x k], nn.Linear layout
+  int n() const { return n_; }                       // out_features
+  int k() const { return k_; }                       // in_features
+  // Bytes this object holds beyond the float32 weights (converted weights, scales).
+  virtual std::size_t bytes() const { return 0; }
+
+ private:
+  LinearDType dtype_;
+  const float* f32_;
+  int n_, k_;
+};
+
 // Owned device memory. Freed on destruction.
 class DeviceBuffer {
  public:
@@ -117,6 +153,33 @@ class InferenceBackend {
     RETURN_IF_ERROR(Gemm(false, true, m, n, k, 1.f, x, ld, w, ld, 0.f, y, n));
     return BiasActivation(y, m, n, bias, act);
   }
+  // ---- Linear layers in a chosen precision (LinearDType) ----
+  // OK when this backend runs Linear layers in `dtype` on this machine; otherwise kUnimplemented
+  // naming what is missing (the CPU backend names the instruction set). The default runs float32
+  // only.
+  virtual Status CheckLinearDType(LinearDType dtype) const {
+    if (dtype == LinearDType::kFloat32) return Status::OK();
+    return Unimplemented(std::string(name()) + " backend runs Linear layers in float32 only, not " +
+                         std::string(LinearDTypeName(dtype)));
+  }
+  // Prepares w[n x k] (nn.Linear layout, a device pointer that must outlive the result) once, at
+  // load, for Linear(x, prepared, ...) in `dtype`. Fails as CheckLinearDType does, or
+  // kInvalidArgument on non-positive sizes or a null w. The default keeps float32.
+  virtual Result<std::unique_ptr<PreparedLinear>> PrepareLinear(const float* w, int n, int k, LinearDType dtype) {
+    RETURN_IF_ERROR(CheckLinearDType(dtype));
+    if (n < 1 || k < 1 || w == nullptr) {
+      return InvalidArgument("PrepareLinear: needs n, k >= 1 and weights (n=" + std::to_string(n) +
+                             " k=" + std::to_string(k) + ")");
+    }
+    return std::make_unique<PreparedLinear>(LinearDType::kFloat32, w, n, k);
+  }
+  // y[m x n] = act(x[m x k] · wᵀ + bias) with weights from this backend's PrepareLinear, in their
+  // dtype; bias (n floats, float32) may be nullptr; y must not alias x. The default runs the
+  // float32 Linear on the weights w was made from.
+  virtual Status Linear(const float* x, const PreparedLinear& w, const float* bias, float* y, int m, Activation act) {
+    return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
+  }
+
   // x[m x n] = act(x + bias) in place; bias has n entries or is nullptr.
   virtual Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) = 0;
   // Row-wise softmax of x[m x n] in place.

@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "dfw/backend/backend.h"
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/common/status.h"
 
 // Exported by libdfw_backend_cuda.so. Returns a new backend (caller owns it, delete with
@@ -51,6 +53,9 @@ struct CpuBackendOptions {
   // Test seam: when set and it returns true, oneDNN primitive creation is treated as refused, so
   // tests reach the OpenBLAS fallback and its warning. Never set outside tests.
   std::function<bool()> onednn_refuse_create_for_testing;
+  // The instruction sets CheckLinearDType judges by (dfw/backend/cpu_isa.h); unset = this
+  // machine's (DetectCpuIsa). Tests set made-up ones to reach the refusals on any machine.
+  std::optional<CpuIsa> isa;
 };
 
 // The CPU backend: OpenBLAS and, where it is faster or asked for, oneDNN. Never fails: a oneDNN
@@ -96,6 +101,9 @@ int BlasThreads();
 // others wait for the lock and read it, so 8 processes on 2 CPUs measure once, not 8 times at once
 // (which also skews what they measure). "" (the default): each process measures its own.
 void SetCpuGemmPlanCache(const std::string& path);
+// The path SetCpuGemmPlanCache set ("" when none): other per-CPU decisions of the job (a model's
+// precision, dfw/inference/precision_choice.h) are cached beside it.
+std::string CpuGemmPlanCache();
 
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
 // When CUDA was ruled out for this process (RuleOutCuda, or kCudaUnavailableEnv set non-empty in

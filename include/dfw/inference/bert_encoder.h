@@ -73,6 +73,10 @@ struct BertEncoderOptions {
   Pooling pooling = Pooling::kMean;
   // Divide each embedding by its L2 norm.
   bool normalize = true;
+  // The precision of the four Linear layers per encoder layer (QKV, attention output, the two
+  // feed-forward ones); attention scores and context, softmax, LayerNorm and GELU stay float32.
+  // The backend must run it (InferenceBackend::CheckLinearDType).
+  LinearDType linear_dtype = LinearDType::kFloat32;
 };
 
 class BertEncoder {
@@ -105,6 +109,11 @@ class BertEncoder {
   Status EncodeTokens(std::span<const std::span<const int32_t>> sequences,
                       std::span<const std::span<const int32_t>> type_ids, std::vector<float>& out, int& seq);
 
+  // Re-prepares every Linear layer's weights in `dtype` (BertEncoderOptions::linear_dtype); on an
+  // error the encoder keeps its previous dtype.
+  Status SetLinearDType(LinearDType dtype);
+  LinearDType linear_dtype() const { return options_.linear_dtype; }
+
   const BertConfig& config() const { return config_; }
   const BertEncoderOptions& options() const { return options_; }
   int hidden_size() const { return config_.hidden_size; }
@@ -129,6 +138,8 @@ class BertEncoder {
     const float* out_b;
     const float* out_ln_g;
     const float* out_ln_b;
+    // The four weight matrices above, prepared for the backend in options_.linear_dtype.
+    std::unique_ptr<PreparedLinear> qkv, attn_out, inter, out;
   };
   struct Workspace;
   BertEncoder(BertConfig config, BertEncoderOptions options, InferenceBackend* backend);

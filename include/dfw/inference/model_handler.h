@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dfw/backend/backend.h"
@@ -77,6 +78,10 @@ class Model {
   // Device bytes this copy has allocated for activations and scratch so far (what
   // ModelHandler::EstimateWorkspace plans for its largest batch); nullopt when not tracked.
   virtual std::optional<uint64_t> workspace_bytes() const { return std::nullopt; }
+  // Figures the RunInference stage records once per loaded model, each as a distribution under
+  // the handler's metrics namespace (so they reach metrics.json): e.g. the precision the model
+  // runs in ("linear_dtype_bits") and what its choice measured. Default: none.
+  virtual std::vector<std::pair<std::string, int64_t>> LoadFigures() const { return {}; }
 };
 
 // Device memory one loaded copy of a model needs beyond its weights, for its largest batch: the

@@ -10,6 +10,13 @@
 //                            # model's sentence_bert_config.json, else max_position_embeddings
 //     pooling: mean          # mean | cls. Default: 1_Pooling/config.json when present, else mean
 //     normalize: true        # L2-normalise the embedding (default true)
+//     dtype: auto            # auto | float32 | bfloat16 | int8: the precision of the encoder's
+//                            # Linear layers (attention, softmax, LayerNorm, GELU stay float32).
+//                            # auto (default): the fastest this CPU runs whose embeddings keep
+//                            # cosine >= 0.999 (bfloat16) / 0.995 (int8) to float32 on a fixed
+//                            # calibration batch, measured at load (dfw/inference/precision_choice.h)
+//                            # and logged. An explicit dtype the CPU cannot run is refused at
+//                            # planning (exit 2) naming the missing instructions.
 //     device: GPU            # GPU | CPU (GPU falls back to CPU with a warning)
 // Example: a string. Prediction: a list of hidden_size floats. A non-string or invalid UTF-8
 // example is dead-lettered with the reason (CheckExample); an empty string embeds [CLS] [SEP].

@@ -14,10 +14,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dfw/backend/backend.h"
 #include "dfw/backend/registry.h"
+#include "attention_kernels.h"
 #include "dnnl_gemm.h"
+#include "dnnl_lowp.h"
 #include "gemm_plan.h"
 #include "kernels.h"
 
@@ -75,7 +78,8 @@ int OpenBlasThreads() { return openblas_get_num_threads(); }
 
 class CpuBackend final : public InferenceBackend {
  public:
-  explicit CpuBackend(CpuBackendOptions options) : path_(options.gemm) {
+  explicit CpuBackend(CpuBackendOptions options)
+      : path_(options.gemm), cpu_(options.isa.has_value() ? *options.isa : DetectCpuIsa()) {
     if (path_ == CpuGemmPath::kOpenBlas) return;
     cpu_dnnl::DnnlGemmOptions dnnl_options;
     dnnl_options.threads = OpenBlasThreads;
@@ -106,7 +110,7 @@ class CpuBackend final : public InferenceBackend {
       }
     }
     return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
-           cpu_kernels::IsaName(isa_) + " row kernels";
+           cpu_kernels::IsaName(isa_) + " row kernels; CPU " + cpu_.Flags();
   }
 
   Result<std::unique_ptr<DeviceBuffer>> Allocate(std::size_t bytes) override {
@@ -164,6 +168,19 @@ class CpuBackend final : public InferenceBackend {
       return InvalidArgument("GemmHeadsBatched: negative batch " + std::to_string(batch) + " or heads " +
                              std::to_string(heads));
     }
+    if (UseAttentionKernels(trans_a, trans_b, n, k, beta)) {
+      RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
+      if (m == 0 || n == 0) return Status::OK();
+      const cpu_attention::Batched p{m,  n,        k,          alpha,         a,     lda,   stride_a,
+                                     head_stride_a, b, ldb,    stride_b,      head_stride_b, c, ldc,
+                                     stride_c,      head_stride_c, batch, heads};
+      if (!trans_b) {
+        cpu_attention::ContextPv(p, attention_scratch_);
+      } else {
+        cpu_attention::ScoresQkT(p, attention_scratch_);
+      }
+      return Status::OK();
+    }
     if (int64_t{batch} * heads > 1 && UseOneDnn(m, n, k, batch * heads)) {
       RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
       if (m == 0 || n == 0) return Status::OK();
@@ -202,6 +219,29 @@ class CpuBackend final : public InferenceBackend {
                   y, n);
     }
     return act == Activation::kNone ? Status::OK() : BiasActivation(y, m, n, nullptr, act);
+  }
+
+  Status CheckLinearDType(LinearDType dtype) const override { return CheckLinearDTypeOn(cpu_, dtype); }
+
+  Result<std::unique_ptr<PreparedLinear>> PrepareLinear(const float* w, int n, int k, LinearDType dtype) override {
+    if (dtype == LinearDType::kFloat32) return InferenceBackend::PrepareLinear(w, n, k, dtype);
+    RETURN_IF_ERROR(CheckLinearDType(dtype));
+    if (n < 1 || k < 1 || w == nullptr) return InferenceBackend::PrepareLinear(w, n, k, LinearDType::kFloat32).status();
+    if (lowp_ == nullptr) {
+      ASSIGN_OR_RETURN(lowp_, cpu_dnnl::LowpMatmul::Make(OpenBlasThreads, cpu_.reduce_range_int8(), isa_));
+    }
+    return lowp_->Prepare(w, n, k, dtype);
+  }
+
+  Status Linear(const float* x, const PreparedLinear& w, const float* bias, float* y, int m, Activation act) override {
+    if (w.dtype() == LinearDType::kFloat32 || m == 0) {
+      return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
+    }
+    RETURN_IF_ERROR(CheckGemmArgs(false, true, m, w.n(), w.k(), x, w.k(), w.f32_weights(), w.k(), y, w.n()));
+    if (lowp_ == nullptr) return InvalidArgument("Linear: weights were not prepared by this CPU backend");
+    ASSIGN_OR_RETURN(const cpu_dnnl::LowpMatmul::Ran ran, lowp_->Run(x, w, bias, y, m, act));
+    if (!ran.ran) return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
+    return ran.act_pending ? BiasActivation(y, m, w.n(), nullptr, act) : Status::OK();
   }
 
   Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {
@@ -246,7 +286,10 @@ class CpuBackend final : public InferenceBackend {
  private:
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
+  const CpuIsa cpu_;  // what CheckLinearDType judges by (CpuBackendOptions::isa)
   std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
+  std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear
+  std::vector<float> attention_scratch_;         // the attention kernels' packed Kᵀ / V
   // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
   // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
@@ -256,12 +299,23 @@ class CpuBackend final : public InferenceBackend {
     return *plan_;
   }
 
+  // The default path with one BLAS thread on an AVX-512 CPU runs attention's products on
+  // attention_kernels.h (one thread: with more, oneDNN's team splits the heads). The forced paths
+  // keep their library (the parity reference and the oneDNN rows).
+  bool UseAttentionKernels(bool trans_a, bool trans_b, int n, int k, float beta) const {
+    if (path_ != CpuGemmPath::kAuto || !DetectCpuIsa().avx512f || k == 0 || OpenBlasThreads() != 1) return false;
+    return trans_b ? cpu_attention::ScoresFit(trans_a, trans_b, k, beta) : cpu_attention::ContextFit(trans_a, trans_b, n, beta);
+  }
+
   // k = 0 stays on OpenBLAS (C = beta C, which a zero-volume matmul would not write).
   bool UseOneDnn(int m, int n, int k, int batch) const {
     if (dnnl_ == nullptr || k == 0) return false;
     if (path_ == CpuGemmPath::kOneDnn) return true;
     const cpu_gemm::GemmClass c = cpu_gemm::ClassOf(m, n, k, batch);
-    return c != cpu_gemm::GemmClass::kSmall && Plan().OnOneDnn(c);
+    // Small products do not start the calibration (gemm_plan.h): before it ran, they go to oneDNN
+    // only when OpenBLAS's core is generic here.
+    if (c == cpu_gemm::GemmClass::kSmall) return plan_ != nullptr ? plan_->onednn_small : cpu_gemm::OpenBlasIsGeneric();
+    return Plan().OnOneDnn(c);
   }
 
   static Status Copy(void* dst, const void* src, std::size_t bytes) {
@@ -326,5 +380,6 @@ Status SetBlasThreads(int threads) {
 int BlasThreads() { return openblas_get_num_threads(); }
 
 void SetCpuGemmPlanCache(const std::string& path) { cpu_gemm::SetPlanCachePath(path); }
+std::string CpuGemmPlanCache() { return cpu_gemm::PlanCachePath(); }
 
 }  // namespace dfw

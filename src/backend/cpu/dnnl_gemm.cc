@@ -139,6 +139,8 @@ struct DnnlGemm::Impl {
   }
 };
 
+void ApplyOmpThreads(int threads) { Omp().Apply(threads); }
+
 std::string EffectiveIsaName() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::sse41: return "sse41";

@@ -56,6 +56,10 @@ struct DnnlGemmOptions {
   std::size_t max_primitives = 256;
 };
 
+// Sets the calling thread's OpenMP team size (oneDNN's thread count) to `threads` (>= 1; cheap
+// when already right). The OpenMP runtime is the one libdnnl loaded, looked up in the process.
+void ApplyOmpThreads(int threads);
+
 class DnnlGemm {
  public:
   // Fails (kUnavailable) when oneDNN has no CPU engine; the backend then runs OpenBLAS only.

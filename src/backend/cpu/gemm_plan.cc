@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "dfw/backend/cpu_isa.h"
 #include "dnnl_gemm.h"
 
 namespace dfw::cpu_gemm {
@@ -57,6 +59,8 @@ std::vector<float> Filled(std::size_t n) {
 GemmPlan Measure(int threads) {
   GemmPlan plan;
   plan.threads = threads;
+  plan.openblas_core = openblas_get_corename();
+  plan.openblas_generic = OpenBlasIsGeneric();
   const auto start = std::chrono::steady_clock::now();
   cpu_dnnl::DnnlGemmOptions options;
   options.threads = [threads] { return threads; };
@@ -111,10 +115,24 @@ GemmPlan Measure(int threads) {
   // Every oneDNN timing before any OpenBLAS one (no alternation: OpenBLAS's spinning pool would
   // slow the oneDNN call after it); best of five, so one descheduled thread on a shared machine
   // costs a repetition, not the decision.
+  // kSmall: a 1 x 384 x 128 product (one row through a narrow layer; pooling's shape).
+  const int sn = 384, sk = 128;
+  const std::vector<float> sx = Filled(sk), sw = Filled(std::size_t{sn} * sk);
+  std::vector<float> sy(sn);
+  auto blas_small = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 1, sn, sk, 1.f, sx.data(), sk, sw.data(), sk, 0.f, sy.data(), sn);
+    return true;
+  };
+  auto dnnl_small = [&] { return ran(d.Gemm(false, true, 1, sn, sk, 1.f, sx.data(), sk, sw.data(), sk, 0.f, sy.data(), sn)); };
   const double td_large = BestSeconds(dnnl_large, 5);
+  const double td_small = error.empty() ? BestSeconds(dnnl_small, 5) : -1;
   const double td_batched = error.empty() ? BestSeconds(dnnl_batched, 5) : -1;
   const double tb_large = BestSeconds(blas_large, 5);
   const double tb_batched = BestSeconds(blas_batched, 5);
+  const double tb_small = BestSeconds(blas_small, 5);
+  const double flop_small = 2.0 * sn * sk;
+  plan.openblas_small_gflops = flop_small / tb_small / 1e9;
+  if (error.empty()) plan.onednn_small_gflops = flop_small / td_small / 1e9;
   const double flop_large = 2.0 * m * n * k, flop_batched = 2.0 * s * s * dh * batch * heads;
   plan.openblas_large_gflops = flop_large / tb_large / 1e9;
   plan.openblas_batched_gflops = flop_batched / tb_batched / 1e9;
@@ -134,6 +152,9 @@ GemmPlan Measure(int threads) {
           layer(plan.onednn_large_gflops, plan.onednn_batched_gflops) <=
           kOneDnnMargin * layer(plan.openblas_large_gflops, plan.openblas_batched_gflops);
     }
+    // Small products: oneDNN only without a team to wake (gemm_plan.h).
+    plan.onednn_small = threads == 1 && plan.openblas_small_gflops <= kOneDnnMargin * plan.onednn_small_gflops;
+    if (plan.openblas_generic) plan.onednn_large = plan.onednn_batched = plan.onednn_small = true;
   }
   plan.calibration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return plan;
@@ -149,11 +170,14 @@ GemmClass ClassOf(int m, int n, int k, int batch) {
 std::string GemmPlan::Describe() const {
   auto lib = [](bool onednn) { return onednn ? "oneDNN" : "OpenBLAS"; };
   if (!error.empty()) return "all OpenBLAS (oneDNN not measured: " + error + ")";
-  return fmt::format(
+  const std::string generic =
+      openblas_generic ? "OpenBLAS core " + openblas_core + " is generic on this CPU: every product on oneDNN; " : "";
+  return generic + fmt::format(
       "linear: {} (oneDNN {:.1f} vs OpenBLAS {:.1f} GFLOP/s), attention: {} (oneDNN {:.1f} vs OpenBLAS {:.1f}), "
-      "small: OpenBLAS; calibrated at {} thread{} {}",
+      "small: {} (oneDNN {:.1f} vs OpenBLAS {:.1f}); calibrated at {} thread{} {}",
       lib(onednn_large), onednn_large_gflops, openblas_large_gflops, lib(onednn_batched), onednn_batched_gflops,
-      openblas_batched_gflops, threads, threads == 1 ? "" : "s",
+      openblas_batched_gflops, lib(onednn_small), onednn_small_gflops, openblas_small_gflops, threads,
+      threads == 1 ? "" : "s",
       from_cache ? std::string("by another process of the job (shared calibration file)")
                  : fmt::format("in {:.0f} ms", calibration_ms));
 }
@@ -213,28 +237,55 @@ void SetPlanCachePath(const std::string& path) {
   CachePath() = path;
 }
 
+std::string PlanCachePath() {
+  std::lock_guard<std::mutex> lock(CacheMutex());
+  return CachePath();
+}
+
 std::string EncodePlan(const GemmPlan& p) {
-  return fmt::format("dfw-gemm-plan 1 {} {} {} {:.3f} {:.3f} {:.3f} {:.3f}", p.threads, p.onednn_large ? 1 : 0,
-                     p.onednn_batched ? 1 : 0, p.openblas_large_gflops, p.onednn_large_gflops, p.openblas_batched_gflops,
-                     p.onednn_batched_gflops);
+  return fmt::format("dfw-gemm-plan 2 {} {} {} {} {:.3f} {:.3f} {:.3f} {:.3f} {:.3f} {:.3f}", p.threads,
+                     p.onednn_large ? 1 : 0, p.onednn_batched ? 1 : 0, p.onednn_small ? 1 : 0, p.openblas_large_gflops,
+                     p.onednn_large_gflops, p.openblas_batched_gflops, p.onednn_batched_gflops, p.openblas_small_gflops,
+                     p.onednn_small_gflops);
+}
+
+bool IsGenericCoreFor(const std::string& core, bool cpu_has_avx2) {
+  if (!cpu_has_avx2) return false;  // an SSE-era kernel is what such a CPU runs best anyway
+  std::string c;
+  for (char ch : core) c += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (const char* sse_era : {"prescott", "katmai", "coppermine", "northwood", "banias", "core2", "penryn", "dunnington",
+                              "nehalem", "atom", "athlon", "opteron", "barcelona", "bobcat", "generic", "unknown"}) {
+    if (c.rfind(sse_era, 0) == 0) return true;
+  }
+  return c.empty();
+}
+
+bool OpenBlasIsGeneric() {
+  static const bool generic = IsGenericCoreFor(openblas_get_corename(), DetectCpuIsa().avx2);
+  return generic;
 }
 
 std::optional<GemmPlan> DecodePlan(const std::string& text) {
   std::istringstream in(text);
   std::string magic;
-  int version = 0, large = -1, batched = -1;
+  int version = 0, large = -1, batched = -1, small = -1;
   GemmPlan p;
-  if (!(in >> magic >> version >> p.threads >> large >> batched >> p.openblas_large_gflops >> p.onednn_large_gflops >>
-        p.openblas_batched_gflops >> p.onednn_batched_gflops)) {
+  if (!(in >> magic >> version >> p.threads >> large >> batched >> small >> p.openblas_large_gflops >>
+        p.onednn_large_gflops >> p.openblas_batched_gflops >> p.onednn_batched_gflops >> p.openblas_small_gflops >>
+        p.onednn_small_gflops)) {
     return std::nullopt;
   }
   std::string rest;
-  if (magic != "dfw-gemm-plan" || version != 1 || p.threads < 1 || (large != 0 && large != 1) ||
-      (batched != 0 && batched != 1) || (in >> rest)) {
+  auto flag = [](int v) { return v == 0 || v == 1; };
+  if (magic != "dfw-gemm-plan" || version != 2 || p.threads < 1 || !flag(large) || !flag(batched) || !flag(small) ||
+      (in >> rest)) {
     return std::nullopt;
   }
   p.onednn_large = large == 1;
   p.onednn_batched = batched == 1;
+  p.onednn_small = small == 1;
+  p.openblas_core = openblas_get_corename();
+  p.openblas_generic = OpenBlasIsGeneric();
   p.from_cache = true;
   return p;
 }

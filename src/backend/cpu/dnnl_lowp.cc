@@ -1,0 +1,260 @@
+// bfloat16 and int8 Linear layers on oneDNN; see dnnl_lowp.h for the scheme.
+#include "dnnl_lowp.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <list>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "dnnl_gemm.h"
+#include "lowp_kernels.h"
+
+namespace dfw::cpu_dnnl {
+namespace {
+
+using dnnl::memory;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+// Rows of the product the weights layout is chosen for (oneDNN's blocked layout depends on the ISA
+// and on n and k, not on m; every other m reuses it).
+constexpr int kLayoutRows = 256;
+constexpr std::size_t kMaxPrimitives = 256;
+
+class LowpWeights final : public PreparedLinear {
+ public:
+  LowpWeights(LinearDType d, const float* w, int n, int k) : PreparedLinear(d, w, n, k) {}
+  std::size_t bytes() const override {
+    return desc.get_size() + col_scale.size() * sizeof(float) + col_sum.size() * sizeof(int32_t);
+  }
+  memory::desc desc;  // oneDNN's blocked layout of the converted weights
+  memory weights;     // owns them
+  std::vector<float> col_scale;   // int8: w[j][*] ≈ q[j][*] * col_scale[j]
+  std::vector<int32_t> col_sum;   // int8: Σ q[j][*], for the activations' zero points
+};
+
+std::optional<dnnl::algorithm> PostOp(Activation act) {
+  switch (act) {
+    case Activation::kNone: return std::nullopt;
+    case Activation::kRelu: return dnnl::algorithm::eltwise_relu;
+    case Activation::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::kGeluTanh: return dnnl::algorithm::eltwise_gelu_tanh;
+    case Activation::kTanh: return dnnl::algorithm::eltwise_tanh;
+    case Activation::kSigmoid: return dnnl::algorithm::eltwise_logistic;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// (Not in the anonymous namespace: LowpMatmul::Impl, a class with linkage, holds these.)
+struct Key {
+  LinearDType dtype = LinearDType::kBFloat16;
+  int m = 0, n = 0, k = 0;
+  bool bias = false;
+  Activation act = Activation::kNone;
+  bool operator==(const Key&) const = default;
+};
+
+struct LowpKeyHash {
+  std::size_t operator()(const Key& k) const {
+    std::size_t h = 1469598103934665603ull;
+    for (uint64_t v : {uint64_t(k.dtype), uint64_t(k.m), uint64_t(k.n), uint64_t(k.k), uint64_t(k.bias),
+                       uint64_t(k.act)}) {
+      h = (h ^ v) * 1099511628211ull;
+    }
+    return h;
+  }
+};
+
+struct LowpEntry {
+  Key key;
+  dnnl::matmul primitive;  // empty when oneDNN refused the key
+};
+
+struct LowpMatmul::Impl {
+  std::function<int()> threads;
+  bool reduce_range = false;
+  cpu_kernels::Isa isa = cpu_kernels::Isa::kScalar;
+  dnnl::engine engine;
+  dnnl::stream stream;
+  std::list<LowpEntry> lru;  // most recently used first
+  std::unordered_map<Key, std::list<LowpEntry>::iterator, LowpKeyHash> index;
+  std::vector<uint16_t> x_bf16;
+  std::vector<uint8_t> x_u8;
+  std::vector<int32_t> acc, row_zp;
+  std::vector<float> row_scale;
+  bool warned = false;
+
+  // Throws dnnl::error when oneDNN refuses.
+  dnnl::matmul::primitive_desc Pd(const Key& k, const memory::desc& weights) const {
+    const bool bf16 = k.dtype == LinearDType::kBFloat16;
+    const memory::desc src({k.m, k.k}, bf16 ? dt::bf16 : dt::u8, tag::ab);
+    const memory::desc dst({k.m, k.n}, bf16 ? dt::f32 : dt::s32, tag::ab);
+    dnnl::primitive_attr attr;
+    if (bf16) {
+      dnnl::post_ops ops;
+      if (const auto alg = PostOp(k.act)) ops.append_eltwise(1.f, *alg, 0.f, 0.f);
+      attr.set_post_ops(ops);
+    }
+    if (bf16 && k.bias) {
+      const memory::desc bias({1, k.n}, dt::f32, tag::ab);
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, bias, dst), attr, engine);
+    }
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), attr, engine);
+  }
+
+  LowpEntry& Find(const Key& key, const memory::desc& weights) {
+    if (auto it = index.find(key); it != index.end()) {
+      lru.splice(lru.begin(), lru, it->second);
+      return *it->second;
+    }
+    if (lru.size() >= kMaxPrimitives) {
+      index.erase(lru.back().key);
+      lru.pop_back();
+    }
+    lru.push_front(LowpEntry{key, {}});
+    index.emplace(key, lru.begin());
+    LowpEntry& e = lru.front();
+    try {
+      e.primitive = dnnl::matmul(Pd(key, weights));
+    } catch (const dnnl::error& err) {
+      if (!std::exchange(warned, true)) {
+        spdlog::warn("oneDNN could not create a {} matmul for m={} n={} k={}: {}; float32 runs this shape "
+                     "(further refusals are not logged)",
+                     LinearDTypeName(key.dtype), key.m, key.n, key.k, err.what());
+      }
+    }
+    return e;
+  }
+};
+
+Result<std::unique_ptr<LowpMatmul>> LowpMatmul::Make(std::function<int()> threads, bool reduce_range_int8,
+                                                     cpu_kernels::Isa isa) {
+  if (!threads) return InvalidArgument("LowpMatmul: threads is required");
+  auto impl = std::make_unique<Impl>();
+  impl->threads = std::move(threads);
+  impl->reduce_range = reduce_range_int8;
+  impl->isa = isa;
+  try {
+    impl->engine = dnnl::engine(dnnl::engine::kind::cpu, 0);
+    impl->stream = dnnl::stream(impl->engine);
+  } catch (const dnnl::error& e) {
+    return Unavailable(std::string("oneDNN has no CPU engine: ") + e.what());
+  }
+  return std::unique_ptr<LowpMatmul>(new LowpMatmul(std::move(impl)));
+}
+
+LowpMatmul::LowpMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LowpMatmul::~LowpMatmul() = default;
+
+Result<std::unique_ptr<PreparedLinear>> LowpMatmul::Prepare(const float* w, int n, int k, LinearDType dtype) {
+  if (dtype == LinearDType::kFloat32) return InvalidArgument("LowpMatmul: float32 is not a reduced precision");
+  Impl& im = *impl_;
+  const bool bf16 = dtype == LinearDType::kBFloat16;
+  auto out = std::make_unique<LowpWeights>(dtype, w, n, k);
+  std::vector<int8_t> q;
+  if (!bf16) {  // per output channel, symmetric
+    const float top = im.reduce_range ? 63.f : 127.f;
+    q.resize(static_cast<std::size_t>(n) * k);
+    out->col_scale.resize(n);
+    out->col_sum.resize(n);
+    for (int j = 0; j < n; ++j) {
+      const float* row = w + static_cast<std::size_t>(j) * k;
+      float amax = 0.f;
+      for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+      const float scale = amax > 0.f ? amax / top : 1.f, inv = 1.f / scale;
+      int32_t sum = 0;
+      for (int p = 0; p < k; ++p) {
+        const int8_t v = static_cast<int8_t>(std::clamp(std::nearbyint(row[p] * inv), -top, top));
+        q[static_cast<std::size_t>(j) * k + p] = v;
+        sum += v;
+      }
+      out->col_scale[j] = scale;
+      out->col_sum[j] = sum;
+    }
+  }
+  try {
+    Key layout;
+    layout.dtype = dtype, layout.m = kLayoutRows, layout.n = n, layout.k = k;
+    const auto pd = im.Pd(layout, memory::desc({k, n}, bf16 ? dt::bf16 : dt::s8, tag::any));
+    last_impl_ = pd.impl_info_str();
+    if (last_impl_.rfind("ref", 0) == 0) {
+      return Unimplemented("oneDNN has only its reference kernel (" + last_impl_ + ") for a " +
+                           std::string(LinearDTypeName(dtype)) + " matmul on this CPU (oneDNN ISA " +
+                           EffectiveIsaName() + ")");
+    }
+    out->desc = pd.weights_desc();
+    out->weights = memory(out->desc, im.engine);
+    // The plain weights as oneDNN's [k x n] operand: wᵀ read in place (strides 1, k).
+    memory plain(memory::desc({k, n}, bf16 ? dt::f32 : dt::s8, memory::dims{1, k}), im.engine,
+                 bf16 ? const_cast<float*>(w) : static_cast<void*>(q.data()));
+    ApplyOmpThreads(im.threads());
+    dnnl::reorder(plain, out->weights).execute(im.stream, plain, out->weights);
+    im.stream.wait();
+  } catch (const dnnl::error& e) {
+    return Unimplemented("oneDNN cannot make a " + std::string(LinearDTypeName(dtype)) + " matmul for n=" +
+                         std::to_string(n) + " k=" + std::to_string(k) + " on this CPU (oneDNN ISA " +
+                         EffectiveIsaName() + "): " + e.what());
+  }
+  return std::unique_ptr<PreparedLinear>(std::move(out));
+}
+
+Result<LowpMatmul::Ran> LowpMatmul::Run(const float* x, const PreparedLinear& prepared, const float* bias, float* y,
+                                        int m, Activation act) {
+  const auto* w = dynamic_cast<const LowpWeights*>(&prepared);
+  if (w == nullptr) return InvalidArgument("Linear: weights were not prepared by this CPU backend");
+  Impl& im = *impl_;
+  const int n = w->n(), k = w->k();
+  const bool bf16 = w->dtype() == LinearDType::kBFloat16;
+  Key key;
+  key.dtype = w->dtype(), key.m = m, key.n = n, key.k = k;
+  key.bias = bf16 && bias != nullptr;
+  key.act = bf16 ? act : Activation::kNone;
+  LowpEntry& e = im.Find(key, w->desc);
+  if (!e.primitive) return Ran{};
+  const std::size_t mk = static_cast<std::size_t>(m) * k, mn = static_cast<std::size_t>(m) * n;
+  try {
+    const memory::desc src_md({m, k}, bf16 ? dt::bf16 : dt::u8, tag::ab);
+    const memory::desc dst_md({m, n}, bf16 ? dt::f32 : dt::s32, tag::ab);
+    std::unordered_map<int, memory> args;
+    args.emplace(DNNL_ARG_WEIGHTS, w->weights);
+    if (bf16) {
+      if (im.x_bf16.size() < mk) im.x_bf16.resize(mk);
+      cpu_lowp::ToBf16(im.isa, x, im.x_bf16.data(), mk);
+      args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_bf16.data()));
+      args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, y));
+      if (key.bias) {
+        args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, n}, dt::f32, tag::ab), im.engine, const_cast<float*>(bias)));
+      }
+    } else {
+      if (im.x_u8.size() < mk) im.x_u8.resize(mk);
+      if (im.acc.size() < mn) im.acc.resize(mn);
+      if (im.row_scale.size() < static_cast<std::size_t>(m)) {
+        im.row_scale.resize(m);
+        im.row_zp.resize(m);
+      }
+      cpu_lowp::QuantizeRowsU8(im.isa, x, m, k, im.x_u8.data(), im.row_scale.data(), im.row_zp.data());
+      args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_u8.data()));
+      args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, im.acc.data()));
+    }
+    ApplyOmpThreads(im.threads());
+    e.primitive.execute(im.stream, args);
+    im.stream.wait();
+  } catch (const dnnl::error& err) {
+    return Internal("oneDNN " + std::string(LinearDTypeName(w->dtype())) + " matmul m=" + std::to_string(m) +
+                    " n=" + std::to_string(n) + " k=" + std::to_string(k) + " failed to execute: " + err.what());
+  }
+  if (!bf16) {
+    cpu_lowp::DequantizeRows(im.isa, im.acc.data(), m, n, im.row_scale.data(), im.row_zp.data(), w->col_scale.data(),
+                             w->col_sum.data(), bias, y);
+  }
+  return Ran{true, !bf16 && act != Activation::kNone};
+}
+
+}  // namespace dfw::cpu_dnnl

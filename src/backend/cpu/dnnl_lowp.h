@@ -1,0 +1,61 @@
+// Reduced-precision Linear layers on oneDNN for the CPU backend (LinearDType in
+// dfw/backend/backend.h):
+//   bfloat16: weights reordered once into the blocked bf16 layout oneDNN's matmul asks for
+//             (AMX / AVX512-BF16 kernels), activations converted per call (lowp_kernels.h), bias
+//             and activation as post-ops, float32 output;
+//   int8:     weights quantised once per output channel (symmetric int8, 7 bits where the CPU
+//             has no VNNI, cpu_isa.h) and reordered into oneDNN's blocked s8 layout, with their
+//             per-channel sums; per call each row of x is quantised to uint8 with its own scale and
+//             zero point, oneDNN multiplies u8·s8 into int32, and one pass dequantises with the
+//             row × column scales, the zero-point correction and the bias; the activation runs
+//             after it on the backend's row kernels.
+// oneDNN 2.6 has no per-row runtime scale or zero point on a matmul, hence the passes of our own.
+// Primitives are cached per (dtype, m, n, k, bias, activation); the weights layout comes from a
+// primitive made for a 256-row product and is passed explicitly for every other m.
+//
+// Threading: as the backend; one thread at a time (the scratch buffers are shared).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dfw/backend/backend.h"
+#include "dfw/common/status.h"
+#include "kernels.h"
+
+namespace dfw::cpu_dnnl {
+
+class LowpMatmul {
+ public:
+  // `threads` sizes oneDNN's team per call (as DnnlGemmOptions::threads); `reduce_range_int8`
+  // quantises weights to ±63 (CpuIsa::reduce_range_int8). kUnavailable when oneDNN has no engine.
+  static Result<std::unique_ptr<LowpMatmul>> Make(std::function<int()> threads, bool reduce_range_int8,
+                                                  cpu_kernels::Isa isa);
+  ~LowpMatmul();
+
+  // w [n x k] (must outlive the result) in kBFloat16 or kInt8. kUnimplemented when oneDNN makes
+  // no primitive for that dtype on this CPU (the message says which).
+  Result<std::unique_ptr<PreparedLinear>> Prepare(const float* w, int n, int k, LinearDType dtype);
+  // y[m x n] = x · wᵀ + bias (m >= 1), then `act` for bf16 (post-op); for int8 the caller applies
+  // `act` (the returned bool says whether it still has to). False: oneDNN refused this m; the
+  // caller runs the float32 path.
+  struct Ran {
+    bool ran = false;
+    bool act_pending = false;
+  };
+  Result<Ran> Run(const float* x, const PreparedLinear& w, const float* bias, float* y, int m, Activation act);
+
+  // The oneDNN implementation the last Prepare used, e.g. "brg:avx512_core_amx_bf16".
+  const std::string& last_impl() const { return last_impl_; }
+
+  struct Impl;
+
+ private:
+  explicit LowpMatmul(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::string last_impl_;
+};
+
+}  // namespace dfw::cpu_dnnl

@@ -1,0 +1,164 @@
+// Conversion, quantisation and dequantisation passes; see lowp_kernels.h. The AVX2 functions carry
+// a target attribute (this file builds for baseline x86-64) and run only where BestIsa() found AVX2.
+#include "lowp_kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define DFW_LOWP_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+namespace dfw::cpu_lowp {
+namespace {
+
+uint16_t Bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// The row's quantisation parameters from its range.
+void RowParams(float lo, float hi, float& scale, int32_t& zp) {
+  lo = std::min(lo, 0.f);
+  hi = std::max(hi, 0.f);
+  scale = (hi - lo) / 255.f;
+  if (!(scale > 0.f)) {
+    scale = 1.f;
+    zp = 0;
+    return;
+  }
+  zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / scale), 0.f, 255.f));
+}
+
+uint8_t Quantize(float x, float inv, int32_t zp) {
+  const int32_t q = static_cast<int32_t>(std::nearbyint(x * inv)) + zp;
+  return static_cast<uint8_t>(std::clamp(q, 0, 255));
+}
+
+#ifdef DFW_LOWP_AVX2
+DFW_LOWP_AVX2 void ToBf16Avx2(const float* x, uint16_t* out, std::size_t n) {
+  const __m256i one = _mm256_set1_epi32(1), round = _mm256_set1_epi32(0x7fff);
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256i a = _mm256_castps_si256(_mm256_loadu_ps(x + i));
+    __m256i b = _mm256_castps_si256(_mm256_loadu_ps(x + i + 8));
+    a = _mm256_srli_epi32(_mm256_add_epi32(a, _mm256_add_epi32(round, _mm256_and_si256(_mm256_srli_epi32(a, 16), one))), 16);
+    b = _mm256_srli_epi32(_mm256_add_epi32(b, _mm256_add_epi32(round, _mm256_and_si256(_mm256_srli_epi32(b, 16), one))), 16);
+    // packus works per 128-bit lane: a0-3 b0-3 a4-7 b4-7, put back in order.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xd8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), packed);
+  }
+  for (; i < n; ++i) out[i] = Bf16(x[i]);
+}
+
+// Eight quantised values in 0..255, as int32 lanes.
+DFW_LOWP_AVX2 inline __m256i Quant8(const float* x, __m256 inv, __m256i zp) {
+  const __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), inv)), zp);
+  return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), _mm256_set1_epi32(255));
+}
+
+DFW_LOWP_AVX2 void QuantizeRowsU8Avx2(const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int i = 0; i < m; ++i) {
+    const float* row = x + static_cast<std::size_t>(i) * k;
+    uint8_t* out = q + static_cast<std::size_t>(i) * k;
+    __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+    int j = 0;
+    for (; j + 8 <= k; j += 8) {
+      const __m256 v = _mm256_loadu_ps(row + j);
+      lo = _mm256_min_ps(lo, v);
+      hi = _mm256_max_ps(hi, v);
+    }
+    alignas(32) float l8[8], h8[8];
+    _mm256_store_ps(l8, lo);
+    _mm256_store_ps(h8, hi);
+    float l = *std::min_element(l8, l8 + 8), h = *std::max_element(h8, h8 + 8);
+    for (int t = j; t < k; ++t) {
+      l = std::min(l, row[t]);
+      h = std::max(h, row[t]);
+    }
+    RowParams(l, h, scale[i], zp[i]);
+    const float inv = 1.f / scale[i];
+    const __m256 vinv = _mm256_set1_ps(inv);
+    const __m256i vzp = _mm256_set1_epi32(zp[i]);
+    j = 0;
+    for (; j + 32 <= k; j += 32) {
+      const __m256i ab = _mm256_packs_epi32(Quant8(row + j, vinv, vzp), Quant8(row + j + 8, vinv, vzp));
+      const __m256i cd = _mm256_packs_epi32(Quant8(row + j + 16, vinv, vzp), Quant8(row + j + 24, vinv, vzp));
+      const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, cd), order);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), bytes);
+    }
+    for (; j < k; ++j) out[j] = Quantize(row[j], inv, zp[i]);
+  }
+}
+
+DFW_LOWP_AVX2 void DequantizeRowsAvx2(const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
+                                      const float* col_scale, const int32_t* col_sum, const float* bias, float* y) {
+  for (int i = 0; i < m; ++i) {
+    const int32_t* a = acc + static_cast<std::size_t>(i) * n;
+    float* out = y + static_cast<std::size_t>(i) * n;
+    const __m256 s = _mm256_set1_ps(scale[i]);
+    const __m256i z = _mm256_set1_epi32(zp[i]);
+    int j = 0;
+    for (; j + 8 <= n; j += 8) {
+      const __m256i v = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + j)),
+                                         _mm256_mullo_epi32(z, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_sum + j))));
+      const __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(v), _mm256_mul_ps(s, _mm256_loadu_ps(col_scale + j)));
+      _mm256_storeu_ps(out + j, bias != nullptr ? _mm256_add_ps(f, _mm256_loadu_ps(bias + j)) : f);
+    }
+    for (; j < n; ++j) {
+      const float f = static_cast<float>(a[j] - zp[i] * col_sum[j]) * (scale[i] * col_scale[j]);
+      out[j] = bias != nullptr ? f + bias[j] : f;
+    }
+  }
+}
+#endif
+
+}  // namespace
+
+void ToBf16(cpu_kernels::Isa isa, const float* x, uint16_t* out, std::size_t n) {
+#ifdef DFW_LOWP_AVX2
+  if (isa == cpu_kernels::Isa::kAvx2) return ToBf16Avx2(x, out, n);
+#endif
+  (void)isa;
+  for (std::size_t i = 0; i < n; ++i) out[i] = Bf16(x[i]);
+}
+
+void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
+#ifdef DFW_LOWP_AVX2
+  if (isa == cpu_kernels::Isa::kAvx2) return QuantizeRowsU8Avx2(x, m, k, q, scale, zp);
+#endif
+  (void)isa;
+  for (int i = 0; i < m; ++i) {
+    const float* row = x + static_cast<std::size_t>(i) * k;
+    float lo = 0.f, hi = 0.f;
+    for (int j = 0; j < k; ++j) {
+      lo = std::min(lo, row[j]);
+      hi = std::max(hi, row[j]);
+    }
+    RowParams(lo, hi, scale[i], zp[i]);
+    const float inv = 1.f / scale[i];
+    for (int j = 0; j < k; ++j) q[static_cast<std::size_t>(i) * k + j] = Quantize(row[j], inv, zp[i]);
+  }
+}
+
+void DequantizeRows(cpu_kernels::Isa isa, const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
+                    const float* col_scale, const int32_t* col_sum, const float* bias, float* y) {
+#ifdef DFW_LOWP_AVX2
+  if (isa == cpu_kernels::Isa::kAvx2) return DequantizeRowsAvx2(acc, m, n, scale, zp, col_scale, col_sum, bias, y);
+#endif
+  (void)isa;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const std::size_t at = static_cast<std::size_t>(i) * n + j;
+      const float f = static_cast<float>(acc[at] - zp[i] * col_sum[j]) * (scale[i] * col_scale[j]);
+      y[at] = bias != nullptr ? f + bias[j] : f;
+    }
+  }
+}
+
+}  // namespace dfw::cpu_lowp

@@ -1,0 +1,28 @@
+// The passes around the CPU backend's reduced-precision matmuls (dnnl_lowp.h): float32 → bfloat16
+// activations, per-row uint8 quantisation, and the int32 → float32 dequantisation with the bias.
+// A scalar reference and an AVX2 path each (cpu_kernels::Isa picks, as for the row kernels); the
+// two give bit-identical results (same rounding: to nearest even).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.h"
+
+namespace dfw::cpu_lowp {
+
+// out[i] = bfloat16(x[i]), rounded to nearest even (inputs are finite).
+void ToBf16(cpu_kernels::Isa isa, const float* x, uint16_t* out, std::size_t n);
+
+// Row i of x[m x k] → q[i][*] = clamp(round(x / scale[i]) + zp[i], 0, 255), with the row's range
+// (widened to hold 0) spread over 0..255: scale = (max - min) / 255, zp = round(-min / scale).
+// A row of zeros gets scale 1, zero point 0.
+void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp);
+
+// y[i][j] = (acc[i][j] - zp[i] * col_sum[j]) * scale[i] * col_scale[j] + bias[j] (bias may be
+// nullptr): the u8·s8 product of QuantizeRowsU8's rows with weights q_w[j][*] = w / col_scale[j]
+// (col_sum[j] = Σ q_w[j][*]), back in float32.
+void DequantizeRows(cpu_kernels::Isa isa, const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
+                    const float* col_scale, const int32_t* col_sum, const float* bias, float* y);
+
+}  // namespace dfw::cpu_lowp

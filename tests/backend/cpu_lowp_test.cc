@@ -1,0 +1,174 @@
+// The CPU backend's Linear layers in bfloat16 and int8 (dnnl_lowp.h) against its float32 Linear,
+// the passes around them (lowp_kernels.h: AVX2 against scalar), and the instruction-set rules that
+// refuse a dtype (cpu_isa.h). A path this CPU cannot run skips, naming what it lacks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/kernels.h"
+#include "backend/cpu/lowp_kernels.h"
+#include "dfw/backend/cpu_isa.h"
+#include "dfw/backend/registry.h"
+
+namespace dfw {
+namespace cpu_lowp_test {
+
+std::vector<float> Random(std::size_t n, float scale, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// ||got - want|| / ||want||.
+double RelativeError(const std::vector<float>& got, const std::vector<float>& want) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  return std::sqrt(num / den);
+}
+
+struct Shape {
+  int m, n, k;
+  Activation act;
+  bool bias;
+};
+
+// Shapes with tails everywhere (m of 1, n not a multiple of 8, k not of 32) and the encoder's own.
+const Shape kShapes[] = {{1, 16, 32, Activation::kNone, true},   {7, 45, 67, Activation::kGelu, true},
+                         {300, 384, 384, Activation::kNone, true}, {64, 1536, 384, Activation::kGelu, true},
+                         {33, 384, 1536, Activation::kNone, false}, {5, 10, 3, Activation::kRelu, true}};
+
+void CheckAgainstFloat32(LinearDType dtype, double tolerance) {
+  auto backend = MakeCpuBackend();
+  if (Status s = backend->CheckLinearDType(dtype); !s.ok()) GTEST_SKIP() << s.ToString();
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+    const std::vector<float> x = Random(std::size_t(s.m) * s.k, 1.f, 1), w = Random(std::size_t(s.n) * s.k, 0.05f, 2);
+    const std::vector<float> bias = Random(s.n, 0.1f, 3);
+    const float* b = s.bias ? bias.data() : nullptr;
+    std::vector<float> want(std::size_t(s.m) * s.n), got(want.size(), -1.f);
+    ASSERT_TRUE(backend->Linear(x.data(), w.data(), b, want.data(), s.m, s.n, s.k, s.act).ok());
+    auto prepared = backend->PrepareLinear(w.data(), s.n, s.k, dtype);
+    ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+    EXPECT_EQ((*prepared)->dtype(), dtype);
+    EXPECT_GT((*prepared)->bytes(), 0u);
+    for (int round = 0; round < 2; ++round) {  // the second call reuses the cached primitive
+      Status st = backend->Linear(x.data(), **prepared, b, got.data(), s.m, s.act);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      EXPECT_LE(RelativeError(got, want), tolerance);
+    }
+  }
+}
+
+TEST(CpuLowPrecision, BFloat16LinearMatchesFloat32Within1Percent) { CheckAgainstFloat32(LinearDType::kBFloat16, 1e-2); }
+
+TEST(CpuLowPrecision, Int8LinearMatchesFloat32Within3Percent) { CheckAgainstFloat32(LinearDType::kInt8, 3e-2); }
+
+TEST(CpuLowPrecision, Float32PreparedLinearIsThePlainLinear) {
+  auto backend = MakeCpuBackend();
+  const int m = 9, n = 20, k = 31;
+  const std::vector<float> x = Random(m * k, 1.f, 4), w = Random(n * k, 0.1f, 5), bias = Random(n, 0.1f, 6);
+  std::vector<float> want(m * n), got(m * n);
+  ASSERT_TRUE(backend->Linear(x.data(), w.data(), bias.data(), want.data(), m, n, k, Activation::kTanh).ok());
+  auto prepared = backend->PrepareLinear(w.data(), n, k, LinearDType::kFloat32);
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  ASSERT_TRUE(backend->Linear(x.data(), **prepared, bias.data(), got.data(), m, Activation::kTanh).ok());
+  EXPECT_EQ(got, want);
+}
+
+TEST(CpuLowPrecision, Avx2PassesAgreeWithTheScalarReferenceExactly) {
+  if (cpu_kernels::BestIsa() != cpu_kernels::Isa::kAvx2) GTEST_SKIP() << "this CPU has no AVX2 + FMA";
+  using cpu_kernels::Isa;
+  const int m = 5, k = 77, n = 13;
+  std::vector<float> x = Random(m * k, 2.f, 7);
+  x[3] = 0.f;
+  for (int j = 0; j < k; ++j) x[2 * k + j] = 0.f;  // a row of zeros: scale 1, zero point 0
+  std::vector<uint16_t> b1(x.size()), b2(x.size());
+  cpu_lowp::ToBf16(Isa::kScalar, x.data(), b1.data(), x.size());
+  cpu_lowp::ToBf16(Isa::kAvx2, x.data(), b2.data(), x.size());
+  EXPECT_EQ(b1, b2);
+  std::vector<uint8_t> q1(x.size()), q2(x.size());
+  std::vector<float> s1(m), s2(m);
+  std::vector<int32_t> z1(m), z2(m);
+  cpu_lowp::QuantizeRowsU8(Isa::kScalar, x.data(), m, k, q1.data(), s1.data(), z1.data());
+  cpu_lowp::QuantizeRowsU8(Isa::kAvx2, x.data(), m, k, q2.data(), s2.data(), z2.data());
+  EXPECT_EQ(q1, q2);
+  EXPECT_EQ(s1, s2);
+  EXPECT_EQ(z1, z2);
+  EXPECT_EQ(s1[2], 1.f);
+  EXPECT_EQ(z1[2], 0);
+  // The quantised row reconstructs the row to within half a step.
+  for (int j = 0; j < k; ++j) EXPECT_NEAR((q1[j] - z1[0]) * s1[0], x[j], 0.5f * s1[0] + 1e-6f) << j;
+  std::vector<int32_t> acc(m * n), col_sum(n);
+  for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = int32_t(i * 37 % 1001) - 500;
+  for (int j = 0; j < n; ++j) col_sum[j] = j * 3 - 11;
+  const std::vector<float> col_scale = Random(n, 0.01f, 8), bias = Random(n, 1.f, 9);
+  std::vector<float> y1(m * n), y2(m * n);
+  cpu_lowp::DequantizeRows(Isa::kScalar, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
+                           bias.data(), y1.data());
+  cpu_lowp::DequantizeRows(Isa::kAvx2, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
+                           bias.data(), y2.data());
+  EXPECT_EQ(y1, y2);
+}
+
+TEST(CpuIsa, BFloat16IsRefusedOnACpuWithoutAvx512Bf16OrAmxNamingThem) {
+  CpuIsa avx2_only;
+  avx2_only.sse41 = avx2_only.avx2 = avx2_only.fma = true;
+  avx2_only.onednn_isa = "avx2";
+  CpuBackendOptions o;
+  o.isa = avx2_only;
+  auto backend = MakeCpuBackend(o);
+  const Status s = backend->CheckLinearDType(LinearDType::kBFloat16);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("avx512_bf16 or amx_bf16"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("this one has: avx2 fma; oneDNN avx2"), std::string::npos) << s.message();
+  const std::vector<float> w(8 * 8, 0.5f);
+  auto prepared = backend->PrepareLinear(w.data(), 8, 8, LinearDType::kBFloat16);
+  EXPECT_EQ(prepared.status().code(), StatusCode::kUnimplemented);
+  EXPECT_TRUE(backend->CheckLinearDType(LinearDType::kInt8).ok());
+  EXPECT_TRUE(avx2_only.reduce_range_int8());
+}
+
+TEST(CpuIsa, BFloat16NeedsOneDnnToDispatchToANativeBf16Isa) {
+  CpuIsa capped;
+  capped.sse41 = capped.avx2 = capped.avx512f = capped.avx512_bf16 = true;
+  capped.onednn_isa = "sse41";  // ONEDNN_MAX_CPU_ISA=SSE41
+  const Status s = CheckLinearDTypeOn(capped, LinearDType::kBFloat16);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(s.message().find("ONEDNN_MAX_CPU_ISA"), std::string::npos) << s.message();
+  capped.onednn_bf16 = true;
+  EXPECT_TRUE(CheckLinearDTypeOn(capped, LinearDType::kBFloat16).ok());
+}
+
+TEST(CpuIsa, DetectionAgreesWithProcCpuinfo) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) == 0) {
+      flags = " " + line.substr(line.find(':') + 1) + " ";
+      break;
+    }
+  }
+  if (flags.empty()) GTEST_SKIP() << "no flags line in /proc/cpuinfo";
+  auto has = [&](const char* f) { return flags.find(" " + std::string(f) + " ") != std::string::npos; };
+  const CpuIsa& isa = DetectCpuIsa();
+  EXPECT_EQ(isa.avx2, has("avx2"));
+  EXPECT_EQ(isa.avx512f, has("avx512f"));
+  EXPECT_EQ(isa.avx512_vnni, has("avx512_vnni"));
+  EXPECT_EQ(isa.avx512_bf16, has("avx512_bf16"));
+  EXPECT_EQ(isa.amx_bf16, has("amx_bf16"));
+  EXPECT_EQ(isa.amx_int8, has("amx_int8"));
+  EXPECT_FALSE(isa.onednn_isa.empty());
+}
+
+}  // namespace cpu_lowp_test
+}  // namespace dfw

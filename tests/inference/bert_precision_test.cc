@@ -1,0 +1,167 @@
+// The encoder's Linear layers in bfloat16 and int8 against float32 on the tiny BERT, by the same
+// rule `dtype: auto` applies (pooled-output cosine >= 0.999 / 0.995), and the handler's `dtype` key.
+// A dtype this CPU cannot run skips, naming what it lacks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dfw/backend/registry.h"
+#include "dfw/inference/bert_encoder.h"
+#include "dfw/inference/safetensors.h"
+#include "dfw/inference/sentence_embedding_handler.h"
+
+namespace dfw {
+namespace bert_precision_test {
+
+using ::testing::HasSubstr;
+
+const std::string kDir = std::string(DFW_SOURCE_DIR) + "/testdata/tiny_bert";
+
+std::vector<std::vector<int32_t>> ExpectedIds() {
+  std::ifstream in(kDir + "/expected.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json expected = nlohmann::json::parse(ss.str());
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto& c : expected["cases"]) ids.push_back(c["ids"].get<std::vector<int32_t>>());
+  EXPECT_GE(ids.size(), 30u);
+  return ids;
+}
+
+std::vector<float> Encode(BertEncoder& enc, const std::vector<std::vector<int32_t>>& ids) {
+  std::vector<std::span<const int32_t>> seqs(ids.begin(), ids.end());
+  std::vector<float> out(ids.size() * static_cast<std::size_t>(enc.hidden_size()));
+  const Status s = enc.EncodeMany(seqs, out, true);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+double MinCosine(const std::vector<float>& a, const std::vector<float>& b, int h) {
+  double worst = 1;
+  for (std::size_t r = 0; r < a.size() / h; ++r) {
+    double dot = 0, na = 0, nb = 0;
+    for (int j = 0; j < h; ++j) {
+      dot += double(a[r * h + j]) * b[r * h + j];
+      na += double(a[r * h + j]) * a[r * h + j];
+      nb += double(b[r * h + j]) * b[r * h + j];
+    }
+    worst = std::min(worst, dot / std::sqrt(na * nb));
+  }
+  return worst;
+}
+
+void CheckDType(LinearDType dtype, double min_cosine) {
+  auto backend = MakeCpuBackend();
+  if (Status s = backend->CheckLinearDType(dtype); !s.ok()) GTEST_SKIP() << s.ToString();
+  auto config = BertConfig::Load(kDir + "/config.json");
+  ASSERT_TRUE(config.ok());
+  auto weights = SafetensorsFile::Open(kDir + "/model.safetensors");
+  ASSERT_TRUE(weights.ok());
+  BertEncoderOptions o;
+  o.max_seq_length = 64;
+  o.normalize = false;  // the raw pooled output: normalisation would hide a scale error
+  auto enc = BertEncoder::Make(*config, **weights, backend.get(), o);
+  ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+  const auto ids = ExpectedIds();
+  const std::vector<float> ref = Encode(**enc, ids);
+  ASSERT_TRUE((*enc)->SetLinearDType(dtype).ok());
+  EXPECT_EQ((*enc)->linear_dtype(), dtype);
+  const std::vector<float> got = Encode(**enc, ids);
+  EXPECT_GE(MinCosine(ref, got, (*enc)->hidden_size()), min_cosine);
+  EXPECT_NE(ref, got);  // it really ran in another precision
+  ASSERT_TRUE((*enc)->SetLinearDType(LinearDType::kFloat32).ok());
+  EXPECT_EQ(Encode(**enc, ids), ref);  // and back
+}
+
+TEST(BertPrecision, BFloat16PooledOutputKeepsCosine0_999ToFloat32) { CheckDType(LinearDType::kBFloat16, 0.999); }
+
+TEST(BertPrecision, Int8PooledOutputKeepsCosine0_995ToFloat32) { CheckDType(LinearDType::kInt8, 0.995); }
+
+TEST(BertPrecision, AnUnsupportedDtypeLeavesTheEncoderAsItWas) {
+  CpuIsa avx2;
+  avx2.sse41 = avx2.avx2 = avx2.fma = true;
+  CpuBackendOptions bo;
+  bo.isa = avx2;
+  auto backend = MakeCpuBackend(bo);
+  auto config = BertConfig::Load(kDir + "/config.json");
+  auto weights = SafetensorsFile::Open(kDir + "/model.safetensors");
+  ASSERT_TRUE(config.ok() && weights.ok());
+  auto enc = BertEncoder::Make(*config, **weights, backend.get(), {});
+  ASSERT_TRUE(enc.ok());
+  const Status s = (*enc)->SetLinearDType(LinearDType::kBFloat16);
+  EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr("avx512_bf16 or amx_bf16"));
+  EXPECT_EQ((*enc)->linear_dtype(), LinearDType::kFloat32);
+}
+
+ModelHandlerOptions Options(Value dtype) {
+  ModelHandlerOptions o;
+  o.model_path = kDir;
+  o.input_field = "text";
+  o.extra = Row(std::vector<Field>{{"dtype", std::move(dtype)}});
+  return o;
+}
+
+TEST(SentenceEmbeddingHandler, DtypeAcceptsAutoAndTheThreePrecisionsOnly) {
+  for (const char* ok : {"auto", "float32"}) {
+    auto h = MakeModelHandler(kSentenceEmbeddingHandlerType, Options(Value::String(ok)));
+    EXPECT_TRUE(h.ok()) << ok << ": " << h.status().ToString();
+  }
+  auto bad = MakeModelHandler(kSentenceEmbeddingHandlerType, Options(Value::String("fp8")));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.status().message(), HasSubstr("'dtype': \"fp8\" is not allowed; allowed: auto, float32, bfloat16, int8"));
+}
+
+TEST(SentenceEmbeddingHandler, AnExplicitDtypeTheCpuCannotRunIsAConfigError) {
+  for (LinearDType d : {LinearDType::kBFloat16, LinearDType::kInt8}) {
+    const Status here = MakeCpuBackend()->CheckLinearDType(d);
+    auto h = MakeModelHandler(kSentenceEmbeddingHandlerType, Options(Value::String(std::string(LinearDTypeName(d)))));
+    if (here.ok()) {
+      ASSERT_TRUE(h.ok()) << h.status().ToString();
+      auto model = (*h)->LoadModel({});
+      EXPECT_TRUE(model.ok()) << model.status().ToString();
+    } else {
+      ASSERT_FALSE(h.ok());
+      EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+      EXPECT_THAT(h.status().message(), HasSubstr(here.message()));
+    }
+  }
+}
+
+TEST(SentenceEmbeddingHandler, AutoEmbedsWithinTheInt8CosineOfTransformers) {
+  ModelHandlerOptions o = Options(Value::String("auto"));
+  o.extra = Row(std::vector<Field>{{"dtype", Value::String("auto")}, {"max_seq_length", Value::Int(64)}});
+  auto h = MakeModelHandler(kSentenceEmbeddingHandlerType, o);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  auto model = (*h)->LoadModel({});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  std::ifstream in(kDir + "/expected.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(ss.str());
+  std::vector<Value> texts;
+  for (const auto& c : j["cases"]) texts.push_back(Value::String(c["text"].get<std::string>()));
+  std::vector<const Value*> batch;
+  for (const Value& v : texts) batch.push_back(&v);
+  std::vector<Value> out;
+  ASSERT_TRUE((*model)->RunInference(batch, out).ok());
+  ASSERT_EQ(out.size(), texts.size());
+  std::vector<float> got, want;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    for (const Value& v : out[i].as_list()) got.push_back(static_cast<float>(v.as_float()));
+    for (double v : j["cases"][i]["mean_normalized"].get<std::vector<double>>()) want.push_back(static_cast<float>(v));
+  }
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_GE(MinCosine(got, want, static_cast<int>(want.size() / texts.size())), 0.995);
+}
+
+}  // namespace bert_precision_test
+}  // namespace dfw

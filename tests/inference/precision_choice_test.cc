@@ -1,0 +1,212 @@
+// ChoosePrecision with a made-up model: a fake clock that each run advances by its dtype's time,
+// outputs perturbed by a chosen amount per dtype, and a made-up ISA, so the choice is exact and the
+// same on every machine.
+#include "dfw/inference/precision_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dfw {
+namespace precision_choice_test {
+
+class FakeClock final : public Clock {
+ public:
+  double NowSecs() override { return now; }
+  double now = 0;
+};
+
+// A model of 4 rows x 8 floats whose outputs in a dtype are float32's plus noise of `error` in
+// one element per row (so each row's cosine falls by about error^2 / 2).
+struct FakeModel {
+  FakeClock clock;
+  std::map<LinearDType, double> seconds = {
+      {LinearDType::kFloat32, 0.040}, {LinearDType::kBFloat16, 0.012}, {LinearDType::kInt8, 0.008}};
+  std::map<LinearDType, double> error = {
+      {LinearDType::kFloat32, 0}, {LinearDType::kBFloat16, 0.01}, {LinearDType::kInt8, 0.5}};
+  std::map<LinearDType, std::string> missing;  // dtype -> the ISA this "CPU" lacks
+  LinearDType current = LinearDType::kFloat32;
+  int runs = 0;
+  bool classifier = false;
+
+  PrecisionProbe Probe() {
+    PrecisionProbe p;
+    p.width = 8;
+    p.check = [this](LinearDType d) -> Status {
+      if (auto it = missing.find(d); it != missing.end()) return Unimplemented("needs " + it->second);
+      return Status::OK();
+    };
+    p.use = [this](LinearDType d) {
+      current = d;
+      return Status::OK();
+    };
+    p.run = [this]() -> Result<std::vector<float>> {
+      ++runs;
+      clock.now += seconds[current];
+      std::vector<float> out(32);
+      for (int r = 0; r < 4; ++r) {
+        for (int j = 0; j < 8; ++j) out[r * 8 + j] = classifier ? (j == r ? 0.6f : 0.4f / 7) : 0.1f * (r + j + 1);
+        out[r * 8 + (r + 3) % 8] += static_cast<float>(error[current]);
+      }
+      return out;
+    };
+    return p;
+  }
+  PrecisionChoiceOptions Options() {
+    PrecisionChoiceOptions o;
+    o.clock = &clock;
+    if (classifier) o.tolerance.kind = PrecisionTolerance::Kind::kClassifier;
+    return o;
+  }
+};
+
+TEST(ChoosePrecision, PicksTheFastestDtypeWithinTheTolerance) {
+  FakeModel m;  // int8's error 0.5 takes a row's cosine below 0.995; bf16's 0.01 keeps it > 0.999
+  auto c = ChoosePrecision(m.Probe(), m.Options());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->dtype, LinearDType::kBFloat16) << c->Describe();
+  EXPECT_EQ(m.current, LinearDType::kBFloat16);  // the model is left in the choice
+  ASSERT_EQ(c->candidates.size(), 3u);
+  EXPECT_NEAR(c->Find(LinearDType::kFloat32)->seconds, 0.040, 1e-12);
+  EXPECT_NEAR(c->Find(LinearDType::kBFloat16)->seconds, 0.012, 1e-12);
+  EXPECT_GE(c->Find(LinearDType::kBFloat16)->agreement, 0.999);
+  EXPECT_FALSE(c->Find(LinearDType::kInt8)->passed);
+  EXPECT_LT(c->Find(LinearDType::kInt8)->agreement, 0.995);
+  EXPECT_NE(c->Describe().find("rejected"), std::string::npos) << c->Describe();
+  // What reaches metrics.json.
+  const auto figures = c->Figures();
+  auto figure = [&](const std::string& name) -> int64_t {
+    for (const auto& [n, v] : figures) {
+      if (n == name) return v;
+    }
+    return -1;
+  };
+  EXPECT_EQ(figure("linear_dtype_bits"), 16);
+  EXPECT_EQ(figure("precision_bfloat16_micro_secs"), 12000);
+  EXPECT_EQ(figure("precision_float32_micro_secs"), 40000);
+  EXPECT_GE(figure("precision_bfloat16_min_cosine_ppm"), 999000);
+  EXPECT_LT(figure("precision_int8_min_cosine_ppm"), 995000);
+}
+
+TEST(ChoosePrecision, PicksInt8WhenItIsFastestAndAccurateEnough) {
+  FakeModel m;
+  m.error[LinearDType::kInt8] = 0.02;
+  auto c = ChoosePrecision(m.Probe(), m.Options());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->dtype, LinearDType::kInt8) << c->Describe();
+}
+
+TEST(ChoosePrecision, SkipsADtypeTheCpuCannotRunAndSaysWhy) {
+  FakeModel m;
+  m.missing[LinearDType::kBFloat16] = "avx512_bf16 or amx_bf16";
+  m.error[LinearDType::kInt8] = 0.02;
+  auto c = ChoosePrecision(m.Probe(), m.Options());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->dtype, LinearDType::kInt8);
+  EXPECT_NE(c->Find(LinearDType::kBFloat16)->refused.find("amx_bf16"), std::string::npos);
+  EXPECT_NE(c->Describe().find("bfloat16 not run: needs avx512_bf16 or amx_bf16"), std::string::npos) << c->Describe();
+}
+
+TEST(ChoosePrecision, KeepsFloat32UnlessAnotherIsAtLeastFivePercentFaster) {
+  FakeModel m;
+  m.seconds[LinearDType::kBFloat16] = 0.039;
+  m.seconds[LinearDType::kInt8] = 0.0385;
+  m.error[LinearDType::kInt8] = 0;
+  auto c = ChoosePrecision(m.Probe(), m.Options());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->dtype, LinearDType::kFloat32) << c->Describe();
+  EXPECT_EQ(m.current, LinearDType::kFloat32);
+}
+
+TEST(ChoosePrecision, AClassifierRejectsADtypeThatMovesAProbabilityByMoreThan1e3) {
+  FakeModel m;
+  m.classifier = true;
+  m.error[LinearDType::kBFloat16] = 5e-4;  // within 1e-3, argmax unchanged
+  m.error[LinearDType::kInt8] = 2e-3;
+  auto c = ChoosePrecision(m.Probe(), m.Options());
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->dtype, LinearDType::kBFloat16) << c->Describe();
+  EXPECT_FALSE(c->Find(LinearDType::kInt8)->passed);
+  EXPECT_TRUE(c->Find(LinearDType::kInt8)->argmax_same);
+}
+
+TEST(ChoosePrecision, AClassifierRejectsADtypeThatChangesAnArgmax) {
+  FakeModel m;
+  m.classifier = true;
+  m.error[LinearDType::kBFloat16] = 0.3;  // 0.057 + 0.3 beats the row's 0.6? no: pushes another class to 0.357
+  m.error[LinearDType::kInt8] = 0.6;      // 0.057 + 0.6 > 0.6: the argmax moves
+  m.seconds[LinearDType::kBFloat16] = 0.039;
+  PrecisionChoiceOptions o = m.Options();
+  o.tolerance.max_prob_diff = 1.0;  // only the argmax rule can reject
+  auto c = ChoosePrecision(m.Probe(), o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->Find(LinearDType::kInt8)->argmax_same);
+  EXPECT_FALSE(c->Find(LinearDType::kInt8)->passed);
+  EXPECT_TRUE(c->Find(LinearDType::kBFloat16)->argmax_same);
+  EXPECT_EQ(c->dtype, LinearDType::kFloat32) << c->Describe();  // bf16 is not 5% faster
+}
+
+TEST(ChoosePrecision, ALaterCallReadsTheCachedDecisionWithoutMeasuring) {
+  const std::string dir = ::testing::TempDir() + "/precision_cache_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  FakeModel first, second;
+  PrecisionChoiceOptions o = first.Options();
+  o.cache_path = dir + "/gemm_plan-precision";
+  o.cache_key = "model=/m size=1 mtime=2 cpu=fake threads=1";
+  auto a = ChoosePrecision(first.Probe(), o);
+  ASSERT_TRUE(a.ok());
+  EXPECT_GT(first.runs, 0);
+  // The file another process reads (this one answers from its memo next).
+  std::ifstream in(o.cache_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto from_file = DecodePrecisionChoice(text.str(), o.cache_key);
+  ASSERT_TRUE(from_file.has_value()) << text.str();
+  EXPECT_EQ(from_file->dtype, a->dtype);
+  o.clock = &second.clock;
+  auto b = ChoosePrecision(second.Probe(), o);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(second.runs, 0);
+  EXPECT_TRUE(b->from_cache);
+  EXPECT_EQ(b->dtype, a->dtype);
+  EXPECT_EQ(second.current, a->dtype);
+  EXPECT_NEAR(b->Find(LinearDType::kBFloat16)->agreement, a->Find(LinearDType::kBFloat16)->agreement, 1e-9);
+  // Another model (key) measures again.
+  FakeModel third;
+  o.clock = &third.clock;
+  o.cache_key = "model=/other size=1 mtime=2 cpu=fake threads=1";
+  ASSERT_TRUE(ChoosePrecision(third.Probe(), o).ok());
+  EXPECT_GT(third.runs, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ChoosePrecision, TheCacheTextRoundTripsAndRefusesAnotherKey) {
+  PrecisionChoice c;
+  c.dtype = LinearDType::kInt8;
+  PrecisionCandidate f32, i8;
+  f32.passed = true;
+  f32.seconds = 0.25;
+  i8.dtype = LinearDType::kInt8;
+  i8.seconds = 0.05;
+  i8.agreement = 0.9971;
+  i8.passed = true;
+  c.candidates = {f32, i8};
+  const std::string text = EncodePrecisionChoice(c, "k1");
+  auto back = DecodePrecisionChoice(text, "k1");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->dtype, LinearDType::kInt8);
+  ASSERT_EQ(back->candidates.size(), 2u);
+  EXPECT_DOUBLE_EQ(back->candidates[1].agreement, 0.9971);
+  EXPECT_FALSE(DecodePrecisionChoice(text, "k2").has_value());
+  EXPECT_FALSE(DecodePrecisionChoice("dfw-precision 2 int8 embedding\nkey k1\n", "k1").has_value());
+}
+
+}  // namespace precision_choice_test
+}  // namespace dfw
