@@ -11,16 +11,6 @@
 namespace dfw {
 namespace {
 
-Status ReadPositiveInt(const nlohmann::json& j, const char* key, const std::string& origin, int& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return InvalidArgument("'" + origin + "': missing \"" + key + "\"");
-  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 24)) {
-    return InvalidArgument("'" + origin + "': \"" + key + "\" must be a positive integer, got " + it->dump());
-  }
-  out = static_cast<int>(it->get<int64_t>());
-  return Status::OK();
-}
-
 Result<Activation> ParseHiddenAct(const nlohmann::json& j, const std::string& origin) {
   auto it = j.find("hidden_act");
   if (it == j.end()) return Activation::kGelu;  // BertConfig's default
@@ -77,13 +67,13 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
   BertConfig c;
   RETURN_IF_ERROR(CheckArchitecture(j, origin, c));
   if (c.family == EncoderFamily::kDistilBert) return ParseDistilBertConfig(j, origin, std::move(c));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "vocab_size", origin, c.vocab_size));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "hidden_size", origin, c.hidden_size));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "num_hidden_layers", origin, c.num_hidden_layers));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "num_attention_heads", origin, c.num_attention_heads));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "intermediate_size", origin, c.intermediate_size));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "max_position_embeddings", origin, c.max_position_embeddings));
-  RETURN_IF_ERROR(ReadPositiveInt(j, "type_vocab_size", origin, c.type_vocab_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "vocab_size", origin, c.vocab_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "hidden_size", origin, c.hidden_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_hidden_layers", origin, c.num_hidden_layers));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_attention_heads", origin, c.num_attention_heads));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "intermediate_size", origin, c.intermediate_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "max_position_embeddings", origin, c.max_position_embeddings));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "type_vocab_size", origin, c.type_vocab_size));
   if (c.hidden_size % c.num_attention_heads != 0) {
     return InvalidArgument("'" + origin + "': hidden_size " + std::to_string(c.hidden_size) +
                            " is not a multiple of num_attention_heads " + std::to_string(c.num_attention_heads));

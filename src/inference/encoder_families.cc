@@ -6,16 +6,6 @@
 namespace dfw {
 namespace {
 
-Status ReadFamilyInt(const nlohmann::json& j, const char* key, const std::string& origin, int& out) {
-  auto it = j.find(key);
-  if (it == j.end()) return InvalidArgument("'" + origin + "': missing \"" + key + "\"");
-  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 24)) {
-    return InvalidArgument("'" + origin + "': \"" + key + "\" must be a positive integer, got " + it->dump());
-  }
-  out = static_cast<int>(it->get<int64_t>());
-  return Status::OK();
-}
-
 const char* kSupportedTypes = "bert, distilbert, roberta, xlm-roberta";
 
 // DistilBERT's names for BERT's per-layer tensors ("attention.self.query" → "attention.q_lin").
@@ -35,6 +25,16 @@ std::string DistilLayerName(const std::string& rest) {
 
 }  // namespace
 
+Status ReadPositiveConfigInt(const nlohmann::json& j, const char* key, const std::string& origin, int& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return InvalidArgument("'" + origin + "': missing \"" + key + "\"");
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > (1 << 24)) {
+    return InvalidArgument("'" + origin + "': \"" + key + "\" must be a positive integer, got " + it->dump());
+  }
+  out = static_cast<int>(it->get<int64_t>());
+  return Status::OK();
+}
+
 Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin) {
   if (model_type == "bert") return EncoderFamily::kBert;
   if (model_type == "distilbert") return EncoderFamily::kDistilBert;
@@ -51,12 +51,12 @@ Result<EncoderFamily> EncoderFamilyOfArchitecture(const std::string& a, const st
 }
 
 Result<BertConfig> ParseDistilBertConfig(const nlohmann::json& j, const std::string& origin, BertConfig c) {
-  RETURN_IF_ERROR(ReadFamilyInt(j, "vocab_size", origin, c.vocab_size));
-  RETURN_IF_ERROR(ReadFamilyInt(j, "dim", origin, c.hidden_size));
-  RETURN_IF_ERROR(ReadFamilyInt(j, "n_layers", origin, c.num_hidden_layers));
-  RETURN_IF_ERROR(ReadFamilyInt(j, "n_heads", origin, c.num_attention_heads));
-  RETURN_IF_ERROR(ReadFamilyInt(j, "hidden_dim", origin, c.intermediate_size));
-  RETURN_IF_ERROR(ReadFamilyInt(j, "max_position_embeddings", origin, c.max_position_embeddings));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "vocab_size", origin, c.vocab_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "dim", origin, c.hidden_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "n_layers", origin, c.num_hidden_layers));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "n_heads", origin, c.num_attention_heads));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "hidden_dim", origin, c.intermediate_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "max_position_embeddings", origin, c.max_position_embeddings));
   c.type_vocab_size = 0;
   c.layer_norm_eps = 1e-12f;  // DistilBERT's LayerNorms are built with eps 1e-12
   if (c.hidden_size % c.num_attention_heads != 0) {

@@ -10,6 +10,10 @@
 
 namespace dfw {
 
+// `j[key]` as a positive integer (at most 2^24) into `out`; kInvalidArgument naming `origin` and the
+// key when it is missing or not one. BertConfig::Parse and the families read their fields with it.
+Status ReadPositiveConfigInt(const nlohmann::json& j, const char* key, const std::string& origin, int& out);
+
 // model_type → family; an unsupported one is kInvalidArgument listing the supported ones.
 Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin);
 // An architecture name ("DistilBertForMaskedLM") → its family, by prefix.

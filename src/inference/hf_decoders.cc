@@ -26,18 +26,6 @@ const ByteTable& Bytes() {
   return t;
 }
 
-std::vector<int32_t> Cps(const std::string& s) {
-  std::vector<int32_t> out;
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  for (utf8proc_ssize_t pos = 0; pos < static_cast<utf8proc_ssize_t>(s.size());) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size()) - pos, &cp);
-    if (n <= 0) break;
-    out.push_back(cp);
-    pos += n;
-  }
-  return out;
-}
 
 void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
   for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
@@ -114,7 +102,7 @@ class ByteLevelDecoder final : public Decoder {
     for (const std::string& t : tokens) {
       std::string mapped;
       bool all = true;
-      for (int32_t cp : Cps(t)) {
+      for (int32_t cp : CodePoints(t)) {
         const int b = ByteFromChar(cp);
         if (b < 0) {
           all = false;

@@ -141,6 +141,14 @@ class NormSequence final : public Normalizer {
   std::vector<std::unique_ptr<Normalizer>> parts_;
 };
 
+
+bool BoolOr(const nlohmann::json& j, const char* key, bool dflt) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : dflt;
+}
+
+}  // namespace
+
 std::vector<int32_t> CodePoints(const std::string& s) {
   std::vector<int32_t> out;
   const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
@@ -153,13 +161,6 @@ std::vector<int32_t> CodePoints(const std::string& s) {
   }
   return out;
 }
-
-bool BoolOr(const nlohmann::json& j, const char* key, bool dflt) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() ? it->get<bool>() : dflt;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, const std::string& origin) {
   static const std::string kSupported = "BertNormalizer, Lowercase, StripAccents, NFD, NFKD, Replace (string pattern), Prepend, Sequence";

@@ -26,6 +26,8 @@ using NormalizedText = std::vector<NChar>;
 
 // UTF-8 of a run of NChars.
 std::string ToUtf8(const NChar* chars, std::size_t n);
+// The code points of UTF-8 text (stops at the first invalid sequence).
+std::vector<int32_t> CodePoints(const std::string& s);
 
 // A model's output piece: a vocabulary id and the NChar range [first, last) of its word it covers.
 struct Piece {
