@@ -76,21 +76,13 @@ CudaLibrary LoadCudaLibrary() {
   return lib;
 }
 
-std::string& RuledOutReason() {
-  static std::string why;  // set once by the launcher's run set-up, before its stages are made
-  return why;
-}
-
 }  // namespace
-
-void RuleOutCuda(const std::string& why) { RuledOutReason() = why; }
 
 Result<std::unique_ptr<InferenceBackend>> CreateBackend(std::string_view name) {
   if (name == "cpu") return MakeCpuBackend();
   if (name != "cuda") {
     return InvalidArgument("unknown inference backend '" + std::string(name) + "'; allowed: cpu, cuda");
   }
-  if (!RuledOutReason().empty()) return Unavailable("CUDA backend not used: " + RuledOutReason());
   if (const char* why = std::getenv(kCudaUnavailableEnv); why != nullptr && *why != '\0') {
     return Unavailable(std::string("CUDA backend not used: ") + why);
   }

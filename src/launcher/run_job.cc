@@ -100,17 +100,16 @@ void WriteGpuMemoryJson(const std::string& job_dir, const WorkerPlan& plan, std:
 
 int RunJob(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
-  // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so the
-  // launcher (which makes the stages to plan bundles) and every SDK process and model host skip the
-  // CUDA probe, ~130 ms of CPU each that can only fail (registry.h): the launcher by the call, the
-  // children through their environment (a default, so a value the user exported is kept).
+  // No usable GPU in the plan: RunInference with device: GPU runs on the CPU (plan.h), so every SDK
+  // process and model host skips the CUDA probe, ~130 ms of CPU each that can only fail
+  // (registry.h), through its environment (a default, so a value the user exported is kept). The
+  // launcher makes no backend at all (bundles are planned from the sources alone).
   std::vector<std::string> child_defaults;
   if (plan.accelerator.backend != device::Accelerator::Kind::kCuda) {
     std::string why = plan.accelerator.present
                           ? "the worker's accelerator is " + std::string(device::AcceleratorKindName(plan.accelerator.backend)) +
                                 (plan.accelerator.backend_reason.empty() ? "" : " (" + plan.accelerator.backend_reason + ")")
                           : "no accelerator is declared for this worker";
-    RuleOutCuda(why);
     child_defaults.push_back(EnvEntry(kCudaUnavailableEnv, why));
   }
   // Both outlive the launcher: stopped below on every return path (and by their destructors).

@@ -106,16 +106,13 @@ void SetCpuGemmPlanCache(const std::string& path);
 std::string CpuGemmPlanCache();
 
 // `name` is "cpu" or "cuda"; anything else is kInvalidArgument naming the allowed values.
-// When CUDA was ruled out for this process (RuleOutCuda, or kCudaUnavailableEnv set non-empty in
-// its environment), "cuda" is kUnavailable with that reason at once, without loading the library.
-// `dfworker run` rules it out for a worker whose plan has no usable GPU: in the launcher (which
-// loads the pipeline's stages to plan bundles) by the call, in its SDK processes and model hosts
-// through their environment. Each then skips a probe that costs ~130 ms of CPU (loading cuBLAS,
-// asking the driver) and that can only fail.
+// When CUDA was ruled out for this process (kCudaUnavailableEnv set non-empty in its environment),
+// "cuda" is kUnavailable with that reason at once, without loading the library. `dfworker run`
+// rules it out for a worker whose plan has no usable GPU in the environment of its SDK processes
+// and model hosts (the launcher itself makes no backend: it plans bundles from the sources alone).
+// Each then skips a probe that costs ~130 ms of CPU (loading cuBLAS, asking the driver) and that
+// can only fail.
 Result<std::unique_ptr<InferenceBackend>> CreateBackend(std::string_view name);
 inline constexpr const char* kCudaUnavailableEnv = "DFW_CUDA_UNAVAILABLE";
-// For the rest of this process, "cuda" is kUnavailable with `why` (the plan's reason). Call it
-// before any thread creates a backend.
-void RuleOutCuda(const std::string& why);
 
 }  // namespace dfw
