@@ -1,10 +1,8 @@
-#include "dfw/common/logging.h"
 #include "dfw/launcher/pipeline_launch.h"
 
 #include <limits.h>
-#include <unistd.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/logging.h"
 #include "dfw/common/process.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/pipeline_job_plan.h"

@@ -1,6 +1,5 @@
 // The real run of admitted tenants (dfw/launcher/tenants_run.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
-#include "dfw/common/logging.h"
 #include "dfw/launcher/tenants_run.h"
 #include "launcher/tenants_borrow.h"
 #include "launcher/tenants_memory.h"
@@ -20,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/logging.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/process.h"
 #include "dfw/common/strings.h"
