@@ -22,6 +22,7 @@
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/tokenizer.h"
 #include "bench_main.h"
+#include "bench_sentences.h"
 
 namespace dfw {
 namespace {
@@ -30,22 +31,9 @@ constexpr int kBatch = 32;
 constexpr int kMaxSeq = 128;
 
 std::vector<std::string> Sentences() {
-  std::vector<std::string> out;
-  if (const char* path = std::getenv("DFW_BENCH_SENTENCES")) {
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-  }
-  const char* words[] = {"search", "retrieval", "embedding", "vector", "model", "sentence", "query", "document",
-                         "semantic", "similarity", "résumé", "café", "日本", "😀", "—", "don't", "GPU", "pipeline"};
-  std::mt19937 rng(7);
-  for (int i = 0; i < 512; ++i) {
-    std::string s;
-    const int n = 4 + static_cast<int>(rng() % 90);
-    for (int w = 0; w < n; ++w) s += std::string(w ? " " : "") + words[rng() % std::size(words)];
-    out.push_back(s);
-  }
-  return out;
+  return BenchSentences({"search", "retrieval", "embedding", "vector", "model", "sentence", "query", "document",
+                         "semantic", "similarity", "résumé", "café", "日本", "😀", "—", "don't", "GPU", "pipeline"},
+                        512, 90);
 }
 
 struct Fixture {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "inference/hf_test_util.h"
+#include "record/expression_test_util.h"
 
 namespace dfw {
 namespace {
@@ -17,22 +18,9 @@ using ::testing::HasSubstr;
 using testing::HfDir;
 using testing::HfReference;
 
-// JSON → Value (the reference's arguments become the handler's pipeline_args).
-Value FromJson(const nlohmann::json& j) {
-  if (j.is_null()) return Value();
-  if (j.is_boolean()) return Value::Bool(j.get<bool>());
-  if (j.is_number_integer()) return Value::Int(j.get<int64_t>());
-  if (j.is_number()) return Value::Float(j.get<double>());
-  if (j.is_string()) return Value::String(j.get<std::string>());
-  if (j.is_array()) {
-    List l;
-    for (const auto& e : j) l.push_back(FromJson(e));
-    return Value::FromList(std::move(l));
-  }
-  Row r;
-  for (const auto& [k, v] : j.items()) r.Append(k, FromJson(v));
-  return Value::FromRow(std::move(r));
-}
+// JSON → Value (the reference's arguments become the handler's pipeline_args), keys in the
+// reference file's order.
+Value FromJson(const nlohmann::json& j) { return testing::ValueFromJson(nlohmann::ordered_json::parse(j.dump())); }
 
 // Exact on structure, keys (in order), strings and integers; numbers within 1e-4.
 void ExpectMatches(const nlohmann::json& got, const nlohmann::json& want, const std::string& where) {

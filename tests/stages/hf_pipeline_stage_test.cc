@@ -6,8 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/stages/config_yaml.h"
-#include "dfw/stages/stage.h"
+#include "stages_test_util.h"
 
 namespace dfw {
 namespace hf_pipeline_stage_test {
@@ -15,23 +14,8 @@ namespace {
 
 const std::string kHf = std::string(DFW_SOURCE_DIR) + "/testdata/hf";
 
-StageConfig Config(const std::string& yaml) {
-  StageConfig c;
-  c.name = "Classify";
-  c.type = "RunInference";
-  c.config = ConfigNodeFromYaml(YAML::Load(yaml));
-  c.file = "test.yaml";
-  c.line = 1;
-  c.column = 1;
-  c.error_output = "errors";
-  return c;
-}
-
-Result<std::unique_ptr<Stage>> MakeStage(const StageConfig& c) {
-  StageRegistry registry;
-  RegisterRunInference(registry);
-  return registry.Find("RunInference")->factory(c);
-}
+// The RunInference transform under test, with an error output (stages_test_util.h makes the rest).
+StageConfig Config(const std::string& yaml) { return testing::MakeConfig("RunInference", yaml, "errors"); }
 
 Row TextRow(const Value& text) {
   Row r;
@@ -48,7 +32,7 @@ std::string Yaml(const std::string& model, const std::string& extra, const std::
 
 TEST(HfPipelineStage, RowGainsThePredictionResultAndBadRowsGoToTheErrorOutput) {
   StageConfig c = Config(Yaml("bert-sequence-classification", "", "inference_args: {top_k: 2}\n"));
-  auto stage = MakeStage(c);
+  auto stage = testing::MakeStage(c);
   ASSERT_TRUE(stage.ok()) << stage.status().ToString();
   RowBatch rows = {TextRow(Value::String("I love this movie, it is wonderful.")), TextRow(Value::Int(42))};
   StageOutput out(&c);
@@ -72,7 +56,7 @@ TEST(HfPipelineStage, RowGainsThePredictionResultAndBadRowsGoToTheErrorOutput) {
 
 TEST(HfPipelineStage, PostprocessReplacesThePredictionResult) {
   StageConfig c = Config(Yaml("bert-sequence-classification", "    postprocess: {callable: 'lambda x: x.inference[0]'}\n"));
-  auto stage = MakeStage(c);
+  auto stage = testing::MakeStage(c);
   ASSERT_TRUE(stage.ok()) << stage.status().ToString();
   RowBatch rows = {TextRow(Value::String("This film was terrible and boring."))};
   StageOutput out(&c);
@@ -105,7 +89,7 @@ TEST(HfPipelineStage, ConfigErrorsNameTheKeyAndWhatIsAllowed) {
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(tc.yaml);
-    auto stage = MakeStage(Config(tc.yaml));
+    auto stage = testing::MakeStage(Config(tc.yaml));
     ASSERT_FALSE(stage.ok());
     EXPECT_NE(stage.status().message().find(tc.error), std::string::npos) << stage.status().message();
   }
@@ -114,7 +98,7 @@ TEST(HfPipelineStage, ConfigErrorsNameTheKeyAndWhatIsAllowed) {
 TEST(HfPipelineStage, TaskIsTheOneTheModelsHeadImpliesWhenNotGiven) {
   StageConfig c = Config("model_handler:\n  type: HuggingFacePipelineModelHandler\n  config:\n    model: " + kHf +
                          "/bert-token-classification\n    preprocess: {callable: 'lambda row: row.text'}\n");
-  auto stage = MakeStage(c);
+  auto stage = testing::MakeStage(c);
   ASSERT_TRUE(stage.ok()) << stage.status().ToString();
   RowBatch rows = {TextRow(Value::String("Barack Obama was born in Hawaii."))};
   StageOutput out(&c);
