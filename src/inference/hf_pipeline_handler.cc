@@ -3,18 +3,23 @@
 #include "dfw/inference/hf_pipeline_handler.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include <utf8proc.h>
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/safetensors.h"
+#include "dfw/inference/decoder_config.h"
+#include "dfw/inference/hf_model_dir.h"
 #include "hf_pipeline_settings.h"
+#include "hf_text_generation.h"
 
 namespace dfw {
 namespace {
 
-constexpr int kEncodeBatch = 32;  // sequences per encoder call (the workspace is sized for it)
+constexpr int kHfEncodeBatch = 32;  // sequences per encoder call (the workspace is sized for it)
 
 // What the tokenizer accepts (utf8proc's validation), checked before batching so a bad text is one
 // error row rather than a failed batch.
@@ -88,12 +93,12 @@ class HfPipelineModel final : public Model {
   std::string_view device() const override { return backend_->name(); }
 
  private:
-  // Every encoding through the encoder, kEncodeBatch at a time; hidden_[e] = tokens × hidden.
+  // Every encoding through the encoder, kHfEncodeBatch at a time; hidden_[e] = tokens × hidden.
   Status EncodeAll() {
     const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size);
     hidden_.resize(encodings_.size());
-    for (std::size_t start = 0; start < encodings_.size(); start += kEncodeBatch) {
-      const std::size_t n = std::min<std::size_t>(kEncodeBatch, encodings_.size() - start);
+    for (std::size_t start = 0; start < encodings_.size(); start += kHfEncodeBatch) {
+      const std::size_t n = std::min<std::size_t>(kHfEncodeBatch, encodings_.size() - start);
       seqs_.clear();
       types_.clear();
       for (std::size_t k = 0; k < n; ++k) {
@@ -181,12 +186,12 @@ class HfPipelineHandler final : public ModelHandler {
  public:
   HfPipelineHandler(ModelHandlerOptions options, HfPipelineSettings s) : ModelHandler(std::move(options)), s_(std::move(s)) {}
   std::string_view type() const override { return kHfPipelineHandlerType; }
-  int64_t MaxMessageRows() const override { return kEncodeBatch; }
+  int64_t MaxMessageRows() const override { return kHfEncodeBatch; }
 
-  // BertEncoder's workspace for kEncodeBatch sequences of the longest input (as the sentence
+  // BertEncoder's workspace for kHfEncodeBatch sequences of the longest input (as the sentence
   // handler states it).
   std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
-    const uint64_t b = kEncodeBatch, seq = static_cast<uint64_t>(s_.max_tokens);
+    const uint64_t b = kHfEncodeBatch, seq = static_cast<uint64_t>(s_.max_tokens);
     const uint64_t h = static_cast<uint64_t>(s_.config.hidden_size), heads = static_cast<uint64_t>(s_.config.num_attention_heads);
     const uint64_t inter = static_cast<uint64_t>(s_.config.intermediate_size), tokens = b * seq;
     WorkspaceEstimate e;
@@ -203,7 +208,7 @@ class HfPipelineHandler final : public ModelHandler {
     RETURN_IF_ERROR(file->CheckFiniteTensors());
     std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
     BertEncoderOptions eo;
-    eo.max_batch = kEncodeBatch;
+    eo.max_batch = kHfEncodeBatch;
     eo.max_seq_length = s_.max_tokens;
     eo.normalize = false;
     ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), eo));
@@ -225,6 +230,19 @@ const std::vector<std::string>& HfPipelineHandlerKeys() {
 }
 
 Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions options) {
+  // text-generation (named, or implied by a causal-LM config.json) runs on the decoder engine.
+  if (const Value* task = options.extra.Find("task"); task == nullptr || (task->is_string() && task->as_string() == "text-generation")) {
+    auto dir = ResolveHfModelDir(options.model_path, HfCacheEnvFromProcess());
+    if (!dir.ok()) return dir.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
+    std::ifstream in(*dir + "/config.json", std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (task != nullptr || LooksLikeDecoderConfig(text.str())) {
+      auto h = MakeHfTextGenerationHandler(std::move(options), *dir);
+      if (!h.ok()) return h.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
+      return h;
+    }
+  }
   auto s = ReadHfPipelineSettings(options);
   if (!s.ok()) return s.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
   // Shapes checked now, before any record is read (the CPU backend maps the weights in place).

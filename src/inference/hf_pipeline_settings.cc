@@ -69,7 +69,8 @@ Result<HfLabels> ReadLabels(const nlohmann::json& j, const std::string& origin) 
 
 const std::vector<std::string>& HfPipelineTasks() {
   static const std::vector<std::string> tasks = {"text-classification", "sentiment-analysis", "token-classification", "ner",
-                                                 "fill-mask", "feature-extraction", "zero-shot-classification"};
+                                                 "fill-mask", "feature-extraction", "zero-shot-classification",
+                                                 "text-generation"};
   return tasks;
 }
 

@@ -374,6 +374,9 @@ class RunInference final : public Stage {
       return Status::OK();
     }
     metrics_.num_inferences->Inc(static_cast<int64_t>(batch.size()));
+    for (const auto& [name, value] : lane.model->BatchFigures()) {
+      registry_->Distribution(handler_->MetricsNamespace(), name)->Update(value);
+    }
     for (std::size_t i = 0; i < batch.size(); ++i) {
       Row result;
       result.Reserve(3);

@@ -1,5 +1,6 @@
 #include "evaluator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -155,6 +156,44 @@ Status Evaluator::Fail(int line, std::string message) const {
   return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + message);
 }
 
+// Python's slice of a list or a string (by code point): object[start:stop:step], a bound that is
+// not `given` takes Python's default for the step's sign.
+Result<Value> SliceValue(const Value& object, const int64_t bound[3], const bool given[3]) {
+  std::vector<std::string> chars;
+  const bool is_string = object.kind() == Value::Kind::kString;
+  if (is_string) {
+    const std::string& s = object.as_string();
+    for (std::size_t i = 0; i < s.size();) {
+      std::size_t n = 1;
+      while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+      chars.push_back(s.substr(i, n));
+      i += n;
+    }
+  } else if (object.kind() != Value::Kind::kList) {
+    return InvalidArgument("only lists and strings can be sliced");
+  }
+  const int64_t len = is_string ? static_cast<int64_t>(chars.size()) : static_cast<int64_t>(object.as_list().size());
+  const int64_t step = bound[2];
+  auto clamp = [&](int64_t v, bool is_given, int64_t fallback) {
+    if (!is_given) return fallback;
+    if (v < 0) v += len;
+    if (step > 0) return std::clamp<int64_t>(v, 0, len);
+    return std::clamp<int64_t>(v, -1, len - 1);
+  };
+  const int64_t start = clamp(bound[0], given[0], step > 0 ? 0 : len - 1);
+  const int64_t stop = clamp(bound[1], given[1], step > 0 ? len : -1);
+  std::string out_s;
+  ValueList out_l;
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    if (is_string) {
+      out_s += chars[static_cast<std::size_t>(i)];
+    } else {
+      out_l.push_back(object.as_list()[static_cast<std::size_t>(i)]);
+    }
+  }
+  return is_string ? Value::String(std::move(out_s)) : Value::List(std::move(out_l));
+}
+
 Value GetAttr(const Value& object, const Value& key) {
   if (object.kind() == Value::Kind::kDict && key.kind() == Value::Kind::kString) {
     if (const Value* v = object.Find(key.as_string())) return *v;
@@ -216,6 +255,25 @@ Result<Value> Evaluator::Eval(const Expr& e, const Scope& scope) const {
         if (key.is_undefined()) return Located(file_, e.line, UndefinedError(key));
       }
       return GetAttr(object, key);
+    }
+    case Expr::Kind::kSlice: {
+      ASSIGN_OR_RETURN(Value object, Eval(*e.kids[0], scope));
+      if (object.is_undefined()) return Located(file_, e.line, UndefinedError(object));
+      int64_t bound[3] = {0, 0, 1};
+      bool given[3] = {false, false, false};
+      for (int i = 0; i < 3; ++i) {
+        if (e.kids[static_cast<std::size_t>(i) + 1] == nullptr) continue;
+        ASSIGN_OR_RETURN(Value b, Eval(*e.kids[static_cast<std::size_t>(i) + 1], scope));
+        if (b.is_undefined()) return Located(file_, e.line, UndefinedError(b));
+        if (b.kind() == Value::Kind::kNone) continue;
+        if (b.kind() != Value::Kind::kInt) return Located(file_, e.line, InvalidArgument("slice indices must be integers"));
+        bound[i] = b.as_int();
+        given[i] = true;
+      }
+      if (bound[2] == 0) return Located(file_, e.line, InvalidArgument("slice step cannot be zero"));
+      Result<Value> r = SliceValue(object, bound, given);
+      if (!r.ok()) return Located(file_, e.line, r.status());
+      return r;
     }
     case Expr::Kind::kCall: return EvalCall(e, scope);
     case Expr::Kind::kFilter:

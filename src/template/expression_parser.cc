@@ -175,8 +175,26 @@ Result<ExprPtr> Parser::ParsePostfix(ExprPtr e) {
       ++pos_;
       ExprPtr a = Make(Expr::Kind::kItem, e->line);
       a->kids.push_back(std::move(e));
-      ASSIGN_OR_RETURN(ExprPtr key, ParseExpr());
-      a->kids.push_back(std::move(key));
+      ExprPtr key;
+      if (!IsOp(":")) {
+        ASSIGN_OR_RETURN(key, ParseExpr());
+      }
+      if (IsOp(":")) {  // a slice: [start:stop:step], each part optional
+        a->kind = Expr::Kind::kSlice;
+        a->kids.push_back(std::move(key));
+        for (int part = 0; part < 2; ++part) {
+          ExprPtr bound;
+          if (IsOp(":")) {
+            ++pos_;
+            if (!IsOp(":") && !IsOp("]")) {
+              ASSIGN_OR_RETURN(bound, ParseExpr());
+            }
+          }
+          a->kids.push_back(std::move(bound));
+        }
+      } else {
+        a->kids.push_back(std::move(key));
+      }
       RETURN_IF_ERROR(Expect("]"));
       e = std::move(a);
     } else if (IsOp("(")) {

@@ -19,7 +19,7 @@ void StripRight(std::string& s) {
 
 class Lexer {
  public:
-  Lexer(std::string_view src, const std::string& name) : src_(src), name_(name) {}
+  Lexer(std::string_view src, const std::string& name, const LexOptions& options) : src_(src), name_(name), options_(options) {}
 
   Result<std::vector<Token>> Run() {
     bool strip_leading = false;
@@ -30,25 +30,34 @@ class Lexer {
       CountLines(pos_, open);
       pos_ = open;
       const bool strip_trailing = open + 2 < src_.size() && src_[open + 2] == '-';
+      const bool plus = open + 2 < src_.size() && src_[open + 2] == '+';
       if (strip_leading) StripLeft(text);
       if (strip_trailing && open < src_.size()) StripRight(text);
+      if (options_.lstrip_blocks && !strip_trailing && !plus && open < src_.size() && src_[open + 1] != '{') {
+        // Spaces and tabs between the start of the line and the tag (only those) go.
+        std::size_t b = open;
+        while (b > 0 && (src_[b - 1] == ' ' || src_[b - 1] == '\t')) --b;
+        if ((b == 0 || src_[b - 1] == '\n') && open - b <= text.size()) text.erase(text.size() - (open - b));
+      }
       strip_leading = false;
       if (!text.empty()) Push(TokenKind::kText, std::move(text), text_line);
       if (open >= src_.size()) break;
       const char kind = src_[open + 1];
-      pos_ = open + (strip_trailing ? 3 : 2);
+      pos_ = open + (strip_trailing || plus ? 3 : 2);
       if (kind == '#') {
         const std::size_t close = src_.find("#}", pos_);
         if (close == std::string_view::npos) return Error("the comment is not closed (missing '#}')");
         strip_leading = close > pos_ && src_[close - 1] == '-';
         CountLines(pos_, close + 2);
         pos_ = close + 2;
+        TrimBlock();
         continue;
       }
       const bool block = kind == '%';
       const std::size_t first_token = tokens_.size();
       Push(block ? TokenKind::kBlockBegin : TokenKind::kVarBegin, block ? "{%" : "{{", line_);
       ASSIGN_OR_RETURN(strip_leading, LexInside(block ? '%' : '}'));
+      if (block) TrimBlock();
       if (block && tokens_.size() == first_token + 3 && tokens_[first_token + 1].text == "raw" &&
           tokens_[first_token + 1].kind == TokenKind::kName) {
         tokens_.resize(first_token);
@@ -61,6 +70,18 @@ class Lexer {
   }
 
  private:
+  // trim_blocks: the newline right after a block tag or comment is not output.
+  void TrimBlock() {
+    if (!options_.trim_blocks) return;
+    if (pos_ < src_.size() && src_[pos_] == '\n') {
+      ++pos_;
+      ++line_;
+    } else if (pos_ + 1 < src_.size() && src_[pos_] == '\r' && src_[pos_ + 1] == '\n') {
+      pos_ += 2;
+      ++line_;
+    }
+  }
+
   std::size_t FindTag(std::size_t from) const {
     for (std::size_t i = from; i + 1 < src_.size(); ++i) {
       if (src_[i] == '{' && (src_[i + 1] == '{' || src_[i + 1] == '%' || src_[i + 1] == '#')) return i;
@@ -227,6 +248,7 @@ class Lexer {
 
   std::string_view src_;
   const std::string& name_;
+  LexOptions options_;
   std::size_t pos_ = 0;
   int line_ = 1;
   std::vector<Token> tokens_;
@@ -234,8 +256,8 @@ class Lexer {
 
 }  // namespace
 
-Result<std::vector<Token>> Tokenize(std::string_view source, const std::string& name) {
-  return Lexer(source, name).Run();
+Result<std::vector<Token>> Tokenize(std::string_view source, const std::string& name, const LexOptions& options) {
+  return Lexer(source, name, options).Run();
 }
 
 }  // namespace dfw::tmpl

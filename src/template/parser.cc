@@ -163,8 +163,9 @@ Result<NodePtr> Parser::ParseStatement(const std::string& tag, int line, const s
   return n;
 }
 
-Result<std::shared_ptr<const Template>> ParseTemplate(std::string_view source, const std::string& name) {
-  ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(source, name));
+Result<std::shared_ptr<const Template>> ParseTemplate(std::string_view source, const std::string& name,
+                                                   const LexOptions& options) {
+  ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(source, name, options));
   return Parser(std::move(tokens), name).Run();
 }
 

@@ -58,7 +58,7 @@ class Renderer {
   }
 
   Result<std::string> RenderMain(std::string_view source, const std::string& name, const Value& variables) {
-    ASSIGN_OR_RETURN(std::shared_ptr<const Template> t, ParseTemplate(source, name));
+    ASSIGN_OR_RETURN(std::shared_ptr<const Template> t, ParseTemplate(source, name, options_.whitespace));
     loaded_.push_back(t);
     auto globals = std::make_shared<Scope>();
     if (variables.kind() == Value::Kind::kDict) {
@@ -112,7 +112,7 @@ class Renderer {
       Result<std::string> text = options_.loader(path);
       if (!text.ok() && text.status().code() == StatusCode::kNotFound) continue;
       if (!text.ok()) return Located(from, line, text.status());
-      ASSIGN_OR_RETURN(std::shared_ptr<const Template> t, ParseTemplate(DropTrailingNewline(StripLeadingComments(*text)), path));
+      ASSIGN_OR_RETURN(std::shared_ptr<const Template> t, ParseTemplate(DropTrailingNewline(StripLeadingComments(*text)), path, options_.whitespace));
       loaded_.push_back(t);
       return t;
     }

@@ -57,7 +57,7 @@ std::vector<std::string> ReferenceNames() {
   std::vector<std::string> names;
   for (const auto& e : std::filesystem::directory_iterator(HfDir() + "/references")) {
     const std::string n = e.path().stem().string();
-    if (n.find("-tokenizer") == std::string::npos) names.push_back(n);
+    if (n.find("-tokenizer") == std::string::npos && !n.starts_with("text_generation_")) names.push_back(n);
   }
   std::sort(names.begin(), names.end());
   return names;

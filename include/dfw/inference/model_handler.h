@@ -82,6 +82,9 @@ class Model {
   // the handler's metrics namespace (so they reach metrics.json): e.g. the precision the model
   // runs in ("linear_dtype_bits") and what its choice measured. Default: none.
   virtual std::vector<std::pair<std::string, int64_t>> LoadFigures() const { return {}; }
+  // Figures of the last RunInference call, recorded the same way after each batch (a name may
+  // repeat: one value per sequence, e.g. "time_to_first_token_ms"). Default: none.
+  virtual std::vector<std::pair<std::string, int64_t>> BatchFigures() const { return {}; }
 };
 
 // Device memory one loaded copy of a model needs beyond its weights, for its largest batch: the

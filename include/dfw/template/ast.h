@@ -22,6 +22,7 @@ struct Expr {
     kDict,     // kids: key, value, key, value, ...
     kAttr,     // kids[0].name
     kItem,     // kids[0][kids[1]]
+    kSlice,    // kids[0][kids[1]:kids[2]:kids[3]] (a missing part is a null kid)
     kCall,     // kids[0](kids[1..], kwargs)
     kFilter,   // kids[0] | name(kids[1..], kwargs)
     kTest,     // kids[0] is [not] name(kids[1..]); negate

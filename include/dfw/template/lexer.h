@@ -2,7 +2,8 @@
 // dropped here) and, inside them, names, literals and operators. Whitespace control is applied
 // here: `{%-` / `{{-` / `{#-` strip the whitespace before the tag, `-%}` / `-}}` / `-#}` the
 // whitespace after it. `{% raw %}...{% endraw %}` becomes one text token. Jinja2's defaults
-// otherwise (no trim_blocks, no lstrip_blocks).
+// otherwise (no trim_blocks, no lstrip_blocks) unless LexOptions turns them on, as transformers'
+// chat-template environment does.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,13 @@ struct Token {
   int line = 1;  // 1-based line where the token starts
 };
 
+// jinja2.Environment's whitespace options.
+struct LexOptions {
+  bool trim_blocks = false;    // drop the first newline after a block tag or comment
+  bool lstrip_blocks = false;  // drop spaces and tabs from the start of a line up to a block tag or comment
+};
+
 // Errors are "NAME:LINE: what" (an unclosed tag or string, an unknown character).
-Result<std::vector<Token>> Tokenize(std::string_view source, const std::string& name);
+Result<std::vector<Token>> Tokenize(std::string_view source, const std::string& name, const LexOptions& options = {});
 
 }  // namespace dfw::tmpl

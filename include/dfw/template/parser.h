@@ -7,6 +7,7 @@
 
 #include "dfw/common/status.h"
 #include "dfw/template/ast.h"
+#include "dfw/template/lexer.h"
 
 namespace dfw::tmpl {
 
@@ -15,6 +16,7 @@ namespace dfw::tmpl {
 inline constexpr int kMaxParseDepth = 200;
 
 // Errors are "NAME:LINE: what", e.g. "p.yaml:3: unknown tag 'endfor' (expected 'endif')".
-Result<std::shared_ptr<const Template>> ParseTemplate(std::string_view source, const std::string& name);
+Result<std::shared_ptr<const Template>> ParseTemplate(std::string_view source, const std::string& name,
+                                                   const LexOptions& options = {});
 
 }  // namespace dfw::tmpl

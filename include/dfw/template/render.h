@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dfw/common/status.h"
+#include "dfw/template/lexer.h"
 #include "dfw/template/value.h"
 
 namespace dfw::tmpl {
@@ -45,6 +46,7 @@ struct RenderOptions {
   std::vector<std::string> search_paths;  // tried after the path as given, before "."
   TemplateLoader loader;                  // default: FileTemplateLoader()
   TemplateLimits limits;
+  LexOptions whitespace;  // jinja2's trim_blocks / lstrip_blocks (Beam: both off; chat templates: both on)
 };
 
 // Renders `source` (the template named `name`, used in errors) with `variables` (a dict; its keys

@@ -1,0 +1,132 @@
+// DecoderModel: a decoder-only transformer (the DecoderConfig families) run one step at a time over
+// a set of token rows from many sequences at once, with a paged KV cache.
+//
+// A step's rows may mix prompt chunks (prefill) and single next tokens (decode) of different
+// sequences: every projection (q/k/v, o, gate/up, down, lm_head) is one product over all the step's
+// rows, so weights are read once per step whatever the number of sequences — the point of
+// continuous batching; attention is per row against that row's own sequence in the cache.
+//
+// Numerics follow transformers' float32 forward: RMSNorm / LayerNorm, RoPE (rotate-half, inverse
+// frequencies with linear or llama3 scaling), grouped-query attention with causal and sliding-window
+// masks, soft-capping, SwiGLU / GeGLU / GELU MLPs. Weights are read as saved (F32, F16, BF16) and
+// held in float32; the Linear layers run in `linear_dtype` (float32, or bfloat16 / int8 where the
+// backend has them).
+//
+// Threading: one thread at a time per model (it owns scratch buffers); the weights are immutable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dfw/backend/backend.h"
+#include "dfw/common/status.h"
+#include "dfw/inference/decoder_config.h"
+#include "dfw/inference/safetensors.h"
+
+namespace dfw {
+
+// The K and V of every sequence, in blocks of kBlockTokens tokens taken from a pool as sequences
+// grow and returned when they end. Block layout: [layer][K|V][kv_head][token in block][head_dim],
+// so one head's keys of a block are contiguous (what attention reads). Blocks are allocated in
+// slabs up to `max_bytes`; slabs are never moved, so a block's memory is stable.
+class PagedKvCache {
+ public:
+  static constexpr int kBlockTokens = 16;
+
+  PagedKvCache(const DecoderConfig& config, uint64_t max_bytes);
+
+  // A new empty sequence; its id indexes the block tables.
+  int AddSequence();
+  // Gives `seq` blocks for positions [0, tokens); false (nothing changed) when the pool is full.
+  bool Reserve(int seq, int tokens);
+  // Returns the sequence's blocks to the pool; the id is reused by a later AddSequence.
+  void Release(int seq);
+
+  // Blocks a sequence of `tokens` tokens needs, and the most the pool can ever hold.
+  static int BlocksFor(int tokens) { return (tokens + kBlockTokens - 1) / kBlockTokens; }
+  int max_blocks() const { return max_blocks_; }
+  int free_blocks() const { return max_blocks_ - used_blocks_; }
+  int capacity_tokens(int seq) const { return static_cast<int>(tables_[static_cast<std::size_t>(seq)].size()) * kBlockTokens; }
+  uint64_t block_bytes() const { return block_floats_ * sizeof(float); }
+  uint64_t allocated_bytes() const;  // slabs allocated so far
+
+  // K (kv = 0) or V (kv = 1) of `layer`, `kv_head` for tokens [block start, block start + 16) of the
+  // block holding position `pos` of `seq`: kBlockTokens × head_dim floats.
+  float* BlockHead(int seq, int pos, int layer, int kv, int kv_head);
+
+ private:
+  float* Block(int id);
+  int layers_, kv_heads_, head_dim_;
+  uint64_t block_floats_;
+  int max_blocks_;
+  int used_blocks_ = 0;
+  static constexpr int kSlabBlocks = 64;
+  std::vector<std::unique_ptr<float[]>> slabs_;
+  std::vector<int> free_;  // block ids ready for reuse
+  int next_block_ = 0;     // first id never handed out
+  std::vector<std::vector<int>> tables_;
+  std::vector<int> free_seqs_;
+};
+
+// One token of one sequence in a step.
+struct DecoderRow {
+  int seq = 0;       // PagedKvCache sequence id
+  int position = 0;  // 0-based position in its sequence
+  int32_t token = 0;
+  bool logits = false;  // compute the next-token logits from this row
+};
+
+class DecoderModel {
+ public:
+  // Reads and checks every tensor against `config` (names as transformers saves them), converts
+  // them to float32 and prepares the Linear layers on `backend` in `linear_dtype`.
+  static Result<std::unique_ptr<DecoderModel>> Load(const DecoderConfig& config, const SafetensorsFile& file,
+                                                    InferenceBackend* backend, LinearDType linear_dtype);
+  // The same checks from the header alone (no weight is read): names, shapes, dtypes.
+  static Status CheckWeights(const DecoderConfig& config, const SafetensorsHeader& header);
+  ~DecoderModel();
+
+  // Runs `rows` through the model. Each row's sequence must have cache blocks for its position
+  // (PagedKvCache::Reserve), and the rows of one sequence must come in position order, every
+  // earlier position already cached or in this step. Writes the rows' K/V into `cache`, and for
+  // each row with `logits` set, vocab_size logits into `logits` (in row order).
+  Status Step(std::span<const DecoderRow> rows, PagedKvCache& cache, std::vector<float>& logits);
+
+  const DecoderConfig& config() const { return config_; }
+  int64_t weight_bytes() const { return weight_bytes_; }
+  // Bytes of weights read from memory per step (every Linear layer and the embedding rows): the
+  // decode bandwidth bound is this ÷ memory bandwidth per step.
+  int64_t streamed_weight_bytes() const { return streamed_bytes_; }
+  LinearDType linear_dtype() const { return linear_dtype_; }
+
+  struct Layer;
+
+ private:
+  DecoderModel(const DecoderConfig& config, InferenceBackend* backend, LinearDType dtype);
+  // Load, or with file == nullptr the checks only.
+  static Result<std::unique_ptr<DecoderModel>> Read(const DecoderConfig& config, const SafetensorsHeader& header,
+                                                    const SafetensorsFile* file, InferenceBackend* backend, LinearDType dtype);
+  Status Attention(std::span<const DecoderRow> rows, int layer, PagedKvCache& cache);
+
+  DecoderConfig config_;
+  InferenceBackend* backend_;
+  LinearDType linear_dtype_;
+  std::vector<std::vector<float>> owned_;  // every weight, float32
+  std::vector<std::unique_ptr<DeviceBuffer>> device_;
+  std::vector<Layer> layers_;
+  const float* embed_ = nullptr;      // [vocab x hidden]
+  const float* positions_ = nullptr;  // gpt2: [n_positions x hidden]
+  const float* final_norm_w_ = nullptr;
+  const float* final_norm_b_ = nullptr;
+  std::unique_ptr<PreparedLinear> lm_head_;
+  std::vector<float> inv_freq_;  // head_dim / 2 RoPE inverse frequencies
+  int64_t weight_bytes_ = 0;
+  int64_t streamed_bytes_ = 0;
+  // Scratch, per step.
+  std::vector<float> x_, h_, qkv_, attn_, mlp_, act_, last_, scores_;
+};
+
+}  // namespace dfw

@@ -1,0 +1,649 @@
+// task: text-generation — arguments resolved as transformers resolves them, prompts built as the
+// pipeline builds them (prefix, chat template), the engine, and results shaped as the pipeline's.
+#include "hf_text_generation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "dfw/backend/registry.h"
+#include "dfw/inference/decoder_model.h"
+#include "dfw/inference/device_memory.h"
+#include "dfw/inference/generation.h"
+#include "dfw/inference/hf_pipeline_handler.h"
+#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/inference/safetensors.h"
+#include "dfw/template/render.h"
+
+namespace dfw {
+namespace {
+
+using nlohmann::json;
+
+std::string ReadModelFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool FileExists(const std::string& path) { return std::ifstream(path).good(); }
+
+// transformers' TextGenerationPipeline._default_generation_config (transformers 5.x,
+// pipelines/text_generation.py): applied for keys neither the call nor generation_config.json set.
+constexpr int kPipelineMaxNewTokens = 256;
+constexpr bool kPipelineDoSample = true;
+constexpr double kPipelineTemperature = 0.7;
+
+struct TextGenSettings {
+  std::string dir;
+  DecoderConfig config;
+  std::shared_ptr<const HfTokenizer> tokenizer;
+  GenerationParams params;
+  bool max_new_tokens_set = false;  // else max_length (total) bounds generation
+  int max_length = 20;
+  bool return_full_text = true;
+  bool return_tensors = false;
+  std::vector<std::string> stop;
+  bool skip_special_tokens = true;
+  std::optional<bool> continue_final_message;
+  std::optional<bool> add_special_tokens;
+  std::string prefix;
+  std::string chat_template;  // "" when the model has none
+  std::string bos_token, eos_token, pad_token, unk_token;
+  LinearDType dtype = LinearDType::kFloat32;
+  EngineOptions engine;
+  bool seed_given = false;
+};
+
+const std::vector<std::string> kGenerationKeys = {
+    "max_new_tokens", "max_length", "min_new_tokens", "do_sample", "temperature", "top_k", "top_p", "min_p",
+    "repetition_penalty", "eos_token_id", "pad_token_id", "bos_token_id", "num_return_sequences"};
+const std::vector<std::string> kPipelineKeys = {"return_full_text", "return_text", "return_tensors", "stop_sequence",
+                                                "stop_strings", "clean_up_tokenization_spaces", "skip_special_tokens",
+                                                "continue_final_message", "add_special_tokens", "prefix", "dtype",
+                                                "torch_dtype", "device_map", "trust_remote_code"};
+const std::vector<std::string> kEngineKeys = {"seed", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes"};
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+Result<int64_t> IntArg(const Value& v, const std::string& name, int64_t lo, int64_t hi) {
+  if (!v.is_int() || v.as_int() < lo || v.as_int() > hi) {
+    return InvalidArgument("text-generation: '" + name + "' must be an integer in [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "], got " + v.ToJson());
+  }
+  return v.as_int();
+}
+Result<double> NumberArg(const Value& v, const std::string& name) {
+  if (!v.is_number()) return InvalidArgument("text-generation: '" + name + "' must be a number, got " + v.ToJson());
+  return v.is_int() ? static_cast<double>(v.as_int()) : v.as_float();
+}
+Result<bool> BoolArg(const Value& v, const std::string& name) {
+  if (!v.is_bool()) return InvalidArgument("text-generation: '" + name + "' must be true or false, got " + v.ToJson());
+  return v.as_bool();
+}
+Result<std::vector<int32_t>> IdsArg(const Value& v, const std::string& name, int vocab) {
+  std::vector<int32_t> ids;
+  auto one = [&](const Value& x) -> Status {
+    if (!x.is_int() || x.as_int() < 0 || x.as_int() >= vocab) {
+      return InvalidArgument("text-generation: '" + name + "' must be a token id (0.." + std::to_string(vocab - 1) +
+                             ") or a list of them, got " + v.ToJson());
+    }
+    ids.push_back(static_cast<int32_t>(x.as_int()));
+    return Status::OK();
+  };
+  if (v.is_list()) {
+    for (const Value& x : v.as_list()) RETURN_IF_ERROR(one(x));
+  } else {
+    RETURN_IF_ERROR(one(v));
+  }
+  return ids;
+}
+
+// generation_config.json as a Row of the keys this task reads (others are ignored, as a model's
+// generation config often carries keys for other decoding modes).
+Result<Row> ReadGenerationConfig(const std::string& path) {
+  Row r;
+  if (!FileExists(path)) return r;
+  const json j = json::parse(ReadModelFile(path), nullptr, false);
+  if (!j.is_object()) return InvalidArgument("'" + path + "' is not a JSON object");
+  for (const std::string& k : kGenerationKeys) {
+    auto it = j.find(k);
+    if (it == j.end() || it->is_null()) continue;
+    Value v;
+    if (it->is_boolean()) {
+      v = Value::Bool(it->get<bool>());
+    } else if (it->is_number_integer()) {
+      v = Value::Int(it->get<int64_t>());
+    } else if (it->is_number()) {
+      v = Value::Float(it->get<double>());
+    } else if (it->is_array()) {
+      List l;
+      for (const json& x : *it) {
+        if (!x.is_number_integer()) return InvalidArgument("'" + path + "': \"" + k + "\" must be a list of ids");
+        l.push_back(Value::Int(x.get<int64_t>()));
+      }
+      v = Value::FromList(std::move(l));
+    } else {
+      return InvalidArgument("'" + path + "': unexpected \"" + k + "\" " + it->dump());
+    }
+    r.Append(k, std::move(v));
+  }
+  return r;
+}
+
+// A special token's text from tokenizer_config.json (a string, or {content: …}).
+std::string SpecialToken(const json& tc, const char* key) {
+  if (!tc.is_object()) return "";
+  auto it = tc.find(key);
+  if (it == tc.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
+  return "";
+}
+
+Status ApplyArguments(const Row& gen_config, const Row& args, TextGenSettings& s) {
+  // What the call and the model's generation config set (the call wins), then the pipeline's
+  // defaults for what neither set, then GenerationConfig's global defaults.
+  Row set = gen_config;
+  for (const Field& f : args.fields()) {
+    if (Value* v = set.FindMutable(f.name); v != nullptr) {
+      *v = f.value;
+    } else {
+      set.Append(f.name, f.value);
+    }
+  }
+  const int vocab = s.config.vocab_size;
+  GenerationParams& p = s.params;
+  p.eos_token_ids = s.config.eos_token_ids;
+  p.do_sample = kPipelineDoSample;
+  if (const Value* v = set.Find("do_sample"); v != nullptr) {
+    ASSIGN_OR_RETURN(p.do_sample, BoolArg(*v, "do_sample"));
+  }
+  p.temperature = 1.0;
+  if (p.do_sample && set.Find("temperature") == nullptr) p.temperature = kPipelineTemperature;
+  p.top_k = 50;
+  p.top_p = 1.0;
+  if (const Value* v = set.Find("max_length")) {
+    ASSIGN_OR_RETURN(int64_t n, IntArg(*v, "max_length", 1, 1 << 24));
+    s.max_length = static_cast<int>(n);
+  }
+  if (const Value* v = set.Find("max_new_tokens")) {
+    ASSIGN_OR_RETURN(int64_t n, IntArg(*v, "max_new_tokens", 0, 1 << 24));
+    p.max_new_tokens = static_cast<int>(n);
+    s.max_new_tokens_set = true;
+  } else if (set.Find("max_length") == nullptr) {
+    p.max_new_tokens = kPipelineMaxNewTokens;
+    s.max_new_tokens_set = true;
+  }
+  for (const Field& f : set.fields()) {
+    const std::string& k = f.name;
+    const Value& v = f.value;
+    if (k == "min_new_tokens") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 0, 1 << 24));
+      p.min_new_tokens = static_cast<int>(n);
+    } else if (k == "temperature") {
+      ASSIGN_OR_RETURN(p.temperature, NumberArg(v, k));
+      if (p.do_sample && !(p.temperature > 0)) {
+        return InvalidArgument("text-generation: 'temperature' (=" + v.ToJson() + ") must be strictly positive when sampling");
+      }
+    } else if (k == "top_k") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 0, 1 << 30));
+      p.top_k = static_cast<int>(n);
+    } else if (k == "top_p") {
+      ASSIGN_OR_RETURN(p.top_p, NumberArg(v, k));
+      if (!(p.top_p > 0 && p.top_p <= 1)) return InvalidArgument("text-generation: 'top_p' must be in (0, 1], got " + v.ToJson());
+    } else if (k == "min_p") {
+      ASSIGN_OR_RETURN(p.min_p, NumberArg(v, k));
+      if (!(p.min_p >= 0 && p.min_p <= 1)) return InvalidArgument("text-generation: 'min_p' must be in [0, 1], got " + v.ToJson());
+    } else if (k == "repetition_penalty") {
+      ASSIGN_OR_RETURN(p.repetition_penalty, NumberArg(v, k));
+      if (!(p.repetition_penalty > 0)) {
+        return InvalidArgument("text-generation: 'repetition_penalty' must be a strictly positive number, got " + v.ToJson());
+      }
+    } else if (k == "eos_token_id") {
+      ASSIGN_OR_RETURN(p.eos_token_ids, IdsArg(v, k, vocab));
+    } else if (k == "pad_token_id" || k == "bos_token_id") {
+      ASSIGN_OR_RETURN(std::vector<int32_t> ignored, IdsArg(v, k, vocab));  // checked; no effect without padding
+      (void)ignored;
+    } else if (k == "num_return_sequences") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, 1024));
+      p.num_return_sequences = static_cast<int>(n);
+    } else if (k == "return_full_text" || k == "return_text") {
+      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
+      if (k == "return_full_text") s.return_full_text = b;
+    } else if (k == "return_tensors") {
+      ASSIGN_OR_RETURN(s.return_tensors, BoolArg(v, k));
+    } else if (k == "stop_strings") {
+      return InvalidArgument("text-generation: 'stop_strings' is refused by transformers' pipeline (it does not pass the "
+                             "tokenizer to generate()); use 'stop_sequence', which the pipeline turns into stop strings");
+    } else if (k == "stop_sequence") {
+      if (v.is_string()) {
+        s.stop.push_back(v.as_string());
+      } else if (v.is_list()) {
+        for (const Value& x : v.as_list()) {
+          if (!x.is_string() || x.as_string().empty()) return InvalidArgument("text-generation: '" + k + "' must be strings, got " + v.ToJson());
+          s.stop.push_back(x.as_string());
+        }
+      } else {
+        return InvalidArgument("text-generation: '" + k + "' must be a string or a list of strings, got " + v.ToJson());
+      }
+      if (!s.stop.empty() && s.stop.back().empty()) return InvalidArgument("text-generation: '" + k + "' must not be empty");
+    } else if (k == "clean_up_tokenization_spaces") {
+      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
+      const_cast<HfTokenizer&>(*s.tokenizer).set_clean_up_tokenization_spaces(b);
+    } else if (k == "skip_special_tokens") {
+      ASSIGN_OR_RETURN(s.skip_special_tokens, BoolArg(v, k));
+    } else if (k == "continue_final_message") {
+      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
+      s.continue_final_message = b;
+    } else if (k == "add_special_tokens") {
+      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
+      s.add_special_tokens = b;
+    } else if (k == "prefix") {
+      if (!v.is_string()) return InvalidArgument("text-generation: 'prefix' must be a string, got " + v.ToJson());
+      s.prefix = v.as_string();
+    } else if (k == "dtype" || k == "torch_dtype") {
+      if (!v.is_string()) return InvalidArgument("text-generation: '" + k + "' must be a string, got " + v.ToJson());
+      const std::string d = v.as_string().starts_with("torch.") ? v.as_string().substr(6) : v.as_string();
+      if (d == "float32" || d == "auto") {
+        s.dtype = LinearDType::kFloat32;
+      } else if (d == "bfloat16") {
+        s.dtype = LinearDType::kBFloat16;
+      } else {
+        return InvalidArgument("text-generation: '" + k + "' '" + v.as_string() + "' is not supported; supported: float32, auto (float32), bfloat16");
+      }
+    } else if (k == "device_map" || k == "trust_remote_code") {
+      // Loading options with no meaning for one local directory on one device.
+    } else if (k == "seed") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 0, INT64_MAX));
+      p.seed = static_cast<uint64_t>(n);
+      s.seed_given = true;
+    } else if (k == "max_num_seqs") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, 4096));
+      s.engine.max_sequences = static_cast<int>(n);
+    } else if (k == "max_num_batched_tokens") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, 1 << 20));
+      s.engine.max_step_tokens = static_cast<int>(n);
+    } else if (k == "kv_cache_memory_bytes") {
+      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, int64_t{1} << 46));
+      s.engine.kv_cache_bytes = static_cast<uint64_t>(n);
+    } else if (k != "do_sample" && k != "max_length" && k != "max_new_tokens") {
+      std::vector<std::string> all = kGenerationKeys;
+      all.insert(all.end(), kPipelineKeys.begin(), kPipelineKeys.end());
+      all.insert(all.end(), kEngineKeys.begin(), kEngineKeys.end());
+      return InvalidArgument("text-generation: unknown argument '" + k + "'; supported: " + Joined(all));
+    }
+  }
+  if (!p.do_sample && p.num_return_sequences > 1) {
+    return InvalidArgument("text-generation: greedy decoding (do_sample false) does not support num_return_sequences " +
+                           std::to_string(p.num_return_sequences) + " (transformers refuses it too; set do_sample: true)");
+  }
+  if (p.min_new_tokens > 0 && p.eos_token_ids.empty()) p.min_new_tokens = 0;  // nothing to mask
+  return Status::OK();
+}
+
+// A chat template variable value from a record value.
+tmpl::Value ToTemplateValue(const Value& v) { return tmpl::Value::FromJson(json::parse(v.ToJson())); }
+
+// raise_exception(message), as transformers gives chat templates.
+class RaiseException final : public tmpl::Callable {
+ public:
+  Result<tmpl::Value> Call(const tmpl::ValueList& args, const tmpl::ValueDict&, int line) override {
+    return InvalidArgument("chat template line " + std::to_string(line) + ": " +
+                           (args.empty() ? std::string("raise_exception") : args[0].as_string()));
+  }
+};
+
+class TextGenerationModel;
+
+class TextGenerationHandler final : public ModelHandler {
+ public:
+  TextGenerationHandler(ModelHandlerOptions options, TextGenSettings s) : ModelHandler(std::move(options)), s_(std::move(s)) {}
+  std::string_view type() const override { return kHfPipelineHandlerType; }
+  // Rows per message: enough sequences to keep the engine's batch full.
+  int64_t MaxMessageRows() const override { return s_.engine.max_sequences; }
+
+  std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
+    WorkspaceEstimate e;
+    const uint64_t per_token = s_.config.KvBytesPerToken(sizeof(float));
+    e.bytes = s_.engine.kv_cache_bytes;
+    e.how = "KV cache: at most " + std::to_string(s_.engine.kv_cache_bytes) + " B (" +
+            std::to_string(s_.engine.kv_cache_bytes / std::max<uint64_t>(per_token, 1)) + " tokens of " +
+            std::to_string(per_token) + " B: " + std::to_string(s_.config.num_layers) + " layers x " +
+            std::to_string(s_.config.num_kv_heads) + " KV heads x " + std::to_string(s_.config.head_dim) +
+            " head_dim x 2 x 4 B), shared by up to " + std::to_string(s_.engine.max_sequences) + " sequences";
+    return e;
+  }
+
+  Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const override;
+
+ private:
+  TextGenSettings s_;
+};
+
+class TextGenerationModel final : public Model {
+ public:
+  TextGenerationModel(const TextGenSettings& s, std::unique_ptr<SafetensorsFile> file, std::unique_ptr<InferenceBackend> backend,
+                      std::unique_ptr<DecoderModel> model)
+      : s_(s), file_(std::move(file)), backend_(std::move(backend)), model_(std::move(model)),
+        engine_(model_.get(), s.engine) {}
+
+  Status CheckExample(const Value& example) const override {
+    std::vector<int32_t> ids;
+    std::string text;
+    return Prompt(example, ids, text);
+  }
+
+  void ChargeWeights(std::unique_ptr<DeviceMemoryCharge> charge, const std::string& name) {
+    charge_ = std::move(charge);
+    if (charge_ != nullptr) charge_->ChargeOrDefer(static_cast<uint64_t>(byte_size()), "model weights of '" + name + "'");
+  }
+
+  Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
+    if (charge_ != nullptr) RETURN_IF_ERROR(charge_->Settle());
+    std::vector<GenerationRequest> requests(batch.size());
+    std::vector<GenerationParams> params(batch.size(), s_.params);
+    std::vector<std::string> prompt_texts(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      RETURN_IF_ERROR(Prompt(*batch[i], requests[i].prompt, prompt_texts[i]).WithContext("example " + std::to_string(i)));
+      if (!s_.max_new_tokens_set) {
+        params[i].max_new_tokens = std::max(0, s_.max_length - static_cast<int>(requests[i].prompt.size()));
+      }
+      requests[i].params = &params[i];
+      requests[i].key = std::hash<std::string>{}(batch[i]->ToJson());
+      if (!s_.stop.empty()) {
+        requests[i].stop = [this](std::span<const int32_t> generated) { return HitsStopString(generated); };
+      }
+    }
+    // max_new_tokens 0 (or a max_length the prompt already reaches): nothing is generated.
+    std::vector<std::size_t> run;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (params[i].max_new_tokens > 0) run.push_back(i);
+    }
+    std::vector<GenerationRequest> live;
+    for (std::size_t i : run) live.push_back(std::move(requests[i]));
+    std::vector<std::vector<GeneratedSequence>> out;
+    GenerationStats stats;
+    RETURN_IF_ERROR(engine_.Run(live, out, stats));
+    std::vector<std::vector<GeneratedSequence>> all(batch.size());
+    for (std::size_t k = 0; k < run.size(); ++k) all[run[k]] = std::move(out[k]);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (all[i].empty()) all[i].resize(static_cast<std::size_t>(params[i].num_return_sequences));
+      std::vector<int32_t> prompt;
+      std::string text;
+      RETURN_IF_ERROR(Prompt(*batch[i], prompt, text));
+      List results;
+      for (const GeneratedSequence& g : all[i]) results.push_back(PipelineResult(*batch[i], text, prompt, g));
+      predictions.push_back(Value::FromList(std::move(results)));
+    }
+    last_.clear();
+    last_.emplace_back("num_generated_tokens", stats.generated_tokens);
+    last_.emplace_back("num_prefill_tokens", stats.prefill_tokens);
+    last_.emplace_back("generation_steps", stats.steps);
+    last_.emplace_back("kv_cache_preemptions", stats.preemptions);
+    last_.emplace_back("max_concurrent_sequences", stats.max_active);
+    for (double t : stats.time_to_first_token_s) last_.emplace_back("time_to_first_token_ms", static_cast<int64_t>(t * 1e3));
+    if (stats.decode_seconds > 0) {
+      const double decoded = static_cast<double>(stats.generated_tokens);
+      last_.emplace_back("decode_tokens_per_sec", static_cast<int64_t>(decoded / (stats.decode_seconds + stats.prefill_seconds)));
+    }
+    if (stats.prefill_seconds > 0) {
+      last_.emplace_back("prefill_tokens_per_sec", static_cast<int64_t>(static_cast<double>(stats.prefill_tokens) / stats.prefill_seconds));
+    }
+    return Status::OK();
+  }
+
+  std::vector<std::pair<std::string, int64_t>> BatchFigures() const override { return last_; }
+  std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
+    return {{"linear_dtype_bits", model_->linear_dtype() == LinearDType::kFloat32 ? 32 : 16},
+            {"kv_cache_bytes", static_cast<int64_t>(s_.engine.kv_cache_bytes)}};
+  }
+
+  int64_t GetNumBytes(std::span<const Value* const> batch) const override {
+    int64_t n = 0;
+    for (const Value* v : batch) n += static_cast<int64_t>(v->is_string() ? v->as_string().size() : v->ToJson().size());
+    return n;
+  }
+  int64_t byte_size() const override { return model_->weight_bytes(); }
+  std::string_view device() const override { return backend_->name(); }
+
+ private:
+  // The prompt's ids and text (the string, or the rendered chat) for one example, with every check
+  // an example can fail: its type, UTF-8, the chat's shape, the template, the context length.
+  Status Prompt(const Value& example, std::vector<int32_t>& ids, std::string& text) const {
+    const HfTokenizer& tok = *s_.tokenizer;
+    TokenEncoding enc;
+    bool drop_special = false;
+    if (example.is_string()) {
+      text = example.as_string();
+      RETURN_IF_ERROR(tok.Encode(s_.prefix + text, std::nullopt, 0, enc));
+      drop_special = s_.add_special_tokens.has_value() && !*s_.add_special_tokens;
+    } else if (example.is_list()) {
+      std::string rendered;
+      RETURN_IF_ERROR(RenderChat(example.as_list(), rendered));
+      RETURN_IF_ERROR(tok.Encode(rendered, std::nullopt, 0, enc));
+      drop_special = true;  // apply_chat_template tokenizes with add_special_tokens=False
+    } else {
+      return InvalidArgument("text-generation takes a string or a chat (a list of {role, content} rows), got " +
+                             std::string(example.TypeName()) + " " + example.ToJson());
+    }
+    ids.clear();
+    for (std::size_t i = 0; i < enc.size(); ++i) {
+      if (drop_special && enc.sequence[i] < 0) continue;
+      ids.push_back(enc.ids[i]);
+    }
+    if (ids.empty()) return InvalidArgument("the prompt has no tokens (transformers cannot generate from an empty prompt either)");
+    const int limit = s_.config.max_position_embeddings;
+    if (static_cast<int>(ids.size()) > limit) {
+      return InvalidArgument("the prompt is " + std::to_string(ids.size()) + " tokens, longer than the model's context (" +
+                             "max_position_embeddings " + std::to_string(limit) + "); it is not truncated");
+    }
+    const int new_tokens = s_.max_new_tokens_set ? s_.params.max_new_tokens : std::max(0, s_.max_length - static_cast<int>(ids.size()));
+    if (s_.config.family == DecoderFamily::kGpt2 && static_cast<int>(ids.size()) + new_tokens > limit) {
+      return InvalidArgument("the prompt is " + std::to_string(ids.size()) + " tokens; with max_new_tokens " + std::to_string(new_tokens) +
+                             " it passes GPT-2's n_positions " + std::to_string(limit) + " (learned positions end there)");
+    }
+    return engine_.CheckFits(static_cast<int>(ids.size()) + new_tokens).WithContext("prompt of " + std::to_string(ids.size()) + " tokens");
+  }
+
+  Status RenderChat(const List& messages, std::string& out) const {
+    if (s_.chat_template.empty()) {
+      return InvalidArgument("the input is a chat (a list of messages) but '" + s_.dir +
+                             "' has no chat template (tokenizer_config.json \"chat_template\" or chat_template.jinja)");
+    }
+    if (messages.empty()) return InvalidArgument("the chat has no messages");
+    for (const Value& m : messages) {
+      if (!m.is_row() || m.as_row().Find("role") == nullptr || !m.as_row().Find("role")->is_string()) {
+        return InvalidArgument("a chat message must be a row with a string 'role' (and 'content'), got " + m.ToJson());
+      }
+    }
+    const Value* last_role = messages.back().as_row().Find("role");
+    const bool cont = s_.continue_final_message.value_or(last_role->as_string() == "assistant");
+    tmpl::ValueList msgs;
+    for (const Value& m : messages) msgs.push_back(ToTemplateValue(m));
+    tmpl::ValueDict vars;
+    vars.emplace_back("messages", tmpl::Value::List(std::move(msgs)));
+    vars.emplace_back("add_generation_prompt", tmpl::Value::Bool(!cont));
+    vars.emplace_back("tools", tmpl::Value());
+    vars.emplace_back("documents", tmpl::Value());
+    vars.emplace_back("bos_token", tmpl::Value::String(s_.bos_token));
+    vars.emplace_back("eos_token", tmpl::Value::String(s_.eos_token));
+    vars.emplace_back("pad_token", tmpl::Value::String(s_.pad_token));
+    vars.emplace_back("unk_token", tmpl::Value::String(s_.unk_token));
+    vars.emplace_back("raise_exception", tmpl::Value::Function(std::make_shared<RaiseException>()));
+    tmpl::RenderOptions ro;
+    ro.whitespace.trim_blocks = true;
+    ro.whitespace.lstrip_blocks = true;
+    ro.loader = [](const std::string& path) -> Result<std::string> {
+      return InvalidArgument("a chat template cannot load '" + path + "'");
+    };
+    ASSIGN_OR_RETURN(out, tmpl::RenderTemplate(s_.chat_template, "chat_template", tmpl::Value::Dict(std::move(vars)), ro));
+    if (cont) {
+      // transformers: the rendered chat ends right after the final message's content.
+      const Value* content = messages.back().as_row().Find("content");
+      const std::string final = content != nullptr && content->is_string() ? content->as_string() : "";
+      const std::size_t at = final.empty() ? std::string::npos : out.rfind(final);
+      if (at == std::string::npos) {
+        return InvalidArgument("continue_final_message: the final message's content is not in the rendered chat");
+      }
+      out.resize(at + final.size());
+    }
+    return Status::OK();
+  }
+
+  // transformers' StopStringCriteria: a stop string that ends in the text of the last token.
+  bool HitsStopString(std::span<const int32_t> generated) const {
+    std::size_t longest = 0;
+    for (const std::string& s : s_.stop) longest = std::max(longest, s.size());
+    const std::size_t take = std::min(generated.size(), longest + 1);
+    const std::span<const int32_t> tail = generated.subspan(generated.size() - take);
+    const std::string all = s_.tokenizer->Decode(tail, false);
+    const std::string before = s_.tokenizer->Decode(tail.first(tail.size() - 1), false);
+    // The text the last token changed starts where `before` and `all` part (a character split
+    // across tokens decodes to U+FFFD in `before`, so lengths alone do not tell).
+    std::size_t stable = 0;
+    while (stable < before.size() && stable < all.size() && before[stable] == all[stable]) ++stable;
+    for (const std::string& s : s_.stop) {
+      const std::size_t at = all.rfind(s);
+      if (at != std::string::npos && at + s.size() > stable) return true;
+    }
+    return false;
+  }
+
+  Value PipelineResult(const Value& example, const std::string& prompt_text, const std::vector<int32_t>& prompt,
+               const GeneratedSequence& g) const {
+    Row r;
+    if (s_.return_tensors) {
+      List ids;
+      for (int32_t id : prompt) ids.push_back(Value::Int(id));
+      for (int32_t id : g.tokens) ids.push_back(Value::Int(id));
+      r.Append("generated_token_ids", Value::FromList(std::move(ids)));
+      return Value::FromRow(std::move(r));
+    }
+    std::string text = s_.tokenizer->Decode(g.tokens, s_.skip_special_tokens);
+    if (!s_.return_full_text) {
+      r.Append("generated_text", Value::String(std::move(text)));
+    } else if (example.is_string()) {
+      r.Append("generated_text", Value::String(prompt_text + text));
+    } else {
+      List messages = example.as_list();
+      const bool cont = s_.continue_final_message.value_or(messages.back().as_row().Find("role")->as_string() == "assistant");
+      if (cont) {
+        Row last = messages.back().as_row();
+        Value* content = last.FindMutable("content");
+        const std::string before = content != nullptr && content->is_string() ? content->as_string() : "";
+        Row rebuilt;
+        rebuilt.Append("role", *last.Find("role"));
+        rebuilt.Append("content", Value::String(before + text));
+        messages.back() = Value::FromRow(std::move(rebuilt));
+      } else {
+        Row added;
+        added.Append("role", Value::String("assistant"));
+        added.Append("content", Value::String(std::move(text)));
+        messages.push_back(Value::FromRow(std::move(added)));
+      }
+      r.Append("generated_text", Value::FromList(std::move(messages)));
+    }
+    (void)prompt;
+    return Value::FromRow(std::move(r));
+  }
+
+  TextGenSettings s_;
+  std::unique_ptr<SafetensorsFile> file_;
+  std::unique_ptr<InferenceBackend> backend_;
+  std::unique_ptr<DecoderModel> model_;
+  mutable GenerationEngine engine_;
+  std::unique_ptr<DeviceMemoryCharge> charge_;
+  std::vector<std::pair<std::string, int64_t>> last_;
+};
+
+Result<std::unique_ptr<Model>> TextGenerationHandler::LoadModel(const ModelProcessContext& process) const {
+  ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(process));
+  ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
+  RETURN_IF_ERROR(file->CheckFiniteTensors());
+  // The engine's attention and norms run on the host: the CPU backend, whatever `device` says
+  // (docs/text-generation.md).
+  std::unique_ptr<InferenceBackend> backend = MakeCpuBackend();
+  ASSIGN_OR_RETURN(auto model, DecoderModel::Load(s_.config, *file, backend.get(), s_.dtype));
+  auto m = std::make_unique<TextGenerationModel>(s_, std::move(file), std::move(backend), std::move(model));
+  m->ChargeWeights(std::move(charge), ModelId());
+  return std::unique_ptr<Model>(std::move(m));
+}
+
+}  // namespace
+
+const std::vector<std::string>& TextGenerationArgumentNames() {
+  static const std::vector<std::string> all = [] {
+    std::vector<std::string> v = kGenerationKeys;
+    v.insert(v.end(), kPipelineKeys.begin(), kPipelineKeys.end());
+    v.insert(v.end(), kEngineKeys.begin(), kEngineKeys.end());
+    return v;
+  }();
+  return all;
+}
+const std::vector<std::string>& TextGenerationEngineArgumentNames() { return kEngineKeys; }
+
+Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOptions options, const std::string& dir) {
+  TextGenSettings s;
+  s.dir = dir;
+  ASSIGN_OR_RETURN(s.config, DecoderConfig::Load(dir + "/config.json"));
+  const std::string tok_path = dir + "/tokenizer.json";
+  auto tok = HfTokenizer::Load(tok_path);
+  if (!tok.ok()) {
+    if (tok.status().code() == StatusCode::kNotFound) {
+      return InvalidArgument("'" + dir + "' has no tokenizer.json (dfworker builds the tokenizer from it; save the "
+                             "tokenizer with a transformers fast tokenizer's save_pretrained)");
+    }
+    return tok.status();
+  }
+  std::unique_ptr<HfTokenizer> t = std::move(tok).value();
+  const json tc = json::parse(ReadModelFile(dir + "/tokenizer_config.json"), nullptr, false);
+  if (tc.is_object() && tc.contains("clean_up_tokenization_spaces") && tc["clean_up_tokenization_spaces"].is_boolean()) {
+    t->set_clean_up_tokenization_spaces(tc["clean_up_tokenization_spaces"].get<bool>());
+  }
+  s.bos_token = SpecialToken(tc, "bos_token");
+  s.eos_token = SpecialToken(tc, "eos_token");
+  s.pad_token = SpecialToken(tc, "pad_token");
+  s.unk_token = SpecialToken(tc, "unk_token");
+  if (FileExists(dir + "/chat_template.jinja")) {
+    s.chat_template = ReadModelFile(dir + "/chat_template.jinja");
+  } else if (tc.is_object() && tc.contains("chat_template")) {
+    const json& ct = tc["chat_template"];
+    if (ct.is_string()) {
+      s.chat_template = ct.get<std::string>();
+    } else if (ct.is_array()) {  // named templates: the "default" one
+      for (const json& e : ct) {
+        if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string()) {
+          s.chat_template = e["template"].get<std::string>();
+        }
+      }
+    }
+  }
+  if (s.chat_template.ends_with("\n")) s.chat_template.pop_back();  // jinja2's keep_trailing_newline=False
+  if (static_cast<int>(t->vocab_size()) > s.config.vocab_size) {
+    return InvalidArgument("'" + tok_path + "' has " + std::to_string(t->vocab_size()) + " tokens but config.json's vocab_size is " +
+                           std::to_string(s.config.vocab_size));
+  }
+  s.tokenizer = std::move(t);
+  ASSIGN_OR_RETURN(Row gen_config, ReadGenerationConfig(dir + "/generation_config.json"));
+  const Value* args = options.extra.Find("pipeline_args");
+  RETURN_IF_ERROR(ApplyArguments(gen_config, args != nullptr && args->is_row() ? args->as_row() : Row(), s)
+                      .WithContext("model_handler " + std::string(kHfPipelineHandlerType)));
+  // The weights' names and shapes, checked now (before any record is read) on a CPU backend.
+  ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(dir + "/model.safetensors"));
+  RETURN_IF_ERROR(DecoderModel::CheckWeights(s.config, file->header()));
+  auto cpu = MakeCpuBackend();
+  RETURN_IF_ERROR(cpu->CheckLinearDType(s.dtype).WithContext("text-generation dtype"));
+  return std::unique_ptr<ModelHandler>(std::make_unique<TextGenerationHandler>(std::move(options), std::move(s)));
+}
+
+}  // namespace dfw
