@@ -221,3 +221,275 @@ TEST(TextGeneration, CoversEveryCommittedModel) {
 
 }  // namespace
 }  // namespace dfw::text_generation_test
+
+namespace dfw::text_generation_test {
+namespace {
+
+// The llama model loaded for the engine tests, with prompts from its reference.
+struct Loaded {
+  DecoderConfig config;
+  std::unique_ptr<SafetensorsFile> file;
+  std::unique_ptr<InferenceBackend> backend;
+  std::unique_ptr<DecoderModel> model;
+  std::vector<std::vector<int32_t>> prompts;
+};
+
+Loaded LoadLlama() {
+  Loaded l;
+  const std::string dir = HfDir() + "/decoders/llama";
+  l.config = DecoderConfig::Load(dir + "/config.json").value();
+  l.file = SafetensorsFile::Open(dir + "/model.safetensors").value();
+  l.backend = MakeCpuBackend();
+  l.model = DecoderModel::Load(l.config, *l.file, l.backend.get(), LinearDType::kFloat32).value();
+  const nlohmann::json ref = HfReference("text_generation_llama");
+  for (const auto& c : ref["cases"]) l.prompts.push_back(c["prompt_token_ids"].get<std::vector<int32_t>>());
+  return l;
+}
+
+std::vector<std::vector<GeneratedSequence>> Generate(Loaded& l, const std::vector<std::size_t>& which, const GenerationParams& p,
+                                                     EngineOptions eo, GenerationStats* stats_out = nullptr) {
+  GenerationEngine engine(l.model.get(), eo);
+  std::vector<GenerationRequest> requests;
+  for (std::size_t i : which) {
+    GenerationRequest q;
+    q.prompt = l.prompts[i];
+    q.params = &p;
+    q.key = i;
+    requests.push_back(std::move(q));
+  }
+  std::vector<std::vector<GeneratedSequence>> out;
+  GenerationStats stats;
+  const Status s = engine.Run(requests, out, stats);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  if (stats_out != nullptr) *stats_out = stats;
+  return out;
+}
+
+GenerationParams Greedy(int new_tokens) {
+  GenerationParams p;
+  p.do_sample = false;
+  p.max_new_tokens = new_tokens;
+  return p;
+}
+
+// Continuous batching changes which rows share a step, never a sequence's tokens: every prompt
+// alone, then all together with 3 slots and prefill cut into 4-row chunks.
+TEST(GenerationEngine, BatchedSequencesGetTheTokensTheyGetAlone) {
+  Loaded l = LoadLlama();
+  ASSERT_GE(l.prompts.size(), 6u);
+  const GenerationParams p = Greedy(10);
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < l.prompts.size(); ++i) all.push_back(i);
+  EngineOptions together;
+  together.max_sequences = 3;
+  together.max_step_tokens = 4;
+  GenerationStats stats;
+  auto batched = Generate(l, all, p, together, &stats);
+  EXPECT_EQ(stats.max_active, 3);
+  EXPECT_EQ(stats.generated_tokens, static_cast<int64_t>(10 * all.size()));
+  for (std::size_t i : all) {
+    auto alone = Generate(l, {i}, p, EngineOptions{});
+    ASSERT_EQ(batched[i].size(), 1u);
+    EXPECT_EQ(batched[i][0].tokens, alone[0][0].tokens) << "prompt " << i;
+    EXPECT_EQ(batched[i][0].finish_reason, "length");
+  }
+}
+
+// A KV cache too small for every sequence at once: sequences are preempted and recomputed, and
+// still get their tokens.
+TEST(GenerationEngine, PreemptionUnderAFullCacheLosesNothing) {
+  Loaded l = LoadLlama();
+  const GenerationParams p = Greedy(24);
+  std::vector<std::size_t> which = {0, 1, 2, 3};
+  EngineOptions small;
+  small.max_sequences = 4;
+  // Blocks for about five 16-token blocks: fewer than four growing sequences need.
+  small.kv_cache_bytes = 5 * l.config.KvBytesPerToken(sizeof(float)) * PagedKvCache::kBlockTokens;
+  GenerationStats stats;
+  auto tight = Generate(l, which, p, small, &stats);
+  EXPECT_GT(stats.preemptions, 0);
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    auto alone = Generate(l, {which[k]}, p, EngineOptions{});
+    EXPECT_EQ(tight[k][0].tokens, alone[0][0].tokens) << "prompt " << which[k];
+  }
+}
+
+TEST(GenerationEngine, ASequenceLargerThanTheWholeCacheIsRefusedWithTheSizes) {
+  Loaded l = LoadLlama();
+  EngineOptions tiny;
+  tiny.kv_cache_bytes = l.config.KvBytesPerToken(sizeof(float)) * PagedKvCache::kBlockTokens;  // one block
+  GenerationEngine engine(l.model.get(), tiny);
+  const Status s = engine.CheckFits(40);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(), HasSubstr("needs 3 KV-cache blocks"));
+  EXPECT_THAT(s.message(), HasSubstr("the cache holds 1"));
+}
+
+// Seeded sampling: the same tokens on every run, whatever shares the steps; another seed differs.
+TEST(GenerationEngine, SeededSamplingRepeatsAcrossRunsAndBatching) {
+  Loaded l = LoadLlama();
+  GenerationParams p;
+  p.do_sample = true;
+  p.temperature = 1.5;
+  p.max_new_tokens = 16;
+  p.num_return_sequences = 3;
+  p.seed = 7;
+  auto first = Generate(l, {0, 1, 2}, p, EngineOptions{});
+  auto again = Generate(l, {0, 1, 2}, p, EngineOptions{});
+  EngineOptions narrow;
+  narrow.max_sequences = 2;
+  narrow.max_step_tokens = 3;
+  auto narrowed = Generate(l, {0, 1, 2}, p, narrow);
+  for (std::size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(first[r].size(), 3u);
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(first[r][k].tokens, again[r][k].tokens);
+      EXPECT_EQ(first[r][k].tokens, narrowed[r][k].tokens);
+    }
+    EXPECT_NE(first[r][0].tokens, first[r][1].tokens) << "return sequences draw from their own streams";
+  }
+  p.seed = 8;
+  auto other = Generate(l, {0}, p, EngineOptions{});
+  EXPECT_NE(other[0][0].tokens, first[0][0].tokens);
+}
+
+TEST(ChooseToken, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits) {
+  GenerationParams p;
+  p.do_sample = false;
+  p.repetition_penalty = 2.0;
+  // Token 0 (3.0, seen) becomes 1.5 < token 1 (2.0); token 2 (-1, seen) becomes -2.
+  std::vector<float> logits = {3.0f, 2.0f, -1.0f};
+  std::vector<int32_t> context = {0, 2, 0};
+  EXPECT_EQ(ChooseToken(logits, context, p, false, 0), 1);
+  EXPECT_FLOAT_EQ(logits[0], 1.5f);
+  EXPECT_FLOAT_EQ(logits[2], -2.0f);
+}
+
+TEST(ChooseToken, TopKTopPAndMinPLeaveOnlyTheTokensTransformersKeeps) {
+  GenerationParams p;
+  p.do_sample = true;
+  p.temperature = 1.0;
+  p.top_k = 2;
+  // Softmax of {0, ln 2, ln 3, ln 4} = {.1, .2, .3, .4}: top-k 2 keeps ids 2 and 3 (3/7, 4/7).
+  const std::vector<float> base = {0.0f, std::log(2.0f), std::log(3.0f), std::log(4.0f)};
+  for (double u : {0.0, 0.42, 0.43, 0.99}) {
+    std::vector<float> l = base;
+    const int32_t t = ChooseToken(l, {}, p, false, u);
+    EXPECT_EQ(t, u < 3.0 / 7.0 ? 2 : 3) << u;
+  }
+  // top-p 0.5 (no top-k): ascending cumulative .1 .3 .6 1.0; <= 0.5 removed: ids 2 and 3 stay.
+  p.top_k = 0;
+  p.top_p = 0.5;
+  std::vector<float> l = base;
+  EXPECT_EQ(ChooseToken(l, {}, p, false, 0.0), 2);
+  EXPECT_TRUE(std::isinf(l[0]) && std::isinf(l[1]));
+  // min-p 0.6: keeps probabilities >= 0.6 x 0.4 = 0.24: ids 2 and 3.
+  p.top_p = 1.0;
+  p.min_p = 0.6;
+  l = base;
+  EXPECT_EQ(ChooseToken(l, {}, p, false, 0.0), 2);
+  EXPECT_TRUE(std::isinf(l[1]));
+  // EOS masked before min_new_tokens.
+  GenerationParams g;
+  g.do_sample = false;
+  g.eos_token_ids = {3};
+  l = base;
+  EXPECT_EQ(ChooseToken(l, {}, g, true, 0.0), 2);
+}
+
+TEST(CounterUniform, IsInTheUnitIntervalAndDependsOnEveryCounter) {
+  const double a = CounterUniform(1, 2, 3, 4);
+  EXPECT_GE(a, 0.0);
+  EXPECT_LT(a, 1.0);
+  EXPECT_EQ(a, CounterUniform(1, 2, 3, 4));
+  EXPECT_NE(a, CounterUniform(0, 2, 3, 4));
+  EXPECT_NE(a, CounterUniform(1, 0, 3, 4));
+  EXPECT_NE(a, CounterUniform(1, 2, 0, 4));
+  EXPECT_NE(a, CounterUniform(1, 2, 3, 0));
+}
+
+struct BadArgs {
+  std::string name;
+  std::string model;
+  std::string args;
+  std::string message;
+};
+
+class TextGenerationBadArgsTest : public ::testing::TestWithParam<BadArgs> {};
+
+TEST_P(TextGenerationBadArgsTest, IsRefusedAtLoadNamingTheArgument) {
+  auto h = Handler(HfDir() + "/decoders/" + GetParam().model, FromJson(nlohmann::json::parse(GetParam().args)));
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(h.status().message(), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TextGenerationBadArgsTest,
+    ::testing::Values(
+        BadArgs{"unknown", "llama", R"({"num_beams": 4})", "unknown argument 'num_beams'; supported: max_new_tokens"},
+        BadArgs{"greedy_many", "llama", R"({"do_sample": false, "num_return_sequences": 2})", "does not support num_return_sequences 2"},
+        BadArgs{"stop_strings", "llama", R"({"stop_strings": ["x"]})", "use 'stop_sequence'"},
+        BadArgs{"temperature", "llama", R"({"do_sample": true, "temperature": 0})", "must be strictly positive when sampling"},
+        BadArgs{"top_p", "llama", R"({"top_p": 1.5})", "'top_p' must be in (0, 1]"},
+        BadArgs{"eos", "llama", R"({"eos_token_id": 5000})", "must be a token id (0..299)"},
+        BadArgs{"dtype", "llama", R"({"dtype": "float8"})", "supported: float32, auto (float32), bfloat16"},
+        BadArgs{"max_new_tokens", "llama", R"({"max_new_tokens": -1})", "'max_new_tokens' must be an integer"}),
+    [](const auto& info) { return info.param.name; });
+
+Result<std::unique_ptr<Model>> LoadedModel(const std::string& model, const std::string& args) {
+  ASSIGN_OR_RETURN(auto h, Handler(HfDir() + "/decoders/" + model, FromJson(nlohmann::json::parse(args))));
+  return h->LoadModel({});
+}
+
+TEST(TextGeneration, BadExamplesAreRefusedOneByOneWithTheReason) {
+  auto m = LoadedModel("gpt2", R"({"do_sample": false, "max_new_tokens": 8})");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // A prompt longer than the context (GPT-2's n_positions is 64): an error, never truncated.
+  std::string longer;
+  for (int i = 0; i < 80; ++i) longer += "Hello world! ";
+  Status s = (*m)->CheckExample(Value::String(longer));
+  EXPECT_THAT(s.message(), HasSubstr("longer than the model's context"));
+  EXPECT_THAT(s.message(), HasSubstr("not truncated"));
+  // Growing prompts: the first refused one fits the context but not with its 8 new tokens (GPT-2's
+  // learned positions end at 64).
+  std::string near;
+  Status first_refusal;
+  for (int i = 0; i < 40 && first_refusal.ok(); ++i) {
+    near += "Hello world! ";
+    first_refusal = (*m)->CheckExample(Value::String(near));
+  }
+  EXPECT_THAT(first_refusal.message(), HasSubstr("with max_new_tokens 8 it passes GPT-2's n_positions 64"));
+  EXPECT_THAT((*m)->CheckExample(Value::Int(3)).message(), HasSubstr("takes a string or a chat"));
+  // A chat to a model with no chat template.
+  const Value chat = FromJson(nlohmann::json::parse(R"([{"role": "user", "content": "hi"}])"));
+  EXPECT_THAT((*m)->CheckExample(chat).message(), HasSubstr("has no chat template"));
+  auto chatty = LoadedModel("llama", R"({"do_sample": false, "max_new_tokens": 4})");
+  ASSERT_TRUE(chatty.ok());
+  const Value bad_turns = FromJson(nlohmann::json::parse(R"([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])"));
+  EXPECT_THAT((*chatty)->CheckExample(bad_turns).message(), HasSubstr("Conversation roles must alternate"));
+  EXPECT_THAT((*chatty)->CheckExample(FromJson(nlohmann::json::parse(R"([{"content": "a"}])"))).message(),
+              HasSubstr("with a string 'role'"));
+  EXPECT_TRUE((*chatty)->CheckExample(chat).ok());
+}
+
+// No task: a causal-LM config.json implies text-generation (as transformers infers it).
+TEST(TextGeneration, ACausalLmWithoutTaskRunsTextGeneration) {
+  auto h = Handler(HfDir() + "/decoders/gemma", FromJson(nlohmann::json::object()), /*with_task=*/false);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  auto m = (*h)->LoadModel({});
+  ASSERT_TRUE(m.ok());
+  const Value prompt = Value::String("Hello");
+  std::vector<const Value*> batch = {&prompt};
+  std::vector<Value> out;
+  ASSERT_TRUE((*m)->RunInference(batch, out).ok());
+  const nlohmann::json got = nlohmann::json::parse(out[0].ToJson());
+  ASSERT_TRUE(got.is_array());
+  EXPECT_TRUE(got[0]["generated_text"].get<std::string>().starts_with("Hello"));
+  bool tokens = false;
+  for (const auto& [name, value] : (*m)->BatchFigures()) tokens = tokens || (name == "num_generated_tokens" && value > 0);
+  EXPECT_TRUE(tokens);
+}
+
+}  // namespace
+}  // namespace dfw::text_generation_test
