@@ -7,6 +7,8 @@
 #include <cstring>
 #include <numbers>
 
+#include "decoder_kernels.h"
+#include "dfw/backend/registry.h"
 #include "dfw/inference/mlp_handler.h"
 
 namespace dfw {
@@ -79,6 +81,13 @@ float* PagedKvCache::BlockHead(int seq, int pos, int layer, int kv, int kv_head)
 
 // ---------------------------------------------------------------- weights
 
+// One projection's weights: prepared for the backend (prefill) and for the streaming kernels
+// (decode).
+struct DecoderModel::Projection {
+  std::unique_ptr<PreparedLinear> prepared;
+  decoder_kernels::SkinnyWeights skinny;
+};
+
 struct DecoderModel::Layer {
   const float* norm1_w = nullptr;  // input_layernorm / ln_1
   const float* norm1_b = nullptr;
@@ -86,7 +95,7 @@ struct DecoderModel::Layer {
   const float* norm2_b = nullptr;
   const float* pre_ff_w = nullptr;   // gemma2
   const float* post_ff_w = nullptr;  // gemma2
-  std::unique_ptr<PreparedLinear> qkv, o, up, down;  // up: [gate; up] stacked (gpt2: c_fc)
+  std::unique_ptr<Projection> qkv, o, up, down;  // up: [gate; up] stacked (gpt2: c_fc)
   const float* qkv_b = nullptr;
   const float* o_b = nullptr;
   const float* up_b = nullptr;
@@ -187,18 +196,19 @@ DecoderModel::DecoderModel(const DecoderConfig& config, InferenceBackend* backen
 DecoderModel::~DecoderModel() = default;
 
 Status DecoderModel::CheckWeights(const DecoderConfig& config, const SafetensorsHeader& header) {
-  return Read(config, header, nullptr, nullptr, LinearDType::kFloat32).status();
+  return Read(config, header, nullptr, nullptr, LinearDType::kFloat32, 0).status();
 }
 
 Result<std::unique_ptr<DecoderModel>> DecoderModel::Load(const DecoderConfig& c, const SafetensorsFile& file,
-                                                         InferenceBackend* backend, LinearDType dtype) {
-  return Read(c, file.header(), &file, backend, dtype);
+                                                         InferenceBackend* backend, LinearDType dtype, int skinny_rows) {
+  return Read(c, file.header(), &file, backend, dtype, skinny_rows);
 }
 
 Result<std::unique_ptr<DecoderModel>> DecoderModel::Read(const DecoderConfig& c, const SafetensorsHeader& header,
                                                          const SafetensorsFile* file, InferenceBackend* backend,
-                                                         LinearDType dtype) {
+                                                         LinearDType dtype, int skinny_rows) {
   std::unique_ptr<DecoderModel> m(new DecoderModel(c, backend, dtype));
+  m->skinny_rows_ = skinny_rows;
   const bool check_only = file == nullptr;
   const bool gpt2 = c.family == DecoderFamily::kGpt2;
   const std::string base = gpt2 ? "transformer." : "model.";
@@ -275,13 +285,16 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::Read(const DecoderConfig& c,
     m->owned_.push_back(std::move(all));
     return static_cast<const float*>(m->owned_.back().data());
   };
-  auto prepare = [&](const float* w, int64_t n, int64_t k) -> Result<std::unique_ptr<PreparedLinear>> {
-    if (check_only) return std::unique_ptr<PreparedLinear>();
+  auto prepare = [&](const float* w, int64_t n, int64_t k) -> Result<std::unique_ptr<Projection>> {
+    if (check_only) return std::unique_ptr<Projection>();
     ASSIGN_OR_RETURN(auto dev, backend->UploadWeights(w, static_cast<std::size_t>(n * k) * sizeof(float)));
     const float* d = dev->f32();
     m->device_.push_back(std::move(dev));
-    m->streamed_bytes_ += n * k * static_cast<int64_t>(dtype == LinearDType::kFloat32 ? 4 : dtype == LinearDType::kBFloat16 ? 2 : 1);
-    return backend->PrepareLinear(d, static_cast<int>(n), static_cast<int>(k), dtype);
+    auto p = std::make_unique<Projection>();
+    ASSIGN_OR_RETURN(p->prepared, backend->PrepareLinear(d, static_cast<int>(n), static_cast<int>(k), dtype));
+    decoder_kernels::MakeSkinnyWeights(w, static_cast<int>(n), static_cast<int>(k), dtype == LinearDType::kBFloat16, p->skinny);
+    m->streamed_bytes_ += static_cast<int64_t>(p->skinny.bytes());
+    return p;
   };
 
   const int64_t h = c.hidden_size, v = c.vocab_size, inter = c.intermediate_size;
@@ -420,6 +433,14 @@ Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, Page
   return Status::OK();
 }
 
+Status DecoderModel::Project(const float* x, int m, const Projection& p, const float* bias, float* y) {
+  if (m <= skinny_rows_) {
+    decoder_kernels::SkinnyLinear(x, m, p.skinny, bias, y, BlasThreads());
+    return Status::OK();
+  }
+  return backend_->Linear(x, *p.prepared, bias, y, m, Activation::kNone);
+}
+
 Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache, std::vector<float>& logits) {
   const DecoderConfig& c = config_;
   const int m = static_cast<int>(rows.size());
@@ -466,13 +487,13 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
   for (int l = 0; l < c.num_layers; ++l) {
     const Layer& L = layers_[static_cast<std::size_t>(l)];
     norm(L.norm1_w, L.norm1_b, x_.data(), h_.data());
-    RETURN_IF_ERROR(backend_->Linear(h_.data(), *L.qkv, L.qkv_b, qkv_.data(), m, Activation::kNone));
+    RETURN_IF_ERROR(Project(h_.data(), m, *L.qkv, L.qkv_b, qkv_.data()));
     RETURN_IF_ERROR(Attention(rows, l, cache));
-    RETURN_IF_ERROR(backend_->Linear(attn_.data(), *L.o, L.o_b, h_.data(), m, Activation::kNone));
+    RETURN_IF_ERROR(Project(attn_.data(), m, *L.o, L.o_b, h_.data()));
     if (c.sandwich_norms) norm(L.norm2_w, nullptr, h_.data(), h_.data());
     add_into_x(h_.data());
     norm(c.sandwich_norms ? L.pre_ff_w : L.norm2_w, L.norm2_b, x_.data(), h_.data());
-    RETURN_IF_ERROR(backend_->Linear(h_.data(), *L.up, L.up_b, act_.data(), m, Activation::kNone));
+    RETURN_IF_ERROR(Project(h_.data(), m, *L.up, L.up_b, act_.data()));
     for (int r = 0; r < m; ++r) {
       float* out = mlp_.data() + static_cast<std::size_t>(r) * inter;
       if (gpt2) {
@@ -484,7 +505,7 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
         for (int i = 0; i < inter; ++i) out[i] = Activate(c.act, gate[i]) * up[i];
       }
     }
-    RETURN_IF_ERROR(backend_->Linear(mlp_.data(), *L.down, L.down_b, h_.data(), m, Activation::kNone));
+    RETURN_IF_ERROR(Project(mlp_.data(), m, *L.down, L.down_b, h_.data()));
     if (c.sandwich_norms) norm(L.post_ff_w, nullptr, h_.data(), h_.data());
     add_into_x(h_.data());
   }
@@ -506,7 +527,7 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
   const std::size_t before = logits.size();
   logits.resize(before + static_cast<std::size_t>(n) * c.vocab_size);
   float* out = logits.data() + before;
-  RETURN_IF_ERROR(backend_->Linear(last_.data(), *lm_head_, nullptr, out, n, Activation::kNone));
+  RETURN_IF_ERROR(Project(last_.data(), n, *lm_head_, nullptr, out));
   if (c.final_logit_softcap > 0) {
     const float cap = c.final_logit_softcap;
     for (std::size_t i = 0; i < static_cast<std::size_t>(n) * c.vocab_size; ++i) out[i] = cap * std::tanh(out[i] / cap);

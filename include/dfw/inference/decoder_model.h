@@ -83,8 +83,12 @@ class DecoderModel {
  public:
   // Reads and checks every tensor against `config` (names as transformers saves them), converts
   // them to float32 and prepares the Linear layers on `backend` in `linear_dtype`.
+  // Steps of at most `skinny_rows` rows (decode) run their products on the streaming kernels of
+  // decoder_kernels.h (bfloat16 weights when linear_dtype is kBFloat16); larger ones (prefill) on
+  // the backend's Linear. 0: always the backend.
   static Result<std::unique_ptr<DecoderModel>> Load(const DecoderConfig& config, const SafetensorsFile& file,
-                                                    InferenceBackend* backend, LinearDType linear_dtype);
+                                                    InferenceBackend* backend, LinearDType linear_dtype,
+                                                    int skinny_rows = 8);
   // The same checks from the header alone (no weight is read): names, shapes, dtypes.
   static Status CheckWeights(const DecoderConfig& config, const SafetensorsHeader& header);
   ~DecoderModel();
@@ -108,8 +112,11 @@ class DecoderModel {
   DecoderModel(const DecoderConfig& config, InferenceBackend* backend, LinearDType dtype);
   // Load, or with file == nullptr the checks only.
   static Result<std::unique_ptr<DecoderModel>> Read(const DecoderConfig& config, const SafetensorsHeader& header,
-                                                    const SafetensorsFile* file, InferenceBackend* backend, LinearDType dtype);
+                                                    const SafetensorsFile* file, InferenceBackend* backend, LinearDType dtype,
+                                                    int skinny_rows);
   Status Attention(std::span<const DecoderRow> rows, int layer, PagedKvCache& cache);
+  struct Projection;
+  Status Project(const float* x, int m, const Projection& p, const float* bias, float* y);
 
   DecoderConfig config_;
   InferenceBackend* backend_;
@@ -121,7 +128,8 @@ class DecoderModel {
   const float* positions_ = nullptr;  // gpt2: [n_positions x hidden]
   const float* final_norm_w_ = nullptr;
   const float* final_norm_b_ = nullptr;
-  std::unique_ptr<PreparedLinear> lm_head_;
+  std::unique_ptr<Projection> lm_head_;
+  int skinny_rows_ = 8;
   std::vector<float> inv_freq_;  // head_dim / 2 RoPE inverse frequencies
   int64_t weight_bytes_ = 0;
   int64_t streamed_bytes_ = 0;
