@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "cli_test_util.h"
@@ -47,7 +48,7 @@ INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
 
 TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
   std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml",
-                                  "beam_ml_embeddings.yaml", "predictions_per_label.yaml", "hf_sentiment.yaml",
+                                  "beam_ml_embeddings.yaml", "predictions_per_label.yaml", "hf_sentiment.yaml", "hf_generate.yaml",
                                   "tenants.yaml"};  // a tenants file: tenants_test.cc runs it
   for (const auto& e : fs::directory_iterator(fs::path(DFW_SOURCE_DIR) / "pipelines")) {
     if (e.path().extension() == ".yaml") {
@@ -83,6 +84,67 @@ TEST(ShippedPipelines, HfSentimentLabelsEveryTextRowAndDeadLettersTheNumber) {
   EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment/reviews"), 4) << o.out;
   EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment/errors"), 1) << o.out;
   fs::remove_all(job);
+}
+
+// Text generation as committed: five prompts (one a chat) completed, the number row dead-lettered.
+TEST(ShippedPipelines, HfGenerateCompletesEveryPromptAndDeadLettersTheNumber) {
+  fs::path job = fs::temp_directory_path() / ("dfw_shipped_gen_" + std::to_string(::getpid()));
+  fs::remove_all(job);
+  fs::remove_all(fs::path(DFW_SOURCE_DIR) / "out/hf_generate");
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/hf_generate.yaml", "--job_dir", job.string()});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_generate/completions"), 5) << o.out;
+  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_generate/errors"), 1) << o.out;
+  std::ifstream metrics(job / "metrics.json");
+  const std::string m((std::istreambuf_iterator<char>(metrics)), std::istreambuf_iterator<char>());
+  EXPECT_NE(m.find("\"num_generated_tokens\""), std::string::npos);
+  EXPECT_NE(m.find("\"time_to_first_token_ms\""), std::string::npos);
+  fs::remove_all(job);
+}
+
+// Seeded sampling gives every row the same text with 1 SDK process and with 4 (the rows land in
+// different bundles and share their steps with different neighbours).
+TEST(ShippedPipelines, SeededSamplingIsTheSameForEveryProcessCount) {
+  const fs::path dir = fs::temp_directory_path() / ("dfw_gen_seed_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ifstream in(fs::path(DFW_SOURCE_DIR) / "pipelines/hf_generate.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const std::size_t at = yaml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    yaml.replace(at, from.size(), to);
+  };
+  replace("{max_new_tokens: 12, do_sample: false, repetition_penalty: 1.2}", "{max_new_tokens: 16, do_sample: true, temperature: 1.3, seed: 11}");
+  std::map<int, std::map<std::string, std::string>> by_processes;
+  for (const char* machine : {"n1-standard-1", "n1-standard-4"}) {
+    const fs::path pipeline = dir / (std::string(machine) + ".yaml");
+    const std::string tag = std::string("out-") + machine;
+    std::string text = yaml;
+    for (const char* what : {"completions", "errors"}) {
+      const std::string from = std::string("out/hf_generate/") + what;
+      const std::size_t at = text.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      text.replace(at, from.size(), (dir / tag / what).string());
+    }
+    std::ofstream(pipeline) << text;
+    testing::CliOutcome o = RunDfworker({"run", pipeline.string(), "--job_dir", (dir / (std::string("job-") + machine)).string(),
+                                         "--machine_type=" + std::string(machine)});
+    ASSERT_EQ(o.exit_code, 0) << o.out;
+    EXPECT_NE(o.out.find(std::string("SDK processes: ") + (std::string(machine) == "n1-standard-1" ? "1" : "4")), std::string::npos) << o.out;
+    std::map<std::string, std::string> rows;
+    for (const auto& e : fs::directory_iterator(dir / tag)) {
+      if (e.path().filename().string().rfind("completions-", 0) != 0) continue;
+      std::ifstream shard(e.path());
+      for (std::string line; std::getline(shard, line);) {
+        if (!line.empty()) rows[line.substr(0, line.find(','))] = line;
+      }
+    }
+    EXPECT_EQ(rows.size(), 5u) << o.out;
+    by_processes[std::string(machine) == "n1-standard-1" ? 1 : 4] = rows;
+  }
+  EXPECT_EQ(by_processes[1], by_processes[4]);
+  fs::remove_all(dir);
 }
 
 // RunInference, then a Combine through the shuffle: the confusion matrix covers every good row once.
