@@ -140,7 +140,7 @@ Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) co
     for (const hf::NormalizedText& w : words) {
       if (w.empty()) continue;
       pieces.clear();
-      model->Tokenize(w, pieces);
+      RETURN_IF_ERROR(model->Tokenize(w, pieces));
       for (const hf::Piece& p : pieces) {
         out.ids.push_back(p.id);
         out.offsets.emplace_back(w[p.first].begin, w[p.last - 1].end);
