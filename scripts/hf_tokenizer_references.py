@@ -24,6 +24,7 @@ Each reference: {"tokenizer": FILE, "rows": [{"text", "ids", "type_ids", "offset
 differ from run to run; every run's references match its own files.)
 
 Usage: ~/.cache/dfworker/hf-venv/bin/python scripts/hf_tokenizer_references.py [HF_DIR]
+       ... scripts/hf_tokenizer_references.py --nmt-nfkc DIR   (XLM-R's full charsmap, not committed)
 (needs tokenizers and sentencepiece)
 """
 import json
@@ -59,7 +60,12 @@ TEXTS = BASE + [
     "x" * 40,
     "<s> added tokens </s> inside <mask> text",
     "e\u0301\u0301 double accent, ﬃ, ㎏, ℌ, Å (angstrom)",
+    "<s>Crème</s>brûlée<mask>東京",
 ]
+# More for the full nmt_nfkc charsmap (--nmt-nfkc): halfwidth kana, zero-width and control characters,
+# compatibility forms, marks to reorder.
+NMT_TEXTS = ["ｶﾀｶﾅ ﾊﾟﾝ ｶﾞ", "zero\u200bwidth \u2028 line", "control\u0007bell\u001e", "™ … ‘q’ “d” ⅷ ㍿ ﷺ",
+             "각 각 가각", "a\u0323\u0301 ḍ̇ ǖ", "Å Ω K ﬀ ǆ"]
 # Texts whose every id prefix is decoded too (mid-character cuts).
 PREFIX_TEXTS = [
     "Emoji 😀🎉 family 👨\u200d👩\u200d👧 thumbs 👍🏽 flags 🇫🇷.",
@@ -89,7 +95,7 @@ def write_rules(path):
             f.write(" ".join("%04X" % ord(c) for c in src) + "\t" + " ".join("%04X" % ord(c) for c in dst) + "\n")
 
 
-def train_sentencepiece(tmp, model_type, vocab_size, byte_fallback, rules):
+def train_sentencepiece(tmp, model_type, vocab_size, byte_fallback, rules, rule_name="identity"):
     corpus = os.path.join(tmp, "corpus.txt")
     with open(corpus, "w", encoding="utf-8") as f:
         f.write("\n".join(CORPUS) + "\n")
@@ -100,7 +106,7 @@ def train_sentencepiece(tmp, model_type, vocab_size, byte_fallback, rules):
     if rules:
         kwargs["normalization_rule_tsv"] = rules
     else:
-        kwargs["normalization_rule_name"] = "identity"
+        kwargs["normalization_rule_name"] = rule_name
     spm.SentencePieceTrainer.train(**kwargs)
     proto = sentencepiece_model_pb2.ModelProto()
     with open(prefix + ".model", "rb") as f:
@@ -112,10 +118,13 @@ def metaspace(scheme="always", split=True):
     return pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=split)
 
 
-def unigram_xlmr(tmp):
-    rules = os.path.join(tmp, "rules.tsv")
-    write_rules(rules)
-    proto = train_sentencepiece(tmp, "unigram", 400, False, rules)
+def unigram_xlmr(tmp, rule_name=None):
+    """XLM-R's layout; with `rule_name` ("nmt_nfkc", XLM-R's own) sentencepiece's full rule table."""
+    rules = None
+    if rule_name is None:
+        rules = os.path.join(tmp, "rules.tsv")
+        write_rules(rules)
+    proto = train_sentencepiece(tmp, "unigram", 400, False, rules, rule_name)
     # XLM-R's layout: <s> <pad> </s> <unk>, the pieces, <mask>.
     vocab = [("<s>", 0.0), ("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)]
     vocab += [(p.piece, p.score) for p in proto.pieces[4:]] + [("<mask>", 0.0)]
@@ -202,9 +211,9 @@ def bytelevel_ignore_merges():
     return tok
 
 
-def reference(tok, name):
+def reference(tok, name, extra=()):
     rows = []
-    for t in TEXTS:
+    for t in TEXTS + list(extra):
         e = tok.encode(t)
         row = {"text": t, "ids": e.ids, "type_ids": e.type_ids, "offsets": e.offsets,
                "decoded": tok.decode(e.ids, skip_special_tokens=False),
@@ -220,7 +229,26 @@ def reference(tok, name):
     return {"tokenizer": f"tokenizers/{name}.json", "rows": rows}
 
 
+def write(root, name, tok, extra=()):
+    path = os.path.join(root, "tokenizers", name + ".json")
+    tok.save(path, pretty=False)
+    tok = Tokenizer.from_file(path)  # the references come from the file as written
+    with open(os.path.join(root, "references", f"{name}-tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(reference(tok, name, extra), f, ensure_ascii=False, separators=(",", ":"))
+    print("wrote", name, os.path.getsize(path), "bytes")
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--nmt-nfkc":
+        # XLM-R's own normalizer, sentencepiece's nmt_nfkc charsmap (240 KB: too large to commit):
+        # written to DIR/{tokenizers,references} for HfTokenizerFamilies.MatchesTheFullNmtNfkcCharsmap
+        # (DFW_HF_NMT_NFKC_DIR=DIR).
+        root = sys.argv[2]
+        os.makedirs(os.path.join(root, "tokenizers"), exist_ok=True)
+        os.makedirs(os.path.join(root, "references"), exist_ok=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            write(root, "unigram-nmt", unigram_xlmr(tmp, "nmt_nfkc"), NMT_TEXTS)
+        return
     root = sys.argv[1] if len(sys.argv) > 1 else "testdata/hf"
     os.makedirs(os.path.join(root, "tokenizers"), exist_ok=True)
     os.makedirs(os.path.join(root, "references"), exist_ok=True)
@@ -231,12 +259,7 @@ def main():
         toks[f"bpe-{layout}"] = bpe_family(vocab, merges, layout)
     toks["bpe-bytelevel-ignore-merges"] = bytelevel_ignore_merges()
     for name, tok in toks.items():
-        path = os.path.join(root, "tokenizers", name + ".json")
-        tok.save(path, pretty=False)
-        tok = Tokenizer.from_file(path)  # the references come from the file as written
-        with open(os.path.join(root, "references", f"{name}-tokenizer.json"), "w", encoding="utf-8") as f:
-            json.dump(reference(tok, name), f, ensure_ascii=False, separators=(",", ":"))
-        print("wrote", name, os.path.getsize(path), "bytes")
+        write(root, name, tok)
 
 
 if __name__ == "__main__":

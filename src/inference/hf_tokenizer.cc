@@ -251,7 +251,9 @@ std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special)
   std::vector<std::string> tokens;
   for (int32_t id : ids) {
     if (skip_special && IsSpecial(id)) continue;
-    tokens.push_back(IdToToken(id));
+    const std::string& token = IdToToken(id);
+    if (token.empty()) continue;  // no such id: tokenizers leaves it out (it is not an empty first token)
+    tokens.push_back(token);
   }
   std::string text = TokensToString(std::move(tokens));
   if (impl_->clean_up && model_type() != "BPE") {
