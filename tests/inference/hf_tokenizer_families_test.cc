@@ -138,6 +138,17 @@ TEST(HfTokenizerFamilies, UnigramScoresFusesUnknownsAndFallsBackToBytes) {
   EXPECT_EQ(e.offsets[2], (std::pair<uint32_t, uint32_t>{1, 3}));
 }
 
+// An unknown character costs min_score - 10: here that makes "qa" (-18) beat unk "q" + "a"
+// (-20 - 10 + 5), which a smaller penalty would not.
+TEST(HfTokenizerFamilies, UnigramChargesTheUnknownPenalty) {
+  auto tok = HfTokenizer::Parse(
+      R"({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", 5.0], ["zz", -20.0], ["qa", -18.0]]}})", "u.json");
+  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
+  TokenEncoding e;
+  ASSERT_TRUE((*tok)->Encode("qa", std::nullopt, 0, e).ok());
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{3}));
+}
+
 // ByteFallback decoding: a valid run of byte tokens is its text; a run that is not valid UTF-8 is
 // one U+FFFD per byte token, even where part of it would decode.
 TEST(HfTokenizerFamilies, ByteFallbackDecodesInvalidRunsToOneReplacementPerByte) {
