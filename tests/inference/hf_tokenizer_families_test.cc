@@ -149,6 +149,41 @@ TEST(HfTokenizerFamilies, UnigramChargesTheUnknownPenalty) {
   EXPECT_EQ(e.ids, (std::vector<int32_t>{3}));
 }
 
+// BPE without byte tokens: unknown characters become unk, one per character or (fuse_unk) one per
+// run, with the run's offsets.
+TEST(HfTokenizerFamilies, BpeFusesUnknownCharactersWhenAsked) {
+  const std::string model = R"({"model": {"type": "BPE", "unk_token": "<unk>", "vocab": {"<unk>": 0, "a": 1}, "merges": [], "fuse_unk": )";
+  auto fused = HfTokenizer::Parse(model + "true}}", "b.json");
+  auto apart = HfTokenizer::Parse(model + "false}}", "b.json");
+  ASSERT_TRUE(fused.ok() && apart.ok());
+  TokenEncoding e;
+  ASSERT_TRUE((*fused)->Encode("xya", std::nullopt, 0, e).ok());
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(e.offsets[0], (std::pair<uint32_t, uint32_t>{0, 2}));
+  ASSERT_TRUE((*apart)->Encode("xya", std::nullopt, 0, e).ok());
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{0, 0, 1}));
+}
+
+// Metaspace with prepend_scheme "never": no replacement character before the first word, and the
+// decoder keeps the first token's (where "always" drops it).
+TEST(HfTokenizerFamilies, MetaspaceNeverPrependsNorStrips) {
+  auto make = [](const char* scheme) {
+    const std::string ms = std::string(R"({"type": "Metaspace", "replacement": "▁", "prepend_scheme": ")") + scheme + R"(", "split": true})";
+    return HfTokenizer::Parse(R"({"model": {"type": "Unigram", "unk_id": 0, "vocab": [["<unk>", 0.0], ["a", -1.0], ["▁a", -1.0], ["▁b", -1.0]]},
+        "pre_tokenizer": )" + ms + R"(, "decoder": )" + ms + "}", "m.json");
+  };
+  auto never = make("never");
+  auto always = make("always");
+  ASSERT_TRUE(never.ok() && always.ok());
+  TokenEncoding e;
+  ASSERT_TRUE((*never)->Encode("a b", std::nullopt, 0, e).ok());
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ((*never)->Decode(std::vector<int32_t>{2, 3}, false), " a b");
+  ASSERT_TRUE((*always)->Encode("a b", std::nullopt, 0, e).ok());
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ((*always)->Decode(std::vector<int32_t>{2, 3}, false), "a b");
+}
+
 // ByteFallback decoding: a valid run of byte tokens is its text; a run that is not valid UTF-8 is
 // one U+FFFD per byte token, even where part of it would decode.
 TEST(HfTokenizerFamilies, ByteFallbackDecodesInvalidRunsToOneReplacementPerByte) {
