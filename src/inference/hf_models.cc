@@ -1,6 +1,8 @@
-// tokenizer.json models: WordPiece (greedy longest match) and BPE (merges by rank). Each turns one
-// pre-tokenized word into vocabulary pieces, each piece naming the word characters it covers.
+// tokenizer.json models: WordPiece (greedy longest match) and BPE (merges by rank; Unigram is in
+// hf_unigram.cc). Each turns one pre-tokenized word into vocabulary pieces, each piece naming the
+// word characters it covers.
 #include <climits>
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 
@@ -14,11 +16,11 @@ class WordPiece final : public TokenModel {
   WordPiece(const Vocabulary& v, int32_t unk, std::string prefix, int max_chars)
       : v_(v), unk_(unk), prefix_(std::move(prefix)), max_chars_(max_chars) {}
 
-  void Tokenize(const NormalizedText& word, std::vector<Piece>& out) const override {
+  Status Tokenize(const NormalizedText& word, std::vector<Piece>& out) const override {
     const uint32_t n = static_cast<uint32_t>(word.size());
     if (static_cast<int>(n) > max_chars_) {
       out.push_back({unk_, 0, n});
-      return;
+      return Status::OK();
     }
     // Byte offset of each character in the word's UTF-8, so a candidate is a substring.
     utf8_ = ToUtf8(word.data(), word.size());
@@ -42,11 +44,12 @@ class WordPiece final : public TokenModel {
       if (found < 0) {  // a suffix matches nothing: the whole word is unknown
         out.resize(first_piece);
         out.push_back({unk_, 0, n});
-        return;
+        return Status::OK();
       }
       out.push_back({found, start, end});
       start = end;
     }
+    return Status::OK();
   }
   const std::string& type() const override {
     static const std::string kType = "WordPiece";
@@ -74,13 +77,13 @@ class Bpe final : public TokenModel {
       : v_(v), ranks_(std::move(ranks)), unk_(unk), prefix_(std::move(prefix)), suffix_(std::move(suffix)),
         ignore_merges_(ignore_merges), byte_fallback_(byte_fallback), fuse_unk_(fuse_unk) {}
 
-  void Tokenize(const NormalizedText& word, std::vector<Piece>& out) const override {
+  Status Tokenize(const NormalizedText& word, std::vector<Piece>& out) const override {
     const uint32_t n = static_cast<uint32_t>(word.size());
-    if (ignore_merges_) {
-      const int32_t whole = v_.Find(ToUtf8(word.data(), word.size()) + suffix_);
+    if (ignore_merges_) {  // the word as it is, no end_of_word_suffix (tokenizers looks it up so)
+      const int32_t whole = v_.Find(ToUtf8(word.data(), word.size()));
       if (whole >= 0) {
         out.push_back({whole, 0, n});
-        return;
+        return Status::OK();
       }
     }
     struct Sym {
@@ -145,6 +148,7 @@ class Bpe final : public TokenModel {
       out.push_back({unk_, s.first, s.last});
       last_unk = true;
     }
+    return Status::OK();
   }
   const std::string& type() const override {
     static const std::string kType = "BPE";
@@ -192,8 +196,10 @@ Result<std::unique_ptr<TokenModel>> MakeTokenModel(const nlohmann::json& j, cons
         std::make_unique<WordPiece>(vocab, unk_id, StringOr(j, "continuing_subword_prefix", "##"), max_chars));
   }
   if (t == "BPE") {
-    if (j.contains("dropout") && j["dropout"].is_number() && j["dropout"].get<double>() > 0) {
-      return InvalidArgument("'" + origin + "': BPE dropout is not supported (it makes tokenization random)");
+    // dropout 0 merges as null does; anything else makes tokenization random.
+    if (j.contains("dropout") && !j["dropout"].is_null() && !(j["dropout"].is_number() && j["dropout"].get<double>() == 0)) {
+      return InvalidArgument("'" + origin + "': BPE dropout " + j["dropout"].dump() +
+                             " is not supported (it makes tokenization random); supported: null");
     }
     RETURN_IF_ERROR(ReadVocab(j, origin, vocab));
     std::unordered_map<std::string, int> ranks;
@@ -215,7 +221,8 @@ Result<std::unique_ptr<TokenModel>> MakeTokenModel(const nlohmann::json& j, cons
         vocab, std::move(ranks), unk_id, StringOr(j, "continuing_subword_prefix", ""), StringOr(j, "end_of_word_suffix", ""),
         j.value("ignore_merges", false), j.value("byte_fallback", false), j.value("fuse_unk", false)));
   }
-  return Unsupported(origin, "model", type, "WordPiece, BPE");
+  if (t == "Unigram") return MakeUnigram(j, origin, vocab);
+  return Unsupported(origin, "model", type, "WordPiece, BPE, Unigram");
 }
 
 }  // namespace dfw::hf

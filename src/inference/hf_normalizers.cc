@@ -1,6 +1,10 @@
 // tokenizer.json normalizers: each rewrites code points and keeps every output character tied to
-// the input character it came from (an expansion maps all its parts to the same input range).
+// the input character tokenizers ties it to (an expansion maps all its parts to the same input
+// range; Precompiled is in hf_precompiled.cc).
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include <utf8proc.h>
@@ -11,21 +15,90 @@
 namespace dfw::hf {
 namespace {
 
-// Canonical (NFD) or compatibility (NFKD) decomposition of each character, in place.
-void Decompose(NormalizedText& text, bool compat) {
-  NormalizedText out;
-  out.reserve(text.size());
+std::string ToUtf8String(const std::vector<int32_t>& cps, std::size_t b, std::size_t e) {
+  std::string s;
+  for (std::size_t i = b; i < e; ++i) unicode::AppendUtf8(s, cps[i]);
+  return s;
+}
+
+int CombiningClass(int32_t cp) { return utf8proc_get_property(cp)->combining_class; }
+
+// The composition of `a` and `b` (NFC's primary composites, Hangul included), or -1.
+int32_t ComposePair(int32_t a, int32_t b) {
+  std::array<utf8proc_int32_t, 2> buf{a, b};
+  return utf8proc_normalize_utf32(buf.data(), 2, UTF8PROC_COMPOSE) == 1 ? buf[0] : -1;
+}
+
+// Unicode normalisation as tokenizers applies it (NFD, NFKD, NFC, NFKC): each character is
+// decomposed (its first part replaces it, the others are inserted), marks are put in canonical
+// order, and with `compose` starters absorb the marks they compose with (the composite takes the
+// starter's place and removes the mark). The changes then realign the text as tokenizers' does.
+void UnicodeNormalize(NormalizedText& text, bool compat, bool compose) {
+  std::vector<CharChange> seq;
+  seq.reserve(text.size());
   std::array<utf8proc_int32_t, 32> parts{};
   const utf8proc_option_t opt = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0));
+  bool changed = false;
   for (const NChar& c : text) {
-    utf8proc_ssize_t n = utf8proc_decompose_char(c.cp, parts.data(), static_cast<utf8proc_ssize_t>(parts.size()), opt, nullptr);
+    const utf8proc_ssize_t n = utf8proc_decompose_char(c.cp, parts.data(), static_cast<utf8proc_ssize_t>(parts.size()), opt, nullptr);
     if (n <= 0 || n > static_cast<utf8proc_ssize_t>(parts.size())) {
-      out.push_back(c);
+      seq.push_back({c.cp, 0});
       continue;
     }
-    for (utf8proc_ssize_t i = 0; i < n; ++i) out.push_back({parts[static_cast<std::size_t>(i)], c.begin, c.end});
+    changed |= n != 1 || parts[0] != c.cp;
+    for (utf8proc_ssize_t i = 0; i < n; ++i) seq.push_back({parts[static_cast<std::size_t>(i)], i == 0 ? 0 : 1});
   }
-  text.swap(out);
+  // Canonical ordering: each run of non-starters sorted (stably) by combining class.
+  for (std::size_t i = 0; i < seq.size();) {
+    if (CombiningClass(seq[i].cp) == 0) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < seq.size() && CombiningClass(seq[j].cp) != 0) ++j;
+    if (j - i > 1) {
+      std::stable_sort(seq.begin() + static_cast<std::ptrdiff_t>(i), seq.begin() + static_cast<std::ptrdiff_t>(j),
+                       [](const CharChange& a, const CharChange& b) { return CombiningClass(a.cp) < CombiningClass(b.cp); });
+      changed = true;
+    }
+    i = j;
+  }
+  if (compose) {
+    std::vector<CharChange> out;
+    out.reserve(seq.size());
+    std::ptrdiff_t starter = -1;
+    int last_ccc = 0;
+    for (const CharChange& x : seq) {
+      const int ccc = CombiningClass(x.cp);
+      if (starter >= 0) {
+        const bool adjacent = static_cast<std::ptrdiff_t>(out.size()) - 1 == starter;
+        if (adjacent || (last_ccc != 0 && last_ccc < ccc)) {
+          const int32_t composite = ComposePair(out[static_cast<std::size_t>(starter)].cp, x.cp);
+          if (composite >= 0) {
+            CharChange& s = out[static_cast<std::size_t>(starter)];
+            s.cp = composite;
+            s.change += x.change - 1;
+            changed = true;
+            continue;
+          }
+        }
+      }
+      if (ccc == 0) starter = static_cast<std::ptrdiff_t>(out.size());
+      out.push_back(x);
+      last_ccc = ccc;
+    }
+    seq.swap(out);
+  }
+  if (changed) TransformChars(text, seq);
+}
+
+void Decompose(NormalizedText& text, bool compat) { UnicodeNormalize(text, compat, false); }
+
+// Rust's char::is_whitespace (the White_Space property).
+bool IsWhiteSpace(int32_t cp) {
+  if ((cp >= 9 && cp <= 13) || cp == ' ' || cp == 0x85) return true;
+  const utf8proc_category_t c = utf8proc_category(cp);
+  return c == UTF8PROC_CATEGORY_ZS || c == UTF8PROC_CATEGORY_ZL || c == UTF8PROC_CATEGORY_ZP;
 }
 
 void DropNonspacingMarks(NormalizedText& text) {
@@ -73,7 +146,7 @@ class BertNorm final : public Normalizer {
 
 class NormSimple final : public Normalizer {
  public:
-  enum Kind { kLowercase, kStripAccents, kNfd, kNfkd };
+  enum Kind { kLowercase, kStripAccents, kNfd, kNfkd, kNfc, kNfkc };
   explicit NormSimple(Kind k) : k_(k) {}
   void Normalize(NormalizedText& text) const override {
     switch (k_) {
@@ -81,6 +154,8 @@ class NormSimple final : public Normalizer {
       case kStripAccents: DropNonspacingMarks(text); break;
       case kNfd: Decompose(text, false); break;
       case kNfkd: Decompose(text, true); break;
+      case kNfc: UnicodeNormalize(text, false, true); break;
+      case kNfkc: UnicodeNormalize(text, true, true); break;
     }
   }
 
@@ -88,30 +163,119 @@ class NormSimple final : public Normalizer {
   Kind k_;
 };
 
-// NormReplace with a plain-string pattern; Prepend. Both insert characters that map to a neighbour.
+// Replace: each leftmost match of the pattern (a string, or one character repeated min..max times,
+// the regex forms tokenizer.json files use: " {2,}") becomes `to`. As tokenizers' replace, the
+// new characters take the original range of the last character matched.
 class NormReplace final : public Normalizer {
  public:
   NormReplace(std::vector<int32_t> from, std::vector<int32_t> to) : from_(std::move(from)), to_(std::move(to)) {}
+  NormReplace(int32_t repeated, std::size_t min, std::size_t max, std::vector<int32_t> to)
+      : from_{repeated}, to_(std::move(to)), repeat_(true), min_(min), max_(max) {}
   void Normalize(NormalizedText& text) const override {
     if (from_.empty()) return;
     NormalizedText out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
-      bool match = i + from_.size() <= text.size();
-      for (std::size_t k = 0; match && k < from_.size(); ++k) match = text[i + k].cp == from_[k];
-      if (!match) {
+      const std::size_t len = MatchAt(text, i);
+      if (len == 0) {
         out.push_back(text[i++]);
         continue;
       }
-      const uint32_t b = text[i].begin, e = text[i + from_.size() - 1].end;
-      for (int32_t cp : to_) out.push_back({cp, b, e});
-      i += from_.size();
+      const NChar& last = text[i + len - 1];
+      for (int32_t cp : to_) out.push_back({cp, last.begin, last.end});
+      i += len;
     }
     text.swap(out);
   }
 
  private:
+  std::size_t MatchAt(const NormalizedText& text, std::size_t i) const {
+    if (repeat_) {
+      std::size_t n = 0;
+      while (i + n < text.size() && n < max_ && text[i + n].cp == from_[0]) ++n;
+      return n >= min_ ? n : 0;
+    }
+    if (i + from_.size() > text.size()) return 0;
+    for (std::size_t k = 0; k < from_.size(); ++k) {
+      if (text[i + k].cp != from_[k]) return 0;
+    }
+    return from_.size();
+  }
+
   std::vector<int32_t> from_, to_;
+  bool repeat_ = false;
+  std::size_t min_ = 1, max_ = 1;
+};
+
+// The regex patterns Replace accepts: a literal string (no metacharacters; "\x" escapes x), or one
+// (escaped) character followed by +, {n}, {n,} or {n,m}.
+struct ReplacePattern {
+  std::vector<int32_t> literal;  // the string, or the one repeated character
+  bool repeat = false;
+  std::size_t min = 1, max = 1;
+};
+std::optional<ReplacePattern> ParseRegex(const std::string& re) {
+  static const std::string kMeta = "\\^$.|?*+()[]{}";
+  const std::vector<int32_t> cps = CodePoints(re);
+  ReplacePattern p;
+  std::size_t i = 0;
+  for (; i < cps.size(); ++i) {
+    const int32_t c = cps[i];
+    if (c == '\\') {
+      if (i + 1 >= cps.size()) return std::nullopt;
+      const int32_t e = cps[++i];
+      if (e >= 128 || kMeta.find(static_cast<char>(e)) == std::string::npos) return std::nullopt;  // \s, \d, … are classes
+      p.literal.push_back(e);
+      continue;
+    }
+    if (c < 128 && kMeta.find(static_cast<char>(c)) != std::string::npos) break;
+    p.literal.push_back(c);
+  }
+  if (i == cps.size()) return p.literal.empty() ? std::nullopt : std::optional<ReplacePattern>(p);
+  if (p.literal.size() != 1) return std::nullopt;  // a quantifier applies to one character only
+  p.repeat = true;
+  if (cps[i] == '+' && i + 1 == cps.size()) {
+    p.max = SIZE_MAX;
+    return p;
+  }
+  if (cps[i] != '{' || cps.back() != '}') return std::nullopt;
+  const std::string body = ToUtf8String(cps, i + 1, cps.size() - 1);
+  const std::size_t comma = body.find(',');
+  auto number = [](const std::string& s, std::size_t& v) {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+    v = static_cast<std::size_t>(std::stoul(s));
+    return true;
+  };
+  if (!number(body.substr(0, comma), p.min)) return std::nullopt;
+  if (comma == std::string::npos) {
+    p.max = p.min;
+  } else if (comma + 1 == body.size()) {
+    p.max = SIZE_MAX;
+  } else if (!number(body.substr(comma + 1), p.max)) {
+    return std::nullopt;
+  }
+  if (p.min == 0 || p.max < p.min) return std::nullopt;  // an empty match would replace between characters
+  return p;
+}
+
+// Strip: whitespace removed from the left and/or right end.
+class NormStrip final : public Normalizer {
+ public:
+  NormStrip(bool left, bool right) : left_(left), right_(right) {}
+  void Normalize(NormalizedText& text) const override {
+    std::size_t b = 0, e = text.size();
+    if (left_) {
+      while (b < e && IsWhiteSpace(text[b].cp)) ++b;
+    }
+    if (right_) {
+      while (e > b && IsWhiteSpace(text[e - 1].cp)) --e;
+    }
+    text.erase(text.begin() + static_cast<std::ptrdiff_t>(e), text.end());
+    text.erase(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(b));
+  }
+
+ private:
+  bool left_, right_;
 };
 
 class NormPrepend final : public Normalizer {
@@ -149,6 +313,24 @@ bool BoolOr(const nlohmann::json& j, const char* key, bool dflt) {
 
 }  // namespace
 
+void TransformChars(NormalizedText& text, const std::vector<CharChange>& changes) {
+  NormalizedText out;
+  out.reserve(changes.size());
+  const uint32_t base = text.empty() ? 0 : text[0].begin;
+  std::size_t next = 0;  // the next input character to consume
+  for (const CharChange& c : changes) {
+    if (c.change > 0) {  // inserted: the range of the character before (none at the start)
+      const std::size_t prev = std::min(next, text.size());
+      out.push_back(prev == 0 ? NChar{c.cp, base, base} : NChar{c.cp, text[prev - 1].begin, text[prev - 1].end});
+      continue;
+    }
+    const NChar& src = next < text.size() ? text[next] : (text.empty() ? NChar{0, base, base} : text.back());
+    out.push_back({c.cp, src.begin, src.end});
+    next += 1 + static_cast<std::size_t>(-c.change);
+  }
+  text.swap(out);
+}
+
 std::vector<int32_t> CodePoints(const std::string& s) {
   std::vector<int32_t> out;
   const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
@@ -163,7 +345,8 @@ std::vector<int32_t> CodePoints(const std::string& s) {
 }
 
 Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, const std::string& origin) {
-  static const std::string kSupported = "BertNormalizer, Lowercase, StripAccents, NFD, NFKD, Replace (string pattern), Prepend, Sequence";
+  static const std::string kSupported =
+      "BertNormalizer, Lowercase, StripAccents, NFD, NFKD, NFC, NFKC, Strip, Replace, Prepend, Precompiled, Sequence";
   const nlohmann::json type = j.value("type", nlohmann::json());
   const std::string t = type.is_string() ? type.get<std::string>() : "";
   if (t == "BertNormalizer") {
@@ -176,16 +359,29 @@ Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, cons
   if (t == "StripAccents") return std::unique_ptr<Normalizer>(std::make_unique<NormSimple>(NormSimple::kStripAccents));
   if (t == "NFD") return std::unique_ptr<Normalizer>(std::make_unique<NormSimple>(NormSimple::kNfd));
   if (t == "NFKD") return std::unique_ptr<Normalizer>(std::make_unique<NormSimple>(NormSimple::kNfkd));
+  if (t == "NFC") return std::unique_ptr<Normalizer>(std::make_unique<NormSimple>(NormSimple::kNfc));
+  if (t == "NFKC") return std::unique_ptr<Normalizer>(std::make_unique<NormSimple>(NormSimple::kNfkc));
+  if (t == "Strip") return std::unique_ptr<Normalizer>(std::make_unique<NormStrip>(BoolOr(j, "strip_left", true), BoolOr(j, "strip_right", true)));
+  if (t == "Precompiled") return MakePrecompiled(j, origin);
   if (t == "Prepend" && j.value("prepend", nlohmann::json()).is_string()) {
     return std::unique_ptr<Normalizer>(std::make_unique<NormPrepend>(CodePoints(j["prepend"].get<std::string>())));
   }
   if (t == "Replace") {
     const nlohmann::json pat = j.value("pattern", nlohmann::json());
-    if (pat.is_object() && pat.contains("String") && pat["String"].is_string() && j.value("content", nlohmann::json()).is_string()) {
-      return std::unique_ptr<Normalizer>(std::make_unique<NormReplace>(CodePoints(pat["String"].get<std::string>()),
-                                                                   CodePoints(j["content"].get<std::string>())));
+    const nlohmann::json content = j.value("content", nlohmann::json());
+    if (!content.is_string()) return InvalidArgument("'" + origin + "': normalizer Replace needs a string \"content\"");
+    std::vector<int32_t> to = CodePoints(content.get<std::string>());
+    if (pat.is_object() && pat.contains("String") && pat["String"].is_string()) {
+      return std::unique_ptr<Normalizer>(std::make_unique<NormReplace>(CodePoints(pat["String"].get<std::string>()), std::move(to)));
     }
-    return Unsupported(origin, "normalizer Replace with pattern", pat, "a {\"String\": ...} pattern");
+    if (pat.is_object() && pat.contains("Regex") && pat["Regex"].is_string()) {
+      if (auto p = ParseRegex(pat["Regex"].get<std::string>())) {
+        if (!p->repeat) return std::unique_ptr<Normalizer>(std::make_unique<NormReplace>(std::move(p->literal), std::move(to)));
+        return std::unique_ptr<Normalizer>(std::make_unique<NormReplace>(p->literal[0], p->min, p->max, std::move(to)));
+      }
+    }
+    return Unsupported(origin, "normalizer Replace with pattern", pat,
+                       "{\"String\": ...}, or a {\"Regex\": ...} that is a literal or one character repeated (\" {2,}\", \"x+\")");
   }
   if (t == "Sequence" && j.value("normalizers", nlohmann::json()).is_array()) {
     std::vector<std::unique_ptr<Normalizer>> parts;

@@ -178,15 +178,15 @@ class PreMetaspace final : public PreTokenizer {
   PreMetaspace(int32_t replacement, bool prepend_first, bool prepend_always, bool split)
       : rep_(replacement), first_(prepend_first), always_(prepend_always), split_(split) {}
   void Split(std::vector<NormalizedText>& words) const override {
-    bool first_word = true;
     for (NormalizedText& w : words) {
       for (NChar& c : w) {
         if (c.cp == ' ') c.cp = rep_;
       }
-      if (!w.empty() && w[0].cp != rep_ && (always_ || (first_ && first_word))) {
-        w.insert(w.begin(), NChar{rep_, w[0].begin, w[0].begin});
+      // "first": only the split that starts the text (not one after an added token). The
+      // prepended character takes the first character's range, as tokenizers' prepend does.
+      if (!w.empty() && w[0].cp != rep_ && (always_ || (first_ && w[0].begin == 0))) {
+        w.insert(w.begin(), NChar{rep_, w[0].begin, w[0].end});
       }
-      first_word = false;
     }
     if (!split_) return;
     SplitEach(words, [this](const NormalizedText& w, auto& r) {

@@ -140,7 +140,7 @@ Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) co
     for (const hf::NormalizedText& w : words) {
       if (w.empty()) continue;
       pieces.clear();
-      model->Tokenize(w, pieces);
+      RETURN_IF_ERROR(model->Tokenize(w, pieces));
       for (const hf::Piece& p : pieces) {
         out.ids.push_back(p.id);
         out.offsets.emplace_back(w[p.first].begin, w[p.last - 1].end);
@@ -251,7 +251,9 @@ std::string HfTokenizer::Decode(std::span<const int32_t> ids, bool skip_special)
   std::vector<std::string> tokens;
   for (int32_t id : ids) {
     if (skip_special && IsSpecial(id)) continue;
-    tokens.push_back(IdToToken(id));
+    const std::string& token = IdToToken(id);
+    if (token.empty()) continue;  // no such id: tokenizers leaves it out (it is not an empty first token)
+    tokens.push_back(token);
   }
   std::string text = TokensToString(std::move(tokens));
   if (impl_->clean_up && model_type() != "BPE") {

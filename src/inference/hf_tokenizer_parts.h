@@ -28,6 +28,11 @@ using NormalizedText = std::vector<NChar>;
 std::string ToUtf8(const NChar* chars, std::size_t n);
 // The code points of UTF-8 text (stops at the first invalid sequence).
 std::vector<int32_t> CodePoints(const std::string& s);
+// `s` with each maximal invalid UTF-8 subpart replaced by one U+FFFD (Rust's
+// String::from_utf8_lossy, Python's errors="replace").
+std::string LossyUtf8(const std::string& s);
+// The byte of a "<0xNN>" token (SentencePiece's byte pieces), -1 for any other token.
+int ByteToken(std::string_view token);
 
 // A model's output piece: a vocabulary id and the NChar range [first, last) of its word it covers.
 struct Piece {
@@ -52,8 +57,9 @@ class PreTokenizer {
 class TokenModel {
  public:
   virtual ~TokenModel() = default;
-  // Appends the pieces of one pre-tokenized word (non-empty).
-  virtual void Tokenize(const NormalizedText& word, std::vector<Piece>& out) const = 0;
+  // Appends the pieces of one pre-tokenized word (non-empty). An error is a word the model cannot
+  // encode (a Unigram model without unk_id meeting an unknown character, as tokenizers refuses it).
+  virtual Status Tokenize(const NormalizedText& word, std::vector<Piece>& out) const = 0;
   virtual const std::string& type() const = 0;
   virtual const std::string& continuing_subword_prefix() const {
     static const std::string kNone;
@@ -92,6 +98,17 @@ class PostProcessor {
   virtual void Process(const SeqTokens& a, const SeqTokens* b, TokenEncoding& out) const = 0;
 };
 
+// One output character of a normalisation step and tokenizers' "change" for it: 0 replaces the
+// next input character, -n replaces it and removes the n after it, +1 is inserted (and takes the
+// alignment of the input character before it).
+struct CharChange {
+  int32_t cp;
+  int change;
+};
+// Rewrites `text` as tokenizers' NormalizedString::transform does: input characters are consumed
+// in order by the changes, so each output character gets the original range its change names.
+void TransformChars(NormalizedText& text, const std::vector<CharChange>& changes);
+
 // Builders: `j` is the component's JSON object (never null here); errors name `origin`, the
 // component and the supported types.
 Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, const std::string& origin);
@@ -99,6 +116,10 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, 
 Result<std::unique_ptr<TokenModel>> MakeTokenModel(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
 Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j, const std::string& origin,
                                                          const Vocabulary& vocab);
+// The Precompiled normalizer (SentencePiece's precompiled_charsmap; hf_precompiled.cc).
+Result<std::unique_ptr<Normalizer>> MakePrecompiled(const nlohmann::json& j, const std::string& origin);
+// The Unigram model (hf_unigram.cc).
+Result<std::unique_ptr<TokenModel>> MakeUnigram(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
 Result<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j, const std::string& origin);
 
 // GPT-2's byte ↔ printable-character table (ByteLevel pre-tokenizer and decoder).

@@ -115,9 +115,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadFile{"NotJson", "{", "is not a JSON object"},
         BadFile{"NoModel", "{}", "\"model\" must be an object"},
-        BadFile{"UnigramModel", R"({"model": {"type": "Unigram", "vocab": []}})", "model \"Unigram\" is not supported; supported: WordPiece, BPE"},
-        BadFile{"UnknownNormalizer", "{" + kWordPiece + R"(, "normalizer": {"type": "Precompiled"}})",
-                "normalizer \"Precompiled\" is not supported; supported: BertNormalizer"},
+        BadFile{"UnknownModel", R"({"model": {"type": "WordLevel", "vocab": {}}})", "model \"WordLevel\" is not supported; supported: WordPiece, BPE, Unigram"},
+        BadFile{"UnknownNormalizer", "{" + kWordPiece + R"(, "normalizer": {"type": "ByteLevel"}})",
+                "normalizer \"ByteLevel\" is not supported; supported: BertNormalizer"},
         BadFile{"UnknownPreTokenizer", "{" + kWordPiece + R"(, "pre_tokenizer": {"type": "Digits"}})",
                 "pre_tokenizer \"Digits\" is not supported"},
         BadFile{"UnknownPostProcessor", "{" + kWordPiece + R"(, "post_processor": {"type": "Foo"}})",

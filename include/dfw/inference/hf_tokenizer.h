@@ -1,11 +1,16 @@
 // HfTokenizer: a tokenizer built from a Hugging Face `tokenizer.json`, as the `tokenizers` library
 // builds it: the file declares a pipeline and the tokenizer *is* that pipeline —
 //   added tokens split out of the raw text ([MASK], <mask>, …, with their lstrip/rstrip)
-//   → normalizer (BertNormalizer, Lowercase, NFD, NFKD, StripAccents, Replace, Prepend, Sequence)
+//   → normalizer (BertNormalizer, Lowercase, NFD, NFKD, NFC, NFKC, StripAccents, Strip, Replace
+//     (a string, or a regex that is a literal or one character repeated), Prepend, Precompiled
+//     (SentencePiece's precompiled_charsmap), Sequence)
 //   → pre-tokenizer (BertPreTokenizer, Whitespace, WhitespaceSplit, ByteLevel, Metaspace, Punctuation,
 //     Sequence)
-//   → model (WordPiece, BPE (byte-level or not); Unigram is not built yet and is refused)
+//   → model (WordPiece; BPE, byte-level or SentencePiece-style with byte_fallback, fuse_unk,
+//     ignore_merges; Unigram, with byte_fallback)
 //   → post-processor (TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel)
+//   and for Decode a decoder (WordPiece, ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip,
+//   Sequence).
 // Every token carries the byte offsets of the input it came from, through every normalisation
 // (a character a normalizer expanded or changed maps back to the original character).
 //
@@ -60,12 +65,16 @@ class HfTokenizer {
   // file's post-processor. With `max_length` > 0 the result is truncated to at most that many
   // ids, special tokens kept: the first text's tokens are cut from its end (transformers'
   // "only_first", what the zero-shot pipeline asks for its premise), then the second's.
-  // Invalid UTF-8 is kInvalidArgument naming the byte offset.
+  // Invalid UTF-8 is kInvalidArgument naming the byte offset; so is a character a Unigram model
+  // without unk_id cannot encode (tokenizers refuses such text too).
   Status Encode(std::string_view text, std::optional<std::string_view> pair, int max_length,
                 TokenEncoding& out) const;
 
-  // The text of `ids` through the file's decoder (WordPiece, ByteLevel, Metaspace, or none: tokens
-  // joined by spaces). `skip_special` drops special added tokens. Then transformers'
+  // The text of `ids` through the file's decoder (or none: tokens joined by spaces), as tokenizers
+  // decodes them; ids that end inside a character (text generation) decode as tokenizers makes
+  // them: ByteLevel's bytes through from_utf8_lossy (one U+FFFD per maximal invalid subpart),
+  // ByteFallback's byte tokens one U+FFFD each when their run is not valid UTF-8.
+  // `skip_special` drops special added tokens. Then transformers'
   // clean_up_tokenization (" ." → "." …) when set_clean_up_tokenization_spaces(true) (not for BPE,
   // as transformers ignores it there).
   std::string Decode(std::span<const int32_t> ids, bool skip_special) const;
