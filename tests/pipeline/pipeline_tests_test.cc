@@ -1,0 +1,297 @@
+// The pipeline's own tests (Beam's yaml_testing): parsing `tests:`, building the test pipeline
+// (mocks, only what expectations need, the non-mocked source rule), comparing as multisets with
+// Python's ==, and --fix_tests rewriting only the failing `elements`.
+#include <gmock/gmock.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "dfw/pipeline/pipeline_tests.h"
+#include "dfw/stages/config.h"
+#include "dfw/stages/config_yaml.h"
+#include "pipeline_test_util.h"
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Read from a file that does not exist (so it must be mocked), map, partition, write.
+std::string Pipeline(const std::string& out_dir) {
+  return fmt::format(R"(pipeline:
+  transforms:
+    - type: ReadFromJson
+      name: Read
+      config: {{path: /nonexistent/in.jsonl}}
+    - type: MapToFields
+      name: Double
+      input: Read
+      config:
+        language: python
+        fields: {{n: n * 2, kind: kind}}
+    - type: Partition
+      name: Split
+      input: Double
+      config: {{by: kind, outputs: [a, b]}}
+    - type: WriteToJson
+      name: WriteA
+      input: Split.a
+      config: {{path: {0}/a}}
+    - type: WriteToJson
+      name: WriteB
+      input: Split.b
+      config: {{path: {0}/b}}
+)",
+                     out_dir);
+}
+
+struct Fixture {
+  testing::TempDir dir;
+  StageRegistry registry = testing::TestRegistry();
+  PipelineSpec spec;
+  Fixture() {
+    auto s = LoadPipelineString(Pipeline(dir / "out"), registry, "p.yaml");
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (s.ok()) spec = std::move(*s);
+  }
+  Result<PipelineTestResult> Run(const PipelineTest& t) {
+    return RunPipelineTest(spec, t, "t.yaml", registry, dir / fmt::format("scratch-{}", counter++));
+  }
+  int counter = 0;
+};
+
+Result<std::vector<PipelineTest>> Parse(const std::string& tests) { return ParsePipelineTests(tests, "t.yaml"); }
+
+constexpr const char* kPassing = R"(tests:
+  - name: doubles and splits
+    mock_outputs:
+      - name: Read
+        elements: [{n: 1, kind: a}, {n: 2, kind: b}, {n: 3, kind: a}]
+    expected_outputs:
+      - name: Split.a
+        elements: [{n: 6, kind: a}, {n: 2, kind: a}]
+    expected_inputs:
+      - name: WriteB
+        elements:
+          - {kind: b, n: 4.0}
+)";
+
+TEST(PipelineTests, APassingTestRunsOnlyWhatItNeedsAndWritesNoOutput) {
+  Fixture f;
+  auto tests = Parse(kPassing);
+  ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+  ASSERT_EQ(tests->size(), 1u);
+  auto r = f.Run((*tests)[0]);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->run_error.ok()) << r->run_error.ToString();
+  ASSERT_EQ(r->checks.size(), 2u);
+  EXPECT_TRUE(r->passed);  // order-free, field-order-free, 4.0 == 4
+  EXPECT_FALSE(std::filesystem::exists(f.dir / "out"));
+  EXPECT_FALSE(std::filesystem::exists(f.dir / "scratch-0"));
+}
+
+TEST(PipelineTests, AFailingExpectationListsMissingAndUnexpectedRows) {
+  Fixture f;
+  auto tests = Parse(R"(tests:
+  - mock_outputs: [{name: Read, elements: [{n: 1, kind: a}, {n: 1, kind: a}]}]
+    expected_outputs: [{name: Split.a, elements: [{n: 2, kind: a}, {n: 3, kind: a}]}]
+)");
+  ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+  EXPECT_EQ((*tests)[0].name, "unknown");
+  auto r = f.Run((*tests)[0]);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->passed);
+  ASSERT_EQ(r->checks.size(), 1u);
+  const ExpectationResult& c = r->checks[0];
+  ASSERT_EQ(c.missing.size(), 1u);
+  EXPECT_EQ(c.missing[0].ToJson(), R"({"n":3,"kind":"a"})");
+  ASSERT_EQ(c.unexpected.size(), 1u);  // the second {n: 2} is one too many: multisets
+  EXPECT_EQ(c.unexpected[0].ToJson(), R"({"n":2,"kind":"a"})");
+}
+
+TEST(PipelineTests, MockInputsReplaceWhatATransformReads) {
+  Fixture f;
+  auto tests = Parse(R"(tests:
+  - name: split only
+    mock_inputs: [{name: Split, elements: [{n: 10, kind: b}]}]
+    expected_outputs: [{name: Split.b, elements: [{n: 10, kind: b}]}, {name: Split.a, elements: []}]
+)");
+  ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+  auto r = f.Run((*tests)[0]);  // Read is not needed, so its path is never opened
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->passed) << r->run_error.ToString();
+}
+
+TEST(PipelineTests, ARunErrorFailsTheTestWithTheStageMessage) {
+  Fixture f;
+  auto tests = Parse(R"(tests:
+  - mock_outputs: [{name: Read, elements: [{n: 1, kind: zzz}]}]
+    expected_outputs: [{name: Split.a, elements: []}]
+)");
+  ASSERT_TRUE(tests.ok());
+  auto r = f.Run((*tests)[0]);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->passed);
+  EXPECT_THAT(r->run_error.message(), HasSubstr("Unknown output name \"zzz\""));
+}
+
+TEST(PipelineTests, InvalidTestsAreSpecErrorsWithTheirLine) {
+  Fixture f;
+  struct Case {
+    const char* tests;
+    const char* message;
+  } build_cases[] = {
+      {"tests:\n  - expected_outputs: [{name: Split.a, elements: []}]\n", "t.yaml:2: test 'unknown': non-mocked source Read (ReadFromJson, p.yaml:3)"},
+      {"tests:\n  - expected_outputs:\n      - {name: Nope, elements: []}\n", "t.yaml:3: 'Nope' names no transform"},
+      {"tests:\n  - expected_outputs:\n      - {name: Split.c, elements: []}\n", "has no output 'c'"},
+      {"tests:\n  - mock_outputs: [{name: Split.a, elements: []}]\n    expected_inputs: [{name: WriteB, elements: []}]\n",
+       "unmocked output Split.b of Split"},
+      {"tests:\n  - mock_outputs: [{name: Read, elements: []}]\n    expected_outputs: [{name: WriteA, elements: []}]\n",
+       "has no main output"},
+  };
+  for (const Case& c : build_cases) {
+    auto tests = Parse(c.tests);
+    ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+    auto r = f.Run((*tests)[0]);
+    ASSERT_FALSE(r.ok()) << c.tests;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message)) << c.tests;
+  }
+  Case parse_cases[] = {
+      {"pipeline: {}\n", "t.yaml: no tests found"},
+      {"tests: {a: 1}\n", "t.yaml:1:8: 'tests' must be a list"},
+      {"tests:\n  - name: x\n    mocks: []\n    expected_outputs: [{name: A, elements: []}]\n", "t.yaml:3:5: test 'x' (line 2) has unknown attribute 'mocks'"},
+      {"tests:\n  - name: x\n    mock_outputs: [{name: A}]\n    expected_outputs: [{name: A, elements: []}]\n", "missing elements"},
+      {"tests:\n  - name: x\n    expected_outputs: [{elements: []}]\n", "missing a name"},
+      {"tests:\n  - name: x\n    expected_outputs: [{name: A, elements: 3}]\n", "must be a list"},
+      {"tests:\n  - name: x\n    mock_outputs: [{name: A, elements: []}]\n", "t.yaml:2:5: test 'x' (line 2) must have at least one expected_outputs"},
+      {"tests:\n  - name: x\n    allowed_sources: Read\n    expected_outputs: [{name: A, elements: []}]\n", "allowed_sources of test 'x' (line 2) must be a list"},
+      {"tests: [\n", "t.yaml:2:1: YAML syntax error"},
+  };
+  for (const Case& c : parse_cases) {
+    auto tests = Parse(c.tests);
+    ASSERT_FALSE(tests.ok()) << c.tests;
+    EXPECT_THAT(tests.status().message(), HasSubstr(c.message)) << c.tests;
+  }
+}
+
+TEST(PipelineTests, AllowedSourcesLetARealSourceRun) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "in.jsonl", "{\"n\": 5, \"kind\": \"b\"}\n");
+  StageRegistry registry = testing::TestRegistry();
+  std::string yaml = Pipeline(dir / "out");
+  yaml.replace(yaml.find("/nonexistent/in.jsonl"), std::string("/nonexistent/in.jsonl").size(), dir / "in.jsonl");
+  auto spec = LoadPipelineString(yaml, registry, "p.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto tests = Parse("tests:\n  - allowed_sources: [Read]\n    expected_outputs: [{name: Split.b, elements: [{n: 10, kind: b}]}]\n");
+  ASSERT_TRUE(tests.ok());
+  auto r = RunPipelineTest(*spec, (*tests)[0], "t.yaml", registry, dir / "scratch");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->passed) << r->run_error.ToString();
+}
+
+TEST(PipelineTests, ACombineRunsThroughItsShuffleInATest) {
+  testing::TempDir dir;
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = LoadPipelineString(R"(pipeline:
+  transforms:
+    - {type: Create, name: Rows, config: {elements: [{k: x, v: 1}, {k: x, v: 2}, {k: y, v: 5}]}}
+    - {type: Combine, name: Sum, input: Rows, config: {group_by: k, combine: {v: sum}}}
+)",
+                                 registry, "p.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto tests = Parse("tests:\n  - expected_outputs: [{name: Sum, elements: [{k: y, v: 5}, {k: x, v: 3}]}]\n");
+  ASSERT_TRUE(tests.ok());
+  auto r = RunPipelineTest(*spec, (*tests)[0], "t.yaml", registry, dir / "scratch");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->passed) << r->run_error.ToString();
+}
+
+Value V(const std::string& yaml) { return ConfigToValue(ConfigNodeFromYaml(YAML::Load(yaml))); }
+
+TEST(PyEquals, FollowsPythonEquality) {
+  EXPECT_TRUE(PyEquals(V("{a: 1, b: [1, 2.0]}"), V("{b: [1.0, 2], a: 1.0}")));
+  EXPECT_TRUE(PyEquals(V("true"), V("1")));
+  EXPECT_FALSE(PyEquals(V("'1'"), V("1")));
+  EXPECT_FALSE(PyEquals(V("{a: 1}"), V("{a: 1, b: null}")));
+  EXPECT_FALSE(PyEquals(V("[1, 2]"), V("[2, 1]")));
+  EXPECT_FALSE(PyEquals(V("0.1"), V("0.10000000000000002")));
+}
+
+TEST(PyJsonDumps, WritesWhatPythonsJsonDumpsWrites) {
+  EXPECT_EQ(PyJsonDumps(V("{b: 1.0, a: [true, null, 'x'], 'c d': 1e-5}")), R"({"b": 1.0, "a": [true, null, "x"], "c d": 1e-05})");
+  EXPECT_EQ(PyJsonDumps(V("'é😀'")), R"("\u00e9\ud83d\ude00")");
+  EXPECT_EQ(YamlFlow(V("{b: 1.0, 'yes': 'no', 'c d': [1, 'x']}")), R"({b: 1.0, yes: "no", "c d": [1, x]})");
+  // What YamlFlow writes reads back as the same value.
+  for (const char* y : {"{a: 1.5, b: 'true', c: null, d: [1, {e: -0.0}]}", "'multi\nline \"q\"'", "1e+300"}) {
+    EXPECT_TRUE(PyEquals(V(YamlFlow(V(y))), V(y))) << y << " -> " << YamlFlow(V(y));
+  }
+}
+
+TEST(ApplyTestFixes, RewritesOnlyFailingElementsInBlockAndFlowStyle) {
+  Fixture f;
+  const std::string text = R"(# my tests
+tests:
+  - name: wrong   # a comment that stays
+    mock_outputs:
+      - name: Read
+        elements: [{n: 2, kind: a}, {n: 1, kind: a}, {n: 1, kind: b}]
+    expected_outputs:
+      - name: Split.a
+        elements:
+          - {n: 99, kind: a}
+
+          - n: 98
+            kind: a
+      - name: Split.b
+        elements: [ {n: 7,
+                     kind: b} ]   # flow, over two lines
+    expected_inputs:
+      - name: WriteA
+        elements: [{n: 4, kind: a}, {n: 2, kind: a}]
+  - name: untouched
+    mock_outputs: [{name: Read, elements: []}]
+    expected_outputs: [{name: Split.a, elements: [{n: 1}]}]
+)";
+  auto tests = Parse(text);
+  ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+  std::vector<PipelineTestResult> results;
+  for (const PipelineTest& t : *tests) {
+    auto r = f.Run(t);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    results.push_back(std::move(*r));
+  }
+  std::string fixed = ApplyTestFixes(text, results);
+  const std::string want = R"(# my tests
+tests:
+  - name: wrong   # a comment that stays
+    mock_outputs:
+      - name: Read
+        elements: [{n: 2, kind: a}, {n: 1, kind: a}, {n: 1, kind: b}]
+    expected_outputs:
+      - name: Split.a
+        elements:
+          - {n: 2, kind: a}
+          - {n: 4, kind: a}
+      - name: Split.b
+        elements: [{n: 2, kind: b}]   # flow, over two lines
+    expected_inputs:
+      - name: WriteA
+        elements: [{n: 4, kind: a}, {n: 2, kind: a}]
+  - name: untouched
+    mock_outputs: [{name: Read, elements: []}]
+    expected_outputs: [{name: Split.a, elements: []}]
+)";
+  EXPECT_EQ(fixed, want);
+  // The fixed file passes.
+  auto again = Parse(fixed);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  for (const PipelineTest& t : *again) {
+    auto r = f.Run(t);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->passed) << t.name;
+  }
+}
+
+}  // namespace
+}  // namespace dfw
