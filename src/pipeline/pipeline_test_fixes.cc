@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dfw/pipeline/pipeline_tests.h"
+#include "yaml_text.h"
 
 namespace dfw {
 namespace {
@@ -164,7 +165,10 @@ void AppendYamlFlow(const Value& v, std::string& out) {
   }
 }
 
-// End (exclusive) of the flow collection starting at text[begin] ('[' or '{'), quotes respected.
+}  // namespace
+
+namespace pipeline_internal {
+
 std::size_t FlowEnd(const std::string& text, std::size_t begin) {
   int depth = 0;
   for (std::size_t i = begin; i < text.size(); ++i) {
@@ -187,8 +191,6 @@ std::size_t FlowEnd(const std::string& text, std::size_t begin) {
   return text.size();
 }
 
-// End (exclusive, before the newline) of the block sequence whose first '-' is at `begin`, in
-// column `column`: the last content line before a line indented less, or as much but not a `-` item.
 std::size_t BlockEnd(const std::string& text, std::size_t begin, int column) {
   std::size_t end = text.find('\n', begin);
   if (end == std::string::npos) return text.size();
@@ -209,7 +211,10 @@ std::size_t BlockEnd(const std::string& text, std::size_t begin, int column) {
   return end;
 }
 
-}  // namespace
+}  // namespace pipeline_internal
+
+using pipeline_internal::BlockEnd;
+using pipeline_internal::FlowEnd;
 
 std::string PyJsonDumps(const Value& value) {
   std::string out;

@@ -93,3 +93,17 @@ std::string YamlFlow(const Value& value);
 std::string ApplyTestFixes(const std::string& text, const std::vector<PipelineTestResult>& results);
 
 }  // namespace dfw
+
+namespace dfw {
+
+// --create_test (Beam's create_test, made deterministic): one test recorded from the pipeline —
+// each source other than Create mocked with its first `max_rows` rows (mock_outputs), and the rows
+// each output transform (a sink or LogForTesting) then receives as expected_inputs. Returns
+// `tests_text` (the file holding the tests; "" for a new test-suite file) with the test appended
+// to its `tests:` block list (or a new `tests:` key). kInvalidArgument when the pipeline has no
+// output transform, or `tests:` is a non-empty flow list; a run error as it comes.
+Result<std::string> CreatePipelineTest(const PipelineSpec& spec, const StageRegistry& registry, const std::string& tests_text,
+                                       const std::string& tests_file, const std::string& scratch_dir,
+                                       std::size_t max_rows = 40);
+
+}  // namespace dfw
