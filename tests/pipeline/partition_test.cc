@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dfw/pipeline/pipeline_tests.h"
 #include "pipeline_test_util.h"
 
 namespace dfw {
@@ -114,6 +115,83 @@ TEST(PartitionPipeline, WiringErrorsNameTheOutputsThereAre) {
     ASSERT_FALSE(spec.ok()) << c.yaml;
     EXPECT_THAT(spec.status().message(), HasSubstr(c.message)) << c.yaml;
     EXPECT_THAT(spec.status().message(), HasSubstr("p.yaml:")) << c.yaml;
+  }
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// Beam's own Partition cases (apache_beam/yaml/tests/partition.yaml: the same inputs, Beam's
+// expected rows), run through the pipeline's-tests machinery. Beam's two cases with `def`
+// callables are written here as the equivalent expressions (def bodies are another feature).
+struct BeamCase {
+  const char* name;
+  const char* create;     // Create elements
+  const char* partition;  // Partition config
+  const char* expected;   // expected_outputs entries
+};
+
+TEST(PartitionPipeline, BeamsOwnPartitionCasesGiveBeamsRows) {
+  const char* fruits = "[{produce: Apple}, {produce: Apricot}, {produce: Blueberry}, {produce: Date}, {produce: Fig}, "
+                       "{produce: Mango}, {produce: Orange}, {produce: Strawberry}]";
+  const char* baskets = "[{produce: [Grapefruit, Cantaloupe, Fig, Raspberry, Lemon, Peach, Watermelon]}, "
+                        "{produce: [Strawberry, Kiwi, Lime, Pear, Plum, Orange, Pomegranate, Cranberry]}, "
+                        "{produce: [Banana]}, {produce: [Apricot, Blackberry, Mango, Apple, Blueberry]}, "
+                        "{produce: [Cherry, Grape]}]";
+  const BeamCase cases[] = {
+      {"one group", fruits, "{by: \"'fruits'\", language: python, outputs: [fruits]}",
+       "[{name: P.fruits, elements: [{produce: Apple}, {produce: Apricot}, {produce: Blueberry}, {produce: Date}, "
+       "{produce: Fig}, {produce: Mango}, {produce: Orange}, {produce: Strawberry}]}]"},
+      {"two groups", fruits,
+       "{by: \"'vowel_fruits' if produce[0].upper() in 'AEIOU' else 'consonant_fruits'\", language: python, "
+       "outputs: [vowel_fruits, consonant_fruits]}",
+       "[{name: P.vowel_fruits, elements: [{produce: Apple}, {produce: Apricot}, {produce: Orange}]}, "
+       "{name: P.consonant_fruits, elements: [{produce: Blueberry}, {produce: Date}, {produce: Fig}, {produce: Mango}, "
+       "{produce: Strawberry}]}]"},
+      {"lists of values", baskets,
+       "{by: \"'too_much_fruits' if len(produce) > 4 else 'just_right_fruits'\", language: python, "
+       "outputs: [too_much_fruits, just_right_fruits]}",
+       "[{name: P.just_right_fruits, elements: [{produce: [Banana]}, {produce: [Cherry, Grape]}]}, "
+       "{name: P.too_much_fruits, elements: [{produce: [Grapefruit, Cantaloupe, Fig, Raspberry, Lemon, Peach, Watermelon]}, "
+       "{produce: [Strawberry, Kiwi, Lime, Pear, Plum, Orange, Pomegranate, Cranberry]}, "
+       "{produce: [Apricot, Blackberry, Mango, Apple, Blueberry]}]}]"},
+      {"None to unknown_output", fruits,
+       "{by: \"'vowel_fruits' if produce[0].upper() in 'AEIOU' else ('yummy_fruits' if produce in ['Date', 'Mango'] "
+       "else None)\", language: python, outputs: [vowel_fruits, yummy_fruits], unknown_output: unknown_fruits}",
+       "[{name: P.vowel_fruits, elements: [{produce: Apple}, {produce: Apricot}, {produce: Orange}]}, "
+       "{name: P.yummy_fruits, elements: [{produce: Date}, {produce: Mango}]}, "
+       "{name: P.unknown_fruits, elements: [{produce: Blueberry}, {produce: Fig}, {produce: Strawberry}]}]"},
+      {"errors to the error output", fruits,
+       "{by: \"'vowel_fruits' if produce[100] in 'AEIOU' else 'consonant_fruits'\", language: python, "
+       "outputs: [vowel_fruits, consonant_fruits], error_handling: {output: error_output}}",
+       "[{name: P.vowel_fruits, elements: []}, {name: P.consonant_fruits, elements: []}]"},
+  };
+  StageRegistry registry = testing::TestRegistry();
+  testing::TempDir dir;
+  int k = 0;
+  for (const BeamCase& c : cases) {
+    const std::string yaml = fmt::format(
+        "pipeline:\n  transforms:\n    - {{type: Create, config: {{elements: {}}}}}\n"
+        "    - {{type: Partition, name: P, input: Create, config: {}}}\n"
+        "{}",
+        c.create, c.partition,
+        std::string(c.partition).find("error_output") != std::string::npos
+            ? "    - {type: TestCollect, name: Errors, input: P.error_output}\n"
+            : "");
+    auto spec = testing::LoadYaml(yaml, registry);
+    ASSERT_TRUE(spec.ok()) << c.name << ": " << spec.status().ToString();
+    auto tests = ParsePipelineTests(fmt::format("tests:\n  - expected_outputs: {}\n", c.expected), "t.yaml");
+    ASSERT_TRUE(tests.ok()) << c.name << ": " << tests.status().ToString();
+    auto r = RunPipelineTest(*spec, (*tests)[0], "t.yaml", registry, dir / fmt::format("s{}", k++));
+    ASSERT_TRUE(r.ok()) << c.name << ": " << r.status().ToString();
+    EXPECT_TRUE(r->run_error.ok()) << c.name << ": " << r->run_error.ToString();
+    for (const ExpectationResult& check : r->checks) {
+      EXPECT_TRUE(check.passed) << c.name << ": " << check.expected->name << " missing " << check.missing.size()
+                                << ", unexpected " << check.unexpected.size();
+    }
   }
 }
 
