@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/yaml_document.h"
 #include "dfw/pipeline/runner.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/config_yaml.h"
@@ -58,6 +59,11 @@ Status ParseRowsList(const std::string& file, const YAML::Node& list, const std:
     rows.name = item["name"].Scalar();
     rows.elements = ConfigNodeFromYaml(elements);
     rows.line = LineOf(item["name"]);
+    for (const auto& kv : item) {
+      if (kv.first.IsScalar() && kv.first.Scalar() == "elements" && !kv.first.Mark().is_null()) {
+        rows.elements_key_end = static_cast<std::size_t>(kv.first.Mark().pos) + std::string("elements").size();
+      }
+    }
     rows.elements_offset = elements.Mark().is_null() ? 0 : static_cast<std::size_t>(elements.Mark().pos);
     rows.elements_column = elements.Mark().is_null() ? 0 : elements.Mark().column;
     rows.elements_flow = elements.Style() == YAML::EmitterStyle::Flow;
@@ -72,6 +78,11 @@ Status ParseRowsList(const std::string& file, const YAML::Node& list, const std:
 Result<std::vector<PipelineTest>> ParsePipelineTests(const std::string& yaml_text, const std::string& file) {
   try {
     const YAML::Node root = YAML::Load(yaml_text);
+    // A repeated key or an alias bomb is refused with its place, as in a pipeline file.
+    if (std::optional<YamlProblem> problem = FindYamlProblem(root)) {
+      if (problem->line < 0) return InvalidArgument(fmt::format("{}: {}", file, problem->message));
+      return InvalidArgument(fmt::format("{}:{}:{}: {}", file, problem->line + 1, problem->column + 1, problem->message));
+    }
     const YAML::Node tests = root.IsMap() ? root["tests"] : YAML::Node();
     if (!tests.IsDefined() || tests.IsNull() || (tests.IsSequence() && tests.size() == 0)) {
       return InvalidArgument(file + ": no tests found (a top-level 'tests:' list); write one, or record one from a run "

@@ -167,6 +167,7 @@ TEST(PipelineTests, InvalidTestsAreSpecErrorsWithTheirLine) {
       {"tests:\n  - name: x\n    mock_outputs: [{name: A, elements: []}]\n", "t.yaml:2:5: test 'x' (line 2) must have at least one expected_outputs"},
       {"tests:\n  - name: x\n    allowed_sources: Read\n    expected_outputs: [{name: A, elements: []}]\n", "allowed_sources of test 'x' (line 2) must be a list"},
       {"tests: [\n", "t.yaml:2:1: YAML syntax error"},
+      {"tests:\n  - name: x\n    name: y\n    expected_outputs: [{name: A, elements: []}]\n", "t.yaml:3:5:"},
   };
   for (const Case& c : parse_cases) {
     auto tests = Parse(c.tests);
@@ -261,7 +262,10 @@ tests:
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     results.push_back(std::move(*r));
   }
-  std::string fixed = ApplyTestFixes(text, results);
+  TestFixes fixes = ApplyTestFixes(text, results);
+  EXPECT_EQ(fixes.fixed, 3);
+  EXPECT_TRUE(fixes.skipped.empty());
+  const std::string& fixed = fixes.text;
   const std::string want = R"(# my tests
 tests:
   - name: wrong   # a comment that stays
@@ -291,6 +295,34 @@ tests:
     ASSERT_TRUE(r.ok());
     EXPECT_TRUE(r->passed) << t.name;
   }
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(ApplyTestFixes, AnAliasedElementsListIsLeftAloneAndNamed) {
+  Fixture f;
+  const std::string text = R"(rows: &rows [{n: 9, kind: a}]
+tests:
+  - mock_outputs: [{name: Read, elements: [{n: 1, kind: a}]}]
+    expected_outputs:
+      - name: Split.a
+        elements: *rows
+      - name: Split.b
+        elements: *rows
+)";
+  auto tests = Parse(text);
+  ASSERT_TRUE(tests.ok()) << tests.status().ToString();
+  auto r = f.Run((*tests)[0]);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(r->passed);
+  TestFixes fixes = ApplyTestFixes(text, {std::move(*r)});
+  EXPECT_EQ(fixes.fixed, 0);
+  EXPECT_EQ(fixes.text, text);
+  EXPECT_EQ(fixes.skipped, (std::vector<std::string>{"Split.a (line 5)", "Split.b (line 7)"}));
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct TestRows {
   ConfigNode elements;    // the `elements` list as written (rows or plain values)
   int line = 0;           // 1-based position of the entry (its `name`), for messages
   // Where the `elements` value is in the file's text, for --fix_tests (TestFixes).
+  std::size_t elements_key_end = 0; // byte offset just after the `elements` key
   std::size_t elements_offset = 0;  // byte offset of the value's first character
   int elements_column = 0;          // 0-based column of that character
   bool elements_flow = false;       // written as [..] (else a block list of `- ` items)
@@ -89,8 +90,15 @@ std::string YamlFlow(const Value& value);
 
 // --fix_tests: `text` (the file holding the tests) with the `elements` of each failing expectation
 // replaced by what arrived, sorted by PyJsonDumps (Beam's order); everything else in the text is
-// kept byte for byte. Expectations whose rows are replaced must come from this text.
-std::string ApplyTestFixes(const std::string& text, const std::vector<PipelineTestResult>& results);
+// kept byte for byte. Expectations whose rows are replaced must come from this text. An
+// expectation whose `elements` is not written in place after its key (a YAML alias `*rows`) is
+// left as it is and named in `skipped`: rewriting the anchor would change its other uses.
+struct TestFixes {
+  std::string text;
+  int fixed = 0;
+  std::vector<std::string> skipped;  // "NAME (line L)" of each expectation left unfixed
+};
+TestFixes ApplyTestFixes(const std::string& text, const std::vector<PipelineTestResult>& results);
 
 }  // namespace dfw
 
