@@ -206,6 +206,22 @@ class TestBuilder {
                                            test_.name, s.config.name, s.config.type, s.config.file, s.config.line,
                                            s.config.name));
     }
+    // Beam's ensure_errors_consumed holds in the test pipeline too: a transform that runs with
+    // error_handling needs its error output read there (an expectation on it will do).
+    for (int t : used_order_) {
+      const StageConfig& c = spec_.transforms[t].config;
+      if (c.error_output.empty()) continue;
+      const int at = used_.at(t);
+      const bool consumed = std::any_of(out_.transforms.begin(), out_.transforms.end(), [&](const TransformSpec& s) {
+        return std::any_of(s.inputs.begin(), s.inputs.end(), [&](const InputRef& in) { return in.from == at && in.error; });
+      });
+      if (!consumed) {
+        return Error(test_.line, fmt::format("test '{}': the error output {}.{} ({}:{}) is not consumed in this test; Beam "
+                                             "requires it (\"Unconsumed error output\"): add an expectation on it, e.g. "
+                                             "expected_outputs: [{{name: {}.{}, elements: []}}]",
+                                             test_.name, c.name, c.error_output, c.file, c.line, c.name, c.error_output));
+      }
+    }
     out_.file = spec_.file;
     out_.options = spec_.options;
     return std::move(out_);

@@ -327,3 +327,39 @@ tests:
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(PipelineTests, AnErrorOutputThatRunsMustBeConsumedAsBeamRequires) {
+  testing::TempDir dir;
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = LoadPipelineString(R"(pipeline:
+  transforms:
+    - {type: Create, name: Rows, config: {elements: [{x: 1}, {x: 0}]}}
+    - type: MapToFields
+      name: Inverse
+      input: Rows
+      config: {language: python, fields: {y: 1 / x}, error_handling: {output: bad}}
+    - {type: LogForTesting, input: Inverse.bad}
+)",
+                                 registry, "p.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto unconsumed = ParsePipelineTests("tests:\n  - expected_outputs: [{name: Inverse, elements: [{y: 1.0}]}]\n", "t.yaml");
+  ASSERT_TRUE(unconsumed.ok());
+  auto r = RunPipelineTest(*spec, (*unconsumed)[0], "t.yaml", registry, dir / "s1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("t.yaml:2: test 'unknown': the error output Inverse.bad (p.yaml:4) is not consumed"));
+  auto consumed = ParsePipelineTests(
+      "tests:\n  - expected_outputs: [{name: Inverse, elements: [{y: 1.0}]}, {name: Inverse.bad, elements: []}]\n", "t.yaml");
+  ASSERT_TRUE(consumed.ok());
+  auto ok = RunPipelineTest(*spec, (*consumed)[0], "t.yaml", registry, dir / "s2");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->checks.size(), 2u);
+  EXPECT_TRUE(ok->checks[0].passed);
+  ASSERT_EQ(ok->checks[1].actual.size(), 1u);  // the x: 0 row, as Beam's error row
+  EXPECT_EQ(ok->checks[1].actual[0].as_row().Find("element")->ToJson(), R"({"x":0})");
+}
+
+}  // namespace
+}  // namespace dfw
