@@ -200,8 +200,7 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
       return InvocationError(kWho, "--junit_xml: " + s.message());
     }
   }
-  if (!invalid.empty()) return kInvalid;
-  if (flags.fix_tests && fixable > 0) {
+  if (flags.fix_tests && fixable > 0) {  // (as Beam: the valid tests are fixed even when another is invalid)
     const TestFixes fixes = ApplyTestFixes(tests_text, results);
     if (fixes.fixed > 0) {
       if (Status s = WriteFileAtomically(tests_file, fixes.text, true, FileMode(tests_file)); !s.ok()) {
@@ -214,8 +213,10 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
     }
     // As on Beam: with --fix_tests a row mismatch is recorded, not a failure; a failed run still is.
     const bool run_failed = std::any_of(results.begin(), results.end(), [](const PipelineTestResult& r) { return !r.run_error.ok(); });
+    if (!invalid.empty()) return kInvalid;
     return run_failed || !fixes.skipped.empty() ? 1 : 0;
   }
+  if (!invalid.empty()) return kInvalid;
   return failed > 0 ? 1 : 0;
 }
 

@@ -73,6 +73,39 @@ Status ParseRowsList(const std::string& file, const YAML::Node& list, const std:
   return Status::OK();
 }
 
+// One entry of `tests:` into `test` (its line already set); the status says why it is invalid.
+Status ParseOneTest(const std::string& file, const YAML::Node& t, PipelineTest& test) {
+  if (!t.IsMap()) return SpecError(file, t, "a test specification must be a mapping");
+  // (yaml-cpp: IsDefined first; the other Is* of an absent key throw)
+  test.name = t["name"].IsDefined() && t["name"].IsScalar() ? t["name"].Scalar() : "unknown";
+  const std::string id = fmt::format("'{}' (line {})", test.name, test.line);
+  static const std::vector<std::string> kKeys = {"name", "mock_inputs", "mock_outputs", "expected_outputs",
+                                                 "expected_inputs", "allowed_sources"};
+  for (const auto& kv : t) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      return SpecError(file, kv.first, fmt::format("test {} has unknown attribute '{}'{}; allowed: {}", id, key,
+                                                   DidYouMeanSuffix(key, kKeys), Join(kKeys)));
+    }
+  }
+  RETURN_IF_ERROR(ParseRowsList(file, t["mock_inputs"], "mock_inputs", id, test.mock_inputs));
+  RETURN_IF_ERROR(ParseRowsList(file, t["mock_outputs"], "mock_outputs", id, test.mock_outputs));
+  RETURN_IF_ERROR(ParseRowsList(file, t["expected_outputs"], "expected_outputs", id, test.expected_outputs));
+  RETURN_IF_ERROR(ParseRowsList(file, t["expected_inputs"], "expected_inputs", id, test.expected_inputs));
+  const YAML::Node allowed = t["allowed_sources"];
+  if (allowed.IsDefined() && !allowed.IsNull()) {
+    if (!allowed.IsSequence()) return SpecError(file, allowed, fmt::format("allowed_sources of test {} must be a list", id));
+    for (const YAML::Node& a : allowed) {
+      if (!a.IsScalar()) return SpecError(file, a, fmt::format("allowed_sources of test {}: expected transform names", id));
+      test.allowed_sources.push_back(a.Scalar());
+    }
+  }
+  if (test.expected_outputs.empty() && test.expected_inputs.empty()) {
+    return SpecError(file, t, fmt::format("test {} must have at least one expected_outputs or expected_inputs", id));
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<std::vector<PipelineTest>> ParsePipelineTests(const std::string& yaml_text, const std::string& file) {
@@ -93,34 +126,7 @@ Result<std::vector<PipelineTest>> ParsePipelineTests(const std::string& yaml_tex
     for (const YAML::Node& t : tests) {
       PipelineTest test;
       test.line = LineOf(t);
-      if (!t.IsMap()) return SpecError(file, t, "a test specification must be a mapping");
-      // (yaml-cpp: IsDefined first; the other Is* of an absent key throw)
-      test.name = t["name"].IsDefined() && t["name"].IsScalar() ? t["name"].Scalar() : "unknown";
-      const std::string id = fmt::format("'{}' (line {})", test.name, test.line);
-      static const std::vector<std::string> kKeys = {"name", "mock_inputs", "mock_outputs", "expected_outputs",
-                                                     "expected_inputs", "allowed_sources"};
-      for (const auto& kv : t) {
-        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-        if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
-          return SpecError(file, kv.first, fmt::format("test {} has unknown attribute '{}'{}; allowed: {}", id, key,
-                                                       DidYouMeanSuffix(key, kKeys), Join(kKeys)));
-        }
-      }
-      RETURN_IF_ERROR(ParseRowsList(file, t["mock_inputs"], "mock_inputs", id, test.mock_inputs));
-      RETURN_IF_ERROR(ParseRowsList(file, t["mock_outputs"], "mock_outputs", id, test.mock_outputs));
-      RETURN_IF_ERROR(ParseRowsList(file, t["expected_outputs"], "expected_outputs", id, test.expected_outputs));
-      RETURN_IF_ERROR(ParseRowsList(file, t["expected_inputs"], "expected_inputs", id, test.expected_inputs));
-      const YAML::Node allowed = t["allowed_sources"];
-      if (allowed.IsDefined() && !allowed.IsNull()) {
-        if (!allowed.IsSequence()) return SpecError(file, allowed, fmt::format("allowed_sources of test {} must be a list", id));
-        for (const YAML::Node& a : allowed) {
-          if (!a.IsScalar()) return SpecError(file, a, fmt::format("allowed_sources of test {}: expected transform names", id));
-          test.allowed_sources.push_back(a.Scalar());
-        }
-      }
-      if (test.expected_outputs.empty() && test.expected_inputs.empty()) {
-        return SpecError(file, t, fmt::format("test {} must have at least one expected_outputs or expected_inputs", id));
-      }
+      test.spec_error = ParseOneTest(file, t, test);
       out.push_back(std::move(test));
     }
     return out;
@@ -463,6 +469,7 @@ bool PyEquals(const Value& a, const Value& b) { return EqualityKey(a) == Equalit
 
 Result<PipelineTestResult> RunPipelineTest(const PipelineSpec& spec, const PipelineTest& test, const std::string& test_file,
                                            const StageRegistry& registry, const std::string& scratch_dir) {
+  RETURN_IF_ERROR(test.spec_error);
   ASSIGN_OR_RETURN(PipelineSpec test_spec, TestBuilder(spec, test, test_file).Build());
   Recorded recorded;
   StageRegistry reg = registry;

@@ -170,10 +170,24 @@ TEST(PipelineTests, InvalidTestsAreSpecErrorsWithTheirLine) {
       {"tests:\n  - name: x\n    name: y\n    expected_outputs: [{name: A, elements: []}]\n", "t.yaml:3:5:"},
   };
   for (const Case& c : parse_cases) {
+    // A bad list is a file error; a bad test is that test's error (the others still run, as on Beam).
     auto tests = Parse(c.tests);
-    ASSERT_FALSE(tests.ok()) << c.tests;
-    EXPECT_THAT(tests.status().message(), HasSubstr(c.message)) << c.tests;
+    const Status s = tests.ok() ? (tests->empty() ? Status::OK() : (*tests)[0].spec_error) : tests.status();
+    ASSERT_FALSE(s.ok()) << c.tests;
+    EXPECT_THAT(s.message(), HasSubstr(c.message)) << c.tests;
+    if (tests.ok()) {
+      auto r = f.Run((*tests)[0]);
+      ASSERT_FALSE(r.ok()) << c.tests;
+      EXPECT_EQ(r.status().message(), s.message());
+    }
   }
+  auto mixed = Parse("tests:\n  - name: bad\n    mocks: []\n  - name: good\n    mock_outputs: [{name: Read, elements: []}]\n"
+                     "    expected_outputs: [{name: Split.a, elements: []}]\n");
+  ASSERT_TRUE(mixed.ok()) << mixed.status().ToString();
+  ASSERT_EQ(mixed->size(), 2u);
+  EXPECT_FALSE((*mixed)[0].spec_error.ok());
+  EXPECT_TRUE((*mixed)[1].spec_error.ok()) << (*mixed)[1].spec_error.ToString();
+  EXPECT_EQ((*mixed)[1].line, 4);
 }
 
 TEST(PipelineTests, AllowedSourcesLetARealSourceRun) {

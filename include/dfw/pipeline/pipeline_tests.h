@@ -44,11 +44,15 @@ struct PipelineTest {
   int line = 0;      // 1-based line of the test in its file
   std::vector<TestRows> mock_inputs, mock_outputs, expected_inputs, expected_outputs;
   std::vector<std::string> allowed_sources;  // transform names or types; Create is always allowed
+  // Not OK when this test's specification is invalid (what Beam's validate_test_spec refuses):
+  // the test is then reported invalid and the others still run, as on Beam.
+  Status spec_error;
 };
 
 // The `tests:` list of a YAML document (a pipeline file or a test-suite file). kInvalidArgument
-// "FILE:LINE:COL: what" for anything Beam's validate_test_spec refuses: not a list, no tests, an
-// unknown key, an entry without name or elements, a test without any expected_*.
+// "FILE:LINE:COL: what" when there is no list of tests (YAML syntax, not a list, none). A test that
+// Beam's validate_test_spec refuses (not a mapping, an unknown key, an entry without name or
+// elements, no expected_*) comes back with `spec_error` set, in its place in the list.
 Result<std::vector<PipelineTest>> ParsePipelineTests(const std::string& yaml_text, const std::string& file);
 
 // One expectation's verdict. Rows compare as multisets with Python's ==.
