@@ -179,10 +179,10 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
     seconds += r->seconds;
     if (r->passed) {
       ++passed;
-      std::cout << fmt::format("PASS     {} (line {})  {:.2f} s\n", t.name, t.line, r->seconds);
+      std::cout << fmt::format("PASS     {} (line {})  {:.3f} s\n", t.name, t.line, r->seconds);
     } else {
       ++failed;
-      std::cout << fmt::format("FAIL     {} (line {})  {:.2f} s\n", t.name, t.line, r->seconds);
+      std::cout << fmt::format("FAIL     {} (line {})  {:.3f} s\n", t.name, t.line, r->seconds);
       if (!r->run_error.ok()) std::cout << "         the test pipeline failed: " << r->run_error.message() << "\n";
       for (const ExpectationResult& c : r->checks) {
         if (c.passed) continue;
