@@ -233,10 +233,11 @@ namespace {
 // Whether the `elements` value starts right after its key: only `:`, blanks and comments between
 // (an alias's mark is its anchor's, elsewhere in the file).
 bool WrittenInPlace(const std::string& text, const TestRows& e) {
-  std::size_t i = e.elements_key_end;
-  if (i == 0 || i > e.elements_offset || e.elements_offset >= text.size()) return false;
-  if (text[i] == '"' || text[i] == '\'') ++i;  // a quoted key
-  if (i >= text.size() || text[i] != ':') return false;
+  std::size_t i = e.elements_key;
+  if (i >= e.elements_offset || e.elements_offset >= text.size()) return false;
+  i += (text[i] == '"' || text[i] == '\'') ? std::string("\"elements\"").size() : std::string("elements").size();
+  while (i < e.elements_offset && (text[i] == ' ' || text[i] == '\t')) ++i;  // `elements :`
+  if (i >= e.elements_offset || text[i] != ':') return false;
   for (++i; i < e.elements_offset; ++i) {
     if (text[i] == '#') {
       while (i < e.elements_offset && text[i] != '\n') ++i;
@@ -279,7 +280,8 @@ TestFixes ApplyTestFixes(const std::string& text, const std::vector<PipelineTest
       } else {
         end = BlockEnd(text, begin, e.elements_column);
         if (rows.empty()) with = "[]";
-        const std::string indent = "\n" + std::string(static_cast<std::size_t>(e.elements_column), ' ');
+        const std::string newline = text.find("\r\n") != std::string::npos ? "\r\n" : "\n";  // the file's own
+        const std::string indent = newline + std::string(static_cast<std::size_t>(e.elements_column), ' ');
         for (std::size_t k = 0; k < rows.size(); ++k) with += (k ? indent : "") + "- " + YamlFlow(*rows[k].second);
       }
       edits.push_back(Edit{begin, end, std::move(with)});

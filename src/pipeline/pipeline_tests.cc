@@ -61,7 +61,7 @@ Status ParseRowsList(const std::string& file, const YAML::Node& list, const std:
     rows.line = LineOf(item["name"]);
     for (const auto& kv : item) {
       if (kv.first.IsScalar() && kv.first.Scalar() == "elements" && !kv.first.Mark().is_null()) {
-        rows.elements_key_end = static_cast<std::size_t>(kv.first.Mark().pos) + std::string("elements").size();
+        rows.elements_key = static_cast<std::size_t>(kv.first.Mark().pos);
       }
     }
     rows.elements_offset = elements.Mark().is_null() ? 0 : static_cast<std::size_t>(elements.Mark().pos);

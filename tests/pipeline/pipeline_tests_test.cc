@@ -377,3 +377,80 @@ TEST(PipelineTests, AnErrorOutputThatRunsMustBeConsumedAsBeamRequires) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// --fix_tests on awkward layouts: every rewritten file parses again, every expectation then holds
+// exactly the rows given, and every other expectation, test and name is as it was.
+TEST(ApplyTestFixes, AwkwardLayoutsStayValidYamlWithTheNewRows) {
+  const char* texts[] = {
+      // items at the key's own indent, comments and blank lines inside and after the list
+      "tests:\n- name: a\n  expected_outputs:\n  - name: X\n    elements:\n    - {v: 1}\n    # c\n\n    - v: 2\n  # trailing\n"
+      "  expected_inputs:\n  - {name: Y, elements: [1, 2]}\n",
+      // flow lists with brackets and quotes inside strings, over several lines
+      "tests:\n  - expected_outputs:\n      - name: X\n        elements: [{s: \"a]b\"}, {s: 'it''s [x'},\n"
+      "                   {s: \"q\\\"]\"}]   # after\n      - name: Z\n        elements: []\n",
+      // CRLF line ends, a quoted key, the last line without a newline
+      "tests:\r\n  - expected_outputs:\r\n      - name: X\r\n        \"elements\":\r\n          - {v: 1}\r\n          - {v: 2}",
+      // nested block rows inside the list
+      "tests:\n  - expected_outputs:\n      - name: X\n        elements:\n          - a: 1\n            b:\n              - 2\n"
+      "              - 3\n          - a: 4\n      - name: W\n        elements: [{v: 0}]\n",
+  };
+  for (const char* text : texts) {
+    auto tests = ParsePipelineTests(text, "t.yaml");
+    ASSERT_TRUE(tests.ok()) << text << "\n" << tests.status().ToString();
+    std::vector<PipelineTestResult> results;
+    int n = 0;
+    for (const PipelineTest& t : *tests) {
+      ASSERT_TRUE(t.spec_error.ok()) << text << t.spec_error.ToString();
+      PipelineTestResult r;
+      r.test = &t;
+      for (const auto* list : {&t.expected_outputs, &t.expected_inputs}) {
+        for (const TestRows& e : *list) {
+          ExpectationResult c;
+          c.expected = &e;
+          c.passed = (n % 3 == 2);  // some expectations stay as written
+          Row row;
+          row.Append("fixed", Value::Int(n++));
+          row.Append("s", Value::String("]} #'\"\n"));
+          c.actual = {Value::FromRow(row)};
+          r.checks.push_back(std::move(c));
+        }
+      }
+      results.push_back(std::move(r));
+    }
+    TestFixes fixes = ApplyTestFixes(text, results);
+    EXPECT_TRUE(fixes.skipped.empty()) << text;
+    auto again = ParsePipelineTests(fixes.text, "t.yaml");
+    ASSERT_TRUE(again.ok()) << fixes.text << "\n" << again.status().ToString();
+    if (std::string(text).find("\r\n") != std::string::npos) {  // a CRLF file keeps CRLF line ends
+      for (std::size_t at = fixes.text.find('\n'); at != std::string::npos; at = fixes.text.find('\n', at + 1)) {
+        EXPECT_EQ(fixes.text[at - 1], '\r') << fixes.text;
+      }
+    }
+    ASSERT_EQ(again->size(), tests->size()) << fixes.text;
+    for (std::size_t k = 0; k < tests->size(); ++k) {
+      const PipelineTest& before = (*tests)[k];
+      const PipelineTest& after = (*again)[k];
+      ASSERT_TRUE(after.spec_error.ok()) << fixes.text;
+      ASSERT_EQ(after.expected_outputs.size() + after.expected_inputs.size(),
+                before.expected_outputs.size() + before.expected_inputs.size()) << fixes.text;
+      std::size_t c = 0;
+      for (const auto* lists : {&after.expected_outputs, &after.expected_inputs}) {
+        for (const TestRows& e : *lists) {
+          const ExpectationResult& check = results[k].checks[c++];
+          EXPECT_EQ(e.name, check.expected->name) << fixes.text;
+          const ConfigNode& want = check.passed ? check.expected->elements : e.elements;
+          ASSERT_EQ(e.elements.items().size(), check.passed ? want.items().size() : 1u) << fixes.text;
+          if (!check.passed) {
+            EXPECT_TRUE(PyEquals(ConfigToValue(e.elements.items()[0]), check.actual[0])) << fixes.text;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dfw

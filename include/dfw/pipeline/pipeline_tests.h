@@ -33,7 +33,7 @@ struct TestRows {
   ConfigNode elements;    // the `elements` list as written (rows or plain values)
   int line = 0;           // 1-based position of the entry (its `name`), for messages
   // Where the `elements` value is in the file's text, for --fix_tests (TestFixes).
-  std::size_t elements_key_end = 0; // byte offset just after the `elements` key
+  std::size_t elements_key = 0;     // byte offset of the `elements` key (its opening quote when quoted)
   std::size_t elements_offset = 0;  // byte offset of the value's first character
   int elements_column = 0;          // 0-based column of that character
   bool elements_flow = false;       // written as [..] (else a block list of `- ` items)
