@@ -49,6 +49,10 @@ void AddBenchCommand(CLI::App& app, CliContext& context);
 // `dfworker export PIPELINE.yaml [pipeline flags] --to beam --out DIR [--allow_manual_steps]` (export_command.cc).
 void AddExportCommand(CLI::App& app, CliContext& context);
 
+// `dfworker test PIPELINE.yaml [--test_suite F] [--fix_tests] [--create_test]`: the pipeline's own
+// tests: (test_command.cc; `run --test` is the same).
+void AddTestCommand(CLI::App& app, CliContext& context);
+
 // Hidden `dfworker mps status|quit|daemon --job_dir D` (mps_command.cc).
 void AddMpsCommand(CLI::App& app, CliContext& context);
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   dfw::cli::AddReportCommand(app, context);
   dfw::cli::AddBenchCommand(app, context);
   dfw::cli::AddExportCommand(app, context);
+  dfw::cli::AddTestCommand(app, context);
   dfw::cli::AddMpsCommand(app, context);
   dfw::cli::AddSdkHarnessCommand(app, context);
   dfw::cli::AddModelHostCommand(app, context);

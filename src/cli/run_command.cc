@@ -26,6 +26,7 @@
 #include "dfw/launcher/pipeline_models.h"
 #include "dfw/launcher/run_job.h"
 #include "tenants_command.h"
+#include "test_command.h"
 
 namespace dfw::cli {
 namespace {
@@ -46,6 +47,8 @@ struct RunFlags {
   std::string options_from;  // hidden: another file's options: block, read after the pipeline's
   JinjaFlags jinja;          // --jinja_variables, --jinja_variable_flags (jinja_flags.h)
   bool render = false;       // --render (with --dry_run): print the rendered pipeline file
+  bool test = false;         // --test: run the pipeline's own tests instead (test_command.h), as Beam spells it
+  PipelineTestFlags tests;   // --test_suite, --fix_tests, --create_test, --junit_xml (with --test)
 };
 
 
@@ -94,6 +97,23 @@ std::string ResolveResume(const std::string& arg) {
 }
 
 int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
+  const bool test_flags = !flags.tests.test_suite.empty() || flags.tests.fix_tests || flags.tests.create_test ||
+                          !flags.tests.junit_xml.empty();
+  if (test_flags && !flags.test) {
+    return RunFailure(flags, "command-line", "--test_suite, --fix_tests, --create_test and --junit_xml need --test (or use dfworker test)");
+  }
+  if (flags.test) {
+    if (flags.dry_run || !flags.tenants.empty() || !flags.resume.empty()) {
+      return RunFailure(flags, "command-line", "--test runs the pipeline's tests; it does not combine with --dry_run, --tenants or --resume");
+    }
+    if (!leftovers.empty()) {
+      return RunFailure(flags, "command-line", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
+    }
+    PipelineTestFlags tests = flags.tests;
+    tests.pipeline_path = flags.pipeline_path;
+    tests.jinja = flags.jinja;
+    return RunPipelineTests(tests, std::move(pipeline_args));
+  }
   const bool jinja = !flags.jinja.variables.empty() || !flags.jinja.variable_flags.empty();
   if (!flags.tenants.empty() && (jinja || flags.render)) {
     return RunFailure(flags, "command-line", "--jinja_variables, --jinja_variable_flags and --render apply to one pipeline file, not to --tenants");
@@ -220,6 +240,11 @@ void AddRunCommand(CLI::App& app, CliContext& context) {
   AddJinjaFlags(run, flags->jinja);
   run->add_flag("--render", flags->render,
                 "With --dry_run: print the pipeline file as rendered with the Jinja variables (stdout), the report on stderr");
+  run->add_flag("--test", flags->test, "Run the pipeline's own tests: instead of the pipeline (as dfworker test)");
+  run->add_option("--test_suite", flags->tests.test_suite, "With --test: the tests: of this file instead");
+  run->add_flag("--fix_tests", flags->tests.fix_tests, "With --test: rewrite failing expectations with the rows that arrived");
+  run->add_flag("--create_test", flags->tests.create_test, "With --test: append one test recorded from a run");
+  run->add_option("--junit_xml", flags->tests.junit_xml, "With --test: also write a JUnit XML report");
   run->add_option("--format", flags->format, "Report format")->check(CLI::IsMember({"text", "json"}));
   run->add_option("--log_level", flags->log_level, "trace|debug|info|warn|error|critical|off");
   run->add_option("--report", flags->report,

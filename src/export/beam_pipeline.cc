@@ -344,7 +344,7 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
     out_.uses_combine = true;
   } else if (type == "AssignTimestamps") {
     MaybePython(name, type, cfg);
-  } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" &&
+  } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" && type != "Partition" &&
              type != "WindowInto" && type != "ExtractWindowingInfo") {
     return NoEquivalent(t, "dfworker's exporter knows no Beam form for it", nodes);
   }
@@ -443,6 +443,8 @@ Result<BeamExport> Exporter::Run(const YAML::Node& root) {
   out["pipeline"] = np;
   if (out_.uses_ml) out["options"]["yaml_experimental_features"].push_back("ML");
   if (out_.uses_combine) out["options"]["yaml_experimental_features"].push_back("Combine");
+  // The pipeline's own tests (Beam's yaml_testing reads the same tests: list).
+  if (root["tests"]) out["tests"] = YAML::Clone(root["tests"]);
 
   YAML::Emitter e;
   e.SetIndent(2);

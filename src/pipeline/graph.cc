@@ -76,20 +76,36 @@ class BundleRun {
   }
 
   // Sends a stage's outputs to its consumers; `in` is the batch that produced them (for lineage).
-  void Route(int from, RowBatch&& main, RowBatch&& errors, bool dead_letter, const std::shared_ptr<Token>& token) {
+  // `tagged` holds the rows per named output (TransformSpec::outputs; may be shorter).
+  void Route(int from, RowBatch&& main, RowBatch&& errors, std::vector<RowBatch>&& tagged, bool dead_letter,
+             const std::shared_ptr<Token>& token) {
     StageRuntime& s = stages_[from];
-    s.counters.out->Inc(static_cast<int64_t>(main.size()));
     s.counters.errors->Inc(static_cast<int64_t>(errors.size()));
+    SendData(s, s.main_consumers, std::move(main), dead_letter, token);
+    for (std::size_t k = 0; k < tagged.size(); ++k) {
+      if (k >= s.tagged_consumers.size()) {  // a stage emitted to an output it did not declare: a bug, not a lost row
+        SetError(Internal(fmt::format("{}: emitted {} rows to undeclared output #{}", s.spec->config.Where(),
+                                      tagged[k].size(), k)));
+        return;
+      }
+      SendData(s, s.tagged_consumers[k], std::move(tagged[k]), dead_letter, token);
+    }
+    Send(s.error_consumers, std::move(errors), true, token);
+  }
+
+  // One data output (main or named): counted out, fanned out or unconsumed, then sent.
+  void SendData(StageRuntime& s, const std::vector<int>& consumers, RowBatch&& rows, bool dead_letter,
+                const std::shared_ptr<Token>& token) {
+    auto n = static_cast<int64_t>(rows.size());
+    s.counters.out->Inc(n);
     if (!dead_letter) {
-      auto n = static_cast<int64_t>(main.size());
-      if (s.main_consumers.empty()) {
+      if (consumers.empty()) {
         s.counters.unconsumed->Inc(n);
       } else {
-        s.counters.fanned_out->Inc(n * static_cast<int64_t>(s.main_consumers.size() - 1));
+        s.counters.fanned_out->Inc(n * static_cast<int64_t>(consumers.size() - 1));
       }
     }
-    Send(s.main_consumers, std::move(main), dead_letter, token);
-    Send(s.error_consumers, std::move(errors), true, token);
+    Send(consumers, std::move(rows), dead_letter, token);
   }
 
   void Send(const std::vector<int>& consumers, RowBatch&& rows, bool dead_letter, const std::shared_ptr<Token>& token) {
@@ -123,7 +139,7 @@ class BundleRun {
     s.counters.filtered->Inc(out.filtered());
     s.counters.fanned_out->Inc(out.fanned_out());
     b->rows.clear();
-    Route(i, std::move(out.main()), std::move(out.errors()), b->dead_letter, b->token);
+    Route(i, std::move(out.main()), std::move(out.errors()), std::move(out.tagged()), b->dead_letter, b->token);
   }
 
   std::vector<StageRuntime>& stages_;
@@ -225,7 +241,7 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
     auto n = static_cast<int64_t>(b->rows.size() + b->errors.size());
     rows_read += n;
     source.counters.read->Inc(n);
-    Route(bundle.source, std::move(b->rows), std::move(b->errors), false, token);
+    Route(bundle.source, std::move(b->rows), std::move(b->errors), {}, false, token);
     return flow::continue_msg();
   });
   flow::make_edge(input, limiter);
@@ -253,7 +269,7 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
     }
     stages_[i].counters.filtered->Inc(out.filtered());
     stages_[i].counters.fanned_out->Inc(out.fanned_out());
-    Route(static_cast<int>(i), std::move(out.main()), std::move(out.errors()), false, nullptr);
+    Route(static_cast<int>(i), std::move(out.main()), std::move(out.errors()), std::move(out.tagged()), false, nullptr);
     g.wait_for_all();
   }
   if (failed_.load()) return error_;

@@ -54,6 +54,7 @@ struct StageRuntime {
   const TransformSpec* spec = nullptr;
   std::vector<int> main_consumers;   // transforms reading the main output
   std::vector<int> error_consumers;  // transforms reading the error output
+  std::vector<std::vector<int>> tagged_consumers;  // per named output (TransformSpec::outputs)
   StageCounters counters;
 };
 

@@ -22,7 +22,6 @@ const std::map<std::string, std::string>& UnsupportedTypes() {
   static const std::map<std::string, std::string> kTypes = {
       {"Sql", "SQL transforms need Beam's Java expansion service"},
       {"PyTransform", "arbitrary Python PTransforms need a Python SDK"},
-      {"Partition", "multi-output partitioning is not implemented yet"},
       {"AssertEqual", "test assertions are not implemented"},
       {"Join", "joins need named multi-input transforms"},
       {"StripErrorMetadata", "not implemented yet"},
@@ -226,6 +225,15 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
                                        out.spec.resource_hints));
   }
   if (info->check) RETURN_IF_ERROR(info->check(cfg));
+  if (info->named_outputs) {
+    ASSIGN_OR_RETURN(out.spec.outputs, info->named_outputs(cfg));
+    for (const std::string& o : out.spec.outputs) {
+      if (!cfg.error_output.empty() && o == cfg.error_output) {
+        return Err(n["config"], fmt::format("transform '{}' ({}): error_handling output '{}' cannot be among its outputs {}",
+                                            cfg.name, cfg.type, o, Join(out.spec.outputs)));
+      }
+    }
+  }
   if (n["input"].IsDefined()) {
     if (in_chain) return Err(n["input"], "inside a chain inputs are implicit: remove 'input' (or move the transform to extra_transforms)");
     if (info->traits.is_source) return Err(n["input"], fmt::format("{} is a source and takes no input", cfg.type));
@@ -267,17 +275,30 @@ Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& op
     }
     int from = range.first->second;
     const StageConfig& src = all[from].spec.config;
+    const std::vector<std::string>& named = all[from].spec.outputs;
+    // What the producer offers, for the messages: "'P.a', 'P.b' and 'P.errors'".
+    auto offered = [&] {
+      std::vector<std::string> names;
+      if (!all[from].spec.traits.no_main_output) names.push_back("'" + base + "'");
+      for (const std::string& o : named) names.push_back("'" + base + "." + o + "'");
+      if (!src.error_output.empty()) names.push_back("'" + base + "." + src.error_output + "'");
+      return Join(names);
+    };
     if (output.empty()) {
       if (all[from].spec.traits.is_sink) return Err(at, fmt::format("input '{}': {} is a sink and has no output", ref, src.type));
+      if (all[from].spec.traits.no_main_output) {
+        return Err(at, fmt::format("input '{}': {} has no main output; name one of its outputs: {}", ref, src.type, offered()));
+      }
       return InputRef{from, false};
     }
     if (output == src.error_output) {
       error_consumed[from] = true;
       return InputRef{from, true};
     }
-    std::string outputs = src.error_output.empty() ? "only its main output '" + base + "'"
-                                                   : "'" + base + "' and '" + base + "." + src.error_output + "'";
-    return Err(at, fmt::format("input '{}': transform '{}' has no output '{}'; it has {}", ref, base, output, outputs));
+    auto tag = std::find(named.begin(), named.end(), output);
+    if (tag != named.end()) return InputRef{from, false, static_cast<int>(tag - named.begin())};
+    return Err(at, fmt::format("input '{}': transform '{}' has no output '{}'{}; it has {}", ref, base, output,
+                               DidYouMeanSuffix(output, named), offered()));
   };
   for (Pending& p : all) {
     if (p.chain_prev >= 0) p.spec.inputs.push_back(InputRef{p.chain_prev, false});
@@ -348,7 +369,8 @@ Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& op
 
 Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
   if (!root.IsMap()) return Err(root, "a pipeline file must be a mapping with a 'pipeline:' key");
-  RETURN_IF_ERROR(CheckKeys(root, {"pipeline", "options"}, "top level",
+  // `tests:` is the pipeline's own tests (Beam's yaml_testing; `dfworker test` runs them): no part of a run.
+  RETURN_IF_ERROR(CheckKeys(root, {"pipeline", "options", "tests"}, "top level",
                             {{"providers", "external transform providers (Python packages, Java jars) are not supported"}}));
   const YAML::Node p = root["pipeline"];  // const: yaml-cpp's non-const operator[] inserts keys
   if (!p.IsDefined() || !p.IsMap()) return Err(p.IsDefined() ? p : root, "'pipeline:' must be a mapping with 'transforms:'");
@@ -394,6 +416,12 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
       if (i > 0 && t.traits.is_source) return Err(all[i].node, fmt::format("'{}' is a source: only the first transform of a chain may be one", t.config.name));
       if (i > 0 && all[i - 1].spec.traits.is_sink) {
         return Err(all[i].node, fmt::format("'{}' follows the sink '{}', which has no output", t.config.name, all[i - 1].spec.config.name));
+      }
+      if (i > 0 && all[i - 1].spec.traits.no_main_output) {
+        return Err(all[i].node, fmt::format("'{}' follows '{}' ({}) in a chain, but {} has only named outputs; move the "
+                                            "transforms that read them to extra_transforms with input: {}.<output>",
+                                            t.config.name, all[i - 1].spec.config.name, all[i - 1].spec.config.type,
+                                            all[i - 1].spec.config.type, all[i - 1].spec.config.name));
       }
       if (i > 0) all[i].chain_prev = static_cast<int>(i - 1);  // by position: chains may repeat a type
     }

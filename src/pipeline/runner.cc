@@ -74,16 +74,33 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
                   metrics->Counter(ns, "elements_filtered"), metrics->Counter(ns, "elements_written"),
                   metrics->Counter(ns, "errors_written"),    metrics->Counter(ns, "elements_fanned_out"),
                   metrics->Counter(ns, "elements_unconsumed"), metrics->Counter(ns, "process_bundle_usecs")};
+    s.tagged_consumers.resize(t.outputs.size());
     for (const InputRef& in : t.inputs) {
-      (in.error ? impl->stages[in.from].error_consumers : impl->stages[in.from].main_consumers).push_back(static_cast<int>(i));
+      StageRuntime& producer = impl->stages[in.from];
+      if (in.tag >= 0) {
+        if (static_cast<std::size_t>(in.tag) >= producer.spec->outputs.size()) {
+          return InvalidArgument(fmt::format("{}: reads output {} of '{}', which declares {}", t.config.Where(), in.tag,
+                                             producer.spec->config.name, producer.spec->outputs.size()));
+        }
+        producer.tagged_consumers[static_cast<std::size_t>(in.tag)].push_back(static_cast<int>(i));
+      } else {
+        (in.error ? producer.error_consumers : producer.main_consumers).push_back(static_cast<int>(i));
+      }
     }
   }
   // A dangling main output is legal Beam YAML (a chain ending in LogForTesting); its rows are not lost
   // silently: they are counted as elements_unconsumed and balance the accounting, and we warn once here.
   // LogForTesting ends a chain by design (Beam's examples all do): counted, not warned about.
   for (const StageRuntime& s : impl->stages) {
-    if (!s.spec->traits.is_sink && s.main_consumers.empty() && s.spec->config.type != "LogForTesting") {
+    if (!s.spec->traits.is_sink && !s.spec->traits.no_main_output && s.main_consumers.empty() &&
+        s.spec->config.type != "LogForTesting") {
       spdlog::warn("{}: main output is not consumed; its rows are counted as elements_unconsumed", s.spec->config.Where());
+    }
+    for (std::size_t k = 0; k < s.tagged_consumers.size(); ++k) {
+      if (s.tagged_consumers[k].empty()) {
+        spdlog::warn("{}: output '{}.{}' is not consumed; its rows are counted as elements_unconsumed",
+                     s.spec->config.Where(), s.spec->config.name, s.spec->outputs[k]);
+      }
     }
   }
   // Lanes take messages, not rows: a bundle has to arrive as several messages to keep every lane

@@ -17,6 +17,7 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterExplode(r);
   RegisterFlatten(r);
   RegisterLogForTesting(r);
+  RegisterPartition(r);
   RegisterRunInference(r, checks);
   RegisterMLTransform(r, checks);
   RegisterCombine(r);

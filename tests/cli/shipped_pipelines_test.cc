@@ -43,11 +43,12 @@ TEST_P(ShippedPipeline, RunsAsCommittedFromTheRepositoryRoot) {
 
 INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
                          // default.yaml: TheDefaultDemo... below (one writer of out/default at a time)
-                         ::testing::Values("embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml", "beam_ml_embeddings.yaml"),
+                         ::testing::Values("embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml", "beam_ml_embeddings.yaml",
+                                           "orders_by_size.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return fs::path(p.param).stem().string(); });
 
 TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
-  std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml",
+  std::set<std::string> tested = {"default.yaml", "embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml", "orders_by_size.yaml",
                                   "beam_ml_embeddings.yaml", "predictions_per_label.yaml", "hf_sentiment.yaml", "hf_generate.yaml",
                                   "tenants.yaml"};  // a tenants file: tenants_test.cc runs it
   for (const auto& e : fs::directory_iterator(fs::path(DFW_SOURCE_DIR) / "pipelines")) {

@@ -367,3 +367,29 @@ TEST(BeamExport, WindowingTransformsAndACombinesWindowingAreKept) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(BeamExport, PartitionAndThePipelinesTestsAreKept) {
+  auto r = Export(R"(pipeline:
+  transforms:
+    - {type: Create, config: {elements: [{k: a}]}}
+    - {type: Partition, name: P, input: Create, config: {by: k, outputs: [a, b]}}
+    - {type: LogForTesting, input: P.a}
+    - {type: LogForTesting, name: B, input: P.b}
+tests:
+  - name: t
+    expected_outputs: [{name: P.a, elements: [{k: a}]}]
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const YAML::Node partition = r->yaml["pipeline"]["transforms"][1];
+  EXPECT_EQ(partition["type"].as<std::string>(), "Partition");
+  EXPECT_EQ(partition["config"]["outputs"][1].as<std::string>(), "b");
+  EXPECT_EQ(r->yaml["pipeline"]["transforms"][2]["input"].as<std::string>(), "P.a");
+  ASSERT_TRUE(r->yaml["tests"].IsSequence());
+  EXPECT_EQ(r->yaml["tests"][0]["expected_outputs"][0]["name"].as<std::string>(), "P.a");
+}
+
+}  // namespace
+}  // namespace dfw

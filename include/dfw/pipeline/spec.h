@@ -11,10 +11,12 @@
 
 namespace dfw {
 
-// One consumed output: the main output of transform `from`, or its error output when `error`.
+// One consumed output of transform `from`: its main output, its error output when `error`, or
+// its named output `outputs[tag]` when `tag` >= 0 (Partition's `Name.out_name`).
 struct InputRef {
   int from = 0;        // index into PipelineSpec::transforms
   bool error = false;  // the transform's error_handling output
+  int tag = -1;        // >= 0: index into the producer's TransformSpec::outputs
 };
 
 // One entry of a `resource_hints:` mapping (Beam YAML), as written. The loader checks the structure
@@ -31,6 +33,9 @@ struct TransformSpec {
   StageConfig config;           // name, type, config node, location, error handling
   StageTraits traits;           // from the registry
   std::vector<InputRef> inputs; // several = implicit flatten
+  // Named outputs besides the main and error outputs, as the config declares them (Partition's
+  // `outputs` and `unknown_output`); a stage emits to outputs[k] with StageOutput::EmitTo(k, row).
+  std::vector<std::string> outputs;
   std::vector<ResourceHintSpec> resource_hints;  // the transform's own `resource_hints:`, in file order
 };
 

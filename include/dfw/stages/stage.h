@@ -79,7 +79,14 @@ class StageOutput {
   explicit StageOutput(const StageConfig* config) : config_(config) {}
 
   void Emit(Row row) { main_.push_back(std::move(row)); }
+  // To named output `tag` (an index into the transform's declared outputs, see StageTypeInfo).
+  void EmitTo(std::size_t tag, Row row) {
+    if (tagged_.size() <= tag) tagged_.resize(tag + 1);
+    tagged_[tag].push_back(std::move(row));
+  }
   RowBatch& main() { return main_; }
+  // Rows per named output (shorter than the declared outputs when the last ones got none).
+  std::vector<RowBatch>& tagged() { return tagged_; }
   RowBatch& errors() { return errors_; }
 
   // A record failed. With error handling: appends {element, msg, stack, transform} to errors() and
@@ -100,6 +107,7 @@ class StageOutput {
   const StageConfig* config_;
   RowBatch main_;
   RowBatch errors_;
+  std::vector<RowBatch> tagged_;
   int64_t filtered_ = 0;
   int64_t fanned_out_ = 0;
 };
@@ -183,7 +191,12 @@ struct StageTraits {
   bool is_sink = false;              // no main output (writes files)
   bool can_fail_per_record = false;  // accepts `error_handling`
   bool serial = false;               // Process calls never overlap (stateful stages, sinks)
+  bool no_main_output = false;       // only named outputs (Partition): `input: Name` alone is an error
 };
+
+// The named outputs a transform's config declares (Partition's `outputs` plus `unknown_output`),
+// in the order StageOutput::EmitTo numbers them. Called by the loader after the stage's check.
+using StageOutputsFn = std::function<Result<std::vector<std::string>>(const StageConfig&)>;
 
 struct StageTypeInfo {
   std::string type;                       // "ReadFromJson"
@@ -192,6 +205,7 @@ struct StageTypeInfo {
   std::vector<std::string> required_keys;
   StageTraits traits;
   StageCheck check = nullptr;             // optional; see StageCheck
+  StageOutputsFn named_outputs = nullptr; // optional; see StageOutputsFn
 };
 
 class StageRegistry {
@@ -219,6 +233,8 @@ void RegisterFilter(StageRegistry& r);
 void RegisterExplode(StageRegistry& r);
 void RegisterFlatten(StageRegistry& r);
 void RegisterLogForTesting(StageRegistry& r);
+// Beam YAML's Partition: each row to one named output (src/stages/partition.cc).
+void RegisterPartition(StageRegistry& r);
 // RunInference (src/stages/run_inference.cc) registers itself through RegisterRunInference, which
 // RegisterBuiltinStages calls (see src/stages/builtin.cc).
 // How much the load-time checks of the model stages (RunInference, MLTransform) look at:

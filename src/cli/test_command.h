@@ -1,0 +1,26 @@
+// `dfworker test PIPELINE.yaml [--test_suite FILE] [--fix_tests] [--create_test] [--junit_xml F]`
+// (also `dfworker run PIPELINE.yaml --test ...`, as Beam spells it): the pipeline's own `tests:`,
+// each run in this process (dfw/pipeline/pipeline_tests.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jinja_flags.h"
+
+namespace dfw::cli {
+
+struct PipelineTestFlags {
+  std::string pipeline_path;
+  std::string test_suite;   // --test_suite: the tests live in this file, not in the pipeline's tests:
+  bool fix_tests = false;   // --fix_tests: rewrite failing expectations with the rows that arrived
+  bool create_test = false; // --create_test: append one test recorded from a run with mocked sources
+  std::string junit_xml;    // --junit_xml: also write a JUnit XML report here
+  std::string log_level = "error";  // the test pipelines' logs (LogForTesting rows are info)
+  JinjaFlags jinja;
+};
+
+// Exit code: 0 every test passed, 1 one failed, 2 an invalid invocation or test specification.
+int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pipeline_args);
+
+}  // namespace dfw::cli
