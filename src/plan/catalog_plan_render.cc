@@ -81,7 +81,7 @@ std::string Wrap(const std::string& line, const std::string& indent) {
 std::string Recommendation(const char* what, const CatalogPlanRow& r) {
   const Estimate& e = *r.estimate;
   std::string out = std::string(what) + ": " + ShortConfiguration(r) + " (" + FitVerdictName(r.verdict) + "): ~" +
-                    Fmt("%.0f", e.records_per_second) + " records/s per worker, bottleneck " + BottleneckText(e);
+                    Fmt(e.records_per_second < 10 ? "%.3g" : "%.0f", e.records_per_second) + " records/s per worker, bottleneck " + BottleneckText(e);
   if (e.priced) {
     out += ", " + e.currency + " " + Money(e, e.price_per_hour) + "/h, " + Money(e, e.cost_per_thousand) + " per 1,000 and " +
            Money(e, e.cost_per_million) + " per million records";
@@ -141,8 +141,9 @@ std::string EstimateText(const CatalogPlan& plan, bool all) {
     const CatalogPlanRow& r = plan.rows[i];
     const Estimate& e = *r.estimate;
     const char mark = i == plan.cheapest ? '$' : i == plan.fastest ? '^' : ' ';
-    std::snprintf(line, sizeof line, "%c %-34s %8.0f %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
-                  e.records_per_second, BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
+    // Text generation runs at records/s below 1: keep three figures there.
+    std::snprintf(line, sizeof line, "%c %-34s %8s %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
+                  Fmt(e.records_per_second < 10 ? "%.3g" : "%.0f", e.records_per_second).c_str(), BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
                   Money(e, e.cost_per_million).c_str(), e.job_hours ? Fmt("%.2f", *e.job_hours).c_str() : "-",
                   e.job_cost ? Money(e, *e.job_cost).c_str() : "-");
     out += line;
