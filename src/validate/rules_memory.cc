@@ -36,8 +36,9 @@ void KvCacheSequences(const RuleContext& ctx) {
     ctx.Add("kv-cache-no-sequence", origin, spec && spec->type_field ? spec->type_field->offset : origin.value_offset,
             spec && spec->type_field ? spec->type_field->text.size() : 0, why,
             "vLLM refuses this too (\"try increasing gpu_memory_utilization or decreasing max_model_len\"): shorten the "
-            "context (pipeline_args max_length), share the weights (large_model / model_copies), use_nvidia_mps (one "
-            "context), run fewer SDK processes (--sdk_worker_parallelism), or pick a GPU with more memory");
+            "context (pipeline_args max_length), share the weights (large_model / model_copies), " +
+                std::string(ctx.plan->accelerator.mps ? "" : "use_nvidia_mps (one context), ") +
+                "run fewer SDK processes (--sdk_worker_parallelism), or pick a GPU with more memory");
   }
   for (const auto& m : ctx.plan->models) {
     if (!m.sequences || m.sequences->cache_sequences > 0) continue;
