@@ -171,7 +171,7 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std:
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return InvocationError("dfworker plan", "catalog: " + catalog.status().message());
   PipelineOptions options = ParsePipelineOptions(pipeline_args, *yaml, flags.pipeline_path);
-  PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml);
+  PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml, ModelChecks::kConfigOnly);
   std::vector<Diagnostic> errors;
   for (const auto* list : {&options.diagnostics, &pipeline.diagnostics}) {
     for (const Diagnostic& d : *list) {
@@ -192,6 +192,10 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std:
   auto plan = MakeCatalogPlan(options, *catalog, pipeline.models, host, request);
   if (!plan.ok()) return InvocationError("dfworker plan", plan.status().message());
   if (!plan->constraint_miss.empty()) return InvocationError("dfworker plan", plan->constraint_miss);
+  if (!plan->sequence_miss.empty()) return InvocationError("dfworker plan", plan->sequence_miss);
+  for (const Diagnostic& d : pipeline.diagnostics) {
+    if (d.code == "model-weights-absent") plan->notes.push_back(d.message);
+  }
   std::cout << (flags.format == "json" ? RenderCatalogPlanJson(*plan) : RenderCatalogPlanText(*plan, flags.all)) << std::flush;
   return 0;
 }

@@ -171,7 +171,10 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
   context.full_report = flags.report == "full" || flags.log_level == "debug" || flags.log_level == "trace";
 
   // The pipeline as the run loads it, and the models its RunInference transforms need.
-  PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml);
+  // The dry run plans from config.json where a handler can (a model directory written for planning
+  // has no weights yet); the run needs every model file.
+  PipelineModels pipeline =
+      LoadPipelineModels(flags.pipeline_path, *yaml, flags.dry_run ? ModelChecks::kConfigOnly : ModelChecks::kFull);
   context.pipeline_yaml = std::move(*yaml);
   auto plan = MakePlan(context.options, *catalog, pipeline.models, context.host);
   const WorkerPlan* plan_ptr = plan.ok() ? &*plan : nullptr;

@@ -233,6 +233,9 @@ Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions 
   // text-generation (named, or implied by a causal-LM config.json) runs on the decoder engine.
   if (const Value* task = options.extra.Find("task"); task == nullptr || (task->is_string() && task->as_string() == "text-generation")) {
     auto dir = ResolveHfModelDir(options.model_path, HfCacheEnvFromProcess());
+    // The plan's config-only handler takes a local directory with config.json and no weights yet
+    // (MakeHfTextGenerationHandler decides what it needs).
+    if (!dir.ok() && options.config_only && std::ifstream(options.model_path + "/config.json").good()) dir = options.model_path;
     if (!dir.ok()) return dir.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
     std::ifstream in(*dir + "/config.json", std::ios::binary);
     std::ostringstream text;

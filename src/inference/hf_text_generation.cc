@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +60,7 @@ struct TextGenSettings {
   LinearDType dtype = LinearDType::kFloat32;
   EngineOptions engine;
   bool seed_given = false;
+  bool weights_absent = false;  // ModelHandlerOptions::config_only and no model.safetensors: planned from config.json
 };
 
 const std::vector<std::string> kGenerationKeys = {
@@ -312,17 +315,8 @@ class TextGenerationHandler final : public ModelHandler {
   // Rows per message: enough sequences to keep the engine's batch full.
   int64_t MaxMessageRows() const override { return s_.engine.max_sequences; }
 
-  std::optional<WorkspaceEstimate> EstimateWorkspace() const override {
-    WorkspaceEstimate e;
-    const uint64_t per_token = s_.config.KvBytesPerToken(sizeof(float));
-    e.bytes = s_.engine.kv_cache_bytes;
-    e.how = "KV cache: at most " + std::to_string(s_.engine.kv_cache_bytes) + " B (" +
-            std::to_string(s_.engine.kv_cache_bytes / std::max<uint64_t>(per_token, 1)) + " tokens of " +
-            std::to_string(per_token) + " B: " + std::to_string(s_.config.num_layers) + " layers x " +
-            std::to_string(s_.config.num_kv_heads) + " KV heads x " + std::to_string(s_.config.head_dim) +
-            " head_dim x 2 x 4 B), shared by up to " + std::to_string(s_.engine.max_sequences) + " sequences";
-    return e;
-  }
+  std::optional<WorkspaceEstimate> EstimateWorkspace() const override;
+  std::optional<WorkEstimate> EstimateWork() const override;
 
   Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext& process) const override;
 
@@ -579,6 +573,161 @@ Result<std::unique_ptr<Model>> TextGenerationHandler::LoadModel(const ModelProce
   return std::unique_ptr<Model>(std::move(m));
 }
 
+// ---------------------------------------------------------------- planning (no weights loaded)
+
+// A pipeline argument as given (load_pipeline_args merged with inference_args), or nullptr.
+const Value* PipelineArg(const ModelHandlerOptions& o, const char* name) {
+  const Value* args = o.extra.Find("pipeline_args");
+  return args != nullptr && args->is_row() ? args->as_row().Find(name) : nullptr;
+}
+
+// Bytes per value of weights, KV cache and activations where the model runs: on a GPU the
+// checkpoint's torch_dtype (what transformers and vLLM load with dtype auto) unless the pipeline
+// asks for float32 or bfloat16; on the CPU backend float32, which DecoderModel converts every
+// weight to and PagedKvCache stores.
+struct PlanDType {
+  uint64_t bytes = 4;
+  std::string name = "float32";
+  std::string why;
+};
+PlanDType DTypeForPlan(const ModelHandlerOptions& o, const DecoderConfig& c) {
+  if (o.device != "GPU") return {4, "float32", "device CPU: the CPU engine holds float32"};
+  for (const char* key : {"dtype", "torch_dtype"}) {
+    const Value* v = PipelineArg(o, key);
+    if (v == nullptr || !v->is_string()) continue;
+    const std::string d = v->as_string().starts_with("torch.") ? v->as_string().substr(6) : v->as_string();
+    if (d == "float32") return {4, "float32", "device GPU, " + std::string(key) + " float32"};
+    if (d == "bfloat16") return {2, "bfloat16", "device GPU, " + std::string(key) + " bfloat16"};
+  }
+  return {c.SavedBytesPerValue(), c.torch_dtype, "device GPU: the checkpoint's torch_dtype"};
+}
+
+std::string Int(uint64_t v) { return std::to_string(v); }
+
+// One sequence's longest context, and which figure gave it.
+std::pair<int64_t, std::string> PlanContext(const TextGenSettings& s) {
+  const int mpe = s.config.max_position_embeddings;
+  if (!s.max_new_tokens_set) {
+    return {s.max_length, "max_length " + std::to_string(s.max_length) + " (prompt + new tokens, as transformers counts it)"};
+  }
+  return {mpe, "max_position_embeddings " + std::to_string(mpe) + " (no prompt limit is set, so a prompt may fill the "
+                   "model's context; max_new_tokens " + std::to_string(s.params.max_new_tokens) + ")"};
+}
+
+std::optional<WorkspaceEstimate> TextGenerationHandler::EstimateWorkspace() const {
+  const DecoderConfig& c = s_.config;
+  const PlanDType dt = DTypeForPlan(options(), c);
+  KvCacheEstimate kv;
+  kv.bytes_per_token = c.KvBytesPerToken(dt.bytes);
+  kv.bytes_per_token_how = std::to_string(c.num_layers) + " layers x " + std::to_string(c.num_kv_heads) + " KV heads x " +
+                           std::to_string(c.head_dim) + " head_dim x 2 (K, V) x " + Int(dt.bytes) + " B " + dt.name;
+  std::tie(kv.context_tokens, kv.context_how) = PlanContext(s_);
+  kv.block_tokens = PagedKvCache::kBlockTokens;
+  kv.max_sequences = s_.engine.max_sequences;
+  kv.cache_bytes = s_.engine.kv_cache_bytes;
+  kv.cache_bytes_given = PipelineArg(options(), "kv_cache_memory_bytes") != nullptr;
+  // DecoderModel::Step's scratch for its largest step: per row the hidden state twice, q/k/v,
+  // the attention output, the MLP's up (and gate) and its product; per logits row the final norm
+  // and the vocabulary; one row of attention scores.
+  const uint64_t rows = static_cast<uint64_t>(s_.engine.max_step_tokens);
+  const uint64_t logit_rows = static_cast<uint64_t>(std::min(s_.engine.max_sequences, s_.engine.max_step_tokens));
+  const uint64_t h = static_cast<uint64_t>(c.hidden_size), inter = static_cast<uint64_t>(c.intermediate_size);
+  const uint64_t hd = static_cast<uint64_t>(c.head_dim), heads = static_cast<uint64_t>(c.num_heads);
+  const uint64_t kvh = static_cast<uint64_t>(c.num_kv_heads);
+  const uint64_t up = c.family == DecoderFamily::kGpt2 ? inter : 2 * inter;
+  const uint64_t per_row = 2 * h + (heads + 2 * kvh) * hd + heads * hd + up + inter;
+  const uint64_t per_logit_row = h + static_cast<uint64_t>(c.vocab_size);
+  const uint64_t values = rows * per_row + logit_rows * per_logit_row + static_cast<uint64_t>(kv.context_tokens);
+  kv.activation_bytes = values * dt.bytes;
+  kv.activation_how = Int(rows) + " step rows (max_num_batched_tokens) x " + Int(per_row) + " (2 x hidden " + Int(h) +
+                      " + q/k/v " + Int((heads + 2 * kvh) * hd) + " + attention " + Int(heads * hd) + " + MLP " + Int(up) +
+                      " + " + Int(inter) + ") + " + Int(logit_rows) + " logits rows x (hidden + vocab " + Int(c.vocab_size) +
+                      ") + " + std::to_string(kv.context_tokens) + " scores, x " + Int(dt.bytes) + " B";
+  WorkspaceEstimate e;
+  e.bytes = kv.cache_bytes + kv.activation_bytes;
+  e.how = "KV cache " + Int(kv.cache_bytes) + " B (" + (kv.cache_bytes_given ? "kv_cache_memory_bytes" : "the engine's default") +
+          "; " + Int(kv.bytes_per_token) + " B per token: " + kv.bytes_per_token_how + ") + activations " +
+          Int(kv.activation_bytes) + " B (" + kv.activation_how + ")";
+  const uint64_t params = c.ParameterCount();
+  e.weight_bytes = params * dt.bytes;
+  e.weight_how = Int(params) + " parameters (config.json) x " + Int(dt.bytes) + " B " + dt.name + " (" + dt.why + ")";
+  e.weights_absent = s_.weights_absent;
+  e.kv_cache = std::move(kv);
+  return e;
+}
+
+std::optional<WorkEstimate> TextGenerationHandler::EstimateWork() const {
+  const DecoderConfig& c = s_.config;
+  const PlanDType dt = DTypeForPlan(options(), c);
+  const auto [context, context_how] = PlanContext(s_);
+  const double C = static_cast<double>(std::max<int64_t>(context, 1));
+  // Generated tokens per sequence: max_new_tokens, or (max_length alone) all but one of the context;
+  // the prompt fills the rest of the context — an upper bound, as the prompts are not known here.
+  const double gen = std::clamp(static_cast<double>(s_.max_new_tokens_set ? s_.params.max_new_tokens : context - 1), 0.0, C - 1);
+  const double prompt = C - gen;
+  const double n = std::max(1, s_.params.num_return_sequences);
+  const double params = static_cast<double>(c.ParameterCount());
+  // Every token passes every weight once (2 FLOPs a multiply-add); a token at position p attends
+  // to p cached keys: q.k and the weighted sum of values, 2 x 2 x head_dim FLOPs per head and
+  // layer, summed over p = 1..C. Sliding windows are not counted (an upper bound).
+  const double lhd = static_cast<double>(c.num_layers) * c.num_heads * c.head_dim;
+  const double attention = n * 2 * lhd * C * (C + 1);
+  WorkEstimate w;
+  w.flops_per_record = 2 * params * (prompt + n * gen) + attention;
+  // Weights are read once per step, shared by the step's rows: a decode step serves the concurrent
+  // sequences (max_num_seqs, or fewer when the cache holds fewer of this context); a prefill step
+  // serves max_num_batched_tokens prompt rows.
+  const uint64_t per_token = c.KvBytesPerToken(dt.bytes);
+  const uint64_t seq_bytes = per_token * static_cast<uint64_t>(PagedKvCache::BlocksFor(static_cast<int>(C))) * PagedKvCache::kBlockTokens;
+  const int64_t cache_seqs = seq_bytes > 0 ? static_cast<int64_t>(s_.engine.kv_cache_bytes / seq_bytes) : 0;
+  const double concurrent = static_cast<double>(std::max<int64_t>(1, std::min<int64_t>(s_.engine.max_sequences, cache_seqs)));
+  w.weight_reads_per_record = n * gen / concurrent + prompt / static_cast<double>(s_.engine.max_step_tokens);
+  // Attention reads the sequence's K and V at every position and writes each token's once.
+  w.activation_bytes_per_record = static_cast<double>(per_token) * (n * C * (C + 1) / 2 + prompt + n * gen);
+  w.batch_size = static_cast<int64_t>(concurrent);
+  w.dtype = dt.name;
+  w.default_efficiency = 0.3;
+  char how[768];
+  std::snprintf(how, sizeof how,
+                "text generation, per record at context %.0f (%s): %.0f prompt + %.0f x %.0f generated tokens; FLOPs = 2 x "
+                "%.4g parameters x tokens + attention 2 x %.0f layers x %d heads x %d head_dim x C(C+1) x %.0f; weight "
+                "reads = %.0f x %.0f / %.0f concurrent sequences + %.0f / %d prefill rows per step; KV bytes %llu per token "
+                "read at every position",
+                C, context_how.c_str(), prompt, n, gen, params, static_cast<double>(c.num_layers), c.num_heads, c.head_dim,
+                n, n, gen, concurrent, prompt, s_.engine.max_step_tokens, static_cast<unsigned long long>(per_token));
+  w.how = how;
+  return w;
+}
+
+// The config-only handler (ModelHandlerOptions::config_only, no model.safetensors): config.json,
+// generation_config.json, the pipeline arguments, and the tokenizer when there is one, checked as
+// in full; the weights' names and shapes cannot be, and LoadModel fails naming the missing file.
+Result<std::unique_ptr<ModelHandler>> MakeConfigOnlyHandler(ModelHandlerOptions options, TextGenSettings s) {
+  Row args;
+  if (const Value* a = options.extra.Find("pipeline_args"); a != nullptr && a->is_row()) args = a->as_row();
+  const std::string tok_path = s.dir + "/tokenizer.json";
+  if (FileExists(tok_path)) {
+    ASSIGN_OR_RETURN(auto t, HfTokenizer::Load(tok_path));
+    if (static_cast<int>(t->vocab_size()) > s.config.vocab_size) {
+      return InvalidArgument("'" + tok_path + "' has " + std::to_string(t->vocab_size()) + " tokens but config.json's vocab_size is " +
+                             std::to_string(s.config.vocab_size));
+    }
+    s.tokenizer = std::move(t);
+  } else if (const Value* v = args.Find("clean_up_tokenization_spaces"); v != nullptr) {
+    // Only the tokenizer reads it; checked here, as there is none to set.
+    if (!v->is_bool()) return InvalidArgument("text-generation: 'clean_up_tokenization_spaces' must be true or false, got " + v->ToJson());
+    Row rest;
+    for (const Field& f : args.fields()) {
+      if (f.name != "clean_up_tokenization_spaces") rest.Append(f.name, f.value);
+    }
+    args = std::move(rest);
+  }
+  ASSIGN_OR_RETURN(Row gen_config, ReadGenerationConfig(s.dir + "/generation_config.json"));
+  RETURN_IF_ERROR(ApplyArguments(gen_config, args, s).WithContext("model_handler " + std::string(kHfPipelineHandlerType)));
+  s.weights_absent = true;
+  return std::unique_ptr<ModelHandler>(std::make_unique<TextGenerationHandler>(std::move(options), std::move(s)));
+}
+
 }  // namespace
 
 const std::vector<std::string>& TextGenerationArgumentNames() {
@@ -597,6 +746,9 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
   s.dir = dir;
   ASSIGN_OR_RETURN(s.config, DecoderConfig::Load(dir + "/config.json"));
   const std::string tok_path = dir + "/tokenizer.json";
+  // The plan needs config.json alone: a directory written for planning (no weights, no tokenizer) is
+  // described from it; whatever files are there are checked in full.
+  if (options.config_only && !FileExists(dir + "/model.safetensors")) return MakeConfigOnlyHandler(std::move(options), std::move(s));
   auto tok = HfTokenizer::Load(tok_path);
   if (!tok.ok()) {
     if (tok.status().code() == StatusCode::kNotFound) {

@@ -7,6 +7,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/inference/mlp_handler.h"
+#include "dfw/inference/model_handler.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/pipeline/fused_stages.h"
 #include "dfw/pipeline/spec.h"
@@ -47,17 +48,41 @@ Origin ModelOrigin(const StageConfig& cfg, const RunInferenceConfig& ri, const s
   return origin;
 }
 
+// The handler the plan reads its estimates from (no weights loaded): as the run makes it, or with
+// ModelChecks::kConfigOnly allowed to describe its model from config.json alone.
+Result<std::unique_ptr<ModelHandler>> PlanHandler(const StageConfig& cfg, RunInferenceConfig& ri, ModelChecks checks) {
+  ri.handler.config_only = checks == ModelChecks::kConfigOnly;
+  auto handler = MakeModelHandler(ri.handler_type, ri.handler);
+  if (!handler.ok()) return cfg.ConfigError(handler.status().message());
+  return std::move(handler).value();
+}
+
+// RunInference's load-time check for kConfigOnly: the run's check with a config-only handler.
+Status CheckRunInferenceForPlan(const StageConfig& cfg) {
+  ASSIGN_OR_RETURN(RunInferenceConfig ri, DescribeRunInference(cfg));
+  return PlanHandler(cfg, ri, ModelChecks::kConfigOnly).status();
+}
+
 // The loader has already checked the RunInference config (types, model files, config vs header);
 // this reads the stage's typed options for what the plan needs.
-Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml, ModelSource& source) {
+Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml, ModelChecks checks, ModelSource& source) {
   ASSIGN_OR_RETURN(RunInferenceConfig ri, DescribeRunInference(cfg));
   ModelRequirement m;
   m.name = cfg.name;
   auto files = ResolveModelFiles(ri.handler.model_path);
   if (!files.ok()) return cfg.ConfigError(files.status().message());
-  auto bytes = ModelBytesFromHeader(files->weights_path);
-  if (!bytes.ok()) return cfg.ConfigError(bytes.status().message());
-  m.bytes = *bytes;
+  ASSIGN_OR_RETURN(std::unique_ptr<ModelHandler> handler, PlanHandler(cfg, ri, checks));
+  const std::optional<WorkspaceEstimate> ws = handler->EstimateWorkspace();
+  if (ws && ws->weight_bytes) {
+    // The handler knows the weights as its device holds them (or there is no file yet).
+    m.bytes = *ws->weight_bytes;
+    m.bytes_how = ws->weight_how;
+    m.weights_absent = ws->weights_absent;
+  } else {
+    auto bytes = ModelBytesFromHeader(files->weights_path);
+    if (!bytes.ok()) return cfg.ConfigError(bytes.status().message());
+    m.bytes = *bytes;
+  }
   source.weights_path = files->weights_path;
   source.handler_type = ri.handler_type;
   m.device = ri.handler.device;
@@ -68,22 +93,40 @@ Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml
     m.policy = CopiesPolicy::kLargeModel;
   }
   m.origin = ModelOrigin(cfg, ri, yaml);
-  ASSIGN_OR_RETURN(std::optional<WorkspaceEstimate> ws, EstimateRunInferenceWorkspace(cfg));
-  if (ws) m.workspace = WorkspaceSize(ws->bytes, ws->how);
-  ASSIGN_OR_RETURN(std::optional<WorkEstimate> work, EstimateRunInferenceWork(cfg));
-  if (work) {
+  if (ws) {
+    m.workspace = WorkspaceSize(ws->bytes, ws->how);
+    if (const std::optional<KvCacheEstimate>& kv = ws->kv_cache) {
+      m.kv_cache = KvCacheRequirement{kv->bytes_per_token, kv->bytes_per_token_how, kv->context_tokens, kv->context_how,
+                                      kv->block_tokens, kv->max_sequences, kv->cache_bytes, kv->cache_bytes_given,
+                                      kv->activation_bytes, kv->activation_how};
+    }
+  }
+  if (std::optional<WorkEstimate> work = handler->EstimateWork()) {
     m.work = ModelWork{work->flops_per_record, work->activation_bytes_per_record, std::max<int64_t>(1, work->batch_size),
-                       work->dtype, work->default_efficiency, work->how};
+                       work->dtype, work->default_efficiency, work->how, work->weight_reads_per_record};
   }
   return m;
 }
 
+// The built-in stages as LoadPipelineModels checks them: kConfigOnly differs in RunInference only.
+StageRegistry RegistryFor(ModelChecks checks) {
+  StageRegistry full;
+  RegisterBuiltinStages(full);
+  if (checks == ModelChecks::kFull) return full;
+  StageRegistry out;
+  for (const std::string& type : full.Types()) {
+    StageTypeInfo info = *full.Find(type);
+    if (type == "RunInference") info.check = CheckRunInferenceForPlan;
+    (void)out.Register(std::move(info));  // the names come from one registry: no duplicates
+  }
+  return out;
+}
+
 }  // namespace
 
-PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml) {
+PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml, ModelChecks checks) {
   PipelineModels out;
-  StageRegistry registry;
-  RegisterBuiltinStages(registry);
+  const StageRegistry registry = RegistryFor(checks);
   Result<PipelineSpec> spec = [&]() -> Result<PipelineSpec> {
     try {
       return LoadPipelineString(yaml, registry, path);
@@ -109,12 +152,21 @@ PipelineModels LoadPipelineModels(const std::string& path, const std::string& ya
     ModelSource source;
     auto model = [&]() -> Result<ModelRequirement> {
       try {
-        return ModelOf(t.config, yaml, source);
+        return ModelOf(t.config, yaml, checks, source);
       } catch (const std::exception& e) {
         return t.config.ConfigError(e.what());
       }
     }();
     if (model.ok()) {
+      if (model->weights_absent) {
+        Diagnostic d = Error("model-weights-absent",
+                             t.config.file + ":" + std::to_string(t.config.line) + ":" + std::to_string(t.config.column) +
+                                 ": transform '" + t.config.name + "' (RunInference): model_path '" + source.weights_path +
+                                 "' is absent; the model is planned from config.json alone",
+                             "the plan needs config.json only; `dfworker run` needs the weights (model.safetensors)");
+        d.severity = Severity::kWarning;
+        out.diagnostics.push_back(std::move(d));
+      }
       out.models.push_back(std::move(model).value());
       out.sources.push_back(std::move(source));
     } else {

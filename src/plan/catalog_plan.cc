@@ -39,9 +39,14 @@ void Judge(CatalogPlanRow& row) {
   const double share = cap ? static_cast<double>(peak) / static_cast<double>(cap) : 1.0;
   char pct[32];
   std::snprintf(pct, sizeof pct, "%.0f%%", share * 100.0);
+  const std::vector<std::string> shortfalls = SequenceShortfalls(row.plan);
   if (peak > cap) {
     row.verdict = FitVerdict::kDoesNotFit;
     row.rule = "planned peak " + HumanBytes(peak) + " > " + HumanBytes(cap) + " per GPU";
+  } else if (!shortfalls.empty()) {
+    row.verdict = FitVerdict::kDoesNotFit;
+    row.rule = "no sequence of the context fits the " + std::to_string(static_cast<int>(kGpuMemoryUtilization * 100)) +
+               "% budget";
   } else if (row.mps_client_limit > 0 && row.mps_clients > row.mps_client_limit) {
     row.verdict = FitVerdict::kDoesNotFit;
     row.rule = std::to_string(row.mps_clients) + " MPS clients > the server's limit of " +
@@ -59,6 +64,10 @@ void Finish(CatalogPlanRow& row, const std::vector<ModelRequirement>& models) {
   const auto& mem = row.plan.gpu_memory;
   row.mps_clients = row.plan.accelerator.mps ? mem.clients : 0;
   if (row.mps_client_limit == 0) row.mps_client_limit = row.plan.accelerator.mps_client_limit;
+  for (const auto& m : row.plan.models) {
+    if (!m.sequences) continue;
+    row.sequences_per_gpu = row.sequences_per_gpu < 0 ? m.sequences->per_gpu : std::min(row.sequences_per_gpu, m.sequences->per_gpu);
+  }
   uint64_t per_copy = 0;
   for (const ModelRequirement& m : models) per_copy += m.bytes;
   if (per_copy > 0) {
@@ -258,6 +267,28 @@ Result<CatalogPlan> MakeCatalogPlan(const PipelineOptions& options, const Catalo
   out.processes_note = "MIG rows: SDK processes as the flags give them (" +
                        (user_machine.empty() ? std::string("this host's cores, no --machine_type") : user_machine) +
                        "); Dataflow does not expose MIG, these are what the job needs on a GPU box or GKE";
+  // Text generation with no row that holds one sequence: the closest row (most KV room per cache).
+  const CatalogPlanRow* closest = nullptr;
+  uint64_t closest_room = 0;
+  bool any_holds = false;
+  for (const CatalogPlanRow& r : out.rows) {
+    if (r.sequences_per_gpu < 0) continue;
+    any_holds |= r.sequences_per_gpu > 0;
+    for (const auto& m : r.plan.models) {
+      if (m.sequences && (!closest || m.sequences->kv_bytes_per_cache > closest_room)) {
+        closest = &r;
+        closest_room = m.sequences->kv_bytes_per_cache;
+      }
+    }
+  }
+  if (closest && !any_holds) {
+    const std::vector<std::string> why = SequenceShortfalls(closest->plan);
+    out.sequence_miss = "no configuration holds one sequence; the closest, " + closest->gpu + " " +
+                        (closest->mig_profile.empty() ? closest->machine_type : "MIG " + closest->mig_profile) + ": " +
+                        (why.empty() ? std::string("?") : why.front()) +
+                        ". Shorten the context (max_length), share the weights (large_model / model_copies), use "
+                        "use_nvidia_mps, or run fewer SDK processes (--sdk_worker_parallelism)";
+  }
   if (request.estimate) AddEstimates(out, catalog, models, *request.estimate);
   return out;
 }

@@ -81,7 +81,7 @@ std::string Wrap(const std::string& line, const std::string& indent) {
 std::string Recommendation(const char* what, const CatalogPlanRow& r) {
   const Estimate& e = *r.estimate;
   std::string out = std::string(what) + ": " + ShortConfiguration(r) + " (" + FitVerdictName(r.verdict) + "): ~" +
-                    Fmt("%.0f", e.records_per_second) + " records/s per worker, bottleneck " + BottleneckText(e);
+                    Fmt(e.records_per_second < 10 ? "%.3g" : "%.0f", e.records_per_second) + " records/s per worker, bottleneck " + BottleneckText(e);
   if (e.priced) {
     out += ", " + e.currency + " " + Money(e, e.price_per_hour) + "/h, " + Money(e, e.cost_per_thousand) + " per 1,000 and " +
            Money(e, e.cost_per_million) + " per million records";
@@ -141,8 +141,9 @@ std::string EstimateText(const CatalogPlan& plan, bool all) {
     const CatalogPlanRow& r = plan.rows[i];
     const Estimate& e = *r.estimate;
     const char mark = i == plan.cheapest ? '$' : i == plan.fastest ? '^' : ' ';
-    std::snprintf(line, sizeof line, "%c %-34s %8.0f %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
-                  e.records_per_second, BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
+    // Text generation runs at records/s below 1: keep three figures there.
+    std::snprintf(line, sizeof line, "%c %-34s %8s %-20s %6s %8s %6s %8s\n", mark, ShortConfiguration(r).c_str(),
+                  Fmt(e.records_per_second < 10 ? "%.3g" : "%.0f", e.records_per_second).c_str(), BottleneckText(e).c_str(), Money(e, e.price_per_hour).c_str(),
                   Money(e, e.cost_per_million).c_str(), e.job_hours ? Fmt("%.2f", *e.job_hours).c_str() : "-",
                   e.job_cost ? Money(e, *e.job_cost).c_str() : "-");
     out += line;
@@ -159,6 +160,31 @@ std::string EstimateText(const CatalogPlan& plan, bool all) {
                           " (read " + in.prices->read + ")"
                     : in.price_note.empty() ? std::string("no prices") : in.price_note),
               "  ") + "\n";
+  return out;
+}
+
+// What the seqs column counts, from the first row that generates (the inputs are the same on
+// every row; the budget and what fills it are the row's).
+std::string GenerationText(const CatalogPlan& plan) {
+  std::string out;
+  for (const CatalogPlanRow& r : plan.rows) {
+    for (const auto& m : r.plan.models) {
+      if (!m.sequences) continue;
+      const auto& s = *m.sequences;
+      out += Wrap("seqs = sequences of " + std::to_string(s.kv.context_tokens) + " tokens (" + s.kv.context_how +
+                      ") whose KV cache fits per GPU for model '" + m.name + "': the budget gpu_memory_utilization " +
+                      Fmt("%.2g", s.utilization) + " (vLLM's default) x the GPU memory, less the CUDA contexts, the weights (" +
+                      HumanBytes(m.bytes) + " per copy: " + m.bytes_how + "), the activations (" +
+                      HumanBytes(s.kv.activation_bytes) + " per process) and other workspace, split between the SDK " +
+                      "processes on the GPU (one cache each), in whole sequences of " + HumanBytes(s.sequence_bytes) + " (" +
+                      std::to_string(s.kv.bytes_per_token) + " B per token: " + s.kv.bytes_per_token_how +
+                      "); the engine admits at most max_num_seqs " + std::to_string(s.kv.max_sequences) +
+                      " per process, and its cache is kv_cache_memory_bytes " + std::to_string(s.kv.cache_bytes) + " B (" +
+                      (s.kv.cache_bytes_given ? "given" : "the default") + ") in the peak",
+                  "  ");
+      return out;
+    }
+  }
   return out;
 }
 
@@ -200,8 +226,11 @@ std::string RenderCatalogPlanText(const CatalogPlan& plan, bool all_rows) {
       "plan across the catalog (> your flags' configuration, * smallest that fits with headroom; memory in GiB on "
       "the busiest GPU)\n";
   char line[512];
-  std::snprintf(line, sizeof line, "  %-22s %-44s %5s %6s %6s %7s %7s %8s %9s  %s\n", "GPU", "configuration", "procs",
-                "copies", "fit", "peak", "of", "headroom", "MPS", "verdict (rule)");
+  // Text generation adds a column: sequences of the context that fit per GPU (vLLM's question).
+  bool generates = false;
+  for (const CatalogPlanRow& r : plan.rows) generates |= r.sequences_per_gpu >= 0;
+  std::snprintf(line, sizeof line, "  %-22s %-44s %5s %6s %6s %7s %7s %8s %9s%s  %s\n", "GPU", "configuration", "procs",
+                "copies", "fit", "peak", "of", "headroom", "MPS", generates ? "   seqs" : "", "verdict (rule)");
   out += line;
   for (const CatalogPlanRow& r : plan.rows) {
     int copies = 0;
@@ -211,15 +240,18 @@ std::string RenderCatalogPlanText(const CatalogPlan& plan, bool all_rows) {
                                                               : std::to_string(r.model_copies_that_fit);
     const std::string mps = r.mps_clients > 0 ? std::to_string(r.mps_clients) + "/" + std::to_string(r.mps_client_limit) : "off";
     const char mark = r.selected ? '>' : r.smallest ? '*' : ' ';
-    std::snprintf(line, sizeof line, "%c%c%-22s %-44s %5d %6d %6s %7s %7s %8s %9s  %s (%s)\n", mark,
+    char seqs[16] = "";
+    if (generates) std::snprintf(seqs, sizeof seqs, " %6lld", static_cast<long long>(r.sequences_per_gpu));
+    std::snprintf(line, sizeof line, "%c%c%-22s %-44s %5d %6d %6s %7s %7s %8s %9s%s  %s (%s)\n", mark,
                   r.selected && r.smallest ? '*' : ' ', r.gpu.c_str(), Configuration(r).c_str(), r.plan.sdk_processes,
                   copies, fit.c_str(), Gib(r.plan.gpu_memory.planned_peak_bytes).c_str(),
-                  Gib(r.plan.gpu_memory.capacity_bytes).c_str(), Gib(r.headroom_bytes).c_str(), mps.c_str(),
+                  Gib(r.plan.gpu_memory.capacity_bytes).c_str(), Gib(r.headroom_bytes).c_str(), mps.c_str(), seqs,
                   FitVerdictName(r.verdict), r.rule.c_str());
     out += line;
   }
   out += "columns: procs = SDK processes per worker; copies = model copies on the busiest GPU; fit = copies of the "
          "pipeline's models that GPU holds beside its contexts and workspace; MPS = clients/limit per GPU\n";
+  if (generates) out += GenerationText(plan);
   for (const CatalogPlanRow& r : plan.rows) {
     if (r.selected) out += "your flags: " + r.gpu + " " + Configuration(r) + ": " + FitVerdictName(r.verdict) + "\n";
   }
@@ -255,6 +287,7 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
         {"model_bytes", r.plan.gpu_memory.model_bytes},
         {"workspace_bytes", r.plan.gpu_memory.workspace_bytes},
         {"model_copies_that_fit", r.model_copies_that_fit},
+        {"sequences_per_gpu", r.sequences_per_gpu},
         {"mps", r.plan.accelerator.mps},
         {"mps_clients", r.mps_clients},
         {"mps_client_limit", r.mps_client_limit},
@@ -265,7 +298,19 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
     };
     row["models"] = nlohmann::json::array();
     for (const auto& m : r.plan.models) {
-      row["models"].push_back({{"name", m.name}, {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"bytes", m.bytes}});
+      nlohmann::json model = {{"name", m.name}, {"copies", m.copies}, {"copies_per_gpu", m.copies_per_gpu}, {"bytes", m.bytes}};
+      if (m.sequences) {
+        const auto& s = *m.sequences;
+        model["sequences"] = {{"context_tokens", s.kv.context_tokens}, {"context_how", s.kv.context_how},
+                              {"kv_bytes_per_token", s.kv.bytes_per_token}, {"sequence_bytes", s.sequence_bytes},
+                              {"gpu_memory_utilization", s.utilization}, {"budget_bytes", s.budget_bytes},
+                              {"other_bytes", s.other_bytes}, {"kv_bytes_left", s.kv_bytes_left},
+                              {"kv_bytes_per_cache", s.kv_bytes_per_cache}, {"processes", s.processes},
+                              {"per_process", s.per_process}, {"per_gpu", s.per_gpu},
+                              {"max_num_seqs", s.kv.max_sequences}, {"cache_bytes", s.kv.cache_bytes},
+                              {"cache_sequences", s.cache_sequences}};
+      }
+      row["models"].push_back(std::move(model));
     }
     if (!r.mig_profile.empty()) {
       row["mig"] = {{"profile", r.mig_profile}, {"compute_slices", r.mig_compute_slices}, {"gpu_slices", r.mig_gpu_slices},
@@ -297,6 +342,7 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
     j["recommended_row"] = by_time ? plan.fastest : plan.cheapest;
   }
   j["notes"] = plan.notes;
+  if (!plan.sequence_miss.empty()) j["sequence_miss"] = plan.sequence_miss;
   j["processes_note"] = plan.processes_note;
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -38,14 +38,17 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
     const ModelWork& w = *m.work;
     const double eff = in.gpu_efficiency.value_or(w.default_efficiency);
     const double c = w.flops_per_record / (flops_per_s * eff);
-    const double bytes = static_cast<double>(m.bytes) / static_cast<double>(w.batch_size) + w.activation_bytes_per_record;
+    const double reads = w.weight_reads_per_record > 0 ? w.weight_reads_per_record : 1.0 / static_cast<double>(w.batch_size);
+    const double bytes = static_cast<double>(m.bytes) * reads + w.activation_bytes_per_record;
     const double b = bytes / bytes_per_s;
     compute_t += c;
     bandwidth_t += b;
     roofline_t += std::max(c, b);
     e.inputs.push_back("model '" + m.name + "': " + Num(w.flops_per_record) + " FLOPs/record (" + w.how + "), " +
-                       Num(bytes) + " B/record (weights " + Num(static_cast<double>(m.bytes)) + " B / batch " +
-                       std::to_string(w.batch_size) + " + activations " + Num(w.activation_bytes_per_record) +
+                       Num(bytes) + " B/record (weights " + Num(static_cast<double>(m.bytes)) + " B" +
+                       (w.weight_reads_per_record > 0 ? " x " + Num(w.weight_reads_per_record) + " reads"
+                                                      : " / batch " + std::to_string(w.batch_size)) +
+                       " + activations " + Num(w.activation_bytes_per_record) +
                        " B), " + w.dtype + ", efficiency " + Num(eff, "%.2g") +
                        (in.gpu_efficiency ? " (--gpu_efficiency)" : " (handler default, not measured)"));
   }

@@ -91,13 +91,48 @@ void PlanResourceHints(const PipelineOptions& options, WorkerPlan& plan) {
                                      : "pipeline-level resource hint (" + options.accelerator_hint->origin.where + ")";
 }
 
+// Text generation, as vLLM sizes its cache: the budget kGpuMemoryUtilization x capacity, less
+// everything but the KV caches (contexts, weights, activations, other models' workspace), is split
+// between the KV caches on the GPU (one per SDK process and text-generation model) and counted in
+// whole sequences of the context.
+void PlanSequences(WorkerPlan& plan, const std::vector<ModelRequirement>& models) {
+  const auto& mem = plan.gpu_memory;
+  uint64_t kv_on_gpu = 0;
+  int decoders = 0;
+  for (const ModelRequirement& m : models) {
+    if (!m.kv_cache) continue;
+    ++decoders;
+    kv_on_gpu += static_cast<uint64_t>(mem.processes_per_gpu) * m.kv_cache->cache_bytes;
+  }
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    if (!models[i].kv_cache) continue;
+    WorkerPlan::Model::Sequences s;
+    s.kv = *models[i].kv_cache;
+    s.sequence_bytes = s.kv.SequenceBytes();
+    s.cache_sequences = s.sequence_bytes ? static_cast<int64_t>(s.kv.cache_bytes / s.sequence_bytes) : 0;
+    if (plan.accelerator.present) {
+      s.on_gpu = true;
+      s.budget_bytes = static_cast<uint64_t>(s.utilization * static_cast<double>(mem.capacity_bytes));
+      s.other_bytes = mem.planned_peak_bytes - std::min(kv_on_gpu, mem.planned_peak_bytes);
+      s.kv_bytes_left = s.budget_bytes > s.other_bytes ? s.budget_bytes - s.other_bytes : 0;
+      s.processes = mem.processes_per_gpu;
+      s.kv_caches = std::max(1, s.processes * decoders);
+      s.kv_bytes_per_cache = s.kv_bytes_left / static_cast<uint64_t>(s.kv_caches);
+      s.per_process = s.sequence_bytes ? static_cast<int64_t>(s.kv_bytes_per_cache / s.sequence_bytes) : 0;
+      s.per_gpu = s.per_process * s.processes;
+    }
+    plan.models[i].sequences = std::move(s);
+  }
+}
+
 void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirement>& models, WorkerPlan& plan) {
   const int gpus = plan.accelerator.present ? plan.accelerator.count : 1;
   auto& mem = plan.gpu_memory;
   mem.processes_per_gpu = CeilDiv(plan.sdk_processes, gpus);
   int hosts_per_gpu = 0;  // model-host processes holding shared copies
   for (const ModelRequirement& m : models) {
-    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0, m.device, m.origin, m.workspace};
+    WorkerPlan::Model out{m.name, m.bytes, m.policy, 0, 0, m.device, m.origin, m.workspace, m.bytes_how, std::nullopt,
+                          m.weights_absent};
     switch (m.policy) {
       case CopiesPolicy::kPerProcess:
         out.copies = plan.sdk_processes;
@@ -116,6 +151,7 @@ void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirem
   }
   if (!plan.accelerator.present) {
     mem = {};
+    PlanSequences(plan, models);
     return;
   }
   const GpuType* gpu = catalog.FindGpu(plan.accelerator.type);
@@ -125,9 +161,16 @@ void PlanModelsAndMemory(const Catalog& catalog, const std::vector<ModelRequirem
   mem.contexts = plan.accelerator.mps ? 1 : mem.clients;
   mem.context_bytes = static_cast<uint64_t>(mem.contexts) * (gpu ? gpu->context_overhead_bytes : 0);
   mem.planned_peak_bytes = mem.context_bytes + mem.model_bytes + mem.workspace_bytes;
+  PlanSequences(plan, models);
 }
 
 }  // namespace
+
+uint64_t KvCacheRequirement::SequenceBytes() const {
+  const int64_t block = std::max(1, block_tokens);
+  const int64_t blocks = (std::max<int64_t>(context_tokens, 0) + block - 1) / block;
+  return bytes_per_token * static_cast<uint64_t>(blocks * block);
+}
 
 const char* CopiesPolicyName(CopiesPolicy policy) {
   switch (policy) {

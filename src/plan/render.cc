@@ -17,6 +17,29 @@ std::string HintBytes(uint64_t bytes) {
   return HumanBytes(bytes);
 }
 
+// Text generation: the context, one sequence's KV cache, what the engine's cache holds, and on a GPU
+// vLLM's question: how many sequences fit within gpu_memory_utilization.
+template <typename Line>
+void RenderSequences(const WorkerPlan::Model::Sequences& s, const WorkerPlan& plan, Line& line) {
+  const std::string ctx = std::to_string(s.kv.context_tokens);
+  line("", "text generation: context " + ctx + " tokens per sequence, " + s.kv.context_how);
+  line("", "KV cache " + std::to_string(s.kv.bytes_per_token) + " B per token (" + s.kv.bytes_per_token_how + "); one sequence " +
+               HumanBytes(s.sequence_bytes) + " (" + ctx + " tokens in blocks of " + std::to_string(s.kv.block_tokens) + ")");
+  line("", "engine: cache " + HumanBytes(s.kv.cache_bytes) + " per process (" +
+               (s.kv.cache_bytes_given ? "kv_cache_memory_bytes" : "default; set kv_cache_memory_bytes") + ") holds " +
+               std::to_string(s.cache_sequences) + " sequence(s) of " + ctx + " tokens; max_num_seqs " +
+               std::to_string(s.kv.max_sequences));
+  if (!s.on_gpu) return;
+  char util[16];
+  std::snprintf(util, sizeof util, "%.2g", s.utilization);
+  line("sequences:", SequencesText(s));
+  line("", std::string("budget gpu_memory_utilization ") + util + " (vLLM's default) x " +
+               HumanBytes(plan.gpu_memory.capacity_bytes) + " = " + HumanBytes(s.budget_bytes) + "; contexts, weights, " +
+               "activations and other workspace " + HumanBytes(s.other_bytes) + " leave " + HumanBytes(s.kv_bytes_left) +
+               " for " + std::to_string(s.kv_caches) + " KV cache(s), " + HumanBytes(s.kv_bytes_per_cache) + " each (" +
+               std::to_string(s.kv_bytes_per_cache) + " B: the most kv_cache_memory_bytes may be)");
+}
+
 }  // namespace
 
 std::string RenderPlanText(const WorkerPlan& plan) {
@@ -62,9 +85,12 @@ std::string RenderPlanText(const WorkerPlan& plan) {
     line("model:", m.name + ": " + HumanBytes(m.bytes) + " x " + std::to_string(m.copies) + " copies (" +
                        CopiesPolicyName(m.policy) + "), " + std::to_string(m.copies_per_gpu) + " on the busiest GPU, device " +
                        m.device);
+    if (!m.bytes_how.empty()) line("", "weights " + std::to_string(m.bytes) + " B: " + m.bytes_how);
+    if (m.weights_absent) line("", "planned from config.json alone: the model directory has no model.safetensors (a run needs it)");
     if (!m.workspace.how.empty()) {
       line("", "workspace " + HumanBytes(m.workspace.bytes) + " per process (" + m.workspace.how + ")");
     }
+    if (m.sequences) RenderSequences(*m.sequences, plan, line);
   }
   if (plan.bundles.stages.size() > 1) {
     line("stages:", std::to_string(plan.bundles.stages.size()) + " fused stages, a Combine's shuffle (" +

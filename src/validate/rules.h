@@ -51,6 +51,9 @@ void MpsClientLimit(const RuleContext& ctx);
 void MpsRecommended(const RuleContext& ctx);
 // rules_memory.cc
 void GpuMemory(const RuleContext& ctx);
+// Text generation: not one sequence of the context fits the GPU's budget (kv-cache-no-sequence), or
+// the engine's own cache holds none (kv-cache-short).
+void KvCacheSequences(const RuleContext& ctx);
 // rules_models.cc
 void GpuRequestedNoAccelerator(const RuleContext& ctx);
 // rules_hints.cc

@@ -28,4 +28,30 @@ void GpuMemory(const RuleContext& ctx) {
               "share model copies (large_model / model_copies), run fewer SDK processes, or pick a GPU with more memory");
 }
 
+void KvCacheSequences(const RuleContext& ctx) {
+  if (!ctx.plan) return;
+  for (const std::string& why : SequenceShortfalls(*ctx.plan)) {
+    const AcceleratorSpec* spec = ctx.accelerator;
+    const Origin origin = spec ? spec->origin : Origin{"pipeline", "", 0};
+    ctx.Add("kv-cache-no-sequence", origin, spec && spec->type_field ? spec->type_field->offset : origin.value_offset,
+            spec && spec->type_field ? spec->type_field->text.size() : 0, why,
+            "vLLM refuses this too (\"try increasing gpu_memory_utilization or decreasing max_model_len\"): shorten the "
+            "context (pipeline_args max_length), share the weights (large_model / model_copies), " +
+                std::string(ctx.plan->accelerator.mps ? "" : "use_nvidia_mps (one context), ") +
+                "run fewer SDK processes (--sdk_worker_parallelism), or pick a GPU with more memory");
+  }
+  for (const auto& m : ctx.plan->models) {
+    if (!m.sequences || m.sequences->cache_sequences > 0) continue;
+    const auto& s = *m.sequences;
+    const Origin origin = m.origin.value_or(Origin{"pipeline", "", 0});
+    ctx.Add("kv-cache-short", origin, origin.value_offset, 0,
+            "model '" + m.name + "': the engine's KV cache of " + std::to_string(s.kv.cache_bytes) + " B per process holds " +
+                std::to_string(s.kv.bytes_per_token ? s.kv.cache_bytes / s.kv.bytes_per_token : 0) + " tokens, less than one "
+                "sequence of " + std::to_string(s.kv.context_tokens) + " tokens (" + s.kv.context_how + ", " +
+                std::to_string(s.sequence_bytes) + " B)",
+            "records whose prompt and new tokens do not fit go to the error output; set pipeline_args "
+            "kv_cache_memory_bytes to at least " + std::to_string(s.sequence_bytes) + " or a shorter max_length");
+  }
+}
+
 }  // namespace dfw::validate_internal

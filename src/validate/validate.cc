@@ -19,6 +19,7 @@ constexpr const char* kRightFitting = "https://cloud.google.com/dataflow/docs/gu
 constexpr const char* kTenants = "docs/tenants.md";
 constexpr const char* kFlexrs = "https://cloud.google.com/dataflow/docs/guides/flexrs";
 constexpr const char* kUseGpus = "https://cloud.google.com/dataflow/docs/gpu/use-gpus";
+constexpr const char* kVllmEngineArgs = "https://docs.vllm.ai/en/latest/models/engine_args.html";
 
 using S = Severity;
 
@@ -71,6 +72,10 @@ const std::vector<RuleInfo> kRules = {
      "provisioning_model:FLEX_START in a streaming job: GPU flex-start is for batch pipelines only"},
     {"gpu-memory-exceeded", S::kError, kMps, "planned GPU memory above capacity"},
     {"gpu-memory-tight", S::kWarning, kMps, "planned GPU memory above 90% of capacity"},
+    {"kv-cache-no-sequence", S::kError, kVllmEngineArgs,
+     "text generation: not one sequence of the context fits the GPU within gpu_memory_utilization 0.9"},
+    {"kv-cache-short", S::kWarning, kVllmEngineArgs,
+     "text generation: the engine's KV cache (kv_cache_memory_bytes) holds no sequence of the whole context"},
     {"gpu-requested-no-accelerator", S::kWarning, kGpuSupport,
      "RunInference asks for device: GPU but no accelerator is declared (Beam falls back to the CPU)"},
     // Tenants (dfworker run --tenants FILE): checked by the tenants module (dfw/tenants/admission.h).
@@ -94,7 +99,7 @@ constexpr vi::Rule kRuleFunctions[] = {
     vi::StreamingRightFitting, vi::FlexrsWithGpu,      vi::FlexStartBatchOnly,
     vi::MpsMultiGpu,          vi::MpsSingleSdkProcess, vi::MpsPrime,                 vi::MpsOutsideAccelerator,
     vi::MpsRestrictedParallelism, vi::MpsSingleVcpu, vi::MpsClientLimit,             vi::MpsRecommended,
-    vi::GpuMemory,            vi::GpuRequestedNoAccelerator, vi::ResourceHintExceedsMachine,
+    vi::GpuMemory,            vi::KvCacheSequences,    vi::GpuRequestedNoAccelerator, vi::ResourceHintExceedsMachine,
 };
 
 const RuleInfo* FindRule(std::string_view code) {

@@ -35,6 +35,20 @@ struct Case {
   CheckFor check_for = CheckFor::kDataflowLaunch;
 };
 
+// A Gemma-2B-shaped text-generation model in bfloat16 (docs/right-sizing.md): 144 MiB per 8192 tokens.
+ModelRequirement Decoder(int64_t context, uint64_t cache_bytes) {
+  ModelRequirement m{"gen", uint64_t{5012344832}, CopiesPolicy::kPerProcess, 1, 0, "CPU", std::nullopt};
+  KvCacheRequirement kv;
+  kv.bytes_per_token = 18432;
+  kv.context_tokens = context;
+  kv.block_tokens = 16;
+  kv.cache_bytes = cache_bytes;
+  kv.activation_bytes = 67518464;
+  m.workspace = WorkspaceSize(cache_bytes + kv.activation_bytes, "test");
+  m.kv_cache = kv;
+  return m;
+}
+
 // Keeps CTest names readable (gtest would print the struct's bytes).
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
@@ -211,6 +225,10 @@ const std::vector<Case>& Cases() {
       {"memory_model_copies_fit", {kSO + kL4Accelerator + kMps, "--machine_type=g2-standard-8"}, {}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 5, 0, "CPU", std::nullopt}}},
       {"memory_model_copies_exceed", {kSO + kL4Accelerator + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-exceeded"}, "", {{"m", 4 * kGiB, CopiesPolicy::kModelCopies, 6, 0, "CPU", std::nullopt}}},
       {"memory_workspace_tight", {kSO + kL4Accelerator + kMps, "--machine_type=g2-standard-8"}, {"gpu-memory-tight"}, "", {{"m", 6 * kGiB, CopiesPolicy::kModelCopies, 2, 1200ull << 20, "CPU", std::nullopt}}},
+      // --- text generation: sequences of the context within gpu_memory_utilization 0.9 ---
+      {"kv_sequences_fit", {kSO + kL4Accelerator + kMps, "--machine_type=g2-standard-8", "--sdk_worker_parallelism=4"}, {}, "", {Decoder(8192, 256ull << 20)}},
+      {"kv_no_sequence", {kSO + kL4Accelerator + kMps, "--machine_type=g2-standard-8", "--sdk_worker_parallelism=4"}, {"kv-cache-no-sequence", "kv-cache-short"}, "", {Decoder(65536, 256ull << 20)}},
+      {"kv_cache_short", {"--machine_type=n1-standard-4"}, {"kv-cache-short"}, "", {Decoder(8192, 1ull << 20)}},
       // --- issue 6: a 3 GiB model on one T4 (n1-standard-8 = 8 SDK processes) ---
       {"t4_3gib_per_process_exceeds", {kSO + kT4, "--machine_type=n1-standard-8"}, {"gpu-memory-exceeded", "mps-recommended"}, "", {{"m", 3 * kGiB, CopiesPolicy::kPerProcess, 1, 0, "CPU", std::nullopt}}},
       {"t4_3gib_two_copies_mps_fit", {kSO + kT4 + kMps, "--machine_type=n1-standard-8"}, {}, "", {{"m", 3 * kGiB, CopiesPolicy::kModelCopies, 2, 0, "CPU", std::nullopt}}},

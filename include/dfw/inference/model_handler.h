@@ -50,6 +50,11 @@ struct ModelHandlerOptions {
   // load with this key set wins.
   std::optional<int64_t> blas_threads;
   Row extra;                   // handler-specific keys (declared in the handler table), as given
+  // Made for the plan alone (`dfworker plan`, `run --dry_run`), never from YAML: a handler that can
+  // describe its model from config.json alone (text generation) accepts a directory without the
+  // weights file and plans from the config; with the file present it checks it in full, as always.
+  // LoadModel of a handler made this way without weights fails.
+  bool config_only = false;
 };
 
 // Beam's model-copies rule, the one place it is written (RunInference, the plan and the launcher
@@ -89,9 +94,31 @@ class Model {
 
 // Device memory one loaded copy of a model needs beyond its weights, for its largest batch: the
 // activation and scratch buffers, as the model really allocates them.
+// A text-generation model's KV cache and step scratch, in the terms vLLM users size a GPU in: the
+// plan counts how many sequences of `context_tokens` fit beside the weights (dfw/plan/plan.h).
+struct KvCacheEstimate {
+  uint64_t bytes_per_token = 0;    // layers x KV heads x head_dim x 2 (K and V) x bytes per value
+  std::string bytes_per_token_how;
+  int64_t context_tokens = 0;      // one sequence's longest context (prompt + new tokens)
+  std::string context_how;         // which: "max_length 4096 ...", "max_position_embeddings 8192 ..."
+  int block_tokens = 1;            // the cache hands out blocks of this many tokens
+  int64_t max_sequences = 1;       // the engine's limit on concurrent sequences (max_num_seqs)
+  uint64_t cache_bytes = 0;        // the cache one loaded copy allocates at most (kv_cache_memory_bytes)
+  bool cache_bytes_given = false;  // kv_cache_memory_bytes was set (else the engine's default)
+  uint64_t activation_bytes = 0;   // the scratch of the largest step
+  std::string activation_how;
+};
+
 struct WorkspaceEstimate {
   uint64_t bytes = 0;
   std::string how;  // the arithmetic, e.g. "2 activation buffers x 256 rows x widest layer 32 x 4 B"
+  // The weights as the model holds them on its device, when the handler knows them better than the
+  // weights file's size (a dtype the model converts to, or no file: ModelHandlerOptions::config_only);
+  // nullopt = the safetensors header's size.
+  std::optional<uint64_t> weight_bytes;
+  std::string weight_how;
+  bool weights_absent = false;            // config_only and there is no weights file
+  std::optional<KvCacheEstimate> kv_cache;  // text generation: `bytes` is cache_bytes + activation_bytes
 };
 
 // The work of one record for the throughput estimate (dfworker plan), from the model's config
@@ -101,6 +128,9 @@ struct WorkEstimate {
   double activation_bytes_per_record = 0;  // activations written and read back, per record
   int64_t batch_size = 0;                  // records per batch assumed (max_batch_size); weights are
                                            // read once per batch, so their traffic per record is bytes / batch
+  // Weight reads per record when they are not once per batch (a decoder reads them once per step,
+  // shared by the sequences of that step); 0 = 1 / batch_size.
+  double weight_reads_per_record = 0;
   std::string dtype = "fp32";              // what the kernels compute in (the backends run FP32)
   // The share of the GPU's FP32 peak this handler's kernels are assumed to reach: a stated default,
   // not a measurement (scripts/gpu-check.sh measures it on a real GPU); plan --gpu_efficiency overrides.

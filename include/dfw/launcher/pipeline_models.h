@@ -10,6 +10,7 @@
 #include "dfw/options/diagnostic.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/plan/plan.h"
+#include "dfw/stages/stage.h"
 
 namespace dfw {
 
@@ -36,6 +37,12 @@ struct PipelineModels {
 // Copies policy per transform, from model_handler.config (Beam's rule): `model_copies: k` → k shared
 // copies per worker (it wins over large_model, as in Beam); `large_model: true` → one shared copy;
 // otherwise one copy per SDK process.
-PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml);
+//
+// `checks`: kFull (what `run` needs: every model file there and agreeing); kConfigOnly (the plan and
+// the dry run): the same checks, except that a handler which can plan from config.json alone
+// (text generation) accepts a model directory without its weights file — its model is then sized
+// from the config and `diagnostics` carries a "model-weights-absent" warning for it.
+PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml,
+                                  ModelChecks checks = ModelChecks::kFull);
 
 }  // namespace dfw

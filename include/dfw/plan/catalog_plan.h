@@ -44,6 +44,9 @@ struct CatalogPlanRow {
   // Copies of the pipeline's models (all of them, once each) that the busiest GPU holds beside
   // the row's contexts and workspace; -1 when the pipeline loads no model.
   int64_t model_copies_that_fit = -1;
+  // Text generation: sequences of the context per GPU (the fewest over the pipeline's generating
+  // models, WorkerPlan::Model::Sequences::per_gpu); -1 when the pipeline generates no text.
+  int64_t sequences_per_gpu = -1;
   int mps_clients = 0;         // client processes per GPU when MPS is on (0 = MPS off)
   int mps_client_limit = 0;    // the MPS server's limit for the row (MIG: lowered with the slice)
   FitVerdict verdict = FitVerdict::kDoesNotFit;
@@ -65,6 +68,10 @@ struct CatalogPlan {
   // With constraints that no fitting configuration meets: the closest miss, said in a sentence
   // ("" = the constraints are met, or there are none). `dfworker plan` exits 2 with it.
   std::string constraint_miss;
+  // A text-generation pipeline none of whose rows holds one sequence of its context within the
+  // gpu_memory_utilization budget: the row that comes closest, with its numbers ("" = some row
+  // does, or no text generation). `dfworker plan` exits 2 with it.
+  std::string sequence_miss;
   std::optional<EstimateInputs> estimate_inputs;
 };
 

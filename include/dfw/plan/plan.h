@@ -39,6 +39,29 @@ struct ModelWork {
   std::string dtype = "fp32";
   double default_efficiency = 0.3; // share of the GPU's peak the handler's kernels are assumed to reach
   std::string how;
+  double weight_reads_per_record = 0;  // when not once per batch (decoders: once per step); 0 = 1 / batch_size
+};
+
+// vLLM's default gpu_memory_utilization: the share of a GPU an engine may fill with weights,
+// activations and KV cache. The plan counts text-generation sequences within it; the dry run's
+// gpu-memory-tight rule and the catalog plan's "tight" verdict start at the same 90 %.
+inline constexpr double kGpuMemoryUtilization = 0.9;
+
+// A text-generation model's KV cache and step scratch, per SDK process running it (filled by the
+// launcher from the handler's KvCacheEstimate, dfw/inference/model_handler.h).
+struct KvCacheRequirement {
+  uint64_t bytes_per_token = 0;    // layers x KV heads x head_dim x 2 x bytes per value
+  std::string bytes_per_token_how;
+  int64_t context_tokens = 0;      // one sequence's longest context
+  std::string context_how;         // which figure gave it
+  int block_tokens = 1;            // a sequence takes whole cache blocks
+  int64_t max_sequences = 1;       // max_num_seqs
+  uint64_t cache_bytes = 0;        // the cache one process allocates at most (kv_cache_memory_bytes)
+  bool cache_bytes_given = false;  // else the engine's default
+  uint64_t activation_bytes = 0;   // the largest step's scratch
+  std::string activation_how;
+  // One sequence of context_tokens: bytes_per_token x the context rounded up to whole blocks.
+  uint64_t SequenceBytes() const;
 };
 
 // One model the pipeline loads, filled by the pipeline/inference modules (empty list = no models known).
@@ -51,6 +74,10 @@ struct ModelRequirement {
   std::string device = "CPU";       // model_handler.config device: "CPU" or "GPU" (as the pipeline asks)
   std::optional<Origin> origin;     // where the transform (its `device:` when given) is written, for diagnostics
   std::optional<ModelWork> work = std::nullopt;  // per-record work (estimate.h); nullopt when the handler cannot say
+  // Text generation: `workspace` is cache_bytes + activation_bytes, and the plan counts sequences.
+  std::optional<KvCacheRequirement> kv_cache = std::nullopt;
+  std::string bytes_how = {};      // how `bytes` was found ("" = the safetensors header)
+  bool weights_absent = false;     // planned from config.json alone (no weights file yet)
 };
 
 // What we know about the machine we run on (filled by the CLI; a fake in tests).
@@ -99,6 +126,28 @@ struct WorkerPlan {
     std::string device = "CPU";    // as the pipeline asks ("GPU" runs on the CPU without an accelerator)
     std::optional<Origin> origin;  // copied from ModelRequirement::origin
     WorkspaceSize workspace;       // per process running it (ModelRequirement::workspace)
+    std::string bytes_how = {};    // ModelRequirement::bytes_how
+    // Text generation, in vLLM's arithmetic (docs/right-sizing.md): on the busiest GPU the budget
+    // utilization x capacity, less the contexts, every model's weights, activations and other
+    // workspace, is what the KV caches may hold; each SDK process has its own cache, so the room is
+    // split between them and counted in whole sequences of the context.
+    struct Sequences {
+      KvCacheRequirement kv;
+      uint64_t sequence_bytes = 0;     // kv.SequenceBytes()
+      int64_t cache_sequences = 0;     // sequences the configured cache (kv.cache_bytes) holds
+      bool on_gpu = false;             // an accelerator is planned (the rest is 0 without one)
+      double utilization = kGpuMemoryUtilization;
+      uint64_t budget_bytes = 0;       // utilization x capacity
+      uint64_t other_bytes = 0;        // planned peak without the text-generation KV caches
+      uint64_t kv_bytes_left = 0;      // budget - other (0 below), for the KV caches on the GPU
+      int processes = 0;               // SDK processes on the busiest GPU (each its own cache)
+      int kv_caches = 0;               // processes x text-generation models
+      uint64_t kv_bytes_per_cache = 0; // kv_bytes_left / kv_caches
+      int64_t per_process = 0;         // sequences of the context that fit per process
+      int64_t per_gpu = 0;             // per_process x processes
+    };
+    std::optional<Sequences> sequences;  // text-generation models only
+    bool weights_absent = false;        // ModelRequirement::weights_absent
   };
   std::vector<Model> models;
 
@@ -147,5 +196,12 @@ Result<WorkerPlan> MakePlan(const PipelineOptions& options, const Catalog& catal
 
 // Human-readable plan (several lines, ending in '\n').
 std::string RenderPlanText(const WorkerPlan& plan);
+
+// The text-generation models of `plan` whose sequences do not fit its GPU: one sentence each with
+// the numbers (budget, what fills it, what one sequence needs), for the dry run's refusal and
+// `dfworker plan`'s verdict. Empty when every sequence count is 1 or more, or there is no GPU.
+std::vector<std::string> SequenceShortfalls(const WorkerPlan& plan);
+// "8 sequences of 8192 tokens per GPU (2 per process x 4 processes)", for one model's Sequences.
+std::string SequencesText(const WorkerPlan::Model::Sequences& s);
 
 }  // namespace dfw
