@@ -4,6 +4,7 @@
 //
 //   DFW_DECODER_DIR=DIR inference_generation_bench [--threads N] [--rounds R] [--new_tokens T]
 //                                                 [--prompt P] [--batches 1,4,16] [--dtype float32|bfloat16]
+//                                                 [--skinny_rows R]  (steps of <= R rows on the streaming kernels)
 //
 // Measured, in alternating rounds (batches interleaved, each round all of them):
 //   bandwidth   read-only streaming over a 1 GiB buffer with N threads (best of 3): the bound's input
@@ -86,7 +87,7 @@ std::vector<int> ParseList(const std::string& s) {
 int main(int argc, char** argv) {
   using namespace dfw;
   (void)InitLogging("warning", "bench");
-  int threads = 2, rounds = 3, new_tokens = 32, prompt_len = 32;
+  int threads = 2, rounds = 3, new_tokens = 32, prompt_len = 32, skinny_rows = 8;
   std::vector<int> batches = {1, 4, 16};
   std::string dtype_name = "float32";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -97,6 +98,7 @@ int main(int argc, char** argv) {
     else if (k == "--prompt") prompt_len = std::atoi(v.c_str());
     else if (k == "--batches") batches = ParseList(v);
     else if (k == "--dtype") dtype_name = v;
+    else if (k == "--skinny_rows") skinny_rows = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "unknown flag %s\n", k.c_str());
       return 2;
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto backend = MakeCpuBackend();
-  auto model = DecoderModel::Load(*config, **file, backend.get(), *dtype);
+  auto model = DecoderModel::Load(*config, **file, backend.get(), *dtype, skinny_rows);
   if (!model.ok()) {
     std::fprintf(stderr, "%s\n", model.status().ToString().c_str());
     return 2;
@@ -140,6 +142,23 @@ int main(int argc, char** argv) {
               "\"threads\": %d, \"backend\": \"%s\"}\n",
               dir, static_cast<unsigned long long>(config->ParameterCount()), streamed, dtype_name.c_str(), threads,
               backend->description().c_str());
+  {
+    // Warm-up: the first product of a process calibrates the CPU backend's GEMM path, and first
+    // shapes build their oneDNN primitives; neither belongs in a round's figures.
+    EngineOptions eo;
+    eo.max_sequences = 2;
+    GenerationEngine engine(model->get(), eo);
+    GenerationParams w = p;
+    w.max_new_tokens = 2;
+    std::vector<GenerationRequest> reqs(2);
+    for (int s = 0; s < 2; ++s) {
+      reqs[static_cast<std::size_t>(s)].prompt = prompts[0];
+      reqs[static_cast<std::size_t>(s)].params = &w;
+    }
+    std::vector<std::vector<GeneratedSequence>> out;
+    GenerationStats stats;
+    (void)engine.Run(reqs, out, stats);
+  }
   for (int round = 0; round < rounds; ++round) {
     const double bw = ReadBandwidth(buf, threads, 3);
     std::printf("{\"what\": \"bandwidth\", \"round\": %d, \"bytes_per_s\": %.0f, \"decode_limit_tokens_per_s\": %.2f}\n", round, bw,

@@ -31,6 +31,8 @@ model_dir, threads, new = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 torch.set_num_threads(threads)
 m = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
 v = m.config.vocab_size
+with torch.no_grad():  # warm-up, as the C++ side does
+    m.generate(torch.tensor([[1, 2, 3, 4]]), max_new_tokens=2, do_sample=False, pad_token_id=0)
 for b in (1, 16):
     ids = torch.tensor([[(s * 7919 + t * 104729) % v for t in range(32)] for s in range(b)])
     with torch.no_grad():

@@ -237,6 +237,16 @@ void SkinnyLinear(const float* x, int m, const SkinnyWeights& w, const float* bi
   });
 }
 
+void ParallelFor(int n, int threads, const std::function<void(int, int)>& fn) {
+  if (threads <= 1 || n <= 1) {
+    fn(0, n);
+    return;
+  }
+  Arena(threads).execute([&] {
+    tbb::parallel_for(tbb::blocked_range<int>(0, n), [&](const tbb::blocked_range<int>& r) { fn(r.begin(), r.end()); });
+  });
+}
+
 const char* SkinnyIsa() {
   switch (BestIsa()) {
     case Isa::kAvx512: return "avx512";

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace dfw::decoder_kernels {
@@ -28,6 +29,10 @@ void MakeSkinnyWeights(const float* w, int n, int k, bool to_bf16, SkinnyWeights
 
 // y[m x n] = x[m x k] · Wᵀ + bias (bias n floats or nullptr), on `threads` threads (>= 1).
 void SkinnyLinear(const float* x, int m, const SkinnyWeights& w, const float* bias, float* y, int threads);
+
+// fn(begin, end) over [0, n) in contiguous parts on `threads` threads (the same arena as
+// SkinnyLinear); runs inline when threads <= 1 or n <= 1.
+void ParallelFor(int n, int threads, const std::function<void(int, int)>& fn);
 
 // Which implementation runs on this CPU: "avx512", "avx2" or "scalar" (DFW_CPU_KERNELS=scalar forces it).
 const char* SkinnyIsa();

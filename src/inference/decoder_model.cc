@@ -396,40 +396,49 @@ Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, Page
   }
   const bool window = c.sliding_window > 0 && c.sliding[static_cast<std::size_t>(layer)];
   const float cap = c.attn_logit_softcap;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const DecoderRow& row = rows[r];
-    const int first = window ? std::max(0, row.position - c.sliding_window + 1) : 0;
-    const int n = row.position - first + 1;
-    scores_.resize(static_cast<std::size_t>(n));
-    const float* qrow = qkv_.data() + r * static_cast<std::size_t>(qkv_w);
-    float* out = attn_.data() + r * static_cast<std::size_t>(H) * hd;
-    for (int head = 0; head < H; ++head) {
-      const float* qh = qrow + head * hd;
-      const int g = head / group;
-      float best = -INFINITY;
-      for (int j = first; j <= row.position; ++j) {
-        const float* k = cache.BlockHead(row.seq, j, layer, 0, g) + (j % B) * hd;
-        float dot = 0;
-        for (int d = 0; d < hd; ++d) dot += qh[d] * k[d];
-        float s = dot * c.query_scale;
-        if (cap > 0) s = cap * std::tanh(s / cap);
-        scores_[static_cast<std::size_t>(j - first)] = s;
-        best = std::max(best, s);
-      }
-      float sum = 0;
-      for (float& s : scores_) {
-        s = std::exp(s - best);
-        sum += s;
-      }
-      float* oh = out + head * hd;
-      std::fill(oh, oh + hd, 0.0f);
-      for (int j = first; j <= row.position; ++j) {
-        const float p = scores_[static_cast<std::size_t>(j - first)] / sum;
-        const float* vv = cache.BlockHead(row.seq, j, layer, 1, g) + (j % B) * hd;
-        for (int d = 0; d < hd; ++d) oh[d] += p * vv[d];
+  // Rows are independent here (their keys are all in the cache): split them across the threads
+  // when there is enough work (long prompts), each with its own score buffer.
+  auto rows_in = [&](int r0, int r1) {
+    thread_local std::vector<float> scores;
+    for (int ri = r0; ri < r1; ++ri) {
+      const std::size_t r = static_cast<std::size_t>(ri);
+      const DecoderRow& row = rows[r];
+      const int first = window ? std::max(0, row.position - c.sliding_window + 1) : 0;
+      const int n = row.position - first + 1;
+      scores.resize(static_cast<std::size_t>(n));
+      const float* qrow = qkv_.data() + r * static_cast<std::size_t>(qkv_w);
+      float* out = attn_.data() + r * static_cast<std::size_t>(H) * hd;
+      for (int head = 0; head < H; ++head) {
+        const float* qh = qrow + head * hd;
+        const int g = head / group;
+        float best = -INFINITY;
+        for (int j = first; j <= row.position; ++j) {
+          const float* k = cache.BlockHead(row.seq, j, layer, 0, g) + (j % B) * hd;
+          float dot = 0;
+          for (int d = 0; d < hd; ++d) dot += qh[d] * k[d];
+          float s = dot * c.query_scale;
+          if (cap > 0) s = cap * std::tanh(s / cap);
+          scores[static_cast<std::size_t>(j - first)] = s;
+          best = std::max(best, s);
+        }
+        float sum = 0;
+        for (float& s : scores) {
+          s = std::exp(s - best);
+          sum += s;
+        }
+        float* oh = out + head * hd;
+        std::fill(oh, oh + hd, 0.0f);
+        for (int j = first; j <= row.position; ++j) {
+          const float p = scores[static_cast<std::size_t>(j - first)] / sum;
+          const float* vv = cache.BlockHead(row.seq, j, layer, 1, g) + (j % B) * hd;
+          for (int d = 0; d < hd; ++d) oh[d] += p * vv[d];
+        }
       }
     }
-  }
+  };
+  int64_t work = 0;
+  for (const DecoderRow& row : rows) work += static_cast<int64_t>(row.position + 1) * H * hd;
+  decoder_kernels::ParallelFor(static_cast<int>(rows.size()), work > (1 << 18) ? BlasThreads() : 1, rows_in);
   return Status::OK();
 }
 

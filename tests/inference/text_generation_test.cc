@@ -46,13 +46,14 @@ Result<std::unique_ptr<ModelHandler>> Handler(const std::string& dir, const Valu
 }
 
 // Runs the model over `prompt` in one step and returns the last position's logits.
-std::vector<float> PromptLogits(const std::string& dir, const std::vector<int32_t>& prompt, int chunk) {
+std::vector<float> PromptLogits(const std::string& dir, const std::vector<int32_t>& prompt, int chunk,
+                                LinearDType dtype = LinearDType::kFloat32) {
   auto cfg = DecoderConfig::Load(dir + "/config.json");
   EXPECT_TRUE(cfg.ok()) << cfg.status().ToString();
   auto file = SafetensorsFile::Open(dir + "/model.safetensors");
   EXPECT_TRUE(file.ok());
   auto backend = MakeCpuBackend();
-  auto model = DecoderModel::Load(*cfg, **file, backend.get(), LinearDType::kFloat32);
+  auto model = DecoderModel::Load(*cfg, **file, backend.get(), dtype);
   EXPECT_TRUE(model.ok()) << model.status().ToString();
   PagedKvCache cache(*cfg, 1 << 20);
   const int seq = cache.AddSequence();
@@ -536,6 +537,56 @@ TEST(SkinnyLinear, EqualsTheReferenceProductForEveryShape) {
         }
       }
     }
+  }
+}
+
+}  // namespace
+}  // namespace dfw::text_generation_test
+
+namespace dfw::text_generation_test {
+namespace {
+
+// A long prompt in one step splits attention across threads; one row per step never does: the same
+// logits either way.
+TEST(DecoderModel, ThreadedAttentionOverALongPromptEqualsOneRowAtATime) {
+  ASSERT_TRUE(SetBlasThreads(2).ok());
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 300; ++i) prompt.push_back(static_cast<int32_t>((i * 37 + 11) % 300));
+  const std::string dir = HfDir() + "/decoders/llama";
+  const std::vector<float> all = PromptLogits(dir, prompt, 1000);
+  const std::vector<float> one = PromptLogits(dir, prompt, 1);
+  ASSERT_EQ(all.size(), one.size());
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_NEAR(all[i], one[i], 1e-4) << i;
+}
+
+}  // namespace
+}  // namespace dfw::text_generation_test
+
+namespace dfw::text_generation_test {
+namespace {
+
+// bfloat16 Linear layers (load_pipeline_args dtype: bfloat16) where the CPU has them: the prompt's
+// logits stay within bfloat16's precision of float32's, by prefill (oneDNN) and by decode steps
+// (the streaming kernels' bfloat16 weights).
+TEST(DecoderModel, BFloat16LogitsTrackFloat32) {
+  if (!MakeCpuBackend()->CheckLinearDType(LinearDType::kBFloat16).ok()) GTEST_SKIP() << "no bfloat16 on this CPU";
+  const nlohmann::json ref = HfReference("text_generation_llama");
+  const std::vector<int32_t> prompt = ref["prompt_last_logits"]["prompt_token_ids"].get<std::vector<int32_t>>();
+  const std::string dir = HfDir() + "/decoders/llama";
+  const std::vector<float> f32 = PromptLogits(dir, prompt, 1000);
+  for (int chunk : {1000, 1}) {
+    const std::vector<float> bf = PromptLogits(dir, prompt, chunk, LinearDType::kBFloat16);
+    ASSERT_EQ(bf.size(), f32.size());
+    double dot = 0, na = 0, nb = 0, worst = 0;
+    for (std::size_t i = 0; i < f32.size(); ++i) {
+      dot += static_cast<double>(f32[i]) * bf[i];
+      na += static_cast<double>(f32[i]) * f32[i];
+      nb += static_cast<double>(bf[i]) * bf[i];
+      worst = std::max(worst, std::abs(static_cast<double>(f32[i]) - bf[i]));
+    }
+    EXPECT_GT(dot / std::sqrt(na * nb), 0.999) << "chunk " << chunk;
+    EXPECT_LT(worst, 0.2) << "chunk " << chunk;
+    EXPECT_GT(worst, 0.0) << "bfloat16 weights must change something (chunk " << chunk << ")";
   }
 }
 

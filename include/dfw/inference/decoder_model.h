@@ -134,7 +134,7 @@ class DecoderModel {
   int64_t weight_bytes_ = 0;
   int64_t streamed_bytes_ = 0;
   // Scratch, per step.
-  std::vector<float> x_, h_, qkv_, attn_, mlp_, act_, last_, scores_;
+  std::vector<float> x_, h_, qkv_, attn_, mlp_, act_, last_;
 };
 
 }  // namespace dfw
