@@ -25,6 +25,7 @@ GETENV_ALLOWED = {
     "src/catalog/catalog.cc": "DFW_CATALOG_DIR",
     "src/backend/registry.cc": "DFW_CUDA_BACKEND_PATH, DFW_CUDA_UNAVAILABLE",
     "src/backend/cpu/kernels.cc": "DFW_CPU_KERNELS",
+    "src/inference/decoder_kernels.cc": "DFW_CPU_KERNELS (scalar: the decode kernels too)",
     "src/inference/device_memory.cc": "the launcher's child contract (ModelProcessContextFromEnv)",
     "src/device/mps_client.cc": "CUDA_MPS_PIPE_DIRECTORY, DFW_TENANT",
     "src/device/mps_env.cc": "NVIDIA MPS's client variables",

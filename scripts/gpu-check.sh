@@ -31,7 +31,9 @@
 # 7 sentence embeddings (MiniLM: $DFW_MINILM_DIR, else a MiniLM-shaped model made by
 # scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s; 8 two
 # tenants (pipelines/tenants.yaml) under MPS: each process's nvidia-smi memory against its limit;
-# 9 pipelines/hf_sentiment.yaml (HuggingFacePipelineModelHandler) with device: cuda vs CPU.
+# 9 pipelines/hf_sentiment.yaml (HuggingFacePipelineModelHandler) with device: cuda vs CPU;
+# 10 text generation: pipelines/hf_generate.yaml with device: GPU gives the CPU's rows (the engine
+# computes on the host), and `dfworker plan` on the Gemma-2B-shaped config answers for this GPU.
 set -uo pipefail
 CALLER_PWD=$PWD
 BUNDLE=""
@@ -41,7 +43,7 @@ while [ $# -gt 0 ]; do
     --bundle) BUNDLE=${2:-}; shift 2 || shift ;;
     --bundle=*) BUNDLE=${1#--bundle=}; shift ;;
     --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--bundle DIR] [--allow-no-gpu]" >&2; exit 2 ;;
   esac
 done
@@ -601,6 +603,35 @@ sys.exit(0 if ok else 1)
 PY
   then pass "hf pipeline: cuda rows equal the CPU rows"
   else tail -6 "$TMP/hf-cuda.log"; fail "hf pipeline on cuda"; fi
+fi
+
+say "10. text generation: device GPU gives the CPU's rows; the plan answers for this GPU"
+GEN_PIPE=pipelines/hf_generate.yaml
+if ! built dfworker; then
+  skip "dfworker not built"
+elif [ ! -f "$GEN_PIPE" ]; then
+  skip "no $GEN_PIPE"
+elif late 40; then
+  skip "text generation: out of time (budget ${BUDGET}s)"
+else
+  for dev in CPU GPU; do
+    sed -e "s/device: CPU/device: $dev/" -e "s#out/hf_generate#$TMP/gen-$dev#" "$GEN_PIPE" >"$TMP/gen-$dev.yaml"
+    dfw_env timeout "$(tmo 60)" "$DFW" run "$TMP/gen-$dev.yaml" "${EXTRA[@]}" --job_dir "$TMP/gen-job-$dev" >"$TMP/gen-$dev.log" 2>&1
+    echo "-- generate $dev: exit $?"
+  done
+  if cmp -s <(cat "$TMP"/gen-CPU/completions* | sort) <(cat "$TMP"/gen-GPU/completions* | sort) &&
+     [ "$(cat "$TMP"/gen-CPU/completions* | wc -l)" = 5 ]; then
+    pass "text generation: device GPU rows equal the CPU rows (5 completions)"
+  else
+    tail -6 "$TMP/gen-GPU.log"; fail "text generation rows differ between CPU and GPU"
+  fi
+  if [ -f testdata/right_sizing/gemma-2b-generate.yaml ]; then
+    dfw_env timeout "$(tmo 30)" "$DFW" plan testdata/right_sizing/gemma-2b-generate.yaml >"$TMP/gen-plan.log" 2>&1
+    echo "-- plan exit $?"; grep -i -E "seqs|sequences" "$TMP/gen-plan.log" | head -8
+    if [ "$HAVE_GPU" = 1 ]; then
+      note "this GPU: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1) — compare with the plan's row for it"
+    fi
+  fi
 fi
 
 say "summary"

@@ -188,6 +188,24 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
       bc.remove(key);
       Note(name, "RunInference", fmt::format("'{}' is not carried over (Beam's HuggingFacePipelineModelHandler has no such key)", key));
     }
+    // text-generation: dfworker's engine arguments (seed, KV cache, batching) are not pipeline()
+    // arguments; transformers would refuse them, so they stay behind with a note.
+    for (const char* where : {"inference_args", "load_pipeline_args"}) {
+      YAML::Node args = std::string(where) == "inference_args" ? n["config"]["inference_args"] : bc["load_pipeline_args"];
+      if (!args || !args.IsMap()) continue;
+      for (const char* key : {"seed", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes"}) {
+        if (!args[key]) continue;
+        args.remove(key);
+        Note(name, "RunInference",
+             fmt::format("{} '{}' is not carried over: a dfworker engine setting, not a transformers pipeline argument{}", where, key,
+                         std::string(key) == "seed" ? " (Beam samples from torch's unseeded generator)" : ""));
+      }
+    }
+    if (hc["task"] && hc["task"].Scalar() == "text-generation") {
+      Note(name, "RunInference",
+           "text-generation on Beam runs transformers' generate() per batch, one model per SDK process, without continuous "
+           "batching or a shared KV cache (docs/text-generation.md)");
+    }
     Note(name, "RunInference",
          "HuggingFacePipelineModelHandler is kept as Beam's own; Beam 2.77's huggingface_inference imports TensorFlow at "
          "load and needs transformers < 5 (docs/beam.md), and 'model' must be a path or hub id the Beam workers can read");

@@ -35,6 +35,35 @@ TEST(ExportCommand, WritesTheBeamFilesForTheDefaultPipeline) {
   EXPECT_NE(text.find(std::string(DFW_SOURCE_DIR) + "/python"), std::string::npos) << "the companion package's source";
 }
 
+// text-generation keeps Beam's handler and its generation arguments; dfworker's engine settings
+// (seed, KV cache, batching) stay behind, each with a note.
+TEST(ExportCommand, TextGenerationKeepsTheHandlerAndDropsTheEngineSettings) {
+  const std::string dir = TempDir("generate");
+  std::ifstream in(std::string(DFW_SOURCE_DIR) + "/pipelines/hf_generate.yaml");
+  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "{max_new_tokens: 12, do_sample: false, repetition_penalty: 1.2}";
+  ASSERT_NE(yaml.find(from), std::string::npos);
+  yaml.replace(yaml.find(from), from.size(), "{max_new_tokens: 12, do_sample: true, seed: 5, max_num_seqs: 4}");
+  std::ofstream(dir + "/p.yaml") << yaml;
+  auto r = RunDfworker({"export", dir + "/p.yaml", "--to", "beam", "--out", dir + "/beam"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("inference_args 'seed' is not carried over"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("inference_args 'max_num_seqs' is not carried over"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("without continuous batching"), std::string::npos) << r.out;
+  const YAML::Node y = YAML::LoadFile(dir + "/beam/pipeline.yaml");
+  YAML::Node run;
+  const YAML::Node transforms = y["pipeline"]["transforms"];
+  for (std::size_t i = 0; i < transforms.size(); ++i) {
+    if (transforms[i]["type"].Scalar() == "RunInference") run = transforms[i];
+  }
+  ASSERT_TRUE(run) << YAML::Dump(y);
+  EXPECT_EQ(run["config"]["model_handler"]["type"].Scalar(), "HuggingFacePipelineModelHandler");
+  EXPECT_EQ(run["config"]["model_handler"]["config"]["task"].Scalar(), "text-generation");
+  EXPECT_EQ(run["config"]["inference_args"]["max_new_tokens"].as<int>(), 12);
+  EXPECT_FALSE(run["config"]["inference_args"]["seed"]);
+  EXPECT_FALSE(run["config"]["inference_args"]["max_num_seqs"]);
+}
+
 TEST(ExportCommand, FlagsThatFailValidationStopTheExportWithExit2) {
   const std::string out = TempDir("invalid") + "/beam";
   auto r = RunDfworker({"export", "pipelines/default.yaml", "--machine_type=g2-standard-8",
