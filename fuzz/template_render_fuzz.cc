@@ -13,6 +13,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string src(reinterpret_cast<const char*>(data), size);
   (void)dfw::tmpl::ParseTemplate(src, "fuzz.yaml");
+  (void)dfw::tmpl::ParseTemplate(src, "fuzz.yaml", dfw::tmpl::LexOptions{true, true});
   static const dfw::tmpl::Value vars = dfw::tmpl::Value::FromJson(nlohmann::json::parse(
       R"({"K": 3, "s": "Hello {{x}}", "xs": [1, "a", 2.5, null, true], "d": {"a": {"b": [1, 2]}, "n": -1}})"));
   dfw::tmpl::RenderOptions options;
@@ -20,6 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.limits.max_call_depth = 8;
   options.limits.max_loop_iterations = 2000;
   options.limits.max_output_bytes = 1 << 16;
+  // The first byte's low bits turn on jinja2's trim_blocks / lstrip_blocks (chat templates use both).
+  options.whitespace.trim_blocks = size > 0 && (data[0] & 1) != 0;
+  options.whitespace.lstrip_blocks = size > 0 && (data[0] & 2) != 0;
   options.loader = [&src](const std::string& path) -> dfw::Result<std::string> {
     if (path == "self.yaml") return src;
     if (path == "m.yaml") return std::string("{% macro f(a, b=2) %}[{{ a }}{{ b }}]{% endmacro %}{% block x %}X{% endblock %}");

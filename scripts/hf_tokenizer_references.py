@@ -211,6 +211,32 @@ def bytelevel_ignore_merges():
     return tok
 
 
+# Llama-3's pre-tokenizer regex (its tokenizer.json, "pre_tokenizer": Sequence[Split(Regex, Isolated),
+# ByteLevel(use_regex false)]); Qwen2's differs only in \p{N} instead of \p{N}{1,3}.
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def bytelevel_split_llama3():
+    """Llama-3's layout: Split (regex, Isolated) then ByteLevel without its own regex, ignore_merges."""
+    split = pre_tokenizers.Split(Regex(LLAMA3_SPLIT), behavior="isolated", invert=False)
+    pre = pre_tokenizers.Sequence([split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    trainer = trainers.BpeTrainer(vocab_size=500, show_progress=False, special_tokens=["<|begin_of_text|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    t = Tokenizer(models.BPE())
+    t.pre_tokenizer = pre
+    t.train_from_iterator(CORPUS, trainer)
+    model = json.loads(t.to_str())["model"]
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    tok = Tokenizer(models.BPE(dict(model["vocab"]), merges, ignore_merges=True))
+    tok.pre_tokenizer = pre
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.TemplateProcessing(single="<|begin_of_text|> $A", pair="<|begin_of_text|> $A $B",
+                                                       special_tokens=[("<|begin_of_text|>", 0)])
+    tok.add_special_tokens(["<|begin_of_text|>"])
+    return tok
+
+
 def reference(tok, name, extra=()):
     rows = []
     for t in TEXTS + list(extra):
@@ -249,6 +275,13 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             write(root, "unigram-nmt", unigram_xlmr(tmp, "nmt_nfkc"), NMT_TEXTS)
         return
+    if len(sys.argv) >= 2 and sys.argv[1] == "--only-split":
+        # Only the Split (Llama-3) tokenizer: the BPE trainer breaks ties in hash order, so
+        # regenerating the others would change them without reason.
+        root = sys.argv[2] if len(sys.argv) > 2 else "testdata/hf"
+        write(root, "bpe-llama3-split", bytelevel_split_llama3(),
+              ["I'm here, you'll see: it's 12345 tokens!\n\n  Two  spaces\r\nand CRLF.", "don'T SHOUT'S 'quoted'"])
+        return
     root = sys.argv[1] if len(sys.argv) > 1 else "testdata/hf"
     os.makedirs(os.path.join(root, "tokenizers"), exist_ok=True)
     os.makedirs(os.path.join(root, "references"), exist_ok=True)
@@ -258,6 +291,7 @@ def main():
     for layout in ("llama2", "gemma", "metaspace"):
         toks[f"bpe-{layout}"] = bpe_family(vocab, merges, layout)
     toks["bpe-bytelevel-ignore-merges"] = bytelevel_ignore_merges()
+    toks["bpe-llama3-split"] = bytelevel_split_llama3()
     for name, tok in toks.items():
         write(root, name, tok)
 

@@ -4,7 +4,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libcli11-dev libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-  libsimdjson-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libutf8proc-dev
+  libsimdjson-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libutf8proc-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3
 )
 missing=()

@@ -12,6 +12,8 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include "dfw/inference/mlp_handler.h"  // BFloat16ToFloat
+
 namespace dfw::decoder_kernels {
 namespace {
 
@@ -31,12 +33,6 @@ Isa BestIsa() {
   return isa;
 }
 
-float Bf16ToF32(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
 
 uint16_t F32ToBf16(float f) {
   uint32_t u;
@@ -58,12 +54,25 @@ void ScalarRows(const float* x, int g, const W* w, int k, int j0, int j1, float*
         if constexpr (std::is_same_v<W, float>) {
           acc += xr[i] * wr[i];
         } else {
-          acc += xr[i] * Bf16ToF32(wr[i]);
+          acc += xr[i] * BFloat16ToFloat(wr[i]);
         }
       }
       y[static_cast<std::size_t>(r) * ldy + j] = acc + (bias != nullptr ? bias[j] : 0.0f);
     }
   }
+}
+
+// The vector part's sum plus the elements past the last full vector, [full, k).
+template <typename W>
+inline float FinishRow(float s, const float* xr, const W* wr, int full, int k) {
+  for (int i = full; i < k; ++i) {
+    if constexpr (std::is_same_v<W, float>) {
+      s += xr[i] * wr[i];
+    } else {
+      s += xr[i] * BFloat16ToFloat(wr[i]);
+    }
+  }
+  return s;
 }
 
 #define DFW_SKINNY_AVX512 __attribute__((target("avx512f")))
@@ -103,16 +112,7 @@ DFW_SKINNY_AVX512 void Avx512Rows(const float* x, const W* w, int k, int j0, int
     const float b = bias != nullptr ? bias[j] : 0.0f;
 #pragma GCC unroll 8
     for (int r = 0; r < G; ++r) {
-      float s = Sum16(acc[r]);
-      const float* xr = x + static_cast<std::size_t>(r) * k;
-      for (int i = full; i < k; ++i) {
-        if constexpr (std::is_same_v<W, float>) {
-          s += xr[i] * wr[i];
-        } else {
-          s += xr[i] * Bf16ToF32(wr[i]);
-        }
-      }
-      y[static_cast<std::size_t>(r) * ldy + j] = s + b;
+      y[static_cast<std::size_t>(r) * ldy + j] = FinishRow(Sum16(acc[r]), x + static_cast<std::size_t>(r) * k, wr, full, k) + b;
     }
   }
 }
@@ -144,16 +144,7 @@ DFW_SKINNY_AVX2 void Avx2Rows(const float* x, const W* w, int k, int j0, int j1,
     const float b = bias != nullptr ? bias[j] : 0.0f;
 #pragma GCC unroll 8
     for (int r = 0; r < G; ++r) {
-      float s = Sum8(acc[r]);
-      const float* xr = x + static_cast<std::size_t>(r) * k;
-      for (int i = full; i < k; ++i) {
-        if constexpr (std::is_same_v<W, float>) {
-          s += xr[i] * wr[i];
-        } else {
-          s += xr[i] * Bf16ToF32(wr[i]);
-        }
-      }
-      y[static_cast<std::size_t>(r) * ldy + j] = s + b;
+      y[static_cast<std::size_t>(r) * ldy + j] = FinishRow(Sum8(acc[r]), x + static_cast<std::size_t>(r) * k, wr, full, k) + b;
     }
   }
 }

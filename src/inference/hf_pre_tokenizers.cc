@@ -1,7 +1,10 @@
 // tokenizer.json pre-tokenizers: split normalised text into words (and, for ByteLevel, map each
 // UTF-8 byte to GPT-2's printable character), offsets carried along.
+#include <memory>
 #include <string>
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <utf8proc.h>
 
 #include "hf_tokenizer_parts.h"
@@ -205,6 +208,159 @@ class PreMetaspace final : public PreTokenizer {
   bool first_, always_, split_;
 };
 
+// Split: the `tokenizers` Split pre-tokenizer (Llama-3's and Qwen2's tokenizer.json put one before
+// ByteLevel): the matches of a regex (PCRE2 with UTF and Unicode properties, the Oniguruma syntax
+// these files use) or of a literal string are the delimiters, kept or dropped as `behavior` says;
+// `invert` makes the matches the pieces instead.
+class PreSplit final : public PreTokenizer {
+ public:
+  enum class Behavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext, kContiguous };
+  struct Code {
+    void operator()(pcre2_code* c) const { pcre2_code_free(c); }
+  };
+  PreSplit(std::unique_ptr<pcre2_code, Code> re, std::string literal, Behavior b, bool invert)
+      : re_(std::move(re)), literal_(std::move(literal)), behavior_(b), invert_(invert) {}
+
+  void Split(std::vector<NormalizedText>& words) const override {
+    SplitEach(words, [this](const NormalizedText& w, auto& r) { Pieces(w, r); });
+  }
+
+ private:
+  // Delimiter matches of `w` as [begin, end) character indices.
+  void Matches(const NormalizedText& w, std::vector<std::pair<std::size_t, std::size_t>>& m) const {
+    std::string utf8;
+    std::vector<std::size_t> char_at;  // byte offset -> character index (size: bytes + 1)
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      const std::size_t before = utf8.size();
+      unicode::AppendUtf8(utf8, w[i].cp);
+      char_at.resize(utf8.size(), i);
+      (void)before;
+    }
+    char_at.push_back(w.size());
+    if (re_ == nullptr) {
+      for (std::size_t at = 0; !literal_.empty() && (at = utf8.find(literal_, at)) != std::string::npos; at += literal_.size()) {
+        m.emplace_back(char_at[at], char_at[at + literal_.size()]);
+      }
+      return;
+    }
+    std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> md(pcre2_match_data_create_from_pattern(re_.get(), nullptr),
+                                                                      pcre2_match_data_free);
+    PCRE2_SIZE start = 0;
+    const auto* subject = reinterpret_cast<PCRE2_SPTR>(utf8.data());
+    while (start <= utf8.size()) {
+      const int rc = pcre2_match(re_.get(), subject, utf8.size(), start, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
+      if (rc < 0) break;  // no more matches (or a match-limit error: the rest is one piece)
+      const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
+      if (ov[1] == ov[0]) {  // an empty match delimits nothing; step one character on
+        if (ov[0] >= utf8.size()) break;
+        start = ov[0] + 1;
+        while (start < utf8.size() && (static_cast<unsigned char>(utf8[start]) & 0xC0) == 0x80) ++start;
+        continue;
+      }
+      m.emplace_back(char_at[ov[0]], char_at[ov[1]]);
+      start = ov[1];
+    }
+  }
+
+  void Pieces(const NormalizedText& w, std::vector<std::pair<std::size_t, std::size_t>>& r) const {
+    std::vector<std::pair<std::size_t, std::size_t>> m;
+    Matches(w, m);
+    // (range, is_match) in order, covering the word.
+    std::vector<std::pair<std::pair<std::size_t, std::size_t>, bool>> parts;
+    std::size_t at = 0;
+    for (auto [b, e] : m) {
+      if (b > at) parts.push_back({{at, b}, invert_});
+      parts.push_back({{b, e}, !invert_});
+      at = e;
+    }
+    if (at < w.size()) parts.push_back({{at, w.size()}, invert_});
+    // parts' bool: true = delimiter.
+    switch (behavior_) {
+      case Behavior::kRemoved:
+        for (const auto& [range, delim] : parts) {
+          if (!delim) r.push_back(range);
+        }
+        break;
+      case Behavior::kIsolated:
+        for (const auto& [range, delim] : parts) r.push_back(range);
+        break;
+      case Behavior::kMergedWithPrevious:
+        for (const auto& [range, delim] : parts) {
+          if (delim && !r.empty() && r.back().second == range.first) {
+            r.back().second = range.second;
+          } else {
+            r.push_back(range);
+          }
+        }
+        break;
+      case Behavior::kMergedWithNext: {
+        bool pending = false;
+        for (const auto& [range, delim] : parts) {
+          if (pending) {
+            r.back().second = range.second;
+          } else {
+            r.push_back(range);
+          }
+          pending = delim;
+        }
+        break;
+      }
+      case Behavior::kContiguous: {
+        bool last_delim = false;
+        for (const auto& [range, delim] : parts) {
+          if (delim && last_delim && !r.empty()) {
+            r.back().second = range.second;
+          } else {
+            r.push_back(range);
+          }
+          last_delim = delim;
+        }
+        break;
+      }
+    }
+  }
+
+  std::unique_ptr<pcre2_code, Code> re_;
+  std::string literal_;
+  Behavior behavior_;
+  bool invert_;
+};
+
+Result<std::unique_ptr<PreTokenizer>> MakeSplit(const nlohmann::json& j, const std::string& origin) {
+  const nlohmann::json pattern = j.value("pattern", nlohmann::json());
+  const nlohmann::json behavior = j.value("behavior", nlohmann::json());
+  static const char* kBehaviors[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
+  PreSplit::Behavior b = PreSplit::Behavior::kIsolated;
+  bool known = false;
+  for (int i = 0; i < 5; ++i) {
+    if (behavior == kBehaviors[i]) {
+      b = static_cast<PreSplit::Behavior>(i);
+      known = true;
+    }
+  }
+  if (!known) return Unsupported(origin, "Split behavior", behavior, "Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous");
+  const auto inv = j.find("invert");
+  const bool invert = inv != j.end() && inv->is_boolean() && inv->get<bool>();
+  if (pattern.is_object() && pattern.contains("String") && pattern["String"].is_string()) {
+    return std::unique_ptr<PreTokenizer>(std::make_unique<PreSplit>(nullptr, pattern["String"].get<std::string>(), b, invert));
+  }
+  if (!pattern.is_object() || !pattern.contains("Regex") || !pattern["Regex"].is_string()) {
+    return InvalidArgument("'" + origin + "': Split needs \"pattern\": {\"Regex\": …} or {\"String\": …}, got " + pattern.dump());
+  }
+  const std::string re = pattern["Regex"].get<std::string>();
+  int err = 0;
+  PCRE2_SIZE at = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(re.data()), re.size(), PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
+  if (code == nullptr) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    return InvalidArgument("'" + origin + "': Split regex " + nlohmann::json(re).dump() + " does not compile at offset " +
+                           std::to_string(at) + ": " + reinterpret_cast<const char*>(msg));
+  }
+  (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // faster where the JIT exists; the interpreter otherwise
+  return std::unique_ptr<PreTokenizer>(std::make_unique<PreSplit>(std::unique_ptr<pcre2_code, PreSplit::Code>(code), "", b, invert));
+}
+
 class PreSequence final : public PreTokenizer {
  public:
   explicit PreSequence(std::vector<std::unique_ptr<PreTokenizer>> parts) : parts_(std::move(parts)) {}
@@ -219,7 +375,8 @@ class PreSequence final : public PreTokenizer {
 }  // namespace
 
 Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, const std::string& origin) {
-  static const std::string kSupported = "BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, ByteLevel, Metaspace, Sequence";
+  static const std::string kSupported =
+      "BertPreTokenizer, Whitespace, WhitespaceSplit, Punctuation, ByteLevel, Metaspace, Split, Sequence";
   const nlohmann::json type = j.value("type", nlohmann::json());
   const std::string t = type.is_string() ? type.get<std::string>() : "";
   auto flag = [&](const char* key, bool dflt) {
@@ -229,6 +386,7 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, 
   if (t == "BertPreTokenizer") return std::unique_ptr<PreTokenizer>(std::make_unique<PreBert>());
   if (t == "Whitespace") return std::unique_ptr<PreTokenizer>(std::make_unique<PreWhitespace>());
   if (t == "WhitespaceSplit") return std::unique_ptr<PreTokenizer>(std::make_unique<PreWhitespaceSplit>());
+  if (t == "Split") return MakeSplit(j, origin);
   if (t == "Punctuation") {
     const std::string behavior = j.value("behavior", std::string("Isolated"));
     if (behavior != "Isolated") return Unsupported(origin, "Punctuation behavior", behavior, "Isolated");

@@ -78,7 +78,7 @@ TEST_P(HfTokenizerFamilyTest, DecodesLikeHuggingFaceTokenizers) { ExpectDecodesL
 
 INSTANTIATE_TEST_SUITE_P(Files, HfTokenizerFamilyTest,
                          ::testing::Values("unigram-xlmr", "unigram-bytes", "bpe-llama2", "bpe-gemma", "bpe-metaspace",
-                                           "bpe-bytelevel-ignore-merges"),
+                                           "bpe-bytelevel-ignore-merges", "bpe-llama3-split"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& c : n) c = c == '-' ? '_' : c;
