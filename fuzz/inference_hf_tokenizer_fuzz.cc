@@ -5,6 +5,8 @@
 // The first byte picks what the rest is:
 //   'C'  a raw SentencePiece precompiled_charsmap, behind a Precompiled normalizer and a Unigram model
 //   'U'  Unigram pieces, one a line (score: minus the line's length), byte_fallback on
+//   'S'  a Split pre-tokenizer: the second byte picks its behavior and invert, the rest (up to a
+//        newline) is its regex, in front of Metaspace and a small Unigram model
 //   else the whole input is tokenizer.json text
 #include <cstddef>
 #include <cstdint>
@@ -49,13 +51,23 @@ nlohmann::json UnigramModel(std::string_view lines) {
 }
 
 std::string Build(std::string_view bytes) {
-  if (bytes.empty() || (bytes[0] != 'C' && bytes[0] != 'U')) return std::string(bytes);
+  if (bytes.empty() || (bytes[0] != 'C' && bytes[0] != 'U' && bytes[0] != 'S')) return std::string(bytes);
   nlohmann::json j;
   j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}, {"split", true}};
   j["decoder"] = {{"type", "Sequence"},
                   {"decoders", nlohmann::json::array({{{"type", "Metaspace"}, {"replacement", "\xE2\x96\x81"}, {"prepend_scheme", "always"}},
                                                       {{"type", "ByteFallback"}}, {{"type", "Fuse"}}})}};
-  if (bytes[0] == 'C') {
+  if (bytes[0] == 'S' && bytes.size() >= 2) {
+    static const char* kBehaviors[] = {"Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"};
+    const std::string_view rest = bytes.substr(2);
+    const std::string regex(rest.substr(0, rest.find('\n')));
+    j["pre_tokenizer"] = {{"type", "Sequence"},
+                          {"pretokenizers", nlohmann::json::array({{{"type", "Split"}, {"pattern", {{"Regex", regex}}},
+                                                                    {"behavior", kBehaviors[static_cast<uint8_t>(bytes[1]) % 5]},
+                                                                    {"invert", (static_cast<uint8_t>(bytes[1]) & 8) != 0}},
+                                                                   j["pre_tokenizer"]})}};
+    j["model"] = UnigramModel("");
+  } else if (bytes[0] == 'C') {
     j["model"] = UnigramModel("");
     j["normalizer"] = {{"type", "Sequence"},
                        {"normalizers", nlohmann::json::array({{{"type", "Precompiled"}, {"precompiled_charsmap", Base64(bytes.substr(1))}},

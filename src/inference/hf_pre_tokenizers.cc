@@ -245,11 +245,20 @@ class PreSplit final : public PreTokenizer {
     }
     std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> md(pcre2_match_data_create_from_pattern(re_.get(), nullptr),
                                                                       pcre2_match_data_free);
+    // A match limit, so that a pathological pattern in an untrusted file cannot backtrack for ever:
+    // past it the rest of the word is one piece (real tokenizer patterns stay far below it).
+    thread_local std::unique_ptr<pcre2_match_context, void (*)(pcre2_match_context*)> ctx = [] {
+      std::unique_ptr<pcre2_match_context, void (*)(pcre2_match_context*)> c(pcre2_match_context_create(nullptr),
+                                                                             pcre2_match_context_free);
+      pcre2_set_match_limit(c.get(), 1'000'000);
+      pcre2_set_depth_limit(c.get(), 10'000);
+      return c;
+    }();
     PCRE2_SIZE start = 0;
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(utf8.data());
     while (start <= utf8.size()) {
-      const int rc = pcre2_match(re_.get(), subject, utf8.size(), start, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
-      if (rc < 0) break;  // no more matches (or a match-limit error: the rest is one piece)
+      const int rc = pcre2_match(re_.get(), subject, utf8.size(), start, PCRE2_NO_UTF_CHECK, md.get(), ctx.get());
+      if (rc < 0) break;  // no more matches, or the match limit
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
       if (ov[1] == ov[0]) {  // an empty match delimits nothing; step one character on
         if (ov[0] >= utf8.size()) break;
