@@ -390,7 +390,8 @@ void AppendEqualityKey(const Value& v, std::string& out) {
     case Value::Kind::kInt: out += "#" + std::to_string(v.as_int()); return;
     case Value::Kind::kFloat: {
       const double d = v.as_float();
-      if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9.2e18 && d < 9.2e18) {
+      // The range check first: casting a double outside int64's range is undefined.
+      if (d > -9.2e18 && d < 9.2e18 && d == static_cast<double>(static_cast<int64_t>(d))) {
         out += "#" + std::to_string(static_cast<int64_t>(d));
       } else {
         out += fmt::format("#{}", d);
