@@ -2,10 +2,13 @@
 // pipeline builds them (prefix, chat template), the engine, and results shaped as the pipeline's.
 #include "hf_text_generation.h"
 
+#include "hf_generation_args.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -25,274 +28,7 @@ namespace dfw {
 namespace {
 
 using nlohmann::json;
-
-std::string ReadModelFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool FileExists(const std::string& path) { return std::ifstream(path).good(); }
-
-// transformers' TextGenerationPipeline._default_generation_config (transformers 5.x,
-// pipelines/text_generation.py): applied for keys neither the call nor generation_config.json set.
-constexpr int kPipelineMaxNewTokens = 256;
-constexpr bool kPipelineDoSample = true;
-constexpr double kPipelineTemperature = 0.7;
-
-struct TextGenSettings {
-  std::string dir;
-  DecoderConfig config;
-  std::shared_ptr<const HfTokenizer> tokenizer;
-  GenerationParams params;
-  bool max_new_tokens_set = false;  // else max_length (total) bounds generation
-  int max_length = 20;
-  bool return_full_text = true;
-  bool return_tensors = false;
-  std::vector<std::string> stop;
-  bool skip_special_tokens = true;
-  std::optional<bool> continue_final_message;
-  std::optional<bool> add_special_tokens;
-  std::string prefix;
-  std::string chat_template;  // "" when the model has none
-  std::string bos_token, eos_token, pad_token, unk_token;
-  LinearDType dtype = LinearDType::kFloat32;
-  EngineOptions engine;
-  bool seed_given = false;
-  bool weights_absent = false;  // ModelHandlerOptions::config_only and no model.safetensors: planned from config.json
-};
-
-const std::vector<std::string> kGenerationKeys = {
-    "max_new_tokens", "max_length", "min_new_tokens", "do_sample", "temperature", "top_k", "top_p", "min_p",
-    "repetition_penalty", "eos_token_id", "pad_token_id", "bos_token_id", "num_return_sequences"};
-const std::vector<std::string> kPipelineKeys = {"return_full_text", "return_text", "return_tensors", "stop_sequence",
-                                                "stop_strings", "clean_up_tokenization_spaces", "skip_special_tokens",
-                                                "continue_final_message", "add_special_tokens", "prefix", "dtype",
-                                                "torch_dtype", "device_map", "trust_remote_code"};
-const std::vector<std::string> kEngineKeys = {"seed", "max_num_seqs", "max_num_batched_tokens", "kv_cache_memory_bytes"};
-
-std::string Joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-Result<int64_t> IntArg(const Value& v, const std::string& name, int64_t lo, int64_t hi) {
-  if (!v.is_int() || v.as_int() < lo || v.as_int() > hi) {
-    return InvalidArgument("text-generation: '" + name + "' must be an integer in [" + std::to_string(lo) + ", " +
-                           std::to_string(hi) + "], got " + v.ToJson());
-  }
-  return v.as_int();
-}
-Result<double> NumberArg(const Value& v, const std::string& name) {
-  if (!v.is_number()) return InvalidArgument("text-generation: '" + name + "' must be a number, got " + v.ToJson());
-  return v.is_int() ? static_cast<double>(v.as_int()) : v.as_float();
-}
-Result<bool> BoolArg(const Value& v, const std::string& name) {
-  if (!v.is_bool()) return InvalidArgument("text-generation: '" + name + "' must be true or false, got " + v.ToJson());
-  return v.as_bool();
-}
-Result<std::vector<int32_t>> IdsArg(const Value& v, const std::string& name, int vocab) {
-  std::vector<int32_t> ids;
-  auto one = [&](const Value& x) -> Status {
-    if (!x.is_int() || x.as_int() < 0 || x.as_int() >= vocab) {
-      return InvalidArgument("text-generation: '" + name + "' must be a token id (0.." + std::to_string(vocab - 1) +
-                             ") or a list of them, got " + v.ToJson());
-    }
-    ids.push_back(static_cast<int32_t>(x.as_int()));
-    return Status::OK();
-  };
-  if (v.is_list()) {
-    for (const Value& x : v.as_list()) RETURN_IF_ERROR(one(x));
-  } else {
-    RETURN_IF_ERROR(one(v));
-  }
-  return ids;
-}
-
-// generation_config.json as a Row of the keys this task reads (others are ignored, as a model's
-// generation config often carries keys for other decoding modes).
-Result<Row> ReadGenerationConfig(const std::string& path) {
-  Row r;
-  if (!FileExists(path)) return r;
-  const json j = json::parse(ReadModelFile(path), nullptr, false);
-  if (!j.is_object()) return InvalidArgument("'" + path + "' is not a JSON object");
-  for (const std::string& k : kGenerationKeys) {
-    auto it = j.find(k);
-    if (it == j.end() || it->is_null()) continue;
-    Value v;
-    if (it->is_boolean()) {
-      v = Value::Bool(it->get<bool>());
-    } else if (it->is_number_integer()) {
-      v = Value::Int(it->get<int64_t>());
-    } else if (it->is_number()) {
-      v = Value::Float(it->get<double>());
-    } else if (it->is_array()) {
-      List l;
-      for (const json& x : *it) {
-        if (!x.is_number_integer()) return InvalidArgument("'" + path + "': \"" + k + "\" must be a list of ids");
-        l.push_back(Value::Int(x.get<int64_t>()));
-      }
-      v = Value::FromList(std::move(l));
-    } else {
-      return InvalidArgument("'" + path + "': unexpected \"" + k + "\" " + it->dump());
-    }
-    r.Append(k, std::move(v));
-  }
-  return r;
-}
-
-// A special token's text from tokenizer_config.json (a string, or {content: …}).
-std::string SpecialToken(const json& tc, const char* key) {
-  if (!tc.is_object()) return "";
-  auto it = tc.find(key);
-  if (it == tc.end()) return "";
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
-  return "";
-}
-
-Status ApplyArguments(const Row& gen_config, const Row& args, TextGenSettings& s) {
-  // What the call and the model's generation config set (the call wins), then the pipeline's
-  // defaults for what neither set, then GenerationConfig's global defaults.
-  Row set = gen_config;
-  for (const Field& f : args.fields()) {
-    if (Value* v = set.FindMutable(f.name); v != nullptr) {
-      *v = f.value;
-    } else {
-      set.Append(f.name, f.value);
-    }
-  }
-  const int vocab = s.config.vocab_size;
-  GenerationParams& p = s.params;
-  p.eos_token_ids = s.config.eos_token_ids;
-  p.do_sample = kPipelineDoSample;
-  if (const Value* v = set.Find("do_sample"); v != nullptr) {
-    ASSIGN_OR_RETURN(p.do_sample, BoolArg(*v, "do_sample"));
-  }
-  p.temperature = 1.0;
-  if (p.do_sample && set.Find("temperature") == nullptr) p.temperature = kPipelineTemperature;
-  p.top_k = 50;
-  p.top_p = 1.0;
-  if (const Value* v = set.Find("max_length")) {
-    ASSIGN_OR_RETURN(int64_t n, IntArg(*v, "max_length", 1, 1 << 24));
-    s.max_length = static_cast<int>(n);
-  }
-  if (const Value* v = set.Find("max_new_tokens")) {
-    ASSIGN_OR_RETURN(int64_t n, IntArg(*v, "max_new_tokens", 0, 1 << 24));
-    p.max_new_tokens = static_cast<int>(n);
-    s.max_new_tokens_set = true;
-  } else if (set.Find("max_length") == nullptr) {
-    p.max_new_tokens = kPipelineMaxNewTokens;
-    s.max_new_tokens_set = true;
-  }
-  for (const Field& f : set.fields()) {
-    const std::string& k = f.name;
-    const Value& v = f.value;
-    if (k == "min_new_tokens") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 0, 1 << 24));
-      p.min_new_tokens = static_cast<int>(n);
-    } else if (k == "temperature") {
-      ASSIGN_OR_RETURN(p.temperature, NumberArg(v, k));
-      if (p.do_sample && !(p.temperature > 0)) {
-        return InvalidArgument("text-generation: 'temperature' (=" + v.ToJson() + ") must be strictly positive when sampling");
-      }
-    } else if (k == "top_k") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 0, 1 << 30));
-      p.top_k = static_cast<int>(n);
-    } else if (k == "top_p") {
-      ASSIGN_OR_RETURN(p.top_p, NumberArg(v, k));
-      if (!(p.top_p > 0 && p.top_p <= 1)) return InvalidArgument("text-generation: 'top_p' must be in (0, 1], got " + v.ToJson());
-    } else if (k == "min_p") {
-      ASSIGN_OR_RETURN(p.min_p, NumberArg(v, k));
-      if (!(p.min_p >= 0 && p.min_p <= 1)) return InvalidArgument("text-generation: 'min_p' must be in [0, 1], got " + v.ToJson());
-    } else if (k == "repetition_penalty") {
-      ASSIGN_OR_RETURN(p.repetition_penalty, NumberArg(v, k));
-      if (!(p.repetition_penalty > 0)) {
-        return InvalidArgument("text-generation: 'repetition_penalty' must be a strictly positive number, got " + v.ToJson());
-      }
-    } else if (k == "eos_token_id") {
-      ASSIGN_OR_RETURN(p.eos_token_ids, IdsArg(v, k, vocab));
-    } else if (k == "pad_token_id" || k == "bos_token_id") {
-      ASSIGN_OR_RETURN(std::vector<int32_t> ignored, IdsArg(v, k, vocab));  // checked; no effect without padding
-      (void)ignored;
-    } else if (k == "num_return_sequences") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, 1024));
-      p.num_return_sequences = static_cast<int>(n);
-    } else if (k == "return_full_text" || k == "return_text") {
-      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
-      if (k == "return_full_text") s.return_full_text = b;
-    } else if (k == "return_tensors") {
-      ASSIGN_OR_RETURN(s.return_tensors, BoolArg(v, k));
-    } else if (k == "stop_strings") {
-      return InvalidArgument("text-generation: 'stop_strings' is refused by transformers' pipeline (it does not pass the "
-                             "tokenizer to generate()); use 'stop_sequence', which the pipeline turns into stop strings");
-    } else if (k == "stop_sequence") {
-      if (v.is_string()) {
-        s.stop.push_back(v.as_string());
-      } else if (v.is_list()) {
-        for (const Value& x : v.as_list()) {
-          if (!x.is_string() || x.as_string().empty()) return InvalidArgument("text-generation: '" + k + "' must be strings, got " + v.ToJson());
-          s.stop.push_back(x.as_string());
-        }
-      } else {
-        return InvalidArgument("text-generation: '" + k + "' must be a string or a list of strings, got " + v.ToJson());
-      }
-      if (!s.stop.empty() && s.stop.back().empty()) return InvalidArgument("text-generation: '" + k + "' must not be empty");
-    } else if (k == "clean_up_tokenization_spaces") {
-      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
-      const_cast<HfTokenizer&>(*s.tokenizer).set_clean_up_tokenization_spaces(b);
-    } else if (k == "skip_special_tokens") {
-      ASSIGN_OR_RETURN(s.skip_special_tokens, BoolArg(v, k));
-    } else if (k == "continue_final_message") {
-      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
-      s.continue_final_message = b;
-    } else if (k == "add_special_tokens") {
-      ASSIGN_OR_RETURN(bool b, BoolArg(v, k));
-      s.add_special_tokens = b;
-    } else if (k == "prefix") {
-      if (!v.is_string()) return InvalidArgument("text-generation: 'prefix' must be a string, got " + v.ToJson());
-      s.prefix = v.as_string();
-    } else if (k == "dtype" || k == "torch_dtype") {
-      if (!v.is_string()) return InvalidArgument("text-generation: '" + k + "' must be a string, got " + v.ToJson());
-      const std::string d = v.as_string().starts_with("torch.") ? v.as_string().substr(6) : v.as_string();
-      if (d == "float32" || d == "auto") {
-        s.dtype = LinearDType::kFloat32;
-      } else if (d == "bfloat16") {
-        s.dtype = LinearDType::kBFloat16;
-      } else {
-        return InvalidArgument("text-generation: '" + k + "' '" + v.as_string() + "' is not supported; supported: float32, auto (float32), bfloat16");
-      }
-    } else if (k == "device_map" || k == "trust_remote_code") {
-      // Loading options with no meaning for one local directory on one device.
-    } else if (k == "seed") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 0, INT64_MAX));
-      p.seed = static_cast<uint64_t>(n);
-      s.seed_given = true;
-    } else if (k == "max_num_seqs") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, 4096));
-      s.engine.max_sequences = static_cast<int>(n);
-    } else if (k == "max_num_batched_tokens") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, 1 << 20));
-      s.engine.max_step_tokens = static_cast<int>(n);
-    } else if (k == "kv_cache_memory_bytes") {
-      ASSIGN_OR_RETURN(int64_t n, IntArg(v, k, 1, int64_t{1} << 46));
-      s.engine.kv_cache_bytes = static_cast<uint64_t>(n);
-    } else if (k != "do_sample" && k != "max_length" && k != "max_new_tokens") {
-      std::vector<std::string> all = kGenerationKeys;
-      all.insert(all.end(), kPipelineKeys.begin(), kPipelineKeys.end());
-      all.insert(all.end(), kEngineKeys.begin(), kEngineKeys.end());
-      return InvalidArgument("text-generation: unknown argument '" + k + "'; supported: " + Joined(all));
-    }
-  }
-  if (!p.do_sample && p.num_return_sequences > 1) {
-    return InvalidArgument("text-generation: greedy decoding (do_sample false) does not support num_return_sequences " +
-                           std::to_string(p.num_return_sequences) + " (transformers refuses it too; set do_sample: true)");
-  }
-  if (p.min_new_tokens > 0 && p.eos_token_ids.empty()) p.min_new_tokens = 0;  // nothing to mask
-  return Status::OK();
-}
+using namespace hf_generation;
 
 // A chat template variable value from a record value.
 tmpl::Value ToTemplateValue(const Value& v) { return tmpl::Value::FromJson(json::parse(v.ToJson())); }
@@ -364,7 +100,7 @@ class TextGenerationModel final : public Model {
       if (params[i].max_new_tokens > 0) run.push_back(i);
     }
     std::vector<GenerationRequest> live;
-    for (std::size_t i : run) live.push_back(std::move(requests[i]));
+    for (std::size_t i : run) live.push_back(requests[i]);
     std::vector<std::vector<GeneratedSequence>> out;
     GenerationStats stats;
     RETURN_IF_ERROR(engine_.Run(live, out, stats));
@@ -372,11 +108,10 @@ class TextGenerationModel final : public Model {
     for (std::size_t k = 0; k < run.size(); ++k) all[run[k]] = std::move(out[k]);
     for (std::size_t i = 0; i < batch.size(); ++i) {
       if (all[i].empty()) all[i].resize(static_cast<std::size_t>(params[i].num_return_sequences));
-      std::vector<int32_t> prompt;
-      std::string text;
-      RETURN_IF_ERROR(Prompt(*batch[i], prompt, text));
       List results;
-      for (const GeneratedSequence& g : all[i]) results.push_back(PipelineResult(*batch[i], text, prompt, g));
+      for (const GeneratedSequence& g : all[i]) {
+        results.push_back(PipelineResult(*batch[i], prompt_texts[i], requests[i].prompt, g));
+      }
       predictions.push_back(Value::FromList(std::move(results)));
     }
     last_.clear();
@@ -706,7 +441,7 @@ Result<std::unique_ptr<ModelHandler>> MakeConfigOnlyHandler(ModelHandlerOptions 
   Row args;
   if (const Value* a = options.extra.Find("pipeline_args"); a != nullptr && a->is_row()) args = a->as_row();
   const std::string tok_path = s.dir + "/tokenizer.json";
-  if (FileExists(tok_path)) {
+  if (std::filesystem::exists(tok_path)) {
     ASSIGN_OR_RETURN(auto t, HfTokenizer::Load(tok_path));
     if (static_cast<int>(t->vocab_size()) > s.config.vocab_size) {
       return InvalidArgument("'" + tok_path + "' has " + std::to_string(t->vocab_size()) + " tokens but config.json's vocab_size is " +
@@ -730,16 +465,8 @@ Result<std::unique_ptr<ModelHandler>> MakeConfigOnlyHandler(ModelHandlerOptions 
 
 }  // namespace
 
-const std::vector<std::string>& TextGenerationArgumentNames() {
-  static const std::vector<std::string> all = [] {
-    std::vector<std::string> v = kGenerationKeys;
-    v.insert(v.end(), kPipelineKeys.begin(), kPipelineKeys.end());
-    v.insert(v.end(), kEngineKeys.begin(), kEngineKeys.end());
-    return v;
-  }();
-  return all;
-}
-const std::vector<std::string>& TextGenerationEngineArgumentNames() { return kEngineKeys; }
+const std::vector<std::string>& TextGenerationArgumentNames() { return AllArgumentNames(); }
+const std::vector<std::string>& TextGenerationEngineArgumentNames() { return EngineKeys(); }
 
 Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOptions options, const std::string& dir) {
   TextGenSettings s;
@@ -748,7 +475,7 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
   const std::string tok_path = dir + "/tokenizer.json";
   // The plan needs config.json alone: a directory written for planning (no weights, no tokenizer) is
   // described from it; whatever files are there are checked in full.
-  if (options.config_only && !FileExists(dir + "/model.safetensors")) return MakeConfigOnlyHandler(std::move(options), std::move(s));
+  if (options.config_only && !std::filesystem::exists(dir + "/model.safetensors")) return MakeConfigOnlyHandler(std::move(options), std::move(s));
   auto tok = HfTokenizer::Load(tok_path);
   if (!tok.ok()) {
     if (tok.status().code() == StatusCode::kNotFound) {
@@ -758,7 +485,7 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
     return tok.status();
   }
   std::unique_ptr<HfTokenizer> t = std::move(tok).value();
-  const json tc = json::parse(ReadModelFile(dir + "/tokenizer_config.json"), nullptr, false);
+  const json tc = json::parse(ReadOptionalFile(dir + "/tokenizer_config.json"), nullptr, false);
   if (tc.is_object() && tc.contains("clean_up_tokenization_spaces") && tc["clean_up_tokenization_spaces"].is_boolean()) {
     t->set_clean_up_tokenization_spaces(tc["clean_up_tokenization_spaces"].get<bool>());
   }
@@ -766,8 +493,8 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
   s.eos_token = SpecialToken(tc, "eos_token");
   s.pad_token = SpecialToken(tc, "pad_token");
   s.unk_token = SpecialToken(tc, "unk_token");
-  if (FileExists(dir + "/chat_template.jinja")) {
-    s.chat_template = ReadModelFile(dir + "/chat_template.jinja");
+  if (std::filesystem::exists(dir + "/chat_template.jinja")) {
+    s.chat_template = ReadOptionalFile(dir + "/chat_template.jinja");
   } else if (tc.is_object() && tc.contains("chat_template")) {
     const json& ct = tc["chat_template"];
     if (ct.is_string()) {
