@@ -27,7 +27,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
-#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/staged_run.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/record/value.h"
 

@@ -27,6 +27,8 @@
 #include "dfw/launcher/process_launcher.h"
 #include "dfw/report/sweep.h"
 #include "dfw/launcher/pipeline_job_plan.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/stage.h"
 
 namespace dfw::cli {
 namespace {
@@ -287,8 +289,10 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   Result<std::string> pipeline_text = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!pipeline_text.ok()) return InvocationError("dfworker bench", pipeline_text.status().message());
   {
-    const std::string* yaml = &*pipeline_text;
-    auto stages = PlanPipelineStages(flags.pipeline_path, *yaml, 1);
+    StageRegistry registry;
+    RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // (each point's run checks it in full)
+    auto spec = LoadPipelineString(*pipeline_text, registry, flags.pipeline_path);
+    auto stages = spec.ok() ? DescribePipelineStages(*spec, 1) : Result<PipelineStages>(spec.status());
     if (stages.ok() && stages->count > 1) {
       return InvocationError("dfworker bench", "the pipeline has a Combine, so it runs as " + std::to_string(stages->count) +
                    " fused stages, each a job dir with its own metrics; bench does not sweep staged pipelines yet "

@@ -19,7 +19,7 @@
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
 #include "dfw/launcher/host_info.h"
-#include "dfw/launcher/pipeline_models.h"
+#include "dfw/launcher/launch_check.h"
 
 namespace dfw::cli {
 namespace {
@@ -66,13 +66,13 @@ int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, 
   parser.AddYamlFile(*yaml, flags.pipeline_path);
   parser.AddCommandLine(pipeline_args);
   PipelineOptions options = std::move(parser).Finish();
-  HostView view = DetectHost(options, *catalog, device::AcceleratorBackend::kAuto, /*quiet=*/true);
-  PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml);
-  auto plan = MakePlan(options, *catalog, pipeline.models, view.host);
-  std::vector<Diagnostic> diagnostics = Validate(options, *catalog, plan.ok() ? &*plan : nullptr);
-  diagnostics.insert(diagnostics.end(), pipeline.diagnostics.begin(), pipeline.diagnostics.end());
-  if (HasErrors(diagnostics) || !pipeline.spec) {
-    std::cerr << RenderTextReport(diagnostics, plan.ok() ? &*plan : nullptr) << std::flush;
+  LaunchRequest request;
+  request.pipeline_path = flags.pipeline_path;
+  request.pipeline_yaml = *yaml;
+  const LaunchCheck check = CheckLaunch(request, options, *catalog);
+  const std::vector<Diagnostic> diagnostics = check.All();
+  if (HasErrors(diagnostics) || !check.pipeline.spec) {
+    std::cerr << RenderTextReport(diagnostics, check.plan.ok() ? &*check.plan : nullptr) << std::flush;
     return InvocationError("dfworker", "export stopped: the pipeline or its flags do not pass `dfworker run --dry_run` (above)");
   }
 

@@ -17,7 +17,7 @@
 #include "dfw/plan/catalog_plan.h"
 #include "dfw/validate/report.h"
 #include "dfw/metrics/job_metrics.h"
-#include "dfw/launcher/pipeline_models.h"
+#include "dfw/launcher/launch_check.h"
 
 namespace dfw::cli {
 namespace {
@@ -171,7 +171,13 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std:
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return InvocationError("dfworker plan", "catalog: " + catalog.status().message());
   PipelineOptions options = ParsePipelineOptions(pipeline_args, *yaml, flags.pipeline_path);
-  PipelineModels pipeline = LoadPipelineModels(flags.pipeline_path, *yaml, ModelChecks::kConfigOnly);
+  // The launch check's loading half: the catalog-wide plan below replaces the one-worker plan.
+  LaunchRequest launch;
+  launch.pipeline_path = flags.pipeline_path;
+  launch.pipeline_yaml = *yaml;
+  launch.checks = ModelChecks::kConfigOnly;
+  launch.plan_worker = false;
+  PipelineModels pipeline = CheckLaunch(launch, options, *catalog).pipeline;
   std::vector<Diagnostic> errors;
   for (const auto* list : {&options.diagnostics, &pipeline.diagnostics}) {
     for (const Diagnostic& d : *list) {

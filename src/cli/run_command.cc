@@ -20,9 +20,10 @@
 #include "dfw/device/accelerator.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
-#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/bundle.h"
 #include "dfw/launcher/pipeline_job_plan.h"
 #include "dfw/launcher/host_info.h"
+#include "dfw/launcher/launch_check.h"
 #include "dfw/launcher/pipeline_models.h"
 #include "dfw/launcher/run_job.h"
 #include "tenants_command.h"
@@ -77,14 +78,6 @@ Result<std::string> ReadFile(const std::string& path) {
                                             (too_big ? " (pipeline files are at most 4 MiB: put data in input files)" : ""));
   }
   return text;
-}
-
-Diagnostic SelectionError(const Status& status) {
-  Diagnostic d;
-  d.code = "accelerator-unavailable";
-  d.message = status.message();
-  d.help = "use --accelerator_backend=auto (CUDA when usable, else the declared type emulated)";
-  return d;
 }
 
 // --resume takes a job dir path, or the id of a job under the default jobs folder.
@@ -153,7 +146,6 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
   if (!flags.options_from.empty()) parser.AddYamlFile(*more, flags.options_from);
   parser.AddCommandLine(pipeline_args);
   RunContext context;
-  context.pipeline_path = flags.pipeline_path;
   context.pipeline_args = pipeline_args;
   context.options = std::move(parser).Finish();
   context.catalog = &*catalog;
@@ -165,35 +157,37 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
     if (!tenant.ok()) return RunFailure(flags, "tenants-file-invalid", tenant.status().message());
     context.tenant = std::move(*tenant);
   }
-  HostView view = DetectHost(context.options, *catalog, *backend, /*quiet=*/flags.dry_run);
-  context.host = view.host;
   context.log_level = flags.log_level;
   context.full_report = flags.report == "full" || flags.log_level == "debug" || flags.log_level == "trace";
 
-  // The pipeline as the run loads it, and the models its RunInference transforms need.
-  // The dry run plans from config.json where a handler can (a model directory written for planning
-  // has no weights yet); the run needs every model file.
-  PipelineModels pipeline =
-      LoadPipelineModels(flags.pipeline_path, *yaml, flags.dry_run ? ModelChecks::kConfigOnly : ModelChecks::kFull);
-  context.pipeline_yaml = std::move(*yaml);
-  auto plan = MakePlan(context.options, *catalog, pipeline.models, context.host);
+  // The pipeline loaded once, with the models its RunInference transforms need; the host; the plan;
+  // the launch rules. The dry run plans from config.json where a handler can (a model directory
+  // written for planning has no weights yet); the run needs every model file.
+  LaunchRequest request;
+  request.pipeline_path = flags.pipeline_path;
+  request.pipeline_yaml = *yaml;
+  request.backend = *backend;
+  request.quiet = flags.dry_run;
+  request.checks = flags.dry_run ? ModelChecks::kConfigOnly : ModelChecks::kFull;
+  request.rules = flags.dry_run ? CheckFor::kDataflowLaunch : CheckFor::kLocalRun;
+  LaunchCheck check = CheckLaunch(request, context.options, *catalog);
+  context.host = check.view.host;
+  Result<WorkerPlan>& plan = check.plan;
   const WorkerPlan* plan_ptr = plan.ok() ? &*plan : nullptr;
-  std::vector<Diagnostic> diagnostics = Validate(context.options, *catalog, plan_ptr,
-                                                 flags.dry_run ? CheckFor::kDataflowLaunch : CheckFor::kLocalRun);
-  diagnostics.insert(diagnostics.end(), pipeline.diagnostics.begin(), pipeline.diagnostics.end());
-  if (!view.selection.ok()) diagnostics.push_back(SelectionError(view.selection));
-  const bool valid = !HasErrors(diagnostics);
+  const std::vector<Diagnostic> diagnostics = check.All();
+  const bool valid = check.ok();
 
-  if (flags.dry_run && plan.ok() && pipeline.spec) {
+  if (flags.dry_run && plan.ok() && check.pipeline.spec) {
     // How the inputs would be cut for these SDK processes (sources only: no model is loaded).
-    StageRegistry registry;
-    RegisterBuiltinStages(registry);
-    Result<PipelineStages> stages = PlanPipelineStages(flags.pipeline_path, context.pipeline_yaml, plan->sdk_processes);
+    const PipelineSpec& spec = *check.pipeline.spec;
+    Result<PipelineStages> stages = DescribePipelineStages(spec, plan->sdk_processes);
     if (stages.ok() && stages->count > 1) {  // (a pipeline that cannot be cut has a diagnostic already)
       plan->bundles.stages = stages->transforms;
       plan->bundles.shuffle_partitions = stages->partitions;
     }
-    Result<BundlePreview> preview = PreviewBundles(*pipeline.spec, registry, plan->sdk_processes);
+    StageRegistry registry;
+    RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);
+    Result<BundlePreview> preview = PreviewBundles(spec, registry, plan->sdk_processes);
     if (preview.ok()) {
       plan->bundles.count = preview->bundles;
       plan->bundles.target = preview->target.ToString();
@@ -217,7 +211,10 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
   // Outputs get their documented modes explicitly (kOutputFileMode, kOutputFolderMode).
   ::umask(077);
   context.plan = std::move(*plan);
-  context.model_sources = std::move(pipeline.sources);
+  context.model_sources = std::move(check.pipeline.sources);
+  context.pipeline.path = flags.pipeline_path;
+  context.pipeline.yaml = std::move(*yaml);
+  context.pipeline.spec = std::move(*check.pipeline.spec);
   return RunJob(context);
 }
 

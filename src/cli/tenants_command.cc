@@ -20,7 +20,7 @@
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
 #include "dfw/launcher/host_info.h"
-#include "dfw/launcher/pipeline_models.h"
+#include "dfw/launcher/launch_check.h"
 
 namespace dfw::cli {
 namespace {
@@ -61,14 +61,20 @@ LoadedTenant LoadTenant(const TenantsFile& file, const TenantSpec& t, const Cata
     return loaded;
   }
   PipelineOptions options = TenantOptions(file, t, *yaml, args);
-  HostView view = DetectHost(options, catalog, backend, /*quiet=*/true);
-  PipelineModels pipeline = LoadPipelineModels(t.pipeline, *yaml);
+  LaunchRequest request;
+  request.pipeline_path = t.pipeline;
+  request.pipeline_yaml = *yaml;
+  request.backend = backend;
+  request.rules = CheckFor::kLocalRun;
+  LaunchCheck check = CheckLaunch(request, options, catalog);
+  const PipelineModels& pipeline = check.pipeline;
+  const HostView& view = check.view;
+  Result<WorkerPlan>& plan = check.plan;
   bool loads = pipeline.diagnostics.empty() && pipeline.spec;
   for (const Diagnostic& d : pipeline.diagnostics) {
     out.push_back(AtTenant(t, "tenants-pipeline-invalid", "field 'pipeline': " + d.message, d.help));
   }
-  Result<WorkerPlan> plan = MakePlan(options, catalog, pipeline.models, view.host);
-  for (Diagnostic d : Validate(options, catalog, plan.ok() ? &*plan : nullptr, CheckFor::kLocalRun)) {
+  for (Diagnostic d : check.validation) {
     if (!seen.insert(d.code + "\n" + d.message).second) continue;
     if (d.severity == Severity::kError) loads = false;
     d.message = "tenant '" + t.name + "': " + d.message;

@@ -5,9 +5,10 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
+#include "dfw/pipeline/bundle.h"
+#include "dfw/pipeline/finalize.h"
 #include "dfw/pipeline/fused_stages.h"
 #include "dfw/pipeline/job_pipeline.h"
-#include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/stage.h"
@@ -15,11 +16,7 @@
 
 namespace dfw {
 
-Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, const std::string& pipeline_yaml,
-                                          int processes) {
-  StageRegistry registry;
-  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
-  ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
+Result<PipelineStages> DescribePipelineStages(const PipelineSpec& spec, int processes) {
   JobStage probe;
   probe.root = "/";
   probe.partitions = DefaultShufflePartitions(processes);
@@ -40,26 +37,22 @@ Result<PipelineStages> PlanPipelineStages(const std::string& pipeline_path, cons
   return out;
 }
 
-Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::string& pipeline_yaml, int processes,
+Result<JobInfo> PlanPipelineJob(const LoadedPipeline& pipeline, const PipelineSpec& stage_spec, int processes,
                                 const JobStage* stage) {
   JobInfo job;
   job.executor = "pipeline";
-  SetJobPipeline(job, pipeline_path, pipeline_yaml, stage);
-  StageRegistry registry;
-  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
-  ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(job, registry));
+  SetJobPipeline(job, pipeline, stage);
   // Before any SDK process does work it could not deliver (every stage's sinks, before the first).
-  if (stage != nullptr && stage->index == 0) {
-    ASSIGN_OR_RETURN(PipelineSpec whole, LoadPipelineString(pipeline_yaml, registry, pipeline_path));
-    RETURN_IF_ERROR(CheckSinksWritable(whole));
-  }
-  RETURN_IF_ERROR(CheckSinksWritable(spec));
+  if (stage != nullptr && stage->index == 0) RETURN_IF_ERROR(CheckSinksWritable(pipeline.spec));
+  RETURN_IF_ERROR(CheckSinksWritable(stage_spec));
   // Only the sources are made (PlanSourceBundles): the launcher never loads a model, creates a
   // backend or sizes a BLAS pool; SDK processes and model hosts do.
+  StageRegistry registry;
+  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);
   int64_t bundle_bytes = 0;
   // Test hook: a fixed bundle size, so a real-process test can give 8 processes one bundle to share.
   if (auto bytes = ParseInt64(test_hooks::Get("BUNDLE_BYTES").value_or(""))) bundle_bytes = *bytes;
-  ASSIGN_OR_RETURN(SourcePlan plan, PlanSourceBundles(spec, registry, std::max(1, processes), bundle_bytes));
+  ASSIGN_OR_RETURN(SourcePlan plan, PlanSourceBundles(stage_spec, registry, std::max(1, processes), bundle_bytes));
   const std::vector<Bundle>& bundles = plan.bundles;
   job.params["bundle_target"] = plan.target.ToString();
   for (const Bundle& b : bundles) job.bundles.push_back(std::to_string(b.id));
@@ -67,19 +60,15 @@ Result<JobInfo> PlanPipelineJob(const std::string& pipeline_path, const std::str
   return job;
 }
 
-Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
-  StageRegistry registry;
-  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // checked in full at start-up (pipeline_models.cc)
-  return InJobCwd(dir.info(), [&]() -> Status {
-    ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
-    std::vector<int64_t> ids;
-    for (const auto& b : bundles) {
-      auto id = ParseInt64(b);
-      if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
-      ids.push_back(*id);
-    }
-    return FinalizeStage(spec, total, dir.CommittedDir(), ids, dir.FinalizeJournalPath());
-  });
+Status FinalizePipelineJob(const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles,
+                           const StageFinalize& finalize) {
+  std::vector<int64_t> ids;
+  for (const auto& b : bundles) {
+    auto id = ParseInt64(b);
+    if (!id) return DataLoss("job.json: pipeline bundle id '" + b + "' is not a number");
+    ids.push_back(*id);
+  }
+  return finalize(dir.CommittedDir(), dir.FinalizeJournalPath(), total, ids);
 }
 
 }  // namespace dfw

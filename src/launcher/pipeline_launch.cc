@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,10 @@
 #include "dfw/common/process.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/pipeline_job_plan.h"
+#include "dfw/pipeline/finalize.h"
+#include "dfw/pipeline/fused_stages.h"
+#include "dfw/pipeline/staged_run.h"
+#include "dfw/stages/stage.h"
 
 namespace dfw {
 namespace {
@@ -31,6 +36,7 @@ struct StagedJob {
   JobStage stage;  // index unused
   std::string pipeline_path, pipeline_yaml;
   int processes = 1;
+  std::string cwd;  // the job's working directory: the pipeline's relative paths resolve there
 };
 
 Status WriteStagedJob(const StagedJob& job) {
@@ -40,6 +46,7 @@ Status WriteStagedJob(const StagedJob& job) {
   j["sdk_processes"] = job.processes;
   j["pipeline_path"] = job.pipeline_path;
   j["pipeline_yaml"] = job.pipeline_yaml;
+  j["cwd"] = job.cwd;
   return WriteFileAtomically(job.stage.root + "/" + kStagesFile, j.dump(2) + "\n");
 }
 
@@ -53,6 +60,7 @@ Result<StagedJob> ReadStagedJob(const std::string& root) {
     job.processes = j.at("sdk_processes").get<int>();
     job.pipeline_path = j.at("pipeline_path").get<std::string>();
     job.pipeline_yaml = j.at("pipeline_yaml").get<std::string>();
+    job.cwd = j.value("cwd", std::string());  // (a record written before it was kept: this directory)
   } catch (const std::exception& e) {
     return DataLoss("'" + root + "/" + kStagesFile + "' is malformed: " + e.what());
   }
@@ -68,25 +76,34 @@ Result<StagedJob> ReadStagedJob(const std::string& root) {
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
-// Runs the stages of a pipeline with a Combine one after the other, each a job dir of its own
-// under `root`, with the same launcher options. A stage with a job.json is resumed (a finished one
+std::string CurrentDirectory() {
+  char cwd[PATH_MAX];
+  return ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string();
+}
+
+// The launcher's executor of fused stages: stage k is the job dir <root>/stage-<k>, run by
+// RunLauncher with the same launcher options. A stage with a job.json is resumed (a finished one
 // is skipped by the launcher at once); the others are planned when their turn comes, after the
 // stage before has committed its shuffle.
-int RunStages(const StagedJob& job, LauncherOptions opts) {
-  // The run's services (emulated GPU ledger, MPS daemon, model hosts) start once, for the first
-  // stage that runs, and serve every stage.
-  std::optional<Result<std::vector<std::string>>> started;
-  if (opts.before_start) {
-    auto first = opts.before_start;
-    opts.before_start = [first, &started](const JobDir& dir) -> Result<std::vector<std::string>> {
-      if (!started) started = first(dir);
-      return *started;
-    };
+class LauncherStages final : public StageExecutor {
+ public:
+  LauncherStages(const StagedJob& job, const LoadedPipeline& pipeline, LauncherOptions opts)
+      : job_(job), pipeline_(pipeline), opts_(std::move(opts)) {
+    // The run's services (emulated GPU ledger, MPS daemon, model hosts) start once, for the first
+    // stage that runs, and serve every stage.
+    if (opts_.before_start) {
+      auto first = opts_.before_start;
+      opts_.before_start = [first, this](const JobDir& dir) -> Result<std::vector<std::string>> {
+        if (!started_) started_ = first(dir);
+        return *started_;
+      };
+    }
   }
-  for (int k = 0; k < job.stage.count; ++k) {
-    LauncherOptions stage_opts = opts;
-    const std::string dir = job.stage.JobDirOf(k);
-    std::fprintf(stderr, "[dfworker] stage %d/%d (%s)\n", k + 1, job.stage.count,
+
+  Status RunStage(int k, int count, const FusedStage& stage, const StageFinalize& finalize) override {
+    LauncherOptions stage_opts = opts_;
+    const std::string dir = job_.stage.JobDirOf(k);
+    std::fprintf(stderr, "[dfworker] stage %d/%d (%s)\n", k + 1, count,
                  k == 0 ? "reading the input" : "reading the shuffle of the stage before");
     if (Exists(dir + "/job.json")) {
       stage_opts.resume_dir = dir;
@@ -95,26 +112,84 @@ int RunStages(const StagedJob& job, LauncherOptions opts) {
       // committed (no bundle is leased before job.json exists), so it is made again.
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
-      if (ec) return Stop("clear the unfinished stage dir '" + dir + "': " + ec.message(), ExitCode::kRunFailed);
-      JobStage stage = job.stage;
-      stage.index = k;
-      auto planned = PlanPipelineJob(job.pipeline_path, job.pipeline_yaml, job.processes, &stage);
-      if (!planned.ok()) return Stop(planned.status().message(), ExitCodeFor(planned.status()));
-      planned->params["sdk_processes"] = std::to_string(job.processes);
+      if (ec) return Fail("clear the unfinished stage dir '" + dir + "': " + ec.message(), ExitCode::kRunFailed);
+      JobStage at = job_.stage;
+      at.index = k;
+      auto planned = PlanPipelineJob(pipeline_, stage.spec, job_.processes, &at);
+      if (!planned.ok()) return Fail(planned.status().message(), ExitCodeFor(planned.status()));
+      planned->params["sdk_processes"] = std::to_string(job_.processes);
       stage_opts.job = std::move(*planned);
       stage_opts.job_dir = dir;
       stage_opts.resume_dir.clear();
     }
+    stage_opts.finalize = [&finalize](const JobDir& d, const MetricsSnapshot& total,
+                                      const std::vector<std::string>& bundles) {
+      return FinalizePipelineJob(d, total, bundles, finalize);
+    };
     LaunchResult r = RunLauncher(stage_opts);
     if (r.code != ExitCode::kSuccess) {
       std::string message = r.message.empty() ? "stage " + std::to_string(k + 1) + " did not finish" : r.message;
-      PrintRunStopped("stage " + std::to_string(k + 1) + "/" + std::to_string(job.stage.count) + ": " + message);
-      std::fprintf(stderr, "[dfworker] finish the whole job with --resume '%s'\n", job.stage.root.c_str());
-      return static_cast<int>(r.code);
+      PrintRunStopped("stage " + std::to_string(k + 1) + "/" + std::to_string(count) + ": " + message);
+      std::fprintf(stderr, "[dfworker] finish the whole job with --resume '%s'\n", job_.stage.root.c_str());
+      exit_ = r.code;
+      return Aborted(message);
     }
+    return Status::OK();
+  }
+
+  // The exit code of the run: the failing stage's, or kSuccess.
+  ExitCode exit_code() const { return exit_; }
+  // A failure that stopped the driver before a stage ran (its `run stopped:` line is printed).
+  bool printed() const { return printed_; }
+
+ private:
+  Status Fail(const std::string& message, ExitCode code) {
+    PrintRunStopped(message);
+    printed_ = true;
+    exit_ = code;
+    return Aborted(message);
+  }
+
+  const StagedJob& job_;
+  const LoadedPipeline& pipeline_;
+  LauncherOptions opts_;
+  std::optional<Result<std::vector<std::string>>> started_;
+  ExitCode exit_ = ExitCode::kSuccess;
+  bool printed_ = false;
+};
+
+// Runs the fused stages of a staged job through the one driver (dfw/pipeline/staged_run.h).
+int RunStages(const StagedJob& job, const LoadedPipeline& pipeline, const std::vector<FusedStage>& stages,
+              const LauncherOptions& opts) {
+  LauncherStages executor(job, pipeline, opts);
+  Status s = RunStagedJob(stages, executor);
+  if (!s.ok()) {
+    if (executor.exit_code() != ExitCode::kSuccess) return static_cast<int>(executor.exit_code());
+    return Stop(s.message(), ExitCodeFor(s));  // the driver's own finding
   }
   std::fprintf(stderr, "[dfworker] job dir %s: %d stages finished\n", job.stage.root.c_str(), job.stage.count);
   return 0;
+}
+
+// The stages of a staged job's record, loaded once (a --resume: the job's own text, not the
+// command's).
+Result<LoadedPipeline> LoadStagedPipeline(const StagedJob& job) {
+  StageRegistry registry;
+  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // SDK processes check models in full
+  LoadedPipeline loaded;
+  loaded.path = job.pipeline_path;
+  loaded.yaml = job.pipeline_yaml;
+  JobInfo recorded;
+  if (!job.cwd.empty()) recorded.params["cwd"] = job.cwd;
+  loaded.base_dir = JobBaseDir(recorded);
+  ASSIGN_OR_RETURN(loaded.spec, LoadPipelineString(loaded.yaml, registry, loaded.path, loaded.base_dir));
+  return loaded;
+}
+
+// FinalizeStage over one spec: the finalize of a job that is not staged.
+StageFinalize FinalizeOf(const PipelineSpec& spec) {
+  return [&spec](const std::string& committed_dir, const std::string& journal_path, const MetricsSnapshot& total,
+                 const std::vector<int64_t>& ids) { return FinalizeStage(spec, total, committed_dir, ids, journal_path); };
 }
 
 }  // namespace
@@ -140,9 +215,6 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.grace = o.grace;
   opts.before_start = o.before_start;
   opts.processes_control_dir = o.processes_control_dir;
-  opts.finalize = [](const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
-    return FinalizePipelineJob(dir, total, bundles);
-  };
   if (!o.resume_dir.empty() && !Exists(o.resume_dir + "/" + kStagesFile) && !Exists(o.resume_dir + "/job.json")) {
     // Stopped before its first rename (job.json, or a staged job's stages.json): nothing was
     // committed and nothing records the job, so finishing it is running it, here, from the start.
@@ -161,20 +233,40 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   if (!o.resume_dir.empty() && Exists(o.resume_dir + "/" + kStagesFile)) {
     auto staged = ReadStagedJob(o.resume_dir);
     if (!staged.ok()) return Stop(staged.status().message(), ExitCodeFor(staged.status()));
-    return RunStages(*staged, opts);
-  }
-  if (o.resume_dir.empty()) {
-    auto stages = PlanPipelineStages(o.pipeline_path, o.pipeline_yaml, o.processes);
+    auto loaded = LoadStagedPipeline(*staged);
+    if (!loaded.ok()) return Stop(loaded.status().message(), ExitCodeFor(loaded.status()));
+    auto stages = FuseStages(loaded->spec, FuseOptionsFor(staged->stage));
     if (!stages.ok()) return Stop(stages.status().message(), ExitCodeFor(stages.status()));
-    if (stages->count > 1) {
+    if (static_cast<int>(stages->size()) != staged->stage.count) {
+      return Stop("'" + o.resume_dir + "/" + kStagesFile + "' is malformed: it records " +
+                      std::to_string(staged->stage.count) + " stages, its pipeline has " +
+                      std::to_string(stages->size()),
+                  ExitCode::kRunFailed);
+    }
+    return RunStages(*staged, *loaded, *stages, opts);
+  }
+  // The single-stage job's spec: the command's load, or on --resume the job's own, loaded once when
+  // the finalize needs it (a resumed job whose bundles are all committed still finalizes).
+  std::optional<PipelineSpec> resumed_spec;
+  if (o.resume_dir.empty()) {
+    if (o.pipeline == nullptr) return Stop("internal: no pipeline to run", ExitCode::kRunFailed);
+    const LoadedPipeline& pipeline = *o.pipeline;
+    if (HasShuffle(pipeline.spec)) {
       StagedJob staged;
-      staged.pipeline_path = o.pipeline_path;
-      staged.pipeline_yaml = o.pipeline_yaml;
+      staged.pipeline_path = pipeline.path;
+      staged.pipeline_yaml = pipeline.yaml;
       staged.processes = o.processes;
-      staged.stage.count = stages->count;
-      staged.stage.partitions = stages->partitions;
+      staged.cwd = pipeline.base_dir.empty() ? CurrentDirectory() : pipeline.base_dir;
+      staged.stage.partitions = DefaultShufflePartitions(o.processes);
       std::error_code ec;
       std::string root = o.job_dir.empty() ? std::string(kDefaultJobsDir) + "/" + NewJobId() : o.job_dir;
+      staged.stage.root = std::filesystem::absolute(root, ec).lexically_normal().string();
+      if (ec) return Stop("job dir '" + root + "': " + ec.message(), ExitCode::kRunFailed);
+      while (staged.stage.root.size() > 1 && staged.stage.root.back() == '/') staged.stage.root.pop_back();
+      // Cut before the job dir exists: a pipeline that cannot be cut leaves nothing behind.
+      auto stages = FuseStages(pipeline.spec, FuseOptionsFor(staged.stage));
+      if (!stages.ok()) return Stop(stages.status().message(), ExitCodeFor(stages.status()));
+      staged.stage.count = static_cast<int>(stages->size());
       if (Status made = MakeFolders(root, kPrivateFolderMode); !made.ok()) {
         return Stop("create job dir '" + root + "': " + made.message(), ExitCode::kRunFailed);
       }
@@ -190,19 +282,32 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       if (::chmod(root.c_str(), kPrivateFolderMode) != 0) {
         return Stop("chmod 0700 job dir '" + root + "': " + std::strerror(errno), ExitCode::kRunFailed);
       }
-      staged.stage.root = std::filesystem::absolute(root).lexically_normal().string();
-      while (staged.stage.root.size() > 1 && staged.stage.root.back() == '/') staged.stage.root.pop_back();
       Status wrote = WriteStagedJob(staged);
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
       std::fprintf(stderr, "[dfworker] job dir %s: %d fused stages (a Combine's shuffle between them, %lld partitions)\n",
                    root.c_str(), staged.stage.count, static_cast<long long>(staged.stage.partitions));
-      return RunStages(staged, opts);
+      return RunStages(staged, pipeline, *stages, opts);
     }
-    auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.processes);
+    auto job = PlanPipelineJob(pipeline, pipeline.spec, o.processes);
     if (!job.ok()) return Stop(job.status().message(), ExitCodeFor(job.status()));
     // SDK processes size their BLAS threads from it (DefaultBlasThreads): never oversubscribe.
     job->params["sdk_processes"] = std::to_string(o.processes);
     opts.job = std::move(*job);
+    const StageFinalize finalize = FinalizeOf(pipeline.spec);
+    opts.finalize = [finalize](const JobDir& dir, const MetricsSnapshot& total, const std::vector<std::string>& bundles) {
+      return FinalizePipelineJob(dir, total, bundles, finalize);
+    };
+  } else {
+    opts.finalize = [&resumed_spec](const JobDir& dir, const MetricsSnapshot& total,
+                                    const std::vector<std::string>& bundles) -> Status {
+      if (!resumed_spec) {
+        StageRegistry registry;
+        RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // SDK processes check models in full
+        ASSIGN_OR_RETURN(PipelineSpec spec, LoadJobPipeline(dir.info(), registry));
+        resumed_spec = std::move(spec);
+      }
+      return FinalizePipelineJob(dir, total, bundles, FinalizeOf(*resumed_spec));
+    };
   }
   LaunchResult r = RunLauncher(opts);
   if (!r.message.empty()) return Stop(r.message, r.code);

@@ -119,8 +119,7 @@ int RunJob(const RunContext& context) {
   std::string job_root;  // set once the job dir exists (gpu_memory.json)
 
   PipelineLaunchOptions launch;
-  launch.pipeline_path = context.pipeline_path;
-  launch.pipeline_yaml = context.pipeline_yaml;
+  launch.pipeline = &context.pipeline;
   launch.processes = plan.sdk_processes;
   launch.threads = plan.harness_threads_per_process;
   launch.job_dir = context.job_dir;

@@ -57,7 +57,6 @@ Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseO
   for (int k = 0; k < stages; ++k) {
     FusedStage& stage = out[static_cast<std::size_t>(k)];
     stage.spec.file = spec.file;
-    stage.spec.options = spec.options;
     std::map<int, int> position;  // original transform index -> index in this stage's spec (its output here)
     // First the merge sources of the Combines that ended the previous stage (sources come first).
     for (std::size_t i = 0; i < n; ++i) {

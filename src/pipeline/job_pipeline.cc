@@ -1,5 +1,8 @@
 #include "dfw/pipeline/job_pipeline.h"
 
+#include <limits.h>
+#include <unistd.h>
+
 #include "dfw/common/strings.h"
 
 namespace dfw {
@@ -10,6 +13,14 @@ constexpr const char* kStageRootParam = "stage_root";   // the stages' root dir
 constexpr const char* kPartitionsParam = "shuffle_partitions";
 
 }  // namespace
+
+std::string JobBaseDir(const JobInfo& job) {
+  auto cwd = job.params.find("cwd");
+  if (cwd == job.params.end() || cwd->second.empty()) return "";
+  char here[PATH_MAX];
+  if (::getcwd(here, sizeof here) != nullptr && cwd->second == here) return "";  // paths as written
+  return cwd->second;
+}
 
 FuseOptions FuseOptionsFor(const JobStage& stage) {
   FuseOptions o;
@@ -22,8 +33,9 @@ Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& re
   auto yaml = job.params.find("pipeline_yaml");
   if (yaml == job.params.end()) return DataLoss("job.json: executor 'pipeline' needs param 'pipeline_yaml'");
   auto path = job.params.find("pipeline_path");
-  ASSIGN_OR_RETURN(PipelineSpec spec,
-                   LoadPipelineString(yaml->second, registry, path == job.params.end() ? "<job>" : path->second));
+  ASSIGN_OR_RETURN(PipelineSpec spec, LoadPipelineString(yaml->second, registry,
+                                                         path == job.params.end() ? "<job>" : path->second,
+                                                         JobBaseDir(job)));
   auto k = job.params.find(kStageParam);
   if (k == job.params.end()) {
     if (HasShuffle(spec)) return DataLoss("job.json: a pipeline with a Combine needs param 'stage'");
@@ -47,14 +59,17 @@ Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& re
   return std::move(stages[static_cast<std::size_t>(stage.index)].spec);
 }
 
-void SetJobPipeline(JobInfo& job, const std::string& pipeline_path, const std::string& pipeline_yaml,
-                    const JobStage* stage) {
-  job.params["pipeline_yaml"] = pipeline_yaml;
-  job.params["pipeline_path"] = pipeline_path;
+void SetJobPipeline(JobInfo& job, const LoadedPipeline& pipeline, const JobStage* stage) {
+  job.params["pipeline_yaml"] = pipeline.yaml;
+  job.params["pipeline_path"] = pipeline.path;
   if (stage != nullptr) {
     job.params[kStageParam] = std::to_string(stage->index);
     job.params[kStageRootParam] = stage->root;
     job.params[kPartitionsParam] = std::to_string(stage->partitions);
+  }
+  if (!pipeline.base_dir.empty()) {
+    job.params["cwd"] = pipeline.base_dir;
+    return;
   }
   char cwd[PATH_MAX];
   if (::getcwd(cwd, sizeof cwd) != nullptr) job.params["cwd"] = cwd;

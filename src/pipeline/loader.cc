@@ -41,7 +41,8 @@ struct Pending {
 
 class Loader {
  public:
-  Loader(const StageRegistry& registry, std::string file) : registry_(registry), file_(std::move(file)) {}
+  Loader(const StageRegistry& registry, std::string file, std::string base_dir)
+      : registry_(registry), file_(std::move(file)), base_dir_(std::move(base_dir)) {}
 
   Result<PipelineSpec> Load(const YAML::Node& root);
 
@@ -59,7 +60,7 @@ class Loader {
   Status ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const;
   Status ParseInputs(const YAML::Node& n, Pending& out) const;
   Status ParseResourceHints(const YAML::Node& n, const std::string& what, std::vector<ResourceHintSpec>& out) const;
-  Result<PipelineSpec> Wire(std::vector<Pending> all, const YAML::Node& options) const;
+  Result<PipelineSpec> Wire(std::vector<Pending> all) const;
   // The registered types a pipeline file may name (not the fused stages' internal ones).
   std::vector<std::string> UserTypes() const {
     std::vector<std::string> types = registry_.Types();
@@ -70,6 +71,7 @@ class Loader {
 
   const StageRegistry& registry_;
   std::string file_;
+  std::string base_dir_;  // StageConfig::base_dir of every transform
 };
 
 Status Loader::CheckKeys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& what,
@@ -196,6 +198,7 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
   cfg.name = n["name"].IsDefined() ? (n["name"].IsScalar() ? n["name"].Scalar() : "") : cfg.type;
   if (cfg.name.empty()) return Err(n["name"], "transform 'name' must be a non-empty string");
   cfg.file = file_;
+  cfg.base_dir = base_dir_;
   cfg.line = n.Mark().is_null() ? 1 : n.Mark().line + 1;
   cfg.column = n.Mark().is_null() ? 1 : n.Mark().column + 1;
   out.node = n;
@@ -244,7 +247,7 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
   return Status::OK();
 }
 
-Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& options) const {
+Result<PipelineSpec> Loader::Wire(std::vector<Pending> all) const {
   std::multimap<std::string, int> by_name;
   std::vector<std::string> names;
   for (int i = 0; i < static_cast<int>(all.size()); ++i) {
@@ -358,7 +361,6 @@ Result<PipelineSpec> Loader::Wire(std::vector<Pending> all, const YAML::Node& op
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
   PipelineSpec spec;
   spec.file = file_;
-  spec.options = options.IsDefined() ? options : YAML::Node();  // assigning an absent (invalid) node throws
   for (int i : order) {
     TransformSpec t = std::move(all[i].spec);
     for (InputRef& in : t.inputs) in.from = position[in.from];
@@ -431,7 +433,7 @@ Result<PipelineSpec> Loader::Load(const YAML::Node& root) {
       for (const YAML::Node& n : extra) RETURN_IF_ERROR(add(n, false));
     }
   }
-  ASSIGN_OR_RETURN(PipelineSpec spec, Wire(std::move(all), root["options"]));
+  ASSIGN_OR_RETURN(PipelineSpec spec, Wire(std::move(all)));
   spec.resource_hints = std::move(pipeline_hints);
   return spec;
 }
@@ -445,11 +447,12 @@ Status CheckUniqueKeys(const YAML::Node& root, const std::string& file) {
   return InvalidArgument(fmt::format("{}:{}:{}: {}", file, problem->line + 1, problem->column + 1, problem->message));
 }
 
-Result<PipelineSpec> LoadFrom(const StageRegistry& registry, const std::string& file, const std::function<YAML::Node()>& parse) {
+Result<PipelineSpec> LoadFrom(const StageRegistry& registry, const std::string& file, const std::string& base_dir,
+                              const std::function<YAML::Node()>& parse) {
   try {
     YAML::Node root = parse();
     RETURN_IF_ERROR(CheckUniqueKeys(root, file));
-    return Loader(registry, file).Load(root);
+    return Loader(registry, file, base_dir).Load(root);
   } catch (const YAML::BadFile&) {
     return NotFound(fmt::format("{}: cannot open the pipeline file", file));
   } catch (const YAML::Exception& e) {
@@ -463,11 +466,12 @@ Result<PipelineSpec> LoadFrom(const StageRegistry& registry, const std::string& 
 }  // namespace
 
 Result<PipelineSpec> LoadPipelineFile(const std::string& path, const StageRegistry& registry) {
-  return LoadFrom(registry, path, [&] { return YAML::LoadFile(path); });
+  return LoadFrom(registry, path, "", [&] { return YAML::LoadFile(path); });
 }
 
-Result<PipelineSpec> LoadPipelineString(const std::string& yaml, const StageRegistry& registry, const std::string& file_name) {
-  return LoadFrom(registry, file_name, [&] { return YAML::Load(yaml); });
+Result<PipelineSpec> LoadPipelineString(const std::string& yaml, const StageRegistry& registry, const std::string& file_name,
+                                        const std::string& base_dir) {
+  return LoadFrom(registry, file_name, base_dir, [&] { return YAML::Load(yaml); });
 }
 
 }  // namespace dfw

@@ -15,7 +15,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/common/yaml_document.h"
-#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/staged_run.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/config_yaml.h"
 
@@ -229,7 +229,6 @@ class TestBuilder {
       }
     }
     out_.file = spec_.file;
-    out_.options = spec_.options;
     return std::move(out_);
   }
 

@@ -160,6 +160,11 @@ ConfigNode ConfigNodeFromYaml(const YAML::Node& node) {
 
 namespace dfw {
 
+std::string ResolveConfigPath(const StageConfig& c, const std::string& path) {
+  if (c.base_dir.empty() || path.empty() || path.front() == '/') return path;
+  return c.base_dir + "/" + path;
+}
+
 Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::string& path) {
   const std::size_t colon = path.find("://");
   if (colon == std::string::npos || colon == 0) return Status::OK();

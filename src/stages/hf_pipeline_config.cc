@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include "dfw/common/strings.h"
 #include "dfw/inference/hf_model_dir.h"
@@ -66,7 +67,12 @@ Result<std::shared_ptr<HfPipelineStageConfig>> ParseHfPipelineConfig(const Stage
   // PredictionResult's model_id stays what the user wrote. An unresolvable one is kept as given:
   // the handler refuses it naming where it looked.
   h.model_id = model.as_string();
-  auto dir = ResolveHfModelDir(model.as_string(), HfCacheEnvFromProcess());
+  // A relative directory is the job's (StageConfig::base_dir); a name that is no directory there
+  // stays as written: a hub id.
+  std::string local = ResolveConfigPath(c, model.as_string());
+  std::error_code ec;
+  if (local != model.as_string() && !std::filesystem::is_directory(local, ec)) local = model.as_string();
+  auto dir = ResolveHfModelDir(local, HfCacheEnvFromProcess());
   h.model_path = dir.ok() ? *dir : model.as_string();
   if (!task.is_null()) h.extra.Append("task", task);
   if (hc["device"].IsDefined()) {

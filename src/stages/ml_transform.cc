@@ -82,7 +82,7 @@ Result<Plan> ParsePlan(const StageConfig& c) {
     for (const ConfigEntry& kv : tc.entries()) {
       const std::string key = kv.key.Scalar();
       if (key == "model_name") {
-        const std::string dir = kv.value.Scalar();
+        const std::string dir = ResolveConfigPath(c, kv.value.Scalar());
         std::error_code ec;
         if (!fs::is_directory(dir, ec)) {
           return Refuse(c, kv.value, "model_name '" + dir + "' is not a local directory; dfworker loads a "

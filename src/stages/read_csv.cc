@@ -259,6 +259,7 @@ Result<std::unique_ptr<Stage>> MakeReadCsv(const StageConfig& config) {
   ReadCsvOptions o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
   RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
+  o.path = ResolveConfigPath(config, o.path);
   ASSIGN_OR_RETURN(o.delimiter, OneChar(config, "delimiter", std::string(",")));
   ASSIGN_OR_RETURN(o.comment, OneChar(config, "comment", std::string("")));
   if (o.comment && o.comment == o.delimiter) return ConfigKeyError(config, "comment", "must differ from the delimiter");

@@ -109,6 +109,7 @@ Result<std::unique_ptr<Stage>> MakeReadJson(const StageConfig& config) {
   ReadJsonOptions o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
   RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
+  o.path = ResolveConfigPath(config, o.path);
   return std::unique_ptr<Stage>(new ReadJson(config, std::move(o)));
 }
 

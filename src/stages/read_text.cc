@@ -41,6 +41,7 @@ Result<std::unique_ptr<Stage>> MakeReadText(const StageConfig& config) {
   ReadTextOptions o;
   ASSIGN_OR_RETURN(o.path, ConfigString(config, "path"));
   RETURN_IF_ERROR(CheckLocalPath(config, "path", o.path));
+  o.path = ResolveConfigPath(config, o.path);
   return std::unique_ptr<Stage>(new ReadText(config, std::move(o)));
 }
 

@@ -162,6 +162,7 @@ Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
   };
   if (!o.hf) {
     RETURN_IF_ERROR(str("model_path", h.model_path));
+    h.model_path = ResolveConfigPath(c, h.model_path);
     RETURN_IF_ERROR(str("device", h.device));
     RETURN_IF_ERROR(str("input_field", h.input_field));
   }

@@ -22,6 +22,7 @@ Result<ShardNaming> SinkNaming(const StageConfig& config) {
   ASSIGN_OR_RETURN(n.prefix, ConfigString(config, "path"));
   if (n.prefix.empty()) return ConfigKeyError(config, "path", "must not be empty");
   RETURN_IF_ERROR(CheckLocalPath(config, "path", n.prefix));
+  n.prefix = ResolveConfigPath(config, n.prefix);
   ASSIGN_OR_RETURN(n.suffix, ConfigString(config, "file_name_suffix", std::string()));
   return n;
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -73,30 +74,29 @@ class PipelineExecutor final : public BundleExecutor {
  public:
   Status Init(const JobInfo& job, const ExecutorContext& context) {
     job_ = job;
+    base_dir_ = JobBaseDir(job_);
     RegisterBuiltinStages(registry_);
-    return InJobCwd(job_, [&]() -> Status {
-      ASSIGN_OR_RETURN(spec_, LoadJobPipeline(job_, registry_));
-      RunnerOptions options;
-      options.threads = context.threads;
-      options.model_process = context.model_process;
-      if (auto it = job_.params.find("sdk_processes"); it != job_.params.end()) {
-        auto n = ParseInt64(it->second);
-        if (!n || *n < 1) return DataLoss("job.json: sdk_processes '" + it->second + "' is not a positive number");
-        options.sdk_processes = static_cast<int>(*n);
-      }
-      const int planned = options.sdk_processes;
-      if (context.sdk_processes > 0) options.sdk_processes = context.sdk_processes;  // the job grew
-      spdlog::info("pipeline for {} SDK process{} on this machine{}", options.sdk_processes,
-                   options.sdk_processes == 1 ? "" : "es",
-                   options.sdk_processes != planned ? " (grown from " + std::to_string(planned) + ")" : "");
-      ASSIGN_OR_RETURN(runner_, PipelineRunner::Make(spec_, registry_, options, &metrics_));
-      // What Make recorded (model loads: model_byte_size, load_model_latency_milli_secs) belongs to no
-      // bundle; it rides with this process's first commit so the job's metrics.json has it.
-      load_metrics_ = metrics_.Snapshot();
-      ASSIGN_OR_RETURN(auto bundles, JobBundles());
-      for (const Bundle& b : bundles) bundles_[std::to_string(b.id)] = b;
-      return Status::OK();
-    });
+    ASSIGN_OR_RETURN(spec_, LoadJobPipeline(job_, registry_));
+    RunnerOptions options;
+    options.threads = context.threads;
+    options.model_process = context.model_process;
+    if (auto it = job_.params.find("sdk_processes"); it != job_.params.end()) {
+      auto n = ParseInt64(it->second);
+      if (!n || *n < 1) return DataLoss("job.json: sdk_processes '" + it->second + "' is not a positive number");
+      options.sdk_processes = static_cast<int>(*n);
+    }
+    const int planned = options.sdk_processes;
+    if (context.sdk_processes > 0) options.sdk_processes = context.sdk_processes;  // the job grew
+    spdlog::info("pipeline for {} SDK process{} on this machine{}", options.sdk_processes,
+                 options.sdk_processes == 1 ? "" : "es",
+                 options.sdk_processes != planned ? " (grown from " + std::to_string(planned) + ")" : "");
+    ASSIGN_OR_RETURN(runner_, PipelineRunner::Make(spec_, registry_, options, &metrics_));
+    // What Make recorded (model loads: model_byte_size, load_model_latency_milli_secs) belongs to no
+    // bundle; it rides with this process's first commit so the job's metrics.json has it.
+    load_metrics_ = metrics_.Snapshot();
+    ASSIGN_OR_RETURN(auto bundles, JobBundles());
+    for (const Bundle& b : bundles) bundles_[std::to_string(b.id)] = b;
+    return Status::OK();
   }
 
   // The launcher's bundle table from job.json; re-planned only for a job dir written without one.
@@ -133,8 +133,17 @@ class PipelineExecutor final : public BundleExecutor {
     }
     hooks_.BeforeBundle(bundle_id);
     source_of_running_.store(bundle.source);
+    // The plan names input files as the launcher saw them; this process opens them against the
+    // job's working directory, and speaks of them to the coordinator as planned (a split's halves
+    // must name the file the coordinator knows).
+    const std::string planned_path = bundle.split.path;
+    {
+      std::lock_guard<std::mutex> lock(running_mu_);
+      running_path_ = planned_path;
+    }
+    bundle.split.path = InJobDir(planned_path);
     MetricsSnapshot before = metrics_.Snapshot();
-    Result<BundleStats> stats = InJobCwd(job_, [&] { return runner_->RunBundle(bundle, staging_dir); });
+    Result<BundleStats> stats = runner_->RunBundle(bundle, staging_dir);
     if (!stats.ok()) return stats.status();
     *metrics = Delta(before, metrics_.Snapshot());
     metrics->counters[{kRecordsNamespace, kRecordsCounter}] += stats->rows_read;
@@ -144,6 +153,7 @@ class PipelineExecutor final : public BundleExecutor {
     }
     Bundle read = bundle;
     read.split = stats->read;
+    read.split.path = planned_path;
     return std::optional<WorkRange>(ToWorkRange(read));
   }
 
@@ -157,11 +167,23 @@ class PipelineExecutor final : public BundleExecutor {
     primary.source = residual.source = source_of_running_.load();
     primary.split = halves->primary;
     residual.split = halves->residual;
+    {
+      std::lock_guard<std::mutex> lock(running_mu_);
+      primary.split.path = residual.split.path = running_path_;
+    }
     return std::make_pair(ToWorkRange(primary), ToWorkRange(residual));
+  }
+
+  // A planned input path as this process opens it: relative ones against the job's working
+  // directory when that is not this process's (JobBaseDir); in-memory sources have none.
+  std::string InJobDir(const std::string& path) const {
+    if (base_dir_.empty() || path.empty() || path.front() == '/') return path;
+    return base_dir_ + "/" + path;
   }
 
  private:
   JobInfo job_;
+  std::string base_dir_;  // JobBaseDir(job_)
   StageRegistry registry_;
   PipelineSpec spec_;
   MetricsRegistry metrics_;
@@ -170,6 +192,8 @@ class PipelineExecutor final : public BundleExecutor {
   MetricsSnapshot load_metrics_;  // recorded while the runner was made
   bool load_metrics_sent_ = false;
   std::atomic<int> source_of_running_{0};  // for TrySplit's halves (another thread)
+  std::mutex running_mu_;
+  std::string running_path_;  // the running bundle's input file as planned (TrySplit's halves)
   BundleHooks hooks_ = BundleHooks::FromEnv();
 };
 

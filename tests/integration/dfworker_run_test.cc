@@ -69,9 +69,11 @@ class DfworkerRun : public ::testing::Test {
   void OpenGate() const { std::ofstream(Gate()) << "open\n"; }
 
   // `dfworker run p.yaml` from base_ with `processes` SDK processes (one harness thread each).
+  // `cwd`: run from another directory (the pipeline file named by its absolute path).
   Started Launch(const std::string& name, int processes, std::vector<std::string> extra = {},
-                 const std::vector<std::string>& env = {}) {
-    std::vector<std::string> argv = {"/bin/sh", "-c", "", "sh", DFW_DFWORKER, "run", "p.yaml",
+                 const std::vector<std::string>& env = {}, const std::string& cwd = "") {
+    std::vector<std::string> argv = {"/bin/sh", "-c", "", "sh", DFW_DFWORKER, "run",
+                                     cwd.empty() ? "p.yaml" : (base_ / "p.yaml").string(),
                                      "--number_of_worker_harness_threads=1"};
     argv.push_back(processes == 1 ? "--experiments=no_use_multiple_sdk_containers"
                                   : "--machine_type=n1-standard-" + std::to_string(processes));
@@ -80,7 +82,7 @@ class DfworkerRun : public ::testing::Test {
     if (!own_dir) argv.insert(argv.end(), {"--job_dir", JobDir()});
     argv.insert(argv.end(), extra.begin(), extra.end());
     // exec in base_ (the pipeline's relative paths); the shell is replaced, so the pid is dfworker's.
-    argv[2] = "cd '" + base_.string() + "' && exec \"$@\"";
+    argv[2] = "cd '" + (cwd.empty() ? base_.string() : cwd) + "' && exec \"$@\"";
     return StartProcess(argv, env, Err(name));
   }
   int Run(const std::string& name, int processes, std::vector<std::string> extra = {},
@@ -198,6 +200,23 @@ TEST_F(DfworkerRun, LauncherSigkillLeavesNoProcessAndResumeCompletesExactlyOnce)
   ASSERT_EQ(Run("again", 2, {"--resume", JobDir()}), 0) << Log("again");
   EXPECT_NE(Log("again").find("already finished"), std::string::npos) << Log("again");
   ExpectExactlyOnce("again");
+}
+
+// The job records its working directory; a --resume started elsewhere reads and writes the
+// pipeline's relative paths there (the SDK processes open the planned inputs against it, the
+// finalize writes the shards there), and nothing is created in the directory it was started from.
+TEST_F(DfworkerRun, ResumeFromAnotherDirectoryResolvesThePipelinesPathsInTheJobsDirectory) {
+  DFW_SKIP_WITHOUT_TEST_HOOKS();
+  Started launcher = Launch("first", 2, {}, {"DFW_TEST_BUNDLE_GATE=5:" + Gate()});  // never opened
+  ASSERT_TRUE(Eventually([&] { return Commits() >= 3; })) << Log("first");
+  ASSERT_EQ(::kill(launcher.pid, SIGKILL), 0);
+  EXPECT_EQ(WaitExit(launcher.pid), 128 + SIGKILL);
+  EXPECT_TRUE(Eventually([&] { return JobProcesses() == 0; }, 30)) << JobProcesses() << " processes outlived the launcher";
+  const fs::path elsewhere = base_ / "elsewhere";
+  fs::create_directories(elsewhere);
+  ASSERT_EQ(WaitExit(Launch("resume", 2, {"--resume", JobDir()}, {}, elsewhere.string()).pid), 0) << Log("resume");
+  ExpectExactlyOnce("resume");
+  EXPECT_TRUE(fs::is_empty(elsewhere)) << "the resumed run wrote into the directory it was started from";
 }
 
 class DfworkerStopSignal : public DfworkerRun, public ::testing::WithParamInterface<int> {};

@@ -14,7 +14,11 @@
 #include <sstream>
 
 #include "dfw/launcher/launcher.h"
+#include "dfw/common/exit_code.h"
+#include "dfw/common/logging.h"
 #include "dfw/launcher/pipeline_launch.h"
+#include "dfw/pipeline/spec.h"
+#include "dfw/stages/stage.h"
 #include "dfw/worker/sdk_harness.h"
 
 namespace {
@@ -68,11 +72,24 @@ int Run(int argc, char** argv) {
   }
   if (!pipeline.empty()) {
     dfw::PipelineLaunchOptions p;
-    p.pipeline_path = pipeline;
-    std::ifstream in(pipeline);
-    std::stringstream text;
-    text << in.rdbuf();
-    p.pipeline_yaml = text.str();
+    // As `dfworker run` does: the pipeline loaded once, here, and handed to the launcher.
+    dfw::LoadedPipeline loaded;
+    if (resume.empty()) {
+      std::ifstream in(pipeline);
+      std::stringstream text;
+      text << in.rdbuf();
+      loaded.path = pipeline;
+      loaded.yaml = text.str();
+      dfw::StageRegistry registry;
+      dfw::RegisterBuiltinStages(registry);
+      dfw::Result<dfw::PipelineSpec> spec = dfw::LoadPipelineString(loaded.yaml, registry, loaded.path);
+      if (!spec.ok()) {
+        dfw::PrintRunStopped(spec.status().message());
+        return static_cast<int>(dfw::ExitCodeFor(spec.status()));
+      }
+      loaded.spec = std::move(*spec);
+      p.pipeline = &loaded;
+    }
     p.processes = processes;
     p.job_dir = job_dir;
     p.resume_dir = resume;

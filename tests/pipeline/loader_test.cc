@@ -207,8 +207,6 @@ options:
   }
   EXPECT_EQ(main_readers, 1);
   EXPECT_EQ(error_readers, 1);
-  EXPECT_TRUE(spec->options.IsMap());
-  EXPECT_EQ(spec->options["streaming"].Scalar(), "false");
 }
 
 TEST(Loader, ListInputFlattensAndOrderIsTopological) {

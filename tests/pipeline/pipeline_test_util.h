@@ -17,7 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/finalize.h"
+#include "dfw/pipeline/staged_run.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"

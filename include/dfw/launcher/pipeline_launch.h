@@ -7,12 +7,14 @@
 #include <vector>
 
 #include "dfw/launcher/launcher.h"
+#include "dfw/pipeline/job_pipeline.h"
 
 namespace dfw {
 
 struct PipelineLaunchOptions {
-  std::string pipeline_path;  // as given on the command line (error positions)
-  std::string pipeline_yaml;  // its contents (ignored with resume_dir)
+  // The pipeline as `run` loaded it (planned, written into job.json and finalized from this one
+  // load); not read with resume_dir, whose job dir records its own. Must outlive the call.
+  const LoadedPipeline* pipeline = nullptr;
   int processes = 1;          // SDK processes (plan: vCPUs, or 1 without multiple SDK containers)
   int threads = 1;            // harness threads per process
   std::string job_dir;        // --job_dir; empty = ./.dfworker/jobs/<job id>

@@ -10,6 +10,7 @@
 #include "dfw/options/options.h"
 #include "dfw/plan/plan.h"
 #include "dfw/launcher/pipeline_models.h"
+#include "dfw/pipeline/job_pipeline.h"
 
 namespace dfw {
 
@@ -25,8 +26,7 @@ struct TenantDevice {
 
 // Everything `run` knows once the options are valid. Owned by the caller for the whole call.
 struct RunContext {
-  std::string pipeline_path;                // as given on the command line
-  std::string pipeline_yaml;                // the file's contents (the pipeline module parses `pipeline:`)
+  LoadedPipeline pipeline;                  // the rendered file, loaded once by the launch check
   std::vector<std::string> pipeline_args;   // the Beam/Dataflow flags as given, in order
   PipelineOptions options;                  // parsed and validated (no errors; warnings possible)
   const Catalog* catalog = nullptr;         // never null

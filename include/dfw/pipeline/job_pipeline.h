@@ -3,10 +3,6 @@
 // the working directory its relative paths resolve in, and which fused stage the job is.
 #pragma once
 
-#include <limits.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <string>
 
@@ -28,33 +24,32 @@ struct JobStage {
   std::string JobDirOf(int k) const { return root + "/stage-" + std::to_string(k); }
 };
 
-// Writes the pipeline (and, when `stage` is given, which fused stage this job is) and the current
-// working directory into `job`'s params.
-void SetJobPipeline(JobInfo& job, const std::string& pipeline_path, const std::string& pipeline_yaml,
-                    const JobStage* stage);
+// A pipeline as a process loads it once: `dfworker run` from the rendered file (the launcher plans
+// the job, writes job.json and finalizes from this one load), or a --resume from its job dir's
+// record. Every later step takes this value; none parses the text again.
+struct LoadedPipeline {
+  std::string path;  // as given on the command line (error positions, job.json)
+  std::string yaml;  // the rendered text (job.json's pipeline_yaml: every SDK process loads it)
+  // The job's working directory, which the pipeline's relative paths resolve against, when it is
+  // not this process's (a --resume from elsewhere); "" = this process's.
+  std::string base_dir;
+  PipelineSpec spec;  // the whole pipeline
+};
+
+// Writes the pipeline (and, when `stage` is given, which fused stage this job is) and the job's
+// working directory (the pipeline's base_dir, else this process's) into `job`'s params.
+void SetJobPipeline(JobInfo& job, const LoadedPipeline& pipeline, const JobStage* stage);
 
 // How the fused stages of `stage`'s pipeline are cut (partitions, where each stage commits).
 FuseOptions FuseOptionsFor(const JobStage& stage);
 
-// The job's pipeline: the whole spec, or the fused stage the job runs. kDataLoss for params that
-// are missing or malformed; the loader's errors otherwise.
+// The job's pipeline: the whole spec, or the fused stage the job runs, its relative paths resolving
+// against the job's working directory (JobBaseDir). kDataLoss for params that are missing or
+// malformed; the loader's errors otherwise.
 Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& registry);
 
-// Runs `fn` with the job's working directory as the current one, then restores it.
-template <typename Fn>
-auto InJobCwd(const JobInfo& job, Fn fn) -> decltype(fn()) {
-  auto cwd = job.params.find("cwd");
-  char old[PATH_MAX];
-  bool moved = false;
-  if (cwd != job.params.end() && ::getcwd(old, sizeof old) != nullptr) {
-    if (::chdir(cwd->second.c_str()) != 0) {
-      return ErrnoError("change to the job's working directory '" + cwd->second + "'", errno);
-    }
-    moved = true;
-  }
-  auto result = fn();
-  if (moved && ::chdir(old) != 0) return ErrnoError("return to the working directory", errno);
-  return result;
-}
+// The job's working directory (job.json param "cwd") when it is not this process's, else "": what
+// StageConfig::base_dir is for the job's transforms. Nothing changes the process's own directory.
+std::string JobBaseDir(const JobInfo& job);
 
 }  // namespace dfw

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "dfw/common/status.h"
 #include "dfw/stages/stage.h"
 
@@ -42,14 +40,15 @@ struct TransformSpec {
 struct PipelineSpec {
   std::string file;                       // path it was loaded from ("<string>" for LoadPipelineString)
   std::vector<TransformSpec> transforms;  // topologically sorted: inputs come before consumers
-  YAML::Node options;                     // top-level `options:` (Null when absent); the options module reads it
   std::vector<ResourceHintSpec> resource_hints;  // `pipeline: resource_hints:` (they apply to every transform)
 };
 
 // Loads and checks a pipeline. Every error is kInvalidArgument (or kUnimplemented for valid Beam
 // YAML that dfworker does not support) and starts with "file:line:column: ".
 Result<PipelineSpec> LoadPipelineFile(const std::string& path, const StageRegistry& registry);
+// `base_dir`: the directory the transforms' relative paths (inputs, outputs, models) resolve against
+// (StageConfig::base_dir); "" = this process's working directory.
 Result<PipelineSpec> LoadPipelineString(const std::string& yaml, const StageRegistry& registry,
-                                        const std::string& file_name = "<string>");
+                                        const std::string& file_name = "<string>", const std::string& base_dir = "");
 
 }  // namespace dfw

@@ -33,6 +33,11 @@ Result<std::vector<std::string>> ConfigStringList(const StageConfig& c, const st
 // through a filesystem plugin) is kUnimplemented naming the scheme and what to do instead.
 Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::string& path);
 
+// A path from the config as this process opens it: `path` itself when it is absolute or empty or
+// the stage has no base_dir, else base_dir/path. Messages keep naming the path as written where
+// they can; with no base_dir the two are the same.
+std::string ResolveConfigPath(const StageConfig& c, const std::string& path);
+
 // A config value as a row Value: plain scalars become null/bool/int/float/str by their look
 // (YAML 1.2 core schema), quoted scalars stay strings, sequences lists, mappings rows.
 Value ConfigToValue(const ConfigNode& node);

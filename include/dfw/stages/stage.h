@@ -59,6 +59,10 @@ struct StageConfig {
   std::string error_output;  // `error_handling.output`, "" when error handling is not declared
   double error_threshold = 1.0;  // `error_handling.threshold`: max fraction of bad records (1 = no limit)
   ConfigNode windowing;     // the transform's `windowing:` (WindowInto, Combine); undefined when absent
+  // The directory relative paths in `config` resolve against (ResolveConfigPath, stages/config.h):
+  // the job's working directory when the process runs elsewhere (an SDK process or finalize of a
+  // job resumed from another directory); "" = this process's working directory, paths as written.
+  std::string base_dir;
   StageRunContext run;      // set by the runner
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.

@@ -1,4 +1,7 @@
-// Committing outputs (FinalizeOutputs) and the single-process run of a whole pipeline.
+// Finalize of a stage (dfw/pipeline/finalize.h): thresholds, shuffle commit, the journaled moves of
+// committed outputs to their shard names.
+#include "dfw/pipeline/finalize.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,8 +15,7 @@
 
 #include "dfw/common/file.h"
 #include "dfw/job/journaled_moves.h"
-#include "dfw/pipeline/fused_stages.h"
-#include "dfw/pipeline/runner.h"
+#include "dfw/pipeline/accounting.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/sink.h"
@@ -107,34 +109,6 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
   }
   for (const std::string& line : told) std::fputs(line.c_str(), stderr);
   return Status::OK();
-}
-
-Result<RunSummary> RunAllBundles(const PipelineSpec& spec, const StageRegistry& registry, const RunnerOptions& options,
-                                 const std::string& staging_dir, MetricsRegistry* metrics) {
-  RETURN_IF_ERROR(CheckSinksWritable(spec));  // fail before reading anything
-  RETURN_IF_ERROR(MakeFolders(staging_dir, kPrivateFolderMode));  // the finalize journals live there
-  FuseOptions fuse;
-  fuse.partitions = DefaultShufflePartitions(options.sdk_processes);
-  fuse.committed_dir = [&](int) { return staging_dir; };  // one folder: transform names are unique
-  ASSIGN_OR_RETURN(std::vector<FusedStage> stages, FuseStages(spec, fuse));
-  RunSummary summary;
-  for (std::size_t k = 0; k < stages.size(); ++k) {
-    const FusedStage& stage = stages[k];
-    ASSIGN_OR_RETURN(std::unique_ptr<PipelineRunner> runner, PipelineRunner::Make(stage.spec, registry, options, metrics));
-    ASSIGN_OR_RETURN(std::vector<Bundle> bundles, runner->PlanBundles());
-    std::vector<int64_t> ids;
-    for (const Bundle& b : bundles) {
-      RETURN_IF_ERROR(runner->RunBundle(b, staging_dir).status());
-      ids.push_back(b.id);
-    }
-    RETURN_IF_ERROR(FinalizeStage(stage.spec, metrics->Snapshot(), staging_dir, ids,
-                                  staging_dir + "/finalize-" + std::to_string(k) + ".json"));
-    summary.bundles += static_cast<int64_t>(bundles.size());
-  }
-  // Over the whole pipeline: a Combine's counters hold its partial sink's rows written and its
-  // merge source's rows read, so the original spec balances across the stages.
-  summary.accounting = ComputeAccounting(spec, metrics->Snapshot());
-  return summary;
 }
 
 Status FinalizeStage(const PipelineSpec& stage, const MetricsSnapshot& total, const std::string& committed_dir,
