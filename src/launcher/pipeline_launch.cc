@@ -86,8 +86,8 @@ int RunStages(const StagedJob& job, LauncherOptions opts) {
   for (int k = 0; k < job.stage.count; ++k) {
     LauncherOptions stage_opts = opts;
     const std::string dir = job.stage.JobDirOf(k);
-    std::fprintf(stderr, "[dfworker] stage %d/%d (%s)\n", k + 1, job.stage.count,
-                 k == 0 ? "reading the input" : "reading the shuffle of the stage before");
+    ReportLine("stage {}/{} ({})", k + 1, job.stage.count,
+               k == 0 ? "reading the input" : "reading the shuffle of the stage before");
     if (Exists(dir + "/job.json")) {
       stage_opts.resume_dir = dir;
     } else {
@@ -109,11 +109,11 @@ int RunStages(const StagedJob& job, LauncherOptions opts) {
     if (r.code != ExitCode::kSuccess) {
       std::string message = r.message.empty() ? "stage " + std::to_string(k + 1) + " did not finish" : r.message;
       PrintRunStopped("stage " + std::to_string(k + 1) + "/" + std::to_string(job.stage.count) + ": " + message);
-      std::fprintf(stderr, "[dfworker] finish the whole job with --resume '%s'\n", job.stage.root.c_str());
+      ReportLine("finish the whole job with --resume '{}'", job.stage.root);
       return static_cast<int>(r.code);
     }
   }
-  std::fprintf(stderr, "[dfworker] job dir %s: %d stages finished\n", job.stage.root.c_str(), job.stage.count);
+  ReportLine("job dir {}: {} stages finished", job.stage.root, job.stage.count);
   return 0;
 }
 
@@ -148,10 +148,9 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
     // committed and nothing records the job, so finishing it is running it, here, from the start.
     auto unstarted = IsUnstartedJobDir(o.resume_dir);
     if (unstarted.ok() && *unstarted) {
-      std::fprintf(stderr,
-                   "[dfworker] job dir %s was stopped before its job was recorded (nothing was committed): starting "
-                   "the job afresh in it with this command's pipeline and options\n",
-                   o.resume_dir.c_str());
+      ReportLine("job dir {} was stopped before its job was recorded (nothing was committed): starting "
+                 "the job afresh in it with this command's pipeline and options",
+                 o.resume_dir);
       PipelineLaunchOptions fresh = o;
       fresh.job_dir = o.resume_dir;
       fresh.resume_dir.clear();
@@ -194,8 +193,8 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       while (staged.stage.root.size() > 1 && staged.stage.root.back() == '/') staged.stage.root.pop_back();
       Status wrote = WriteStagedJob(staged);
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
-      std::fprintf(stderr, "[dfworker] job dir %s: %d fused stages (a Combine's shuffle between them, %lld partitions)\n",
-                   root.c_str(), staged.stage.count, static_cast<long long>(staged.stage.partitions));
+      ReportLine("job dir {}: {} fused stages (a Combine's shuffle between them, {} partitions)", root, staged.stage.count,
+                 staged.stage.partitions);
       return RunStages(staged, opts);
     }
     auto job = PlanPipelineJob(o.pipeline_path, o.pipeline_yaml, o.processes);
