@@ -1,4 +1,4 @@
-#include "launcher/tenants_memory.h"
+#include "tenant_runs/tenants_memory.h"
 
 #include "dfw/common/logging.h"
 #include "dfw/common/strings.h"

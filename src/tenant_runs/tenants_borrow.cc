@@ -1,4 +1,4 @@
-#include "launcher/tenants_borrow.h"
+#include "tenant_runs/tenants_borrow.h"
 
 #include <signal.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
-// The real run of admitted tenants (dfw/launcher/tenants_run.h): the parent job dir, the shared ledger and
+// The real run of admitted tenants (dfw/tenant_runs/tenants_run.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
-#include "dfw/launcher/tenants_run.h"
-#include "launcher/tenants_borrow.h"
-#include "launcher/tenants_memory.h"
+#include "dfw/tenant_runs/tenants_run.h"
+#include "tenant_runs/tenants_borrow.h"
+#include "tenant_runs/tenants_memory.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -28,7 +28,7 @@
 #include "dfw/device/mps_controller.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
-#include "dfw/launcher/tenant_group.h"
+#include "dfw/tenant_runs/tenant_group.h"
 #include "dfw/tenants/admission.h"
 
 namespace dfw {
