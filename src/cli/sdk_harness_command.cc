@@ -10,7 +10,6 @@
 // context goes down explicitly to every model load (SdkHarnessOptions → RunnerOptions).
 #include <algorithm>
 #include <cstdint>
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -57,7 +56,7 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
     ::umask(077);  // as the launcher sets it (run_command.cc), for one started by hand
     Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));
     if (s.ok()) s = RunSdkProcess(*options);
-    if (!s.ok()) std::cerr << "[dfworker sdk-" << options->index << "] error: " << s.message() << "\n";
+    if (!s.ok()) ReportLineAs("sdk-" + std::to_string(options->index), "error: {}", s.message());
     context.exit_code = static_cast<int>(ExitCodeFor(s));
   });
 }

@@ -1,5 +1,5 @@
 // `dfworker run --tenants` (tenants_command.h): load and plan every tenant with the worker's flags,
-// admit them together, print the report; a valid real run goes on in the launcher (dfw/launcher/tenants_run.h).
+// admit them together, print the report; a valid real run goes on in the tenants runtime (dfw/tenant_runs/tenants_run.h).
 #include <sys/stat.h>
 
 #include "tenants_command.h"

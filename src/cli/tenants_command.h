@@ -3,13 +3,13 @@
 //
 // Loads every tenant's pipeline with the worker's flags, plans each with the plan module and admits
 // them together (dfw/tenants/admission.h). The dry run prints that; a real run hands the admitted
-// tenants to the launcher (dfw/launcher/tenants_run.h).
+// tenants to the tenants runtime (dfw/tenant_runs/tenants_run.h).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "dfw/launcher/tenants_run.h"
+#include "dfw/tenant_runs/tenants_run.h"
 
 namespace dfw::cli {
 

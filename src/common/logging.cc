@@ -1,11 +1,15 @@
 #include "dfw/common/logging.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <iterator>
 #include <memory>
 #include <vector>
 
@@ -64,7 +68,36 @@ void PrintRunStopped(std::string_view why) {
   std::string line = "run stopped: ";
   line.append(why);
   line += "\n";
-  std::fputs(line.c_str(), stderr);
+  WriteStderr(line);
+}
+
+std::string VFormatReportLine(std::optional<std::string_view> tag, fmt::string_view format, fmt::format_args args) {
+  fmt::memory_buffer line;
+  constexpr std::string_view kPrefix = "[dfworker";
+  line.append(kPrefix.data(), kPrefix.data() + kPrefix.size());
+  if (tag) {
+    line.push_back(' ');
+    line.append(tag->data(), tag->data() + tag->size());
+  }
+  line.push_back(']');
+  line.push_back(' ');
+  fmt::vformat_to(std::back_inserter(line), format, args);
+  line.push_back('\n');
+  return fmt::to_string(line);
+}
+
+void WriteStderr(std::string_view text) {
+  // stderr is unbuffered unless someone changed it; flushing keeps stdio's output ahead of ours.
+  std::fflush(stderr);
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace dfw

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 
+#include "dfw/common/logging.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/line_channel.h"
@@ -147,10 +148,10 @@ void JobServer::OnSignal(int sig, Clock::time_point now) {
   stop_signal_ = sig;
   stop_deadline_ = now + opts_.grace;
   coord_.StopLeasing();
-  std::fprintf(stderr,
-               "\n[dfworker] %s: no new bundles; waiting up to %lld ms for %zu in-flight bundle(s); "
-               "send it again to stop at once\n",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", static_cast<long long>(opts_.grace.count()), coord_.live_leases());
+  // The newline first ends the "^C" the terminal echoed, in the same write as the line.
+  WriteStderr("\n" + FormatReportLine("{}: no new bundles; waiting up to {} ms for {} in-flight bundle(s); "
+                                      "send it again to stop at once",
+                                      sig == SIGINT ? "SIGINT" : "SIGTERM", opts_.grace.count(), coord_.live_leases()));
 }
 
 void JobServer::ReapChildren() {
@@ -165,8 +166,7 @@ void JobServer::ReapChildren() {
     int lost = coord_.ProcessEnded(e.pid, who + " " + e.exit.Describe() + "; see " + dir_.ProcessLogPath(*index));
     if (!running) continue;
     last_death_ = who + " " + e.exit.Describe();
-    std::fprintf(stderr, "[dfworker] %s %s%s; starting a new one\n", who.c_str(), e.exit.Describe().c_str(),
-                 lost ? ", its bundle goes back to the queue" : "");
+    ReportLine("{} {}{}; starting a new one", who, e.exit.Describe(), lost ? ", its bundle goes back to the queue" : "");
     if (++deaths_since_commit_ > std::max(8, 4 * sup_.size())) {
       coord_.FailJob("SDK processes keep ending without committing work; last: " + last_death_ + "; see " +
                      dir_.LogsDir());
@@ -188,8 +188,8 @@ void JobServer::AcceptClients() {
     socklen_t len = sizeof peer;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0 || peer.uid != ::geteuid() ||
         !sup_.IndexOf(peer.pid).has_value()) {
-      std::fprintf(stderr, "[dfworker] refused a coordinator connection from pid %lld (uid %lld): not an SDK process of this job\n",
-                   static_cast<long long>(peer.pid), static_cast<long long>(peer.uid));
+      ReportLine("refused a coordinator connection from pid {} (uid {}): not an SDK process of this job",
+                 static_cast<long long>(peer.pid), static_cast<long long>(peer.uid));
       ::close(fd);
       continue;
     }
@@ -212,7 +212,7 @@ void JobServer::ReadClients(const std::vector<pollfd>& fds, Clock::time_point no
 void JobServer::HandleLine(Client& c, const std::string& line, Clock::time_point now) {
   auto msg = DecodeMessage(line);
   if (!msg.ok()) {
-    std::fprintf(stderr, "[dfworker] ignoring a bad coordinator message: %s\n", msg.status().message().c_str());
+    ReportLine("ignoring a bad coordinator message: {}", msg.status().message());
     return;
   }
   const Message& m = *msg;
@@ -229,9 +229,7 @@ void JobServer::HandleLine(Client& c, const std::string& line, Clock::time_point
       // A report that does not fit the lease (garbled, another process's lease, past its end) is
       // ignored: the lease keeps its last good position and the job goes on.
       if (m.lease != 0 && !coord_.Progress(c.pid, m.lease, m.done, m.total) && bad_progress_++ == 0) {
-        std::fprintf(stderr, "[dfworker] ignoring a progress report of SDK process %d for lease %lld (%lld of %lld)\n",
-                     c.index, static_cast<long long>(m.lease), static_cast<long long>(m.done),
-                     static_cast<long long>(m.total));
+        ReportLine("ignoring a progress report of SDK process {} for lease {} ({} of {})", c.index, m.lease, m.done, m.total);
       }
       break;
     case MessageType::kCommit:
@@ -251,8 +249,7 @@ void JobServer::HandleLine(Client& c, const std::string& line, Clock::time_point
       break;
     }
     default:
-      std::fprintf(stderr, "[dfworker] ignoring unexpected '%s' from an SDK process\n",
-                   std::string(MessageTypeName(m.type)).c_str());
+      ReportLine("ignoring unexpected '{}' from an SDK process", MessageTypeName(m.type));
   }
 }
 
@@ -309,10 +306,8 @@ void JobServer::HandleCommit(Client& c, const Message& m) {
       if (!first_commit_logged_) {
         first_commit_logged_ = true;
         auto now = Clock::now();
-        std::fprintf(stderr,
-                     "[dfworker] first bundle committed %.1f ms after launch (%.1f ms after %d SDK processes "
-                     "were started)\n",
-                     Millis(now - kProcessStart), Millis(now - spawned_), sup_.size());
+        ReportLine("first bundle committed {:.1f} ms after launch ({:.1f} ms after {} SDK processes were started)",
+                   Millis(now - kProcessStart), Millis(now - spawned_), sup_.size());
       }
       ack.accepted = true;
       break;
@@ -343,8 +338,7 @@ void JobServer::HandleSplit(Client& c, const Message& m) {
   if (!split.ok()) {
     // The holder stopped at its cut, but the split is not taken: its commit will not match the
     // bundle's range, so the attempt fails and the whole bundle is redone. Nothing is lost.
-    std::fprintf(stderr, "[dfworker] split of bundle '%s' by SDK process %d not taken: %s\n", m.bundle.c_str(), c.index,
-                 split.status().message().c_str());
+    ReportLine("split of bundle '{}' by SDK process {} not taken: {}", m.bundle, c.index, split.status().message());
     coord_.RefuseSplit(m.lease);
     return;
   }
@@ -457,9 +451,8 @@ void JobServer::ReadProcessesWanted(Clock::time_point now) {
   if (!want || *want < 1 || *want > kMaxProcesses) {
     if (!bad_want_said_) {
       bad_want_said_ = true;
-      std::fprintf(stderr, "[dfworker] warning: ignoring '%s': %s\n", path.c_str(),
-                   text.ok() ? ("not a number of SDK processes from 1 to " + std::to_string(kMaxProcesses)).c_str()
-                             : text.status().message().c_str());
+      ReportLine("warning: ignoring '{}': {}", path,
+                 text.ok() ? "not a number of SDK processes from 1 to " + std::to_string(kMaxProcesses) : text.status().message());
     }
     return;
   }
@@ -470,9 +463,9 @@ void JobServer::ReadProcessesWanted(Clock::time_point now) {
   growing_to_ = sup_.size() + more;
   Status s = sup_.Grow(more);
   for (int i = first; i < sup_.size(); ++i) added_.push_back({i, at_s});
-  std::fprintf(stderr, "[dfworker] %d more SDK process%s asked for (%s): starting sdk-%d..sdk-%d at %.1f s; now %d (%d guaranteed)\n",
-               more, more == 1 ? "" : "es", path.c_str(), first, sup_.size() - 1, at_s, sup_.size(), opts_.processes);
-  if (!s.ok()) std::fprintf(stderr, "[dfworker] warning: an added SDK process did not start: %s\n", s.message().c_str());
+  ReportLine("{} more SDK process{} asked for ({}): starting sdk-{}..sdk-{} at {:.1f} s; now {} ({} guaranteed)", more,
+             more == 1 ? "" : "es", path, first, sup_.size() - 1, at_s, sup_.size(), opts_.processes);
+  if (!s.ok()) ReportLine("warning: an added SDK process did not start: {}", s.message());
   WriteProcessesNow();
 }
 
@@ -487,7 +480,7 @@ void JobServer::WriteProcessesNow() {
   const std::string text = "{\"processes\": " + std::to_string(sup_.size()) + ", \"guaranteed\": " +
                            std::to_string(opts_.processes) + ", \"added\": [" + added + "]}\n";
   Status s = WriteFileAtomically(opts_.processes_control_dir + "/processes.now", text, /*sync=*/false);
-  if (!s.ok()) std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+  if (!s.ok()) ReportLine("warning: {}", s.message());
 }
 
 ProgressState JobServer::Progress(Clock::time_point now) const {
@@ -532,8 +525,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
     if (n > 0 && (fds[1].revents & POLLIN)) AcceptClients();
     if (n > 0) ReadClients(fds, now);
     for (int64_t pid : coord_.ExpireSilent(now)) {
-      std::fprintf(stderr, "[dfworker] SDK process pid %lld sent no heartbeat for %lld ms; killing it\n",
-                   static_cast<long long>(pid), static_cast<long long>(opts_.coordinator.lease_timeout.count()));
+      ReportLine("SDK process pid {} sent no heartbeat for {} ms; killing it", pid, opts_.coordinator.lease_timeout.count());
       sup_.Signal(static_cast<pid_t>(pid), SIGKILL);
     }
     ServeWaiting(now);
@@ -547,9 +539,9 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   (void)WriteFileAtomically(dir_.MetricsPath(), metrics_json);
   (void)WriteMetricsProm(dir_.root(), metrics_json);  // metrics.prom beside it (job_metrics.h)
   if (coord_.splits() > 0) {
-    std::fprintf(stderr, "[dfworker] work rebalancing: %d split(s) of running bundles\n", coord_.splits());
+    ReportLine("work rebalancing: {} split(s) of running bundles", coord_.splits());
   }
-  std::fprintf(stderr, "%s", report_.SummaryTable(opts_.full_report, Elapsed(end)).c_str());
+  WriteStderr(report_.SummaryTable(opts_.full_report, Elapsed(end)));
   if (coord_.failed()) {
     result.code = ExitCode::kRunFailed;
     result.message = coord_.failure();
@@ -607,8 +599,7 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     if (!lock.ok()) return Fail(opts.resume_dir, lock.status());
     dir = JobDir::Open(opts.resume_dir, std::move(*lock));
     if (dir.ok() && ::access(dir->FinishedPath().c_str(), F_OK) == 0) {
-      std::fprintf(stderr, "[dfworker] job %s in '%s' already finished; nothing to do\n", dir->info().job_id.c_str(),
-                   opts.resume_dir.c_str());
+      ReportLine("job {} in '{}' already finished; nothing to do", dir->info().job_id, opts.resume_dir);
       return LaunchResult{ExitCode::kSuccess, opts.resume_dir, ""};
     }
   } else {
@@ -646,9 +637,8 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   if (!coord.ok()) return Fail(root, coord.status());
   auto target = dir->info().params.find("bundle_target");
   std::string sizing = target == dir->info().params.end() ? "" : "; " + target->second;
-  std::fprintf(stderr, "[dfworker] job %s: job dir %s (%zu bundles%s, %zu already committed, %d SDK processes)\n",
-               dir->info().job_id.c_str(), root.c_str(), dir->info().bundles.size(), sizing.c_str(),
-               manifest->committed().size(), opts.processes);
+  ReportLine("job {}: job dir {} ({} bundles{}, {} already committed, {} SDK processes)", dir->info().job_id, root,
+             dir->info().bundles.size(), sizing, manifest->committed().size(), opts.processes);
   auto ipc_dir = dir->MakePrivateIpcDir();
   if (!ipc_dir.ok()) return Fail(root, ipc_dir.status());
   const bool temp_ipc = *ipc_dir != dir->IpcDir();

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dfw/common/child_env.h"
+#include "dfw/common/logging.h"
 #include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 
@@ -72,13 +73,12 @@ void ModelHostGroup::Watch() {
         h.pid = 0;
         if (h.restarts >= options_.max_restarts) {
           deaths_.push_back(death + " (not restarted: " + std::to_string(h.restarts) + " restarts already)");
-          std::fprintf(stderr, "[dfworker] %s; not restarting it again (%d restarts already): SDK processes use the other copies\n",
-                       death.c_str(), h.restarts);
+          ReportLine("{}; not restarting it again ({} restarts already): SDK processes use the other copies", death,
+                     h.restarts);
           continue;
         }
         deaths_.push_back(death);
-        std::fprintf(stderr, "[dfworker] %s; restarting it (restart %d of at most %d)\n", death.c_str(),
-                     h.restarts + 1, options_.max_restarts);
+        ReportLine("{}; restarting it (restart {} of at most {})", death, h.restarts + 1, options_.max_restarts);
       } else if (h.restarts >= options_.max_restarts) {
         continue;  // given up (pid 0 below the limit: the last restart failed, try again)
       }
@@ -90,10 +90,9 @@ void ModelHostGroup::Watch() {
       Host& again = hosts_[i];
       if (pid.ok()) {
         again.pid = *pid;
-        std::fprintf(stderr, "[dfworker] model host '%s' restarted (pid %d)\n", spec.name.c_str(), static_cast<int>(*pid));
+        ReportLine("model host '{}' restarted (pid {})", spec.name, static_cast<int>(*pid));
       } else {
-        std::fprintf(stderr, "[dfworker] model host '%s' could not be restarted: %s\n", spec.name.c_str(),
-                     pid.status().message().c_str());
+        ReportLine("model host '{}' could not be restarted: {}", spec.name, pid.status().message());
       }
     }
   }

@@ -103,8 +103,7 @@ class LauncherStages final : public StageExecutor {
   Status RunStage(int k, int count, const FusedStage& stage, const StageFinalize& finalize) override {
     LauncherOptions stage_opts = opts_;
     const std::string dir = job_.stage.JobDirOf(k);
-    std::fprintf(stderr, "[dfworker] stage %d/%d (%s)\n", k + 1, count,
-                 k == 0 ? "reading the input" : "reading the shuffle of the stage before");
+    ReportLine("stage {}/{} ({})", k + 1, count, k == 0 ? "reading the input" : "reading the shuffle of the stage before");
     if (Exists(dir + "/job.json")) {
       stage_opts.resume_dir = dir;
     } else {
@@ -130,7 +129,7 @@ class LauncherStages final : public StageExecutor {
     if (r.code != ExitCode::kSuccess) {
       std::string message = r.message.empty() ? "stage " + std::to_string(k + 1) + " did not finish" : r.message;
       PrintRunStopped("stage " + std::to_string(k + 1) + "/" + std::to_string(count) + ": " + message);
-      std::fprintf(stderr, "[dfworker] finish the whole job with --resume '%s'\n", job_.stage.root.c_str());
+      ReportLine("finish the whole job with --resume '{}'", job_.stage.root);
       exit_ = r.code;
       return Aborted(message);
     }
@@ -167,7 +166,7 @@ int RunStages(const StagedJob& job, const LoadedPipeline& pipeline, const std::v
     if (executor.exit_code() != ExitCode::kSuccess) return static_cast<int>(executor.exit_code());
     return Stop(s.message(), ExitCodeFor(s));  // the driver's own finding
   }
-  std::fprintf(stderr, "[dfworker] job dir %s: %d stages finished\n", job.stage.root.c_str(), job.stage.count);
+  ReportLine("job dir {}: {} stages finished", job.stage.root, job.stage.count);
   return 0;
 }
 
@@ -220,10 +219,9 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
     // committed and nothing records the job, so finishing it is running it, here, from the start.
     auto unstarted = IsUnstartedJobDir(o.resume_dir);
     if (unstarted.ok() && *unstarted) {
-      std::fprintf(stderr,
-                   "[dfworker] job dir %s was stopped before its job was recorded (nothing was committed): starting "
-                   "the job afresh in it with this command's pipeline and options\n",
-                   o.resume_dir.c_str());
+      ReportLine("job dir {} was stopped before its job was recorded (nothing was committed): starting "
+                 "the job afresh in it with this command's pipeline and options",
+                 o.resume_dir);
       PipelineLaunchOptions fresh = o;
       fresh.job_dir = o.resume_dir;
       fresh.resume_dir.clear();
@@ -284,8 +282,8 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       }
       Status wrote = WriteStagedJob(staged);
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
-      std::fprintf(stderr, "[dfworker] job dir %s: %d fused stages (a Combine's shuffle between them, %lld partitions)\n",
-                   root.c_str(), staged.stage.count, static_cast<long long>(staged.stage.partitions));
+      ReportLine("job dir {}: {} fused stages (a Combine's shuffle between them, {} partitions)", root, staged.stage.count,
+                 staged.stage.partitions);
       return RunStages(staged, pipeline, *stages, opts);
     }
     auto job = PlanPipelineJob(pipeline, pipeline.spec, o.processes);

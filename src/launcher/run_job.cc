@@ -17,6 +17,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/common/exit_code.h"
+#include "dfw/common/logging.h"
 #include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/memory_ledger.h"
@@ -48,9 +49,8 @@ std::vector<ModelHostSpec> SharedCopySpecs(const RunContext& context) {
     const ModelSource& source = context.model_sources[i];
     if (m.policy == CopiesPolicy::kPerProcess) continue;
     if (source.handler_type != kMlpHandlerType) {
-      std::fprintf(stderr, "[dfworker] note: model '%s' (%s) asks for shared copies, which only %.*s supports so far; "
-                   "each SDK process loads its own copy\n", m.name.c_str(), source.handler_type.c_str(),
-                   static_cast<int>(kMlpHandlerType.size()), kMlpHandlerType.data());
+      ReportLine("note: model '{}' ({}) asks for shared copies, which only {} supports so far; each SDK process loads its own copy",
+                 m.name, source.handler_type, kMlpHandlerType);
       continue;
     }
     for (int c = 0; c < m.copies; ++c) {
@@ -66,7 +66,7 @@ std::optional<uint64_t> ReportSharedCopyMemory(const std::string& ledger_path, c
   Result<device::MemoryLedger> ledger = device::MemoryLedger::Open(ledger_path);
   Result<device::LedgerSnapshot> snap = ledger.ok() ? ledger->Snapshot() : Result<device::LedgerSnapshot>(ledger.status());
   if (!snap.ok()) {
-    std::fprintf(stderr, "[dfworker] warning: reading the GPU-memory ledger: %s\n", snap.status().message().c_str());
+    ReportLine("warning: reading the GPU-memory ledger: {}", snap.status().message());
     return std::nullopt;
   }
   uint64_t hosts = 0;
@@ -76,9 +76,9 @@ std::optional<uint64_t> ReportSharedCopyMemory(const std::string& ledger_path, c
     hosts += e.allocated_bytes;
     ++count;
   }
-  std::fprintf(stderr, "[dfworker] GPU memory (emulated ledger): %d model host(s) hold %s (%llu bytes) of shared copies; plan: %s (%llu bytes) of model copies\n",
-               count, HumanBytes(hosts).c_str(), static_cast<unsigned long long>(hosts),
-               HumanBytes(plan.gpu_memory.model_bytes).c_str(), static_cast<unsigned long long>(plan.gpu_memory.model_bytes));
+  ReportLine("GPU memory (emulated ledger): {} model host(s) hold {} ({} bytes) of shared copies; plan: {} ({} bytes) of model copies",
+             count, HumanBytes(hosts), static_cast<unsigned long long>(hosts), HumanBytes(plan.gpu_memory.model_bytes),
+             static_cast<unsigned long long>(plan.gpu_memory.model_bytes));
   return hosts;
 }
 
@@ -158,9 +158,8 @@ int RunJob(const RunContext& context) {
         o.daemon_command = {launch.self_exe, "mps", "daemon"};
         ASSIGN_OR_RETURN(mps, device::MakeMpsController(MpsKind(plan), o));
         RETURN_IF_ERROR(mps->Start().WithContext("start the MPS control daemon"));
-        std::fprintf(stderr, "[dfworker] MPS: %.*s control daemon (pid %d), pipe dir %s\n",
-                     static_cast<int>(mps->kind().size()), mps->kind().data(), static_cast<int>(mps->daemon_pid()),
-                     o.dirs.pipe_dir.c_str());
+        ReportLine("MPS: {} control daemon (pid {}), pipe dir {}", mps->kind(), static_cast<int>(mps->daemon_pid()),
+                   o.dirs.pipe_dir);
         for (const auto& [k, v] : mps->ClientEnv(device::MpsClientLimits{})) env.push_back(k + "=" + v);
       }
       if (!shared.empty()) {
@@ -171,8 +170,8 @@ int RunJob(const RunContext& context) {
         o.extra_env = env;
         o.default_env = child_defaults;
         ASSIGN_OR_RETURN(hosts, ModelHostGroup::Start(o, shared));
-        std::fprintf(stderr, "[dfworker] model hosts: %zu shared cop%s published under %s\n", shared.size(),
-                     shared.size() == 1 ? "y" : "ies", o.models_dir.c_str());
+        ReportLine("model hosts: {} shared cop{} published under {}", shared.size(), shared.size() == 1 ? "y" : "ies",
+                   o.models_dir);
         env.push_back(EnvEntry(kSharedModelsDirEnv, o.models_dir));
       }
       return env;
@@ -184,11 +183,11 @@ int RunJob(const RunContext& context) {
   if (!job_root.empty() && plan.accelerator.present) WriteGpuMemoryJson(job_root, plan, measured_hosts);
   if (hosts) {
     Status stop = hosts->Stop();
-    if (!stop.ok()) std::fprintf(stderr, "[dfworker] warning: %s\n", stop.message().c_str());
+    if (!stop.ok()) ReportLine("warning: {}", stop.message());
   }
   if (mps) {
     Status quit = mps->Quit();
-    if (!quit.ok()) std::fprintf(stderr, "[dfworker] warning: stopping the MPS daemon: %s\n", quit.message().c_str());
+    if (!quit.ok()) ReportLine("warning: stopping the MPS daemon: {}", quit.message());
   }
   return code;
 }

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "dfw/common/file.h"
+#include "dfw/common/logging.h"
 #include "dfw/job/journaled_moves.h"
 #include "dfw/pipeline/accounting.h"
 #include "dfw/stages/combine.h"
@@ -99,15 +100,15 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
       moves.push_back(FileMove{done, naming.ShardName(k, count)});
     }
     // Tell the user where the output went (the first shard names the whole set).
-    told.push_back(fmt::format("[dfworker] output of {}: {} ({} shard{})\n", t.config.name, naming.ShardName(0, count),
-                               count, count == 1 ? "" : "s"));
+    told.push_back(FormatReportLine("output of {}: {} ({} shard{})", t.config.name, naming.ShardName(0, count),
+                                    count, count == 1 ? "" : "s"));
   }
   if (journal_path.empty()) {
     for (const FileMove& m : moves) RETURN_IF_ERROR(MoveDurably(m));
   } else {
     RETURN_IF_ERROR(RunJournaledMoves(journal_path, moves));
   }
-  for (const std::string& line : told) std::fputs(line.c_str(), stderr);
+  for (const std::string& line : told) WriteStderr(line);
   return Status::OK();
 }
 

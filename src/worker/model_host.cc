@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 
 #include "dfw/backend/registry.h"
 #include "dfw/common/exit_code.h"
+#include "dfw/common/logging.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/process_info.h"
@@ -49,8 +49,8 @@ struct Holdings {
 Status ExportToGpu(const ModelHostOptions& o, Holdings& h, CopyHostRecord& record) {
   Result<std::unique_ptr<InferenceBackend>> cuda = CreateBackend("cuda");
   if (!cuda.ok()) {
-    std::fprintf(stderr, "[dfworker %s] GPU model, but no CUDA backend (%s): SDK processes map the copy from host memory\n",
-                 o.name.c_str(), cuda.status().message().c_str());
+    ReportLineAs(o.name, "GPU model, but no CUDA backend ({}): SDK processes map the copy from host memory",
+                 cuda.status().message());
     return Status::OK();
   }
   const std::size_t bytes = h.copy->data_section_bytes();
@@ -59,8 +59,8 @@ Status ExportToGpu(const ModelHostOptions& o, Holdings& h, CopyHostRecord& recor
   ASSIGN_OR_RETURN(h.device_copy, h.backend->UploadWeights(h.copy->data_section(), bytes));
   ASSIGN_OR_RETURN(record.cuda_ipc_handle, h.backend->ExportBuffer(*h.device_copy));
   record.cuda_ipc_bytes = bytes;
-  std::fprintf(stderr, "[dfworker %s] shared copy %d uploaded to %s (%s) and exported through CUDA IPC\n", o.name.c_str(),
-               o.copy, h.backend->description().c_str(), HumanBytes(bytes).c_str());
+  ReportLineAs(o.name, "shared copy {} uploaded to {} ({}) and exported through CUDA IPC", o.copy, h.backend->description(),
+               HumanBytes(bytes));
   return Status::OK();
 }
 
@@ -109,19 +109,19 @@ int RunModelHost(const ModelHostOptions& o) {
   Status started = Start(o, h);
   if (!started.ok()) {
     RemoveFiles(h);
-    std::fprintf(stderr, "[dfworker %s] error: %s\n", o.name.c_str(), started.message().c_str());
+    ReportLineAs(o.name, "error: {}", started.message());
     Report(o.ready_fd, "error: " + started.message());
     return static_cast<int>(ExitCodeFor(started));
   }
-  std::fprintf(stderr, "[dfworker %s] holding shared copy %d of '%s' (%s) in %s\n", o.name.c_str(), o.copy,
-               o.weights_path.c_str(), HumanBytes(h.bytes).c_str(), h.files.weights.c_str());
+  ReportLineAs(o.name, "holding shared copy {} of '{}' ({}) in {}", o.copy, o.weights_path, HumanBytes(h.bytes),
+               h.files.weights);
   Report(o.ready_fd, "ready " + std::to_string(h.bytes));
   if (o.ready_fd >= 0) ::close(o.ready_fd);
 
   int sig = 0;
   while (::sigwait(&stop, &sig) != 0) {
   }
-  std::fprintf(stderr, "[dfworker %s] stopping (signal %d)\n", o.name.c_str(), sig);
+  ReportLineAs(o.name, "stopping (signal {})", sig);
   RemoveFiles(h);
   return 0;
 }

@@ -6,12 +6,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <thread>
 
 #include "dfw/backend/registry.h"
+#include "dfw/common/logging.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/protocol.h"
@@ -218,13 +218,12 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
     } else {
       outcome.type = MessageType::kFail;
       outcome.error = run.status().ToString();
-      std::fprintf(stderr, "[dfworker sdk-%d] bundle '%s' attempt %d failed: %s\n", options.index,
-                   lease.bundle.c_str(), lease.attempt, outcome.error.c_str());
+      ReportLineAs(fmt::format("sdk-{}", options.index), "bundle '{}' attempt {} failed: {}", lease.bundle, lease.attempt,
+                   outcome.error);
     }
     ASSIGN_OR_RETURN(Message ack, conn.Call(outcome));
     if (ack.type == MessageType::kAck && !ack.accepted && !ack.reason.empty()) {
-      std::fprintf(stderr, "[dfworker sdk-%d] bundle '%s' not committed: %s\n", options.index, lease.bundle.c_str(),
-                   ack.reason.c_str());
+      ReportLineAs(fmt::format("sdk-{}", options.index), "bundle '{}' not committed: {}", lease.bundle, ack.reason);
     }
   }
 }

@@ -1,7 +1,6 @@
-#include "launcher/tenants_memory.h"
+#include "tenant_runs/tenants_memory.h"
 
-#include <cstdio>
-
+#include "dfw/common/logging.h"
 #include "dfw/common/strings.h"
 #include "dfw/metrics/prometheus.h"
 
@@ -76,8 +75,8 @@ void TenantMemoryMonitor::Sample() {
     s.peak = std::max(s.peak, used);
     if (!s.warned && s.budget > 0 && used * 10 > s.budget * 9) {
       s.warned = true;
-      std::fprintf(stderr, "[dfworker] warning: tenant '%s' holds %s of GPU memory at %.1f s, over 90%% of its budget %s\n",
-                   name.c_str(), HumanBytes(used).c_str(), t, HumanBytes(s.budget).c_str());
+      ReportLine("warning: tenant '{}' holds {} of GPU memory at {:.1f} s, over 90% of its budget {}", name, HumanBytes(used),
+                 t, HumanBytes(s.budget));
     }
   }
   for (const auto& [who, bytes] : r->processes) {

@@ -1,11 +1,11 @@
-#include "launcher/tenants_borrow.h"
+#include "tenant_runs/tenants_borrow.h"
 
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 
+#include "dfw/common/logging.h"
 #include "dfw/job/job_dir.h"
 
 namespace dfw {
@@ -42,7 +42,7 @@ void TenantBorrowing::BeforeStart(const std::vector<TenantProcess>& starting) {
     if (!t.share.running || ::access(Dir(t.share.name).c_str(), F_OK) != 0) continue;
     Status s = WriteFileAtomically(Dir(t.share.name) + "/processes.want", std::to_string(t.guaranteed + t.extra) + "\n",
                                    /*sync=*/false);
-    if (!s.ok()) std::fprintf(stderr, "[dfworker] warning: borrowing: %s\n", s.message().c_str());
+    if (!s.ok()) ReportLine("warning: borrowing: {}", s.message());
   }
 }
 
@@ -76,13 +76,13 @@ void TenantBorrowing::Lend(const std::string& after, ProcessLauncher* launcher) 
     t.most_extra = std::max(t.most_extra, t.extra);
     const std::string why = after.empty() ? "tenant(s) not run now (finished earlier)" : "tenant '" + after + "' ended";
     events_.push_back({Now(), t.share.name, after.empty() ? "(finished earlier)" : after, before, t.guaranteed + t.extra});
-    std::fprintf(stderr, "[dfworker] borrowing: %s; '%s' gets %d more SDK process slot(s) (%d -> %d)\n", why.c_str(),
-                 t.share.name.c_str(), t.guaranteed + t.extra - before, before, t.guaranteed + t.extra);
+    ReportLine("borrowing: {}; '{}' gets {} more SDK process slot(s) ({} -> {})", why, t.share.name,
+               t.guaranteed + t.extra - before, before, t.guaranteed + t.extra);
     if (!launcher) continue;  // BeforeStart writes processes.want; the launcher reads it at its start
     const std::string dir = Dir(t.share.name);
     Status s = WriteFileAtomically(dir + "/processes.want", std::to_string(t.guaranteed + t.extra) + "\n", /*sync=*/false);
     if (!s.ok()) {
-      std::fprintf(stderr, "[dfworker] warning: borrowing: %s\n", s.message().c_str());
+      ReportLine("warning: borrowing: {}", s.message());
       continue;
     }
     // Only a launcher that said it is ready (processes.now) is signalled; one still starting reads
@@ -120,11 +120,9 @@ nlohmann::json TenantBorrowing::TenantJson(const std::string& name) const {
 
 std::string TenantBorrowing::Lines() const {
   std::string out;
-  char line[512];
   for (const Event& e : events_) {
-    std::snprintf(line, sizeof line, "[dfworker] borrowing at %.1f s: '%s' took %d slot(s) after '%s' ended (%d -> %d SDK processes)\n",
-                  e.at_s, e.tenant.c_str(), e.after_processes - e.before, e.after.c_str(), e.before, e.after_processes);
-    out += line;
+    out += FormatReportLine("borrowing at {:.1f} s: '{}' took {} slot(s) after '{}' ended ({} -> {} SDK processes)", e.at_s,
+                            e.tenant, e.after_processes - e.before, e.after, e.before, e.after_processes);
   }
   return out;
 }

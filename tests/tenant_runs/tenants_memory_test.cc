@@ -1,5 +1,5 @@
 // The tenants run's GPU-memory monitor over a real ledger file (the emulated GPU's source).
-#include "launcher/tenants_memory.h"
+#include "tenant_runs/tenants_memory.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 
 namespace dfw {
-namespace {
+namespace tenants_memory_test {
 
 namespace fs = std::filesystem;
 
@@ -88,5 +88,5 @@ TEST(TenantMemorySource, NvmlPerPidIsNotWrittenAndSaysSo) {
   EXPECT_TRUE(m.SamplingJson()["source"].is_null());
 }
 
-}  // namespace
+}  // namespace tenants_memory_test
 }  // namespace dfw

@@ -4,7 +4,8 @@
 // `dfworker run PIPELINE --job_dir <job>/tenants/<name> --tenant_of <job> --tenant <name> ...`
 // process, whose SDK processes and model hosts get the tenant's MPS per-client limits. --resume
 // finishes every tenant that has not finished. Loading and admitting the tenants is the cli's
-// (src/cli/tenants_command.cc); running them is the launcher's.
+// (src/cli/tenants_command.cc); running them is this module's, with the launcher's process seam
+// and signal watcher.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,8 @@
-// The real run of admitted tenants (dfw/launcher/tenants_run.h): the parent job dir, the shared ledger and
+// The real run of admitted tenants (dfw/tenant_runs/tenants_run.h): the parent job dir, the shared ledger and
 // MPS daemon, one `dfworker run` per tenant, the MPS fault domain, the end-of-run summary.
-#include "dfw/launcher/tenants_run.h"
-#include "launcher/tenants_borrow.h"
-#include "launcher/tenants_memory.h"
+#include "dfw/tenant_runs/tenants_run.h"
+#include "tenant_runs/tenants_borrow.h"
+#include "tenant_runs/tenants_memory.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -29,7 +28,7 @@
 #include "dfw/device/mps_controller.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/launcher.h"
-#include "dfw/launcher/tenant_group.h"
+#include "dfw/tenant_runs/tenant_group.h"
 #include "dfw/tenants/admission.h"
 
 namespace dfw {
@@ -98,8 +97,7 @@ void AddTenantToItsMetrics(const std::string& job_dir, const std::string& name, 
   Result<std::string> text = ReadWholeFile(path, std::size_t{256} << 20);
   json metrics = text.ok() ? json::parse(*text, nullptr, false) : json();
   if (!metrics.is_object()) {
-    std::fprintf(stderr, "[dfworker] warning: tenant '%s': %s is not a JSON object; its tenant figures are in tenants_report.json only\n",
-                 name.c_str(), path.c_str());
+    ReportLine("warning: tenant '{}': {} is not a JSON object; its tenant figures are in tenants_report.json only", name, path);
     return;
   }
   json section = {{"name", name}};
@@ -110,7 +108,7 @@ void AddTenantToItsMetrics(const std::string& job_dir, const std::string& name, 
   }
   metrics["tenant"] = std::move(section);
   if (Status s = WriteFileAtomically(path, metrics.dump(2) + "\n"); !s.ok()) {
-    std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+    ReportLine("warning: {}", s.message());
   }
 }
 
@@ -133,7 +131,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     PrintRunStopped(why);
     return static_cast<int>(code);
   };
-  std::fprintf(stderr, "[dfworker] tenants job dir: %s (%zu tenants)\n", root.c_str(), tenants.size());
+  ReportLine("tenants job dir: {} ({} tenants)", root, tenants.size());
   if (Status s = WriteFileAtomically(TenantsJsonPath(root), TenantsJson(flags, admission)); !s.ok()) {
     return stop(s.message(), ExitCode::kRunFailed);
   }
@@ -159,9 +157,8 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       device::MakeMpsController(admission.emulated ? "emulated" : "auto", mps_options);
   if (!mps.ok()) return stop(mps.status().message(), ExitCode::kRunFailed);
   if (Status s = (*mps)->Start(); !s.ok()) return stop("start the MPS control daemon: " + s.message(), ExitCode::kRunFailed);
-  std::fprintf(stderr, "[dfworker] MPS: %.*s control daemon (pid %d) shared by the tenants, pipe dir %s\n",
-               static_cast<int>((*mps)->kind().size()), (*mps)->kind().data(), static_cast<int>((*mps)->daemon_pid()),
-               mps_options.dirs.pipe_dir.c_str());
+  ReportLine("MPS: {} control daemon (pid {}) shared by the tenants, pipe dir {}", (*mps)->kind(),
+             static_cast<int>((*mps)->daemon_pid()), mps_options.dirs.pipe_dir);
 
   // The tenants still to run: each new, or resumed from its manifest, or skipped when finished.
   auto unfinished = [&](bool say) {
@@ -170,7 +167,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       const std::string dir = TenantJobDir(root, t.spec->name);
       std::error_code ec;
       if (fs::exists(dir + "/FINISHED", ec)) {
-        if (say) std::fprintf(stderr, "[dfworker] tenant '%s': already finished\n", t.spec->name.c_str());
+        if (say) ReportLine("tenant '{}': already finished", t.spec->name);
         continue;
       }
       const bool resume = fs::exists(dir + "/job.json", ec);
@@ -205,7 +202,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   for (const TenantLimits& l : admission.tenants) budgets.push_back({l.name, l.budget_bytes});
   Result<std::unique_ptr<GpuMemorySource>> source =
       ledger_path.empty() ? MakeNvmlMemorySource() : MakeLedgerMemorySource(ledger_path);
-  if (!source.ok()) std::fprintf(stderr, "[dfworker] note: %s\n", source.status().message().c_str());
+  if (!source.ok()) ReportLine("note: {}", source.status().message());
   TenantMemoryMonitor memory(source.ok() ? std::move(*source) : nullptr, budgets,
                              source.ok() ? "" : source.status().message());
   TenantGroupHooks hooks;
@@ -216,7 +213,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       borrowing.OnEnd(i, exits, stopping, *launcher);
     };
   } else {
-    std::fprintf(stderr, "[dfworker] borrowing: off (the tenants file says borrowing: false)\n");
+    ReportLine("borrowing: off (the tenants file says borrowing: false)");
   }
   for (int attempt = 0;; ++attempt) {
     // The emulated server reports a fatal fault on a watch socket (the real one: not yet watched).
@@ -224,7 +221,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
     if ((*mps)->kind() == "emulated") {
       Result<int> w = device::MpsWatch(mps_options.dirs.pipe_dir);
       if (w.ok()) watch = *w;
-      else std::fprintf(stderr, "[dfworker] warning: cannot watch the MPS server for faults: %s\n", w.status().message().c_str());
+      else ReportLine("warning: cannot watch the MPS server for faults: {}", w.status().message());
     }
     std::vector<TenantProcess> starting = unfinished(attempt == 0);
     borrowing.BeforeStart(starting);
@@ -238,23 +235,22 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       break;
     }
     // MPS on Volta+: every client of the faulted server must exit; it takes clients again after.
-    std::fprintf(stderr, "[dfworker] MPS fault: the server had a fatal GPU error; every tenant was drained (%zu stopped)\n",
-                 result.exits.size());
+    ReportLine("MPS fault: the server had a fatal GPU error; every tenant was drained ({} stopped)", result.exits.size());
     bool active = false;
     for (int i = 0; i < 3000 && !active; ++i) {  // up to 30 s for the killed clients to be gone
       Result<std::string> ping = device::MpsControlCommand(mps_options.dirs.pipe_dir, "ping");
       active = !ping.ok() || ping->find("state=FAULT") == std::string::npos;
       if (!active) ::usleep(10000);
     }
-    if (Status q = (*mps)->Quit(); !q.ok()) std::fprintf(stderr, "[dfworker] warning: stopping the MPS daemon: %s\n", q.message().c_str());
+    if (Status q = (*mps)->Quit(); !q.ok()) ReportLine("warning: stopping the MPS daemon: {}", q.message());
     if (Status s = (*mps)->Start(); !s.ok()) return stop("restart the MPS control daemon after the fault: " + s.message(), ExitCode::kRunFailed);
-    std::fprintf(stderr, "[dfworker] MPS server restarted (daemon pid %d); resuming every unfinished tenant from its manifest\n",
-                 static_cast<int>((*mps)->daemon_pid()));
+    ReportLine("MPS server restarted (daemon pid {}); resuming every unfinished tenant from its manifest",
+               static_cast<int>((*mps)->daemon_pid()));
   }
 
   int code = 0;
   json report = {{"tenants", json::object()}, {"borrowing", borrowing.EventsJson()}, {"borrowing_cpus", cpus}};
-  std::fprintf(stderr, "%s", borrowing.Lines().c_str());
+  WriteStderr(borrowing.Lines());
   Result<device::LedgerSnapshot> snap = LedgerSnapshotAt(ledger_path);
   for (const LoadedTenant& t : tenants) {
     const std::string& name = t.spec->name;
@@ -283,15 +279,14 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
         j["gpu_memory_budget_bytes"] = lt.budget_bytes;
         // Said during the run when a sample saw it; the ledger's exact peak also catches a spike between samples.
         if (lt.budget_bytes > 0 && lt.peak_bytes * 10 > lt.budget_bytes * 9 && !memory.warned(name)) {
-          std::fprintf(stderr, "[dfworker] warning: tenant '%s' reached %s, over 90%% of its GPU-memory budget %s\n",
-                       name.c_str(), HumanBytes(lt.peak_bytes).c_str(), HumanBytes(lt.budget_bytes).c_str());
+          ReportLine("warning: tenant '{}' reached {}, over 90% of its GPU-memory budget {}", name, HumanBytes(lt.peak_bytes),
+                     HumanBytes(lt.budget_bytes));
         }
       }
     }
     AddTenantToItsMetrics(TenantJobDir(root, name), name, j);
     report["tenants"][name] = j;
-    std::fprintf(stderr, "[dfworker] tenant '%s': %s%s%s (%s)\n", name.c_str(), ok ? "finished" : "FAILED", peak.c_str(),
-                 procs.c_str(), how.c_str());
+    ReportLine("tenant '{}': {}{}{} ({})", name, ok ? "finished" : "FAILED", peak, procs, how);
     if (!ok) {
       const bool invalid = it != ends.end() && it->second.exit.exited && it->second.exit.exit_code == kInvalidInvocationExit;
       code = invalid && code != 1 ? kInvalidInvocationExit : 1;
@@ -308,16 +303,16 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
       lent.by_tenant[t.spec->name] = b.value("processes_borrowed", 0);
     }
     if (Status s = WriteFileAtomically(root + "/tenants.prom", memory.Prometheus({guaranteed, lent})); !s.ok()) {
-      std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+      ReportLine("warning: {}", s.message());
     }
   }
   // Every process of the run has ended: the ledger should hold nothing (dead entries are reclaimed).
   if (snap.ok()) report["gpu_memory_held_at_end_bytes"] = snap->used_bytes;
   if (Status s = WriteFileAtomically(root + "/tenants_report.json", report.dump(2) + "\n"); !s.ok()) {
-    std::fprintf(stderr, "[dfworker] warning: %s\n", s.message().c_str());
+    ReportLine("warning: {}", s.message());
   }
   if (Status quit = (*mps)->Quit(); !quit.ok()) {
-    std::fprintf(stderr, "[dfworker] warning: stopping the MPS daemon: %s\n", quit.message().c_str());
+    ReportLine("warning: stopping the MPS daemon: {}", quit.message());
   }
   if (result.signal != 0) {
     return stop("interrupted; finish the tenants with --tenants " + file.path + " --resume " + root,
@@ -330,7 +325,7 @@ int RunAdmittedTenants(const TenantsFlags& flags, const TenantsFile& file, const
   }
   if (code == 0) {
     (void)WriteFileAtomically(root + "/FINISHED", "");
-    std::fprintf(stderr, "[dfworker] every tenant finished; job dir %s\n", root.c_str());
+    ReportLine("every tenant finished; job dir {}", root);
   } else {
     std::string failed;
     for (const LoadedTenant& t : tenants) {

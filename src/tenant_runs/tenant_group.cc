@@ -1,4 +1,4 @@
-#include "dfw/launcher/tenant_group.h"
+#include "dfw/tenant_runs/tenant_group.h"
 
 #include <poll.h>
 #include <signal.h>
