@@ -131,6 +131,7 @@ ProcessSpec JobServer::SpecFor(int index) const {
   spec.env = opts_.sdk_env;
   spec.env_defaults = opts_.sdk_env_defaults;
   spec.log_path = dir_.ProcessLogPath(index);
+  spec.exec_error = "dfworker: exec of the SDK harness failed\n";
   return spec;
 }
 
