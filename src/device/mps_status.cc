@@ -10,8 +10,8 @@
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_env.h"
+#include "control_socket.h"
 #include "subprocess.h"
-#include "unix_socket.h"
 
 namespace dfw::device {
 namespace {
