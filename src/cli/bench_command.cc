@@ -24,7 +24,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/metrics/job_metrics.h"
-#include "dfw/launcher/process_launcher.h"
+#include "dfw/common/process_launcher.h"
 #include "dfw/report/sweep.h"
 #include "dfw/launcher/pipeline_job_plan.h"
 #include "dfw/pipeline/spec.h"

@@ -3,11 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <thread>
+
+#include "dfw/common/strings.h"
 
 namespace dfw {
 namespace {
@@ -99,6 +102,49 @@ Result<pid_t> Spawn(const SpawnSpec& spec) {
   if (pid == 0) RunChild(spec, parent, argv, envp, devnull, scratch.data());
   if (devnull >= 0) ::close(devnull);
   return pid;
+}
+
+namespace {
+
+// The child's first line on `fd`, up to the deadline ("" when it closes the fd first).
+std::string ReadFirstLine(int fd, std::chrono::milliseconds timeout) {
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  char buf[1024];
+  while (answer.find('\n') == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child exited (or closed the fd) without a line
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  return std::string(Trim(answer.substr(0, answer.find('\n'))));
+}
+
+}  // namespace
+
+Result<ReadyChild> SpawnAndAwaitReady(SpawnSpec spec, int ready_fd, std::chrono::milliseconds timeout) {
+  int ready[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
+  spec.fds.push_back({ready[1], ready_fd});
+  spec.exec_error_fd = ready_fd;
+  Result<pid_t> pid = Spawn(spec);
+  // Only the child holds the write end from here on: its exit is an end of file.
+  ::close(ready[1]);
+  if (!pid.ok()) {
+    ::close(ready[0]);
+    return pid.status();
+  }
+  ReadyChild child;
+  child.pid = *pid;
+  child.line = ReadFirstLine(ready[0], timeout);
+  ::close(ready[0]);
+  return child;
 }
 
 Reaped TryReap(pid_t pid) {

@@ -1,7 +1,5 @@
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,8 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "dfw/common/child_env.h"
-#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_controller.h"
@@ -37,7 +33,10 @@ Status MakePrivateDir(const std::string& dir) {
 // The daemon runs in a forked child of the launcher; PR_SET_PDEATHSIG ties it to its parent.
 class EmulatedMpsController final : public MpsController {
  public:
-  explicit EmulatedMpsController(MpsDaemonOptions o) : options_(std::move(o)) {}
+  explicit EmulatedMpsController(MpsDaemonOptions o)
+      : options_(std::move(o)),
+        owned_launcher_(options_.process_launcher ? nullptr : MakePosixProcessLauncher()),
+        launcher_(options_.process_launcher ? *options_.process_launcher : *owned_launcher_) {}
   ~EmulatedMpsController() override { (void)Quit(); }
 
   std::string_view kind() const override { return "emulated"; }
@@ -45,37 +44,19 @@ class EmulatedMpsController final : public MpsController {
 
   Status Start() override {
     if (pid_ != 0) return FailedPrecondition("the emulated MPS daemon is already running (pid " + std::to_string(pid_) + ")");
-    int ready[2];
-    if (::pipe2(ready, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
     std::vector<std::string> argv = DaemonArgv();
-    SpawnSpec child;
+    ProcessSpec child;
     child.argv = argv;
-    child.env = ChildEnvironment({});
-    child.fds = {{STDIN_FILENO, STDIN_FILENO}, {STDOUT_FILENO, STDOUT_FILENO}, {STDERR_FILENO, STDERR_FILENO},
-                 {ready[1], kReadyFd}};
     child.blocked_signals = {SIGTERM, SIGINT, SIGHUP};  // delivered through the daemon's signalfd
+    child.ignore_sigint = false;                         // an ignored SIGINT would never reach it
     child.death_signal = SIGTERM;                        // the daemon stops if this process dies
     child.exec_error = "error: cannot exec the MPS daemon command '" + (argv.empty() ? std::string() : argv[0]) + "'\n";
-    child.exec_error_fd = kReadyFd;
     if (argv.empty()) child.child_main = [this] { return RunEmulatedMpsDaemon(options_, kReadyFd); };
-    Result<pid_t> spawned = Spawn(child);
-    if (!spawned.ok()) {
-      ::close(ready[0]);
-      ::close(ready[1]);
-      return spawned.status().WithContext("start the emulated MPS daemon");
-    }
-    const pid_t pid = *spawned;
-    ::close(ready[1]);
-    pid_ = pid;
-    std::string answer;
-    pollfd p{ready[0], POLLIN, 0};
-    char buf[512];
-    while (answer.find('\n') == std::string::npos && ::poll(&p, 1, options_.timeout_ms) > 0) {
-      ssize_t n = ::read(ready[0], buf, sizeof buf);
-      if (n <= 0) break;
-      answer.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(ready[0]);
+    Result<ReadyChild> started =
+        launcher_.StartAndAwaitReady(child, kReadyFd, std::chrono::milliseconds(options_.timeout_ms));
+    if (!started.ok()) return started.status().WithContext("start the emulated MPS daemon");
+    pid_ = started->pid;
+    const std::string& answer = started->line;
     if (answer.rfind("ready", 0) == 0) return Status::OK();
     (void)Stop(0);
     if (answer.rfind("error: ", 0) == 0) {
@@ -87,7 +68,7 @@ class EmulatedMpsController final : public MpsController {
 
   Status HealthCheck() override {
     if (pid_ == 0) return Unavailable("the emulated MPS daemon is not running");
-    if (Reaped r = TryReap(pid_); !r.running) {
+    if (Reaped r = launcher_.WaitExit(pid_, std::chrono::milliseconds(0)); !r.running) {
       pid_ = 0;
       return Unavailable("the emulated MPS daemon " + (r.unknown ? std::string("is gone") : r.exit.Describe()));
     }
@@ -129,10 +110,10 @@ class EmulatedMpsController final : public MpsController {
   // Waits `grace_ms` for the daemon to exit, then kills it. Always reaps.
   Status Stop(int grace_ms) {
     if (pid_ == 0) return Status::OK();
-    bool exited = grace_ms > 0 && !ReapWithin(pid_, std::chrono::milliseconds(grace_ms)).running;
+    bool exited = grace_ms > 0 && !launcher_.WaitExit(pid_, std::chrono::milliseconds(grace_ms)).running;
     if (!exited) {
-      ::kill(pid_, SIGKILL);
-      (void)ReapWithin(pid_, std::chrono::milliseconds(10000));
+      launcher_.Signal(pid_, SIGKILL);
+      (void)launcher_.WaitExit(pid_, std::chrono::milliseconds(10000));
     }
     pid_t was = pid_;
     pid_ = 0;
@@ -162,6 +143,8 @@ class EmulatedMpsController final : public MpsController {
   }
 
   MpsDaemonOptions options_;
+  std::unique_ptr<ProcessLauncher> owned_launcher_;  // when options_ named none
+  ProcessLauncher& launcher_;
   pid_t pid_ = 0;
 };
 

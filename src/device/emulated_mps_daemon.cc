@@ -16,9 +16,10 @@
 #include <sstream>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/unix_socket.h"
 #include "dfw/device/mps_controller.h"
+#include "control_socket.h"
 #include "process_info.h"
-#include "unix_socket.h"
 
 namespace dfw::device {
 namespace {
@@ -54,7 +55,6 @@ class Daemon {
   }
   ~Daemon() {
     for (auto& [fd, c] : conns_) ::close(fd);
-    if (listen_fd_ >= 0) ::close(listen_fd_);
     if (signal_fd_ >= 0) ::close(signal_fd_);
     if (log_fd_ >= 0) ::close(log_fd_);
   }
@@ -75,16 +75,14 @@ class Daemon {
     pid_path_ = options_.dirs.pipe_dir + "/dfw-mps-daemon.pid";
     struct stat st;
     if (::lstat(socket_path_.c_str(), &st) == 0) {
-      Result<int> live = ConnectUnix(socket_path_);
-      if (live.ok()) {
-        ::close(*live);
+      if (ConnectUnix(socket_path_, kMpsDaemonPeer).ok()) {
         return FailedPrecondition("an MPS daemon already answers on '" + socket_path_ +
                                   "'; stop it (dfworker mps quit) or use another job dir");
       }
       ::unlink(socket_path_.c_str());
       Log("Removed stale control socket left by a killed run");
     }
-    ASSIGN_OR_RETURN(listen_fd_, ListenUnix(socket_path_));
+    ASSIGN_OR_RETURN(listen_fd_, ListenUnix(socket_path_, SocketBlocking::kBlocking, "the MPS control socket"));
     // Private whatever the umask (its folder is 0700 already): only this user's processes talk to it.
     if (::chmod(socket_path_.c_str(), 0600) != 0) return ErrnoError("chmod 0600 '" + socket_path_ + "'", errno);
     std::string pid_text = std::to_string(pid_) + "\n";
@@ -103,7 +101,7 @@ class Daemon {
 
   int Run() {
     while (!stop_) {
-      std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}};
+      std::vector<pollfd> fds = {{listen_fd_.get(), POLLIN, 0}, {signal_fd_, POLLIN, 0}};
       for (auto& [fd, c] : conns_) fds.push_back({fd, POLLIN, 0});
       int r = ::poll(fds.data(), fds.size(), 250);
       if (r < 0 && errno != EINTR) {
@@ -151,7 +149,7 @@ class Daemon {
   }
 
   void Accept() {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd >= 0) conns_[fd] = Connection{};
   }
 
@@ -344,7 +342,8 @@ class Daemon {
   pid_t pid_;
   double threads_default_ = 100;
   std::optional<uint64_t> pinned_default_;
-  int listen_fd_ = -1, signal_fd_ = -1, log_fd_ = -1;
+  OwnedFd listen_fd_;
+  int signal_fd_ = -1, log_fd_ = -1;
   std::string socket_path_, pid_path_;
   std::map<int, Connection> conns_;
   bool stop_ = false;

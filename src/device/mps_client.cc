@@ -7,7 +7,8 @@
 #include <sstream>
 
 #include "dfw/common/strings.h"
-#include "unix_socket.h"
+#include "dfw/common/unix_socket.h"
+#include "control_socket.h"
 
 namespace dfw::device {
 namespace {
@@ -49,8 +50,9 @@ Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir,
   else cmd << "-";
   cmd << " pinned=" << (limits.pinned_mem_limit_bytes ? std::to_string(*limits.pinned_mem_limit_bytes) : "-");
   if (limits.client_priority) cmd << " priority=" << *limits.client_priority;
-  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
-  MpsClientSession session(fd, 100, std::nullopt);  // owns fd from here on
+  ASSIGN_OR_RETURN(OwnedFd connected, ConnectUnix(ControlSocketPath(pipe_dir), kMpsDaemonPeer));
+  const int fd = connected.get();
+  MpsClientSession session(connected.release(), 100, std::nullopt);  // owns fd from here on
   RETURN_IF_ERROR(SendAll(fd, cmd.str() + "\n"));
   ASSIGN_OR_RETURN(std::string reply, ReadReply(fd, timeout_ms, "register"));
   session.threads_ = ParseDouble(Field(reply, "threads")).value_or(100);
@@ -59,14 +61,11 @@ Result<MpsClientSession> MpsClientSession::Register(const std::string& pipe_dir,
 }
 
 Result<int> MpsWatch(const std::string& pipe_dir, int timeout_ms) {
-  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
-  Status sent = SendAll(fd, "watch\n");
-  Result<std::string> reply = sent.ok() ? ReadReply(fd, timeout_ms, "watch") : Result<std::string>(sent);
-  if (!reply.ok()) {
-    ::close(fd);
-    return reply.status();
-  }
-  return fd;
+  ASSIGN_OR_RETURN(OwnedFd fd, ConnectUnix(ControlSocketPath(pipe_dir), kMpsDaemonPeer));
+  Status sent = SendAll(fd.get(), "watch\n");
+  Result<std::string> reply = sent.ok() ? ReadReply(fd.get(), timeout_ms, "watch") : Result<std::string>(sent);
+  if (!reply.ok()) return reply.status();
+  return fd.release();
 }
 
 Result<std::optional<MpsClientSession>> MpsClientSession::RegisterFromEnv(std::string_view name) {
@@ -109,11 +108,9 @@ Status MpsClientSession::Unregister() {
 }
 
 Result<std::string> MpsControlCommand(const std::string& pipe_dir, const std::string& command, int timeout_ms) {
-  ASSIGN_OR_RETURN(int fd, ConnectUnix(ControlSocketPath(pipe_dir)));
-  Status sent = SendAll(fd, command + "\n");
-  Result<std::string> reply = sent.ok() ? ReadReply(fd, timeout_ms, command) : Result<std::string>(sent);
-  ::close(fd);
-  return reply;
+  ASSIGN_OR_RETURN(OwnedFd fd, ConnectUnix(ControlSocketPath(pipe_dir), kMpsDaemonPeer));
+  Status sent = SendAll(fd.get(), command + "\n");
+  return sent.ok() ? ReadReply(fd.get(), timeout_ms, command) : Result<std::string>(sent);
 }
 
 }  // namespace dfw::device

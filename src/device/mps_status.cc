@@ -10,8 +10,8 @@
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_env.h"
+#include "control_socket.h"
 #include "subprocess.h"
-#include "unix_socket.h"
 
 namespace dfw::device {
 namespace {
@@ -76,7 +76,8 @@ Result<std::string> DescribeMpsStatus(std::string_view job_dir, const std::strin
       }
     } else if (Exists(dirs.pipe_dir + "/nvidia-cuda-mps-control.pid")) {
       EnvOverrides env = {{std::string(kPipeDirEnv), dirs.pipe_dir}, {std::string(kLogDirEnv), dirs.log_dir}};
-      Result<CommandResult> ps = RunCommand({control_program}, env, "ps\n", 5000);
+      std::unique_ptr<ProcessLauncher> launcher = MakePosixProcessLauncher();
+      Result<CommandResult> ps = RunCommand(*launcher, {control_program}, env, "ps\n", 5000);
       if (!ps.ok() || ps->exit_code != 0) {
         out << "MPS daemon (nvidia): not answering ("
             << (ps.ok() ? std::string(Trim(ps->output)) : ps.status().message()) << ")\n";

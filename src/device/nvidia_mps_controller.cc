@@ -1,7 +1,6 @@
 // The real MPS daemon, driven through nvidia-cuda-mps-control.
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,7 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include "dfw/common/logging.h"
-#include "dfw/common/process.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_controller.h"
 #include "process_info.h"
@@ -32,7 +30,11 @@ std::string SizeForMps(uint64_t bytes) {
 
 class NvidiaMpsController final : public MpsController {
  public:
-  NvidiaMpsController(MpsDaemonOptions o, std::string program) : options_(std::move(o)), program_(std::move(program)) {}
+  NvidiaMpsController(MpsDaemonOptions o, std::string program)
+      : options_(std::move(o)),
+        program_(std::move(program)),
+        owned_launcher_(options_.process_launcher ? nullptr : MakePosixProcessLauncher()),
+        launcher_(options_.process_launcher ? *options_.process_launcher : *owned_launcher_) {}
   ~NvidiaMpsController() override { (void)Quit(); }
 
   std::string_view kind() const override { return "nvidia"; }
@@ -46,7 +48,7 @@ class NvidiaMpsController final : public MpsController {
     if (options_.default_active_thread_percentage) {
       env.emplace_back(std::string(kThreadPercentageEnv), fmt::format("{}", *options_.default_active_thread_percentage));
     }
-    ASSIGN_OR_RETURN(CommandResult r, RunCommand({program_, "-d"}, env, "", options_.timeout_ms));
+    ASSIGN_OR_RETURN(CommandResult r, RunCommand(launcher_, {program_, "-d"}, env, "", options_.timeout_ms));
     if (r.exit_code != 0) {
       return Unavailable("'" + program_ + " -d' failed with exit code " + std::to_string(r.exit_code) + ": " +
                          std::string(Trim(r.output)));
@@ -135,7 +137,7 @@ class NvidiaMpsController final : public MpsController {
   }
 
   Result<std::string> Control(const std::string& command) {
-    ASSIGN_OR_RETURN(CommandResult r, RunCommand({program_}, DirEnv(), command + "\n", options_.timeout_ms));
+    ASSIGN_OR_RETURN(CommandResult r, RunCommand(launcher_, {program_}, DirEnv(), command + "\n", options_.timeout_ms));
     if (r.exit_code != 0) {
       return Unavailable("MPS control command '" + command + "' failed with exit code " + std::to_string(r.exit_code) +
                          ": " + std::string(Trim(r.output)));
@@ -164,12 +166,14 @@ class NvidiaMpsController final : public MpsController {
   Status StartWatchdog() {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
-    SpawnSpec child;
+    ProcessSpec child;
     child.argv = {"/bin/sh", "-c", "read -r _; echo quit | \"$0\" >/dev/null 2>&1", program_};
-    child.env = MergedEnvironment(DirEnv());
+    for (const auto& [k, v] : DirEnv()) child.env.push_back(k + "=" + v);
     child.fds = {{fds[0], STDIN_FILENO}, {-1, STDOUT_FILENO}, {-1, STDERR_FILENO}};
     child.new_session = true;  // outlives this process on purpose: it sends the quit
-    Result<pid_t> spawned = Spawn(child);
+    child.death_signal = 0;
+    child.ignore_sigint = false;
+    Result<pid_t> spawned = launcher_.Start(child);
     if (!spawned.ok()) {
       ::close(fds[0]);
       ::close(fds[1]);
@@ -184,8 +188,8 @@ class NvidiaMpsController final : public MpsController {
 
   void StopWatchdog() {
     if (watchdog_pid_ != 0) {
-      ::kill(watchdog_pid_, SIGKILL);
-      (void)ReapWithin(watchdog_pid_, std::chrono::milliseconds(10000));
+      launcher_.Signal(watchdog_pid_, SIGKILL);
+      (void)launcher_.WaitExit(watchdog_pid_, std::chrono::milliseconds(10000));
       watchdog_pid_ = 0;
     }
     if (watchdog_fd_ >= 0) ::close(watchdog_fd_);
@@ -194,6 +198,8 @@ class NvidiaMpsController final : public MpsController {
 
   MpsDaemonOptions options_;
   std::string program_;
+  std::unique_ptr<ProcessLauncher> owned_launcher_;  // when options_ named none
+  ProcessLauncher& launcher_;
   bool started_ = false;
   pid_t watchdog_pid_ = 0;
   int watchdog_fd_ = -1;

@@ -2,17 +2,12 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
-
-#include "dfw/common/child_env.h"
-#include "dfw/common/process.h"
 
 #include <fmt/format.h>
 
@@ -34,12 +29,6 @@ int AnonymousFile() {
 
 }  // namespace
 
-std::vector<std::string> MergedEnvironment(const EnvOverrides& env) {
-  std::vector<std::string> overrides;
-  for (const auto& [k, v] : env) overrides.push_back(k + "=" + v);
-  return ChildEnvironment(overrides);  // the one rule for every child (dfw/common/child_env.h)
-}
-
 std::string FindExecutable(const std::string& name) {
   if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
   const char* path = std::getenv("PATH");
@@ -50,8 +39,8 @@ std::string FindExecutable(const std::string& name) {
   return "";
 }
 
-Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const EnvOverrides& env,
-                                 const std::string& stdin_text, int timeout_ms) {
+Result<CommandResult> RunCommand(ProcessLauncher& launcher, const std::vector<std::string>& argv,
+                                 const EnvOverrides& env, const std::string& stdin_text, int timeout_ms) {
   if (argv.empty()) return InvalidArgument("RunCommand: empty command");
   std::string program = FindExecutable(argv[0]);
   if (program.empty()) return NotFound(fmt::format("program '{}' not found on PATH", argv[0]));
@@ -70,21 +59,25 @@ Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const Env
     ::close(out);
     return ErrnoError(fmt::format("write stdin of '{}'", argv[0]), err);
   }
-  SpawnSpec child;
+  ProcessSpec child;
   child.argv = argv;
   child.argv[0] = program;
-  child.env = MergedEnvironment(env);
+  for (const auto& [k, v] : env) child.env.push_back(k + "=" + v);
   child.fds = {{in, STDIN_FILENO}, {out, STDOUT_FILENO}, {out, STDERR_FILENO}};
-  Result<pid_t> pid = Spawn(child);
+  // A short command, not a member of the job: it keeps the default dispositions, and `-d`'s
+  // daemon must outlive this process.
+  child.death_signal = 0;
+  child.ignore_sigint = false;
+  Result<pid_t> pid = launcher.Start(child);
   ::close(in);
   if (!pid.ok()) {
     ::close(out);
     return pid.status();
   }
-  Reaped reaped = ReapWithin(*pid, std::chrono::milliseconds(timeout_ms));
+  Reaped reaped = launcher.WaitExit(*pid, std::chrono::milliseconds(timeout_ms));
   if (reaped.running) {
-    ::kill(*pid, SIGKILL);
-    (void)ReapWithin(*pid, std::chrono::milliseconds(10000));
+    launcher.Signal(*pid, SIGKILL);
+    (void)launcher.WaitExit(*pid, std::chrono::milliseconds(10000));
     ::close(out);
     return Unavailable(fmt::format("'{}' did not finish within {} ms (killed)", Join(argv, " "), timeout_ms));
   }

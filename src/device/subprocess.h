@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dfw/common/process_launcher.h"
 #include "dfw/common/status.h"
 
 namespace dfw::device {
@@ -21,13 +22,10 @@ struct CommandResult {
 
 using EnvOverrides = std::vector<std::pair<std::string, std::string>>;
 
-// Runs argv[0] (looked up on PATH when it has no '/') with the current environment plus `env`.
-// kNotFound if the program cannot be executed, kUnavailable on timeout.
-Result<CommandResult> RunCommand(const std::vector<std::string>& argv, const EnvOverrides& env,
-                                 const std::string& stdin_text, int timeout_ms);
-
-// The environment of this process with `env` applied, as "K=V" strings.
-std::vector<std::string> MergedEnvironment(const EnvOverrides& env);
+// Runs argv[0] (looked up on PATH when it has no '/') through `launcher` with the current
+// environment plus `env`. kNotFound if the program cannot be executed, kUnavailable on timeout.
+Result<CommandResult> RunCommand(ProcessLauncher& launcher, const std::vector<std::string>& argv,
+                                 const EnvOverrides& env, const std::string& stdin_text, int timeout_ms);
 
 // Searches PATH for an executable `name`; empty if absent. A name with '/' is checked as is.
 std::string FindExecutable(const std::string& name);

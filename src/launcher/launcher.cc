@@ -15,6 +15,7 @@
 #include "dfw/common/logging.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
+#include "dfw/common/unix_socket.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/manifest.h"
 #include "dfw/job/protocol.h"
@@ -49,14 +50,14 @@ struct Client {
 class JobServer {
  public:
   JobServer(const LauncherOptions& opts, JobDir dir, Manifest manifest, Coordinator coord, ProcessLauncher& pl,
-            int listen_fd)
+            OwnedFd listen_fd)
       : opts_(opts),
         dir_(std::move(dir)),
         manifest_(std::move(manifest)),
         coord_(std::move(coord)),
         pl_(pl),
         sup_(pl, opts.processes, [this](int i) { return SpecFor(i); }),
-        listen_fd_(listen_fd),
+        listen_fd_(std::move(listen_fd)),
         progress_(stderr, ::isatty(STDERR_FILENO) != 0, opts.progress_interval),
         report_(opts.processes),
         committed_at_start_(coord_.committed_count()) {
@@ -67,7 +68,6 @@ class JobServer {
     }
     records_at_start_ = report_.total().CounterOr(kRecordsNamespace, kRecordsCounter);
   }
-  ~JobServer() { ::close(listen_fd_); }
 
   LaunchResult Run(SignalWatcher& signals);
 
@@ -98,7 +98,7 @@ class JobServer {
   Coordinator coord_;
   ProcessLauncher& pl_;
   Supervisor sup_;
-  int listen_fd_;
+  OwnedFd listen_fd_;
   std::map<int, Client> clients_;  // by socket fd
   ProgressReporter progress_;
   MetricsReport report_;
@@ -132,6 +132,7 @@ ProcessSpec JobServer::SpecFor(int index) const {
   spec.env = opts_.sdk_env;
   spec.env_defaults = opts_.sdk_env_defaults;
   spec.log_path = dir_.ProcessLogPath(index);
+  spec.exec_error = "dfworker: exec of the SDK harness failed\n";
   return spec;
 }
 
@@ -180,7 +181,7 @@ void JobServer::ReapChildren() {
 
 void JobServer::AcceptClients() {
   for (;;) {
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) return;
     // Only our own SDK processes: same user, and a pid this launcher started. The socket is 0600
     // in a 0700 folder already; this also stops a process of ours that is not one of the job's.
@@ -193,13 +194,13 @@ void JobServer::AcceptClients() {
       ::close(fd);
       continue;
     }
-    clients_[fd].channel = std::make_unique<LineChannel>(fd);
+    clients_[fd].channel = std::make_unique<LineChannel>(OwnedFd(fd));
   }
 }
 
 void JobServer::ReadClients(const std::vector<pollfd>& fds, Clock::time_point now) {
   for (const pollfd& p : fds) {
-    if (p.fd == listen_fd_ || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    if (p.fd == listen_fd_.get() || !(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
     auto it = clients_.find(p.fd);
     if (it == clients_.end()) continue;
     bool open = it->second.channel->ReadAvailable();
@@ -514,7 +515,7 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
     if (Done(now)) break;
     std::vector<pollfd> fds;
     fds.push_back({signals.fd(), POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_.get(), POLLIN, 0});
     for (auto& [fd, c] : clients_) fds.push_back({fd, POLLIN, 0});
     int n = ::poll(fds.data(), fds.size(), 50);
     now = Clock::now();
@@ -648,10 +649,9 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   // at its path with the mode the umask gave it.
   const std::string bound_path = *ipc_dir + "/coordinator.sock.new";
   ::unlink(bound_path.c_str());
-  auto listen_fd = ListenUnix(bound_path);
+  Result<OwnedFd> listen_fd = ListenUnix(bound_path, SocketBlocking::kNonBlocking, "the coordinator socket");
   if (listen_fd.ok() && (::chmod(bound_path.c_str(), 0600) != 0 || ::rename(bound_path.c_str(), socket_path.c_str()) != 0)) {
     int err = errno;
-    ::close(*listen_fd);
     ::unlink(bound_path.c_str());
     listen_fd = ErrnoError("make the coordinator socket '" + socket_path + "' private", err);
   }
@@ -669,7 +669,6 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
   if (!opts.processes_control_dir.empty()) ::signal(SIGUSR1, SIG_IGN);
   auto signals = SignalWatcher::Install();
   if (!signals.ok()) {
-    ::close(*listen_fd);
     cleanup_ipc();
     return Fail(root, signals.status());
   }
@@ -679,7 +678,7 @@ LaunchResult RunLauncher(const LauncherOptions& opts) {
     posix = MakePosixProcessLauncher();
     pl = posix.get();
   }
-  JobServer server(effective, std::move(*dir), std::move(*manifest), std::move(*coord), *pl, *listen_fd);
+  JobServer server(effective, std::move(*dir), std::move(*manifest), std::move(*coord), *pl, std::move(*listen_fd));
   LaunchResult r = server.Run(**signals);
   cleanup_ipc();
   return r;

@@ -1,14 +1,10 @@
 #include "launcher/model_hosts.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <chrono>
-#include <cstring>
-#include <thread>
+#include <optional>
 
 #include "dfw/common/child_env.h"
 #include "dfw/common/logging.h"
@@ -21,27 +17,12 @@ namespace {
 
 constexpr int kReadyFd = 3;
 
-// Reads the host's first line, up to the deadline.
-std::string ReadReadyLine(int fd, int timeout_ms) {
-  std::string answer;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  char buf[1024];
-  while (answer.find('\n') == std::string::npos) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    pollfd p{fd, POLLIN, 0};
-    int r = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the host exited (or closed the pipe) without a line
-    answer.append(buf, static_cast<std::size_t>(n));
-  }
-  return std::string(Trim(answer.substr(0, answer.find('\n'))));
-}
-
 }  // namespace
+
+ModelHostGroup::ModelHostGroup(ModelHostGroupOptions options)
+    : options_(std::move(options)),
+      owned_launcher_(options_.process_launcher ? nullptr : MakePosixProcessLauncher()),
+      launcher_(options_.process_launcher ? *options_.process_launcher : *owned_launcher_) {}
 
 Result<std::unique_ptr<ModelHostGroup>> ModelHostGroup::Start(const ModelHostGroupOptions& options,
                                                               const std::vector<ModelHostSpec>& hosts) {
@@ -63,13 +44,15 @@ void ModelHostGroup::Watch() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     wake_.wait_for(lock, std::chrono::milliseconds(options_.watch_interval_ms), [this] { return stopping_; });
+    if (stopping_) break;
+    CollectExits();
     for (std::size_t i = 0; i < hosts_.size() && !stopping_; ++i) {
       Host& h = hosts_[i];
       if (h.pid != 0) {
-        Reaped r = TryReap(h.pid);
-        if (r.running) continue;
+        std::optional<ChildExit> exit = TakeExit(h.pid);
+        if (!exit) continue;
         const std::string death = "model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " +
-                                  r.exit.Describe() + " during the run";
+                                  exit->Describe() + " during the run";
         h.pid = 0;
         if (h.restarts >= options_.max_restarts) {
           deaths_.push_back(death + " (not restarted: " + std::to_string(h.restarts) + " restarts already)");
@@ -98,25 +81,31 @@ void ModelHostGroup::Watch() {
   }
 }
 
+void ModelHostGroup::CollectExits() {
+  // Every child of the launcher is a host of this group: an exit is kept until its host is looked
+  // at (a round cut short by Stop() leaves some for Stop() to report).
+  for (const ProcessExit& e : launcher_.ReapExited()) exits_.push_back(e);
+}
+
+std::optional<ChildExit> ModelHostGroup::TakeExit(pid_t pid) {
+  auto e = std::find_if(exits_.begin(), exits_.end(), [&](const ProcessExit& x) { return x.pid == pid; });
+  if (e == exits_.end()) return std::nullopt;
+  const ChildExit exit = e->exit;
+  exits_.erase(e);
+  return exit;
+}
+
 Result<pid_t> ModelHostGroup::Spawn(const ModelHostSpec& spec) {
   const ModelHostGroupOptions& o = options_;
-  const std::string log_path = o.log_dir + "/" + spec.name + ".log";
-  std::vector<std::string> argv = {o.self_exe,  "model_host", "--weights", spec.weights_path,
-                                   "--models_dir", o.models_dir, "--copy", std::to_string(spec.copy),
-                                   "--name",     spec.name,    "--ready_fd", std::to_string(kReadyFd),
-                                   "--device",   spec.device};
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) return ErrnoError("open model host log '" + log_path + "'", errno);
-  int ready[2];
-  if (::pipe2(ready, O_CLOEXEC) != 0) {
-    int err = errno;
-    ::close(log_fd);
-    return ErrnoError("pipe", err);
-  }
-  SpawnSpec child;
-  child.argv = argv;
-  child.env = ChildEnvironment(o.extra_env, o.default_env);
-  child.fds = {{STDIN_FILENO, STDIN_FILENO}, {STDOUT_FILENO, STDOUT_FILENO}, {log_fd, STDERR_FILENO}, {ready[1], kReadyFd}};
+  ProcessSpec child;
+  child.argv = {o.self_exe,  "model_host", "--weights", spec.weights_path,
+                "--models_dir", o.models_dir, "--copy", std::to_string(spec.copy),
+                "--name",     spec.name,    "--ready_fd", std::to_string(kReadyFd),
+                "--device",   spec.device};
+  child.env = o.extra_env;
+  child.env_defaults = o.default_env;
+  child.log_path = o.log_dir + "/" + spec.name + ".log";
+  child.log_stdout = false;
   // The stop signals are blocked at exec so that every thread of the host has them blocked —
   // threads started while the binary loads (OpenBLAS's pool) included — and the host's sigwait
   // sees them; blocked only in its main thread, a SIGTERM would kill it before it cleans up.
@@ -125,21 +114,14 @@ Result<pid_t> ModelHostGroup::Spawn(const ModelHostSpec& spec) {
   child.ignore_sigint = true;
   child.death_signal = SIGTERM;  // the host stops (and cleans up) if the launcher dies
   child.exec_error = "error: cannot exec '" + o.self_exe + " model_host'\n";
-  child.exec_error_fd = kReadyFd;
-  Result<pid_t> spawned = ::dfw::Spawn(child);
-  ::close(log_fd);
-  ::close(ready[1]);
-  if (!spawned.ok()) {
-    ::close(ready[0]);
-    return spawned.status().WithContext("start a model host");
-  }
-  const pid_t pid = *spawned;
-  const std::string line = ReadReadyLine(ready[0], o.timeout_ms);
-  ::close(ready[0]);
+  Result<ReadyChild> started = launcher_.StartAndAwaitReady(child, kReadyFd, std::chrono::milliseconds(o.timeout_ms));
+  if (!started.ok()) return started.status().WithContext("start a model host");
+  const pid_t pid = started->pid;
+  const std::string& line = started->line;
   if (line.rfind("ready", 0) == 0) return pid;
-  ::kill(pid, SIGKILL);
-  (void)ReapWithin(pid, std::chrono::milliseconds(5000));
-  const std::string where = "; see " + log_path;
+  launcher_.Signal(pid, SIGKILL);
+  (void)launcher_.WaitExit(pid, std::chrono::milliseconds(5000));
+  const std::string where = "; see " + child.log_path;
   if (line.rfind("error: ", 0) == 0) {
     // The host's own Status message, e.g. the ledger's out-of-GPU-memory refusal.
     const std::string why = "model host '" + spec.name + "' did not start: " + line.substr(7) + where;
@@ -159,12 +141,13 @@ Status ModelHostGroup::Stop() {
   // Only this thread touches the hosts from here on.
   std::vector<std::string> lost;
   lost.swap(deaths_);
+  CollectExits();
   for (Host& h : hosts_) {
     if (h.pid == 0) continue;
     // A host stopped by us exits 0; any other end means it died on its own (its copy was lost).
-    Reaped now = TryReap(h.pid);
-    const bool died = !now.running;
-    const ChildExit exit = died ? now.exit : StopChild(h.pid, std::chrono::milliseconds(5000));
+    const std::optional<ChildExit> ended = TakeExit(h.pid);
+    const bool died = ended.has_value();
+    const ChildExit exit = died ? *ended : StopProcess(launcher_, h.pid, std::chrono::milliseconds(5000));
     if (!exit.success()) {
       lost.push_back("model host '" + h.spec.name + "' (pid " + std::to_string(h.pid) + ") " + exit.Describe() +
                      (died ? " during the run" : " when stopped"));

@@ -1,9 +1,9 @@
 // The launcher's side of shared model copies: starts one `dfworker model_host` process per shared
 // copy before any SDK process starts, and stops them on every exit path of `dfworker run`.
 //
-// Each host is fork+exec'd from the launcher (so it starts clean of the launcher's threads), stays
-// in the launcher's process group, gets PR_SET_PDEATHSIG(SIGTERM) so it stops if the launcher dies
-// (even by SIGKILL), and writes its stderr to <job_dir>/logs/<name>.log. Start() waits for each
+// Each host is started through a ProcessLauncher (fork+exec by default, so it starts clean of the
+// launcher's threads), stays in the launcher's process group, gets PR_SET_PDEATHSIG(SIGTERM) so it
+// stops if the launcher dies (even by SIGKILL), and writes its stderr to <job_dir>/logs/<name>.log. Start() waits for each
 // host's "ready" line; a host that reports an error (e.g. the ledger's out-of-memory message) or
 // does not answer in time fails the start, and the hosts already started are stopped.
 //
@@ -15,7 +15,8 @@
 // Threading: call Start() from the launcher's main thread. PR_SET_PDEATHSIG follows the thread that
 // forked, so a restarted host (forked by the watchdog) gets SIGTERM when the watchdog exits — in
 // Stop(), which stops the hosts anyway — or when the launcher dies. Stop() is idempotent; the
-// destructor calls it. pids() and restarts() may be called from any thread.
+// destructor calls it. pids() and restarts() may be called from any thread. A given
+// process_launcher is used from the watchdog thread as well as the caller's.
 #pragma once
 
 #include <sys/types.h>
@@ -23,10 +24,12 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "dfw/common/process_launcher.h"
 #include "dfw/common/status.h"
 
 namespace dfw {
@@ -47,6 +50,9 @@ struct ModelHostGroupOptions {
   int timeout_ms = 60000;             // per host: publishing a multi-GiB copy takes a while
   int max_restarts = 3;               // per host, after deaths during the run; 0 = never restart
   int watch_interval_ms = 200;        // how often the watchdog looks for dead hosts
+  // The process seam, used for the hosts only (it reaps every child it started); null = fork+exec
+  // (MakePosixProcessLauncher). Must outlive the group.
+  ProcessLauncher* process_launcher = nullptr;
 };
 
 class ModelHostGroup {
@@ -72,16 +78,23 @@ class ModelHostGroup {
     pid_t pid = 0;
     int restarts = 0;
   };
-  explicit ModelHostGroup(ModelHostGroupOptions options) : options_(std::move(options)) {}
-  // fork+exec one host and wait for its ready line; its pid.
+  explicit ModelHostGroup(ModelHostGroupOptions options);
+  // Starts one host and waits for its ready line; its pid.
   Result<pid_t> Spawn(const ModelHostSpec& spec);
   void Watch();
+  // With mu_ held (or from Stop() once the watchdog is gone): the launcher's exits so far, and the
+  // one of `pid` among them.
+  void CollectExits();
+  std::optional<ChildExit> TakeExit(pid_t pid);
 
   const ModelHostGroupOptions options_;
+  std::unique_ptr<ProcessLauncher> owned_launcher_;  // when options_ named none
+  ProcessLauncher& launcher_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::vector<Host> hosts_;
+  std::vector<ProcessExit> exits_;  // reaped, not yet matched to their host
   std::vector<std::string> deaths_;  // "model host 'x' (pid N) killed by signal 9 during the run ..."
   std::thread watchdog_;
 };

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/launcher/process_launcher.h"
+#include "dfw/common/process_launcher.h"
 #include "dfw/tenant_runs/tenant_group.h"
 #include "dfw/tenants/admission.h"
 #include "dfw/tenants/borrowing.h"

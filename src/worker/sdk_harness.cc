@@ -13,6 +13,7 @@
 #include "dfw/backend/registry.h"
 #include "dfw/common/logging.h"
 #include "dfw/common/test_hooks.h"
+#include "dfw/common/unix_socket.h"
 #include "dfw/job/line_channel.h"
 #include "dfw/job/protocol.h"
 
@@ -26,8 +27,8 @@ namespace {
 // - the heartbeat thread reports liveness and the running bundle's position.
 class Connection {
  public:
-  Connection(int fd, BundleExecutor& executor)
-      : ch_(fd), executor_(executor) {}
+  Connection(OwnedFd fd, BundleExecutor& executor)
+      : ch_(std::move(fd)), executor_(executor) {}
   ~Connection() { Stop(); }
 
   Status Start(const Message& hello, std::chrono::milliseconds heartbeat) {
@@ -176,8 +177,9 @@ std::optional<WorkRange> LeaseRange(const Message& lease) {
 }  // namespace
 
 Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, BundleExecutor& executor) {
-  ASSIGN_OR_RETURN(int fd, ConnectUnix(options.coordinator_socket.empty() ? dir.SocketPath() : options.coordinator_socket));
-  Connection conn(fd, executor);
+  ASSIGN_OR_RETURN(OwnedFd fd, ConnectUnix(options.coordinator_socket.empty() ? dir.SocketPath() : options.coordinator_socket,
+                                           "the coordinator"));
+  Connection conn(std::move(fd), executor);
   Message hello;
   hello.type = MessageType::kHello;
   hello.index = options.index;

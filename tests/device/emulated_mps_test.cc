@@ -10,10 +10,11 @@
 #include <sstream>
 #include <thread>
 
+#include "dfw/common/unix_socket.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/device/mps_controller.h"
+#include "device/control_socket.h"
 #include "device/process_info.h"
-#include "device/unix_socket.h"
 #include "test_util.h"
 
 namespace dfw::device {
@@ -143,9 +144,10 @@ TEST_F(EmulatedMpsTest, DaemonDiesWithItsParent) {
 TEST_F(EmulatedMpsTest, RecoversAStalePipeDirAndRefusesALiveOne) {
   // A socket file nobody listens on, as a SIGKILLed daemon leaves it.
   ASSERT_TRUE(PrepareMpsDirs(options_.dirs).ok());
-  Result<int> stale = ListenUnix(ControlSocketPath(options_.dirs.pipe_dir));
-  ASSERT_TRUE(stale.ok());
-  ::close(*stale);
+  {
+    Result<OwnedFd> stale = ListenUnix(ControlSocketPath(options_.dirs.pipe_dir), SocketBlocking::kBlocking, "a socket");
+    ASSERT_TRUE(stale.ok());
+  }
   std::unique_ptr<MpsController> mps = StartDaemon();
   EXPECT_TRUE(mps->HealthCheck().ok());
   EXPECT_NE(ReadFile(options_.dirs.log_dir + "/control.log").find("Removed stale control socket"), std::string::npos);

@@ -105,7 +105,8 @@ TEST(MpsClientLimitsFromEnv, ReadsWhatMpsClientEnvWrote) {
 TEST(MpsClientEnv, ReachesAnExecdChildProcess) {
   // What the launcher does for every SDK process: exec with the controller's client env.
   auto env = MpsClientEnv(MpsDirsForJob("/jobs/j2"), MpsClientLimits{50.0, 3 * kGiB});
-  Result<CommandResult> r = RunCommand({"env"}, env, "", 5000);
+  std::unique_ptr<ProcessLauncher> launcher = MakePosixProcessLauncher();
+  Result<CommandResult> r = RunCommand(*launcher, {"env"}, env, "", 5000);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->exit_code, 0);
   for (const auto& [k, v] : env) EXPECT_NE(r->output.find(k + "=" + v + "\n"), std::string::npos) << k;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "dfw/common/unix_socket.h"
 #include "dfw/job/line_channel.h"
 
 namespace dfw {
@@ -186,9 +187,9 @@ TEST_F(JobDirTest, PromoteMovesEverySinkFileAndRemovesTheLeaseDir) {
 TEST(LineChannel, CarriesLinesBothWaysAndReportsTheClose) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
-  LineChannel a(sv[0]);
+  LineChannel a{OwnedFd(sv[0])};
   {
-    LineChannel b(sv[1]);
+    LineChannel b{OwnedFd(sv[1])};
     ASSERT_TRUE(a.WriteLine("one").ok());
     ASSERT_TRUE(a.WriteLine("two").ok());
     EXPECT_EQ(*b.ReadLine(), "one");
@@ -203,7 +204,7 @@ TEST(LineChannel, CarriesLinesBothWaysAndReportsTheClose) {
 }
 
 TEST(LineChannel, ConnectingToNobodyIsUnavailableNamingThePath) {
-  auto fd = ConnectUnix("/tmp/dfw-nobody-listens-here.sock");
+  auto fd = ConnectUnix("/tmp/dfw-nobody-listens-here.sock", "the coordinator");
   ASSERT_FALSE(fd.ok());
   EXPECT_EQ(fd.status().code(), StatusCode::kUnavailable);
   EXPECT_NE(fd.status().message().find("dfw-nobody-listens-here"), std::string::npos);

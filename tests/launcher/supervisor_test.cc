@@ -3,28 +3,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include "common/fake_process_launcher.h"
 #include "dfw/launcher/progress.h"
 
 namespace dfw {
 namespace {
 
-// Records starts and signals; the test decides when a process ends.
-class FakeProcessLauncher final : public ProcessLauncher {
- public:
-  Result<pid_t> Start(const ProcessSpec& spec) override {
-    if (fail_starts) return IoError("fork failed (fake)");
-    started.push_back(spec);
-    return next_pid++;
-  }
-  void Signal(pid_t pid, int signal) override { signals.emplace_back(pid, signal); }
-  std::vector<ProcessExit> ReapExited() override { return std::exchange(exits, {}); }
-
-  std::vector<ProcessSpec> started;
-  std::vector<std::pair<pid_t, int>> signals;
-  std::vector<ProcessExit> exits;
-  pid_t next_pid = 1000;
-  bool fail_starts = false;
-};
+using fakes::FakeProcessLauncher;
 
 ProcessSpec SpecFor(int i) {
   ProcessSpec s;
@@ -36,8 +21,8 @@ TEST(Supervisor, StartsOneProcessPerSlotWithItsIndex) {
   FakeProcessLauncher fake;
   Supervisor sup(fake, 3, SpecFor);
   ASSERT_TRUE(sup.StartAll().ok());
-  ASSERT_EQ(fake.started.size(), 3u);
-  EXPECT_EQ(fake.started[2].argv.back(), "2");
+  ASSERT_EQ(fake.started().size(), 3u);
+  EXPECT_EQ(fake.started()[2].spec.argv.back(), "2");
   EXPECT_EQ(sup.live(), 3);
   EXPECT_EQ(sup.IndexOf(1001), 1);
   EXPECT_EQ(sup.PidOf(2), 1002);
@@ -63,12 +48,12 @@ TEST(Supervisor, SignalAllReachesOnlyLiveProcesses) {
   ASSERT_TRUE(sup.StartAll().ok());
   sup.OnExit(ProcessExit{1000, {}});
   sup.SignalAll(SIGTERM);
-  EXPECT_EQ(fake.signals, (std::vector<std::pair<pid_t, int>>{{1001, SIGTERM}, {1002, SIGTERM}}));
+  EXPECT_EQ(fake.signals(), (std::vector<std::pair<pid_t, int>>{{1001, SIGTERM}, {1002, SIGTERM}}));
 }
 
 TEST(Supervisor, StartFailureIsReturned) {
   FakeProcessLauncher fake;
-  fake.fail_starts = true;
+  fake.fail_starts = IoError("fork failed (fake)");
   Supervisor sup(fake, 1, SpecFor);
   Status s = sup.StartAll();
   EXPECT_EQ(s.code(), StatusCode::kIoError);
@@ -94,28 +79,30 @@ TEST(Progress, FormatsCountsRateEtaProcessesAndRetries) {
 namespace dfw {
 namespace {
 
+using fakes::FakeProcessLauncher;
+
 TEST(Supervisor, GrowAddsSlotsWithTheNextIndicesAndStartsThem) {
   FakeProcessLauncher fake;
   Supervisor sup(fake, 2, SpecFor);
   ASSERT_TRUE(sup.StartAll().ok());
   ASSERT_TRUE(sup.Grow(2).ok());
-  ASSERT_EQ(fake.started.size(), 4u);
-  EXPECT_EQ(fake.started[2].argv.back(), "2");
-  EXPECT_EQ(fake.started[3].argv.back(), "3");
+  ASSERT_EQ(fake.started().size(), 4u);
+  EXPECT_EQ(fake.started()[2].spec.argv.back(), "2");
+  EXPECT_EQ(fake.started()[3].spec.argv.back(), "3");
   EXPECT_EQ(sup.size(), 4);
   EXPECT_EQ(sup.live(), 4);
   EXPECT_EQ(sup.IndexOf(1003), 3);
   // An added slot is supervised like the first ones: its exit frees it, a restart fills it.
   EXPECT_EQ(sup.OnExit(ProcessExit{1003, DecodeWaitStatus(SIGKILL)}), 3);
   ASSERT_TRUE(sup.Restart(3).ok());
-  EXPECT_EQ(fake.started.back().argv.back(), "3");
+  EXPECT_EQ(fake.started().back().spec.argv.back(), "3");
 }
 
 TEST(Supervisor, AGrowWhoseStartFailsLeavesTheSlotEmptyAndSaysWhy) {
   FakeProcessLauncher fake;
   Supervisor sup(fake, 1, SpecFor);
   ASSERT_TRUE(sup.StartAll().ok());
-  fake.fail_starts = true;
+  fake.fail_starts = IoError("fork failed (fake)");
   Status s = sup.Grow(1);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("fork failed"), std::string::npos) << s.message();

@@ -55,6 +55,17 @@ struct SpawnSpec {
 // before exec.
 Result<pid_t> Spawn(const SpawnSpec& spec);
 
+// A child started by SpawnAndAwaitReady, and the first line it wrote on its ready fd.
+struct ReadyChild {
+  pid_t pid = 0;
+  std::string line;  // trimmed, without the '\n'; "" when it closed the fd first or the time ran out
+};
+
+// Spawn with a fresh pipe's write end at child fd `ready_fd` (where exec_error goes too), then up
+// to `timeout` for the child's first line on it. The child runs on whatever the line says: the
+// caller judges the line and stops the child if it must.
+Result<ReadyChild> SpawnAndAwaitReady(SpawnSpec spec, int ready_fd, std::chrono::milliseconds timeout);
+
 // This process's executable (/proc/self/exe), to start children of the same binary; "dfworker"
 // when it cannot be read.
 std::string SelfExecutable();

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "dfw/common/process_launcher.h"
 #include "dfw/common/status.h"
 #include "dfw/device/mps_env.h"
 
@@ -54,6 +55,10 @@ struct MpsDaemonOptions {
   // instead of running in the forked child itself. Use it from multi-threaded processes (the
   // launcher), where a forked child should only exec.
   std::vector<std::string> daemon_command;
+  // The process seam for the daemon, its watchdog and the control commands, used by this
+  // controller only (it reaps every child it started); null = fork+exec (MakePosixProcessLauncher).
+  // Must outlive the controller.
+  ProcessLauncher* process_launcher = nullptr;
 };
 
 // One registered client as the daemon reports it.

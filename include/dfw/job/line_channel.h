@@ -7,20 +7,21 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
+#include "dfw/common/file.h"
 #include "dfw/common/status.h"
 
 namespace dfw {
 
 class LineChannel {
  public:
-  // Takes ownership of a connected socket fd.
-  explicit LineChannel(int fd) : fd_(fd) {}
+  // A connected socket (dfw/common/unix_socket.h makes them).
+  explicit LineChannel(OwnedFd fd) : fd_(std::move(fd)) {}
   LineChannel(const LineChannel&) = delete;
   LineChannel& operator=(const LineChannel&) = delete;
-  ~LineChannel();
 
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
   // Writes `line` plus '\n' completely (blocking; SIGPIPE suppressed). kUnavailable when the peer
   // is gone.
@@ -38,15 +39,10 @@ class LineChannel {
   bool overflowed() const { return overflowed_; }
 
  private:
-  int fd_;
+  OwnedFd fd_;
   std::mutex write_mu_;
   std::string buf_;
   bool overflowed_ = false;
 };
-
-// Server side: a listening, non-blocking UNIX socket at `path` (an old socket file there is replaced).
-Result<int> ListenUnix(const std::string& path);
-// Client side: connects to `path` (kUnavailable naming the path when nobody listens).
-Result<int> ConnectUnix(const std::string& path);
 
 }  // namespace dfw

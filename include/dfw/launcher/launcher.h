@@ -19,7 +19,7 @@
 #include "dfw/common/exit_code.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/coordinator.h"
-#include "dfw/launcher/process_launcher.h"
+#include "dfw/common/process_launcher.h"
 #include "dfw/metrics/metrics.h"
 
 namespace dfw {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "dfw/launcher/process_launcher.h"
+#include "dfw/common/process_launcher.h"
 
 namespace dfw {
 

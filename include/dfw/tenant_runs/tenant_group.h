@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "dfw/common/exit_code.h"
-#include "dfw/launcher/process_launcher.h"
+#include "dfw/common/process_launcher.h"
 #include "dfw/launcher/signal_watcher.h"
 
 namespace dfw {

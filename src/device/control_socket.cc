@@ -1,8 +1,7 @@
-#include "unix_socket.h"
+#include "control_socket.h"
 
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,46 +9,8 @@
 #include <cstring>
 
 namespace dfw::device {
-namespace {
-
-Result<sockaddr_un> Address(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    return InvalidArgument("socket path '" + path + "' is longer than " + std::to_string(sizeof addr.sun_path - 1) +
-                           " bytes; use a shorter job dir");
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  return addr;
-}
-
-}  // namespace
 
 std::string ControlSocketPath(const std::string& pipe_dir) { return pipe_dir + "/dfw-mps-control.sock"; }
-
-Result<int> ListenUnix(const std::string& path) {
-  ASSIGN_OR_RETURN(sockaddr_un addr, Address(path));
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoError("socket", errno);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoError("listen on '" + path + "'", err);
-  }
-  return fd;
-}
-
-Result<int> ConnectUnix(const std::string& path) {
-  ASSIGN_OR_RETURN(sockaddr_un addr, Address(path));
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoError("socket", errno);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Unavailable("cannot connect to the MPS daemon at '" + path + "': " + std::strerror(err));
-  }
-  return fd;
-}
 
 Status SendAll(int fd, const std::string& text) {
   std::size_t done = 0;

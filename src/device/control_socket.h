@@ -1,20 +1,20 @@
-// Line-oriented UNIX-socket helpers for the emulated MPS daemon and its clients (private).
-// Every blocking call has a deadline, so a wedged peer produces a Status, never a hang.
+// The emulated MPS daemon's control socket (private to src/device): where it is in a pipe dir,
+// and its line-at-a-time exchange. Every blocking call has a deadline, so a wedged peer produces
+// a Status, never a hang. Listening and connecting: dfw/common/unix_socket.h.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "dfw/common/status.h"
 
 namespace dfw::device {
 
+// Who listens on it, as connection errors name it (ConnectUnix).
+inline constexpr std::string_view kMpsDaemonPeer = "the MPS daemon";
+
 // Path of the emulated daemon's control socket inside a pipe dir.
 std::string ControlSocketPath(const std::string& pipe_dir);
-
-// Listening SOCK_STREAM socket bound at `path` (which must not exist). Close-on-exec.
-Result<int> ListenUnix(const std::string& path);
-// Connected socket; kUnavailable if nobody listens. Close-on-exec.
-Result<int> ConnectUnix(const std::string& path);
 
 // Writes all of `text`. MSG_NOSIGNAL: a vanished peer is an error, not SIGPIPE.
 Status SendAll(int fd, const std::string& text);
