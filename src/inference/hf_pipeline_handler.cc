@@ -256,7 +256,9 @@ Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions 
   probe.max_seq_length = 2;
   ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s->config, *file, cpu.get(), probe));
   ASSIGN_OR_RETURN(auto head, LoadHead(*s, *file));
-  return std::unique_ptr<ModelHandler>(std::make_unique<HfPipelineHandler>(std::move(options), std::move(s).value()));
+  auto handler = std::make_unique<HfPipelineHandler>(std::move(options), std::move(s).value());
+  handler->set_header_loaded_bytes(file->header().loaded_bytes());
+  return std::unique_ptr<ModelHandler>(std::move(handler));
 }
 
 }  // namespace dfw

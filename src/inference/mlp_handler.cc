@@ -495,8 +495,9 @@ Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions op
     }
     dtype = *d;
   }
-  return std::unique_ptr<ModelHandler>(
-      std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config), dtype));
+  auto handler = std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config), dtype);
+  handler->set_header_loaded_bytes(file->header().loaded_bytes());
+  return std::unique_ptr<ModelHandler>(std::move(handler));
 }
 
 float HalfToFloat(uint16_t h) {

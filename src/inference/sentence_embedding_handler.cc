@@ -326,7 +326,9 @@ Result<std::unique_ptr<ModelHandler>> MakeSentenceEmbeddingHandler(ModelHandlerO
                              std::string(LinearDTypeName(*s.dtype)) + "' cannot run here: " + ok.message());
     }
   }
-  return std::unique_ptr<ModelHandler>(std::make_unique<SentenceEmbeddingHandler>(std::move(options), std::move(s)));
+  auto handler = std::make_unique<SentenceEmbeddingHandler>(std::move(options), std::move(s));
+  handler->set_header_loaded_bytes(file->header().loaded_bytes());
+  return std::unique_ptr<ModelHandler>(std::move(handler));
 }
 
 }  // namespace dfw

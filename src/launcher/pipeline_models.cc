@@ -3,6 +3,7 @@
 #include "dfw/stages/run_inference.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "dfw/common/strings.h"
@@ -48,36 +49,34 @@ Origin ModelOrigin(const StageConfig& cfg, const RunInferenceConfig& ri, const s
   return origin;
 }
 
-// The handler the plan reads its estimates from (no weights loaded): as the run makes it, or with
-// ModelChecks::kConfigOnly allowed to describe its model from config.json alone.
-Result<std::unique_ptr<ModelHandler>> PlanHandler(const StageConfig& cfg, RunInferenceConfig& ri, ModelChecks checks) {
-  ri.handler.config_only = checks == ModelChecks::kConfigOnly;
-  auto handler = MakeModelHandler(ri.handler_type, ri.handler);
-  if (!handler.ok()) return cfg.ConfigError(handler.status().message());
-  return std::move(handler).value();
-}
-
-// RunInference's load-time check for kConfigOnly: the run's check with a config-only handler.
-Status CheckRunInferenceForPlan(const StageConfig& cfg) {
-  ASSIGN_OR_RETURN(RunInferenceConfig ri, DescribeRunInference(cfg));
-  return PlanHandler(cfg, ri, ModelChecks::kConfigOnly).status();
-}
+// The handler each RunInference transform's load-time check made, by the transform's position in
+// the file (names are made unique only after the checks): the plan reads its estimates from it, so
+// each model's files are opened once (the header read of the check).
+using CheckedHandlers = std::map<std::pair<int, int>, std::unique_ptr<ModelHandler>>;
 
 // The loader has already checked the RunInference config (types, model files, config vs header);
 // this reads the stage's typed options for what the plan needs.
-Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml, ModelChecks checks, ModelSource& source) {
+Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml, ModelChecks checks,
+                                 CheckedHandlers& checked, ModelSource& source) {
   ASSIGN_OR_RETURN(RunInferenceConfig ri, DescribeRunInference(cfg));
   ModelRequirement m;
   m.name = cfg.name;
   auto files = ResolveModelFiles(ri.handler.model_path);
   if (!files.ok()) return cfg.ConfigError(files.status().message());
-  ASSIGN_OR_RETURN(std::unique_ptr<ModelHandler> handler, PlanHandler(cfg, ri, checks));
+  std::unique_ptr<ModelHandler> handler;
+  if (auto it = checked.find({cfg.line, cfg.column}); it != checked.end() && it->second != nullptr) {
+    handler = std::move(it->second);
+  } else {
+    ASSIGN_OR_RETURN(handler, CheckRunInferenceHandler(cfg, checks));
+  }
   const std::optional<WorkspaceEstimate> ws = handler->EstimateWorkspace();
   if (ws && ws->weight_bytes) {
     // The handler knows the weights as its device holds them (or there is no file yet).
     m.bytes = *ws->weight_bytes;
     m.bytes_how = ws->weight_how;
     m.weights_absent = ws->weights_absent;
+  } else if (const std::optional<uint64_t> read = handler->header_loaded_bytes()) {
+    m.bytes = *read;  // the header the check read
   } else {
     auto bytes = ModelBytesFromHeader(files->weights_path);
     if (!bytes.ok()) return cfg.ConfigError(bytes.status().message());
@@ -108,15 +107,21 @@ Result<ModelRequirement> ModelOf(const StageConfig& cfg, const std::string& yaml
   return m;
 }
 
-// The built-in stages as LoadPipelineModels checks them: kConfigOnly differs in RunInference only.
-StageRegistry RegistryFor(ModelChecks checks) {
+// The built-in stages as LoadPipelineModels checks them: RunInference's check is the stage's own
+// (CheckRunInferenceHandler, kFull or kConfigOnly) and keeps the handler it made in `checked`.
+StageRegistry RegistryFor(ModelChecks checks, CheckedHandlers& checked) {
   StageRegistry full;
   RegisterBuiltinStages(full);
-  if (checks == ModelChecks::kFull) return full;
   StageRegistry out;
   for (const std::string& type : full.Types()) {
     StageTypeInfo info = *full.Find(type);
-    if (type == "RunInference") info.check = CheckRunInferenceForPlan;
+    if (type == "RunInference") {
+      info.check = [checks, &checked](const StageConfig& cfg) -> Status {
+        ASSIGN_OR_RETURN(std::unique_ptr<ModelHandler> handler, CheckRunInferenceHandler(cfg, checks));
+        checked[{cfg.line, cfg.column}] = std::move(handler);
+        return Status::OK();
+      };
+    }
     (void)out.Register(std::move(info));  // the names come from one registry: no duplicates
   }
   return out;
@@ -126,7 +131,8 @@ StageRegistry RegistryFor(ModelChecks checks) {
 
 PipelineModels LoadPipelineModels(const std::string& path, const std::string& yaml, ModelChecks checks) {
   PipelineModels out;
-  const StageRegistry registry = RegistryFor(checks);
+  CheckedHandlers checked;
+  const StageRegistry registry = RegistryFor(checks, checked);
   Result<PipelineSpec> spec = [&]() -> Result<PipelineSpec> {
     try {
       return LoadPipelineString(yaml, registry, path);
@@ -152,7 +158,7 @@ PipelineModels LoadPipelineModels(const std::string& path, const std::string& ya
     ModelSource source;
     auto model = [&]() -> Result<ModelRequirement> {
       try {
-        return ModelOf(t.config, yaml, checks, source);
+        return ModelOf(t.config, yaml, checks, checked, source);
       } catch (const std::exception& e) {
         return t.config.ConfigError(e.what());
       }

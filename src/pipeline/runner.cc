@@ -11,6 +11,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/job/bundle_size.h"
+#include "dfw/stages/run_inference.h"
 #include "dfw/stages/sink.h"
 #include "graph.h"
 
@@ -47,8 +48,23 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
   }
   const int lanes = options.inference_lanes > 0 ? options.inference_lanes
                                                 : DefaultInferenceLanes(options.sdk_processes, options.threads);
-  RETURN_IF_ERROR(SetBlasThreads(options.blas_threads > 0 ? options.blas_threads
-                                                          : DefaultBlasThreads(options.sdk_processes, lanes)));
+  // The process's OpenBLAS pool, decided once, here, before any stage loads a model: a
+  // RunInference transform's model_handler.config.blas_threads pins it (the last such transform in
+  // pipeline order, as the pool is one per process), else RunnerOptions::blas_threads, else the
+  // machine-wide default for this many SDK processes and lanes.
+  int blas_threads = options.blas_threads > 0 ? options.blas_threads : DefaultBlasThreads(options.sdk_processes, lanes);
+  const StageConfig* pinned_by = nullptr;
+  for (const TransformSpec& t : spec.transforms) {
+    if (t.config.type != "RunInference") continue;
+    Result<RunInferenceConfig> ri = DescribeRunInference(t.config);  // (a bad config fails in its factory below)
+    if (ri.ok() && ri->handler.blas_threads) {
+      blas_threads = static_cast<int>(std::clamp<int64_t>(*ri->handler.blas_threads, INT32_MIN, 1024));
+      pinned_by = &t.config;
+    }
+  }
+  if (Status s = SetBlasThreads(blas_threads); !s.ok()) {
+    return pinned_by != nullptr ? pinned_by->ConfigError(s.message()) : s;
+  }
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
   impl->options = options;

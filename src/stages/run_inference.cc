@@ -308,12 +308,9 @@ class RunInference final : public Stage {
     return std::max(1, config_.run.inference_lanes);
   }
 
+  // (A blas_threads pin is applied by the runner, which sizes the process's pool once before any
+  // stage loads a model.)
   Status LoadModels() {
-    if (const auto& threads = options_.handler.blas_threads) {
-      if (Status s = SetBlasThreads(static_cast<int>(std::min<int64_t>(*threads, 1024))); !s.ok()) {
-        return config_.ConfigError(s.message());
-      }
-    }
     const int lanes = WantedLanes();
     for (int i = 0; i < lanes; ++i) {
       const auto start = std::chrono::steady_clock::now();
@@ -415,16 +412,21 @@ class RunInference final : public Stage {
 
 // Load-time check (also what --dry_run runs): the config parses and the model files exist and
 // agree (config.json vs the safetensors header). Weights are not loaded.
-Status CheckRunInference(const StageConfig& config) {
-  ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
-  auto handler = MakeModelHandler(options.handler_type, options.handler);
-  if (!handler.ok()) return config.ConfigError(handler.status().message());
-  auto estimator = BatchSizeEstimator::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()));
-  if (!estimator.ok()) return config.ConfigError(estimator.status().message());
-  return Status::OK();
-}
+Status CheckRunInference(const StageConfig& config) { return CheckRunInferenceHandler(config, ModelChecks::kFull).status(); }
 
 }  // namespace
+
+Result<std::unique_ptr<ModelHandler>> CheckRunInferenceHandler(const StageConfig& config, ModelChecks checks) {
+  ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));
+  options.handler.config_only = checks == ModelChecks::kConfigOnly;
+  auto handler = MakeModelHandler(options.handler_type, options.handler);
+  if (!handler.ok()) return config.ConfigError(handler.status().message());
+  if (checks == ModelChecks::kFull) {
+    auto estimator = BatchSizeEstimator::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()));
+    if (!estimator.ok()) return config.ConfigError(estimator.status().message());
+  }
+  return handler;
+}
 
 Result<std::optional<WorkspaceEstimate>> EstimateRunInferenceWorkspace(const StageConfig& config) {
   ASSIGN_OR_RETURN(RunInferenceOptions options, ParseRunInferenceOptions(config));

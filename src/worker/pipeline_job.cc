@@ -75,7 +75,10 @@ class PipelineExecutor final : public BundleExecutor {
   Status Init(const JobInfo& job, const ExecutorContext& context) {
     job_ = job;
     base_dir_ = JobBaseDir(job_);
-    RegisterBuiltinStages(registry_);
+    // The launcher checked every model at start-up; here RunInference's factory makes the handler
+    // (checking the files again, as they are now) and loads the model, so the load-time check
+    // parses the config only: each model file is opened twice in an SDK process, not three times.
+    RegisterBuiltinStages(registry_, ModelChecks::kConfigOnly);
     ASSIGN_OR_RETURN(spec_, LoadJobPipeline(job_, registry_));
     RunnerOptions options;
     options.threads = context.threads;

@@ -163,6 +163,11 @@ class ModelHandler {
   int64_t ModelCopies() const { return dfw::ModelCopies(options_); }
   std::string ModelId() const { return options_.model_id.empty() ? options_.model_path : options_.model_id; }
 
+  // The weights' size as loaded (SafetensorsHeader::loaded_bytes), when the handler read the
+  // header while it was made: the plan sizes the model from it without opening the file again.
+  std::optional<uint64_t> header_loaded_bytes() const { return header_loaded_bytes_; }
+  void set_header_loaded_bytes(uint64_t bytes) { header_loaded_bytes_ = bytes; }
+
  protected:
   explicit ModelHandler(ModelHandlerOptions options) : options_(std::move(options)) {}
 
@@ -172,6 +177,7 @@ class ModelHandler {
 
  private:
   ModelHandlerOptions options_;
+  std::optional<uint64_t> header_loaded_bytes_;
 };
 
 // Checks the options every handler shares (device, batch bounds, copies); kInvalidArgument names the

@@ -1,6 +1,7 @@
 // What the planner asks of a RunInference transform without running it.
 #pragma once
 
+#include <memory>
 #include <optional>
 
 #include "dfw/common/status.h"
@@ -26,5 +27,11 @@ struct RunInferenceConfig {
   int device_column = 0;
 };
 Result<RunInferenceConfig> DescribeRunInference(const StageConfig& config);
+
+// The load-time check of a RunInference transform, returning the handler it made (no weights
+// loaded): kFull is the loader's check (the model files exist and agree, the batching options
+// hold); kConfigOnly lets a handler that can plan from config.json alone accept a model directory
+// without its weights. The plan reads its estimates from this handler instead of making another.
+Result<std::unique_ptr<ModelHandler>> CheckRunInferenceHandler(const StageConfig& config, ModelChecks checks);
 
 }  // namespace dfw
