@@ -4,7 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -13,6 +12,7 @@
 
 #include "beam_internal.h"
 #include "dfw/export/beam_export.h"
+#include "dfw/inference/sentence_transformers_dir.h"
 
 namespace dfw {
 namespace {
@@ -23,21 +23,6 @@ constexpr const char* kSentenceType = "DfworkerSentenceEmbedding";
 std::string NameOf(const YAML::Node& t) {
   if (t["name"] && t["name"].IsScalar()) return t["name"].Scalar();
   return t["type"] && t["type"].IsScalar() ? t["type"].Scalar() : "?";
-}
-
-nlohmann::json ReadJsonFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  std::stringstream s;
-  s << in.rdbuf();
-  return nlohmann::json::parse(s.str(), nullptr, /*allow_exceptions=*/false);
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // A Python single-quoted string literal.
@@ -66,16 +51,13 @@ struct EmbeddingPair {
 
 EmbeddingPair CompareEmbedding(const std::string& dir, const YAML::Node& hc) {
   EmbeddingPair p;
-  const nlohmann::json config = ReadJsonFile(dir + "/config.json");
-  const nlohmann::json st = ReadJsonFile(dir + "/sentence_bert_config.json");
-  const nlohmann::json pool = ReadJsonFile(dir + "/1_Pooling/config.json");
-  const nlohmann::json tok = ReadJsonFile(dir + "/tokenizer_config.json");
-  const int positions = config.is_object() ? config.value("max_position_embeddings", 512) : 512;
-  const bool st_len = st.is_object() && st.contains("max_seq_length") && st["max_seq_length"].is_number_integer();
+  using Pooling = SentenceTransformersDir::Pooling;
+  const SentenceTransformersDir st = ReadSentenceTransformersDir(dir);
+  const int positions = st.max_position_embeddings.value_or(512);
   // dfworker (sentence_embedding_handler.cc): the handler's keys, else the directory's files.
   EmbeddingSemantics& d = p.dfworker;
-  d.max_seq_length = st_len ? std::min(positions, st["max_seq_length"].get<int>()) : positions;
-  d.pooling = pool.is_object() && pool.value("pooling_mode_cls_token", false) ? "cls" : "mean";
+  d.max_seq_length = st.max_seq_length ? std::min(positions, *st.max_seq_length) : positions;
+  d.pooling = st.pooling == Pooling::kCls ? "cls" : "mean";
   if (hc["max_seq_length"] && hc["max_seq_length"].IsScalar()) d.max_seq_length = hc["max_seq_length"].as<int>(d.max_seq_length);
   if (hc["pooling"] && hc["pooling"].IsScalar()) d.pooling = hc["pooling"].Scalar();
   if (hc["normalize"] && hc["normalize"].IsScalar()) d.normalize = hc["normalize"].as<bool>(true);
@@ -83,16 +65,10 @@ EmbeddingPair CompareEmbedding(const std::string& dir, const YAML::Node& hc) {
   // model's positions and the tokenizer's model_max_length; the pooling module's mode, else mean
   // (a plain Hugging Face directory); normalised only with a Normalize module.
   EmbeddingSemantics& s = p.sentence_transformers;
-  s.max_seq_length = st_len ? st["max_seq_length"].get<int>() : positions;
-  if (!st_len && tok.is_object() && tok.contains("model_max_length") && tok["model_max_length"].is_number_integer()) {
-    s.max_seq_length = std::min(positions, tok["model_max_length"].get<int>());
-  }
-  s.pooling = "mean";
-  if (pool.is_object()) {
-    if (pool.value("pooling_mode_cls_token", false)) s.pooling = "cls";
-    else if (!pool.value("pooling_mode_mean_tokens", false)) s.pooling = "other";
-  }
-  s.normalize = ReadText(dir + "/modules.json").find("sentence_transformers.models.Normalize") != std::string::npos;
+  s.max_seq_length = st.max_seq_length.value_or(positions);
+  if (!st.max_seq_length && st.tokenizer_max_length) s.max_seq_length = std::min(positions, *st.tokenizer_max_length);
+  s.pooling = st.pooling == Pooling::kCls ? "cls" : st.pooling == Pooling::kOther ? "other" : "mean";
+  s.normalize = st.normalize;
   return p;
 }
 

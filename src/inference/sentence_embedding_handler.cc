@@ -1,5 +1,6 @@
 // SentenceEmbeddingHandler: text rows → WordPiece ids → BertEncoder → pooled embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
+#include "dfw/inference/sentence_transformers_dir.h"
 
 #include <sys/stat.h>
 
@@ -34,15 +35,6 @@ struct Settings {
   std::optional<LinearDType> dtype;  // the config's `dtype`; nullopt = auto
 };
 
-// A JSON file of the sentence-transformers layout, or null when absent/unreadable.
-nlohmann::json ReadJsonIfPresent(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
-}
-
 Status Bad(const std::string& key, const Value& v, const std::string& allowed) {
   return InvalidArgument("model_handler " + std::string(kSentenceEmbeddingHandlerType) + " config '" + key + "': " +
                          v.ToJson() + " is not allowed; " + allowed);
@@ -59,12 +51,9 @@ Result<Settings> ReadSettings(const ModelHandlerOptions& o) {
   BertEncoderOptions& e = s.encoder;
   e.max_batch = kEncodeBatch;
   e.max_seq_length = s.config.max_position_embeddings;
-  const nlohmann::json st = ReadJsonIfPresent(s.dir + "/sentence_bert_config.json");
-  if (st.is_object() && st.contains("max_seq_length") && st["max_seq_length"].is_number_integer()) {
-    e.max_seq_length = std::min(e.max_seq_length, st["max_seq_length"].get<int>());
-  }
-  const nlohmann::json pool = ReadJsonIfPresent(s.dir + "/1_Pooling/config.json");
-  if (pool.is_object() && pool.value("pooling_mode_cls_token", false)) e.pooling = Pooling::kCls;
+  const SentenceTransformersDir st = ReadSentenceTransformersDir(s.dir);
+  if (st.max_seq_length) e.max_seq_length = std::min(e.max_seq_length, *st.max_seq_length);
+  if (st.pooling == SentenceTransformersDir::Pooling::kCls) e.pooling = Pooling::kCls;
   const std::string max_allowed = std::to_string(s.config.max_position_embeddings);
   for (const Field& f : o.extra.fields()) {
     const Value& v = f.value;

@@ -17,9 +17,8 @@
 // at load with its name. model_name must be a local directory: nothing is downloaded.
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "dfw/inference/sentence_transformers_dir.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
 #include "run_inference.h"
@@ -42,13 +41,6 @@ struct Plan {
 
 Status Refuse(const StageConfig& c, const ConfigNode& n, const std::string& what) {
   return Unimplemented(NodeLocation(c, n) + ": transform '" + c.name + "' (MLTransform): " + what);
-}
-
-bool ModelNormalizes(const std::string& dir) {
-  std::ifstream in(dir + "/modules.json");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str().find("sentence_transformers.models.Normalize") != std::string::npos;
 }
 
 Result<Plan> ParsePlan(const StageConfig& c) {
@@ -89,7 +81,7 @@ Result<Plan> ParsePlan(const StageConfig& c) {
                                       "sentence-transformers / Hugging Face model directory and downloads nothing");
         }
         handler.Set("model_path", ConfigNode::Scalar(dir));
-        handler.Set("normalize", ConfigNode::Scalar(ModelNormalizes(dir) ? "true" : "false"));
+        handler.Set("normalize", ConfigNode::Scalar(ReadSentenceTransformersDir(dir).normalize ? "true" : "false"));
       } else if (key == "columns") {
         if (kv.value.IsScalar()) columns.push_back(kv.value.Scalar());
         for (const ConfigNode& col : kv.value.items()) columns.push_back(col.Scalar());
