@@ -23,6 +23,12 @@ BertEncoder::BertEncoder(BertConfig config, BertEncoderOptions options, Inferenc
 
 BertEncoder::~BertEncoder() = default;
 
+Status BertEncoder::CheckWeights(const BertConfig& config, const SafetensorsFile& weights) {
+  BertEncoder e(config, BertEncoderOptions{}, nullptr);
+  e.shapes_only_ = true;
+  return e.LoadWeights(weights).WithContext("'" + weights.path() + "'");
+}
+
 Result<std::unique_ptr<BertEncoder>> BertEncoder::Make(const BertConfig& config, const SafetensorsFile& weights,
                                                        InferenceBackend* backend, BertEncoderOptions options) {
   if (backend == nullptr) return InvalidArgument("BertEncoder needs a backend");

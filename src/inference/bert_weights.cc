@@ -45,6 +45,7 @@ Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
       return InvalidArgument("tensor '" + t->name + "' has shape " + ShapeString(t->shape) + ", expected " +
                              ShapeString(shape) + " from config.json");
     }
+    if (shapes_only_) return static_cast<const float*>(nullptr);  // (CheckWeights: nothing is read)
     const uint8_t* data = file.Data(*t);
     if (reinterpret_cast<std::uintptr_t>(data) % alignof(float) != 0) {
       auto& copy = owned_host_.emplace_back(t->num_bytes() / sizeof(float));
@@ -57,6 +58,7 @@ Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
     const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(std::accumulate(
                                                   shape.begin(), shape.end(), int64_t{1}, std::multiplies<>()));
     ASSIGN_OR_RETURN(const float* h, host(name, std::move(shape)));
+    if (shapes_only_) return static_cast<const float*>(nullptr);
     ASSIGN_OR_RETURN(auto buf, backend_->UploadWeights(h, bytes));
     weight_bytes_ += static_cast<int64_t>(bytes);
     weights_.push_back(std::move(buf));
@@ -67,8 +69,12 @@ Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
                         std::vector<int64_t> shape) -> Result<const float*> {
     const std::size_t part = sizeof(float) * static_cast<std::size_t>(std::accumulate(
                                                  shape.begin(), shape.end(), int64_t{1}, std::multiplies<>()));
-    ASSIGN_OR_RETURN(auto buf, backend_->Allocate(3 * part));
     const char* names[] = {"query", "key", "value"};
+    if (shapes_only_) {
+      for (const char* n : names) RETURN_IF_ERROR(host(base + n + suffix, shape).status());
+      return static_cast<const float*>(nullptr);
+    }
+    ASSIGN_OR_RETURN(auto buf, backend_->Allocate(3 * part));
     for (int i = 0; i < 3; ++i) {
       ASSIGN_OR_RETURN(const float* h, host(base + names[i] + suffix, shape));
       RETURN_IF_ERROR(backend_->CopyToDevice(static_cast<uint8_t*>(buf->data()) + i * part, h, part));
@@ -83,7 +89,7 @@ Status BertEncoder::LoadWeights(const SafetensorsFile& file) {
   ASSIGN_OR_RETURN(pos_emb_, host("embeddings.position_embeddings.weight", {config_.max_position_embeddings, h}));
   if (config_.type_vocab_size > 0) {
     ASSIGN_OR_RETURN(type_emb_, host("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, h}));
-  } else {  // no token-type embeddings (DistilBERT): segment 0 adds zeros
+  } else if (!shapes_only_) {  // no token-type embeddings (DistilBERT): segment 0 adds zeros
     type_emb_ = owned_host_.emplace_back(static_cast<std::size_t>(h), 0.f).data();
   }
   weight_bytes_ += sizeof(float) * h * (config_.vocab_size + config_.max_position_embeddings + config_.type_vocab_size);

@@ -8,6 +8,7 @@
 
 #include <utf8proc.h>
 
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/safetensors.h"
@@ -248,13 +249,10 @@ Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions 
   }
   auto s = ReadHfPipelineSettings(options);
   if (!s.ok()) return s.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
-  // Shapes checked now, before any record is read (the CPU backend maps the weights in place).
+  // Shapes checked now, before any record is read: the encoder's from the header alone (no backend
+  // is made: the launcher makes this handler to plan), the task head's as it loads.
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s->dir + "/model.safetensors"));
-  auto cpu = MakeCpuBackend();
-  BertEncoderOptions probe;
-  probe.max_batch = 1;
-  probe.max_seq_length = 2;
-  ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s->config, *file, cpu.get(), probe));
+  RETURN_IF_ERROR(BertEncoder::CheckWeights(s->config, *file));
   ASSIGN_OR_RETURN(auto head, LoadHead(*s, *file));
   auto handler = std::make_unique<HfPipelineHandler>(std::move(options), std::move(s).value());
   handler->set_header_loaded_bytes(file->header().loaded_bytes());

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
 #include "dfw/inference/decoder_model.h"
 #include "dfw/inference/device_memory.h"
@@ -517,11 +518,11 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
   const Value* args = options.extra.Find("pipeline_args");
   RETURN_IF_ERROR(ApplyArguments(gen_config, args != nullptr && args->is_row() ? args->as_row() : Row(), s)
                       .WithContext("model_handler " + std::string(kHfPipelineHandlerType)));
-  // The weights' names and shapes, checked now (before any record is read) on a CPU backend.
+  // The weights' names and shapes, checked now (before any record is read) from the header, and
+  // the dtype against this CPU's instructions; no backend is made (the launcher plans with this).
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(dir + "/model.safetensors"));
   RETURN_IF_ERROR(DecoderModel::CheckWeights(s.config, file->header()));
-  auto cpu = MakeCpuBackend();
-  RETURN_IF_ERROR(cpu->CheckLinearDType(s.dtype).WithContext("text-generation dtype"));
+  RETURN_IF_ERROR(CheckLinearDTypeOn(DetectCpuIsa(), s.dtype).WithContext("text-generation dtype"));
   return std::unique_ptr<ModelHandler>(std::make_unique<TextGenerationHandler>(std::move(options), std::move(s)));
 }
 

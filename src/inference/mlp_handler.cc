@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
 #include "dfw/common/strings.h"
 #include "dfw/inference/device_memory.h"
@@ -490,7 +491,7 @@ Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions op
     auto d = ParseLinearDType(f.value.as_string());
     if (!d.ok()) return InvalidArgument(bad + " is not allowed; allowed: auto, float32, bfloat16, int8");
     // A dtype this CPU cannot run is an invalid configuration, found before any record is read.
-    if (Status ok = options.device == "CPU" ? MakeCpuBackend()->CheckLinearDType(*d) : Status::OK(); !ok.ok()) {
+    if (Status ok = options.device == "CPU" ? CheckLinearDTypeOn(DetectCpuIsa(), *d) : Status::OK(); !ok.ok()) {
       return InvalidArgument(bad + " cannot run here: " + ok.message());
     }
     dtype = *d;

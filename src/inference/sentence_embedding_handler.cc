@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 #include <utf8proc.h>
 
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
 #include "dfw/inference/bert_encoder.h"
 #include "dfw/inference/calibration_text.h"
@@ -299,18 +300,14 @@ const std::vector<std::string>& SentenceEmbeddingHandlerKeys() {
 
 Result<std::unique_ptr<ModelHandler>> MakeSentenceEmbeddingHandler(ModelHandlerOptions options) {
   ASSIGN_OR_RETURN(Settings s, ReadSettings(options));
-  // Shapes checked now, before any record is read: on the CPU backend the weights stay in the
-  // mapping (no copy) and the workspace for one short sequence is tiny.
+  // Shapes checked now, before any record is read, from the header alone: no weight byte is read
+  // and no backend made (the launcher makes this handler to plan).
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s.dir + "/model.safetensors"));
-  auto cpu = MakeCpuBackend();
-  BertEncoderOptions probe = s.encoder;
-  probe.max_batch = 1;
-  probe.max_seq_length = 2;
-  ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s.config, *file, cpu.get(), probe));
+  RETURN_IF_ERROR(BertEncoder::CheckWeights(s.config, *file));
   // An explicit dtype this CPU cannot run is an invalid configuration (exit 2), found now rather
   // than when the first SDK process loads the model. (On a GPU the CUDA backend runs float32.)
   if (s.dtype.has_value() && options.device == "CPU") {
-    if (Status ok = cpu->CheckLinearDType(*s.dtype); !ok.ok()) {
+    if (Status ok = CheckLinearDTypeOn(DetectCpuIsa(), *s.dtype); !ok.ok()) {
       return InvalidArgument("model_handler " + std::string(kSentenceEmbeddingHandlerType) + " config 'dtype': '" +
                              std::string(LinearDTypeName(*s.dtype)) + "' cannot run here: " + ok.message());
     }

@@ -4,6 +4,8 @@
 #include "dfw/inference/bert_encoder.h"
 
 #include <gmock/gmock.h>
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -168,6 +170,25 @@ TEST(BertEncoder, ShapeMismatchNamesTheTensor) {
   enc = BertEncoder::Make(wrong, *m.weights, backend.get(), BertEncoderOptions{});
   ASSERT_FALSE(enc.ok());
   EXPECT_THAT(enc.status().message(), HasSubstr("no tensor 'encoder.layer.2.attention.self.query.weight'"));
+}
+
+// What handlers run when they are made (in the launcher): the header alone, the same verdicts and
+// messages as Make, and no backend.
+TEST(BertEncoder, CheckWeightsGivesMakesVerdictsFromTheHeaderAlone) {
+  Model m = LoadModel();
+  EXPECT_TRUE(BertEncoder::CheckWeights(m.config, *m.weights).ok());
+  auto backend = MakeCpuBackend();
+  for (auto change : std::vector<std::function<void(BertConfig&)>>{
+           [](BertConfig& c) { c.intermediate_size = 128; }, [](BertConfig& c) { c.num_hidden_layers = 3; },
+           [](BertConfig& c) { c.hidden_size = 48; }, [](BertConfig& c) { c.vocab_size += 1; }}) {
+    BertConfig wrong = m.config;
+    change(wrong);
+    Status checked = BertEncoder::CheckWeights(wrong, *m.weights);
+    auto made = BertEncoder::Make(wrong, *m.weights, backend.get(), BertEncoderOptions{});
+    ASSERT_FALSE(made.ok());
+    EXPECT_EQ(checked.code(), made.status().code());
+    EXPECT_EQ(checked.message(), made.status().message());
+  }
 }
 
 TEST(BertEncoder, RejectsBadOptionsAndInputs) {

@@ -87,6 +87,10 @@ class BertEncoder {
   // `config` is kInvalidArgument naming the tensor, its shape and the expected one.
   static Result<std::unique_ptr<BertEncoder>> Make(const BertConfig& config, const SafetensorsFile& weights,
                                                    InferenceBackend* backend, BertEncoderOptions options);
+  // Make's weight checks from the header alone: every tensor present, F32, with the shape
+  // `config` gives, the same errors word for word. No weight byte is read and no backend made
+  // (what a handler runs when it is made, in the launcher and before a model loads).
+  static Status CheckWeights(const BertConfig& config, const SafetensorsFile& weights);
   ~BertEncoder();
 
   // Embeds `sequences` (token ids from WordPieceTokenizer::Encode, each 1..max_seq_length ids,
@@ -161,6 +165,7 @@ class BertEncoder {
   const float* pos_emb_ = nullptr;
   const float* type_emb_ = nullptr;
   std::vector<std::vector<float>> owned_host_;  // realigned copies of unaligned tensors
+  bool shapes_only_ = false;  // CheckWeights: LoadWeights checks each tensor and reads none
   std::vector<std::unique_ptr<DeviceBuffer>> weights_;
   const float* emb_ln_gamma_ = nullptr;
   const float* emb_ln_beta_ = nullptr;
