@@ -178,9 +178,7 @@ Result<LoadedPipeline> LoadStagedPipeline(const StagedJob& job) {
   LoadedPipeline loaded;
   loaded.path = job.pipeline_path;
   loaded.yaml = job.pipeline_yaml;
-  JobInfo recorded;
-  if (!job.cwd.empty()) recorded.params["cwd"] = job.cwd;
-  loaded.base_dir = JobBaseDir(recorded);
+  loaded.base_dir = BaseDirFor(job.cwd);
   ASSIGN_OR_RETURN(loaded.spec, LoadPipelineString(loaded.yaml, registry, loaded.path, loaded.base_dir));
   return loaded;
 }

@@ -14,12 +14,16 @@ constexpr const char* kPartitionsParam = "shuffle_partitions";
 
 }  // namespace
 
+std::string BaseDirFor(const std::string& recorded_cwd) {
+  if (recorded_cwd.empty()) return "";
+  char here[PATH_MAX];
+  if (::getcwd(here, sizeof here) != nullptr && recorded_cwd == here) return "";  // paths as written
+  return recorded_cwd;
+}
+
 std::string JobBaseDir(const JobInfo& job) {
   auto cwd = job.params.find("cwd");
-  if (cwd == job.params.end() || cwd->second.empty()) return "";
-  char here[PATH_MAX];
-  if (::getcwd(here, sizeof here) != nullptr && cwd->second == here) return "";  // paths as written
-  return cwd->second;
+  return cwd == job.params.end() ? std::string() : BaseDirFor(cwd->second);
 }
 
 FuseOptions FuseOptionsFor(const JobStage& stage) {

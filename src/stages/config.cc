@@ -160,10 +160,12 @@ ConfigNode ConfigNodeFromYaml(const YAML::Node& node) {
 
 namespace dfw {
 
-std::string ResolveConfigPath(const StageConfig& c, const std::string& path) {
-  if (c.base_dir.empty() || path.empty() || path.front() == '/') return path;
-  return c.base_dir + "/" + path;
+std::string ResolveAgainst(const std::string& base_dir, const std::string& path) {
+  if (base_dir.empty() || path.empty() || path.front() == '/') return path;
+  return base_dir + "/" + path;
 }
+
+std::string ResolveConfigPath(const StageConfig& c, const std::string& path) { return ResolveAgainst(c.base_dir, path); }
 
 Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::string& path) {
   const std::size_t colon = path.find("://");

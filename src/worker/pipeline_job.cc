@@ -19,6 +19,7 @@
 #include "dfw/pipeline/runner.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/combine.h"
+#include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
 #include "dfw/worker/bundle_table.h"
 
@@ -144,7 +145,7 @@ class PipelineExecutor final : public BundleExecutor {
       std::lock_guard<std::mutex> lock(running_mu_);
       running_path_ = planned_path;
     }
-    bundle.split.path = InJobDir(planned_path);
+    bundle.split.path = ResolveAgainst(base_dir_, planned_path);
     MetricsSnapshot before = metrics_.Snapshot();
     Result<BundleStats> stats = runner_->RunBundle(bundle, staging_dir);
     if (!stats.ok()) return stats.status();
@@ -177,12 +178,6 @@ class PipelineExecutor final : public BundleExecutor {
     return std::make_pair(ToWorkRange(primary), ToWorkRange(residual));
   }
 
-  // A planned input path as this process opens it: relative ones against the job's working
-  // directory when that is not this process's (JobBaseDir); in-memory sources have none.
-  std::string InJobDir(const std::string& path) const {
-    if (base_dir_.empty() || path.empty() || path.front() == '/') return path;
-    return base_dir_ + "/" + path;
-  }
 
  private:
   JobInfo job_;

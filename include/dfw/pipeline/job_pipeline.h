@@ -51,5 +51,7 @@ Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& re
 // The job's working directory (job.json param "cwd") when it is not this process's, else "": what
 // StageConfig::base_dir is for the job's transforms. Nothing changes the process's own directory.
 std::string JobBaseDir(const JobInfo& job);
+// The same from a recorded working directory (a staged job's stages.json).
+std::string BaseDirFor(const std::string& recorded_cwd);
 
 }  // namespace dfw

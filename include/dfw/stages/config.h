@@ -37,6 +37,8 @@ Status CheckLocalPath(const StageConfig& c, const std::string& key, const std::s
 // the stage has no base_dir, else base_dir/path. Messages keep naming the path as written where
 // they can; with no base_dir the two are the same.
 std::string ResolveConfigPath(const StageConfig& c, const std::string& path);
+// The rule itself: `path` against `base_dir` ("" = as written; absolute and empty paths as written).
+std::string ResolveAgainst(const std::string& base_dir, const std::string& path);
 
 // A config value as a row Value: plain scalars become null/bool/int/float/str by their look
 // (YAML 1.2 core schema), quoted scalars stay strings, sequences lists, mappings rows.
