@@ -164,6 +164,11 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
       bc.remove(key);
       Note(name, "RunInference", fmt::format("'{}' is not carried over (Beam's HuggingFacePipelineModelHandler has no such key)", key));
     }
+    if (hc["max_batch_weight"]) {
+      bc.remove("max_batch_weight");
+      Note(name, "RunInference", "'max_batch_weight' is not carried over: Beam takes it with an element_size_fn (Python) "
+                                 "that YAML cannot give; batches there are counted in examples");
+    }
     // text-generation: dfworker's engine arguments (seed, KV cache, batching) are not pipeline()
     // arguments; transformers would refuse them, so they stay behind with a note.
     for (const char* where : {"inference_args", "load_pipeline_args"}) {
@@ -199,6 +204,10 @@ Status Exporter::RunInference(const YAML::Node& t, YAML::Node n, std::vector<YAM
   }
   if (hc["blas_threads"]) Note(name, what, "'blas_threads' is not carried over (numpy/torch use their own thread pools)");
   if (hc["max_batch_duration_secs"]) Note(name, what, "'max_batch_duration_secs' is not carried over (a streaming setting)");
+  if (hc["max_batch_weight"]) {
+    Note(name, what, "'max_batch_weight' is not carried over: Beam takes it with an element_size_fn (Python), which the "
+                     "exported transform does not set; batches there are counted in examples");
+  }
 
   auto common = [&](YAML::Node c) {
     c["inference_tag"] = tag;

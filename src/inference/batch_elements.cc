@@ -74,6 +74,10 @@ Result<BatchSizeEstimator> BatchSizeEstimator::Make(const BatchElementsOptions& 
     return InvalidArgument(
         "at most one of target_batch_duration_secs and target_batch_duration_secs_including_fixed_cost may be set");
   }
+  if (o.max_batch_weight && *o.max_batch_weight < 1) {
+    return InvalidArgument("max_batch_weight " + std::to_string(*o.max_batch_weight) + " must be >= 1");
+  }
+  if (o.sort_window < 0) return InvalidArgument("sort_window " + std::to_string(o.sort_window) + " must be >= 0");
   if (!(o.variance >= 0 && o.variance <= 1)) {
     return InvalidArgument("variance " + std::to_string(o.variance) + " must be in [0, 1]");
   }

@@ -137,6 +137,7 @@ Status BertEncoder::Forward(std::span<const std::span<const int32_t>> sequences,
                            std::to_string(sequences.size()) + " sequences");
   }
   seq = 0;
+  int64_t real_tokens = 0;
   for (std::size_t b = 0; b < sequences.size(); ++b) {
     const auto& s = sequences[b];
     if (s.empty() || s.size() > static_cast<std::size_t>(options_.max_seq_length)) {
@@ -159,7 +160,10 @@ Status BertEncoder::Forward(std::span<const std::span<const int32_t>> sequences,
       }
     }
     seq = std::max(seq, static_cast<int>(s.size()));
+    real_tokens += static_cast<int64_t>(s.size());
   }
+  tokens_.real += real_tokens;
+  tokens_.computed += static_cast<int64_t>(batch) * seq;
   // Embeddings: gathered and summed on the host, then one upload (the tables stay on the host).
   const std::size_t hs = static_cast<std::size_t>(h);
   for (int b = 0; b < batch; ++b) {

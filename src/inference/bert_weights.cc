@@ -163,4 +163,9 @@ Status BertEncoder::EncodeMany(std::span<const std::span<const int32_t>> sequenc
   return Status::OK();
 }
 
+std::vector<std::pair<std::string, int64_t>> TokenFigures(const BertEncoder& encoder, BertEncoder::TokenCounts before) {
+  const BertEncoder::TokenCounts now = encoder.token_counts();
+  return {{"batch_tokens", now.real - before.real}, {"batch_computed_tokens", now.computed - before.computed}};
+}
+
 }  // namespace dfw

@@ -78,6 +78,7 @@ class HfPipelineModel final : public Model {
       }
     }
     first_.push_back(encodings_.size());
+    last_tokens_ = encoder_->token_counts();
     RETURN_IF_ERROR(EncodeAll());
     predictions.reserve(predictions.size() + batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) predictions.push_back(Result(batch[i]->as_string(), first_[i], first_[i + 1]));
@@ -89,29 +90,45 @@ class HfPipelineModel final : public Model {
     for (const Value* v : batch) n += v->is_string() ? static_cast<int64_t>(v->as_string().size()) : 0;
     return n;
   }
+  // Its tokens after truncation (special tokens included), times the candidate labels for
+  // zero-shot (one premise-hypothesis pair each): what it costs the encoder.
+  int64_t ElementWeight(const Value& example) const override {
+    if (!example.is_string()) return 1;
+    thread_local TokenEncoding enc;
+    if (!s_.tokenizer->Encode(example.as_string(), std::nullopt, s_.max_tokens, enc).ok()) return 1;
+    const int64_t pairs = s_.task == "zero-shot-classification" ? std::max<int64_t>(1, static_cast<int64_t>(s_.args.candidate_labels.size())) : 1;
+    return static_cast<int64_t>(enc.size()) * pairs;
+  }
+  std::vector<std::pair<std::string, int64_t>> BatchFigures() const override { return TokenFigures(*encoder_, last_tokens_); }
   int64_t byte_size() const override { return encoder_->weight_bytes(); }
   std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
   std::string_view device() const override { return backend_->name(); }
 
  private:
-  // Every encoding through the encoder, kHfEncodeBatch at a time; hidden_[e] = tokens × hidden.
+  // Every encoding through the encoder, kHfEncodeBatch at a time in order of length (stable), so a
+  // sub-batch pads to similar lengths; hidden_[e] = tokens × hidden, in the encodings' order.
   Status EncodeAll() {
     const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size);
     hidden_.resize(encodings_.size());
+    order_.resize(encodings_.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](std::size_t a, std::size_t b) { return encodings_[a].size() < encodings_[b].size(); });
     for (std::size_t start = 0; start < encodings_.size(); start += kHfEncodeBatch) {
       const std::size_t n = std::min<std::size_t>(kHfEncodeBatch, encodings_.size() - start);
       seqs_.clear();
       types_.clear();
       for (std::size_t k = 0; k < n; ++k) {
-        seqs_.emplace_back(encodings_[start + k].ids);
-        types_.emplace_back(encodings_[start + k].type_ids);
+        seqs_.emplace_back(encodings_[order_[start + k]].ids);
+        types_.emplace_back(encodings_[order_[start + k]].type_ids);
       }
       int seq = 0;
       RETURN_IF_ERROR(encoder_->EncodeTokens(seqs_, types_, out_, seq));
       for (std::size_t k = 0; k < n; ++k) {
-        const std::size_t len = encodings_[start + k].size();
+        const std::size_t e = order_[start + k];
+        const std::size_t len = encodings_[e].size();
         const float* base = out_.data() + k * static_cast<std::size_t>(seq) * h;
-        hidden_[start + k].assign(base, base + len * h);
+        hidden_[e].assign(base, base + len * h);
       }
     }
     return Status::OK();
@@ -175,7 +192,9 @@ class HfPipelineModel final : public Model {
   std::vector<std::size_t> first_;  // encodings of example i: [first_[i], first_[i+1])
   std::vector<std::vector<float>> hidden_;
   std::vector<std::span<const int32_t>> seqs_, types_;
+  std::vector<std::size_t> order_;  // encodings by length
   std::vector<float> out_, logits_;
+  BertEncoder::TokenCounts last_tokens_;  // the encoder's counts before the last batch
 };
 
 Result<std::unique_ptr<EncoderHead>> LoadHead(const HfPipelineSettings& s, const SafetensorsFile& f) {
@@ -188,6 +207,7 @@ class HfPipelineHandler final : public ModelHandler {
   HfPipelineHandler(ModelHandlerOptions options, HfPipelineSettings s) : ModelHandler(std::move(options)), s_(std::move(s)) {}
   std::string_view type() const override { return kHfPipelineHandlerType; }
   int64_t MaxMessageRows() const override { return kHfEncodeBatch; }
+  int64_t SortWindow() const override { return kEncoderSortWindow; }
 
   // BertEncoder's workspace for kHfEncodeBatch sequences of the longest input (as the sentence
   // handler states it).

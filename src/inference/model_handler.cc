@@ -53,7 +53,7 @@ Status RegisterModelHandlerType(ModelHandlerTypeInfo info) {
 const std::vector<std::string>& CommonModelHandlerKeys() {
   static const std::vector<std::string> keys = {
       "model_path", "device", "input_field", "min_batch_size", "max_batch_size", "max_batch_duration_secs",
-      "large_model", "model_copies", "model_id", "blas_threads"};
+      "max_batch_weight", "large_model", "model_copies", "model_id", "blas_threads"};
   return keys;
 }
 
@@ -81,6 +81,10 @@ Status ValidateModelHandlerOptions(const ModelHandlerOptions& o) {
   if (b.max_batch_duration_secs && !(std::isfinite(*b.max_batch_duration_secs) && *b.max_batch_duration_secs > 0)) {
     return InvalidArgument("model_handler config 'max_batch_duration_secs': " +
                            std::to_string(*b.max_batch_duration_secs) + " must be a positive number of seconds");
+  }
+  if (b.max_batch_weight && *b.max_batch_weight < 1) {
+    return InvalidArgument("model_handler config 'max_batch_weight': " + std::to_string(*b.max_batch_weight) +
+                           " must be >= 1 (the most tokens per batch for a text model, examples for others)");
   }
   if (o.model_copies && *o.model_copies < 0) {
     return InvalidArgument("model_handler config 'model_copies': " + std::to_string(*o.model_copies) +

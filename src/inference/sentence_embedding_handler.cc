@@ -129,6 +129,7 @@ class SentenceEmbeddingModel final : public Model {
       seqs_.emplace_back(ids_[i]);
     }
     out_.resize(n * h);
+    last_tokens_ = encoder_->token_counts();
     RETURN_IF_ERROR(encoder_->EncodeMany(seqs_, out_, /*group_by_length=*/true));
     predictions.reserve(predictions.size() + n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -145,6 +146,14 @@ class SentenceEmbeddingModel final : public Model {
     for (const Value* v : batch) bytes += v->is_string() ? static_cast<int64_t>(v->as_string().size()) : 0;
     return bytes;
   }
+  // Its tokens after truncation ([CLS] and [SEP] included): what it costs the encoder.
+  int64_t ElementWeight(const Value& example) const override {
+    if (!example.is_string()) return 1;
+    thread_local std::vector<int32_t> ids;
+    if (!s_.tokenizer.Encode(example.as_string(), s_.encoder.max_seq_length, ids).ok()) return 1;
+    return static_cast<int64_t>(ids.size());
+  }
+  std::vector<std::pair<std::string, int64_t>> BatchFigures() const override { return TokenFigures(*encoder_, last_tokens_); }
   int64_t byte_size() const override { return encoder_->weight_bytes(); }
   std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
   std::string_view device() const override { return backend_->name(); }
@@ -166,6 +175,7 @@ class SentenceEmbeddingModel final : public Model {
   std::vector<std::span<const int32_t>> seqs_;
   std::vector<float> out_;
   std::unique_ptr<DeviceMemoryCharge> charge_;  // null: no ledger
+  BertEncoder::TokenCounts last_tokens_;  // the encoder's counts before the last batch
 };
 
 class SentenceEmbeddingHandler final : public ModelHandler {
@@ -180,6 +190,8 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   // messages) a bundle stays unread, and splittable, while its first batch computes. With whole-bundle
   // messages nothing is ever left to split (docs/rebalancing.md).
   int64_t MaxMessageRows() const override { return kEncodeBatch; }
+  // Batches cut from kEncoderSortWindow rows sorted by tokens, whatever max_batch_size is.
+  int64_t SortWindow() const override { return kEncoderSortWindow; }
 
   // What `dtype: auto` chose (the first lane measures or reads the job's cache; the others reuse it).
   std::optional<PrecisionChoice> precision() const {

@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string>& AllowedKeys() {
   static const std::vector<std::string> keys = {
       "task", "model", "preprocess", "postprocess", "device", "inference_fn", "load_pipeline_args", "min_batch_size",
-      "max_batch_size", "max_batch_duration_secs", "large_model", "model_copies", "model_id", "blas_threads"};
+      "max_batch_size", "max_batch_duration_secs", "max_batch_weight", "large_model", "model_copies", "model_id", "blas_threads"};
   return keys;
 }
 

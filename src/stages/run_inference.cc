@@ -169,6 +169,7 @@ Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
   RETURN_IF_ERROR(str("model_id", h.model_id));
   ASSIGN_OR_RETURN(h.batching.min_batch_size, OptInt(c, hc, "min_batch_size"));
   ASSIGN_OR_RETURN(h.batching.max_batch_size, OptInt(c, hc, "max_batch_size"));
+  ASSIGN_OR_RETURN(h.batching.max_batch_weight, OptInt(c, hc, "max_batch_weight"));
   ASSIGN_OR_RETURN(h.model_copies, OptInt(c, hc, "model_copies"));
   ASSIGN_OR_RETURN(h.blas_threads, OptInt(c, hc, "blas_threads"));
   if (hc["max_batch_duration_secs"].IsDefined()) {
@@ -184,11 +185,14 @@ Result<RunInferenceOptions> ParseRunInferenceOptions(const StageConfig& c) {
   return o;
 }
 
-BatchElementsOptions BatchOptionsFor(const BatchingKwargs& k) {
+BatchElementsOptions BatchOptionsFor(const ModelHandler& handler) {
+  const BatchingKwargs k = handler.BatchElementsKwargs();
   BatchElementsOptions b;
   if (k.min_batch_size) b.min_batch_size = *k.min_batch_size;
   if (k.max_batch_size) b.max_batch_size = *k.max_batch_size;
   b.max_batch_duration_secs = k.max_batch_duration_secs;
+  b.max_batch_weight = k.max_batch_weight;
+  b.sort_window = handler.SortWindow();
   return b;
 }
 
@@ -210,7 +214,7 @@ class RunInference final : public Stage {
     auto handler = MakeModelHandler(options.handler_type, options.handler);
     if (!handler.ok()) return config.ConfigError(handler.status().message());
     // Batch options are checked here, once, so a lane's batcher cannot fail to build later.
-    if (auto b = BatchElements<Row>::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()), SystemClock()); !b.ok()) {
+    if (auto b = BatchElements<Row>::Make(BatchOptionsFor(**handler), SystemClock()); !b.ok()) {
       return config.ConfigError(b.status().message());
     }
     auto stage = std::unique_ptr<RunInference>(new RunInference(config, std::move(options), std::move(handler).value()));
@@ -238,7 +242,7 @@ class RunInference final : public Stage {
           RETURN_IF_ERROR(out.Fail(row, "RunInference: preprocess '" + options_.hf->preprocess_shown + "': " + s.message()));
           continue;
         }
-        RETURN_IF_ERROR(lane.batcher.Add(std::move(row), consume));
+        RETURN_IF_ERROR(lane.batcher.Add(std::move(row), Weight(*lane.model, *example), consume));
         continue;
       }
       const Value* example = row.Find(options_.handler.input_field);
@@ -250,7 +254,8 @@ class RunInference final : public Stage {
         RETURN_IF_ERROR(out.Fail(row, "RunInference: input field '" + options_.handler.input_field + "': " + s.message()));
         continue;
       }
-      RETURN_IF_ERROR(lane.batcher.Add(std::move(row), consume));
+      const int64_t weight = Weight(*lane.model, *example);
+      RETURN_IF_ERROR(lane.batcher.Add(std::move(row), weight, consume));
     }
     return lane.batcher.Poll(consume);
   }
@@ -298,6 +303,7 @@ class RunInference final : public Stage {
     registry_ = registry;
     metrics_ = InferenceMetrics::Make(*registry, handler_->MetricsNamespace());
     model_id_ = Value::String(handler_->ModelId());
+    sorted_or_weighted_ = handler_->SortWindow() > 0 || handler_->BatchElementsKwargs().max_batch_weight.has_value();
   }
 
   // Lanes: the runner's count (RunnerOptions::inference_lanes) for CPU models. One lane when the
@@ -317,7 +323,7 @@ class RunInference final : public Stage {
       auto model = handler_->LoadModel(config_.run.model_process);
       if (!model.ok()) return config_.ConfigError(model.status().message());
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-      auto batcher = BatchElements<Row>::Make(BatchOptionsFor(handler_->BatchElementsKwargs()), SystemClock());
+      auto batcher = BatchElements<Row>::Make(BatchOptionsFor(*handler_), SystemClock());
       if (!batcher.ok()) return config_.ConfigError(batcher.status().message());
       // Beam records one load per model; Beam measures the RSS increase around load_model, but the
       // weights are mmapped (RSS grows only as pages are touched), so we report the bytes the
@@ -333,6 +339,11 @@ class RunInference final : public Stage {
       free_.push_back(lanes_.back().get());
     }
     return Status::OK();
+  }
+
+  // An example's weight for the batcher, asked of the model only when batches are cut by weight.
+  int64_t Weight(const Model& model, const Value& example) const {
+    return sorted_or_weighted_ ? model.ElementWeight(example) : 1;
   }
 
   // The preprocess callable on one row (HuggingFacePipelineModelHandler): deterministic, so it is
@@ -408,6 +419,7 @@ class RunInference final : public Stage {
   MetricsRegistry* registry_ = nullptr;  // config.run.metrics or private_metrics_
   InferenceMetrics metrics_{};
   Value model_id_;
+  bool sorted_or_weighted_ = false;  // the batcher pools by weight or caps it: ask the model for weights
 };
 
 // Load-time check (also what --dry_run runs): the config parses and the model files exist and
@@ -422,7 +434,7 @@ Result<std::unique_ptr<ModelHandler>> CheckRunInferenceHandler(const StageConfig
   auto handler = MakeModelHandler(options.handler_type, options.handler);
   if (!handler.ok()) return config.ConfigError(handler.status().message());
   if (checks == ModelChecks::kFull) {
-    auto estimator = BatchSizeEstimator::Make(BatchOptionsFor((*handler)->BatchElementsKwargs()));
+    auto estimator = BatchSizeEstimator::Make(BatchOptionsFor(**handler));
     if (!estimator.ok()) return config.ConfigError(estimator.status().message());
   }
   return handler;

@@ -223,5 +223,113 @@ TEST(BatchElements, ConsumerErrorIsReturned) {
   EXPECT_TRUE(be->estimator().data().empty());
 }
 
+// Size-aware batching (max_batch_weight): a batch closes before an element that would overflow the
+// cap; an element heavier than the cap is a batch of its own.
+TEST(BatchElements, WeightCapClosesABatchBeforeItOverflows) {
+  FakeClock clock;
+  BatchElementsOptions o;
+  o.min_batch_size = o.max_batch_size = 100;
+  o.max_batch_weight = 10;
+  auto be = BatchElements<int>::Make(o, &clock);
+  ASSERT_TRUE(be.ok());
+  Sink sink{.clock = &clock};
+  be->StartBundle();
+  const int64_t weights[] = {4, 4, 4, 12, 1};
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(be->Add(i, weights[i], sink).ok());
+  ASSERT_TRUE(be->FinishBundle(sink).ok());
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{0, 1}, {2}, {3}, {4}}));
+}
+
+// sort_window: nothing leaves before the pool holds the window; then batches are cut from it in
+// order of weight; the rest of the bundle goes at FinishBundle, sorted too.
+TEST(BatchElements, SortWindowCutsBatchesInOrderOfWeight) {
+  FakeClock clock;
+  BatchElementsOptions o;
+  o.min_batch_size = o.max_batch_size = 2;
+  o.sort_window = 6;
+  auto be = BatchElements<int>::Make(o, &clock);
+  ASSERT_TRUE(be.ok());
+  Sink sink{.clock = &clock};
+  be->StartBundle();
+  const int64_t weights[] = {5, 1, 4, 2, 6, 3, 9, 1, 5};
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(be->Add(i, weights[i], sink).ok());
+  EXPECT_TRUE(sink.batches.empty());
+  EXPECT_EQ(be->buffered(), 5u);
+  ASSERT_TRUE(be->Add(5, weights[5], sink).ok());
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{1, 3}, {5, 2}, {0, 4}}));
+  for (int i = 6; i < 9; ++i) ASSERT_TRUE(be->Add(i, weights[i], sink).ok());
+  EXPECT_EQ(sink.batches.size(), 3u);
+  ASSERT_TRUE(be->FinishBundle(sink).ok());
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{1, 3}, {5, 2}, {0, 4}, {7, 8}, {6}}));
+  EXPECT_EQ(be->buffered(), 0u);
+}
+
+// A cut emits full batches only: the partial rest stays pooled, to meet the next elements.
+TEST(BatchElements, SortWindowKeepsThePartialRestForTheNextElements) {
+  FakeClock clock;
+  BatchElementsOptions o;
+  o.min_batch_size = o.max_batch_size = 4;
+  o.sort_window = 6;
+  auto be = BatchElements<int>::Make(o, &clock);
+  ASSERT_TRUE(be.ok());
+  Sink sink{.clock = &clock};
+  be->StartBundle();
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(be->Add(i, 10 - i, sink).ok());  // weights 10..5
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{5, 4, 3, 2}}));
+  EXPECT_EQ(be->buffered(), 2u);  // 1 and 0, the heaviest
+  for (int i = 6; i < 10; ++i) ASSERT_TRUE(be->Add(i, 20 + i, sink).ok());  // pool: 1, 0, 6..9
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{5, 4, 3, 2}, {1, 0, 6, 7}}));
+  ASSERT_TRUE(be->FinishBundle(sink).ok());
+  EXPECT_EQ(sink.batches.back(), (std::vector<int>{8, 9}));
+}
+
+// Both at once: sorted, and no batch over the weight cap.
+TEST(BatchElements, SortWindowHonoursTheWeightCap) {
+  FakeClock clock;
+  BatchElementsOptions o;
+  o.min_batch_size = o.max_batch_size = 100;
+  o.sort_window = 4;
+  o.max_batch_weight = 10;
+  auto be = BatchElements<int>::Make(o, &clock);
+  ASSERT_TRUE(be.ok());
+  Sink sink{.clock = &clock};
+  be->StartBundle();
+  const int64_t weights[] = {6, 3, 3, 5};
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(be->Add(i, weights[i], sink).ok());
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{1, 2}, {3}}));  // 3+3, then 5 (5+6 > 10)
+  ASSERT_TRUE(be->FinishBundle(sink).ok());
+  EXPECT_EQ(sink.batches.back(), (std::vector<int>{0}));
+}
+
+TEST(BatchElements, SortWindowFlushesAfterMaxDuration) {
+  FakeClock clock;
+  BatchElementsOptions o;
+  o.min_batch_size = o.max_batch_size = 100;
+  o.sort_window = 50;
+  o.max_batch_duration_secs = 2.0;
+  auto be = BatchElements<int>::Make(o, &clock);
+  ASSERT_TRUE(be.ok());
+  Sink sink{.clock = &clock};
+  be->StartBundle();
+  ASSERT_TRUE(be->Add(1, 7, sink).ok());
+  clock.now += 1.5;
+  ASSERT_TRUE(be->Add(2, 3, sink).ok());
+  ASSERT_TRUE(be->Poll(sink).ok());
+  EXPECT_TRUE(sink.batches.empty());
+  clock.now += 0.5;  // the first has waited 2 s
+  ASSERT_TRUE(be->Poll(sink).ok());
+  EXPECT_EQ(sink.batches, (std::vector<std::vector<int>>{{2, 1}}));
+}
+
+TEST(BatchElements, RejectsANonPositiveWeightCapOrANegativeWindow) {
+  FakeClock clock;
+  BatchElementsOptions o;
+  o.max_batch_weight = 0;
+  EXPECT_EQ(BatchElements<int>::Make(o, &clock).status().code(), StatusCode::kInvalidArgument);
+  o.max_batch_weight = std::nullopt;
+  o.sort_window = -1;
+  EXPECT_EQ(BatchElements<int>::Make(o, &clock).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace dfw

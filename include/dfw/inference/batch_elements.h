@@ -15,10 +15,19 @@
 // call for the estimator (the consumer is the fused downstream work: inference). A partial batch
 // is emitted at the end of a bundle and when its first element has waited max_batch_duration_secs.
 //
+// Size-aware batching (Beam 2.7x's max_batch_weight / element_size_fn, apache/beam#37428): each
+// element may carry a weight (a text model's tokens); a batch never holds more than
+// max_batch_weight in total (an element heavier than that alone is a batch of one). With
+// sort_window > 0 elements are pooled until the pool holds sort_window of them and at least one
+// full batch (the target count, or the weight cap), then sorted by weight (stable) and cut into
+// batches of similar weights, so a text model pads less: only full batches leave the pool before
+// the bundle ends (or an element has waited max_batch_duration_secs); the rest waits for more. The estimator's sizes stay counts of elements.
+//
 // Clock and jitter are injectable so tests are exact. Threading: neither class is thread-safe; one
 // instance is driven by one thread at a time (the RunInference stage is serial).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -48,6 +57,8 @@ struct BatchElementsOptions {
   std::optional<double> target_batch_duration_secs_including_fixed_cost;
   std::optional<double> max_batch_duration_secs;  // > 0: flush a partial batch this old
   double variance = 0.25;                         // relative jitter after 10 timings, in [0, 1]
+  std::optional<int64_t> max_batch_weight;        // >= 1: total weight per batch at most this
+  int64_t sort_window = 0;                        // > 0: pool this many elements, cut them sorted by weight
   uint64_t seed = 0;                              // jitter / thinning RNG seed
 };
 
@@ -97,14 +108,39 @@ class BatchElements {
     estimator_.IgnoreNextTiming();
   }
 
-  // Buffers `item`; emits the batch to `consume(std::vector<T>&)` when it reaches the target size
-  // or its first element is older than max_batch_duration_secs. A consumer error is returned as is
-  // (the timing is then not recorded, as in Beam).
+  // Buffers `item` of weight `weight` (>= 1; 1 = a plain count); emits the batch to
+  // `consume(std::vector<T>&)` when it reaches the target size (or the weight cap), or its first
+  // element is older than max_batch_duration_secs. A consumer error is returned as is (the timing
+  // is then not recorded, as in Beam).
   template <typename Consume>
   Status Add(T item, Consume&& consume) {
+    return Add(std::move(item), 1, consume);
+  }
+  template <typename Consume>
+  Status Add(T item, int64_t weight, Consume&& consume) {
+    weight = std::max<int64_t>(weight, 1);
+    const BatchElementsOptions& o = estimator_.options();
+    if (o.sort_window > 0) {
+      pool_.push_back(Pooled{std::move(item), weight, clock_->NowSecs()});
+      pool_weight_ += weight;
+      // Cut when the pool holds the window and at least one full batch (by count or by weight).
+      const int64_t n = static_cast<int64_t>(pool_.size());
+      if (n >= o.sort_window && (n >= target_ || (o.max_batch_weight && pool_weight_ >= *o.max_batch_weight))) {
+        return CutPool(consume, false);
+      }
+      return Expired() ? CutPool(consume, true) : Status::OK();
+    }
+    // The weight cap closes the batch before an element that would overflow it.
+    if (o.max_batch_weight && !buffer_.empty() && buffer_weight_ + weight > *o.max_batch_weight) {
+      RETURN_IF_ERROR(Emit(consume));
+    }
     if (buffer_.empty()) first_added_ = clock_->NowSecs();
     buffer_.push_back(std::move(item));
-    if (static_cast<int64_t>(buffer_.size()) >= target_ || Expired()) return Emit(consume);
+    buffer_weight_ += weight;
+    if (static_cast<int64_t>(buffer_.size()) >= target_ || (o.max_batch_weight && buffer_weight_ >= *o.max_batch_weight) ||
+        Expired()) {
+      return Emit(consume);
+    }
     return Status::OK();
   }
 
@@ -112,35 +148,85 @@ class BatchElements {
   // inputs, e.g. from a timer). No-op otherwise.
   template <typename Consume>
   Status Poll(Consume&& consume) {
-    return !buffer_.empty() && Expired() ? Emit(consume) : Status::OK();
+    if (!Expired()) return Status::OK();
+    if (!pool_.empty()) return CutPool(consume, true);
+    return !buffer_.empty() ? Emit(consume) : Status::OK();
   }
 
-  // Beam's finish_bundle: emits the partial batch, then picks the next size.
+  // Beam's finish_bundle: emits the partial batch (every pooled element), then picks the next size.
   template <typename Consume>
   Status FinishBundle(Consume&& consume) {
+    if (!pool_.empty()) RETURN_IF_ERROR(CutPool(consume, true));
     if (!buffer_.empty()) RETURN_IF_ERROR(Emit(consume));
     target_ = estimator_.NextBatchSize();
     return Status::OK();
   }
 
   int64_t target_batch_size() const { return target_; }
-  std::size_t buffered() const { return buffer_.size(); }
+  std::size_t buffered() const { return buffer_.size() + pool_.size(); }
   const BatchSizeEstimator& estimator() const { return estimator_; }
 
  private:
+  struct Pooled {
+    T item;
+    int64_t weight;
+    double added;  // clock seconds, for max_batch_duration_secs
+  };
+
   BatchElements(BatchSizeEstimator estimator, Clock* clock) : estimator_(std::move(estimator)), clock_(clock) {
     target_ = estimator_.options().min_batch_size;
   }
 
+  // The oldest buffered (or pooled) element has waited max_batch_duration_secs.
   bool Expired() const {
     const auto& max = estimator_.options().max_batch_duration_secs;
-    return max.has_value() && clock_->NowSecs() - first_added_ >= *max;
+    if (!max.has_value()) return false;
+    double oldest = first_added_;
+    if (!pool_.empty()) {
+      oldest = pool_.front().added;
+      for (const Pooled& p : pool_) oldest = std::min(oldest, p.added);
+    } else if (buffer_.empty()) {
+      return false;
+    }
+    return clock_->NowSecs() - oldest >= *max;
+  }
+
+  // Sorts the pool by weight and emits batches cut from it: full ones only, unless `all` (the end
+  // of the bundle, or an expired element), when the rest goes too.
+  template <typename Consume>
+  Status CutPool(Consume& consume, bool all) {
+    const BatchElementsOptions& o = estimator_.options();
+    std::stable_sort(pool_.begin(), pool_.end(), [](const Pooled& a, const Pooled& b) { return a.weight < b.weight; });
+    std::size_t start = 0;
+    while (start < pool_.size()) {
+      std::size_t end = start;
+      int64_t weight = 0;
+      while (end < pool_.size() && static_cast<int64_t>(end - start) < target_ &&
+             (!o.max_batch_weight || end == start || weight + pool_[end].weight <= *o.max_batch_weight)) {
+        weight += pool_[end].weight;
+        ++end;
+      }
+      const bool full = static_cast<int64_t>(end - start) >= target_ || end < pool_.size();
+      if (!full && !all) break;
+      for (std::size_t i = start; i < end; ++i) buffer_.push_back(std::move(pool_[i].item));
+      buffer_weight_ = weight;
+      pool_weight_ -= weight;
+      start = end;
+      Status s = Emit(consume);
+      if (!s.ok()) {
+        pool_.erase(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(start));
+        return s;
+      }
+    }
+    pool_.erase(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(start));
+    return Status::OK();
   }
 
   template <typename Consume>
   Status Emit(Consume& consume) {
     std::vector<T> batch;
     batch.swap(buffer_);
+    buffer_weight_ = 0;
     const int64_t size = static_cast<int64_t>(batch.size());
     const double start = clock_->NowSecs();
     RETURN_IF_ERROR(consume(batch));
@@ -153,6 +239,9 @@ class BatchElements {
   BatchSizeEstimator estimator_;
   Clock* clock_;
   std::vector<T> buffer_;
+  int64_t buffer_weight_ = 0;
+  std::vector<Pooled> pool_;  // sort_window > 0: elements not yet cut into a batch
+  int64_t pool_weight_ = 0;   // their total weight
   int64_t target_ = 1;
   double first_added_ = 0;
 };

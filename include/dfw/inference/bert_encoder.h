@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dfw/backend/backend.h"
@@ -125,6 +126,14 @@ class BertEncoder {
   int64_t weight_bytes() const { return weight_bytes_; }
   // Bytes of the device workspace buffers it allocated (sized once for max_batch x max_seq_length).
   uint64_t workspace_bytes() const;
+  // Tokens through the encoder since it was made: the sequences' own (`real`) and as computed,
+  // every sequence padded to its sub-batch's longest (`computed`); 1 - real / computed is the
+  // share of the work spent on padding.
+  struct TokenCounts {
+    int64_t real = 0;
+    int64_t computed = 0;
+  };
+  TokenCounts token_counts() const { return tokens_; }
   // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
   static double Flops(const BertConfig& c, int batch, int seq);
 
@@ -171,10 +180,22 @@ class BertEncoder {
   const float* emb_ln_beta_ = nullptr;
   std::vector<Layer> layers_;
   std::unique_ptr<Workspace> ws_;
+  TokenCounts tokens_;
   // EncodeMany scratch, kept to avoid allocating per call.
   std::vector<std::size_t> order_;
   std::vector<std::span<const int32_t>> chunk_;
   std::vector<float> chunk_out_;
 };
+
+// The encoder handlers' batch figures (Model::BatchFigures) for the last batch, from the encoder's
+// counts before it: "batch_tokens" (the texts' own) and "batch_computed_tokens" (with padding), so
+// 1 - sum(batch_tokens) / sum(batch_computed_tokens) is the run's padding share (report, bench).
+std::vector<std::pair<std::string, int64_t>> TokenFigures(const BertEncoder& encoder, BertEncoder::TokenCounts before);
+
+// Rows the encoder handlers pool per lane and sort by tokens before cutting batches
+// (ModelHandler::SortWindow): eight encode sub-batches of 32, so a bundle's short and long texts
+// meet in different sub-batches whatever max_batch_size is, while a bundle is read at most this
+// far ahead of its inference (docs/rebalancing.md).
+inline constexpr int64_t kEncoderSortWindow = 256;
 
 }  // namespace dfw

@@ -34,6 +34,9 @@ struct BatchingKwargs {
   std::optional<int64_t> min_batch_size;          // >= 1
   std::optional<int64_t> max_batch_size;          // >= min_batch_size
   std::optional<double> max_batch_duration_secs;  // > 0: flush a partial batch this long after its first element
+  // >= 1: a batch's total weight at most this (Beam's max_batch_weight; the weight of an element is
+  // Model::ElementWeight: tokens for the text models, 1 otherwise, so then it caps the count).
+  std::optional<int64_t> max_batch_weight;
 };
 
 // model_handler.config of a RunInference transform, shared by every handler type.
@@ -74,6 +77,13 @@ class Model {
   // One prediction per example, in order, appended to `predictions`. Examples passed
   // CheckExample. A failure fails the whole batch (Beam's failed_inferences).
   virtual Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) = 0;
+  // Beam's element_size_fn: what one example contributes to a batch's weight (max_batch_weight)
+  // and the key batches are sorted by (ModelHandler::SortWindow). Text models: its token count
+  // after truncation. Default 1 (a count). Called on examples that passed CheckExample.
+  virtual int64_t ElementWeight(const Value& example) const {
+    (void)example;
+    return 1;
+  }
   // Beam's get_num_bytes(batch): bytes of the batch as the model consumes it.
   virtual int64_t GetNumBytes(std::span<const Value* const> batch) const = 0;
   // Bytes of weights this copy holds (reported as model_byte_size).
@@ -152,6 +162,11 @@ class ModelHandler {
   // The most examples a message to its RunInference stage should carry (Stage::MaxMessageRows);
   // 0 = no preference. Handlers whose examples each take milliseconds set it.
   virtual int64_t MaxMessageRows() const { return 0; }
+  // > 0: RunInference pools this many examples (or the batch size, if larger) per lane, sorts
+  // them by Model::ElementWeight and cuts batches from the sorted pool (size-aware batching,
+  // BatchElementsOptions::sort_window), so batches of a text model hold similar lengths whatever
+  // max_batch_size is. 0 = batches in arrival order.
+  virtual int64_t SortWindow() const { return 0; }
   // Beam's default namespace is "RunInference"; handlers may override (Beam's BeamML_PyTorch etc.).
   virtual std::string MetricsNamespace() const { return "RunInference"; }
   // The handler type name as written in YAML.
