@@ -1,6 +1,8 @@
 // SentenceEmbeddingHandler on the tiny BERT: config keys, per-example checks, embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
 #include "dfw/inference/mlp_handler.h"
+#include "dfw/inference/tokenizer.h"
+#include "dfw/inference/bert_encoder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -104,6 +106,33 @@ TEST(SentenceEmbeddingHandler, BadExamplesAreRejectedOneByOne) {
   EXPECT_THAT((*model)->CheckExample(Value::Int(3)).message(), HasSubstr("expected a string"));
   EXPECT_THAT((*model)->CheckExample(Value::String("ok \xC3(")).message(), HasSubstr("not valid UTF-8"));
   EXPECT_THAT((*model)->CheckExample(Value::String("ok \xC3(")).message(), HasSubstr("offset 3"));
+}
+
+// Size-aware batching: an example weighs its tokens ([CLS] and [SEP] included, after truncation);
+// the handler asks RunInference to sort a window of rows by it; each batch reports its tokens and
+// what the encoder computed with padding.
+TEST(SentenceEmbeddingHandler, WeighsExamplesInTokensAndReportsPadding) {
+  auto handler = MakeSentenceEmbeddingHandler(Options({{"max_seq_length", Value::Int(8)}, {"dtype", Value::String("float32")}}));
+  ASSERT_TRUE(handler.ok()) << handler.status().ToString();
+  EXPECT_EQ((*handler)->SortWindow(), kEncoderSortWindow);
+  auto model = (*handler)->LoadModel({});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  WordPieceTokenizer tok = *WordPieceTokenizer::Load(kDir);
+  const Value short_text = Value::String("hello");
+  const Value long_text = Value::String("the quick brown fox jumps over the lazy dog again and again");
+  std::vector<int32_t> ids;
+  ASSERT_TRUE(tok.Encode("hello", 8, ids).ok());
+  EXPECT_EQ((*model)->ElementWeight(short_text), static_cast<int64_t>(ids.size()));
+  EXPECT_EQ((*model)->ElementWeight(long_text), 8);  // truncated to max_seq_length
+  EXPECT_EQ((*model)->ElementWeight(Value::Int(3)), 1);
+
+  const Value* batch[] = {&short_text, &long_text};
+  std::vector<Value> predictions;
+  ASSERT_TRUE((*model)->RunInference(batch, predictions).ok());
+  const auto figures = (*model)->BatchFigures();
+  ASSERT_EQ(figures.size(), 2u);
+  EXPECT_EQ(figures[0], (std::pair<std::string, int64_t>{"batch_tokens", static_cast<int64_t>(ids.size()) + 8}));
+  EXPECT_EQ(figures[1], (std::pair<std::string, int64_t>{"batch_computed_tokens", 16}));  // both padded to 8
 }
 
 struct BadConfig {

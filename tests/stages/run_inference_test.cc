@@ -2,6 +2,10 @@
 // metrics, error rows for the planted bad inputs, whole-batch dead letters, config errors.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include <mutex>
+
 #include "record/expression_test_util.h"
 #include <yaml-cpp/yaml.h>
 
@@ -363,6 +367,7 @@ TEST(RunInferenceStage, ConfigErrorsNameTheProblem) {
       {"BadHandlerKey", "model_handler: {type: MlpModelHandlerSafetensors, conf: {}}", "unknown key 'conf'"},
       {"IntAsString", HandlerYaml("    max_batch_size: lots\n"), "'max_batch_size' must be an integer"},
       {"ZeroBlasThreads", HandlerYaml("    blas_threads: 0\n"), "'blas_threads': 0 must be >= 1"},
+      {"ZeroBatchWeight", HandlerYaml("    max_batch_weight: 0\n"), "'max_batch_weight': 0 must be >= 1"},
   };
   for (const auto& tc : cases) {
     StageConfig c = Config(tc.yaml, true, nullptr);
@@ -409,4 +414,115 @@ TEST(RunInferenceStage, BeamHandlerTypesAreRefusedByNameWithWhatIsSupported) {
 }
 
 }  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace run_inference_weights_test {
+
+// A handler type of this test binary whose examples weigh their own value and whose batches are
+// cut from a sorted window of 8 rows: every batch it runs is recorded.
+struct SeenBatches {
+  std::mutex mu;
+  std::vector<std::vector<int64_t>> batches;
+};
+SeenBatches& Seen() {
+  static SeenBatches s;
+  return s;
+}
+
+class WeighedModel final : public Model {
+ public:
+  Status CheckExample(const Value& example) const override {
+    return example.is_int() ? Status::OK() : InvalidArgument("expected an integer");
+  }
+  Status RunInference(std::span<const Value* const> batch, std::vector<Value>& predictions) override {
+    std::vector<int64_t> seen;
+    for (const Value* v : batch) {
+      seen.push_back(v->as_int());
+      predictions.push_back(Value::Int(v->as_int()));
+    }
+    std::lock_guard lock(Seen().mu);
+    Seen().batches.push_back(std::move(seen));
+    return Status::OK();
+  }
+  int64_t ElementWeight(const Value& example) const override { return example.as_int(); }
+  int64_t GetNumBytes(std::span<const Value* const> batch) const override { return static_cast<int64_t>(batch.size()); }
+  int64_t byte_size() const override { return 0; }
+  std::string_view device() const override { return "cpu"; }
+};
+
+class WeighedHandler final : public ModelHandler {
+ public:
+  explicit WeighedHandler(ModelHandlerOptions o) : ModelHandler(std::move(o)) {}
+  Result<std::unique_ptr<Model>> LoadModel(const ModelProcessContext&) const override {
+    return std::unique_ptr<Model>(new WeighedModel());
+  }
+  int64_t SortWindow() const override { return 8; }
+  std::string_view type() const override { return "TestWeighedHandler"; }
+};
+
+std::vector<std::vector<int64_t>> RunWeighed(const std::string& batching, const std::vector<int64_t>& values) {
+  static const Status registered = RegisterModelHandlerType(
+      {"TestWeighedHandler", {}, [](ModelHandlerOptions o) -> Result<std::unique_ptr<ModelHandler>> {
+         return std::unique_ptr<ModelHandler>(new WeighedHandler(std::move(o)));
+       }});
+  EXPECT_TRUE(registered.ok()) << registered.ToString();
+  {
+    std::lock_guard lock(Seen().mu);
+    Seen().batches.clear();
+  }
+  StageConfig c;
+  c.name = "Weigh";
+  c.type = "RunInference";
+  c.config = ConfigNodeFromYaml(YAML::Load("model_handler:\n  type: TestWeighedHandler\n  config: {model_path: unused, input_field: x, " +
+                                           batching + "}\n"));
+  c.file = "test.yaml";
+  c.line = c.column = 1;
+  c.run.inference_lanes = 1;
+  StageRegistry registry;
+  RegisterRunInference(registry);
+  auto stage = registry.Find("RunInference")->factory(c);
+  EXPECT_TRUE(stage.ok()) << stage.status().ToString();
+  if (!stage.ok()) return {};
+  RowBatch rows;
+  for (int64_t v : values) {
+    Row r;
+    r.Append("x", Value::Int(v));
+    rows.push_back(std::move(r));
+  }
+  StageOutput out(&c);
+  EXPECT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  EXPECT_TRUE((*stage)->Process(rows, out).ok());
+  EXPECT_TRUE((*stage)->FinishBundle(out).ok());
+  EXPECT_EQ(out.main().size(), values.size());  // every row out once, whatever the order
+  std::multiset<int64_t> in(values.begin(), values.end()), got;
+  for (const Row& row : out.main()) got.insert(row.Find("x")->as_int());
+  EXPECT_EQ(got, in);
+  std::lock_guard lock(Seen().mu);
+  return Seen().batches;
+}
+
+// A handler with a sort window gets batches cut from its rows sorted by weight, at the batch size
+// the pipeline set (here 4, the "natural" small one), not in arrival order.
+TEST(RunInferenceStage, BatchesOfASortingHandlerAreCutFromRowsSortedByWeight) {
+  const auto batches = RunWeighed("min_batch_size: 4, max_batch_size: 4", {9, 1, 7, 3, 8, 2, 6, 4, 5, 10});
+  EXPECT_EQ(batches, (std::vector<std::vector<int64_t>>{{1, 2, 3, 4}, {6, 7, 8, 9}, {5, 10}}));
+}
+
+// max_batch_weight as Beam spells it: no batch above it, a heavier row alone.
+TEST(RunInferenceStage, MaxBatchWeightCapsEveryBatch) {
+  const auto batches = RunWeighed("max_batch_size: 100, min_batch_size: 100, max_batch_weight: 10",
+                                  {9, 1, 7, 3, 8, 2, 6, 4, 12, 5});
+  int64_t rows = 0;
+  for (const auto& b : batches) {
+    int64_t sum = 0;
+    for (int64_t v : b) sum += v;
+    rows += static_cast<int64_t>(b.size());
+    EXPECT_TRUE(sum <= 10 || b.size() == 1) << sum;
+    EXPECT_TRUE(std::is_sorted(b.begin(), b.end()));
+  }
+  EXPECT_EQ(rows, 10);
+}
+
+}  // namespace run_inference_weights_test
 }  // namespace dfw
