@@ -135,10 +135,15 @@ for r in $(seq 1 "$rounds"); do
   printf 'round %d: dfworker %.2f s, ONNX Runtime %.2f s (%.2f s from session creation)\n' "$r" "${dfw_times[-1]}" \
     "${ort_times[-1]}" "${ort_inner[-1]}"
 done
-grep -E "SDK processes:|inference backend" "$work/dfw.log" | head -2 | cut -c1-240
-grep -E "Linear layers in" "$work/dfw.log" | head -1 | cut -c1-400
+# (The SDK processes log to the job dir; dfw.log has the launcher's lines. `|| true`: a line that is
+# not there must not end the script under pipefail before the outputs are checked.)
+logs=("$work/dfw.log" "$work"/job/logs/*.log)
+grep -hE "SDK processes:|inference backend" "${logs[@]}" 2>/dev/null | head -2 | cut -c1-240 || true
+grep -hE "Linear layers in" "${logs[@]}" 2>/dev/null | head -1 | cut -c1-400 || true
 ran=$dtype
-[[ $ran == auto ]] && ran=$(grep -oE "Linear layers in [a-z0-9]+" "$work/dfw.log" | head -1 | awk '{print $4}')
+if [[ $ran == auto ]]; then
+  ran=$(grep -hoE "Linear layers in [a-z0-9]+" "${logs[@]}" 2>/dev/null | head -1 | awk '{print $4}' || true)
+fi
 case $ran in
   bfloat16) min_cos=0.999 ;;
   int8) min_cos=0.995 ;;

@@ -28,14 +28,19 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, 
   }
 }
 
-class CpuKernels : public ::testing::Test {
+// Each wide path against the scalar reference: AVX2 + FMA, and AVX-512 (softmax and LayerNorm
+// have kernels of their own there; the rest runs the AVX2 code), where the CPU has it.
+class CpuKernels : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
-    if (BestIsa() != Isa::kAvx2) GTEST_SKIP() << "this CPU has no AVX2+FMA (or DFW_CPU_KERNELS=scalar)";
+    if (static_cast<int>(BestIsa()) < static_cast<int>(GetParam())) {
+      GTEST_SKIP() << "this CPU has no " << IsaName(GetParam()) << " (or DFW_CPU_KERNELS caps it); best here: "
+                   << IsaName(BestIsa());
+    }
   }
 };
 
-TEST_F(CpuKernels, BiasActivationMatchesScalar) {
+TEST_P(CpuKernels, BiasActivationMatchesScalar) {
   for (int n : {1, 7, 8, 9, 384, 1539}) {
     for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kGelu, Activation::kGeluTanh,
                            Activation::kTanh, Activation::kSigmoid}) {
@@ -45,7 +50,7 @@ TEST_F(CpuKernels, BiasActivationMatchesScalar) {
         const auto bias = Random(static_cast<std::size_t>(n), -1.f, 1.f, 5 + n);
         auto scalar = x, wide = x;
         BiasActivation(Isa::kScalar, scalar.data(), m, n, with_bias ? bias.data() : nullptr, act);
-        BiasActivation(Isa::kAvx2, wide.data(), m, n, with_bias ? bias.data() : nullptr, act);
+        BiasActivation(GetParam(), wide.data(), m, n, with_bias ? bias.data() : nullptr, act);
         // Each path is within 1e-6 of the exact GELU (next test); apart, up to twice that.
         ExpectClose(wide, scalar, 2e-6, 2e-6,
                     std::string(ActivationName(act)) + " n=" + std::to_string(n) + (with_bias ? " bias" : ""));
@@ -54,29 +59,29 @@ TEST_F(CpuKernels, BiasActivationMatchesScalar) {
   }
 }
 
-TEST_F(CpuKernels, GeluMatchesExactErfFormula) {
+TEST_P(CpuKernels, GeluMatchesExactErfFormula) {
   std::vector<float> x;
   for (float v = -12.f; v <= 12.f; v += 1.f / 128) x.push_back(v);
   auto y = x;
-  BiasActivation(Isa::kAvx2, y.data(), 1, static_cast<int>(y.size()), nullptr, Activation::kGelu);
+  BiasActivation(GetParam(), y.data(), 1, static_cast<int>(y.size()), nullptr, Activation::kGelu);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double v = x[i], want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
     EXPECT_NEAR(y[i], want, 1e-6 * std::max(1.0, std::fabs(want))) << "gelu(" << v << ")";
   }
 }
 
-TEST_F(CpuKernels, GeluSaturatesLikeScalarAtExtremes) {
+TEST_P(CpuKernels, GeluSaturatesLikeScalarAtExtremes) {
   std::vector<float> x = {-1e30f, -80.f, -4.f, -1e-30f, 0.f, 1e-30f, 4.f, 80.f, 1e30f, 3.4e38f, -3.4e38f, 0.5f};
   auto scalar = x, wide = x;
   BiasActivation(Isa::kScalar, scalar.data(), 1, static_cast<int>(x.size()), nullptr, Activation::kGelu);
-  BiasActivation(Isa::kAvx2, wide.data(), 1, static_cast<int>(x.size()), nullptr, Activation::kGelu);
+  BiasActivation(GetParam(), wide.data(), 1, static_cast<int>(x.size()), nullptr, Activation::kGelu);
   for (std::size_t i = 0; i < x.size(); ++i) {
     EXPECT_TRUE(std::isfinite(wide[i])) << x[i];
     EXPECT_NEAR(wide[i], scalar[i], 1e-6 * std::max(1.f, std::fabs(scalar[i]))) << x[i];
   }
 }
 
-TEST_F(CpuKernels, MaskedSoftmaxMatchesScalarAndSumsToOne) {
+TEST_P(CpuKernels, MaskedSoftmaxMatchesScalarAndSumsToOne) {
   for (int n : {1, 3, 8, 13, 64, 127, 512}) {
     const std::size_t rows = 6;
     const auto x = Random(rows * n, -20.f, 20.f, 11 + n);
@@ -85,7 +90,7 @@ TEST_F(CpuKernels, MaskedSoftmaxMatchesScalarAndSumsToOne) {
     for (const float* m : {static_cast<const float*>(nullptr), static_cast<const float*>(mask.data())}) {
       auto scalar = x, wide = x;
       SoftmaxRows(Isa::kScalar, scalar.data(), rows, n, 0.125f, m);
-      SoftmaxRows(Isa::kAvx2, wide.data(), rows, n, 0.125f, m);
+      SoftmaxRows(GetParam(), wide.data(), rows, n, 0.125f, m);
       ExpectClose(wide, scalar, 1e-6, 1e-12, "softmax n=" + std::to_string(n) + (m ? " masked" : ""));
       for (std::size_t r = 0; r < rows; ++r) {
         double sum = 0;
@@ -96,14 +101,14 @@ TEST_F(CpuKernels, MaskedSoftmaxMatchesScalarAndSumsToOne) {
   }
 }
 
-TEST_F(CpuKernels, FullyMaskedRowIsUniform) {
+TEST_P(CpuKernels, FullyMaskedRowIsUniform) {
   const int n = 11;
   std::vector<float> x(n, 1.f), mask(n, -INFINITY);
-  SoftmaxRows(Isa::kAvx2, x.data(), 1, n, 1.f, mask.data());
+  SoftmaxRows(GetParam(), x.data(), 1, n, 1.f, mask.data());
   for (float v : x) EXPECT_FLOAT_EQ(v, 1.f / n);
 }
 
-TEST_F(CpuKernels, LayerNormMatchesScalarWithResidualInPlace) {
+TEST_P(CpuKernels, LayerNormMatchesScalarWithResidualInPlace) {
   for (int n : {1, 5, 8, 31, 384, 1000}) {
     const int m = 4;
     const std::size_t size = static_cast<std::size_t>(m) * n;
@@ -114,10 +119,15 @@ TEST_F(CpuKernels, LayerNormMatchesScalarWithResidualInPlace) {
     const auto beta = Random(static_cast<std::size_t>(n), -0.5f, 0.5f, 27 + n);
     std::vector<float> scalar(size), wide = res;  // wide: y aliases the residual
     LayerNormRows(Isa::kScalar, x.data(), res.data(), gamma.data(), beta.data(), scalar.data(), m, n, 1e-12f);
-    LayerNormRows(Isa::kAvx2, x.data(), wide.data(), gamma.data(), beta.data(), wide.data(), m, n, 1e-12f);
+    LayerNormRows(GetParam(), x.data(), wide.data(), gamma.data(), beta.data(), wide.data(), m, n, 1e-12f);
     ExpectClose(wide, scalar, 2e-6, 2e-6, "layernorm n=" + std::to_string(n));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(WidePaths, CpuKernels, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                         [](const ::testing::TestParamInfo<Isa>& info) {
+                           return std::string(info.param == Isa::kAvx2 ? "avx2" : "avx512");
+                         });
 
 }  // namespace
 }  // namespace dfw::cpu_kernels

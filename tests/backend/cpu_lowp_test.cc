@@ -3,6 +3,8 @@
 // refuse a dtype (cpu_isa.h). A path this CPU cannot run skips, naming what it lacks.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -42,10 +44,12 @@ struct Shape {
   bool bias;
 };
 
-// Shapes with tails everywhere (m of 1, n not a multiple of 8, k not of 32) and the encoder's own.
-const Shape kShapes[] = {{1, 16, 32, Activation::kNone, true},   {7, 45, 67, Activation::kGelu, true},
-                         {300, 384, 384, Activation::kNone, true}, {64, 1536, 384, Activation::kGelu, true},
-                         {33, 384, 1536, Activation::kNone, false}, {5, 10, 3, Activation::kRelu, true}};
+// Shapes with tails everywhere (m of 1, n not a multiple of 8, k not of 32), the encoder's own, and
+// m above the 512 rows one primitive runs (two full chunks and a remainder).
+const Shape kShapes[] = {{1, 16, 32, Activation::kNone, true},    {7, 45, 67, Activation::kGelu, true},
+                         {300, 384, 384, Activation::kNone, true},  {64, 1536, 384, Activation::kGelu, true},
+                         {33, 384, 1536, Activation::kNone, false}, {5, 10, 3, Activation::kRelu, true},
+                         {1100, 96, 64, Activation::kGelu, true}};
 
 void CheckAgainstFloat32(LinearDType dtype, double tolerance) {
   auto backend = MakeCpuBackend();
@@ -85,39 +89,55 @@ TEST(CpuLowPrecision, Float32PreparedLinearIsThePlainLinear) {
   EXPECT_EQ(got, want);
 }
 
-TEST(CpuLowPrecision, Avx2PassesAgreeWithTheScalarReferenceExactly) {
-  if (cpu_kernels::BestIsa() != cpu_kernels::Isa::kAvx2) GTEST_SKIP() << "this CPU has no AVX2 + FMA";
+// AVX2, and AVX-512 (with the AVX512-BF16 conversion where the CPU has it), bit for bit.
+TEST(CpuLowPrecision, WidePassesAgreeWithTheScalarReferenceExactly) {
   using cpu_kernels::Isa;
-  const int m = 5, k = 77, n = 13;
-  std::vector<float> x = Random(m * k, 2.f, 7);
-  x[3] = 0.f;
-  for (int j = 0; j < k; ++j) x[2 * k + j] = 0.f;  // a row of zeros: scale 1, zero point 0
-  std::vector<uint16_t> b1(x.size()), b2(x.size());
-  cpu_lowp::ToBf16(Isa::kScalar, x.data(), b1.data(), x.size());
-  cpu_lowp::ToBf16(Isa::kAvx2, x.data(), b2.data(), x.size());
-  EXPECT_EQ(b1, b2);
-  std::vector<uint8_t> q1(x.size()), q2(x.size());
-  std::vector<float> s1(m), s2(m);
-  std::vector<int32_t> z1(m), z2(m);
-  cpu_lowp::QuantizeRowsU8(Isa::kScalar, x.data(), m, k, q1.data(), s1.data(), z1.data());
-  cpu_lowp::QuantizeRowsU8(Isa::kAvx2, x.data(), m, k, q2.data(), s2.data(), z2.data());
-  EXPECT_EQ(q1, q2);
-  EXPECT_EQ(s1, s2);
-  EXPECT_EQ(z1, z2);
-  EXPECT_EQ(s1[2], 1.f);
-  EXPECT_EQ(z1[2], 0);
-  // The quantised row reconstructs the row to within half a step.
-  for (int j = 0; j < k; ++j) EXPECT_NEAR((q1[j] - z1[0]) * s1[0], x[j], 0.5f * s1[0] + 1e-6f) << j;
-  std::vector<int32_t> acc(m * n), col_sum(n);
-  for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = int32_t(i * 37 % 1001) - 500;
-  for (int j = 0; j < n; ++j) col_sum[j] = j * 3 - 11;
-  const std::vector<float> col_scale = Random(n, 0.01f, 8), bias = Random(n, 1.f, 9);
-  std::vector<float> y1(m * n), y2(m * n);
-  cpu_lowp::DequantizeRows(Isa::kScalar, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
-                           bias.data(), y1.data());
-  cpu_lowp::DequantizeRows(Isa::kAvx2, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
-                           bias.data(), y2.data());
-  EXPECT_EQ(y1, y2);
+  if (cpu_kernels::BestIsa() == Isa::kScalar) GTEST_SKIP() << "this CPU has no AVX2 + FMA";
+  for (Isa wide : {Isa::kAvx2, Isa::kAvx512}) {
+    if (static_cast<int>(wide) > static_cast<int>(cpu_kernels::BestIsa())) continue;
+    SCOPED_TRACE(cpu_kernels::IsaName(wide));
+    const int m = 5, k = 77, n = 13;
+    std::vector<float> x = Random(m * k, 2.f, 7);
+    x[3] = 0.f;
+    for (int j = 0; j < k; ++j) x[2 * k + j] = 0.f;  // a row of zeros: scale 1, zero point 0
+    std::vector<float> ties = x;  // bf16 rounding: ties to even (down, then up), the largest floats
+    ties[5] = std::bit_cast<float>(0x3f808000u);
+    ties[6] = std::bit_cast<float>(0x3f818000u);
+    ties[7] = 3.0e38f;
+    ties[8] = -3.0e38f;
+    std::vector<uint16_t> t1(x.size()), t2(x.size());
+    cpu_lowp::ToBf16(Isa::kScalar, ties.data(), t1.data(), ties.size());
+    cpu_lowp::ToBf16(wide, ties.data(), t2.data(), ties.size());
+    EXPECT_EQ(t1, t2);
+    EXPECT_EQ(t1[5], 0x3f80);
+    EXPECT_EQ(t1[6], 0x3f82);
+    std::vector<uint16_t> b1(x.size()), b2(x.size());
+    cpu_lowp::ToBf16(Isa::kScalar, x.data(), b1.data(), x.size());
+    cpu_lowp::ToBf16(wide, x.data(), b2.data(), x.size());
+    EXPECT_EQ(b1, b2);
+    std::vector<uint8_t> q1(x.size()), q2(x.size());
+    std::vector<float> s1(m), s2(m);
+    std::vector<int32_t> z1(m), z2(m);
+    cpu_lowp::QuantizeRowsU8(Isa::kScalar, x.data(), m, k, q1.data(), s1.data(), z1.data());
+    cpu_lowp::QuantizeRowsU8(wide, x.data(), m, k, q2.data(), s2.data(), z2.data());
+    EXPECT_EQ(q1, q2);
+    EXPECT_EQ(s1, s2);
+    EXPECT_EQ(z1, z2);
+    EXPECT_EQ(s1[2], 1.f);
+    EXPECT_EQ(z1[2], 0);
+    // The quantised row reconstructs the row to within half a step.
+    for (int j = 0; j < k; ++j) EXPECT_NEAR((q1[j] - z1[0]) * s1[0], x[j], 0.5f * s1[0] + 1e-6f) << j;
+    std::vector<int32_t> acc(m * n), col_sum(n);
+    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = int32_t(i * 37 % 1001) - 500;
+    for (int j = 0; j < n; ++j) col_sum[j] = j * 3 - 11;
+    const std::vector<float> col_scale = Random(n, 0.01f, 8), bias = Random(n, 1.f, 9);
+    std::vector<float> y1(m * n), y2(m * n);
+    cpu_lowp::DequantizeRows(Isa::kScalar, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
+                             bias.data(), y1.data());
+    cpu_lowp::DequantizeRows(wide, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
+                             bias.data(), y2.data());
+    EXPECT_EQ(y1, y2);
+  }
 }
 
 TEST(CpuIsa, BFloat16IsRefusedOnACpuWithoutAvx512Bf16OrAmxNamingThem) {

@@ -25,6 +25,8 @@ using tag = memory::format_tag;
 // and on n and k, not on m; every other m reuses it).
 constexpr int kLayoutRows = 256;
 constexpr std::size_t kMaxPrimitives = 256;
+// The most rows one primitive runs (LowpMatmul::Run cuts larger products into chunks of it).
+constexpr int kChunkRows = 512;
 
 class LowpWeights final : public PreparedLinear {
  public:
@@ -213,38 +215,51 @@ Result<LowpMatmul::Ran> LowpMatmul::Run(const float* x, const PreparedLinear& pr
   const int n = w->n(), k = w->k();
   const bool bf16 = w->dtype() == LinearDType::kBFloat16;
   Key key;
-  key.dtype = w->dtype(), key.m = m, key.n = n, key.k = k;
+  key.dtype = w->dtype(), key.n = n, key.k = k;
   key.bias = bf16 && bias != nullptr;
   key.act = bf16 ? act : Activation::kNone;
-  LowpEntry& e = im.Find(key, w->desc);
-  if (!e.primitive) return Ran{};
+  // Every primitive is made for one m, and making one (oneDNN's JIT) costs far more than running
+  // it on a few hundred rows: products are run kChunkRows rows at a time, so the m a text model's
+  // batches take (sub-batches x their padded length) come down to a few primitives per layer shape.
+  key.m = std::min(m, kChunkRows);
+  if (!im.Find(key, w->desc).primitive) return Ran{};
   const std::size_t mk = static_cast<std::size_t>(m) * k, mn = static_cast<std::size_t>(m) * n;
-  try {
-    const memory::desc src_md({m, k}, bf16 ? dt::bf16 : dt::u8, tag::ab);
-    const memory::desc dst_md({m, n}, bf16 ? dt::f32 : dt::s32, tag::ab);
-    std::unordered_map<int, memory> args;
-    args.emplace(DNNL_ARG_WEIGHTS, w->weights);
-    if (bf16) {
-      if (im.x_bf16.size() < mk) im.x_bf16.resize(mk);
-      cpu_lowp::ToBf16(im.isa, x, im.x_bf16.data(), mk);
-      args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_bf16.data()));
-      args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, y));
-      if (key.bias) {
-        args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, n}, dt::f32, tag::ab), im.engine, const_cast<float*>(bias)));
-      }
-    } else {
-      if (im.x_u8.size() < mk) im.x_u8.resize(mk);
-      if (im.acc.size() < mn) im.acc.resize(mn);
-      if (im.row_scale.size() < static_cast<std::size_t>(m)) {
-        im.row_scale.resize(m);
-        im.row_zp.resize(m);
-      }
-      cpu_lowp::QuantizeRowsU8(im.isa, x, m, k, im.x_u8.data(), im.row_scale.data(), im.row_zp.data());
-      args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_u8.data()));
-      args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, im.acc.data()));
+  if (bf16) {
+    if (im.x_bf16.size() < mk) im.x_bf16.resize(mk);
+    cpu_lowp::ToBf16(im.isa, x, im.x_bf16.data(), mk);
+  } else {
+    if (im.x_u8.size() < mk) im.x_u8.resize(mk);
+    if (im.acc.size() < mn) im.acc.resize(mn);
+    if (im.row_scale.size() < static_cast<std::size_t>(m)) {
+      im.row_scale.resize(m);
+      im.row_zp.resize(m);
     }
+    cpu_lowp::QuantizeRowsU8(im.isa, x, m, k, im.x_u8.data(), im.row_scale.data(), im.row_zp.data());
+  }
+  try {
     ApplyOmpThreads(im.threads());
-    e.primitive.execute(im.stream, args);
+    for (int row0 = 0; row0 < m; row0 += kChunkRows) {
+      const int rows = std::min(kChunkRows, m - row0);
+      key.m = rows;
+      LowpEntry& e = im.Find(key, w->desc);
+      if (!e.primitive) return Ran{};  // the caller runs the whole product in float32, rewriting y
+      const std::size_t xo = static_cast<std::size_t>(row0) * k, yo = static_cast<std::size_t>(row0) * n;
+      const memory::desc src_md({rows, k}, bf16 ? dt::bf16 : dt::u8, tag::ab);
+      const memory::desc dst_md({rows, n}, bf16 ? dt::f32 : dt::s32, tag::ab);
+      std::unordered_map<int, memory> args;
+      args.emplace(DNNL_ARG_WEIGHTS, w->weights);
+      if (bf16) {
+        args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_bf16.data() + xo));
+        args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, y + yo));
+        if (key.bias) {
+          args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, n}, dt::f32, tag::ab), im.engine, const_cast<float*>(bias)));
+        }
+      } else {
+        args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_u8.data() + xo));
+        args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, im.acc.data() + yo));
+      }
+      e.primitive.execute(im.stream, args);
+    }
     im.stream.wait();
   } catch (const dnnl::error& err) {
     return Internal("oneDNN " + std::string(LinearDTypeName(w->dtype())) + " matmul m=" + std::to_string(m) +

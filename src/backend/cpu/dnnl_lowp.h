@@ -10,8 +10,9 @@
 //             row × column scales, the zero-point correction and the bias; the activation runs
 //             after it on the backend's row kernels.
 // oneDNN 2.6 has no per-row runtime scale or zero point on a matmul, hence the passes of our own.
-// Primitives are cached per (dtype, m, n, k, bias, activation); the weights layout comes from a
-// primitive made for a 256-row product and is passed explicitly for every other m.
+// Primitives are cached per (dtype, m, n, k, bias, activation), products run at most 512 rows per
+// primitive (so a text model's varying batch shapes need few primitives); the weights layout comes
+// from a primitive made for a 256-row product and is passed explicitly for every other m.
 //
 // Threading: as the backend; one thread at a time (the scratch buffers are shared).
 #pragma once

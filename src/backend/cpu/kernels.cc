@@ -256,6 +256,118 @@ DFW_AVX2 void LayerNormRowAvx2(const float* x, const float* residual, const floa
   for (; j < n; ++j) y[j] = (y[j] - mean_f) * inv_std * gamma[j] + beta[j];
 }
 
+// ---- AVX-512 (F) -------------------------------------------------------------------------------
+// Softmax and LayerNorm 16 lanes wide, tails under a lane mask; the same polynomial exp and the
+// same double accumulators as the AVX2 path (so the two agree to float rounding). GCC 12 reports
+// the unmasked AVX-512 intrinsics' unset pass-through operand (_mm512_undefined_*) as
+// (maybe-)uninitialized once they are inlined; that operand is never read, so the warnings are off
+// for this section.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#define DFW_AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+DFW_AVX512 inline __m512 Exp16(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+  const __m512 shift = _mm512_set1_ps(12582912.0f);
+  const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), shift);
+  const __m512 n = _mm512_sub_ps(t, shift);
+  const __m512i ni = _mm512_sub_epi32(_mm512_castps_si512(t), _mm512_castps_si512(shift));
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
+  __m512 p = _mm512_set1_ps(1.f / 5040.f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 720.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  const __m512 scale = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(ni, _mm512_set1_epi32(127)), 23));
+  return _mm512_mul_ps(p, scale);
+}
+
+// Adds the 16 floats of v (lanes outside `keep` as 0) to a pair of double accumulators.
+DFW_AVX512 inline void AccumulateDouble16(__m512 v, __m512d& lo, __m512d& hi) {
+  lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+  hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+}
+
+DFW_AVX512 inline __mmask16 TailMask(int left) {
+  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1u);
+}
+
+DFW_AVX512 void SoftmaxRowAvx512(float* row, int n, float scale, const float* mask) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  __m512 vmax = _mm512_set1_ps(-INFINITY);
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 k = TailMask(n - j);
+    __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), vscale);
+    if (mask != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, mask + j));
+    _mm512_mask_storeu_ps(row + j, k, v);
+    vmax = _mm512_mask_max_ps(vmax, k, vmax, v);
+  }
+  const float max_v = _mm512_reduce_max_ps(vmax);
+  if (max_v == -INFINITY) {
+    for (int j = 0; j < n; ++j) row[j] = 1.0f / static_cast<float>(n);
+    return;
+  }
+  const __m512 vm = _mm512_set1_ps(max_v);
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 k = TailMask(n - j);
+    const __m512 e = _mm512_maskz_mov_ps(k, Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, row + j), vm)));
+    _mm512_mask_storeu_ps(row + j, k, e);
+    AccumulateDouble16(e, lo, hi);
+  }
+  const double sum = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+  const __m512 vinv = _mm512_set1_ps(static_cast<float>(1.0 / sum));
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 k = TailMask(n - j);
+    _mm512_mask_storeu_ps(row + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), vinv));
+  }
+}
+
+DFW_AVX512 void LayerNormRowAvx512(const float* x, const float* residual, const float* gamma, const float* beta,
+                                   float* y, int n, float eps) {
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 k = TailMask(n - j);
+    __m512 v = _mm512_maskz_loadu_ps(k, x + j);
+    if (residual != nullptr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, residual + j));
+    _mm512_mask_storeu_ps(y + j, k, v);
+    AccumulateDouble16(v, lo, hi);
+  }
+  const double mean = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi)) / n;
+  const __m512d vmean = _mm512_set1_pd(mean);
+  lo = _mm512_setzero_pd();
+  hi = _mm512_setzero_pd();
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 k = TailMask(n - j);
+    const __m512 v = _mm512_maskz_loadu_ps(k, y + j);
+    // Masked-off lanes would add mean² each: zero their differences.
+    const __m512d dl = _mm512_maskz_sub_pd(static_cast<__mmask8>(k & 0xff), _mm512_cvtps_pd(_mm512_castps512_ps256(v)), vmean);
+    const __m512d dh = _mm512_maskz_sub_pd(static_cast<__mmask8>(k >> 8),
+        _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))), vmean);
+    lo = _mm512_fmadd_pd(dl, dl, lo);
+    hi = _mm512_fmadd_pd(dh, dh, hi);
+  }
+  const double var = _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+  const __m512 vmf = _mm512_set1_ps(static_cast<float>(mean));
+  const __m512 vinv = _mm512_set1_ps(static_cast<float>(1.0 / std::sqrt(var / n + eps)));
+  for (int j = 0; j < n; j += 16) {
+    const __mmask16 k = TailMask(n - j);
+    const __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, y + j), vmf), vinv);
+    _mm512_mask_storeu_ps(y + j, k, _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(k, gamma + j), _mm512_maskz_loadu_ps(k, beta + j)));
+  }
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 #endif  // DFW_HAVE_AVX2_PATH
 
 Isa DetectIsa() {
@@ -263,13 +375,19 @@ Isa DetectIsa() {
   if (forced != nullptr && std::strcmp(forced, "scalar") == 0) return Isa::kScalar;
 #if DFW_HAVE_AVX2_PATH
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    // (The OS's AVX-512 state is part of what the compiler's check reads: cpuid and XGETBV.)
+    const bool avx2_forced = forced != nullptr && std::strcmp(forced, "avx2") == 0;
+    if (!avx2_forced && __builtin_cpu_supports("avx512f")) return Isa::kAvx512;
+    return Isa::kAvx2;
+  }
 #endif
   return Isa::kScalar;
 }
 
-// kAvx2 requested where the path was not compiled or the CPU lacks it: the scalar path instead.
-bool UseAvx2(Isa isa) { return isa == Isa::kAvx2 && BestIsa() == Isa::kAvx2; }
+// A wide path requested where it was not compiled or the CPU lacks it: the next one down.
+bool UseAvx2(Isa isa) { return isa != Isa::kScalar && BestIsa() != Isa::kScalar; }
+bool UseAvx512(Isa isa) { return isa == Isa::kAvx512 && BestIsa() == Isa::kAvx512; }
 
 }  // namespace
 
@@ -278,7 +396,14 @@ Isa BestIsa() {
   return best;
 }
 
-const char* IsaName(Isa isa) { return isa == Isa::kAvx2 ? "avx2+fma" : "scalar"; }
+const char* IsaName(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx2: return "avx2+fma";
+    case Isa::kScalar: break;
+  }
+  return "scalar";
+}
 
 void BiasActivation(Isa isa, float* x, int m, int n, const float* bias, Activation act) {
 #if DFW_HAVE_AVX2_PATH
@@ -299,6 +424,10 @@ void BiasActivation(Isa isa, float* x, int m, int n, const float* bias, Activati
 void SoftmaxRows(Isa isa, float* x, std::size_t rows, int n, float scale, const float* mask) {
   if (n <= 0) return;
 #if DFW_HAVE_AVX2_PATH
+  if (UseAvx512(isa)) {
+    for (std::size_t r = 0; r < rows; ++r) SoftmaxRowAvx512(x + r * static_cast<std::size_t>(n), n, scale, mask);
+    return;
+  }
   if (UseAvx2(isa)) {
     for (std::size_t r = 0; r < rows; ++r) SoftmaxRowAvx2(x + r * static_cast<std::size_t>(n), n, scale, mask);
     return;
@@ -313,7 +442,7 @@ void LayerNormRows(Isa isa, const float* x, const float* residual, const float* 
                    int m, int n, float eps) {
   if (n <= 0) return;
 #if DFW_HAVE_AVX2_PATH
-  auto* row_fn = UseAvx2(isa) ? &LayerNormRowAvx2 : &LayerNormRowScalar;
+  auto* row_fn = UseAvx512(isa) ? &LayerNormRowAvx512 : UseAvx2(isa) ? &LayerNormRowAvx2 : &LayerNormRowScalar;
 #else
   (void)isa;
   auto* row_fn = &LayerNormRowScalar;

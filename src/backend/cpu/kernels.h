@@ -1,7 +1,8 @@
 // Row kernels of the CPU backend (everything that is not a GEMM): bias + activation, scaled and
-// masked softmax, residual + LayerNorm. Two implementations of each: a portable scalar one (the
-// reference, double accumulators) and an AVX2 + FMA one chosen at run time when the CPU has both
-// (the binary itself targets baseline x86-64). Both are exposed so tests can compare them.
+// masked softmax, residual + LayerNorm. A portable scalar implementation of each (the reference,
+// double accumulators), an AVX2 + FMA one, and for softmax and LayerNorm an AVX-512 one, chosen at
+// run time by what the CPU has (the binary itself targets baseline x86-64). All are exposed so
+// tests can compare them; kAvx512 runs the AVX2 code where it has no kernel of its own.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +11,10 @@
 
 namespace dfw::cpu_kernels {
 
-enum class Isa { kScalar, kAvx2 };
+enum class Isa { kScalar, kAvx2, kAvx512 };
 
-// The best implementation this CPU runs (kAvx2 when it has AVX2 and FMA, else kScalar).
-// DFW_CPU_KERNELS=scalar forces the scalar path (for comparisons).
+// The best implementation this CPU runs: kAvx512 with AVX-512F (and AVX2 + FMA), kAvx2 with AVX2
+// and FMA, else kScalar. DFW_CPU_KERNELS=scalar or =avx2 caps it (for comparisons).
 Isa BestIsa();
 const char* IsaName(Isa isa);
 
