@@ -32,6 +32,8 @@ function(dfw_tests name)
   if(DFW_SANITIZE)
     target_compile_options(dfw_${name}_tests PRIVATE -O0)
   endif()
+  # DFW_CACHE_DIR=none: a test's `dfworker run` measures for itself, never reads (or leaves) a
+  # decision in the user's cache folder (dfw/common/file.h UserCacheDir).
   gtest_discover_tests(dfw_${name}_tests WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60
-                       PROPERTIES LABELS ${name})
+                       PROPERTIES LABELS ${name} ENVIRONMENT "DFW_CACHE_DIR=none")
 endfunction()

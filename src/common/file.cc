@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "dfw/common/test_hooks.h"
@@ -79,6 +80,22 @@ Status MakeFolders(const std::string& path, mode_t mode) {
   if (::stat(path.c_str(), &st) != 0) return ErrnoError("stat '" + path + "'", errno);
   if (!S_ISDIR(st.st_mode)) return FailedPrecondition("'" + path + "' is not a folder");
   return Status::OK();
+}
+
+std::string UserCacheDir() {
+  std::string dir;
+  if (const char* env = std::getenv("DFW_CACHE_DIR"); env != nullptr) {
+    if (std::string(env).empty() || std::string(env) == "none") return "";
+    dir = env;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && xdg[0] == '/') {
+    dir = std::string(xdg) + "/dfworker";
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    dir = std::string(home) + "/.cache/dfworker";
+  } else {
+    return "";
+  }
+  if (!MakeFolders(dir, kPrivateFolderMode).ok()) return "";
+  return dir;
 }
 
 Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes) {

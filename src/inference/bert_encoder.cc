@@ -101,16 +101,23 @@ Status BertEncoder::RunLayer(const Layer& l, int batch, int seq) {
   InferenceBackend& be = *backend_;
   RETURN_IF_ERROR(be.Linear(x, *l.qkv, l.qkv_b, qkv, tokens, Activation::kNone));
   // Scores are laid out [batch][head][seq][seq], as ScaledMaskedSoftmax expects; one GEMM call
-  // covers every (sequence, head) pair (q/k/v of a head are column slices of qkv, dh apart).
+  // covers every (sequence, head) pair of a round (q/k/v of a head are column slices of qkv, dh
+  // apart). A round is as many sequences as the backend asks (AttentionSequencesPerCall: all of
+  // them on a GPU, few on a CPU so the scores stay in cache), each round reusing the scores' start.
   const int64_t seq_stride = static_cast<int64_t>(seq) * h3;
   const int64_t score_stride = static_cast<int64_t>(heads) * seq * seq, head_score = static_cast<int64_t>(seq) * seq;
-  RETURN_IF_ERROR(be.GemmHeadsBatched(false, true, seq, seq, dh, 1.f, qkv, h3, seq_stride, dh, qkv + h, h3, seq_stride,
-                                      dh, 0.f, scores, seq, score_stride, head_score, batch, heads));
-  RETURN_IF_ERROR(be.ScaledMaskedSoftmax(scores, batch, heads, seq, seq, 1.f / std::sqrt(static_cast<float>(dh)),
-                                         ws_->mask->f32()));
-  RETURN_IF_ERROR(be.GemmHeadsBatched(false, false, seq, dh, seq, 1.f, scores, seq, score_stride, head_score,
-                                      qkv + 2 * h, h3, seq_stride, dh, 0.f, ctx, h, static_cast<int64_t>(seq) * h, dh,
-                                      batch, heads));
+  const int per_round = std::max(1, be.AttentionSequencesPerCall(heads, seq));
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  for (int b0 = 0; b0 < batch; b0 += per_round) {
+    const int n = std::min(per_round, batch - b0);
+    const float* q = qkv + static_cast<int64_t>(b0) * seq_stride;
+    RETURN_IF_ERROR(be.GemmHeadsBatched(false, true, seq, seq, dh, 1.f, q, h3, seq_stride, dh, q + h, h3, seq_stride,
+                                        dh, 0.f, scores, seq, score_stride, head_score, n, heads));
+    RETURN_IF_ERROR(be.ScaledMaskedSoftmax(scores, n, heads, seq, seq, scale, ws_->mask->f32() + static_cast<int64_t>(b0) * seq));
+    RETURN_IF_ERROR(be.GemmHeadsBatched(false, false, seq, dh, seq, 1.f, scores, seq, score_stride, head_score,
+                                        q + 2 * h, h3, seq_stride, dh, 0.f, ctx + static_cast<int64_t>(b0) * seq * h, h,
+                                        static_cast<int64_t>(seq) * h, dh, n, heads));
+  }
   RETURN_IF_ERROR(be.Linear(ctx, *l.attn_out, l.attn_out_b, alt, tokens, Activation::kNone));
   RETURN_IF_ERROR(be.LayerNorm(alt, x, l.attn_ln_g, l.attn_ln_b, alt, tokens, h, config_.layer_norm_eps));
   std::swap(ws_->x, ws_->alt);  // the new hidden state is in `alt`

@@ -270,16 +270,30 @@ Result<PrecisionChoice> ChooseUncached(const PrecisionProbe& probe, const Precis
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  auto write = [&](const std::string& path, const PrecisionChoice& c) {
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    std::ofstream(tmp) << EncodePrecisionChoice(c, o.cache_key);
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+  };
   std::optional<PrecisionChoice> cached = locked ? DecodePrecisionChoice(ReadAll(o.cache_path), o.cache_key) : std::nullopt;
   if (cached && probe.use(cached->dtype).ok()) {
     if (lock >= 0) ::close(lock);
     return *cached;
   }
+  // An earlier job on this machine decided for the same key: the job's file gets it for the other
+  // processes, and nothing is measured.
+  if (locked && !o.shared_cache_path.empty()) {
+    std::optional<PrecisionChoice> earlier = DecodePrecisionChoice(ReadAll(o.shared_cache_path), o.cache_key);
+    if (earlier && probe.use(earlier->dtype).ok()) {
+      write(o.cache_path, *earlier);
+      ::close(lock);
+      return *earlier;
+    }
+  }
   Result<PrecisionChoice> choice = Measure(probe, o);
   if (choice.ok() && locked) {
-    const std::string tmp = o.cache_path + ".tmp" + std::to_string(::getpid());
-    std::ofstream(tmp) << EncodePrecisionChoice(*choice, o.cache_key);
-    if (std::rename(tmp.c_str(), o.cache_path.c_str()) != 0) std::remove(tmp.c_str());
+    write(o.cache_path, *choice);
+    if (!o.shared_cache_path.empty()) write(o.shared_cache_path, *choice);
   }
   if (lock >= 0) ::close(lock);  // releases the flock
   if (!choice.ok()) return choice.status();

@@ -1,5 +1,7 @@
 // SentenceEmbeddingHandler: text rows → WordPiece ids → BertEncoder → pooled embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
+
+#include "dfw/common/file.h"
 #include "dfw/inference/sentence_transformers_dir.h"
 
 #include <sys/stat.h>
@@ -277,11 +279,14 @@ class SentenceEmbeddingHandler final : public ModelHandler {
     };
     PrecisionChoiceOptions o;
     o.cache_key = CacheKey(backend);
+    const std::string name = "precision-" + std::to_string(std::hash<std::string>()(o.cache_key) % 1000000007u);
     if (const std::string base = CpuGemmPlanCache(); !base.empty()) {
-      o.cache_path = base + "-precision-" + std::to_string(std::hash<std::string>()(o.cache_key) % 1000000007u);
+      o.cache_path = base + "-" + name;
+      if (const std::string user = UserCacheDir(); !user.empty()) o.shared_cache_path = user + "/" + name;
     }
     ASSIGN_OR_RETURN(PrecisionChoice choice, ChoosePrecision(probe, o));
-    spdlog::info("model '{}' on {}: Linear layers in {}", ModelId(), backend.name(), choice.Describe());
+    spdlog::info("model '{}' on {}: Linear layers in {}{}", ModelId(), backend.name(), choice.Describe(),
+                 choice.from_cache ? " (measured earlier for this model and CPU)" : "");
     choice_ = std::move(choice);
     return Status::OK();
   }

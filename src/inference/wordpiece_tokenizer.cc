@@ -8,17 +8,10 @@
 
 #include "dfw/inference/tokenizer.h"
 
+#include "dfw/common/file.h"
+
 namespace dfw {
 namespace {
-
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return IoError("cannot read '" + path + "'");
-  return ss.str();
-}
 
 bool FileExists(const std::string& path) { return std::ifstream(path).good(); }
 

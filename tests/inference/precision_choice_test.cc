@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <sys/wait.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -184,6 +188,69 @@ TEST(ChoosePrecision, ALaterCallReadsTheCachedDecisionWithoutMeasuring) {
   o.cache_key = "model=/other size=1 mtime=2 cpu=fake threads=1";
   ASSERT_TRUE(ChoosePrecision(third.Probe(), o).ok());
   EXPECT_GT(third.runs, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// ChoosePrecision in a child process (a fresh memo, as a new job's SDK process has): "ok runs
+// dtype from_cache switched_to".
+std::string ChooseInAChild(const PrecisionChoiceOptions& options) {
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = ::fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    ::close(fds[0]);
+    FakeModel model;
+    PrecisionChoiceOptions o = options;
+    o.clock = &model.clock;
+    auto c = ChoosePrecision(model.Probe(), o);
+    const std::string report = std::to_string(c.ok() ? 1 : 0) + " " + std::to_string(model.runs) + " " +
+                               std::string(LinearDTypeName(c.ok() ? c->dtype : LinearDType::kFloat32)) + " " +
+                               std::to_string(c.ok() && c->from_cache ? 1 : 0) + " " +
+                               std::string(LinearDTypeName(model.current));
+    (void)!::write(fds[1], report.data(), report.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  char buf[128];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return out;
+}
+
+// A later job (another process, another job dir) on the same machine reads the per-user copy: it
+// measures nothing, and leaves the decision in its own job's file for its other processes.
+TEST(ChoosePrecision, ALaterJobReadsTheDecisionFromThePerUserCacheWithoutMeasuring) {
+  const std::string dir = ::testing::TempDir() + "/precision_shared_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/job1");
+  std::filesystem::create_directories(dir + "/job2");
+  PrecisionChoiceOptions o;
+  o.cache_path = dir + "/job1/gemm_plan-precision";
+  o.shared_cache_path = dir + "/user-precision";
+  o.cache_key = "model=/shared size=1 mtime=2 cpu=fake threads=1";
+  const std::string first = ChooseInAChild(o);
+  // FakeModel's timings and errors choose bfloat16 (as in PicksTheFastestDtypeWithinTheTolerance).
+  ASSERT_EQ(first.substr(0, 2), "1 ") << first;
+  EXPECT_NE(first.substr(2, 2), "0 ") << first;  // measured
+  EXPECT_EQ(first.substr(first.find(' ', 2) + 1), "bfloat16 0 bfloat16") << first;
+  ASSERT_TRUE(std::filesystem::exists(o.shared_cache_path));
+  o.cache_path = dir + "/job2/gemm_plan-precision";
+  EXPECT_EQ(ChooseInAChild(o), "1 0 bfloat16 1 bfloat16");  // no run, same choice, from the cache, switched
+  // ... and job2's own file now holds it for that job's other processes.
+  std::ifstream in(o.cache_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto job2 = DecodePrecisionChoice(text.str(), o.cache_key);
+  ASSERT_TRUE(job2.has_value()) << text.str();
+  EXPECT_EQ(job2->dtype, LinearDType::kBFloat16);
+  // Without the per-user copy a new job measures again.
+  std::filesystem::remove(o.shared_cache_path);
+  o.cache_path = dir + "/job3-precision";
+  const std::string third = ChooseInAChild(o);
+  EXPECT_NE(third.substr(2, 2), "0 ") << third;
   std::filesystem::remove_all(dir);
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -189,6 +190,14 @@ class InferenceBackend {
   // 0 for real tokens and -inf (or a large negative) for padding. mask may be nullptr.
   virtual Status ScaledMaskedSoftmax(float* x, int batch, int heads, int q_len, int k_len, float scale,
                                      const float* mask) = 0;
+  // How many sequences an encoder's attention (scores, softmax, context) should cover per round of
+  // calls, for `heads` heads of `seq` x `seq` scores: every one at once by default (a GPU wants
+  // few large launches); the CPU backend answers what keeps the scores in its core's cache.
+  virtual int AttentionSequencesPerCall(int heads, int seq) const {
+    (void)heads;
+    (void)seq;
+    return std::numeric_limits<int>::max();
+  }
   // y[m x n] = LayerNorm(x + residual) * gamma + beta over each row; residual may be nullptr;
   // y may alias x.
   virtual Status LayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* y,

@@ -49,6 +49,12 @@ class OwnedFd {
 // umask; folders that exist are left as they are. "" is the working directory (nothing to do).
 Status MakeFolders(const std::string& path, mode_t mode);
 
+// dfworker's per-user cache folder, for decisions measured on this machine that later jobs can
+// reuse (a model's precision choice): $DFW_CACHE_DIR, else $XDG_CACHE_HOME/dfworker, else
+// $HOME/.cache/dfworker, made private (0700) when missing. "" when DFW_CACHE_DIR is "none" or
+// empty, or no folder could be made (callers then keep nothing beyond the job).
+std::string UserCacheDir();
+
 // Reads a regular file of at most `max_bytes` (a FIFO, device or folder in its place is
 // kFailedPrecondition, never a hang; a bigger file is kFailedPrecondition naming the size; a
 // missing one kNotFound).

@@ -9,7 +9,8 @@
 //   classifiers every row's argmax unchanged and max |p - p_float32| <= 1e-3 (probabilities).
 // With a cache path, the decision is kept in a file keyed by the model and the CPU (the caller's
 // cache_key), written once under an exclusive lock so that the SDK processes of a job measure once:
-// the others wait for the lock, read the decision and only switch their model to it.
+// the others wait for the lock, read the decision and only switch their model to it. A per-user
+// copy (shared_cache_path, same key) lets later jobs on the same machine read it too.
 //
 // In one process the decision is also kept by cache_key, so two stages or lanes of the same model
 // agree (without a key every call measures).
@@ -76,6 +77,9 @@ struct PrecisionChoiceOptions {
   Clock* clock = nullptr;  // nullptr: SystemClock()
   int reps = 3;            // timed runs per dtype after one warm-up
   std::string cache_path;  // "": measure, keep nothing
+  // A per-user file of the same decision (UserCacheDir), read when the job's file has none and
+  // written after a measurement: later jobs on this machine skip the measurement. "": none.
+  std::string shared_cache_path;
   std::string cache_key;   // what the decision depends on: model identity, CPU, threads
 };
 
