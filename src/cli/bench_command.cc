@@ -163,8 +163,8 @@ Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& pipe
   return e;
 }
 
-// The pipeline file of one point: batch size and model copies in every RunInference, MPS in the
-// YAML accelerator, outputs under `out_dir`.
+// The pipeline file of one point: batch size, model copies and dtype in every RunInference, MPS
+// in the YAML accelerator, outputs under `out_dir`.
 std::string PointYaml(const PipelineEdits& e, const SweepPoint& point, const std::string& out_dir) {
   YAML::Node root = YAML::Clone(e.root);
   EachTransform(root["pipeline"], [&](YAML::Node t) {
@@ -180,6 +180,12 @@ std::string PointYaml(const PipelineEdits& e, const SweepPoint& point, const std
       handler["max_batch_size"] = it->second;
     }
     if (auto it = point.find("model_copies"); it != point.end()) handler["model_copies"] = it->second;
+    // dtype where the handler takes one (an explicit dtype this CPU cannot run fails the point at
+    // load, exit 2, with the reason in the table).
+    if (auto it = point.find("dtype"); it != point.end()) {
+      const std::string type = config["model_handler"]["type"] ? config["model_handler"]["type"].Scalar() : "";
+      if (type == "SentenceEmbeddingHandler" || type == "MlpModelHandlerSafetensors") handler["dtype"] = it->second;
+    }
   });
   if (auto it = point.find("mps"); it != point.end() && e.accelerator_in_yaml) {
     YAML::Node opts = root["options"];

@@ -171,6 +171,7 @@ Status BertEncoder::Forward(std::span<const std::span<const int32_t>> sequences,
   }
   tokens_.real += real_tokens;
   tokens_.computed += static_cast<int64_t>(batch) * seq;
+  tokens_.flops += Flops(config_, batch, seq);
   // Embeddings: gathered and summed on the host, then one upload (the tables stay on the host).
   const std::size_t hs = static_cast<std::size_t>(h);
   for (int b = 0; b < batch; ++b) {

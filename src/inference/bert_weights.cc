@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "dfw/inference/bert_encoder.h"
+
+#include <cmath>
 #include "dfw/inference/safetensors.h"
 
 namespace dfw {
@@ -165,7 +167,9 @@ Status BertEncoder::EncodeMany(std::span<const std::span<const int32_t>> sequenc
 
 std::vector<std::pair<std::string, int64_t>> TokenFigures(const BertEncoder& encoder, BertEncoder::TokenCounts before) {
   const BertEncoder::TokenCounts now = encoder.token_counts();
-  return {{"batch_tokens", now.real - before.real}, {"batch_computed_tokens", now.computed - before.computed}};
+  return {{"batch_tokens", now.real - before.real},
+          {"batch_computed_tokens", now.computed - before.computed},
+          {"batch_kflop", std::llround((now.flops - before.flops) / 1e3)}};
 }
 
 }  // namespace dfw

@@ -1,6 +1,9 @@
 #include "dfw/report/job_report.h"
 
+#include <array>
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
@@ -100,6 +103,84 @@ Result<JobReportData> LoadJobReport(const std::string& job_dir) {
     d.gpu_memory = *g;
   }
   return d;
+}
+
+const char* CpuIsaLevelName(int level) {
+  switch (level) {
+    case 0: return "baseline";
+    case 1: return "AVX2";
+    case 2: return "AVX-512";
+    case 3: return "AVX-512 VNNI/BF16";
+    case 4: return "AMX";
+    default: return "?";
+  }
+}
+
+namespace {
+const char* BitsName(int bits) { return bits == 32 ? "float32" : bits == 16 ? "bfloat16" : bits == 8 ? "int8" : "?"; }
+}  // namespace
+
+std::string ModelFigures::DType() const {
+  if (dtype_bits_min < 0) return "";
+  if (dtype_bits_min == dtype_bits_max) return BitsName(dtype_bits_min);
+  return std::string("mixed (") + BitsName(dtype_bits_min) + " to " + BitsName(dtype_bits_max) + ")";
+}
+
+std::string ModelFigures::Describe() const {
+  std::vector<std::string> parts;
+  if (dtype_bits_min >= 0) parts.push_back(DType());
+  if (isa_level >= 0) parts.push_back(CpuIsaLevelName(isa_level));
+  char buf[64];
+  if (padding >= 0) {
+    std::snprintf(buf, sizeof buf, "padding %.1f%%", 100.0 * padding);
+    parts.push_back(buf);
+  }
+  if (gflops >= 0) {
+    std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", gflops);
+    parts.push_back(buf);
+  }
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::vector<ModelFigures> SummarizeModels(const MetricsSnapshot& total) {
+  std::map<std::string, ModelFigures> by_ns;
+  std::map<std::string, std::array<double, 4>> sums;  // tokens, computed, kflop, latency us
+  for (const auto& [key, d] : total.distributions) {
+    if (d.count == 0) continue;
+    const std::string& n = key.name;
+    if (n != "linear_dtype_bits" && n != "cpu_isa_level" && n != "batch_tokens" && n != "batch_computed_tokens" &&
+        n != "batch_kflop" && n != "inference_batch_latency_micro_secs") {
+      continue;
+    }
+    ModelFigures& f = by_ns[key.ns];
+    f.ns = key.ns;
+    auto& sum = sums[key.ns];
+    if (n == "linear_dtype_bits") {
+      f.dtype_bits_min = static_cast<int>(d.min);
+      f.dtype_bits_max = static_cast<int>(d.max);
+    } else if (n == "cpu_isa_level") {
+      f.isa_level = static_cast<int>(d.min);
+    } else if (n == "batch_tokens") {
+      sum[0] += static_cast<double>(d.sum);
+    } else if (n == "batch_computed_tokens") {
+      sum[1] += static_cast<double>(d.sum);
+    } else if (n == "batch_kflop") {
+      sum[2] += static_cast<double>(d.sum);
+    } else {
+      sum[3] += static_cast<double>(d.sum);
+    }
+  }
+  std::vector<ModelFigures> out;
+  for (auto& [ns, f] : by_ns) {
+    const auto& sum = sums[ns];
+    if (sum[1] > 0) f.padding = 1.0 - sum[0] / sum[1];
+    if (sum[2] > 0 && sum[3] > 0) f.gflops = sum[2] * 1e3 / (sum[3] * 1e-6) / 1e9;
+    if (f.dtype_bits_min < 0 && f.isa_level < 0 && f.padding < 0 && f.gflops < 0) continue;  // not a model
+    out.push_back(f);
+  }
+  return out;
 }
 
 }  // namespace dfw::report

@@ -30,7 +30,8 @@ const char* KindName(StageKind k) {
 }  // namespace
 
 const std::vector<std::string>& SweepKeys() {
-  static const std::vector<std::string> keys = {"sdk_processes", "harness_threads", "model_copies", "mps", "batch_size"};
+  static const std::vector<std::string> keys = {"sdk_processes", "harness_threads", "model_copies", "mps", "batch_size",
+                                                 "dtype"};
   return keys;
 }
 
@@ -56,6 +57,11 @@ Result<SweepAxis> ParseSweep(std::string_view text) {
       if (v == "on" || v == "true" || v == "1") norm = "on";
       else if (v == "off" || v == "false" || v == "0") norm = "off";
       else return InvalidArgument("--sweep mps: value '" + v + "' is not on/off (or true/false)");
+    } else if (axis.key == "dtype") {
+      if (v != "auto" && v != "float32" && v != "bfloat16" && v != "int8") {
+        return InvalidArgument("--sweep dtype: value '" + v + "' is not one of auto, float32, bfloat16, int8");
+      }
+      norm = v;
     } else {
       auto n = ParseInt64(v);
       if (!n || *n < 1 || *n > 4096) {
@@ -166,6 +172,7 @@ PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs
     p50.push_back(lat.Quantile(0.5).value_or(0) / 1000.0);
     p99.push_back(lat.Quantile(0.99).value_or(0) / 1000.0);
     batch.push_back(size.mean());
+    s.models = SummarizeModels(m.total);
   }
   if (!rps.empty()) {
     s.records_per_s = Median(rps);
@@ -200,6 +207,7 @@ std::string FlagsFor(const SweepPoint& point) {
     else if (key == "mps") flags += std::string(" (worker_accelerator ") + (v == "on" ? "with" : "without") + " use_nvidia_mps)";
     else if (key == "model_copies") edits += "; model_copies: " + v;
     else if (key == "batch_size") edits += "; min_batch_size: " + v + ", max_batch_size: " + v;
+    else if (key == "dtype") edits += "; dtype: " + v;
   }
   std::string out = Trim(flags).empty() ? std::string() : std::string(Trim(flags));
   if (!edits.empty()) {
@@ -211,9 +219,9 @@ std::string FlagsFor(const SweepPoint& point) {
 std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat) {
   std::string out;
   char line[768];
-  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %13s %8s %7s %7s %7s %6s  %s\n", "configuration",
-                "records/s", "(min-max)", "wall s", "idle", "RSS MiB", "GPU MiB p/m", "batch", "lat ms", "p50 ms",
-                "p99 ms", "errors", "bottleneck");
+  std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %13s %8s %7s %7s %7s %6s %9s %5s %7s  %s\n",
+                "configuration", "records/s", "(min-max)", "wall s", "idle", "RSS MiB", "GPU MiB p/m", "batch", "lat ms",
+                "p50 ms", "p99 ms", "errors", "dtype", "pad%", "GFLOP/s", "bottleneck");
   out += line;
   for (const PointSummary& p : sorted) {
     if (p.failed == static_cast<int>(p.runs.size())) {
@@ -234,11 +242,27 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
         std::snprintf(gpu, sizeof gpu, "%.0f/-%s", p.gpu_planned_bytes / mib, p.fits_with_headroom ? "" : "!");
       }
     }
-    std::snprintf(line, sizeof line, "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %13s %8.1f %7.2f %7.2f %7.2f %6lld  %s%s\n",
+    // The first model's figures (a pipeline with several RunInference shows them in its report).
+    std::string dtype = "-", pad = "-", gflops = "-";
+    if (!p.models.empty()) {
+      const ModelFigures& f = p.models.front();
+      if (f.dtype_bits_min >= 0) dtype = f.dtype_bits_min == f.dtype_bits_max ? f.DType() : "mixed";
+      char b[32];
+      if (f.padding >= 0) {
+        std::snprintf(b, sizeof b, "%.1f", 100.0 * f.padding);
+        pad = b;
+      }
+      if (f.gflops >= 0) {
+        std::snprintf(b, sizeof b, "%.0f", f.gflops);
+        gflops = b;
+      }
+    }
+    std::snprintf(line, sizeof line,
+                  "%-44s %10.0f %17s %7.2f %5.0f%% %8.0f %13s %8.1f %7.2f %7.2f %7.2f %6lld %9s %5s %7s  %s%s\n",
                   PointName(p.point).c_str(), p.records_per_s, spread, p.wall_s, 100.0 * p.idle_fraction,
                   static_cast<double>(p.max_rss_kib) / 1024.0, gpu, p.batch_size, p.batch_latency_ms,
                   p.batch_latency_p50_ms, p.batch_latency_p99_ms,
-                  static_cast<long long>(p.errors), p.bottleneck.c_str(),
+                  static_cast<long long>(p.errors), dtype.c_str(), pad.c_str(), gflops.c_str(), p.bottleneck.c_str(),
                   p.failed ? (" [" + std::to_string(p.failed) + " failed run(s)]").c_str() : "");
     out += line;
   }
@@ -248,7 +272,8 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
          "held (emulated ledger), '!' = less than 10% of the GPU left (never recommended); batch, lat: mean batch "
          "size and inference latency "
          "per batch; p50, p99: inference latency per batch from the distribution's histogram (to within its 19% "
-         "buckets)\n";
+         "buckets); dtype: the Linear layers' precision the model ran in; pad%: the share of the encoder's tokens "
+         "that were padding; GFLOP/s: the model's arithmetic over its inference time (padding included)\n";
   // The fastest point that ran without failures and fits with headroom; the next such point is
   // what it is compared with.
   std::vector<const PointSummary*> ok;

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 
+#include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
 #include "dfw/inference/batch_elements.h"
 #include "dfw/inference/hf_pipeline_handler.h"
@@ -333,6 +334,10 @@ class RunInference final : public Stage {
         metrics_.model_byte_size->Update((*model)->byte_size());
         for (const auto& [name, value] : (*model)->LoadFigures()) {
           registry_->Distribution(handler_->MetricsNamespace(), name)->Update(value);
+        }
+        // What the CPU could run it with (CpuIsa::Level), for the report and `dfworker bench`.
+        if ((*model)->device() == "cpu") {
+          registry_->Distribution(handler_->MetricsNamespace(), "cpu_isa_level")->Update(DetectCpuIsa().Level());
         }
       }
       lanes_.push_back(std::make_unique<Lane>(Lane{std::move(batcher).value(), std::move(model).value(), {}, {}, {}}));

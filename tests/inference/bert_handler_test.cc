@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -130,9 +131,13 @@ TEST(SentenceEmbeddingHandler, WeighsExamplesInTokensAndReportsPadding) {
   std::vector<Value> predictions;
   ASSERT_TRUE((*model)->RunInference(batch, predictions).ok());
   const auto figures = (*model)->BatchFigures();
-  ASSERT_EQ(figures.size(), 2u);
+  ASSERT_EQ(figures.size(), 3u);
   EXPECT_EQ(figures[0], (std::pair<std::string, int64_t>{"batch_tokens", static_cast<int64_t>(ids.size()) + 8}));
   EXPECT_EQ(figures[1], (std::pair<std::string, int64_t>{"batch_computed_tokens", 16}));  // both padded to 8
+  auto config = BertConfig::Load(kDir + "/config.json");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(figures[2], (std::pair<std::string, int64_t>{"batch_kflop", std::llround(BertEncoder::Flops(*config, 2, 8) / 1e3)}));
+  EXPECT_GT(figures[2].second, 0);
 }
 
 struct BadConfig {

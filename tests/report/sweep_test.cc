@@ -1,4 +1,5 @@
 #include "dfw/report/sweep.h"
+#include "dfw/report/job_report.h"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,10 @@ TEST(Sweep, ParsesEveryKeyAndNormalisesValues) {
   ASSERT_TRUE(mps.ok());
   EXPECT_EQ(mps->values, (std::vector<std::string>{"on", "off"}));
   for (const char* ok : {"harness_threads=1", "model_copies=1,2", "batch_size=8,64"}) EXPECT_TRUE(ParseSweep(ok).ok()) << ok;
+  auto dtype = ParseSweep("dtype=float32, bfloat16,int8,auto");
+  ASSERT_TRUE(dtype.ok()) << dtype.status().ToString();
+  EXPECT_EQ(dtype->values, (std::vector<std::string>{"float32", "bfloat16", "int8", "auto"}));
+  EXPECT_EQ(FlagsFor({{"dtype", "int8"}}), "in every RunInference model_handler.config: dtype: int8");
 }
 
 TEST(Sweep, BadSweepsNameTheProblem) {
@@ -29,7 +34,9 @@ TEST(Sweep, BadSweepsNameTheProblem) {
                        Bad{"batch_size=8,,64", "an empty value"}, Bad{"batch_size=8,x", "value 'x' is not a whole number"},
                        Bad{"batch_size=0", "value '0' is not a whole number from 1 to 4096"},
                        Bad{"batch_size=-3", "value '-3'"}, Bad{"mps=maybe", "'maybe' is not on/off"},
-                       Bad{"sdk_processes=2,2", "value '2' is given twice"}}) {
+                       Bad{"sdk_processes=2,2", "value '2' is given twice"},
+                       Bad{"dtype=fp16", "'fp16' is not one of auto, float32, bfloat16, int8"},
+                       Bad{"dtype=int8,int8", "value 'int8' is given twice"}}) {
     auto r = ParseSweep(b.text);
     ASSERT_FALSE(r.ok()) << b.text;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
@@ -85,6 +92,34 @@ TEST(Sweep, SummaryIsTheMedianWithItsSpread) {
   EXPECT_DOUBLE_EQ(s.batch_size, 64);
   EXPECT_EQ(s.max_rss_kib, 50 * 1024);
   EXPECT_EQ(s.failed, 0);
+}
+
+// The models' figures: precision, ISA, padding share and achieved FLOP/s from the handlers'
+// distributions, per namespace, in the summary and the table.
+TEST(Sweep, SummaryCarriesWhatTheModelRanAs) {
+  RunMeasurement m = Measured(1.0, 1000, 1, 8, 1);
+  auto& d = m.metrics.total.distributions;
+  d[{"RunInference", "linear_dtype_bits"}] = DistributionData{2, 32, 16, 16, {}};
+  d[{"RunInference", "cpu_isa_level"}] = DistributionData{2, 8, 4, 4, {}};
+  d[{"RunInference", "batch_tokens"}] = DistributionData{10, 900, 50, 120, {}};
+  d[{"RunInference", "batch_computed_tokens"}] = DistributionData{10, 1000, 64, 128, {}};
+  d[{"RunInference", "batch_kflop"}] = DistributionData{10, 500000000, 1, 100000000, {}};  // 0.5 TFLOP
+  d[{"RunInference", "inference_batch_latency_micro_secs"}] = DistributionData{10, 2000000, 1, 400000, {}};  // 2 s
+  PointSummary s = Summarize({{"dtype", "auto"}}, {m}, kKinds);
+  ASSERT_EQ(s.models.size(), 1u);
+  const ModelFigures& f = s.models[0];
+  EXPECT_EQ(f.ns, "RunInference");
+  EXPECT_EQ(f.DType(), "bfloat16");
+  EXPECT_EQ(f.isa_level, 4);
+  EXPECT_NEAR(f.padding, 0.1, 1e-12);
+  EXPECT_NEAR(f.gflops, 250.0, 1e-9);
+  EXPECT_EQ(f.Describe(), "bfloat16, AMX, padding 10.0%, 250 GFLOP/s");
+  const std::string table = RenderSweepTable({s}, 1);
+  EXPECT_NE(table.find(" bfloat16  10.0     250  "), std::string::npos) << table;
+  // Processes that ran different precisions are named as such; no figures, no model.
+  d[{"RunInference", "linear_dtype_bits"}] = DistributionData{2, 40, 8, 32, {}};
+  EXPECT_EQ(SummarizeModels(m.metrics.total)[0].DType(), "mixed (int8 to float32)");
+  EXPECT_TRUE(SummarizeModels(MetricsSnapshot{}).empty());
 }
 
 TEST(Sweep, BottleneckIsTheKindWithTheMostStageTime) {

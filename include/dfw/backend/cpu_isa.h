@@ -32,6 +32,10 @@ struct CpuIsa {
   bool has_vnni() const { return avx512_vnni || avx_vnni || amx_int8; }
   // Int8 weights use 7 bits (±63) where u8·s8 pairs could saturate (no VNNI).
   bool reduce_range_int8() const { return !has_vnni(); }
+  // The widest matrix instructions it has, as one number for metrics (`cpu_isa_level`): 0 none of
+  // these, 1 AVX2 + FMA, 2 AVX-512, 3 AVX-512 with VNNI or BF16, 4 AMX (BF16 or INT8). The run
+  // report names them (dfw/report/job_report.h CpuIsaLevelName).
+  int Level() const;
   // "avx2 fma avx512f ... amx_int8" (the instructions the rules look at).
   std::string Flags() const;
   // Flags() + "; oneDNN avx512_core_amx".

@@ -132,6 +132,7 @@ class BertEncoder {
   struct TokenCounts {
     int64_t real = 0;
     int64_t computed = 0;
+    double flops = 0;  // Flops() of every forward pass, padding included
   };
   TokenCounts token_counts() const { return tokens_; }
   // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
@@ -188,8 +189,10 @@ class BertEncoder {
 };
 
 // The encoder handlers' batch figures (Model::BatchFigures) for the last batch, from the encoder's
-// counts before it: "batch_tokens" (the texts' own) and "batch_computed_tokens" (with padding), so
-// 1 - sum(batch_tokens) / sum(batch_computed_tokens) is the run's padding share (report, bench).
+// counts before it: "batch_tokens" (the texts' own), "batch_computed_tokens" (with padding) and
+// "batch_kflop" (the forward passes' arithmetic, in thousands), so 1 - sum(batch_tokens) /
+// sum(batch_computed_tokens) is the run's padding share and sum(batch_kflop) over the summed
+// batch latency its achieved FLOP/s (report, bench).
 std::vector<std::pair<std::string, int64_t>> TokenFigures(const BertEncoder& encoder, BertEncoder::TokenCounts before);
 
 // Rows the encoder handlers pool per lane and sort by tokens before cutting batches

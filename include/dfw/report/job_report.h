@@ -12,6 +12,28 @@
 
 namespace dfw::report {
 
+// What the models of a run ran as, per metrics namespace of a RunInference handler, from the
+// figures the handlers record (model_handler.h LoadFigures/BatchFigures): the precision of the
+// Linear layers (linear_dtype_bits; min and max over processes), the CPU's matrix instructions
+// (cpu_isa_level, CpuIsa::Level), the share of the encoder's work spent on padding
+// (batch_tokens / batch_computed_tokens) and the model's achieved FLOP/s (batch_kflop over
+// inference_batch_latency_micro_secs). Each is absent (< 0) when the run has no such figure.
+struct ModelFigures {
+  std::string ns;
+  int dtype_bits_min = -1, dtype_bits_max = -1;
+  int isa_level = -1;
+  double padding = -1;  // in [0, 1)
+  double gflops = -1;
+  // "bfloat16, AMX, padding 12.7%, 270 GFLOP/s" (the parts it has; "" for none).
+  std::string Describe() const;
+  // "float32" / "bfloat16" / "int8", "mixed (…)" when processes differ, "" without the figure.
+  std::string DType() const;
+};
+std::vector<ModelFigures> SummarizeModels(const MetricsSnapshot& total);
+// cpu_isa_level's name (the levels of dfw/backend/cpu_isa.h CpuIsa::Level): "baseline", "AVX2",
+// "AVX-512", "AVX-512 VNNI/BF16", "AMX"; "?" out of range.
+const char* CpuIsaLevelName(int level);
+
 // One line of manifest.jsonl.
 struct CommitEntry {
   std::string bundle;

@@ -21,6 +21,8 @@ namespace dfw::report {
 //   model_copies    model_handler.config.model_copies: N of every RunInference
 //   mps             use_nvidia_mps added to / removed from worker_accelerator (on|off)
 //   batch_size      model_handler.config min_batch_size = max_batch_size = N of every RunInference
+//   dtype           model_handler.config dtype (auto, float32, bfloat16, int8) of every RunInference
+//                   whose handler takes one (SentenceEmbeddingHandler, MlpModelHandlerSafetensors)
 const std::vector<std::string>& SweepKeys();
 
 // Points a sweep may have (every point runs --repeat times).
@@ -33,7 +35,7 @@ struct SweepAxis {
 
 // "KEY=V1,V2,..." → axis. kInvalidArgument naming the key or value: unknown key (did you mean),
 // no '=', an empty list or empty value, a value that is not a whole number in [1, 4096] (mps:
-// on/off/true/false), a value given twice.
+// on/off/true/false; dtype: auto/float32/bfloat16/int8), a value given twice.
 Result<SweepAxis> ParseSweep(std::string_view text);
 
 using SweepPoint = std::map<std::string, std::string>;  // key -> value
@@ -70,6 +72,8 @@ struct PointSummary {
   double batch_latency_ms = 0; // mean inference latency per batch (0 = no RunInference)
   double batch_latency_p50_ms = 0, batch_latency_p99_ms = 0;  // from the histogram (median over runs)
   double batch_size = 0;       // mean batch size
+  // What the models ran as (the last successful run): precision, ISA, padding, achieved FLOP/s.
+  std::vector<ModelFigures> models;
   int64_t errors = 0;          // errors + failed_batches_counter, last successful run
   int64_t records = 0;
   std::map<std::string, double> stage_busy_s;  // median per transform of process_bundle_usecs

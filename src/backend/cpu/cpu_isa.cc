@@ -121,4 +121,12 @@ Status CheckLinearDTypeOn(const CpuIsa& isa, LinearDType dtype) {
   return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(dtype)));
 }
 
+int CpuIsa::Level() const {
+  if (amx_bf16 || amx_int8) return 4;
+  if (avx512f && (avx512_vnni || avx512_bf16)) return 3;
+  if (avx512f) return 2;
+  if (avx2 && fma) return 1;
+  return 0;
+}
+
 }  // namespace dfw
