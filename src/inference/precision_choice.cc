@@ -172,7 +172,7 @@ std::string PrecisionChoice::Describe() const {
       if (!c.passed) s += ", rejected";
     }
   }
-  return s + (from_cache ? "; decided earlier for this model and CPU, by this or another process of the job)" : ")");
+  return s + (from_cache ? "; decided earlier for this model and CPU, by this or another process of the job or an earlier job on this machine)" : ")");
 }
 
 std::string EncodePrecisionChoice(const PrecisionChoice& choice, const std::string& key) {

@@ -285,8 +285,7 @@ class SentenceEmbeddingHandler final : public ModelHandler {
       if (const std::string user = UserCacheDir(); !user.empty()) o.shared_cache_path = user + "/" + name;
     }
     ASSIGN_OR_RETURN(PrecisionChoice choice, ChoosePrecision(probe, o));
-    spdlog::info("model '{}' on {}: Linear layers in {}{}", ModelId(), backend.name(), choice.Describe(),
-                 choice.from_cache ? " (measured earlier for this model and CPU)" : "");
+    spdlog::info("model '{}' on {}: Linear layers in {}", ModelId(), backend.name(), choice.Describe());
     choice_ = std::move(choice);
     return Status::OK();
   }
