@@ -39,6 +39,8 @@ using report::SweepPoint;
 struct BenchFlags {
   std::string pipeline_path;
   std::vector<std::string> sweeps;
+  std::vector<std::string> constraints;  // METRIC<=N a recommended point must meet
+  std::string objective = "throughput";
   int64_t records = -1;  // -1 = the whole input
   int repeat = 3;
   std::string report;    // HTML page
@@ -288,6 +290,15 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   }
   auto grid = report::MakeGrid(axes);
   if (!grid.ok()) return InvocationError("dfworker bench", grid.status().message());
+  report::SweepSelection selection;
+  for (const std::string& c : flags.constraints) {
+    auto parsed = report::ParseConstraint(c);
+    if (!parsed.ok()) return InvocationError("dfworker bench", parsed.status().message());
+    selection.constraints.push_back(std::move(*parsed));
+  }
+  auto objective = report::ParseObjective(flags.objective);
+  if (!objective.ok()) return InvocationError("dfworker bench", objective.status().message());
+  selection.objective = *objective;
   std::error_code ec;
   if (!fs::is_regular_file(flags.pipeline_path, ec)) return InvocationError("dfworker bench", "pipeline file '" + flags.pipeline_path + "' is not a file");
   Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
@@ -322,7 +333,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   } else if (edits->run_inference_count == 0) {
     // These keys edit RunInference's model_handler: without one every point would be the same run.
     for (const auto& a : axes) {
-      if (a.key == "batch_size" || a.key == "model_copies") {
+      if (a.key == "batch_size" || a.key == "model_copies" || a.key == "dtype") {
         code = InvocationError("dfworker bench", "--sweep " + a.key + ": the pipeline has no RunInference transform, so " +
                                                      a.key + " would change nothing; sweep another key");
         break;
@@ -382,11 +393,11 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
     }
     if (!runs.empty()) summaries.push_back(report::Summarize(point, std::move(runs), edits->kinds));
   }
-  std::vector<report::PointSummary> sorted = report::SortByThroughput(std::move(summaries));
+  std::vector<report::PointSummary> sorted = report::SortByObjective(std::move(summaries), selection.objective);
   if (g_stop_signal != 0) {
     std::cout << "interrupted: " << sorted.size() << " of " << grid->size() << " point(s) measured\n";
   }
-  std::cout << report::RenderSweepTable(sorted, flags.repeat) << std::flush;
+  std::cout << report::RenderSweepTable(sorted, flags.repeat, selection) << std::flush;
   bool report_failed = false;
   if (!flags.report.empty()) {
     Status s = WriteFileAtomically(flags.report, report::RenderSweepHtml(sorted, flags.pipeline_path, flags.repeat),
@@ -423,6 +434,11 @@ void AddBenchCommand(CLI::App& app, CliContext& context) {
   bench->add_option("pipeline", flags->pipeline_path, "Pipeline file")->required();
   bench->add_option("--sweep", flags->sweeps, "KEY=V1,V2,... (repeat for more keys; the grid is every combination)")
       ->allow_extra_args(false);
+  bench->add_option("--constraint", flags->constraints,
+                    "METRIC<=N (or <, >=, >) a recommended point must meet, e.g. p99_batch_latency_ms<=50, peak_rss_gib<=4 "
+                    "(repeat for more)");
+  bench->add_option("--objective", flags->objective, "What the best point is: throughput (default), latency (lowest p99 "
+                    "batch latency) or memory (lowest peak RSS)");
   bench->add_option("--records", flags->records, "Run on the first N records of each source file (default: all)");
   bench->add_option("--repeat", flags->repeat, "Runs per grid point (median and spread), default 3");
   bench->add_option("--report", flags->report, "Also write the sweep as an HTML page here");

@@ -1,5 +1,9 @@
 #include "dfw/report/sweep.h"
 
+#include <cstdlib>
+
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -199,6 +203,97 @@ std::vector<PointSummary> SortByThroughput(std::vector<PointSummary> points) {
   return points;
 }
 
+const std::vector<std::string>& ConstraintMetrics() {
+  static const std::vector<std::string> m = {"records_per_s",        "wall_s",       "batch_latency_ms",
+                                             "p50_batch_latency_ms", "p99_batch_latency_ms", "peak_rss_mib",
+                                             "peak_rss_gib",         "errors",       "idle_percent",
+                                             "gpu_planned_gib"};
+  return m;
+}
+
+Result<SweepConstraint> ParseConstraint(std::string_view text) {
+  static const char* kOps[] = {"<=", ">=", "<", ">"};
+  std::size_t at = std::string_view::npos;
+  std::string op;
+  for (const char* o : kOps) {
+    const std::size_t p = text.find(o);
+    if (p != std::string_view::npos && (at == std::string_view::npos || p < at || (p == at && std::strlen(o) > op.size()))) {
+      at = p;
+      op = o;
+    }
+  }
+  if (at == std::string_view::npos) {
+    return InvalidArgument("--constraint '" + std::string(text) + "': expected METRIC<=N (or <, >=, >), e.g. "
+                           "p99_batch_latency_ms<=50 (metrics: " + Join(ConstraintMetrics()) + ")");
+  }
+  SweepConstraint c;
+  c.metric = std::string(Trim(text.substr(0, at)));
+  c.op = op;
+  const auto& metrics = ConstraintMetrics();
+  if (std::find(metrics.begin(), metrics.end(), c.metric) == metrics.end()) {
+    return InvalidArgument("--constraint: unknown metric '" + c.metric + "'" + DidYouMeanSuffix(c.metric, metrics) +
+                           " (metrics: " + Join(metrics) + ")");
+  }
+  const std::string value(Trim(text.substr(at + op.size())));
+  char* end = nullptr;
+  c.value = std::strtod(value.c_str(), &end);
+  if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(c.value)) {
+    return InvalidArgument("--constraint " + c.metric + op + ": '" + value + "' is not a number");
+  }
+  c.text = c.metric + op + value;
+  return c;
+}
+
+Result<SweepObjective> ParseObjective(std::string_view text) {
+  if (text == "throughput") return SweepObjective::kThroughput;
+  if (text == "latency") return SweepObjective::kLatency;
+  if (text == "memory") return SweepObjective::kMemory;
+  return InvalidArgument("--objective '" + std::string(text) + "': allowed: throughput, latency, memory");
+}
+
+const char* ObjectiveName(SweepObjective o) {
+  return o == SweepObjective::kLatency ? "latency" : o == SweepObjective::kMemory ? "memory" : "throughput";
+}
+
+double MetricOf(const PointSummary& p, const std::string& m) {
+  if (m == "records_per_s") return p.records_per_s;
+  if (m == "wall_s") return p.wall_s;
+  if (m == "batch_latency_ms") return p.batch_latency_ms;
+  if (m == "p50_batch_latency_ms") return p.batch_latency_p50_ms;
+  if (m == "p99_batch_latency_ms") return p.batch_latency_p99_ms;
+  if (m == "peak_rss_mib") return static_cast<double>(p.max_rss_kib) / 1024.0;
+  if (m == "peak_rss_gib") return static_cast<double>(p.max_rss_kib) / (1024.0 * 1024.0);
+  if (m == "errors") return static_cast<double>(p.errors);
+  if (m == "idle_percent") return 100.0 * p.idle_fraction;
+  if (m == "gpu_planned_gib") return p.gpu_planned_bytes < 0 ? 0.0 : p.gpu_planned_bytes / (1024.0 * 1024.0 * 1024.0);
+  return std::nan("");
+}
+
+std::string ConstraintMiss(const PointSummary& p, const std::vector<SweepConstraint>& constraints) {
+  for (const SweepConstraint& c : constraints) {
+    const double v = MetricOf(p, c.metric);
+    const bool ok = c.op == "<=" ? v <= c.value : c.op == "<" ? v < c.value : c.op == ">=" ? v >= c.value : v > c.value;
+    if (!ok) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "%s %.4g (needs %s %g)", c.metric.c_str(), v, c.op.c_str(), c.value);
+      return buf;
+    }
+  }
+  return "";
+}
+
+std::vector<PointSummary> SortByObjective(std::vector<PointSummary> points, SweepObjective objective) {
+  points = SortByThroughput(std::move(points));
+  if (objective == SweepObjective::kThroughput) return points;
+  std::stable_sort(points.begin(), points.end(), [&](const PointSummary& a, const PointSummary& b) {
+    if ((a.failed == 0) != (b.failed == 0)) return a.failed == 0;
+    const double x = objective == SweepObjective::kLatency ? a.batch_latency_p99_ms : static_cast<double>(a.max_rss_kib);
+    const double y = objective == SweepObjective::kLatency ? b.batch_latency_p99_ms : static_cast<double>(b.max_rss_kib);
+    return x < y;  // ties keep the throughput order
+  });
+  return points;
+}
+
 std::string FlagsFor(const SweepPoint& point) {
   std::string flags, edits;
   for (const auto& [key, v] : point) {
@@ -216,7 +311,7 @@ std::string FlagsFor(const SweepPoint& point) {
   return out;
 }
 
-std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat) {
+std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat, const SweepSelection& selection) {
   std::string out;
   char line[768];
   std::snprintf(line, sizeof line, "%-44s %10s %17s %7s %6s %8s %13s %8s %7s %7s %7s %6s %9s %5s %7s  %s\n",
@@ -263,7 +358,9 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
                   static_cast<double>(p.max_rss_kib) / 1024.0, gpu, p.batch_size, p.batch_latency_ms,
                   p.batch_latency_p50_ms, p.batch_latency_p99_ms,
                   static_cast<long long>(p.errors), dtype.c_str(), pad.c_str(), gflops.c_str(), p.bottleneck.c_str(),
-                  p.failed ? (" [" + std::to_string(p.failed) + " failed run(s)]").c_str() : "");
+                  (std::string(p.failed ? " [" + std::to_string(p.failed) + " failed run(s)]" : "") +
+                   (ConstraintMiss(p, selection.constraints).empty() ? "" : " [misses " + ConstraintMiss(p, selection.constraints) + "]"))
+                      .c_str());
     out += line;
   }
   out += "records/s: median of " + std::to_string(repeat) +
@@ -276,9 +373,21 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
          "that were padding; GFLOP/s: the model's arithmetic over its inference time (padding included)\n";
   // The fastest point that ran without failures and fits with headroom; the next such point is
   // what it is compared with.
+  if (!selection.constraints.empty() || selection.objective != SweepObjective::kThroughput) {
+    std::string list;
+    for (const SweepConstraint& c : selection.constraints) list += (list.empty() ? "" : ", ") + c.text;
+    out += std::string("objective: ") + ObjectiveName(selection.objective) +
+           (list.empty() ? "" : "; constraints: " + list) + "\n";
+  }
   std::vector<const PointSummary*> ok;
+  bool any_missed = false;
   for (const PointSummary& p : sorted) {
-    if (p.failed == 0 && p.fits_with_headroom) ok.push_back(&p);
+    if (p.failed != 0 || !p.fits_with_headroom) continue;
+    if (!ConstraintMiss(p, selection.constraints).empty()) {
+      any_missed = true;
+      continue;
+    }
+    ok.push_back(&p);
   }
   bool any_tight = false;
   for (const PointSummary& p : sorted) any_tight |= p.failed == 0 && !p.fits_with_headroom;
@@ -288,7 +397,8 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
            " records/s, " + (p.bottleneck.empty() ? "no stage times" : p.bottleneck) + ")\n";
     out += "  flags: " + FlagsFor(p.point) + "\n";
     if (any_tight) out += "  note: faster points that leave less than 10% of the GPU free are not recommended (marked !)\n";
-    if (ok.size() > 1 && ok[1]->records_per_s > 0) {
+    if (any_missed) out += "  note: points that miss a constraint are not recommended (marked [misses ...])\n";
+    if (selection.objective == SweepObjective::kThroughput && ok.size() > 1 && ok[1]->records_per_s > 0) {
       const PointSummary& next = *ok[1];
       const double ratio = p.records_per_s / next.records_per_s;
       char spread[160];
@@ -305,6 +415,7 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
     }
     return out;
   }
+  if (any_missed) return out + "recommended: none: no point that ran meets the constraints (marked [misses ...])\n";
   if (any_tight) out += "recommended: none: every point that ran leaves less than 10% of the GPU free (marked !)\n";
   return out + "no configuration ran successfully\n";
 }

@@ -187,6 +187,44 @@ TEST(Sweep, OnlyAPointThatFitsWithHeadroomIsRecommended) {
   EXPECT_NE(RenderSweepTable(none, 1).find("recommended: none"), std::string::npos);
 }
 
+// --constraint / --objective: a recommended point meets every constraint; the objective orders the
+// points; misses are marked with the metric and the bound.
+TEST(Sweep, ConstraintsAndTheObjectiveChooseTheRecommendation) {
+  auto run = [](double elapsed, int64_t p99_us, int64_t rss_mib) {
+    RunMeasurement m = Measured(elapsed, 1000, 1, 8, 1);
+    m.max_rss_kib = rss_mib * 1024;
+    DistributionData lat{10, 10 * p99_us, p99_us, p99_us, {}};
+    m.metrics.total.distributions[{"Classify", "inference_batch_latency_micro_secs"}] = lat;
+    return m;
+  };
+  // Fastest: 1000 records/s at 80 ms a batch (mean) and 3 GiB; next: 500 records/s at 20 ms and 1 GiB.
+  std::vector<PointSummary> points = {Summarize({{"batch_size", "256"}}, {run(1.0, 80000, 3072)}, kKinds),
+                                      Summarize({{"batch_size", "32"}}, {run(2.0, 20000, 1024)}, kKinds)};
+  auto c = ParseConstraint("batch_latency_ms<=50");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->op, "<=");
+  EXPECT_DOUBLE_EQ(c->value, 50);
+  SweepSelection sel;
+  sel.constraints = {*c};
+  const std::string table = RenderSweepTable(SortByObjective(points, sel.objective), 1, sel);
+  EXPECT_NE(table.find("recommended: batch_size=32"), std::string::npos) << table;
+  EXPECT_NE(table.find("[misses batch_latency_ms 80 (needs <= 50)]"), std::string::npos) << table;
+  EXPECT_NE(table.find("objective: throughput; constraints: batch_latency_ms<=50"), std::string::npos) << table;
+  // Memory first: the 1 GiB point leads without any constraint.
+  const auto by_memory = SortByObjective(points, SweepObjective::kMemory);
+  EXPECT_EQ(by_memory.front().point.at("batch_size"), "32");
+  // Nothing meets peak_rss_gib<0.5.
+  sel.constraints = {*ParseConstraint("peak_rss_gib<0.5")};
+  EXPECT_NE(RenderSweepTable(SortByThroughput(points), 1, sel).find("recommended: none: no point that ran meets the constraints"),
+            std::string::npos);
+  // Bad constraints and objectives name the problem.
+  EXPECT_NE(ParseConstraint("peak_rss_gb<=5").status().message().find("did you mean 'peak_rss_gib'"), std::string::npos);
+  EXPECT_NE(ParseConstraint("peak_rss_gib=4").status().message().find("expected METRIC<=N"), std::string::npos);
+  EXPECT_NE(ParseConstraint("peak_rss_gib<=four").status().message().find("'four' is not a number"), std::string::npos);
+  EXPECT_EQ(ParseObjective("cost").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*ParseObjective("latency"), SweepObjective::kLatency);
+}
+
 TEST(Sweep, OverlappingRunsAreCalledOutInTheRecommendation) {
   auto run = [](double elapsed) {
     RunMeasurement m;

@@ -100,7 +100,40 @@ std::string NameBottleneck(const std::map<std::string, double>& stage_busy_s,
 // Sorted by median records/s (failed points last). The recommendation is the first point with no
 // failed run; its flags are those that select it (FlagsFor).
 std::vector<PointSummary> SortByThroughput(std::vector<PointSummary> points);
-std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat);
+
+// Model-Analyzer-style selection: constraints a recommended point must meet, and what "best" is.
+//   --constraint METRIC<=N (or <, >=, >), METRIC one of ConstraintMetrics():
+//     records_per_s, wall_s, batch_latency_ms, p50_batch_latency_ms, p99_batch_latency_ms,
+//     peak_rss_mib, peak_rss_gib, errors, idle_percent, gpu_planned_gib
+//   --objective throughput (most records/s, the default) | latency (lowest p99 batch latency, then
+//     throughput) | memory (lowest peak RSS, then throughput)
+struct SweepConstraint {
+  std::string metric, op;
+  double value = 0;
+  std::string text;  // as written, normalised ("p99_batch_latency_ms<=50")
+};
+const std::vector<std::string>& ConstraintMetrics();
+// kInvalidArgument naming the problem: no operator, an unknown metric (did you mean), a value that
+// is not a number.
+Result<SweepConstraint> ParseConstraint(std::string_view text);
+enum class SweepObjective { kThroughput, kLatency, kMemory };
+Result<SweepObjective> ParseObjective(std::string_view text);
+const char* ObjectiveName(SweepObjective objective);
+// The value of `metric` for a point (the medians above); NaN for an unknown name.
+double MetricOf(const PointSummary& point, const std::string& metric);
+// "" when the point meets every constraint, else the first it misses: "p99_batch_latency_ms 73.1
+// (needs <= 50)".
+std::string ConstraintMiss(const PointSummary& point, const std::vector<SweepConstraint>& constraints);
+struct SweepSelection {
+  std::vector<SweepConstraint> constraints;
+  SweepObjective objective = SweepObjective::kThroughput;
+};
+// Sorted best first by the objective (failed points last).
+std::vector<PointSummary> SortByObjective(std::vector<PointSummary> points, SweepObjective objective);
+
+// The table; the recommendation is the best point (the order of `sorted`) with no failed run,
+// headroom on the GPU and every constraint met; a row that misses a constraint says which.
+std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat, const SweepSelection& selection = {});
 // The command-line flags / pipeline edits that select `point` (e.g. "--sdk_worker_parallelism=2
 // (batch_size: set min_batch_size and max_batch_size to 64 in the RunInference config)").
 std::string FlagsFor(const SweepPoint& point);
