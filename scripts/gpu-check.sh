@@ -24,12 +24,13 @@
 #
 # Steps: 0 smoke (--bundle only); 1 GPU and driver facts; 2 configure + build with -DDFW_WITH_CUDA=ON
 # (with --bundle: the bundle's facts instead); 3 backend parity tests (the CUDA rows must run, not
-# skip); 4 device tests (ledger, MPS controllers) including the
+# skip); 3b the bfloat16 tensor-core Linear against float32; 4 device tests (ledger, MPS controllers) including the
 # real-daemon test; 5 a real MPS daemon in a temp dir with the parity tests as its client; 6 a
 # pipeline with 8 SDK processes without and with MPS: measured GPU memory vs the plan, throughput;
 # 6b the same pipeline with model_copies: 2 under MPS: model hosts export their GPU copy through CUDA IPC;
 # 7 sentence embeddings (MiniLM: $DFW_MINILM_DIR, else a MiniLM-shaped model made by
-# scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s; 8 two
+# scripts/make_bert_shaped.py) with 1 and 8 SDK processes, without and with MPS: sentences/s, and
+# one process with dtype float32 vs bfloat16 (speed, and the vectors' cosine); 8 two
 # tenants (pipelines/tenants.yaml) under MPS: each process's nvidia-smi memory against its limit;
 # 9 pipelines/hf_sentiment.yaml (HuggingFacePipelineModelHandler) with device: cuda vs CPU;
 # 10 text generation: pipelines/hf_generate.yaml with device: GPU gives the CPU's rows (the engine
@@ -329,6 +330,26 @@ else
   fi
 fi
 
+say "3b. bfloat16 Linear layers on the tensor cores (cublasGemmEx) against float32"
+if ! built dfw_backend_tests; then
+  skip "dfw_backend_tests not built"
+elif late 20; then
+  skip "bf16 parity: out of time (budget ${BUDGET}s)"
+else
+  dfw_env timeout "$(tmo 120)" "$BACKEND_TESTS" --gtest_filter='CudaLowPrecision.*' >"$TMP/bf16.log" 2>&1
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    grep -E 'Failure|Expected|Which|got' "$TMP/bf16.log" | head -12
+    fail "bf16 Linear parity (exit $rc)"
+  elif grep -q '^\[  SKIPPED \] CudaLowPrecision' "$TMP/bf16.log"; then
+    reason=$(grep -m1 -oE "(no CUDA backend here|dtype 'bfloat16' on cuda needs).*" "$TMP/bf16.log" | cut -c1-160)
+    if [ "$HAVE_GPU" = 1 ] && ! echo "$reason" | grep -q "compute capability"; then fail "a GPU is present but the bf16 test skipped: $reason"
+    else skip "bf16 Linear: $reason"; fi
+  else
+    pass "bf16 Linear (cublasGemmEx, bf16 in, fp32 accumulate and out) within 1% of float32 on every test shape"
+  fi
+fi
+
 say "4. device tests (ledger, emulated + nvidia MPS controllers)"
 if ! built dfw_device_tests; then
   skip "dfw_device_tests not built"
@@ -508,6 +529,44 @@ PY
         else tail -8 "$TMP/embed-$procs-$mode.log"; fail "embeddings, $procs process(es), $mode"; fi
       done
     done
+    # The encoder's Linear layers in float32 and in bfloat16 (tensor cores), one process each, and
+    # the vectors of the two runs compared (cosine per sentence).
+    declare -A dtype_secs=()
+    for dtype in float32 bfloat16; do
+      if late 30; then skip "embeddings, dtype $dtype: out of time (budget ${BUDGET}s)"; continue; fi
+      sed -e "s#^\( *\)normalize: true.*#&\n\1dtype: $dtype#" -e "s#$TMP/embed-out/#$TMP/embed-$dtype/#" \
+        "$TMP/embed.yaml" >"$TMP/embed-$dtype.yaml"
+      rm -rf "$TMP/embed-$dtype"
+      start=$(date +%s.%N)
+      dfw_env timeout "$(tmo 240)" "$DFW" run "$TMP/embed-$dtype.yaml" --machine_type=g2-standard-8 \
+        "--dataflow_service_options=worker_accelerator=$ACCEL" --experiments=no_use_multiple_sdk_containers "${EXTRA[@]}" \
+        >"$TMP/embed-dtype-$dtype.log" 2>&1
+      rc=$?
+      dtype_secs[$dtype]=$(secs_since "$start")
+      rows=$(cat "$TMP/embed-$dtype"/embeddings-*.jsonl 2>/dev/null | wc -l)
+      echo "-- dtype $dtype, 1 process: exit $rc, $rows/$SENTENCES embeddings in ${dtype_secs[$dtype]}s = $(ratio "$rows" "${dtype_secs[$dtype]}") sentences/s"
+      grep -m1 -E "Linear layers|dtype" "$TMP/embed-dtype-$dtype.log" | cut -c1-200
+      if [ $rc -ne 0 ] || [ "$rows" != "$SENTENCES" ]; then tail -6 "$TMP/embed-dtype-$dtype.log"; fail "embeddings, dtype $dtype"; fi
+    done
+    if [ -d "$TMP/embed-float32" ] && [ -d "$TMP/embed-bfloat16" ]; then
+      if python3 - "$TMP/embed-float32" "$TMP/embed-bfloat16" <<'PY'
+import glob, json, math, os, sys
+def load(d):
+    out = {}
+    for p in glob.glob(os.path.join(d, "embeddings-*.jsonl")):
+        for line in open(p):
+            r = json.loads(line)
+            out[r["id"]] = r["embedding"]["inference"]
+    return out
+a, b = load(sys.argv[1]), load(sys.argv[2])
+cos = [sum(x * y for x, y in zip(a[i], b[i])) / (math.sqrt(sum(x * x for x in a[i])) * math.sqrt(sum(y * y for y in b[i])) or 1)
+       for i in a if i in b]
+print("-- bfloat16 vs float32 on the GPU: %d vectors, min cosine %.6f, mean %.6f" % (len(cos), min(cos), sum(cos) / len(cos)))
+sys.exit(0 if cos and min(cos) >= 0.999 else 1)
+PY
+      then pass "embeddings in bfloat16 agree with float32 (min cosine >= 0.999); float32 ${dtype_secs[float32]}s, bfloat16 ${dtype_secs[bfloat16]}s"
+      else fail "embeddings in bfloat16 disagree with float32 (min cosine < 0.999)"; fi
+    fi
   fi
 fi
 

@@ -77,6 +77,39 @@ TEST(CpuLowPrecision, BFloat16LinearMatchesFloat32Within1Percent) { CheckAgainst
 
 TEST(CpuLowPrecision, Int8LinearMatchesFloat32Within3Percent) { CheckAgainstFloat32(LinearDType::kInt8, 3e-2); }
 
+// The CUDA backend's bfloat16 Linear (cublasGemmEx on the tensor cores) against its own float32
+// Linear, on device buffers, every shape above; skipped without a GPU (scripts/gpu-check.sh step 3
+// runs it where there is one).
+TEST(CudaLowPrecision, BFloat16LinearMatchesFloat32Within1Percent) {
+  auto cuda = CreateBackend("cuda");
+  if (!cuda.ok()) GTEST_SKIP() << "no CUDA backend here: " << cuda.status().ToString();
+  InferenceBackend& be = **cuda;
+  if (Status s = be.CheckLinearDType(LinearDType::kBFloat16); !s.ok()) GTEST_SKIP() << s.ToString();
+  EXPECT_EQ(be.CheckLinearDType(LinearDType::kInt8).code(), StatusCode::kUnimplemented);
+  for (const Shape& s : kShapes) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+    const std::vector<float> x = Random(std::size_t(s.m) * s.k, 1.f, 1), w = Random(std::size_t(s.n) * s.k, 0.05f, 2);
+    const std::vector<float> bias = Random(s.n, 0.1f, 3);
+    auto upload = [&](const std::vector<float>& v) { return be.UploadWeights(v.data(), v.size() * sizeof(float)); };
+    auto dx = upload(x), dw = upload(w), db = upload(bias);
+    ASSERT_TRUE(dx.ok() && dw.ok() && db.ok());
+    auto dwant = be.Allocate(std::size_t(s.m) * s.n * sizeof(float)), dgot = be.Allocate(std::size_t(s.m) * s.n * sizeof(float));
+    ASSERT_TRUE(dwant.ok() && dgot.ok());
+    const float* b = s.bias ? static_cast<const float*>((*db)->data()) : nullptr;
+    const auto* xp = static_cast<const float*>((*dx)->data());
+    const auto* wp = static_cast<const float*>((*dw)->data());
+    ASSERT_TRUE(be.Linear(xp, wp, b, static_cast<float*>((*dwant)->data()), s.m, s.n, s.k, s.act).ok());
+    auto prepared = be.PrepareLinear(wp, s.n, s.k, LinearDType::kBFloat16);
+    ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+    EXPECT_EQ((*prepared)->dtype(), LinearDType::kBFloat16);
+    ASSERT_TRUE(be.Linear(xp, **prepared, b, static_cast<float*>((*dgot)->data()), s.m, s.act).ok());
+    std::vector<float> want(std::size_t(s.m) * s.n), got(want.size());
+    ASSERT_TRUE(be.CopyToHost(want.data(), (*dwant)->data(), want.size() * sizeof(float)).ok());
+    ASSERT_TRUE(be.CopyToHost(got.data(), (*dgot)->data(), got.size() * sizeof(float)).ok());
+    EXPECT_LE(RelativeError(got, want), 1e-2);
+  }
+}
+
 TEST(CpuLowPrecision, Float32PreparedLinearIsThePlainLinear) {
   auto backend = MakeCpuBackend();
   const int m = 9, n = 20, k = 31;

@@ -77,6 +77,17 @@ Status CheckGemm(bool trans_a, bool trans_b, int m, int n, int k, int lda, int l
   return Status::OK();
 }
 
+// Linear weights in bfloat16 on the device (PrepareLinear), converted once from the float32 ones.
+class CudaBf16Weights final : public PreparedLinear {
+ public:
+  CudaBf16Weights(const float* w, int n, int k, DevicePtr bf16) : PreparedLinear(LinearDType::kBFloat16, w, n, k), bf16_(std::move(bf16)) {}
+  std::size_t bytes() const override { return static_cast<std::size_t>(n()) * k() * 2; }
+  const void* bf16() const { return bf16_.get(); }
+
+ private:
+  DevicePtr bf16_;
+};
+
 class CudaBackend final : public InferenceBackend {
  public:
   static Result<std::unique_ptr<CudaBackend>> Make() {
@@ -98,7 +109,18 @@ class CudaBackend final : public InferenceBackend {
     DFW_CUDA_CHECK(cublasSetMathMode(handle.get(), CUBLAS_PEDANTIC_MATH));
     std::string description = std::string(prop.name) + ", CC " + std::to_string(prop.major) + "." +
                               std::to_string(prop.minor) + ", " + std::to_string(prop.totalGlobalMem >> 20) + " MiB";
-    return std::unique_ptr<CudaBackend>(new CudaBackend(device, std::move(description), std::move(stream), std::move(handle)));
+    // A second handle on the same stream for the reduced-precision Linear layers: tensor-core math
+    // (the pedantic one above may keep cuBLAS off the tensor cores).
+    cublasHandle_t raw_lowp = nullptr;
+    DFW_CUDA_CHECK(cublasCreate(&raw_lowp));
+    HandlePtr lowp(raw_lowp);
+    DFW_CUDA_CHECK(cublasSetStream(lowp.get(), stream.get()));
+    DFW_CUDA_CHECK(cublasSetMathMode(lowp.get(), CUBLAS_DEFAULT_MATH));
+    auto backend = std::unique_ptr<CudaBackend>(new CudaBackend(device, std::move(description), std::move(stream), std::move(handle)));
+    backend->lowp_handle_ = std::move(lowp);
+    backend->compute_major_ = prop.major;
+    backend->compute_minor_ = prop.minor;
+    return backend;
   }
 
   std::string_view name() const override { return "cuda"; }
@@ -191,6 +213,58 @@ class CudaBackend final : public InferenceBackend {
     return Status::OK();
   }
 
+  // bfloat16 Linear layers on the tensor cores (cublasGemmEx, bf16 inputs, float32 accumulation and
+  // output) from compute capability 8.0 (Ampere) on; int8 is not built for CUDA.
+  Status CheckLinearDType(LinearDType dtype) const override {
+    if (dtype == LinearDType::kFloat32) return Status::OK();
+    if (dtype == LinearDType::kBFloat16) {
+      if (compute_major_ >= 8) return Status::OK();
+      return Unimplemented("dtype 'bfloat16' on cuda needs compute capability 8.0 or later (bf16 tensor cores); this GPU "
+                           "has " + std::to_string(compute_major_) + "." + std::to_string(compute_minor_));
+    }
+    return Unimplemented("cuda backend runs Linear layers in float32 or bfloat16, not " + std::string(LinearDTypeName(dtype)));
+  }
+
+  Result<std::unique_ptr<PreparedLinear>> PrepareLinear(const float* w, int n, int k, LinearDType dtype) override {
+    RETURN_IF_ERROR(CheckLinearDType(dtype));
+    if (n < 1 || k < 1 || w == nullptr) {
+      return InvalidArgument("PrepareLinear: needs n, k >= 1 and weights (n=" + std::to_string(n) + " k=" + std::to_string(k) + ")");
+    }
+    if (dtype == LinearDType::kFloat32) return std::make_unique<PreparedLinear>(LinearDType::kFloat32, w, n, k);
+    const long long count = static_cast<long long>(n) * k;
+    void* p = nullptr;
+    DFW_CUDA_CHECK(cudaMalloc(&p, static_cast<std::size_t>(count) * 2));
+    DevicePtr bf16(p);
+    DFW_CUDA_CHECK(LaunchToBf16(w, bf16.get(), count, stream_.get()));
+    DFW_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return std::unique_ptr<PreparedLinear>(std::make_unique<CudaBf16Weights>(w, n, k, std::move(bf16)));
+  }
+
+  // y = act(x · wᵀ + bias): x converted to bfloat16 into a scratch buffer kept between calls, one
+  // GemmEx (row-major y is column-major yᵀ = w · xᵀ, as Gemm swaps its operands), then the bias
+  // and activation kernel.
+  Status Linear(const float* x, const PreparedLinear& prepared, const float* bias, float* y, int m, Activation act) override {
+    const auto* w = dynamic_cast<const CudaBf16Weights*>(&prepared);
+    if (w == nullptr) return InferenceBackend::Linear(x, prepared, bias, y, m, act);  // float32 weights
+    const int n = w->n(), k = w->k();
+    RETURN_IF_ERROR(CheckSizes("Linear", m, n));
+    if (m == 0) return Status::OK();
+    if (x == nullptr || y == nullptr) return InvalidArgument("Linear: null x or y");
+    const std::size_t need = static_cast<std::size_t>(m) * k * 2;
+    if (x_bf16_bytes_ < need) {
+      void* p = nullptr;
+      DFW_CUDA_CHECK(cudaMalloc(&p, need));
+      x_bf16_.reset(p);
+      x_bf16_bytes_ = need;
+    }
+    DFW_CUDA_CHECK(LaunchToBf16(x, x_bf16_.get(), static_cast<long long>(m) * k, stream_.get()));
+    const float alpha = 1.f, beta = 0.f;
+    DFW_CUDA_CHECK(cublasGemmEx(lowp_handle_.get(), CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, w->bf16(), CUDA_R_16BF, k,
+                                x_bf16_.get(), CUDA_R_16BF, k, &beta, y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT));
+    return BiasActivation(y, m, n, bias, act);
+  }
+
   Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {
     RETURN_IF_ERROR(CheckSizes("BiasActivation", m, n));
     if (m > 0 && n > 0 && x == nullptr) return InvalidArgument("BiasActivation: null matrix pointer");
@@ -234,9 +308,13 @@ class CudaBackend final : public InferenceBackend {
 
   int device_;
   std::string description_;
-  // Declared before handle_ so the handle (which uses the stream) is destroyed first.
+  // Declared before the handles so they (which use the stream) are destroyed first.
   StreamPtr stream_;
   HandlePtr handle_;
+  HandlePtr lowp_handle_;  // tensor-core math, for bfloat16 Linear layers
+  int compute_major_ = 0, compute_minor_ = 0;
+  DevicePtr x_bf16_;  // the activations of the last bfloat16 Linear, converted
+  std::size_t x_bf16_bytes_ = 0;
 };
 
 void WriteError(char* err, std::size_t err_len, const std::string& message) {

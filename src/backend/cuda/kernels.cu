@@ -3,6 +3,8 @@
 
 #include "kernels.h"
 
+#include <cuda_bf16.h>
+
 namespace dfw::cuda {
 namespace {
 
@@ -103,7 +105,22 @@ void LaunchBias(float* x, long long total, int n, const float* bias, cudaStream_
   BiasActivationKernel<kAct><<<grid, kBlock, 0, stream>>>(x, total, n, bias);
 }
 
+__global__ void ToBf16Kernel(const float* x, __nv_bfloat16* out, long long n) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    out[i] = __float2bfloat16_rn(x[i]);
+  }
+}
+
 }  // namespace
+
+cudaError_t LaunchToBf16(const float* x, void* out, long long n, cudaStream_t stream) {
+  if (n == 0) return cudaSuccess;
+  const long long blocks = (n + kBlock - 1) / kBlock;
+  const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);  // grid-stride covers the rest
+  ToBf16Kernel<<<grid, kBlock, 0, stream>>>(x, static_cast<__nv_bfloat16*>(out), n);
+  return cudaGetLastError();
+}
 
 cudaError_t LaunchBiasActivation(float* x, int m, int n, const float* bias, Activation act, cudaStream_t stream) {
   const long long total = static_cast<long long>(m) * n;

@@ -23,4 +23,8 @@ cudaError_t LaunchSoftmaxRows(float* x, long long rows, int n, float scale, cons
 cudaError_t LaunchLayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* y,
                             int m, int n, float eps, cudaStream_t stream);
 
+// out[i] = bfloat16(x[i]) for n floats, round to nearest even (__float2bfloat16_rn); out holds n
+// 16-bit values (__nv_bfloat16, kept opaque here so this header needs no cuda_bf16.h).
+cudaError_t LaunchToBf16(const float* x, void* out, long long n, cudaStream_t stream);
+
 }  // namespace dfw::cuda
