@@ -40,16 +40,87 @@ Result<int32_t> Parser::FoldList(Node n) {
 
 Result<int32_t> Parser::ParseDisplay(std::string_view close, int col) {
   Node n{.kind = NodeKind::kList, .column = col};
+  // Inside a def a list display builds a new mutable list each time, as in Python.
+  bool mutable_list = def_mode_ && close == "]";
+  if (mutable_list) n.fn = 1;
   while (!AtOp(close)) {
     if (AtOp("*")) return Error(Peek().column, "unpacking with '*' is not supported in expressions here");
     ASSIGN_OR_RETURN(int32_t k, ParseTernary());
     n.kids.push_back(k);
+    if (AtName("for") && mutable_list && n.kids.size() == 1) {
+      // [elem for NAME in iterable if cond]: one loop variable, at most one condition.
+      Next();
+      if (!At(TokKind::kName)) return Error(Peek().column, "comprehensions here take one loop variable name");
+      Node c{.kind = NodeKind::kListComp, .column = col, .kids = {k}, .name = Next().text};
+      if (!AtName("in")) return Error(Peek().column, "expected 'in' in the comprehension (one loop variable name)");
+      Next();
+      ASSIGN_OR_RETURN(int32_t iter, ParseBool(true));
+      c.kids.push_back(iter);
+      int32_t cond = -1;
+      if (AtName("if")) {
+        Next();
+        ASSIGN_OR_RETURN(cond, ParseBool(true));
+      }
+      c.kids.push_back(cond);
+      if (AtName("for") || AtName("if")) return Error(Peek().column, "comprehensions here take one 'for' and at most one 'if'");
+      RETURN_IF_ERROR(Expect("]"));
+      return Add(std::move(c));
+    }
     if (AtName("for")) return Unexpected(Peek());
     if (!AtOp(",")) break;
     Next();
   }
   RETURN_IF_ERROR(Expect(close));
+  if (mutable_list) return Add(std::move(n));
   return FoldList(std::move(n));
+}
+
+Result<int32_t> Parser::ParseDict(int col) {
+  Node n{.kind = NodeKind::kDict, .column = col};
+  while (!AtOp("}")) {
+    if (AtOp("**")) return Error(Peek().column, "'**' unpacking is not supported in dict displays here");
+    ASSIGN_OR_RETURN(int32_t k, ParseTernary());
+    if (!AtOp(":")) {
+      if (AtOp(",") || AtOp("}")) return Error(Peek().column, "set displays are not supported; use a list or a dict");
+      if (AtName("for")) return Error(Peek().column, "dict and set comprehensions are not supported here");
+      return Unexpected(Peek());
+    }
+    Next();
+    ASSIGN_OR_RETURN(int32_t v, ParseTernary());
+    if (AtName("for")) return Error(Peek().column, "dict comprehensions are not supported here");
+    n.kids.push_back(k);
+    n.kids.push_back(v);
+    if (!AtOp(",")) break;
+    Next();
+  }
+  RETURN_IF_ERROR(Expect("}"));
+  return Add(std::move(n));
+}
+
+// The arguments of a call inside a def: positional, then NAME=value keywords.
+Result<int32_t> Parser::ParseDefCall(Node n) {
+  Next();  // '('
+  while (!AtOp(")")) {
+    if (AtOp("*")) return Error(Peek().column, "*args unpacking is not supported here");
+    if (AtOp("**")) return Error(Peek().column, "**kwargs unpacking is not supported here");
+    if (At(TokKind::kName) && Peek(1).kind == TokKind::kOp && Peek(1).text == "=") {
+      int kcol = Peek().column;
+      std::string key = Next().text;
+      Next();
+      if (std::find(n.kw.begin(), n.kw.end(), key) != n.kw.end()) return Error(kcol, "keyword argument repeated: " + key);
+      n.kw.push_back(std::move(key));
+    } else if (!n.kw.empty()) {
+      return Error(Peek().column, "positional argument follows keyword argument");
+    }
+    ASSIGN_OR_RETURN(int32_t a, ParseTernary());
+    n.kids.push_back(a);
+    if (AtName("for")) return Error(Peek().column, "generator expressions are not supported here; use a [list comprehension]");
+    if (n.kids.size() > static_cast<std::size_t>(kMaxCallArgs) + 1) return Error(n.column, "too many arguments in one call");
+    if (!AtOp(",")) break;
+    Next();
+  }
+  RETURN_IF_ERROR(Expect(")"));
+  return Add(std::move(n));
 }
 
 Result<int32_t> Parser::ParseAtom() {
@@ -79,14 +150,21 @@ Result<int32_t> Parser::ParseAtom() {
                              "break", "continue", "elif", "except", "finally", "as", "await", "async", "yield"})
         if (t.text == kw) return Unexpected(t);
       std::string name = Next().text;
-      if (AtOp("(")) return ParseCall(-1, name, col);
-      NoteField(name);
+      if (AtOp("(")) {
+        if (def_mode_) return ParseDefCall(Node{.kind = NodeKind::kCallName, .column = col, .name = std::move(name)});
+        return ParseCall(-1, name, col);
+      }
+      if (!def_mode_) NoteField(name);
       return Add(Node{.kind = NodeKind::kName, .column = col, .name = std::move(name)});
     }
     case TokKind::kOp: {
       if (t.text == "[") {
         Next();
         return ParseDisplay("]", col);
+      }
+      if (t.text == "{" && def_mode_) {
+        Next();
+        return ParseDict(col);
       }
       if (t.text != "(") return Unexpected(t);
       Next();
@@ -123,13 +201,20 @@ Result<int32_t> Parser::ParsePostfix() {
       if (!At(TokKind::kName)) return Error(Peek().column, "expected an attribute name after '.'");
       int col = Peek().column;
       std::string name = Next().text;
-      if (AtOp("(")) {
+      if (AtOp("(") && def_mode_) {
+        int fn = FindSpec(Methods(), name);
+        Node call{.kind = NodeKind::kCallAttr, .fn = fn < 0 ? kNoMethod : static_cast<uint8_t>(fn), .column = col,
+                  .kids = {node}, .name = std::move(name)};
+        ASSIGN_OR_RETURN(node, ParseDefCall(std::move(call)));
+      } else if (AtOp("(")) {
         ASSIGN_OR_RETURN(node, ParseCall(node, name, col));
       } else {
         ASSIGN_OR_RETURN(node, Add(Node{.kind = NodeKind::kAttr, .column = col, .kids = {node}, .name = std::move(name)}));
       }
     } else if (AtOp("[")) {
       ASSIGN_OR_RETURN(node, ParseSubscript(node));
+    } else if (AtOp("(") && def_mode_) {
+      ASSIGN_OR_RETURN(node, ParseDefCall(Node{.kind = NodeKind::kCallValue, .column = Peek().column, .kids = {node}}));
     } else if (AtOp("(")) {
       return Error(Peek().column, "calling the result of an expression is not supported; only the builtins (" +
                                       Names(Builtins()) + ") and methods can be called");

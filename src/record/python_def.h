@@ -1,0 +1,185 @@
+// Private to the def-callable interpreter (CompileCallable in dfw/record/expression.h): the
+// statements of a `def` callable, the objects its code handles beyond plain Values (mutable
+// lists and dicts, modules, functions, compiled regexes, match objects, ranges), and the
+// interpreter's entry points. Not a public contract.
+//
+// A Module is built once by the parser; its module-level statements run once when it is
+// compiled, and the module scope they leave is read-only afterwards, so one compiled callable
+// may be called from many threads. Everything a call creates lives in that call.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "record/expression_ast.h"
+
+namespace dfw::expr {
+
+// Sandbox limits of one call.
+inline constexpr int64_t kMaxDefSteps = 1'000'000;  // statements executed plus loop iterations
+inline constexpr int kMaxCallDepth = 64;            // nested calls of user functions
+inline constexpr std::size_t kMaxStackBytes = 512 << 10;  // of C++ stack one call may use
+inline constexpr int64_t kMaxKeptBytes = int64_t{256} << 20;  // held in lists and dicts
+
+// ---- Statements ---------------------------------------------------------------------------------
+
+struct Target {
+  enum Kind : uint8_t { kName, kTuple, kSubscript } kind = kName;
+  std::string name;             // kName; kSubscript: the variable subscripted
+  std::vector<Target> items;    // kTuple
+  int32_t index = -1;           // kSubscript: the index expression
+  int line = 0, column = 0;
+};
+
+enum class StmtKind : uint8_t {
+  kExpr, kAssign, kAugAssign, kReturn, kIf, kWhile, kFor, kBreak, kContinue, kPass, kTry, kRaise, kDef, kImport
+};
+
+struct Handler {
+  std::vector<std::string> types;  // empty: a bare `except:`
+  std::string as;
+  std::vector<int32_t> body;
+  int line = 0;
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::kPass;
+  int line = 0, column = 0;
+  int32_t expr = -1;             // value, condition, iterable, return value or raised error; -1 none
+  std::vector<Target> targets;   // kAssign: a = b = value; kAugAssign/kFor: one
+  Op op = Op::kAdd;              // kAugAssign
+  std::vector<int32_t> body;     // if/while/for/try/def bodies
+  std::vector<int32_t> orelse;   // else (an elif is an if alone in it); try's else
+  std::vector<Handler> handlers; // kTry
+  std::vector<int32_t> finally;  // kTry
+  int32_t func = -1;             // kDef: index into Module::funcs
+  std::string name;              // kImport: the module; kRaise: the error type
+  std::string as;                // kImport: the name bound
+};
+
+struct FuncDef {
+  std::string name;
+  std::vector<std::string> params;
+  std::vector<int32_t> defaults;  // expressions for the last defaults.size() params
+  std::vector<int32_t> body;
+  int line = 0;
+};
+
+// ---- Objects ------------------------------------------------------------------------------------
+
+struct Special;
+struct Scope;
+
+// A value as the interpreter sees it: a plain Value, or (sp set) one of the objects below.
+struct Obj {
+  Value v;
+  std::shared_ptr<Special> sp;
+  Obj() = default;
+  explicit Obj(Value value) : v(std::move(value)) {}
+  explicit Obj(std::shared_ptr<Special> s) : sp(std::move(s)) {}
+};
+
+enum class ModuleId : uint8_t { kRe, kMath, kJson };
+
+struct Regex;  // a compiled PCRE2 pattern (python_re.cc)
+
+struct Special {
+  enum Kind : uint8_t { kList, kDict, kModule, kFunction, kPattern, kMatch, kRange } kind;
+  explicit Special(Kind k) : kind(k) {}
+  bool frozen = false;  // module-level: shared by every call, so never changed after compile
+  std::vector<Obj> list;                             // kList
+  std::vector<std::pair<std::string, Obj>> dict;     // kDict: str keys, insertion order
+  ModuleId module = ModuleId::kRe;                   // kModule
+  const FuncDef* func = nullptr;                     // kFunction
+  std::shared_ptr<Scope> closure;                    // kFunction: the enclosing call's scope, if nested
+  std::vector<Obj> defaults;                         // kFunction
+  std::shared_ptr<const Regex> re;                   // kPattern, kMatch
+  std::shared_ptr<const std::string> subject;        // kMatch: the string searched
+  std::vector<int64_t> spans;                        // kMatch: byte start/end per group, -1 unset
+  int64_t start = 0, stop = 0, step = 1;             // kRange
+};
+
+struct Scope : std::enable_shared_from_this<Scope> {
+  std::vector<std::pair<std::string, Obj>> vars;
+  std::shared_ptr<Scope> parent;  // the enclosing function's scope
+  Obj* Find(std::string_view name) {
+    for (auto& [k, v] : vars)
+      if (k == name) return &v;
+    return nullptr;
+  }
+  void Set(std::string_view name, Obj v) {
+    if (Obj* o = Find(name)) *o = std::move(v);
+    else vars.emplace_back(std::string(name), std::move(v));
+  }
+};
+
+struct Module {
+  Program prog;                // every expression's nodes
+  std::vector<Stmt> stmts;
+  std::vector<FuncDef> funcs;
+  std::vector<int32_t> top;    // module-level statements
+  int32_t callable_func = -1;  // the def called with the row (the last top-level def) ...
+  int32_t callable_lambda = -1;  // ... or a final `lambda NAME: EXPR` line's body
+  std::string lambda_param;
+  std::string source;
+  std::vector<Obj> consts;     // per node: a kConst node's value as an object (filled when compiled)
+};
+
+// Parses a callable's text. Errors are kInvalidArgument naming "line L, column C" of `source`.
+Result<Module> ParseDefModule(std::string_view source);
+
+// Allowed in `import`: re, math, json.
+bool IsAllowedModule(std::string_view name);
+
+inline std::shared_ptr<Special> NewList(std::vector<Obj> items = {}) {
+  auto s = std::make_shared<Special>(Special::kList);
+  s->list = std::move(items);
+  return s;
+}
+inline std::shared_ptr<Special> NewDict() { return std::make_shared<Special>(Special::kDict); }
+
+// Python type name of an object ("list", "dict", "module", "function", "re.Pattern", ...).
+std::string ObjTypeName(const Obj& o);
+bool ObjTruthy(const Obj& o);
+// A plain Value of `o`: lists and dicts converted deeply, a range listed; a TypeError for the rest.
+Result<Value> ToValue(const Obj& o);
+// Python repr()/str() of an object.
+std::string ObjRepr(const Obj& o);
+std::string ObjStr(const Obj& o);
+
+// ---- Modules (python_re.cc, python_modules.cc) ----------------------------------------------------
+
+// Call arguments after keyword matching: args[i] is the i-th parameter or nullptr when omitted.
+class Interp;
+struct Args {
+  std::vector<const Obj*> pos;
+  std::vector<std::pair<std::string, const Obj*>> kw;
+  Interp* interp = nullptr;  // for callbacks into user functions (re.sub with a function)
+};
+
+Result<Obj> ModuleAttr(ModuleId m, const std::string& name);
+Result<Obj> CallModule(ModuleId m, const std::string& name, const Args& args, EvalContext& ctx);
+// Methods of compiled patterns and match objects.
+Result<Obj> CallRegexMethod(const Special& self, const std::string& name, const Args& args, EvalContext& ctx);
+Result<Obj> RegexAttr(const Special& self, const std::string& name);
+Result<Obj> CallRegexModule(const std::string& fn, const Args& args, EvalContext& ctx);
+Result<Obj> RegexModuleAttr(const std::string& name);
+
+// Binds `args` to the named parameters (positional first, then by keyword); nullptr for omitted
+// ones. A TypeError naming `fn` for too many, missing (the first `required`) or unknown ones.
+Status BindArgs(std::string_view fn, const Args& args, const std::vector<std::string_view>& params, std::size_t required,
+                std::vector<const Obj*>& out);
+
+// json.dumps / json.loads on Values.
+Result<std::string> JsonDumps(const Value& v, bool sort_keys, int indent, bool ensure_ascii);
+Result<Value> JsonLoads(std::string_view text);
+
+// ---- Interpreter (python_def_exec.cc) -----------------------------------------------------------
+
+Result<std::unique_ptr<CompiledExpression>> MakeCompiledDef(Module module);
+
+}  // namespace dfw::expr
