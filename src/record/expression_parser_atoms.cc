@@ -50,9 +50,18 @@ Result<int32_t> Parser::ParseDisplay(std::string_view close, int col) {
     if (AtName("for") && mutable_list && n.kids.size() == 1) {
       // [elem for NAME in iterable if cond]: one loop variable, at most one condition.
       Next();
-      if (!At(TokKind::kName)) return Error(Peek().column, "comprehensions here take one loop variable name");
+      // The loop variable, or names a tuple item unpacks into (kw holds them).
+      if (!At(TokKind::kName)) return Error(Peek().column, "expected a loop variable name in the comprehension");
       Node c{.kind = NodeKind::kListComp, .column = col, .kids = {k}, .name = Next().text};
-      if (!AtName("in")) return Error(Peek().column, "expected 'in' in the comprehension (one loop variable name)");
+      if (AtOp(",")) {
+        c.kw.push_back(c.name);
+        while (AtOp(",")) {
+          Next();
+          if (!At(TokKind::kName)) return Error(Peek().column, "expected a loop variable name in the comprehension");
+          c.kw.push_back(Next().text);
+        }
+      }
+      if (!AtName("in")) return Error(Peek().column, "expected 'in' in the comprehension (loop variables are names)");
       Next();
       ASSIGN_OR_RETURN(int32_t iter, ParseBool(true));
       c.kids.push_back(iter);

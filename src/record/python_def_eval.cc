@@ -330,15 +330,25 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
       ASSIGN_OR_RETURN(Obj it, EvalObj(n.kids[1], sc));
       std::vector<Obj> items, result;
       RETURN_IF_ERROR(Items(it, items));
-      // The loop variable is the comprehension's own: the caller's binding comes back after it.
-      Obj* prior = sc.Find(n.name);
-      std::optional<Obj> saved;
-      if (prior != nullptr) saved = *prior;
+      // The loop variables are the comprehension's own: the caller's bindings come back after it.
+      std::vector<std::string> names = n.kw.empty() ? std::vector<std::string>{n.name} : n.kw;
+      std::vector<std::optional<Obj>> saved(names.size());
+      for (std::size_t i = 0; i < names.size(); ++i)
+        if (Obj* prior = sc.Find(names[i])) saved[i] = *prior;
       Status st;
       for (Obj& item : items) {
         st = Step();
         if (!st.ok()) break;
-        sc.Set(n.name, std::move(item));
+        if (n.kw.empty()) {
+          sc.Set(n.name, std::move(item));
+        } else {
+          std::vector<Obj> parts;
+          st = Items(item, parts);
+          if (st.ok() && parts.size() != names.size())
+            st = EvalError("ValueError: cannot unpack " + std::to_string(parts.size()) + " values into " + std::to_string(names.size()) + " names");
+          if (!st.ok()) break;
+          for (std::size_t i = 0; i < names.size(); ++i) sc.Set(names[i], std::move(parts[i]));
+        }
         if (n.kids[2] >= 0) {
           Result<Obj> c = EvalObj(n.kids[2], sc);
           if (!c.ok()) { st = c.status(); break; }
@@ -350,11 +360,13 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
         if (!st.ok()) break;
         result.push_back(std::move(e).value());
       }
-      if (saved) {
-        sc.Set(n.name, std::move(*saved));
-      } else {
-        auto& vars = sc.vars;
-        vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == n.name; }), vars.end());
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        if (saved[i]) {
+          sc.Set(names[i], std::move(*saved[i]));
+        } else {
+          auto& vars = sc.vars;
+          vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == names[i]; }), vars.end());
+        }
       }
       RETURN_IF_ERROR(st);
       out.Set(Obj(NewList(std::move(result))));
