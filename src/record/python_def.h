@@ -24,6 +24,7 @@ inline constexpr int64_t kMaxDefSteps = 1'000'000;  // statements executed plus 
 inline constexpr int kMaxCallDepth = 64;            // nested calls of user functions
 inline constexpr std::size_t kMaxStackBytes = 512 << 10;  // of C++ stack one call may use
 inline constexpr int64_t kMaxKeptBytes = int64_t{256} << 20;  // held in lists and dicts
+inline constexpr int64_t kMaxTotalBytes = int64_t{2} << 30;   // built in all, over the whole call
 
 // ---- Statements ---------------------------------------------------------------------------------
 

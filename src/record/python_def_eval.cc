@@ -38,6 +38,10 @@ Status TypeErrorNotCallable(const Obj& o) { return EvalError("TypeError: '" + Ob
 }  // namespace
 
 Status Interp::Items(const Obj& o, std::vector<Obj>& out) {
+  std::size_t n = o.sp ? (o.sp->kind == Special::kList ? o.sp->list.size() : o.sp->dict.size())
+                       : o.v.is_list() ? o.v.as_list().size() : o.v.is_row() ? o.v.as_row().size()
+                       : o.v.is_string() ? o.v.as_string().size() : 0;
+  RETURN_IF_ERROR(ctx_.Charge(n * sizeof(Obj)));
   if (o.sp) {
     const Special& s = *o.sp;
     switch (s.kind) {

@@ -282,7 +282,14 @@ Status Interp::Assign(const Target& t, Obj v, Scope& sc) {
 
 Status Interp::Exec(const std::vector<int32_t>& block, Scope& sc, Flow& flow, Obj& ret) {
   for (int32_t i : block) {
-    ctx_.budget = kEvalBudgetBytes;  // each statement may build up to the budget; Keep bounds what is kept
+    // Each statement may build up to the per-expression budget; the call as a whole up to
+    // kMaxTotalBytes (so quadratic rebuilding, s = s + x in a loop, ends), and Keep bounds what
+    // lists and dicts hold.
+    spent_ += kEvalBudgetBytes - ctx_.budget;
+    ctx_.budget = kEvalBudgetBytes;
+    if (spent_ > kMaxTotalBytes)
+      return LimitError("MemoryError: the callable built more than " + std::to_string(kMaxTotalBytes >> 30) +
+                        " GiB of strings and lists in total for one row");
     RETURN_IF_ERROR(ExecOne(m_.stmts[static_cast<std::size_t>(i)], sc, flow, ret));
     if (flow != Flow::kNormal) return Status::OK();
   }
@@ -386,7 +393,16 @@ Status Interp::ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
         cur.SetValue(std::move(item));
       }
       ASSIGN_OR_RETURN(Obj rhs, EvalObj(s.expr, sc));
-      Obj result;
+      if (t.kind == Target::kName && s.op == Op::kAdd && !rhs.sp && rhs.v.is_string()) {
+        Obj* var = sc.Find(t.name);
+        if (var != nullptr && !var->sp && var->v.is_string()) {
+          // s += text appends in place (amortised O(1), as CPython does for a str nobody else holds).
+          if (var->v.as_string().size() + rhs.v.as_string().size() > static_cast<std::size_t>(kEvalBudgetBytes))
+            return EvalError("MemoryError: the string grows past " + std::to_string(kEvalBudgetBytes >> 20) + " MiB");
+          const_cast<std::string&>(var->v.as_string()).append(rhs.v.as_string());
+          return Status::OK();
+        }
+      }
       const Obj& a = cur.get();
       if (a.sp && a.sp->kind == Special::kList && s.op == Op::kAdd && t.kind == Target::kName) {
         std::vector<Obj> more;  // list += iterable extends in place
@@ -434,9 +450,23 @@ Status Interp::ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
         return Status::OK();
       };
       bool stop = false;
-      if (it.sp && it.sp->kind == Special::kRange) {  // lazily: range(10**9) costs nothing up front
+      // Lists, strings and ranges are walked in place (a loop that breaks early costs nothing for
+      // the rest); a mutable list is read by index each time, as Python's list iterator does.
+      if (it.sp && it.sp->kind == Special::kRange) {
         for (int64_t i = it.sp->start; !stop && (it.sp->step > 0 ? i < it.sp->stop : i > it.sp->stop); i += it.sp->step)
           RETURN_IF_ERROR(body(Obj(Value::Int(i)), &stop));
+      } else if (it.sp && it.sp->kind == Special::kList) {
+        for (std::size_t i = 0; !stop && i < it.sp->list.size(); ++i) RETURN_IF_ERROR(body(it.sp->list[i], &stop));
+      } else if (!it.sp && it.v.is_list()) {
+        const List& l = it.v.as_list();
+        for (std::size_t i = 0; !stop && i < l.size(); ++i) RETURN_IF_ERROR(body(Obj(l[i]), &stop));
+      } else if (!it.sp && it.v.is_string()) {
+        const std::string& str = it.v.as_string();
+        uint32_t cp;
+        for (std::size_t i = 0, n; !stop && i < str.size(); i += n) {
+          n = DecodeUtf8(str, i, &cp);
+          RETURN_IF_ERROR(body(Obj(Value::String(str.substr(i, n))), &stop));
+        }
       } else {
         std::vector<Obj> items;
         RETURN_IF_ERROR(Items(it, items));

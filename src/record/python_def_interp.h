@@ -92,6 +92,7 @@ class Interp {
   EvalContext ctx_;
   int64_t steps_ = 0;
   int64_t kept_ = kMaxKeptBytes;
+  int64_t spent_ = 0;  // bytes charged to ctx_ by the statements before the current one
   int depth_ = 0;
   int line_ = 0;  // of the statement running, for error messages
   const char* stack_base_;
