@@ -64,6 +64,14 @@ Result<Obj> Interp::CallBuiltinByName(const Node& n, const Args& args) {
       return Obj(Value::Int(len));
     }
   }
+  if (name == "reversed") {
+    RETURN_IF_ERROR(no_kw());
+    if (args.pos.size() != 1) return EvalError("TypeError: reversed expected 1 argument, got " + std::to_string(args.pos.size()));
+    std::vector<Obj> items;
+    RETURN_IF_ERROR(Items(*args.pos[0], items));
+    std::reverse(items.begin(), items.end());
+    return Obj(NewList(std::move(items)));
+  }
   if (name == "list" || name == "tuple" || name == "enumerate" || name == "zip") {
     if (name == "enumerate") {
       std::vector<const Obj*> a;
@@ -167,7 +175,7 @@ Result<Obj> Interp::CallBuiltinByName(const Node& n, const Args& args) {
   int fn = FindBuiltin(name);
   if (fn < 0) {
     static const char* kKnown = "len, str, repr, int, float, bool, round, abs, min, max, sum, any, all, sorted, list, tuple, "
-                                "dict, range, enumerate, zip, isinstance, ord, chr";
+                                "dict, range, enumerate, zip, reversed, isinstance, ord, chr";
     return EvalError("NameError: name '" + name + "' is not defined (functions available here: " + kKnown + ")");
   }
   const CallSpec& spec = Builtins()[static_cast<std::size_t>(fn)];

@@ -161,7 +161,7 @@ void DumpString(std::string& out, const std::string& s, bool ascii) {
     }
     if (cp < 0x20) {
       hex4(cp);
-    } else if (cp >= 0x80 && ascii) {
+    } else if (cp >= 0x7F && ascii) {  // Python escapes all but ' '..'~'
       if (cp >= 0x10000) {
         uint32_t v = cp - 0x10000;
         hex4(0xD800 + (v >> 10));

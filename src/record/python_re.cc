@@ -192,16 +192,18 @@ std::size_t ByteOffset(const std::string& s, int64_t cp) {
 // Every non-overlapping match, as Python 3.7+ finds them: an empty match right after a previous
 // match is allowed, and after an empty match the search moves on one character.
 Status ForEachMatch(const Regex& re, const std::string& s, int64_t limit,
-                    const std::function<Status(const std::vector<int64_t>&)>& fn) {
-  std::size_t pos = 0;
+                    const std::function<Status(const std::vector<int64_t>&)>& fn, std::size_t from = 0,
+                    std::size_t to = std::string::npos) {
+  std::size_t end = std::min(to, s.size());
+  std::size_t pos = from;
   bool after_empty = false;
   int64_t n = 0;
   std::vector<int64_t> spans;
-  while (pos <= s.size() && (limit <= 0 || n < limit)) {
+  while (pos <= end && (limit <= 0 || n < limit)) {
     uint32_t extra = after_empty ? PCRE2_NOTEMPTY_ATSTART | PCRE2_ANCHORED : 0;
-    RETURN_IF_ERROR(MatchAt(re, s, pos, s.size(), Mode::kSearch, extra, spans));
+    RETURN_IF_ERROR(MatchAt(re, s, pos, end, Mode::kSearch, extra, spans));
     if (spans.empty()) {
-      if (!after_empty || pos >= s.size()) break;
+      if (!after_empty || pos >= end) break;
       uint32_t cp;
       pos += DecodeUtf8(s, pos, &cp);
       after_empty = false;
@@ -357,6 +359,10 @@ Result<Obj> PatternCall(const std::shared_ptr<const Regex>& re, const std::strin
   if (fn == "findall" || fn == "finditer") {
     ASSIGN_OR_RETURN(std::string s, StrArg(a[0], "the string"));
     auto subject = std::make_shared<const std::string>(std::move(s));
+    ASSIGN_OR_RETURN(int64_t pos, IntOr(a.size() > 1 ? a[1] : nullptr, 0, "pos"));
+    ASSIGN_OR_RETURN(int64_t endpos, IntOr(a.size() > 2 ? a[2] : nullptr, INT64_MAX, "endpos"));
+    std::size_t from = ByteOffset(*subject, std::max<int64_t>(pos, 0));
+    std::size_t to = endpos == INT64_MAX ? subject->size() : ByteOffset(*subject, std::max<int64_t>(endpos, 0));
     List found;
     std::vector<Obj> matches;
     RETURN_IF_ERROR(ForEachMatch(*re, *subject, 0, [&](const std::vector<int64_t>& spans) -> Status {
@@ -373,7 +379,7 @@ Result<Obj> PatternCall(const std::shared_ptr<const Regex>& re, const std::strin
         found.push_back(Value::FromList(std::move(tuple)));
       }
       return Status::OK();
-    }));
+    }, from, to));
     if (fn == "finditer") return Obj(NewList(std::move(matches)));
     return Obj(Value::FromList(std::move(found)));
   }

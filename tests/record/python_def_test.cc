@@ -217,6 +217,15 @@ TEST(PythonDefTest, ReMatchesPython) {
   EXPECT_EQ(Body("  out = []\n  for m in re.finditer(r'\\d', 'a1b2'):\n    out.append(m.start())\n  return out\n"), "[1,3]");
   EXPECT_EQ(Body("  return re.match(r'(?P<a>x)(?P=a)', 'xx').group()\n"), "\"xx\"");
   EXPECT_EQ(Body("  return re.match(r'\\u00e9', 'é').group()\n"), "\"é\"");
+  // Empty matches, lookarounds, optional groups, Unicode classes and case folding.
+  EXPECT_EQ(Body("  return [re.sub('a*?', 'X', 'baac'), re.split('', 'ab'), re.sub('$', '!', 'a\\nb\\n'), re.sub('(?<=a)b', 'X', 'ab cb ab')]\n"),
+            "[\"XbXXXXXcX\",[\"\",\"a\",\"b\",\"\"],\"a\\nb!\\n!\",\"aX cb aX\"]");
+  EXPECT_EQ(Body("  return [re.split('(a)(x)?', 'bab'), re.findall('(a)?(b)', 'b ab'), [m.group() for m in re.finditer(r'(?<!\\d)\\d{2}(?!\\d)', '1 22 333 44')]]\n"),
+            "[[\"b\",\"a\",null,\"b\"],[[\"\",\"b\"],[\"a\",\"b\"]],[\"22\",\"44\"]]");
+  EXPECT_EQ(Body("  return [re.findall(r'\\s', 'a\\u00a0b\\u2003c'), re.search('(?i)ǅ', 'ǆ') is not None, re.compile('o').findall('foo boo', 1, 3)]\n"),
+            "[[\"\u00a0\",\"\u2003\"],true,[\"o\",\"o\"]]");
+  EXPECT_EQ(Body("  return [re.findall(r'\\d', '١٢3'), re.findall(r'\\d', '١٢3', re.ASCII), re.match('(a)|(b)', 'b').groups('-')]\n"),
+            "[[\"١\",\"٢\",\"3\"],[\"3\"],[\"-\",\"b\"]]");
 }
 
 TEST(PythonDefTest, MathAndJson) {
@@ -229,6 +238,7 @@ TEST(PythonDefTest, MathAndJson) {
   EXPECT_EQ(Body("  return json.dumps({'a': [1, 2.5, None, True], 'b': 'é\\n'})\n"),
             "\"{\\\"a\\\": [1, 2.5, null, true], \\\"b\\\": \\\"\\\\u00e9\\\\n\\\"}\"");
   EXPECT_EQ(Body("  return json.dumps({'b': 1, 'a': 2}, sort_keys=True)\n"), "\"{\\\"a\\\": 2, \\\"b\\\": 1}\"");
+  EXPECT_EQ(Body("  return json.dumps(['\\u0001', '\\x7f', 'é'])\n"), R"("[\"\\u0001\", \"\\u007f\", \"\\u00e9\"]")");
   EXPECT_EQ(Body("  return json.dumps([1, {'x': []}], indent=2)\n"), "\"[\\n  1,\\n  {\\n    \\\"x\\\": []\\n  }\\n]\"");
   EXPECT_EQ(Body("  return json.loads(row.j)\n", R"({"j": "{\"a\": [1, 2.5e3, null, true], \"b\": \"\\u00e9\\ud83d\\ude00\"}"})"),
             "{\"a\":[1,2500.0,null,true],\"b\":\"é😀\"}");
