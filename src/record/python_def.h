@@ -21,8 +21,19 @@ namespace dfw::expr {
 
 // Sandbox limits of one call.
 inline constexpr int64_t kMaxDefSteps = 1'000'000;  // statements executed plus loop iterations
-inline constexpr int kMaxCallDepth = 64;            // nested calls of user functions
-inline constexpr std::size_t kMaxStackBytes = 512 << 10;  // of C++ stack one call may use
+inline constexpr int kMaxCallDepth = 100;           // nested calls of user functions
+// C++ stack one call may use (a worker thread has a few MiB; sanitizers make frames far larger).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr std::size_t kMaxStackBytes = std::size_t{3} << 20;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr std::size_t kMaxStackBytes = std::size_t{3} << 20;
+#else
+inline constexpr std::size_t kMaxStackBytes = std::size_t{1} << 20;
+#endif
+#else
+inline constexpr std::size_t kMaxStackBytes = std::size_t{1} << 20;
+#endif
 inline constexpr int64_t kMaxKeptBytes = int64_t{256} << 20;  // held in lists and dicts
 inline constexpr int64_t kMaxTotalBytes = int64_t{2} << 30;   // built in all, over the whole call
 

@@ -120,44 +120,8 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
       out.Borrow(*o);
       return Status::OK();
     }
-    case NodeKind::kUnary: {
-      OSlot a;
-      RETURN_IF_ERROR(Eval(n.kids[0], sc, a));
-      if (n.op == Op::kNot) {
-        out.SetValue(Value::Bool(!ObjTruthy(a.get())));
-        return Status::OK();
-      }
-      Value scratch;
-      ASSIGN_OR_RETURN(const Value* v, AsValue(a.get(), scratch));
-      ASSIGN_OR_RETURN(Value r, UnaryOp(n.op, *v));
-      out.SetValue(std::move(r));
-      return Status::OK();
-    }
-    case NodeKind::kBinary: {
-      OSlot a, b;
-      RETURN_IF_ERROR(Eval(n.kids[0], sc, a));
-      RETURN_IF_ERROR(Eval(n.kids[1], sc, b));
-      const Obj& x = a.get();
-      const Obj& y = b.get();
-      // A new mutable list from list + list or list * n when a mutable list is involved.
-      if ((x.sp && x.sp->kind == Special::kList) || (y.sp && y.sp->kind == Special::kList)) {
-        if (n.op == Op::kAdd && IsListLike(x) && IsListLike(y)) {
-          std::vector<Obj> items, more;
-          RETURN_IF_ERROR(Items(x, items));
-          RETURN_IF_ERROR(Items(y, more));
-          for (Obj& e : more) items.push_back(std::move(e));
-          for (const Obj& e : items) RETURN_IF_ERROR(Keep(e));
-          out.Set(Obj(NewList(std::move(items))));
-          return Status::OK();
-        }
-      }
-      Value sx, sy;
-      ASSIGN_OR_RETURN(const Value* vx, AsValue(x, sx));
-      ASSIGN_OR_RETURN(const Value* vy, AsValue(y, sy));
-      ASSIGN_OR_RETURN(Value r, BinaryOp(n.op, *vx, *vy, ctx_));
-      out.SetValue(std::move(r));
-      return Status::OK();
-    }
+    case NodeKind::kUnary: return EvalUnary(n, sc, out);
+    case NodeKind::kBinary: return EvalBinary(n, sc, out);
     case NodeKind::kAnd:
     case NodeKind::kOr: {
       for (std::size_t i = 0; i < n.kids.size(); ++i) {
@@ -167,215 +131,18 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
       }
       return Status::OK();
     }
-    case NodeKind::kCompare: {
-      OSlot left, right;
-      RETURN_IF_ERROR(Eval(n.kids[0], sc, left));
-      for (std::size_t i = 0; i < n.ops.size(); ++i) {
-        RETURN_IF_ERROR(Eval(n.kids[i + 1], sc, right));
-        const Obj& x = left.get();
-        const Obj& y = right.get();
-        Op op = n.ops[i];
-        bool r;
-        if ((op == Op::kIs || op == Op::kIsNot) && (x.sp || y.sp)) {
-          r = (x.sp == y.sp) == (op == Op::kIs);
-        } else if ((op == Op::kIn || op == Op::kNotIn) && IsContainer(y)) {
-          bool found = false;
-          if (y.sp->kind == Special::kDict) {
-            if (!x.sp && x.v.is_string())
-              for (const auto& kv : y.sp->dict) found = found || kv.first == x.v.as_string();
-          } else {
-            for (const Obj& e : y.sp->list) {
-              ASSIGN_OR_RETURN(bool eq, ObjEquals(x, e));
-              if (eq) {
-                found = true;
-                break;
-              }
-            }
-          }
-          r = found == (op == Op::kIn);
-        } else if ((op == Op::kEq || op == Op::kNe) && (x.sp || y.sp)) {
-          ASSIGN_OR_RETURN(bool eq, ObjEquals(x, y));
-          r = eq == (op == Op::kEq);
-        } else {
-          Value sx, sy;
-          ASSIGN_OR_RETURN(const Value* vx, AsValue(x, sx));
-          ASSIGN_OR_RETURN(const Value* vy, AsValue(y, sy));
-          ASSIGN_OR_RETURN(r, CompareOp(op, *vx, *vy));
-        }
-        if (!r) {
-          out.SetValue(Value::Bool(false));
-          return Status::OK();
-        }
-        std::swap(left, right);
-      }
-      out.SetValue(Value::Bool(true));
-      return Status::OK();
-    }
+    case NodeKind::kCompare: return EvalCompare(n, sc, out);
     case NodeKind::kIf: {
       OSlot cond;
       RETURN_IF_ERROR(Eval(n.kids[1], sc, cond));
       return Eval(n.kids[ObjTruthy(cond.get()) ? 0 : 2], sc, out);
     }
-    case NodeKind::kIndex: {
-      OSlot obj, idx;
-      RETURN_IF_ERROR(Eval(n.kids[0], sc, obj));
-      RETURN_IF_ERROR(Eval(n.kids[1], sc, idx));
-      const Obj& o = obj.get();
-      const Obj& k = idx.get();
-      if (o.sp && o.sp->kind == Special::kList && !k.sp && IsIntLike(k.v)) {
-        int64_t i = IntOf(k.v), len = static_cast<int64_t>(o.sp->list.size());
-        if (i < 0) i += len;
-        if (i < 0 || i >= len) return EvalError("IndexError: list index out of range");
-        out.Set(o.sp->list[static_cast<std::size_t>(i)]);
-        return Status::OK();
-      }
-      if (o.sp && o.sp->kind == Special::kDict) {
-        if (!k.sp && k.v.is_string())
-          for (const auto& kv : o.sp->dict)
-            if (kv.first == k.v.as_string()) {
-              out.Set(kv.second);
-              return Status::OK();
-            }
-        return EvalError("KeyError: " + ObjRepr(k));
-      }
-      if (o.sp && o.sp->kind == Special::kMatch) {
-        Args args;
-        args.pos.push_back(&k);
-        ASSIGN_OR_RETURN(Obj g, CallRegexMethod(*o.sp, "group", args, ctx_));
-        out.Set(std::move(g));
-        return Status::OK();
-      }
-      Value so, sk;
-      ASSIGN_OR_RETURN(const Value* vo, AsValue(o, so));
-      ASSIGN_OR_RETURN(const Value* vk, AsValue(k, sk));
-      if (vo->is_row() && vk->is_string() && vo->as_row().Find(vk->as_string()) == nullptr)
-        return EvalError("KeyError: " + PyRepr(*vk));
-      ASSIGN_OR_RETURN(Value r, Subscript(*vo, *vk));
-      out.SetValue(std::move(r));
-      return Status::OK();
-    }
-    case NodeKind::kSlice: {
-      OSlot obj, parts[3];
-      RETURN_IF_ERROR(Eval(n.kids[0], sc, obj));
-      Value so, sp[3];
-      ASSIGN_OR_RETURN(const Value* vo, AsValue(obj.get(), so));
-      const Value* pv[3] = {nullptr, nullptr, nullptr};
-      for (std::size_t i = 0; i < 3; ++i) {
-        if (n.kids[i + 1] < 0) continue;
-        RETURN_IF_ERROR(Eval(n.kids[i + 1], sc, parts[i]));
-        ASSIGN_OR_RETURN(pv[i], AsValue(parts[i].get(), sp[i]));
-      }
-      ASSIGN_OR_RETURN(Value r, Slice(*vo, pv[0], pv[1], pv[2], ctx_));
-      out.SetValue(std::move(r));
-      return Status::OK();
-    }
-    case NodeKind::kAttr: {
-      OSlot obj;
-      RETURN_IF_ERROR(Eval(n.kids[0], sc, obj));
-      const Obj& o = obj.get();
-      if (o.sp && o.sp->kind == Special::kModule) {
-        ASSIGN_OR_RETURN(Obj a, ModuleAttr(o.sp->module, n.name));
-        out.Set(std::move(a));
-        return Status::OK();
-      }
-      if (o.sp && (o.sp->kind == Special::kMatch || o.sp->kind == Special::kPattern)) {
-        ASSIGN_OR_RETURN(Obj a, RegexAttr(*o.sp, n.name));
-        out.Set(std::move(a));
-        return Status::OK();
-      }
-      if (o.sp || !o.v.is_row())
-        return EvalError("AttributeError: '" + ObjTypeName(o) + "' object has no attribute '" + n.name + "'");
-      const Value* v = o.v.as_row().Find(n.name);
-      if (v == nullptr) {
-        std::vector<std::string> names;
-        for (const Field& f : o.v.as_row().fields()) names.push_back(f.name);
-        return EvalError("AttributeError: row has no field '" + n.name + "'" + DidYouMeanSuffix(n.name, names) +
-                         "; fields: " + (names.empty() ? "(none)" : Join(names)));
-      }
-      out.SetValue(*v);
-      return Status::OK();
-    }
-    case NodeKind::kList: {
-      std::vector<Obj> items;
-      items.reserve(n.kids.size());
-      for (int32_t k : n.kids) {
-        ASSIGN_OR_RETURN(Obj e, EvalObj(k, sc));
-        items.push_back(std::move(e));
-      }
-      if (n.fn == 1) {
-        for (const Obj& e : items) RETURN_IF_ERROR(Keep(e));
-        out.Set(Obj(NewList(std::move(items))));
-        return Status::OK();
-      }
-      List vals;  // a tuple: an immutable list
-      vals.reserve(items.size());
-      for (const Obj& e : items) {
-        ASSIGN_OR_RETURN(Value v, ToValue(e));
-        vals.push_back(std::move(v));
-      }
-      out.SetValue(Value::FromList(std::move(vals)));
-      return Status::OK();
-    }
-    case NodeKind::kDict: {
-      auto d = NewDict();
-      for (std::size_t i = 0; i + 1 < n.kids.size(); i += 2) {
-        ASSIGN_OR_RETURN(Obj k, EvalObj(n.kids[i], sc));
-        ASSIGN_OR_RETURN(Obj v, EvalObj(n.kids[i + 1], sc));
-        if (k.sp || !k.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(k));
-        RETURN_IF_ERROR(Keep(v));
-        auto it = std::find_if(d->dict.begin(), d->dict.end(), [&](const auto& kv) { return kv.first == k.v.as_string(); });
-        if (it != d->dict.end()) it->second = std::move(v);
-        else d->dict.emplace_back(k.v.as_string(), std::move(v));
-      }
-      out.Set(Obj(std::move(d)));
-      return Status::OK();
-    }
-    case NodeKind::kListComp: {
-      ASSIGN_OR_RETURN(Obj it, EvalObj(n.kids[1], sc));
-      std::vector<Obj> items, result;
-      RETURN_IF_ERROR(Items(it, items));
-      // The loop variables are the comprehension's own: the caller's bindings come back after it.
-      std::vector<std::string> names = n.kw.empty() ? std::vector<std::string>{n.name} : n.kw;
-      std::vector<std::optional<Obj>> saved(names.size());
-      for (std::size_t i = 0; i < names.size(); ++i)
-        if (Obj* prior = sc.Find(names[i])) saved[i] = *prior;
-      Status st;
-      for (Obj& item : items) {
-        st = Step();
-        if (!st.ok()) break;
-        if (n.kw.empty()) {
-          sc.Set(n.name, std::move(item));
-        } else {
-          std::vector<Obj> parts;
-          st = Items(item, parts);
-          if (st.ok() && parts.size() != names.size())
-            st = EvalError("ValueError: cannot unpack " + std::to_string(parts.size()) + " values into " + std::to_string(names.size()) + " names");
-          if (!st.ok()) break;
-          for (std::size_t i = 0; i < names.size(); ++i) sc.Set(names[i], std::move(parts[i]));
-        }
-        if (n.kids[2] >= 0) {
-          Result<Obj> c = EvalObj(n.kids[2], sc);
-          if (!c.ok()) { st = c.status(); break; }
-          if (!ObjTruthy(*c)) continue;
-        }
-        Result<Obj> e = EvalObj(n.kids[0], sc);
-        if (!e.ok()) { st = e.status(); break; }
-        st = Keep(*e);
-        if (!st.ok()) break;
-        result.push_back(std::move(e).value());
-      }
-      for (std::size_t i = 0; i < names.size(); ++i) {
-        if (saved[i]) {
-          sc.Set(names[i], std::move(*saved[i]));
-        } else {
-          auto& vars = sc.vars;
-          vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == names[i]; }), vars.end());
-        }
-      }
-      RETURN_IF_ERROR(st);
-      out.Set(Obj(NewList(std::move(result))));
-      return Status::OK();
-    }
+    case NodeKind::kIndex: return EvalIndex(n, sc, out);
+    case NodeKind::kSlice: return EvalSlice(n, sc, out);
+    case NodeKind::kAttr: return EvalAttr(n, sc, out);
+    case NodeKind::kList: return EvalList(n, sc, out);
+    case NodeKind::kDict: return EvalDict(n, sc, out);
+    case NodeKind::kListComp: return EvalListComp(n, sc, out);
     case NodeKind::kCallName: return EvalCallName(n, sc, out);
     case NodeKind::kCallAttr: return EvalCallAttr(n, sc, out);
     case NodeKind::kCallValue: return EvalCallValue(n, sc, out);
@@ -383,6 +150,257 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
     case NodeKind::kMethod: break;  // the def parser makes kCallName/kCallAttr instead
   }
   return Internal("unexpected expression node in a def callable");
+}
+
+Status Interp::EvalUnary(const Node& n, Scope& sc, OSlot& out) {
+  OSlot a;
+  RETURN_IF_ERROR(Eval(n.kids[0], sc, a));
+  if (n.op == Op::kNot) {
+    out.SetValue(Value::Bool(!ObjTruthy(a.get())));
+    return Status::OK();
+  }
+  Value scratch;
+  ASSIGN_OR_RETURN(const Value* v, AsValue(a.get(), scratch));
+  ASSIGN_OR_RETURN(Value r, UnaryOp(n.op, *v));
+  out.SetValue(std::move(r));
+  return Status::OK();
+}
+
+Status Interp::EvalBinary(const Node& n, Scope& sc, OSlot& out) {
+  OSlot a, b;
+  RETURN_IF_ERROR(Eval(n.kids[0], sc, a));
+  RETURN_IF_ERROR(Eval(n.kids[1], sc, b));
+  const Obj& x = a.get();
+  const Obj& y = b.get();
+  // A new mutable list from list + list or list * n when a mutable list is involved.
+  if ((x.sp && x.sp->kind == Special::kList) || (y.sp && y.sp->kind == Special::kList)) {
+    if (n.op == Op::kAdd && IsListLike(x) && IsListLike(y)) {
+      std::vector<Obj> items, more;
+      RETURN_IF_ERROR(Items(x, items));
+      RETURN_IF_ERROR(Items(y, more));
+      for (Obj& e : more) items.push_back(std::move(e));
+      for (const Obj& e : items) RETURN_IF_ERROR(Keep(e));
+      out.Set(Obj(NewList(std::move(items))));
+      return Status::OK();
+    }
+  }
+  Value sx, sy;
+  ASSIGN_OR_RETURN(const Value* vx, AsValue(x, sx));
+  ASSIGN_OR_RETURN(const Value* vy, AsValue(y, sy));
+  ASSIGN_OR_RETURN(Value r, BinaryOp(n.op, *vx, *vy, ctx_));
+  out.SetValue(std::move(r));
+  return Status::OK();
+}
+
+Status Interp::EvalCompare(const Node& n, Scope& sc, OSlot& out) {
+  OSlot left, right;
+  RETURN_IF_ERROR(Eval(n.kids[0], sc, left));
+  for (std::size_t i = 0; i < n.ops.size(); ++i) {
+    RETURN_IF_ERROR(Eval(n.kids[i + 1], sc, right));
+    const Obj& x = left.get();
+    const Obj& y = right.get();
+    Op op = n.ops[i];
+    bool r;
+    if ((op == Op::kIs || op == Op::kIsNot) && (x.sp || y.sp)) {
+      r = (x.sp == y.sp) == (op == Op::kIs);
+    } else if ((op == Op::kIn || op == Op::kNotIn) && IsContainer(y)) {
+      bool found = false;
+      if (y.sp->kind == Special::kDict) {
+        if (!x.sp && x.v.is_string())
+          for (const auto& kv : y.sp->dict) found = found || kv.first == x.v.as_string();
+      } else {
+        for (const Obj& e : y.sp->list) {
+          ASSIGN_OR_RETURN(bool eq, ObjEquals(x, e));
+          if (eq) {
+            found = true;
+            break;
+          }
+        }
+      }
+      r = found == (op == Op::kIn);
+    } else if ((op == Op::kEq || op == Op::kNe) && (x.sp || y.sp)) {
+      ASSIGN_OR_RETURN(bool eq, ObjEquals(x, y));
+      r = eq == (op == Op::kEq);
+    } else {
+      Value sx, sy;
+      ASSIGN_OR_RETURN(const Value* vx, AsValue(x, sx));
+      ASSIGN_OR_RETURN(const Value* vy, AsValue(y, sy));
+      ASSIGN_OR_RETURN(r, CompareOp(op, *vx, *vy));
+    }
+    if (!r) {
+      out.SetValue(Value::Bool(false));
+      return Status::OK();
+    }
+    std::swap(left, right);
+  }
+  out.SetValue(Value::Bool(true));
+  return Status::OK();
+}
+
+Status Interp::EvalIndex(const Node& n, Scope& sc, OSlot& out) {
+  OSlot obj, idx;
+  RETURN_IF_ERROR(Eval(n.kids[0], sc, obj));
+  RETURN_IF_ERROR(Eval(n.kids[1], sc, idx));
+  const Obj& o = obj.get();
+  const Obj& k = idx.get();
+  if (o.sp && o.sp->kind == Special::kList && !k.sp && IsIntLike(k.v)) {
+    int64_t i = IntOf(k.v), len = static_cast<int64_t>(o.sp->list.size());
+    if (i < 0) i += len;
+    if (i < 0 || i >= len) return EvalError("IndexError: list index out of range");
+    out.Set(o.sp->list[static_cast<std::size_t>(i)]);
+    return Status::OK();
+  }
+  if (o.sp && o.sp->kind == Special::kDict) {
+    if (!k.sp && k.v.is_string())
+      for (const auto& kv : o.sp->dict)
+        if (kv.first == k.v.as_string()) {
+          out.Set(kv.second);
+          return Status::OK();
+        }
+    return EvalError("KeyError: " + ObjRepr(k));
+  }
+  if (o.sp && o.sp->kind == Special::kMatch) {
+    Args args;
+    args.pos.push_back(&k);
+    ASSIGN_OR_RETURN(Obj g, CallRegexMethod(*o.sp, "group", args, ctx_));
+    out.Set(std::move(g));
+    return Status::OK();
+  }
+  Value so, sk;
+  ASSIGN_OR_RETURN(const Value* vo, AsValue(o, so));
+  ASSIGN_OR_RETURN(const Value* vk, AsValue(k, sk));
+  if (vo->is_row() && vk->is_string() && vo->as_row().Find(vk->as_string()) == nullptr)
+    return EvalError("KeyError: " + PyRepr(*vk));
+  ASSIGN_OR_RETURN(Value r, Subscript(*vo, *vk));
+  out.SetValue(std::move(r));
+  return Status::OK();
+}
+
+Status Interp::EvalSlice(const Node& n, Scope& sc, OSlot& out) {
+  OSlot obj, parts[3];
+  RETURN_IF_ERROR(Eval(n.kids[0], sc, obj));
+  Value so, sp[3];
+  ASSIGN_OR_RETURN(const Value* vo, AsValue(obj.get(), so));
+  const Value* pv[3] = {nullptr, nullptr, nullptr};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (n.kids[i + 1] < 0) continue;
+    RETURN_IF_ERROR(Eval(n.kids[i + 1], sc, parts[i]));
+    ASSIGN_OR_RETURN(pv[i], AsValue(parts[i].get(), sp[i]));
+  }
+  ASSIGN_OR_RETURN(Value r, Slice(*vo, pv[0], pv[1], pv[2], ctx_));
+  out.SetValue(std::move(r));
+  return Status::OK();
+}
+
+Status Interp::EvalAttr(const Node& n, Scope& sc, OSlot& out) {
+  OSlot obj;
+  RETURN_IF_ERROR(Eval(n.kids[0], sc, obj));
+  const Obj& o = obj.get();
+  if (o.sp && o.sp->kind == Special::kModule) {
+    ASSIGN_OR_RETURN(Obj a, ModuleAttr(o.sp->module, n.name));
+    out.Set(std::move(a));
+    return Status::OK();
+  }
+  if (o.sp && (o.sp->kind == Special::kMatch || o.sp->kind == Special::kPattern)) {
+    ASSIGN_OR_RETURN(Obj a, RegexAttr(*o.sp, n.name));
+    out.Set(std::move(a));
+    return Status::OK();
+  }
+  if (o.sp || !o.v.is_row())
+    return EvalError("AttributeError: '" + ObjTypeName(o) + "' object has no attribute '" + n.name + "'");
+  const Value* v = o.v.as_row().Find(n.name);
+  if (v == nullptr) {
+    std::vector<std::string> names;
+    for (const Field& f : o.v.as_row().fields()) names.push_back(f.name);
+    return EvalError("AttributeError: row has no field '" + n.name + "'" + DidYouMeanSuffix(n.name, names) +
+                     "; fields: " + (names.empty() ? "(none)" : Join(names)));
+  }
+  out.SetValue(*v);
+  return Status::OK();
+}
+
+Status Interp::EvalList(const Node& n, Scope& sc, OSlot& out) {
+  std::vector<Obj> items;
+  items.reserve(n.kids.size());
+  for (int32_t k : n.kids) {
+    ASSIGN_OR_RETURN(Obj e, EvalObj(k, sc));
+    items.push_back(std::move(e));
+  }
+  if (n.fn == 1) {
+    for (const Obj& e : items) RETURN_IF_ERROR(Keep(e));
+    out.Set(Obj(NewList(std::move(items))));
+    return Status::OK();
+  }
+  List vals;  // a tuple: an immutable list
+  vals.reserve(items.size());
+  for (const Obj& e : items) {
+    ASSIGN_OR_RETURN(Value v, ToValue(e));
+    vals.push_back(std::move(v));
+  }
+  out.SetValue(Value::FromList(std::move(vals)));
+  return Status::OK();
+}
+
+Status Interp::EvalDict(const Node& n, Scope& sc, OSlot& out) {
+  auto d = NewDict();
+  for (std::size_t i = 0; i + 1 < n.kids.size(); i += 2) {
+    ASSIGN_OR_RETURN(Obj k, EvalObj(n.kids[i], sc));
+    ASSIGN_OR_RETURN(Obj v, EvalObj(n.kids[i + 1], sc));
+    if (k.sp || !k.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(k));
+    RETURN_IF_ERROR(Keep(v));
+    auto it = std::find_if(d->dict.begin(), d->dict.end(), [&](const auto& kv) { return kv.first == k.v.as_string(); });
+    if (it != d->dict.end()) it->second = std::move(v);
+    else d->dict.emplace_back(k.v.as_string(), std::move(v));
+  }
+  out.Set(Obj(std::move(d)));
+  return Status::OK();
+}
+
+Status Interp::EvalListComp(const Node& n, Scope& sc, OSlot& out) {
+  ASSIGN_OR_RETURN(Obj it, EvalObj(n.kids[1], sc));
+  std::vector<Obj> items, result;
+  RETURN_IF_ERROR(Items(it, items));
+  // The loop variables are the comprehension's own: the caller's bindings come back after it.
+  std::vector<std::string> names = n.kw.empty() ? std::vector<std::string>{n.name} : n.kw;
+  std::vector<std::optional<Obj>> saved(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (Obj* prior = sc.Find(names[i])) saved[i] = *prior;
+  Status st;
+  for (Obj& item : items) {
+    st = Step();
+    if (!st.ok()) break;
+    if (n.kw.empty()) {
+      sc.Set(n.name, std::move(item));
+    } else {
+      std::vector<Obj> parts;
+      st = Items(item, parts);
+      if (st.ok() && parts.size() != names.size())
+        st = EvalError("ValueError: cannot unpack " + std::to_string(parts.size()) + " values into " + std::to_string(names.size()) + " names");
+      if (!st.ok()) break;
+      for (std::size_t i = 0; i < names.size(); ++i) sc.Set(names[i], std::move(parts[i]));
+    }
+    if (n.kids[2] >= 0) {
+      Result<Obj> c = EvalObj(n.kids[2], sc);
+      if (!c.ok()) { st = c.status(); break; }
+      if (!ObjTruthy(*c)) continue;
+    }
+    Result<Obj> e = EvalObj(n.kids[0], sc);
+    if (!e.ok()) { st = e.status(); break; }
+    st = Keep(*e);
+    if (!st.ok()) break;
+    result.push_back(std::move(e).value());
+  }
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (saved[i]) {
+      sc.Set(names[i], std::move(*saved[i]));
+    } else {
+      auto& vars = sc.vars;
+      vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == names[i]; }), vars.end());
+    }
+  }
+  RETURN_IF_ERROR(st);
+  out.Set(Obj(NewList(std::move(result))));
+  return Status::OK();
 }
 
 Status Interp::EvalCallValue(const Node& n, Scope& sc, OSlot& out) {

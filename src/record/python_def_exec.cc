@@ -204,7 +204,7 @@ Status Interp::Keep(const Obj& o) {
 Status Interp::CheckStack() {
   const char* here = static_cast<const char*>(__builtin_frame_address(0));
   std::size_t used = stack_base_ > here ? static_cast<std::size_t>(stack_base_ - here) : 0;
-  if (used > kMaxStackBytes) return LimitError("RecursionError: maximum recursion depth exceeded (expressions nest too deeply)");
+  if (used > kMaxStackBytes) return LimitError("RecursionError: maximum recursion depth exceeded (calls and expressions nest too deeply)");
   return Status::OK();
 }
 
@@ -350,6 +350,127 @@ Status Interp::ExecTry(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
   return st;
 }
 
+Status Interp::ExecAugAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
+  (void)flow;
+  (void)ret;
+  const Target& t = s.targets[0];
+  OSlot cur;
+  if (t.kind == Target::kName) {
+    const Obj* o = Lookup(sc, t.name);
+    if (o == nullptr) return NameError(sc, t.name);
+    cur.Set(*o);
+  } else {
+    const Obj* o = Lookup(sc, t.name);
+    if (o == nullptr) return NameError(sc, t.name);
+    ASSIGN_OR_RETURN(Obj key, EvalObj(t.index, sc));
+    ASSIGN_OR_RETURN(Value base, ToValue(*o));
+    ASSIGN_OR_RETURN(Value k, ToValue(key));
+    ASSIGN_OR_RETURN(Value item, Subscript(base, k));
+    cur.SetValue(std::move(item));
+  }
+  ASSIGN_OR_RETURN(Obj rhs, EvalObj(s.expr, sc));
+  if (t.kind == Target::kName && s.op == Op::kAdd && !rhs.sp && rhs.v.is_string()) {
+    Obj* var = sc.Find(t.name);
+    if (var != nullptr && !var->sp && var->v.is_string()) {
+      // s += text appends in place (amortised O(1), as CPython does for a str nobody else holds).
+      if (var->v.as_string().size() + rhs.v.as_string().size() > static_cast<std::size_t>(kEvalBudgetBytes))
+        return EvalError("MemoryError: the string grows past " + std::to_string(kEvalBudgetBytes >> 20) + " MiB");
+      const_cast<std::string&>(var->v.as_string()).append(rhs.v.as_string());
+      return Status::OK();
+    }
+  }
+  const Obj& a = cur.get();
+  if (a.sp && a.sp->kind == Special::kList && s.op == Op::kAdd && t.kind == Target::kName) {
+    std::vector<Obj> more;  // list += iterable extends in place
+    RETURN_IF_ERROR(Items(rhs, more));
+    Obj* var = sc.Find(t.name);
+    if (var == nullptr || !var->sp || var->sp->frozen)
+      return EvalError("TypeError: module-level '" + t.name + "' is read-only inside the callable");
+    for (Obj& e : more) {
+      RETURN_IF_ERROR(Keep(e));
+      var->sp->list.push_back(std::move(e));
+    }
+    return Status::OK();
+  }
+  ASSIGN_OR_RETURN(Value av, ToValue(a));
+  ASSIGN_OR_RETURN(Value bv, ToValue(rhs));
+  ASSIGN_OR_RETURN(Value r, BinaryOp(s.op, av, bv, ctx_));
+  return Assign(t, Obj(std::move(r)), sc);
+}
+
+Status Interp::ExecFor(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
+  (void)flow;
+  (void)ret;
+  ASSIGN_OR_RETURN(Obj it, EvalObj(s.expr, sc));
+  auto body = [&](Obj item, bool* stop) -> Status {
+    RETURN_IF_ERROR(Step());
+    RETURN_IF_ERROR(Assign(s.targets[0], std::move(item), sc));
+    RETURN_IF_ERROR(Exec(s.body, sc, flow, ret));
+    if (flow == Flow::kBreak || flow == Flow::kReturn) *stop = true;
+    if (flow != Flow::kReturn) flow = Flow::kNormal;
+    return Status::OK();
+  };
+  bool stop = false;
+  // Lists, strings and ranges are walked in place (a loop that breaks early costs nothing for
+  // the rest); a mutable list is read by index each time, as Python's list iterator does.
+  if (it.sp && it.sp->kind == Special::kRange) {
+    for (int64_t i = it.sp->start; !stop && (it.sp->step > 0 ? i < it.sp->stop : i > it.sp->stop); i += it.sp->step)
+      RETURN_IF_ERROR(body(Obj(Value::Int(i)), &stop));
+  } else if (it.sp && it.sp->kind == Special::kList) {
+    for (std::size_t i = 0; !stop && i < it.sp->list.size(); ++i) RETURN_IF_ERROR(body(it.sp->list[i], &stop));
+  } else if (!it.sp && it.v.is_list()) {
+    const List& l = it.v.as_list();
+    for (std::size_t i = 0; !stop && i < l.size(); ++i) RETURN_IF_ERROR(body(Obj(l[i]), &stop));
+  } else if (!it.sp && it.v.is_string()) {
+    const std::string& str = it.v.as_string();
+    uint32_t cp;
+    for (std::size_t i = 0, n; !stop && i < str.size(); i += n) {
+      n = DecodeUtf8(str, i, &cp);
+      RETURN_IF_ERROR(body(Obj(Value::String(str.substr(i, n))), &stop));
+    }
+  } else {
+    std::vector<Obj> items;
+    RETURN_IF_ERROR(Items(it, items));
+    for (std::size_t i = 0; i < items.size() && !stop; ++i) RETURN_IF_ERROR(body(std::move(items[i]), &stop));
+  }
+  if (!stop) return Exec(s.orelse, sc, flow, ret);
+  return Status::OK();
+}
+
+Status Interp::ExecDef(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
+  (void)flow;
+  (void)ret;
+  const FuncDef& f = m_.funcs[static_cast<std::size_t>(s.func)];
+  auto fn = std::make_shared<Special>(Special::kFunction);
+  fn->func = &f;
+  for (int32_t d : f.defaults) {
+    ASSIGN_OR_RETURN(Obj dv, EvalObj(d, sc));
+    fn->defaults.push_back(std::move(dv));
+  }
+  // A def inside a function sees that call's variables; a top-level one the module scope.
+  if (&sc != globals_) fn->closure = sc.shared_from_this();
+  made_.push_back(fn);
+  sc.Set(f.name, Obj(std::move(fn)));
+  return Status::OK();
+}
+
+Status Interp::ExecImport(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
+  (void)flow;
+  (void)ret;
+  auto mod = std::make_shared<Special>(Special::kModule);
+  mod->module = s.name == "re" ? ModuleId::kRe : s.name == "math" ? ModuleId::kMath : ModuleId::kJson;
+  sc.Set(s.as, Obj(std::move(mod)));
+  return Status::OK();
+}
+
+Status Interp::ExecAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
+  (void)flow;
+  (void)ret;
+  ASSIGN_OR_RETURN(Obj v, EvalObj(s.expr, sc));
+  for (const Target& t : s.targets) RETURN_IF_ERROR(Assign(t, v, sc));
+  return Status::OK();
+}
+
 Status Interp::ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
   RETURN_IF_ERROR(Step());
   RETURN_IF_ERROR(CheckStack());
@@ -371,56 +492,8 @@ Status Interp::ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
       flow = Flow::kReturn;
       return Status::OK();
     }
-    case StmtKind::kAssign: {
-      ASSIGN_OR_RETURN(Obj v, EvalObj(s.expr, sc));
-      for (const Target& t : s.targets) RETURN_IF_ERROR(Assign(t, v, sc));
-      return Status::OK();
-    }
-    case StmtKind::kAugAssign: {
-      const Target& t = s.targets[0];
-      OSlot cur;
-      if (t.kind == Target::kName) {
-        const Obj* o = Lookup(sc, t.name);
-        if (o == nullptr) return NameError(sc, t.name);
-        cur.Set(*o);
-      } else {
-        const Obj* o = Lookup(sc, t.name);
-        if (o == nullptr) return NameError(sc, t.name);
-        ASSIGN_OR_RETURN(Obj key, EvalObj(t.index, sc));
-        ASSIGN_OR_RETURN(Value base, ToValue(*o));
-        ASSIGN_OR_RETURN(Value k, ToValue(key));
-        ASSIGN_OR_RETURN(Value item, Subscript(base, k));
-        cur.SetValue(std::move(item));
-      }
-      ASSIGN_OR_RETURN(Obj rhs, EvalObj(s.expr, sc));
-      if (t.kind == Target::kName && s.op == Op::kAdd && !rhs.sp && rhs.v.is_string()) {
-        Obj* var = sc.Find(t.name);
-        if (var != nullptr && !var->sp && var->v.is_string()) {
-          // s += text appends in place (amortised O(1), as CPython does for a str nobody else holds).
-          if (var->v.as_string().size() + rhs.v.as_string().size() > static_cast<std::size_t>(kEvalBudgetBytes))
-            return EvalError("MemoryError: the string grows past " + std::to_string(kEvalBudgetBytes >> 20) + " MiB");
-          const_cast<std::string&>(var->v.as_string()).append(rhs.v.as_string());
-          return Status::OK();
-        }
-      }
-      const Obj& a = cur.get();
-      if (a.sp && a.sp->kind == Special::kList && s.op == Op::kAdd && t.kind == Target::kName) {
-        std::vector<Obj> more;  // list += iterable extends in place
-        RETURN_IF_ERROR(Items(rhs, more));
-        Obj* var = sc.Find(t.name);
-        if (var == nullptr || !var->sp || var->sp->frozen)
-          return EvalError("TypeError: module-level '" + t.name + "' is read-only inside the callable");
-        for (Obj& e : more) {
-          RETURN_IF_ERROR(Keep(e));
-          var->sp->list.push_back(std::move(e));
-        }
-        return Status::OK();
-      }
-      ASSIGN_OR_RETURN(Value av, ToValue(a));
-      ASSIGN_OR_RETURN(Value bv, ToValue(rhs));
-      ASSIGN_OR_RETURN(Value r, BinaryOp(s.op, av, bv, ctx_));
-      return Assign(t, Obj(std::move(r)), sc);
-    }
+    case StmtKind::kAssign: return ExecAssign(s, sc, flow, ret);
+    case StmtKind::kAugAssign: return ExecAugAssign(s, sc, flow, ret);
     case StmtKind::kIf: {
       ASSIGN_OR_RETURN(Obj c, EvalObj(s.expr, sc));
       return Exec(ObjTruthy(c) ? s.body : s.orelse, sc, flow, ret);
@@ -439,64 +512,11 @@ Status Interp::ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
         flow = Flow::kNormal;
       }
     }
-    case StmtKind::kFor: {
-      ASSIGN_OR_RETURN(Obj it, EvalObj(s.expr, sc));
-      auto body = [&](Obj item, bool* stop) -> Status {
-        RETURN_IF_ERROR(Step());
-        RETURN_IF_ERROR(Assign(s.targets[0], std::move(item), sc));
-        RETURN_IF_ERROR(Exec(s.body, sc, flow, ret));
-        if (flow == Flow::kBreak || flow == Flow::kReturn) *stop = true;
-        if (flow != Flow::kReturn) flow = Flow::kNormal;
-        return Status::OK();
-      };
-      bool stop = false;
-      // Lists, strings and ranges are walked in place (a loop that breaks early costs nothing for
-      // the rest); a mutable list is read by index each time, as Python's list iterator does.
-      if (it.sp && it.sp->kind == Special::kRange) {
-        for (int64_t i = it.sp->start; !stop && (it.sp->step > 0 ? i < it.sp->stop : i > it.sp->stop); i += it.sp->step)
-          RETURN_IF_ERROR(body(Obj(Value::Int(i)), &stop));
-      } else if (it.sp && it.sp->kind == Special::kList) {
-        for (std::size_t i = 0; !stop && i < it.sp->list.size(); ++i) RETURN_IF_ERROR(body(it.sp->list[i], &stop));
-      } else if (!it.sp && it.v.is_list()) {
-        const List& l = it.v.as_list();
-        for (std::size_t i = 0; !stop && i < l.size(); ++i) RETURN_IF_ERROR(body(Obj(l[i]), &stop));
-      } else if (!it.sp && it.v.is_string()) {
-        const std::string& str = it.v.as_string();
-        uint32_t cp;
-        for (std::size_t i = 0, n; !stop && i < str.size(); i += n) {
-          n = DecodeUtf8(str, i, &cp);
-          RETURN_IF_ERROR(body(Obj(Value::String(str.substr(i, n))), &stop));
-        }
-      } else {
-        std::vector<Obj> items;
-        RETURN_IF_ERROR(Items(it, items));
-        for (std::size_t i = 0; i < items.size() && !stop; ++i) RETURN_IF_ERROR(body(std::move(items[i]), &stop));
-      }
-      if (!stop) return Exec(s.orelse, sc, flow, ret);
-      return Status::OK();
-    }
+    case StmtKind::kFor: return ExecFor(s, sc, flow, ret);
     case StmtKind::kTry: return ExecTry(s, sc, flow, ret);
     case StmtKind::kRaise: return Raise(s, sc);
-    case StmtKind::kImport: {
-      auto mod = std::make_shared<Special>(Special::kModule);
-      mod->module = s.name == "re" ? ModuleId::kRe : s.name == "math" ? ModuleId::kMath : ModuleId::kJson;
-      sc.Set(s.as, Obj(std::move(mod)));
-      return Status::OK();
-    }
-    case StmtKind::kDef: {
-      const FuncDef& f = m_.funcs[static_cast<std::size_t>(s.func)];
-      auto fn = std::make_shared<Special>(Special::kFunction);
-      fn->func = &f;
-      for (int32_t d : f.defaults) {
-        ASSIGN_OR_RETURN(Obj dv, EvalObj(d, sc));
-        fn->defaults.push_back(std::move(dv));
-      }
-      // A def inside a function sees that call's variables; a top-level one the module scope.
-      if (&sc != globals_) fn->closure = sc.shared_from_this();
-      made_.push_back(fn);
-      sc.Set(f.name, Obj(std::move(fn)));
-      return Status::OK();
-    }
+    case StmtKind::kImport: return ExecImport(s, sc, flow, ret);
+    case StmtKind::kDef: return ExecDef(s, sc, flow, ret);
   }
   return Internal("unknown statement");
 }

@@ -76,6 +76,16 @@ class Interp {
     return EvalError(std::string("TypeError: the module-level ") + (s.kind == Special::kList ? "list" : "dict") +
                      " is read-only inside the callable (it is shared by every row); copy it first, e.g. x = list(...)");
   }
+  // The larger cases of Eval, out of line so its frame (paid per nesting level) stays small.
+  [[gnu::noinline]] Status EvalUnary(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalBinary(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalCompare(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalIndex(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalSlice(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalAttr(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalList(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalDict(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalListComp(const Node& n, Scope& sc, OSlot& out);
   Status EvalCallName(const Node& n, Scope& sc, OSlot& out);
   Status EvalCallAttr(const Node& n, Scope& sc, OSlot& out);
   Status EvalCallValue(const Node& n, Scope& sc, OSlot& out);
@@ -84,7 +94,12 @@ class Interp {
   Result<Obj> CallContainerMethod(Special& self, const std::string& name, const Args& args, bool may_mutate);
   Status Assign(const Target& t, Obj v, Scope& sc);
   Status ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
-  Status ExecTry(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecAugAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecFor(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecDef(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecImport(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecTry(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
   Status Raise(const Stmt& s, Scope& sc);
 
   const Module& m_;
