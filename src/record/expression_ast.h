@@ -44,6 +44,8 @@ enum class NodeKind : uint8_t {
   kCallValue,  // kids[0](kids[1...])
   kDict,       // {kids[0]: kids[1], kids[2]: kids[3], ...}
   kListComp,   // [kids[0] for name in kids[1] if kids[2]], kids[2] = -1 without a condition
+  kFormat,     // f-string: kw = literal, conversion+spec, literal, ... around the fields kids
+  kLambda,     // lambda kw...: kids[0]
 };
 
 inline constexpr uint8_t kNoMethod = 255;

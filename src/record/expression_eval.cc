@@ -186,6 +186,8 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
     case NodeKind::kCallValue:
     case NodeKind::kDict:
     case NodeKind::kListComp:
+    case NodeKind::kFormat:
+    case NodeKind::kLambda:
       break;  // only in def callables, which have their own evaluator
   }
   return Internal("unknown expression node");

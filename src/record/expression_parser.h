@@ -155,7 +155,7 @@ class Parser {
   Result<int32_t> ParseTernary() {
     DepthGuard g(depth_);
     RETURN_IF_ERROR(Enter());
-    if (AtName("lambda")) return Unexpected(Peek());
+    if (AtName("lambda")) return def_mode_ ? ParseLambda() : Unexpected(Peek());
     ASSIGN_OR_RETURN(int32_t body, ParseBool(true));
     if (!AtName("if")) {
       if (AtOp(":=")) return Unexpected(Peek());
@@ -274,6 +274,9 @@ class Parser {
   Result<int32_t> ParseSubscript(int32_t obj);
   Result<int32_t> ParseCall(int32_t self, const std::string& name, int col);
   Result<int32_t> ParseDefCall(Node n);
+  Result<int32_t> ParseFString(int col);
+  Result<int32_t> ParseSubExpression(const std::string& text, int col);
+  Result<int32_t> ParseLambda();
   Result<int32_t> ParseDict(int col);
   Result<int32_t> ParseAtom();
   Result<int32_t> ParseDisplay(std::string_view close, int col);

@@ -106,6 +106,64 @@ Result<int32_t> Parser::ParseDict(int col) {
   return Add(std::move(n));
 }
 
+// Adjacent string and f-string literals (def mode): one kFormat node.
+Result<int32_t> Parser::ParseFString(int col) {
+  Node n{.kind = NodeKind::kFormat, .column = col, .kw = {""}};
+  while (At(TokKind::kString) || At(TokKind::kFString)) {
+    Token tok = Next();
+    if (tok.kind == TokKind::kString) {
+      n.kw.back() += tok.text;
+      continue;
+    }
+    n.kw.back() += tok.parts[0];
+    for (std::size_t i = 1; i + 2 < tok.parts.size(); i += 3) {
+      ASSIGN_OR_RETURN(int32_t k, ParseSubExpression(tok.parts[i], tok.column));
+      n.kids.push_back(k);
+      n.kw.push_back(tok.parts[i + 1]);
+      n.kw.push_back(tok.parts[i + 2]);
+    }
+  }
+  return Add(std::move(n));
+}
+
+// An f-string field's expression, parsed into this program; errors name the f-string's column.
+Result<int32_t> Parser::ParseSubExpression(const std::string& text, int col) {
+  RETURN_IF_ERROR(Enter());
+  Result<std::vector<Token>> toks = Tokenize(text, true);
+  if (!toks.ok()) return Error(col, "in an f-string field: " + toks.status().message());
+  Parser sub(std::move(toks).value());
+  sub.def_mode_ = true;
+  sub.depth_ = depth_ + 1;
+  std::size_t before = p_.nodes.size();
+  sub.p_ = std::move(p_);
+  sub.height_ = std::move(height_);
+  Result<int32_t> r = sub.ParseTop();
+  if (r.ok() && !sub.At(TokKind::kEnd)) r = sub.Unexpected(sub.Peek());
+  p_ = std::move(sub.p_);
+  height_ = std::move(sub.height_);
+  for (std::size_t i = before; i < p_.nodes.size(); ++i) p_.nodes[i].column += col - 1;  // counted from the f-string
+  if (!r.ok()) return Error(col, "in an f-string field: " + r.status().message());
+  return r;
+}
+
+// lambda a, b=...: body (def mode). Parameters are names; defaults are not supported.
+Result<int32_t> Parser::ParseLambda() {
+  int col = Next().column;  // 'lambda'
+  Node n{.kind = NodeKind::kLambda, .column = col};
+  while (!AtOp(":")) {
+    if (!At(TokKind::kName)) return Error(Peek().column, "lambda parameters here are names (no defaults, *args or **kwargs)");
+    std::string p = Next().text;
+    if (std::find(n.kw.begin(), n.kw.end(), p) != n.kw.end()) return Error(col, "duplicate argument '" + p + "' in lambda");
+    n.kw.push_back(std::move(p));
+    if (!AtOp(",")) break;
+    Next();
+  }
+  RETURN_IF_ERROR(Expect(":"));
+  ASSIGN_OR_RETURN(int32_t body, ParseTernary());
+  n.kids.push_back(body);
+  return Add(std::move(n));
+}
+
 // The arguments of a call inside a def: positional, then NAME=value keywords.
 Result<int32_t> Parser::ParseDefCall(Node n) {
   Next();  // '('
@@ -140,7 +198,10 @@ Result<int32_t> Parser::ParseAtom() {
       Value v = Next().number;
       return Add(Node{.kind = NodeKind::kConst, .column = col, .value = std::move(v)});
     }
-    case TokKind::kString: {
+    case TokKind::kString:
+    case TokKind::kFString: {
+      for (int k = 0; def_mode_ && (Peek(k).kind == TokKind::kString || Peek(k).kind == TokKind::kFString); ++k)
+        if (Peek(k).kind == TokKind::kFString) return ParseFString(col);
       std::string s;
       while (At(TokKind::kString)) s += Next().text;  // "a" "b" is "ab", as in Python
       return Add(Node{.kind = NodeKind::kConst, .column = col, .value = Value::String(std::move(s))});

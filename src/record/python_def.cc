@@ -36,7 +36,25 @@ class CompiledDef final : public CompiledExpression {
 
 }  // namespace
 
+Result<Obj> Interp::CallLambda(const Special& fn, const Args& args) {
+  const Node& n = *fn.lambda;
+  if (depth_ >= kMaxCallDepth)
+    return ResourceExhausted("RecursionError: maximum recursion depth exceeded (" + std::to_string(kMaxCallDepth) + " nested calls)");
+  if (!args.kw.empty()) return EvalError("TypeError: <lambda>() takes no keyword arguments here");
+  if (args.pos.size() != n.kw.size())
+    return EvalError("TypeError: <lambda>() takes " + std::to_string(n.kw.size()) + " positional arguments but " +
+                     std::to_string(args.pos.size()) + " were given");
+  std::shared_ptr<Scope> scope = NewScope(fn.closure);
+  for (std::size_t i = 0; i < n.kw.size(); ++i) scope->vars.emplace_back(n.kw[i], *args.pos[i]);
+  ++depth_;
+  Result<Obj> r = EvalObj(n.kids[0], *scope);
+  --depth_;
+  return r;
+}
+
 Result<Obj> Interp::CallFunction(const Special& fn, const Args& args) {
+  if (fn.lambda != nullptr) return CallLambda(fn, args);
+  if (!fn.builtin.empty()) return CallBuiltinByName(fn.builtin, args);
   const FuncDef& f = *fn.func;
   if (depth_ >= kMaxCallDepth)
     return ResourceExhausted("RecursionError: maximum recursion depth exceeded (" + std::to_string(kMaxCallDepth) +

@@ -106,7 +106,9 @@ struct Special {
   std::vector<Obj> list;                             // kList
   std::vector<std::pair<std::string, Obj>> dict;     // kDict: str keys, insertion order
   ModuleId module = ModuleId::kRe;                   // kModule
-  const FuncDef* func = nullptr;                     // kFunction
+  const FuncDef* func = nullptr;                     // kFunction: a def ...
+  const Node* lambda = nullptr;                      // ... or a lambda expression
+  std::string builtin;                               // ... or a builtin used as a value (key=len)
   std::shared_ptr<Scope> closure;                    // kFunction: the enclosing call's scope, if nested
   std::vector<Obj> defaults;                         // kFunction
   std::shared_ptr<const Regex> re;                   // kPattern, kMatch
@@ -185,6 +187,14 @@ Result<Obj> RegexModuleAttr(const std::string& name);
 // ones. A TypeError naming `fn` for too many, missing (the first `required`) or unknown ones.
 Status BindArgs(std::string_view fn, const Args& args, const std::vector<std::string_view>& params, std::size_t required,
                 std::vector<const Obj*>& out);
+
+// format(value, spec), with an f-string/str.format conversion ('s', 'r', 'a' or 0 for none).
+Result<std::string> FormatValue(const Value& v, std::string_view spec);
+Result<std::string> ConvertAndFormat(const Value& v, char conversion, std::string_view spec);
+// str.format(*pos, **kw) and fmt % args (a list is the tuple of arguments, a row the mapping).
+Result<std::string> StrFormat(const std::string& fmt, const std::vector<const Value*>& pos,
+                              const std::vector<std::pair<std::string, const Value*>>& kw);
+Result<std::string> PercentFormat(const std::string& fmt, const Value& args);
 
 // json.dumps / json.loads on Values.
 Result<std::string> JsonDumps(const Value& v, bool sort_keys, int indent, bool ensure_ascii);

@@ -29,8 +29,7 @@ int FindBuiltin(std::string_view name) {
 
 }  // namespace
 
-Result<Obj> Interp::CallBuiltinByName(const Node& n, const Args& args) {
-  const std::string& name = n.name;
+Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args) {
   auto no_kw = [&]() -> Status {
     if (!args.kw.empty()) return EvalError("TypeError: " + name + "() takes no keyword arguments");
     return Status::OK();
@@ -63,6 +62,93 @@ Result<Obj> Interp::CallBuiltinByName(const Node& n, const Args& args) {
                                : (s.start > s.stop ? (s.start - s.stop - s.step - 1) / -s.step : 0);
       return Obj(Value::Int(len));
     }
+  }
+  if (name == "format") {
+    std::vector<const Obj*> a;
+    RETURN_IF_ERROR(BindArgs("format", args, {"value", "format_spec"}, 1, a));
+    ASSIGN_OR_RETURN(Value v, ToValue(*a[0]));
+    std::string spec;
+    if (a[1] != nullptr) {
+      if (a[1]->sp || !a[1]->v.is_string()) return EvalError("TypeError: format() argument 2 must be str");
+      spec = a[1]->v.as_string();
+    }
+    ASSIGN_OR_RETURN(std::string s, FormatValue(v, spec));
+    return Obj(Value::String(std::move(s)));
+  }
+  if (name == "map" || name == "filter") {
+    RETURN_IF_ERROR(no_kw());
+    if (args.pos.size() != 2) return EvalError("TypeError: " + name + "() here takes a function and one iterable");
+    std::vector<Obj> items, out;
+    RETURN_IF_ERROR(Items(*args.pos[1], items));
+    const Obj& fn = *args.pos[0];
+    bool identity = name == "filter" && !fn.sp && fn.v.is_null();
+    for (Obj& e : items) {
+      RETURN_IF_ERROR(Step());
+      if (identity) {
+        if (ObjTruthy(e)) out.push_back(std::move(e));
+        continue;
+      }
+      ASSIGN_OR_RETURN(Obj r, Call1(fn, e));
+      if (name == "map") out.push_back(std::move(r));
+      else if (ObjTruthy(r)) out.push_back(std::move(e));
+    }
+    for (const Obj& e : out) RETURN_IF_ERROR(Keep(e));
+    return Obj(NewList(std::move(out)));
+  }
+  if ((name == "sorted" || name == "min" || name == "max") &&
+      std::any_of(args.kw.begin(), args.kw.end(), [](const auto& kv) { return kv.first == "key"; })) {
+    // key=: order by fn(item); ties keep their order (sorted is stable; min/max return the first).
+    const Obj* key = nullptr;
+    bool reverse = false;
+    for (const auto& [k, v] : args.kw) {
+      if (k == "key") key = v;
+      else if (k == "reverse" && name == "sorted") reverse = ObjTruthy(*v);
+      else return EvalError("TypeError: " + name + "() got an unexpected keyword argument '" + k + "'");
+    }
+    std::vector<Obj> items;
+    if (args.pos.size() == 1) {
+      RETURN_IF_ERROR(Items(*args.pos[0], items));
+    } else if (name != "sorted" && args.pos.size() > 1) {
+      for (const Obj* a : args.pos) items.push_back(*a);
+    } else {
+      return EvalError("TypeError: " + name + "() expected 1 argument, got " + std::to_string(args.pos.size()));
+    }
+    std::vector<Value> keys;
+    for (const Obj& e : items) {
+      RETURN_IF_ERROR(Step());
+      Obj k = e;
+      if (key->sp || !key->v.is_null()) {
+        ASSIGN_OR_RETURN(k, Call1(*key, e));
+      }
+      ASSIGN_OR_RETURN(Value kv, ToValue(k));
+      keys.push_back(std::move(kv));
+    }
+    std::vector<std::size_t> order(items.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    Status err;
+    auto less = [&](std::size_t a, std::size_t b) {
+      if (!err.ok()) return false;
+      Result<bool> r = PyLess(keys[a], keys[b]);
+      if (!r.ok()) {
+        err = r.status();
+        return false;
+      }
+      return *r;
+    };
+    if (name == "sorted") {
+      if (reverse) std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return less(b, a); });
+      else std::stable_sort(order.begin(), order.end(), less);
+      RETURN_IF_ERROR(err);
+      std::vector<Obj> out;
+      for (std::size_t i : order) out.push_back(std::move(items[i]));
+      return Obj(NewList(std::move(out)));
+    }
+    if (items.empty()) return EvalError("ValueError: " + name + "() arg is an empty sequence");
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < items.size(); ++i)
+      if (name == "min" ? less(i, best) : less(best, i)) best = i;
+    RETURN_IF_ERROR(err);
+    return items[best];
   }
   if (name == "reversed") {
     RETURN_IF_ERROR(no_kw());
@@ -175,7 +261,7 @@ Result<Obj> Interp::CallBuiltinByName(const Node& n, const Args& args) {
   int fn = FindBuiltin(name);
   if (fn < 0) {
     static const char* kKnown = "len, str, repr, int, float, bool, round, abs, min, max, sum, any, all, sorted, list, tuple, "
-                                "dict, range, enumerate, zip, reversed, isinstance, ord, chr";
+                                "dict, range, enumerate, zip, reversed, map, filter, format, isinstance, ord, chr";
     return EvalError("NameError: name '" + name + "' is not defined (functions available here: " + kKnown + ")");
   }
   const CallSpec& spec = Builtins()[static_cast<std::size_t>(fn)];
@@ -293,7 +379,15 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
       RETURN_IF_ERROR(argc(0, 0));
       const Obj* reverse = nullptr;
       for (const auto& [k, v] : args.kw) {
-        if (k != "reverse") return EvalError("TypeError: sort() here takes only reverse= (key= is not supported)");
+        if (k == "key") {
+          Obj self(NewList(l));
+          Args sa = args;
+          sa.pos = {&self};
+          ASSIGN_OR_RETURN(Obj r, CallBuiltinByName("sorted", sa));
+          l = r.sp->list;
+          return Obj();
+        }
+        if (k != "reverse") return EvalError("TypeError: sort() got an unexpected keyword argument '" + k + "'");
         reverse = v;
       }
       ASSIGN_OR_RETURN(Value plain, ToValue(Obj(NewList(l))));

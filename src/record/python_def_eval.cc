@@ -116,7 +116,18 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
       return Status::OK();
     case NodeKind::kName: {
       const Obj* o = Lookup(sc, n.name);
-      if (o == nullptr) return NameError(sc, n.name);
+      if (o == nullptr) {
+        static const char* kValues[] = {"len", "str", "int", "float", "bool", "abs", "repr", "sorted", "list", "tuple",
+                                        "min", "max", "sum", "round", "ord", "chr", "any", "all", "reversed", "dict"};
+        for (const char* b : kValues)
+          if (n.name == b) {  // a builtin passed as a value: key=len, map(str, xs)
+            auto fn = std::make_shared<Special>(Special::kFunction);
+            fn->builtin = b;
+            out.Set(Obj(std::move(fn)));
+            return Status::OK();
+          }
+        return NameError(sc, n.name);
+      }
       out.Borrow(*o);
       return Status::OK();
     }
@@ -143,6 +154,8 @@ Status Interp::Eval(int32_t index, Scope& sc, OSlot& out) {
     case NodeKind::kList: return EvalList(n, sc, out);
     case NodeKind::kDict: return EvalDict(n, sc, out);
     case NodeKind::kListComp: return EvalListComp(n, sc, out);
+    case NodeKind::kFormat: return EvalFormat(n, sc, out);
+    case NodeKind::kLambda: return EvalLambda(n, sc, out);
     case NodeKind::kCallName: return EvalCallName(n, sc, out);
     case NodeKind::kCallAttr: return EvalCallAttr(n, sc, out);
     case NodeKind::kCallValue: return EvalCallValue(n, sc, out);
@@ -187,6 +200,12 @@ Status Interp::EvalBinary(const Node& n, Scope& sc, OSlot& out) {
   Value sx, sy;
   ASSIGN_OR_RETURN(const Value* vx, AsValue(x, sx));
   ASSIGN_OR_RETURN(const Value* vy, AsValue(y, sy));
+  if (n.op == Op::kMod && vx->is_string()) {  // 'format' % args
+    ASSIGN_OR_RETURN(std::string s, PercentFormat(vx->as_string(), *vy));
+    RETURN_IF_ERROR(ctx_.Charge(s.size()));
+    out.SetValue(Value::String(std::move(s)));
+    return Status::OK();
+  }
   ASSIGN_OR_RETURN(Value r, BinaryOp(n.op, *vx, *vy, ctx_));
   out.SetValue(std::move(r));
   return Status::OK();
@@ -403,6 +422,38 @@ Status Interp::EvalListComp(const Node& n, Scope& sc, OSlot& out) {
   return Status::OK();
 }
 
+Status Interp::EvalFormat(const Node& n, Scope& sc, OSlot& out) {
+  std::string s = n.kw[0];
+  for (std::size_t i = 0; i < n.kids.size(); ++i) {
+    ASSIGN_OR_RETURN(Obj o, EvalObj(n.kids[i], sc));
+    ASSIGN_OR_RETURN(Value v, ToValue(o));
+    const std::string& cs = n.kw[2 * i + 1];
+    ASSIGN_OR_RETURN(std::string piece, ConvertAndFormat(v, cs[0] == ' ' ? 0 : cs[0], std::string_view(cs).substr(1)));
+    s += piece;
+    s += n.kw[2 * i + 2];
+    RETURN_IF_ERROR(ctx_.Charge(piece.size()));
+  }
+  out.SetValue(Value::String(std::move(s)));
+  return Status::OK();
+}
+
+Status Interp::EvalLambda(const Node& n, Scope& sc, OSlot& out) {
+  auto fn = std::make_shared<Special>(Special::kFunction);
+  fn->lambda = &n;
+  if (&sc != globals_) fn->closure = sc.shared_from_this();
+  made_.push_back(fn);
+  out.Set(Obj(std::move(fn)));
+  return Status::OK();
+}
+
+Result<Obj> Interp::Call1(const Obj& fn, const Obj& x) {
+  if (!fn.sp || fn.sp->kind != Special::kFunction) return EvalError("TypeError: '" + ObjTypeName(fn) + "' object is not callable");
+  Args a;
+  a.pos.push_back(&x);
+  a.interp = this;
+  return CallFunction(*fn.sp, a);
+}
+
 Status Interp::EvalCallValue(const Node& n, Scope& sc, OSlot& out) {
   ASSIGN_OR_RETURN(Obj callee, EvalObj(n.kids[0], sc));
   if (!callee.sp || callee.sp->kind != Special::kFunction) return TypeErrorNotCallable(callee);
@@ -452,7 +503,7 @@ Status Interp::EvalCallName(const Node& n, Scope& sc, OSlot& out) {
   std::vector<Obj> vals;
   Args args;
   RETURN_IF_ERROR(EvalArgs(n, 0, sc, vals, args));
-  ASSIGN_OR_RETURN(Obj r, CallBuiltinByName(n, args));
+  ASSIGN_OR_RETURN(Obj r, CallBuiltinByName(n.name, args));
   out.Set(std::move(r));
   return Status::OK();
 }
@@ -488,6 +539,23 @@ Status Interp::EvalCallAttr(const Node& n, Scope& sc, OSlot& out) {
   }
   if (o.sp) return EvalError("AttributeError: '" + ObjTypeName(o) + "' object has no attribute '" + n.name + "'");
   const Value& v = o.v;
+  if (v.is_string() && n.name == "format") {
+    std::vector<Value> plain(vals.size());
+    std::vector<const Value*> pos;
+    std::vector<std::pair<std::string, const Value*>> kw;
+    for (std::size_t i = 0; i < args.pos.size(); ++i) {
+      ASSIGN_OR_RETURN(plain[i], ToValue(*args.pos[i]));
+      pos.push_back(&plain[i]);
+    }
+    for (std::size_t i = 0; i < args.kw.size(); ++i) {
+      ASSIGN_OR_RETURN(plain[args.pos.size() + i], ToValue(*args.kw[i].second));
+      kw.emplace_back(args.kw[i].first, &plain[args.pos.size() + i]);
+    }
+    ASSIGN_OR_RETURN(std::string s, StrFormat(v.as_string(), pos, kw));
+    RETURN_IF_ERROR(ctx_.Charge(s.size()));
+    out.SetValue(Value::String(std::move(s)));
+    return Status::OK();
+  }
   // The expression subset's methods keep their meaning on plain values (str methods, row.get).
   bool subset = n.fn != kNoMethod && (v.is_string() || (v.is_row() && n.name == "get") || (v.is_list() && n.name == "count"));
   if (subset) {

@@ -94,7 +94,9 @@ std::string ObjRepr(const Obj& o) {
       static const char* kNames[] = {"re", "math", "json"};
       return std::string("<module '") + kNames[static_cast<int>(o.sp->module)] + "'>";
     }
-    case Special::kFunction: return "<function " + o.sp->func->name + ">";
+    case Special::kFunction:
+      if (!o.sp->builtin.empty()) return "<built-in function " + o.sp->builtin + ">";
+      return "<function " + (o.sp->func ? o.sp->func->name : std::string("<lambda>")) + ">";
     case Special::kPattern:
     case Special::kMatch: return "<" + ObjTypeName(o) + " object>";
     default: break;

@@ -37,6 +37,9 @@ class Interp {
   // Statements.
   Status Exec(const std::vector<int32_t>& block, Scope& sc, Flow& flow, Obj& ret);
   Result<Obj> CallFunction(const Special& fn, const Args& args);
+  Result<Obj> CallLambda(const Special& fn, const Args& args);
+  // fn(x) for a user function or lambda object (sort keys, map, filter, re.sub callbacks).
+  Result<Obj> Call1(const Obj& fn, const Obj& x);
   // Calls the callable's function or lambda with `row`.
   Result<Value> CallWithRow(const Row& row);
 
@@ -86,11 +89,13 @@ class Interp {
   [[gnu::noinline]] Status EvalList(const Node& n, Scope& sc, OSlot& out);
   [[gnu::noinline]] Status EvalDict(const Node& n, Scope& sc, OSlot& out);
   [[gnu::noinline]] Status EvalListComp(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalFormat(const Node& n, Scope& sc, OSlot& out);
+  [[gnu::noinline]] Status EvalLambda(const Node& n, Scope& sc, OSlot& out);
   Status EvalCallName(const Node& n, Scope& sc, OSlot& out);
   Status EvalCallAttr(const Node& n, Scope& sc, OSlot& out);
   Status EvalCallValue(const Node& n, Scope& sc, OSlot& out);
   Status EvalArgs(const Node& n, std::size_t first, Scope& sc, std::vector<Obj>& vals, Args& args);
-  Result<Obj> CallBuiltinByName(const Node& n, const Args& args);
+  Result<Obj> CallBuiltinByName(const std::string& name, const Args& args);
   Result<Obj> CallContainerMethod(Special& self, const std::string& name, const Args& args, bool may_mutate);
   Status Assign(const Target& t, Obj v, Scope& sc);
   Status ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);

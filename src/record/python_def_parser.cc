@@ -129,7 +129,7 @@ class DefParser {
       std::size_t end = std::min(i, n);
       while (end > start && (src_[end - 1] == '\r' || src_[end - 1] == ' ')) --end;
       Line l{.start = start, .text = src_.substr(start, end - start), .indent = indent};
-      Result<std::vector<Token>> toks = Tokenize(l.text);
+      Result<std::vector<Token>> toks = Tokenize(l.text, true);
       if (!toks.ok()) return Relocate(l, toks.status());
       l.toks = std::move(toks).value();
       if (l.toks.size() > 1) lines_.push_back(std::move(l));
@@ -313,7 +313,7 @@ class DefParser {
       }
       if (w == "from")
         return ErrorAt(l, t, "'from ... import' is not supported; write 'import re' (or math, json) and use re.match(...)");
-      for (const char* no : {"global", "nonlocal", "del", "assert", "yield", "lambda", "await"})
+      for (const char* no : {"global", "nonlocal", "del", "assert", "yield", "await"})
         if (w == no) return ErrorAt(l, t, "'" + w + "' is not supported in def callables");
     }
     // Assignment: targets '=' ... '=' value.
@@ -325,7 +325,8 @@ class DefParser {
       if (k.text == "(" || k.text == "[" || k.text == "{") ++depth;
       else if (k.text == ")" || k.text == "]" || k.text == "}") --depth;
       else if (depth == 0 && k.text == "=") eqs.push_back(i);
-      else if (depth == 0 && k.text == ":") return ErrorAt(l, k, "variable annotations are not supported");
+      else if (depth == 0 && k.text == ":" && i == b + 1 && l.toks[b].kind == TokKind::kName && eqs.empty())
+        return ErrorAt(l, k, "variable annotations are not supported");
     }
     if (!eqs.empty()) {
       Stmt s = At(l, b, StmtKind::kAssign);

@@ -247,6 +247,34 @@ TEST(PythonDefTest, MathAndJson) {
             "\"Expecting property name enclosed in double quotes: line 1 column 2 (char 1)\"");
 }
 
+TEST(PythonDefTest, FormattingMatchesPython) {
+  EXPECT_EQ(Body("  return [format(1234567, ',d'), format(3.14159, '.2f'), format(-42, '+05d'), format(255, '#x'), "
+                 "format('ab', '*^6'), format(0.125, '.1%'), format(100.0, '.3'), format(1e22, ''), format(True, 'd')]\n"),
+            R"(["1,234,567","3.14","-0042","0xff","**ab**","12.5%","1e+02","1e+22","1"])");
+  EXPECT_EQ(Body("  x = 3.14159\n  n = 42\n  s = 'hi'\n"
+                 "  return [f'{x:.2f}', f'{n:05d}', f'{s!r}', f'{s:>5}|', f'{{lit}}', f'{n * 2 + 1}', f'a' 'b' f'{n}']\n"),
+            R"(["3.14","00042","'hi'","   hi|","{lit}","85","ab42"])");
+  EXPECT_EQ(Body("  return ['{} {}'.format(1, 'a'), '{1}{0}'.format('a', 'b'), '{x}-{y:.1f}'.format(x=1, y=2.25), '{0[1]}'.format([5, 6])]\n"),
+            R"(["1 a","ba","1-2.2","6"])");
+  EXPECT_EQ(Body("  return ['%s' % 'x', '%5.2f|' % 3.14159, '%-5d|' % 42, '%x %o' % (255, 8), '%(a)s=%(b)d' % {'a': 'k', 'b': 2}, "
+                 "'%.3s' % 'abcdef', '%g' % 0.0001]\n"),
+            R"(["x"," 3.14|","42   |","ff 10","k=2","abc","0.0001"])");
+  EXPECT_EQ(Body("  return f'{row.a:,} {row.s!r:>6}'\n", R"({"a": 12345, "s": "x"})"), R"("12,345    'x'")");
+  EXPECT_EQ(Body("  return format(None, 'd')\n").substr(0, 57), "error: TypeError: unsupported format string passed to Non");
+  EXPECT_EQ(Call("def f(row):\n  return f'{row.a'\n"), "compile error: line 2, column 12: f-string: expecting '}'");
+  EXPECT_EQ(Call("def f(row):\n  return f'{open(1)}'\n").substr(0, 40), "compile error: line 2, column 10: 'open'");
+}
+
+TEST(PythonDefTest, LambdasAndKeyFunctions) {
+  EXPECT_EQ(Body("  return [sorted(['bb', 'a', 'ccc'], key=len), sorted([('a', 2), ('b', 1), ('c', 2)], key=lambda p: p[1], reverse=True), "
+                 "min([3, -5, 2], key=abs), list(map(str, [1, 2])), list(filter(None, [0, 1, '', 'a']))]\n"),
+            R"([["a","bb","ccc"],[["a",2],["c",2],["b",1]],2,["1","2"],[1,"a"]])");
+  EXPECT_EQ(Body("  k = 10\n  add = lambda a, b: a + b + k\n  xs = [3, 1, 2]\n  xs.sort(key=lambda x: -x)\n  return [add(1, 2), xs]\n"), "[13,[3,2,1]]");
+  EXPECT_EQ(Body("  return re.sub(r'\\d+', lambda m: str(int(m.group()) * 2), 'a1b22')\n"), R"("a2b44")");
+  EXPECT_EQ(Body("  f = lambda x: x\n  return f(1, 2)\n"),
+            "error: TypeError: <lambda>() takes 1 positional arguments but 2 were given (line 6 of the callable)");
+}
+
 TEST(PythonDefTest, EvaluateIsThreadSafe) {
   auto compiled = CompileCallable(
       "import re\nPAT = re.compile(r'(\\w+)-(\\d+)')\n"
