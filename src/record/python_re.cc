@@ -95,13 +95,21 @@ const pcre2_match_context* MatchContext() {
 }
 
 Result<std::shared_ptr<const Regex>> CompileRegex(const std::string& pattern, int64_t flags) {
+  // A per-thread cache in front of the shared one: rows evaluated on many threads do not take
+  // the lock for a pattern they have seen.
   static std::mutex mu;
   static std::unordered_map<std::string, std::shared_ptr<const Regex>> cache;
+  thread_local std::unordered_map<std::string, std::shared_ptr<const Regex>> local;
   std::string key = std::to_string(flags) + '\0' + pattern;
+  if (auto it = local.find(key); it != local.end()) return it->second;
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache.find(key);
-    if (it != cache.end()) return it->second;
+    if (it != cache.end()) {
+      if (local.size() >= kMaxCachedPatterns) local.clear();
+      local.emplace(key, it->second);
+      return it->second;
+    }
   }
   if (flags & kReL) return EvalError("ValueError: cannot use LOCALE flag with a str pattern");
   ASSIGN_OR_RETURN(std::string translated, Translate(pattern));
@@ -137,6 +145,8 @@ Result<std::shared_ptr<const Regex>> CompileRegex(const std::string& pattern, in
     if (n <= re->groups) re->names[n] = reinterpret_cast<const char*>(e + 2);
   }
   std::shared_ptr<const Regex> shared = std::move(re);
+  if (local.size() >= kMaxCachedPatterns) local.clear();
+  local.emplace(key, shared);
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= kMaxCachedPatterns) cache.clear();
   cache.emplace(std::move(key), shared);
