@@ -54,6 +54,23 @@ Result<Obj> Interp::CallLambda(const Special& fn, const Args& args) {
 
 Result<Obj> Interp::CallFunction(const Special& fn, const Args& args) {
   if (fn.lambda != nullptr) return CallLambda(fn, args);
+  if (fn.module_fn) {
+    std::vector<Obj> plain;  // modules take plain values (a mutable list as its value)
+    plain.reserve(args.pos.size() + args.kw.size());
+    Args margs;
+    margs.interp = this;
+    for (const Obj* a : args.pos) {
+      if (a->sp && (a->sp->kind == Special::kList || a->sp->kind == Special::kDict)) {
+        ASSIGN_OR_RETURN(Value v, ToValue(*a));
+        plain.emplace_back(std::move(v));
+        margs.pos.push_back(&plain.back());
+      } else {
+        margs.pos.push_back(a);
+      }
+    }
+    margs.kw = args.kw;
+    return CallModule(fn.module, fn.builtin, margs, ctx_);
+  }
   if (!fn.builtin.empty()) return CallBuiltinByName(fn.builtin, args);
   const FuncDef& f = *fn.func;
   if (depth_ >= kMaxCallDepth)

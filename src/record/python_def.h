@@ -71,6 +71,7 @@ struct Stmt {
   int32_t func = -1;             // kDef: index into Module::funcs
   std::string name;              // kImport: the module; kRaise: the error type
   std::string as;                // kImport: the name bound
+  std::vector<std::pair<std::string, std::string>> names;  // from MODULE import a as b, ...: (a, b)
 };
 
 struct FuncDef {
@@ -95,13 +96,19 @@ struct Obj {
   explicit Obj(std::shared_ptr<Special> s) : sp(std::move(s)) {}
 };
 
-enum class ModuleId : uint8_t { kRe, kMath, kJson };
+enum class ModuleId : uint8_t { kRe, kMath, kJson, kDatetime };
 
 struct Regex;  // a compiled PCRE2 pattern (python_re.cc)
 
 struct Special {
-  enum Kind : uint8_t { kList, kDict, kModule, kFunction, kPattern, kMatch, kRange } kind;
+  enum Kind : uint8_t { kList, kDict, kModule, kFunction, kPattern, kMatch, kRange, kDateTime } kind;
+  // kDateTime: a value (start = microseconds of the wall clock since 1970-01-01, stop = the UTC
+  // offset in seconds when aware) or one of the module's classes.
+  enum DtKind : uint8_t { kDateTimeValue, kDateValue, kTimedelta, kTimezone, kDateTimeType, kDateType, kTimedeltaType, kTimezoneType };
   explicit Special(Kind k) : kind(k) {}
+  DtKind dt = kDateTimeValue;
+  bool aware = false;
+  bool module_fn = false;  // kFunction: `builtin` names a function of `module` (re.match as a value)
   bool frozen = false;  // module-level: shared by every call, so never changed after compile
   std::vector<Obj> list;                             // kList
   std::vector<std::pair<std::string, Obj>> dict;     // kDict: str keys, insertion order
@@ -176,11 +183,23 @@ struct Args {
 };
 
 Result<Obj> ModuleAttr(ModuleId m, const std::string& name);
+Result<Obj> ModuleAttrValue(ModuleId m, const std::string& name);  // constants and classes only
 Result<Obj> CallModule(ModuleId m, const std::string& name, const Args& args, EvalContext& ctx);
 // Methods of compiled patterns and match objects.
 Result<Obj> CallRegexMethod(const Special& self, const std::string& name, const Args& args, EvalContext& ctx);
 Result<Obj> RegexAttr(const Special& self, const std::string& name);
 Result<Obj> CallRegexModule(const std::string& fn, const Args& args, EvalContext& ctx);
+// datetime (python_datetime.cc).
+std::string DateTimeStr(const Special& d);
+std::string DateTimeRepr(const Special& d);
+Result<Obj> DatetimeModuleAttr(const std::string& name);
+Result<Obj> CallDatetimeModule(const std::string& name, const Args& args);
+// A method of a datetime value or class; method "" calls the class (constructs).
+Result<Obj> CallDateTime(const Special& self, const std::string& method, const Args& args);
+Result<Obj> DateTimeAttr(const Special& self, const std::string& name);
+Result<Obj> DateTimeBinary(Op op, const Obj& x, const Obj& y);
+Result<bool> DateTimeCompare(Op op, const Special& a, const Special& b);
+Result<std::string> DateTimeFormat(const Special& d, const std::string& spec);
 Result<Obj> RegexModuleAttr(const std::string& name);
 
 // Binds `args` to the named parameters (positional first, then by keyword); nullptr for omitted

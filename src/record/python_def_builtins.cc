@@ -63,15 +63,20 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
       return Obj(Value::Int(len));
     }
   }
+  if (name == "bool" && args.pos.size() == 1 && args.kw.empty()) return Obj(Value::Bool(ObjTruthy(*args.pos[0])));
   if (name == "format") {
     std::vector<const Obj*> a;
     RETURN_IF_ERROR(BindArgs("format", args, {"value", "format_spec"}, 1, a));
-    ASSIGN_OR_RETURN(Value v, ToValue(*a[0]));
     std::string spec;
     if (a[1] != nullptr) {
       if (a[1]->sp || !a[1]->v.is_string()) return EvalError("TypeError: format() argument 2 must be str");
       spec = a[1]->v.as_string();
     }
+    if (a[0]->sp && a[0]->sp->kind == Special::kDateTime && !spec.empty()) {
+      ASSIGN_OR_RETURN(std::string s, DateTimeFormat(*a[0]->sp, spec));
+      return Obj(Value::String(std::move(s)));
+    }
+    ASSIGN_OR_RETURN(Value v, ToValue(*a[0]));
     ASSIGN_OR_RETURN(std::string s, FormatValue(v, spec));
     return Obj(Value::String(std::move(s)));
   }

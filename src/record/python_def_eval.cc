@@ -20,6 +20,7 @@ Result<const Value*> AsValue(const Obj& o, Value& scratch) {
 }
 
 bool IsContainer(const Obj& o) { return o.sp && (o.sp->kind == Special::kList || o.sp->kind == Special::kDict); }
+bool IsDateTime(const Obj& o) { return o.sp && o.sp->kind == Special::kDateTime; }
 bool IsListLike(const Obj& o) { return (o.sp && o.sp->kind == Special::kList) || (!o.sp && o.v.is_list()); }
 
 // Python equality of two objects: identity for modules, functions, patterns and matches.
@@ -172,6 +173,11 @@ Status Interp::EvalUnary(const Node& n, Scope& sc, OSlot& out) {
     out.SetValue(Value::Bool(!ObjTruthy(a.get())));
     return Status::OK();
   }
+  if (IsDateTime(a.get()) && (n.op == Op::kNeg || n.op == Op::kPos)) {
+    ASSIGN_OR_RETURN(Obj r, DateTimeBinary(Op::kMul, a.get(), Obj(Value::Int(n.op == Op::kNeg ? -1 : 1))));
+    out.Set(std::move(r));
+    return Status::OK();
+  }
   Value scratch;
   ASSIGN_OR_RETURN(const Value* v, AsValue(a.get(), scratch));
   ASSIGN_OR_RETURN(Value r, UnaryOp(n.op, *v));
@@ -185,6 +191,11 @@ Status Interp::EvalBinary(const Node& n, Scope& sc, OSlot& out) {
   RETURN_IF_ERROR(Eval(n.kids[1], sc, b));
   const Obj& x = a.get();
   const Obj& y = b.get();
+  if (IsDateTime(x) || IsDateTime(y)) {
+    ASSIGN_OR_RETURN(Obj r, DateTimeBinary(n.op, x, y));
+    out.Set(std::move(r));
+    return Status::OK();
+  }
   // A new mutable list from list + list or list * n when a mutable list is involved.
   if ((x.sp && x.sp->kind == Special::kList) || (y.sp && y.sp->kind == Special::kList)) {
     if (n.op == Op::kAdd && IsListLike(x) && IsListLike(y)) {
@@ -222,6 +233,8 @@ Status Interp::EvalCompare(const Node& n, Scope& sc, OSlot& out) {
     bool r;
     if ((op == Op::kIs || op == Op::kIsNot) && (x.sp || y.sp)) {
       r = (x.sp == y.sp) == (op == Op::kIs);
+    } else if (IsDateTime(x) && IsDateTime(y) && op != Op::kIn && op != Op::kNotIn) {
+      ASSIGN_OR_RETURN(r, DateTimeCompare(op, *x.sp, *y.sp));
     } else if ((op == Op::kIn || op == Op::kNotIn) && IsContainer(y)) {
       bool found = false;
       if (y.sp->kind == Special::kDict) {
@@ -317,6 +330,11 @@ Status Interp::EvalAttr(const Node& n, Scope& sc, OSlot& out) {
   const Obj& o = obj.get();
   if (o.sp && o.sp->kind == Special::kModule) {
     ASSIGN_OR_RETURN(Obj a, ModuleAttr(o.sp->module, n.name));
+    out.Set(std::move(a));
+    return Status::OK();
+  }
+  if (IsDateTime(o)) {
+    ASSIGN_OR_RETURN(Obj a, DateTimeAttr(*o.sp, n.name));
     out.Set(std::move(a));
     return Status::OK();
   }
@@ -426,9 +444,14 @@ Status Interp::EvalFormat(const Node& n, Scope& sc, OSlot& out) {
   std::string s = n.kw[0];
   for (std::size_t i = 0; i < n.kids.size(); ++i) {
     ASSIGN_OR_RETURN(Obj o, EvalObj(n.kids[i], sc));
-    ASSIGN_OR_RETURN(Value v, ToValue(o));
     const std::string& cs = n.kw[2 * i + 1];
-    ASSIGN_OR_RETURN(std::string piece, ConvertAndFormat(v, cs[0] == ' ' ? 0 : cs[0], std::string_view(cs).substr(1)));
+    std::string piece;
+    if (IsDateTime(o) && cs[0] == ' ' && cs.size() > 1) {  // f'{d:%Y-%m-%d}' is d.strftime(...)
+      ASSIGN_OR_RETURN(piece, DateTimeFormat(*o.sp, cs.substr(1)));
+    } else {
+      ASSIGN_OR_RETURN(Value v, ToValue(o));
+      ASSIGN_OR_RETURN(piece, ConvertAndFormat(v, cs[0] == ' ' ? 0 : cs[0], std::string_view(cs).substr(1)));
+    }
     s += piece;
     s += n.kw[2 * i + 2];
     RETURN_IF_ERROR(ctx_.Charge(piece.size()));
@@ -447,32 +470,35 @@ Status Interp::EvalLambda(const Node& n, Scope& sc, OSlot& out) {
 }
 
 Result<Obj> Interp::Call1(const Obj& fn, const Obj& x) {
-  if (!fn.sp || fn.sp->kind != Special::kFunction) return EvalError("TypeError: '" + ObjTypeName(fn) + "' object is not callable");
   Args a;
   a.pos.push_back(&x);
   a.interp = this;
-  return CallFunction(*fn.sp, a);
+  return CallObject(fn, a);
+}
+
+Result<Obj> Interp::CallObject(const Obj& fn, const Args& args) {
+  if (fn.sp && fn.sp->kind == Special::kFunction) return CallFunction(*fn.sp, args);
+  if (IsDateTime(fn) && fn.sp->dt >= Special::kDateTimeType) return CallDateTime(*fn.sp, "", args);
+  return TypeErrorNotCallable(fn);
 }
 
 Status Interp::EvalCallValue(const Node& n, Scope& sc, OSlot& out) {
   ASSIGN_OR_RETURN(Obj callee, EvalObj(n.kids[0], sc));
-  if (!callee.sp || callee.sp->kind != Special::kFunction) return TypeErrorNotCallable(callee);
   std::vector<Obj> vals;
   Args args;
   RETURN_IF_ERROR(EvalArgs(n, 1, sc, vals, args));
-  ASSIGN_OR_RETURN(Obj r, CallFunction(*callee.sp, args));
+  ASSIGN_OR_RETURN(Obj r, CallObject(callee, args));
   out.Set(std::move(r));
   return Status::OK();
 }
 
 Status Interp::EvalCallName(const Node& n, Scope& sc, OSlot& out) {
   if (const Obj* f = Lookup(sc, n.name)) {
-    if (!f->sp || f->sp->kind != Special::kFunction) return TypeErrorNotCallable(*f);
-    std::shared_ptr<Special> fn = f->sp;  // the call may rebind the name
+    Obj fn = *f;  // the call may rebind the name
     std::vector<Obj> vals;
     Args args;
     RETURN_IF_ERROR(EvalArgs(n, 0, sc, vals, args));
-    ASSIGN_OR_RETURN(Obj r, CallFunction(*fn, args));
+    ASSIGN_OR_RETURN(Obj r, CallObject(fn, args));
     out.Set(std::move(r));
     return Status::OK();
   }
@@ -523,6 +549,11 @@ Status Interp::EvalCallAttr(const Node& n, Scope& sc, OSlot& out) {
         v = Obj(std::move(plain));
       }
     ASSIGN_OR_RETURN(Obj r, CallModule(o.sp->module, n.name, args, ctx_));
+    out.Set(std::move(r));
+    return Status::OK();
+  }
+  if (IsDateTime(o)) {
+    ASSIGN_OR_RETURN(Obj r, CallDateTime(*o.sp, n.name, args));
     out.Set(std::move(r));
     return Status::OK();
   }

@@ -30,6 +30,14 @@ std::string ObjTypeName(const Obj& o) {
     case Special::kPattern: return "re.Pattern";
     case Special::kMatch: return "re.Match";
     case Special::kRange: return "range";
+    case Special::kDateTime:
+      switch (o.sp->dt) {
+        case Special::kDateTimeValue: return "datetime.datetime";
+        case Special::kDateValue: return "datetime.date";
+        case Special::kTimedelta: return "datetime.timedelta";
+        case Special::kTimezone: return "datetime.timezone";
+        default: return "type";
+      }
   }
   return "object";
 }
@@ -40,6 +48,7 @@ bool ObjTruthy(const Obj& o) {
     case Special::kList: return !o.sp->list.empty();
     case Special::kDict: return !o.sp->dict.empty();
     case Special::kRange: return (o.sp->step > 0 && o.sp->start < o.sp->stop) || (o.sp->step < 0 && o.sp->start > o.sp->stop);
+    case Special::kDateTime: return o.sp->dt != Special::kTimedelta || o.sp->start != 0;
     default: return true;
   }
 }
@@ -69,6 +78,9 @@ Result<Value> ToValueAt(const Obj& o, int depth) {
       }
       return Value::FromRow(std::move(row));
     }
+    case Special::kDateTime:  // a datetime, date or timedelta as a value: its str(), e.g. '2024-05-01 12:30:00'
+      if (s.dt <= Special::kTimezone) return Value::String(DateTimeStr(s));
+      return EvalError("TypeError: a class cannot be used as a value here");
     case Special::kRange: {
       List items;
       for (int64_t i = s.start; s.step > 0 ? i < s.stop : i > s.stop; i += s.step) {
@@ -91,7 +103,7 @@ std::string ObjRepr(const Obj& o) {
   if (!o.sp) return PyRepr(o.v);
   switch (o.sp->kind) {
     case Special::kModule: {
-      static const char* kNames[] = {"re", "math", "json"};
+      static const char* kNames[] = {"re", "math", "json", "datetime"};
       return std::string("<module '") + kNames[static_cast<int>(o.sp->module)] + "'>";
     }
     case Special::kFunction:
@@ -99,6 +111,7 @@ std::string ObjRepr(const Obj& o) {
       return "<function " + (o.sp->func ? o.sp->func->name : std::string("<lambda>")) + ">";
     case Special::kPattern:
     case Special::kMatch: return "<" + ObjTypeName(o) + " object>";
+    case Special::kDateTime: return DateTimeRepr(*o.sp);
     default: break;
   }
   Result<Value> v = ToValue(o);
@@ -107,6 +120,7 @@ std::string ObjRepr(const Obj& o) {
 
 std::string ObjStr(const Obj& o) {
   if (!o.sp) return PyStr(o.v);
+  if (o.sp->kind == Special::kDateTime) return DateTimeStr(*o.sp);
   return ObjRepr(o);
 }
 
@@ -460,8 +474,17 @@ Status Interp::ExecImport(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
   (void)flow;
   (void)ret;
   auto mod = std::make_shared<Special>(Special::kModule);
-  mod->module = s.name == "re" ? ModuleId::kRe : s.name == "math" ? ModuleId::kMath : ModuleId::kJson;
-  sc.Set(s.as, Obj(std::move(mod)));
+  mod->module = s.name == "re" ? ModuleId::kRe : s.name == "math" ? ModuleId::kMath : s.name == "json" ? ModuleId::kJson
+                                                                                                    : ModuleId::kDatetime;
+  if (s.names.empty()) {
+    sc.Set(s.as, Obj(std::move(mod)));
+    return Status::OK();
+  }
+  for (const auto& [name, as] : s.names) {  // from MODULE import name as as
+    Result<Obj> attr = ModuleAttr(mod->module, name);
+    if (!attr.ok()) return EvalError("ImportError: cannot import name '" + name + "' from '" + s.name + "'");
+    sc.Set(as, std::move(attr).value());
+  }
   return Status::OK();
 }
 

@@ -40,6 +40,8 @@ class Interp {
   Result<Obj> CallLambda(const Special& fn, const Args& args);
   // fn(x) for a user function or lambda object (sort keys, map, filter, re.sub callbacks).
   Result<Obj> Call1(const Obj& fn, const Obj& x);
+  // Calls a function, lambda, builtin, module function or datetime class object.
+  Result<Obj> CallObject(const Obj& fn, const Args& args);
   // Calls the callable's function or lambda with `row`.
   Result<Value> CallWithRow(const Row& row);
 

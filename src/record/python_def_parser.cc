@@ -311,8 +311,10 @@ class DefParser {
         RETURN_IF_ERROR(ParseImport(l, b, e, out));
         return -1;
       }
-      if (w == "from")
-        return ErrorAt(l, t, "'from ... import' is not supported; write 'import re' (or math, json) and use re.match(...)");
+      if (w == "from") {
+        RETURN_IF_ERROR(ParseFromImport(l, b, e, out));
+        return -1;
+      }
       for (const char* no : {"global", "nonlocal", "del", "assert", "yield", "await"})
         if (w == no) return ErrorAt(l, t, "'" + w + "' is not supported in def callables");
     }
@@ -373,9 +375,9 @@ class DefParser {
       s.as = s.name;
       std::size_t name_tok = i++;
       if (i < e && IsOp(l.toks[i], "."))
-        return ErrorAt(l, l.toks[name_tok], "module '" + s.name + "...' is not available in def callables; allowed: re, math, json");
+        return ErrorAt(l, l.toks[name_tok], "module '" + s.name + "...' is not available in def callables; allowed: re, math, json, datetime");
       if (!IsAllowedModule(s.name))
-        return ErrorAt(l, l.toks[name_tok], "module '" + s.name + "' is not available in def callables; allowed: re, math, json");
+        return ErrorAt(l, l.toks[name_tok], "module '" + s.name + "' is not available in def callables; allowed: re, math, json, datetime");
       if (i < e && IsKeyword(l.toks[i], "as")) {
         if (i + 1 >= e || l.toks[i + 1].kind != TokKind::kName) return ErrorAt(l, l.toks[i], "expected a name after 'as'");
         s.as = l.toks[i + 1].text;
@@ -386,6 +388,42 @@ class DefParser {
       if (!IsOp(l.toks[i], ",")) return ErrorAt(l, l.toks[i], "unexpected '" + l.toks[i].text + "' in import");
       ++i;
     }
+  }
+
+  // from MODULE import a [as b], ... (MODULE one of the allowed ones; no `*`).
+  Status ParseFromImport(const Line& l, std::size_t b, std::size_t e, std::vector<int32_t>& out) {
+    std::size_t i = b + 1;
+    if (i >= e || l.toks[i].kind != TokKind::kName) return ErrorAt(l, l.toks[std::min(i, e)], "expected a module name after 'from'");
+    Stmt s = At(l, b, StmtKind::kImport);
+    s.name = l.toks[i].text;
+    if (i + 1 < e && IsOp(l.toks[i + 1], "."))
+      return ErrorAt(l, l.toks[i], "module '" + s.name + "...' is not available in def callables; allowed: re, math, json, datetime");
+    if (!IsAllowedModule(s.name))
+      return ErrorAt(l, l.toks[i], "module '" + s.name + "' is not available in def callables; allowed: re, math, json, datetime");
+    ++i;
+    if (i >= e || !IsKeyword(l.toks[i], "import")) return ErrorAt(l, l.toks[std::min(i, e)], "expected 'import' after the module name");
+    ++i;
+    bool paren = i < e && IsOp(l.toks[i], "(");
+    if (paren) ++i;
+    while (i < e && !(paren && IsOp(l.toks[i], ")"))) {
+      if (IsOp(l.toks[i], "*")) return ErrorAt(l, l.toks[i], "'from ... import *' is not supported; name what you import");
+      if (l.toks[i].kind != TokKind::kName) return ErrorAt(l, l.toks[i], "expected a name to import");
+      std::string name = l.toks[i++].text, as = name;
+      if (i < e && IsKeyword(l.toks[i], "as")) {
+        if (i + 1 >= e || l.toks[i + 1].kind != TokKind::kName) return ErrorAt(l, l.toks[i], "expected a name after 'as'");
+        as = l.toks[i + 1].text;
+        i += 2;
+      }
+      s.names.emplace_back(name, as);
+      if (i < e && IsOp(l.toks[i], ",")) ++i;
+      else break;
+    }
+    if (paren && (i >= e || !IsOp(l.toks[i], ")"))) return ErrorAt(l, l.toks[std::min(i, e)], "expected ')'");
+    if (paren) ++i;
+    if (i < e) return ErrorAt(l, l.toks[i], "unexpected '" + l.toks[i].text + "' in import");
+    if (s.names.empty()) return ErrorAt(l, l.toks[b], "expected names to import");
+    out.push_back(AddStmt(std::move(s)));
+    return Status::OK();
   }
 
   // The index of the bracket closing the one at `open`, or the end-of-line token.
@@ -600,7 +638,7 @@ class DefParser {
 
 }  // namespace
 
-bool IsAllowedModule(std::string_view name) { return name == "re" || name == "math" || name == "json"; }
+bool IsAllowedModule(std::string_view name) { return name == "re" || name == "math" || name == "json" || name == "datetime"; }
 
 Result<Module> ParseDefModule(std::string_view source) { return DefParser(source).Run(); }
 

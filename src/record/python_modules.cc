@@ -457,8 +457,41 @@ Result<std::string> JsonDumps(const Value& v, bool sort_keys, int indent, bool e
 
 Result<Value> JsonLoads(std::string_view text) { return JsonReader(text).Run(); }
 
+namespace {
+
+// A module's function as a value (from re import match; key=math.floor).
+Result<Obj> ModuleFunction(ModuleId m, const std::string& name, Status otherwise) {
+  static const char* kRe[] = {"match", "search", "fullmatch", "sub", "subn", "findall", "finditer", "split", "compile", "escape"};
+  static const char* kMath[] = {"sqrt", "exp", "expm1", "log", "log10", "log2", "log1p", "pow", "floor", "ceil", "trunc",
+                                "fabs", "fmod", "copysign", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+                                "sinh", "cosh", "tanh", "degrees", "radians", "isnan", "isinf", "isfinite", "isclose", "gcd"};
+  static const char* kJson[] = {"dumps", "loads"};
+  auto has = [&](const char* const* names, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      if (name == names[i]) return true;
+    return false;
+  };
+  bool known = m == ModuleId::kRe ? has(kRe, std::size(kRe)) : m == ModuleId::kMath ? has(kMath, std::size(kMath))
+               : m == ModuleId::kJson ? has(kJson, std::size(kJson)) : false;
+  if (!known) return otherwise;
+  auto fn = std::make_shared<Special>(Special::kFunction);
+  fn->module_fn = true;
+  fn->module = m;
+  fn->builtin = name;
+  return Obj(std::move(fn));
+}
+
+}  // namespace
+
 Result<Obj> ModuleAttr(ModuleId m, const std::string& name) {
+  Result<Obj> r = ModuleAttrValue(m, name);
+  if (r.ok()) return r;
+  return ModuleFunction(m, name, r.status());
+}
+
+Result<Obj> ModuleAttrValue(ModuleId m, const std::string& name) {
   switch (m) {
+    case ModuleId::kDatetime: return DatetimeModuleAttr(name);
     case ModuleId::kRe: return RegexModuleAttr(name);
     case ModuleId::kMath:
       if (name == "pi") return Obj(Value::Float(M_PI));
@@ -478,6 +511,7 @@ Result<Obj> CallModule(ModuleId m, const std::string& name, const Args& args, Ev
     case ModuleId::kRe: return CallRegexModule(name, args, ctx);
     case ModuleId::kMath: return CallMath(name, args);
     case ModuleId::kJson: return CallJson(name, args);
+    case ModuleId::kDatetime: return CallDatetimeModule(name, args);
   }
   return Internal("unknown module");
 }

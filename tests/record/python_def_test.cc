@@ -120,7 +120,7 @@ TEST(PythonDefTest, ModuleLevelAndLambda) {
 
 TEST(PythonDefTest, CompileErrorsNameLineAndColumn) {
   EXPECT_EQ(Call("import os\ndef f(row):\n  return 1\n"),
-            "compile error: line 1, column 8: module 'os' is not available in def callables; allowed: re, math, json");
+            "compile error: line 1, column 8: module 'os' is not available in def callables; allowed: re, math, json, datetime");
   EXPECT_EQ(Call("def f(row):\n  return __import__('os')\n"),
             "compile error: line 2, column 10: '__import__' is not available in def callables (no dunder names, no __import__)");
   EXPECT_EQ(Call("def f(row):\n  print(row)\n").substr(0, 62), "compile error: line 2, column 3: 'print' is not available in d");
@@ -141,7 +141,8 @@ TEST(PythonDefTest, CompileErrorsNameLineAndColumn) {
                                  "called with each row) or a 'lambda'");
   EXPECT_EQ(Call("def f(a, b):\n  return a\n"), "compile error: line 2, column 3: def f() must take one parameter, the row (it takes 2)");
   EXPECT_EQ(Call("def f(row):\n  x = 'abc\n").substr(0, 63), "compile error: line 2, column 7: unterminated string literal");
-  EXPECT_EQ(Call("def f(row):\n  from os import path\n").substr(0, 33), "compile error: line 2, column 3: ");
+  EXPECT_EQ(Call("def f(row):\n  from os import path\n"),
+            "compile error: line 2, column 8: module 'os' is not available in def callables; allowed: re, math, json, datetime");
 }
 
 TEST(PythonDefTest, RuntimeErrorsArePythonStyle) {
@@ -273,6 +274,32 @@ TEST(PythonDefTest, LambdasAndKeyFunctions) {
   EXPECT_EQ(Body("  return re.sub(r'\\d+', lambda m: str(int(m.group()) * 2), 'a1b22')\n"), R"("a2b44")");
   EXPECT_EQ(Body("  f = lambda x: x\n  return f(1, 2)\n"),
             "error: TypeError: <lambda>() takes 1 positional arguments but 2 were given (line 6 of the callable)");
+}
+
+TEST(PythonDefTest, DatetimeMatchesPython) {
+  const std::string head = "import datetime\nfrom datetime import datetime as DT, timedelta, timezone, date\ndef f(row):\n";
+  EXPECT_EQ(Call(head + "  d = datetime.datetime(2024, 2, 29, 13, 5, 9, 120)\n"
+                        "  return [str(d), d.isoformat(), d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond, d.weekday()]\n"),
+            R"(["2024-02-29 13:05:09.000120","2024-02-29T13:05:09.000120",2024,2,29,13,5,9,120,3])");
+  EXPECT_EQ(Call(head + "  d = DT.strptime('2024-03-10 07:08:09', '%Y-%m-%d %H:%M:%S')\n"
+                        "  return [d.strftime('%Y/%m/%d %I:%M %p %a %A %b %B %j %y %w %%'), d.timestamp(), str(d.date())]\n"),
+            R"(["2024/03/10 07:08 AM Sun Sunday Mar March 070 24 0 %",1710054489.0,"2024-03-10"])");
+  EXPECT_EQ(Call(head + "  d = DT.strptime('2024-01-02T03:04:05.5+0200', '%Y-%m-%dT%H:%M:%S.%f%z')\n"
+                        "  return [d.isoformat(), d.timestamp(), str(d.utcoffset()), str(d.astimezone(timezone.utc))]\n"),
+            R"(["2024-01-02T03:04:05.500000+02:00",1704157445.5,"2:00:00","2024-01-02 01:04:05.500000+00:00"])");
+  EXPECT_EQ(Call(head + "  a = DT(2024, 1, 1)\n  b = DT(2024, 3, 1, 12)\n  d = b - a\n"
+                        "  return [str(d), d.days, d.seconds, d.total_seconds(), str(a + timedelta(days=40, hours=5)), a < b]\n"),
+            R"(["60 days, 12:00:00",60,43200,5227200.0,"2024-02-10 05:00:00",true])");
+  EXPECT_EQ(Call(head + "  t = timedelta(hours=1.5) * 3\n  return [str(t), str(t / 2), t / timedelta(minutes=30), str(-t), bool(timedelta(0))]\n"),
+            R"(["4:30:00","2:15:00",9.0,"-1 day, 19:30:00",false])");
+  EXPECT_EQ(Call(head + "  return [DT.fromisoformat('2024-05-06 07:08:09+05:30').isoformat(), str(DT.utcfromtimestamp(1700000000)), "
+                        "f'{DT(2024, 1, 2, 3, 4):%H:%M}', repr(date(2020, 1, 2))]\n"),
+            R"x(["2024-05-06T07:08:09+05:30","2023-11-14 22:13:20","03:04","datetime.date(2020, 1, 2)"])x");
+  EXPECT_EQ(Call(head + "  return DT.strptime('2024-13-01', '%Y-%m-%d')\n"),
+            "error: ValueError: time data '2024-13-01' does not match format '%Y-%m-%d' (line 4 of the callable)");
+  EXPECT_EQ(Call("from re import match, sub as s2\nfrom math import floor, pi\ndef f(row):\n"
+                 "  return [match('a', 'ab').group(), s2('a', 'b', 'aa'), floor(pi), list(map(floor, [1.5, 2.5]))]\n"),
+            R"(["a","bb",3,[1,2]])");
 }
 
 TEST(PythonDefTest, EvaluateIsThreadSafe) {
