@@ -41,7 +41,10 @@ void CivilFromDays(int64_t z, int64_t* y, int64_t* m, int64_t* d) {
   *y = yoe + era * 400 + (*m <= 2);
 }
 
-int64_t DtFloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t DtFloorDiv(int64_t a, int64_t b) {
+  if (b == -1) return a == INT64_MIN ? INT64_MAX : -a;  // saturates the one overflowing case
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
 
 bool DtIsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 int DtDaysIn(int64_t y, int64_t m) {
@@ -402,11 +405,16 @@ Result<Obj> DtConstruct(Special::DtKind type, const Args& args) {
     for (std::size_t k = 0; k < a.size(); ++k) {
       if (a[k] == nullptr) continue;
       if (a[k]->sp || !IsNum(a[k]->v)) return EvalError("TypeError: unsupported type for timedelta component");
-      if (IsIntLike(a[k]->v)) exact += IntOf(a[k]->v) * static_cast<int64_t>(kScale[k]);
-      else total += a[k]->v.as_float() * kScale[k];
+      int64_t part = 0;
+      if (IsIntLike(a[k]->v) && (__builtin_mul_overflow(IntOf(a[k]->v), static_cast<int64_t>(kScale[k]), &part) ||
+                                 __builtin_add_overflow(exact, part, &exact)))
+        return EvalError("OverflowError: timedelta too large");
+      if (!IsIntLike(a[k]->v)) total += a[k]->v.as_float() * kScale[k];
     }
-    if (std::fabs(total) > 9e18) return EvalError("OverflowError: timedelta too large");
-    return MakeDt(Special::kTimedelta, exact + static_cast<int64_t>(std::llround(total)));
+    int64_t sum = 0;
+    if (!(std::fabs(total) < 9e18) || __builtin_add_overflow(exact, static_cast<int64_t>(std::llround(total)), &sum))
+      return EvalError("OverflowError: timedelta too large");
+    return MakeDt(Special::kTimedelta, sum);
   }
   if (type == Special::kTimezone) {
     RETURN_IF_ERROR(BindArgs("timezone", args, {"offset"}, 1, a));
@@ -647,9 +655,11 @@ Result<Obj> DateTimeBinary(Op op, const Obj& x, const Obj& y) {
   if (a_point && b_td && (op == Op::kAdd || op == Op::kSub)) {
     int64_t delta = op == Op::kAdd ? b->start : -b->start;
     if (a->dt == Special::kDateValue) delta = DtFloorDiv(delta, kUsPerDay) * kUsPerDay;
-    Civil c = DtSplit(a->start + delta);
-    RETURN_IF_ERROR(DtRangeCheck(c));
-    return MakeDt(a->dt, a->start + delta, a->aware, a->stop);
+    int64_t at = 0;
+    if (__builtin_add_overflow(a->start, delta, &at)) return EvalError("OverflowError: date value out of range");
+    Civil c = DtSplit(at);
+    if (!DtRangeCheck(c).ok()) return EvalError("OverflowError: date value out of range");
+    return MakeDt(a->dt, at, a->aware, a->stop);
   }
   if (a_td && b_point && op == Op::kAdd) return DateTimeBinary(op, y, x);
   if (a_point && b_point && op == Op::kSub && a->dt == b->dt) {
@@ -658,8 +668,10 @@ Result<Obj> DateTimeBinary(Op op, const Obj& x, const Obj& y) {
     return MakeDt(Special::kTimedelta, ua - ub);
   }
   if (a_td && b_td) {
-    if (op == Op::kAdd) return MakeDt(Special::kTimedelta, a->start + b->start);
-    if (op == Op::kSub) return MakeDt(Special::kTimedelta, a->start - b->start);
+    int64_t r = 0;
+    if ((op == Op::kAdd && __builtin_add_overflow(a->start, b->start, &r)) || (op == Op::kSub && __builtin_sub_overflow(a->start, b->start, &r)))
+      return EvalError("OverflowError: timedelta too large");
+    if (op == Op::kAdd || op == Op::kSub) return MakeDt(Special::kTimedelta, r);
     if (op == Op::kDiv) {
       if (b->start == 0) return EvalError("ZeroDivisionError: division by zero");
       return Obj(Value::Float(static_cast<double>(a->start) / static_cast<double>(b->start)));
