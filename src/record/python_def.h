@@ -48,7 +48,8 @@ struct Target {
 };
 
 enum class StmtKind : uint8_t {
-  kExpr, kAssign, kAugAssign, kReturn, kIf, kWhile, kFor, kBreak, kContinue, kPass, kTry, kRaise, kDef, kImport
+  kExpr, kAssign, kAugAssign, kReturn, kIf, kWhile, kFor, kBreak, kContinue, kPass, kTry, kRaise, kDef, kImport,
+  kAssert, kDel
 };
 
 struct Handler {
@@ -62,6 +63,7 @@ struct Stmt {
   StmtKind kind = StmtKind::kPass;
   int line = 0, column = 0;
   int32_t expr = -1;             // value, condition, iterable, return value or raised error; -1 none
+  int32_t expr2 = -1;            // kAssert: the message
   std::vector<Target> targets;   // kAssign: a = b = value; kAugAssign/kFor: one
   Op op = Op::kAdd;              // kAugAssign
   std::vector<int32_t> body;     // if/while/for/try/def bodies
@@ -214,6 +216,9 @@ Result<std::string> ConvertAndFormat(const Value& v, char conversion, std::strin
 Result<std::string> StrFormat(const std::string& fmt, const std::vector<const Value*>& pos,
                               const std::vector<std::pair<std::string, const Value*>>& kw);
 Result<std::string> PercentFormat(const std::string& fmt, const Value& args);
+
+// str methods beyond the expression subset's (python_strings.cc); *handled false for an unknown name.
+Result<Obj> MoreStrMethod(const std::string& s, const std::string& name, const Args& args, bool* handled);
 
 // json.dumps / json.loads on Values.
 Result<std::string> JsonDumps(const Value& v, bool sort_keys, int indent, bool ensure_ascii);

@@ -617,6 +617,14 @@ Status Interp::EvalCallAttr(const Node& n, Scope& sc, OSlot& out) {
     out.Set(std::move(r));
     return Status::OK();
   }
+  if (v.is_string()) {
+    bool handled = false;
+    ASSIGN_OR_RETURN(Obj r, MoreStrMethod(v.as_string(), n.name, args, &handled));
+    if (handled) {
+      out.Set(std::move(r));
+      return Status::OK();
+    }
+  }
   return EvalError("AttributeError: '" + PyType(v) + "' object has no attribute '" + n.name + "'");
 }
 

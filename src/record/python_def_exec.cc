@@ -335,6 +335,41 @@ Status Interp::Raise(const Stmt& s, Scope& sc) {
   return EvalError(type + ": " + text);
 }
 
+Status Interp::ExecDel(const Stmt& s, Scope& sc) {
+  for (const Target& t : s.targets) {
+    Obj* var = sc.Find(t.name);
+    if (t.kind == Target::kName) {
+      if (var == nullptr) return NameError(sc, t.name);
+      auto& vars = sc.vars;
+      vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == t.name; }), vars.end());
+      continue;
+    }
+    for (Scope* p = sc.parent.get(); p != nullptr && var == nullptr; p = p->parent.get()) var = p->Find(t.name);
+    if (var == nullptr) {
+      if (Lookup(sc, t.name) != nullptr) return EvalError("TypeError: module-level '" + t.name + "' is read-only inside the callable");
+      return NameError(sc, t.name);
+    }
+    ASSIGN_OR_RETURN(Obj key, EvalObj(t.index, sc));
+    if (!var->sp && (var->v.is_list() || var->v.is_row())) var->sp = Promote(var->v), var->v = Value();
+    if (!var->sp || (var->sp->kind != Special::kList && var->sp->kind != Special::kDict))
+      return EvalError("TypeError: '" + ObjTypeName(*var) + "' object doesn't support item deletion");
+    if (var->sp->frozen) return Frozen(*var->sp);
+    Special& c = *var->sp;
+    if (c.kind == Special::kDict) {
+      auto it = std::find_if(c.dict.begin(), c.dict.end(), [&](const auto& kv) { return !key.sp && key.v.is_string() && kv.first == key.v.as_string(); });
+      if (it == c.dict.end()) return EvalError("KeyError: " + ObjRepr(key));
+      c.dict.erase(it);
+      continue;
+    }
+    if (key.sp || !IsIntLike(key.v)) return EvalError("TypeError: list indices must be integers, not " + ObjTypeName(key));
+    int64_t i = IntOf(key.v), n = static_cast<int64_t>(c.list.size());
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return EvalError("IndexError: list assignment index out of range");
+    c.list.erase(c.list.begin() + i);
+  }
+  return Status::OK();
+}
+
 Status Interp::ExecTry(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
   Status st = Exec(s.body, sc, flow, ret);
   if (!st.ok() && !IsLimitError(st) && !s.handlers.empty()) {
@@ -541,6 +576,17 @@ Status Interp::ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
     case StmtKind::kTry: return ExecTry(s, sc, flow, ret);
     case StmtKind::kRaise: return Raise(s, sc);
     case StmtKind::kImport: return ExecImport(s, sc, flow, ret);
+    case StmtKind::kAssert: {
+      ASSIGN_OR_RETURN(Obj c, EvalObj(s.expr, sc));
+      if (ObjTruthy(c)) return Status::OK();
+      std::string msg;
+      if (s.expr2 >= 0) {
+        ASSIGN_OR_RETURN(Obj m, EvalObj(s.expr2, sc));
+        msg = ObjStr(m);
+      }
+      return EvalError("AssertionError: " + msg);
+    }
+    case StmtKind::kDel: return ExecDel(s, sc);
     case StmtKind::kDef: return ExecDef(s, sc, flow, ret);
   }
   return Internal("unknown statement");

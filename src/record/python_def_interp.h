@@ -106,6 +106,7 @@ class Interp {
   [[gnu::noinline]] Status ExecDef(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
   [[gnu::noinline]] Status ExecImport(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
   [[gnu::noinline]] Status ExecAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
+  [[gnu::noinline]] Status ExecDel(const Stmt& s, Scope& sc);
   [[gnu::noinline]] Status ExecTry(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
   Status Raise(const Stmt& s, Scope& sc);
 

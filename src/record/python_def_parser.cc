@@ -315,7 +315,28 @@ class DefParser {
         RETURN_IF_ERROR(ParseFromImport(l, b, e, out));
         return -1;
       }
-      for (const char* no : {"global", "nonlocal", "del", "assert", "yield", "await"})
+      if (w == "assert") {
+        Stmt s = At(l, b, StmtKind::kAssert);
+        std::size_t comma = FindTop(l, b + 1, e, [](const Token& k) { return IsOp(k, ","); });
+        ASSIGN_OR_RETURN(s.expr, Expr(l, b + 1, comma));
+        if (comma < e) {
+          ASSIGN_OR_RETURN(s.expr2, Expr(l, comma + 1, e));
+        }
+        return AddStmt(std::move(s));
+      }
+      if (w == "del") {
+        Stmt s = At(l, b, StmtKind::kDel);
+        for (std::size_t from = b + 1; from < e;) {
+          std::size_t comma = FindTop(l, from, e, [](const Token& k) { return IsOp(k, ","); });
+          ASSIGN_OR_RETURN(Target tg, ParseTarget(l, from, comma));
+          if (tg.kind == Target::kTuple) return ErrorAt(l, l.toks[from], "del takes names and name[key]");
+          s.targets.push_back(std::move(tg));
+          from = comma + 1;
+        }
+        if (s.targets.empty()) return ErrorAt(l, t, "expected a name after 'del'");
+        return AddStmt(std::move(s));
+      }
+      for (const char* no : {"global", "nonlocal", "yield", "await"})
         if (w == no) return ErrorAt(l, t, "'" + w + "' is not supported in def callables");
     }
     // Assignment: targets '=' ... '=' value.

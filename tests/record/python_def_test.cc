@@ -135,6 +135,7 @@ TEST(PythonDefTest, CompileErrorsNameLineAndColumn) {
   EXPECT_EQ(Call("def f(row):\n  return 'a' $ 2\n"), "compile error: line 2, column 14: unexpected character '$'");
   EXPECT_EQ(Call("def f(row):\n  class A: pass\n"), "compile error: line 2, column 3: 'class' statements are not supported in def callables");
   EXPECT_EQ(Call("def f(row):\n  global x\n"), "compile error: line 2, column 3: 'global' is not supported in def callables");
+  EXPECT_EQ(Call("def f(row):\n  del x.y\n"), "compile error: line 2, column 8: attribute assignment is not supported (rows are read-only)");
   EXPECT_EQ(Call("def f(row):\n  with open('x') as f:\n    pass\n").substr(0, 33), "compile error: line 2, column 3: ");
   EXPECT_EQ(Call("def f(row):\n  return row.__class__\n").substr(0, 43), "compile error: line 2, column 14: '__class_");
   EXPECT_EQ(Call("x = 1\n"), "compile error: line 1, column 1: the callable's last top-level statement must be a 'def' (the function "
@@ -300,6 +301,19 @@ TEST(PythonDefTest, DatetimeMatchesPython) {
   EXPECT_EQ(Call("from re import match, sub as s2\nfrom math import floor, pi\ndef f(row):\n"
                  "  return [match('a', 'ab').group(), s2('a', 'b', 'aa'), floor(pi), list(map(floor, [1.5, 2.5]))]\n"),
             R"(["a","bb",3,[1,2]])");
+}
+
+TEST(PythonDefTest, MoreStrMethodsAssertAndDel) {
+  EXPECT_EQ(Body("  return ['42'.zfill(5), '-42'.zfill(5), 'ab'.ljust(5, '.'), 'abc'.center(8, '*'), 'abc'.center(6), 'a=b=c'.partition('='), "
+                 "'a=b=c'.rpartition('='), 'a b c'.rsplit(None, 1), 'a\\nb\\r\\nc\\r'.splitlines(), 'héllo'.index('l')]\n"),
+            R"(["00042","-0042","ab...","**abc***"," abc  ",["a","=","b=c"],["a=b","=","c"],["a b","c"],["a","b","c"],2])");
+  EXPECT_EQ(Body("  return ['prefix_x'.removeprefix('prefix_'), 'hello WORLD'.capitalize(), 'Straße'.casefold(), 'Hello'.swapcase(), "
+                 "'abc1'.islower(), '½'.isnumeric(), '½'.isdecimal(), 'Hello World'.istitle()]\n"),
+            R"(["x","Hello world","strasse","hELLO",true,true,false,true])");
+  EXPECT_EQ(Body("  d = {'a': 1, 'b': 2}\n  xs = [1, 2, 3]\n  del d['a'], xs[0]\n  assert len(xs) == 2, 'two left'\n  return [d, xs]\n"),
+            R"([{"b":2},[2,3]])");
+  EXPECT_EQ(Body("  assert row.a > 0, 'must be positive'\n", R"({"a": -1})"),
+            "error: AssertionError: must be positive (line 5 of the callable)");
 }
 
 TEST(PythonDefTest, EvaluateIsThreadSafe) {
