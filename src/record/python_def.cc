@@ -15,6 +15,10 @@ void Freeze(const Obj& o, int depth = 0) {
   for (const Obj& e : s.list) Freeze(e, depth + 1);
   for (const auto& kv : s.dict) Freeze(kv.second, depth + 1);
   for (const Obj& d : s.defaults) Freeze(d, depth + 1);
+  for (Scope* sc = s.closure.get(); sc != nullptr && !sc->frozen; sc = sc->parent.get()) {
+    sc->frozen = true;
+    for (const auto& kv : sc->vars) Freeze(kv.second, depth + 1);
+  }
 }
 
 class CompiledDef final : public CompiledExpression {

@@ -128,6 +128,7 @@ struct Special {
 
 struct Scope : std::enable_shared_from_this<Scope> {
   std::vector<std::pair<std::string, Obj>> vars;
+  bool frozen = false;  // captured by a module-level function: shared by every call, read-only
   std::shared_ptr<Scope> parent;  // the enclosing function's scope
   Obj* Find(std::string_view name) {
     for (auto& [k, v] : vars)

@@ -610,7 +610,7 @@ Status Interp::EvalCallAttr(const Node& n, Scope& sc, OSlot& out) {
     // copy (the row itself never changes); others work on a temporary copy.
     Obj* var = nullptr;
     if (recv.kind == NodeKind::kName)
-      for (Scope* s = &sc; s != nullptr && var == nullptr; s = s->parent.get()) var = s->Find(recv.name);
+      for (Scope* s = &sc; s != nullptr && !s->frozen && var == nullptr; s = s->parent.get()) var = s->Find(recv.name);
     std::shared_ptr<Special> c = Promote(v);
     if (var != nullptr && !var->sp) *var = Obj(c);
     ASSIGN_OR_RETURN(Obj r, CallContainerMethod(*c, n.name, args, var != nullptr));

@@ -156,6 +156,7 @@ Interp::Interp(const Module& m, const Scope* globals)
 Interp::~Interp() {
   // Empties what this evaluation made, so cycles among them do not keep them alive.
   for (auto& s : scopes_) {
+    if (s->frozen) continue;  // the closure of a module-level function
     s->vars.clear();
     s->parent.reset();
   }
@@ -261,7 +262,7 @@ Status Interp::Assign(const Target& t, Obj v, Scope& sc) {
     }
     case Target::kSubscript: {
       Obj* var = nullptr;
-      for (Scope* s = &sc; s != nullptr && var == nullptr; s = s->parent.get()) var = s->Find(t.name);
+      for (Scope* s = &sc; s != nullptr && !s->frozen && var == nullptr; s = s->parent.get()) var = s->Find(t.name);
       if (var == nullptr) {
         if (Lookup(sc, t.name) != nullptr)
           return EvalError("TypeError: module-level '" + t.name + "' is read-only inside the callable");
@@ -344,7 +345,7 @@ Status Interp::ExecDel(const Stmt& s, Scope& sc) {
       vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == t.name; }), vars.end());
       continue;
     }
-    for (Scope* p = sc.parent.get(); p != nullptr && var == nullptr; p = p->parent.get()) var = p->Find(t.name);
+    for (Scope* p = sc.parent.get(); p != nullptr && !p->frozen && var == nullptr; p = p->parent.get()) var = p->Find(t.name);
     if (var == nullptr) {
       if (Lookup(sc, t.name) != nullptr) return EvalError("TypeError: module-level '" + t.name + "' is read-only inside the callable");
       return NameError(sc, t.name);

@@ -114,6 +114,11 @@ TEST(PythonDefTest, ModuleLevelAndLambda) {
   // Module-level lists and dicts are shared by every row: read-only inside the callable.
   EXPECT_EQ(Call("SEEN = []\ndef f(row):\n  SEEN.append(row.a)\n  return len(SEEN)\n", R"({"a": 1})").substr(0, 40),
             "error: TypeError: cannot change this lis");
+  // A closure made at module level keeps its variables, read-only like every module-level value.
+  EXPECT_EQ(Call("def make(k):\n  seen = [k]\n  def inner(x):\n    return [x + k, len(seen)]\n  return inner\nH = make(10)\n"
+                 "def f(row):\n  return H(1)\n"), "[11,1]");
+  EXPECT_EQ(Call("def make():\n  seen = []\n  def inner(x):\n    seen.append(x)\n  return inner\nH = make()\ndef f(row):\n  return H(1)\n")
+                .substr(0, 45), "error: TypeError: cannot change this list in ");
   EXPECT_EQ(Call("P = re.compile('x')\ndef f(row):\n  return 1\n"), "compile error: running the callable's module-level statements: "
                                                                     "NameError: name 're' is not defined (add 'import re')");
 }
