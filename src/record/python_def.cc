@@ -8,16 +8,25 @@
 namespace dfw::expr {
 namespace {
 
-void Freeze(const Obj& o, int depth = 0) {
-  if (!o.sp || o.sp->frozen || depth > 64) return;
-  Special& s = *o.sp;
-  s.frozen = true;
-  for (const Obj& e : s.list) Freeze(e, depth + 1);
-  for (const auto& kv : s.dict) Freeze(kv.second, depth + 1);
-  for (const Obj& d : s.defaults) Freeze(d, depth + 1);
-  for (Scope* sc = s.closure.get(); sc != nullptr && !sc->frozen; sc = sc->parent.get()) {
-    sc->frozen = true;
-    for (const auto& kv : sc->vars) Freeze(kv.second, depth + 1);
+// Marks everything reachable from a module-level value read-only (a worklist: no depth limit).
+void Freeze(const Obj& root) {
+  std::vector<Special*> work;
+  if (root.sp) work.push_back(root.sp.get());
+  auto push = [&](const Obj& o) {
+    if (o.sp && !o.sp->frozen) work.push_back(o.sp.get());
+  };
+  while (!work.empty()) {
+    Special& s = *work.back();
+    work.pop_back();
+    if (s.frozen) continue;
+    s.frozen = true;
+    for (const Obj& e : s.list) push(e);
+    for (const auto& kv : s.dict) push(kv.second);
+    for (const Obj& d : s.defaults) push(d);
+    for (Scope* sc = s.closure.get(); sc != nullptr && !sc->frozen; sc = sc->parent.get()) {
+      sc->frozen = true;
+      for (const auto& kv : sc->vars) push(kv.second);
+    }
   }
 }
 
