@@ -8,23 +8,44 @@
 namespace dfw::expr {
 namespace {
 
+// What Freeze marked, so the compiled callable can empty it when it goes (a module-level closure
+// holds its scope, which holds the function: a cycle of shared_ptrs).
+struct Frozen {
+  std::vector<std::shared_ptr<Special>> objects;
+  std::vector<std::shared_ptr<Scope>> scopes;
+  ~Frozen() {
+    for (auto& s : scopes) {
+      s->vars.clear();
+      s->parent.reset();
+    }
+    for (auto& o : objects) {
+      o->list.clear();
+      o->dict.clear();
+      o->closure.reset();
+      o->defaults.clear();
+    }
+  }
+};
+
 // Marks everything reachable from a module-level value read-only (a worklist: no depth limit).
-void Freeze(const Obj& root) {
-  std::vector<Special*> work;
-  if (root.sp) work.push_back(root.sp.get());
+void Freeze(const Obj& root, Frozen& frozen) {
+  std::vector<std::shared_ptr<Special>> work;
+  if (root.sp) work.push_back(root.sp);
   auto push = [&](const Obj& o) {
-    if (o.sp && !o.sp->frozen) work.push_back(o.sp.get());
+    if (o.sp && !o.sp->frozen) work.push_back(o.sp);
   };
   while (!work.empty()) {
-    Special& s = *work.back();
+    std::shared_ptr<Special> s = std::move(work.back());
     work.pop_back();
-    if (s.frozen) continue;
-    s.frozen = true;
-    for (const Obj& e : s.list) push(e);
-    for (const auto& kv : s.dict) push(kv.second);
-    for (const Obj& d : s.defaults) push(d);
-    for (Scope* sc = s.closure.get(); sc != nullptr && !sc->frozen; sc = sc->parent.get()) {
+    if (s->frozen) continue;
+    s->frozen = true;
+    frozen.objects.push_back(s);
+    for (const Obj& e : s->list) push(e);
+    for (const auto& kv : s->dict) push(kv.second);
+    for (const Obj& d : s->defaults) push(d);
+    for (std::shared_ptr<Scope> sc = s->closure; sc != nullptr && !sc->frozen; sc = sc->parent) {
       sc->frozen = true;
+      frozen.scopes.push_back(sc);
       for (const auto& kv : sc->vars) push(kv.second);
     }
   }
@@ -32,7 +53,8 @@ void Freeze(const Obj& root) {
 
 class CompiledDef final : public CompiledExpression {
  public:
-  CompiledDef(Module m, std::shared_ptr<Scope> globals) : m_(std::move(m)), globals_(std::move(globals)) {}
+  CompiledDef(Module m, std::shared_ptr<Scope> globals, std::unique_ptr<Frozen> frozen)
+      : m_(std::move(m)), globals_(std::move(globals)), frozen_(std::move(frozen)) {}
 
   Result<Value> Evaluate(const Row& row) const override {
     Interp in(m_, globals_.get());
@@ -44,6 +66,7 @@ class CompiledDef final : public CompiledExpression {
  private:
   Module m_;
   std::shared_ptr<Scope> globals_;  // read-only after construction
+  std::unique_ptr<Frozen> frozen_;
   std::vector<std::string> fields_;
 };
 
@@ -152,17 +175,18 @@ Result<std::unique_ptr<CompiledExpression>> MakeCompiledDef(Module m) {
   for (std::size_t i = 0; i < m.prog.nodes.size(); ++i)
     if (m.prog.nodes[i].kind == NodeKind::kConst) m.consts[i] = Obj(m.prog.nodes[i].value);
   auto globals = std::make_shared<Scope>();
+  auto frozen = std::make_unique<Frozen>();
   {
     Interp in(m, globals.get());
     Flow flow = Flow::kNormal;
     Obj ret;
     Status st = in.Exec(m.top, *globals, flow, ret);
     if (!st.ok()) return InvalidArgument("running the callable's module-level statements: " + st.message());
-    for (const auto& kv : globals->vars) Freeze(kv.second);
+    for (const auto& kv : globals->vars) Freeze(kv.second, *frozen);
   }
   // Moving the Module keeps its node and statement addresses (vectors move their buffers), which
   // the functions in `globals` point into.
-  return std::unique_ptr<CompiledExpression>(std::make_unique<CompiledDef>(std::move(m), std::move(globals)));
+  return std::unique_ptr<CompiledExpression>(std::make_unique<CompiledDef>(std::move(m), std::move(globals), std::move(frozen)));
 }
 
 }  // namespace dfw::expr
