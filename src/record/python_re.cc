@@ -390,7 +390,10 @@ Result<Obj> PatternCall(const std::shared_ptr<const Regex>& re, const std::strin
       }
       return Status::OK();
     }, from, to));
-    if (fn == "finditer") return Obj(NewList(std::move(matches)));
+    if (fn == "finditer") {  // a list of match objects, owned by the call like any list it makes
+      if (args.interp != nullptr) return Obj(args.interp->NewList(std::move(matches)));
+      return Obj(NewList(std::move(matches)));
+    }
     return Obj(Value::FromList(std::move(found)));
   }
   if (fn == "split") {
