@@ -179,6 +179,8 @@ TEST(PythonDefTest, SandboxLimits) {
   EXPECT_EQ(r.substr(0, 50), "error: MemoryError: the callable keeps more than 2") << r;
   r = Body("  a = []\n  a.append(a)\n  return len(a)\n");  // a cycle is freed when the call ends
   EXPECT_EQ(r, "1");
+  r = Body("  ms = re.finditer('a', 'aa')\n  ms.append(ms)\n  d = {}\n  d['d'] = d\n  return len(ms)\n");
+  EXPECT_EQ(r, "3");
   // Catastrophic backtracking stops at PCRE2's match limit instead of running for ages.
   r = Body("  return re.match('(a+)+$', 'a' * 40 + 'b')\n");
   EXPECT_EQ(r.substr(0, 48), "error: re.error: the pattern '(a+)+$' backtracks") << r;
