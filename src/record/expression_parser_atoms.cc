@@ -89,8 +89,20 @@ Result<int32_t> Parser::ParseDict(int col) {
   while (!AtOp("}")) {
     if (AtOp("**")) return Error(Peek().column, "'**' unpacking is not supported in dict displays here");
     ASSIGN_OR_RETURN(int32_t k, ParseTernary());
+    if (!AtOp(":") && n.kids.empty() && (AtOp(",") || AtOp("}"))) {
+      // {a, b}: a set display, a mutable list display with fn == 2.
+      Node set{.kind = NodeKind::kList, .fn = 2, .column = col, .kids = {k}};
+      while (AtOp(",")) {
+        Next();
+        if (AtOp("}")) break;
+        ASSIGN_OR_RETURN(int32_t e, ParseTernary());
+        set.kids.push_back(e);
+      }
+      RETURN_IF_ERROR(Expect("}"));
+      return Add(std::move(set));
+    }
     if (!AtOp(":")) {
-      if (AtOp(",") || AtOp("}")) return Error(Peek().column, "set displays are not supported; use a list or a dict");
+      if (AtOp(",") || AtOp("}")) return Error(Peek().column, "expected ':' in the dict display");
       if (AtName("for")) return Error(Peek().column, "dict and set comprehensions are not supported here");
       return Unexpected(Peek());
     }

@@ -111,6 +111,7 @@ struct Special {
   DtKind dt = kDateTimeValue;
   bool aware = false;
   bool module_fn = false;  // kFunction: `builtin` names a function of `module` (re.match as a value)
+  bool is_set = false;     // kList: a set (distinct items, in insertion order; a list as a value)
   bool frozen = false;  // module-level: shared by every call, so never changed after compile
   std::vector<Obj> list;                             // kList
   std::vector<std::pair<std::string, Obj>> dict;     // kDict: str keys, insertion order
@@ -169,6 +170,9 @@ inline std::shared_ptr<Special> NewDict() { return std::make_shared<Special>(Spe
 // Python type name of an object ("list", "dict", "module", "function", "re.Pattern", ...).
 std::string ObjTypeName(const Obj& o);
 bool ObjTruthy(const Obj& o);
+// Python ==: values by value (sets as sets), modules, functions, patterns and matches by identity.
+Result<bool> ObjEquals(const Obj& a, const Obj& b);
+Result<bool> SetContains(const Special& set, const Obj& x);
 // A plain Value of `o`: lists and dicts converted deeply, a range listed; a TypeError for the rest.
 Result<Value> ToValue(const Obj& o);
 // Python repr()/str() of an object.

@@ -155,6 +155,14 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
     RETURN_IF_ERROR(err);
     return items[best];
   }
+  if (name == "set") {
+    RETURN_IF_ERROR(no_kw());
+    if (args.pos.size() > 1) return EvalError("TypeError: set expected at most 1 argument, got " + std::to_string(args.pos.size()));
+    std::vector<Obj> items;
+    if (!args.pos.empty()) RETURN_IF_ERROR(Items(*args.pos[0], items));
+    ASSIGN_OR_RETURN(std::shared_ptr<Special> s, MakeSet(std::move(items)));
+    return Obj(std::move(s));
+  }
   if (name == "reversed") {
     RETURN_IF_ERROR(no_kw());
     if (args.pos.size() != 1) return EvalError("TypeError: reversed expected 1 argument, got " + std::to_string(args.pos.size()));
@@ -266,7 +274,7 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
   int fn = FindBuiltin(name);
   if (fn < 0) {
     static const char* kKnown = "len, str, repr, int, float, bool, round, abs, min, max, sum, any, all, sorted, list, tuple, "
-                                "dict, range, enumerate, zip, reversed, map, filter, format, isinstance, ord, chr";
+                                "dict, set, range, enumerate, zip, reversed, map, filter, format, isinstance, ord, chr";
     return EvalError("NameError: name '" + name + "' is not defined (functions available here: " + kKnown + ")");
   }
   const CallSpec& spec = Builtins()[static_cast<std::size_t>(fn)];
@@ -299,6 +307,7 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
                        " arguments (" + std::to_string(args.pos.size()) + " given)");
     return Status::OK();
   };
+  if (c.is_set) return CallSetMethod(c, name, args, may_mutate);
   if (c.kind == Special::kList) {
     std::vector<Obj>& l = c.list;
     auto index_of = [&](const Obj& x) -> Result<int64_t> {

@@ -23,8 +23,22 @@ bool IsContainer(const Obj& o) { return o.sp && (o.sp->kind == Special::kList ||
 bool IsDateTime(const Obj& o) { return o.sp && o.sp->kind == Special::kDateTime; }
 bool IsListLike(const Obj& o) { return (o.sp && o.sp->kind == Special::kList) || (!o.sp && o.v.is_list()); }
 
-// Python equality of two objects: identity for modules, functions, patterns and matches.
+Status TypeErrorNotCallable(const Obj& o) { return EvalError("TypeError: '" + ObjTypeName(o) + "' object is not callable"); }
+
+}  // namespace
+
 Result<bool> ObjEquals(const Obj& a, const Obj& b) {
+  bool a_set = a.sp && a.sp->kind == Special::kList && a.sp->is_set, b_set = b.sp && b.sp->kind == Special::kList && b.sp->is_set;
+  if (a_set || b_set) {
+    if (!(a_set && b_set)) return false;
+    if (a.sp->list.size() != b.sp->list.size()) return false;
+    for (const Obj& e : a.sp->list) {
+      ASSIGN_OR_RETURN(bool in, SetContains(*b.sp, e));
+      if (!in) return false;
+    }
+    return true;
+  }
+  if (IsDateTime(a) && IsDateTime(b)) return DateTimeCompare(Op::kEq, *a.sp, *b.sp);
   bool a_plain = !a.sp || IsContainer(a) || a.sp->kind == Special::kRange;
   bool b_plain = !b.sp || IsContainer(b) || b.sp->kind == Special::kRange;
   if (!a_plain || !b_plain) return a.sp == b.sp;
@@ -33,10 +47,6 @@ Result<bool> ObjEquals(const Obj& a, const Obj& b) {
   ASSIGN_OR_RETURN(const Value* vb, AsValue(b, sb));
   return PyEquals(*va, *vb);
 }
-
-Status TypeErrorNotCallable(const Obj& o) { return EvalError("TypeError: '" + ObjTypeName(o) + "' object is not callable"); }
-
-}  // namespace
 
 Status Interp::Items(const Obj& o, std::vector<Obj>& out) {
   std::size_t n = o.sp ? (o.sp->kind == Special::kList ? o.sp->list.size() : o.sp->dict.size())
@@ -196,6 +206,11 @@ Status Interp::EvalBinary(const Node& n, Scope& sc, OSlot& out) {
     out.Set(std::move(r));
     return Status::OK();
   }
+  if ((x.sp && x.sp->is_set) || (y.sp && y.sp->is_set)) {
+    ASSIGN_OR_RETURN(Obj r, SetBinary(n.op, x, y));
+    out.Set(std::move(r));
+    return Status::OK();
+  }
   // A new mutable list from list + list or list * n when a mutable list is involved.
   if ((x.sp && x.sp->kind == Special::kList) || (y.sp && y.sp->kind == Special::kList)) {
     if (n.op == Op::kAdd && IsListLike(x) && IsListLike(y)) {
@@ -275,6 +290,7 @@ Status Interp::EvalIndex(const Node& n, Scope& sc, OSlot& out) {
   RETURN_IF_ERROR(Eval(n.kids[1], sc, idx));
   const Obj& o = obj.get();
   const Obj& k = idx.get();
+  if (o.sp && o.sp->is_set) return EvalError("TypeError: 'set' object is not subscriptable");
   if (o.sp && o.sp->kind == Special::kList && !k.sp && IsIntLike(k.v)) {
     int64_t i = IntOf(k.v), len = static_cast<int64_t>(o.sp->list.size());
     if (i < 0) i += len;
@@ -366,6 +382,11 @@ Status Interp::EvalList(const Node& n, Scope& sc, OSlot& out) {
   if (n.fn == 1) {
     for (const Obj& e : items) RETURN_IF_ERROR(Keep(e));
     out.Set(Obj(NewList(std::move(items))));
+    return Status::OK();
+  }
+  if (n.fn == 2) {
+    ASSIGN_OR_RETURN(std::shared_ptr<Special> set, MakeSet(std::move(items)));
+    out.Set(Obj(std::move(set)));
     return Status::OK();
   }
   List vals;  // a tuple: an immutable list
@@ -517,7 +538,7 @@ Status Interp::EvalCallName(const Node& n, Scope& sc, OSlot& out) {
     std::string have = ObjTypeName(x);
     bool hit = false;
     for (const std::string& ty : types) {
-      static const char* kTypes[] = {"str", "int", "float", "bool", "list", "dict", "tuple", "NoneType"};
+      static const char* kTypes[] = {"str", "int", "float", "bool", "list", "dict", "tuple", "set", "NoneType"};
       if (std::find(std::begin(kTypes), std::end(kTypes), ty) == std::end(kTypes))
         return EvalError("TypeError: isinstance() here knows the types str, int, float, bool, list, dict, tuple (got '" + ty + "')");
       hit = hit || ty == have || (ty == "int" && have == "bool") || (ty == "dict" && have == "row") ||

@@ -23,7 +23,7 @@ Status LimitError(std::string s) { return ResourceExhausted(std::move(s)); }
 std::string ObjTypeName(const Obj& o) {
   if (!o.sp) return PyType(o.v);
   switch (o.sp->kind) {
-    case Special::kList: return "list";
+    case Special::kList: return o.sp->is_set ? "set" : "list";
     case Special::kDict: return "dict";
     case Special::kModule: return "module";
     case Special::kFunction: return "function";
@@ -112,6 +112,14 @@ std::string ObjRepr(const Obj& o) {
     case Special::kPattern:
     case Special::kMatch: return "<" + ObjTypeName(o) + " object>";
     case Special::kDateTime: return DateTimeRepr(*o.sp);
+    case Special::kList:
+      if (o.sp->is_set) {
+        if (o.sp->list.empty()) return "set()";
+        std::string s = "{";
+        for (std::size_t i = 0; i < o.sp->list.size(); ++i) s += (i ? ", " : "") + ObjRepr(o.sp->list[i]);
+        return s + "}";
+      }
+      break;
     default: break;
   }
   Result<Value> v = ToValue(o);
@@ -273,6 +281,7 @@ Status Interp::Assign(const Target& t, Obj v, Scope& sc) {
       if (!var->sp || (var->sp->kind != Special::kList && var->sp->kind != Special::kDict))
         return EvalError("TypeError: '" + ObjTypeName(*var) + "' object does not support item assignment");
       if (var->sp->frozen) return Frozen(*var->sp);
+      if (var->sp->is_set) return EvalError("TypeError: 'set' object does not support item assignment");
       Special& c = *var->sp;
       if (c.kind == Special::kDict) {
         if (key.sp || !key.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(key));

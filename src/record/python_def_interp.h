@@ -99,6 +99,11 @@ class Interp {
   Status EvalArgs(const Node& n, std::size_t first, Scope& sc, std::vector<Obj>& vals, Args& args);
   Result<Obj> CallBuiltinByName(const std::string& name, const Args& args);
   Result<Obj> CallContainerMethod(Special& self, const std::string& name, const Args& args, bool may_mutate);
+  // Sets (python_sets.cc).
+  Status SetAdd(Special& set, Obj x);
+  Result<std::shared_ptr<Special>> MakeSet(std::vector<Obj> items);
+  Result<Obj> SetBinary(Op op, const Obj& x, const Obj& y);
+  Result<Obj> CallSetMethod(Special& set, const std::string& name, const Args& args, bool may_mutate);
   Status Assign(const Target& t, Obj v, Scope& sc);
   Status ExecOne(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);
   [[gnu::noinline]] Status ExecAugAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret);

@@ -323,6 +323,17 @@ TEST(PythonDefTest, MoreStrMethodsAssertAndDel) {
             "error: AssertionError: must be positive (line 5 of the callable)");
 }
 
+TEST(PythonDefTest, SetsMatchPython) {
+  EXPECT_EQ(Body("  seen = set()\n  out = []\n  for x in [3, 1, 3, 2, 1]:\n    if x not in seen:\n      seen.add(x)\n      out.append(x)\n"
+                 "  return [out, len(seen), sorted(seen)]\n"),
+            "[[3,1,2],3,[1,2,3]]");
+  EXPECT_EQ(Body("  a = {1, 2, 3}\n  b = {2, 3, 4}\n  return [sorted(a | b), sorted(a & b), sorted(a - b), sorted(a ^ b), a == {3, 2, 1}, "
+                 "{1, 2}.issubset([1, 2, 3]), len({1, 1.0, True}), repr(set())]\n"),
+            R"x([[1,2,3,4],[2,3],[1],[1,4],true,true,1,"set()"])x");
+  EXPECT_EQ(Body("  return {[1]}\n"), "error: TypeError: unhashable type: 'list' (line 5 of the callable)");
+  EXPECT_EQ(Body("  return {1, 2}[0]\n"), "error: TypeError: 'set' object is not subscriptable (line 5 of the callable)");
+}
+
 TEST(PythonDefTest, EvaluateIsThreadSafe) {
   auto compiled = CompileCallable(
       "import re\nPAT = re.compile(r'(\\w+)-(\\d+)')\n"
