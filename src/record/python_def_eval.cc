@@ -418,43 +418,34 @@ Status Interp::EvalListComp(const Node& n, Scope& sc, OSlot& out) {
   ASSIGN_OR_RETURN(Obj it, EvalObj(n.kids[1], sc));
   std::vector<Obj> items, result;
   RETURN_IF_ERROR(Items(it, items));
-  // The loop variables are the comprehension's own: the caller's bindings come back after it.
+  // The loop variables live in the comprehension's own scope, as in Python 3: the enclosing
+  // scope is not changed (so nothing borrowed from it moves while an expression is evaluated).
   std::vector<std::string> names = n.kw.empty() ? std::vector<std::string>{n.name} : n.kw;
-  std::vector<std::optional<Obj>> saved(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i)
-    if (Obj* prior = sc.Find(names[i])) saved[i] = *prior;
+  std::shared_ptr<Scope> comp = NewScope(sc.shared_from_this());
   Status st;
   for (Obj& item : items) {
     st = Step();
     if (!st.ok()) break;
     if (n.kw.empty()) {
-      sc.Set(n.name, std::move(item));
+      comp->Set(n.name, std::move(item));
     } else {
       std::vector<Obj> parts;
       st = Items(item, parts);
       if (st.ok() && parts.size() != names.size())
         st = EvalError("ValueError: cannot unpack " + std::to_string(parts.size()) + " values into " + std::to_string(names.size()) + " names");
       if (!st.ok()) break;
-      for (std::size_t i = 0; i < names.size(); ++i) sc.Set(names[i], std::move(parts[i]));
+      for (std::size_t i = 0; i < names.size(); ++i) comp->Set(names[i], std::move(parts[i]));
     }
     if (n.kids[2] >= 0) {
-      Result<Obj> c = EvalObj(n.kids[2], sc);
+      Result<Obj> c = EvalObj(n.kids[2], *comp);
       if (!c.ok()) { st = c.status(); break; }
       if (!ObjTruthy(*c)) continue;
     }
-    Result<Obj> e = EvalObj(n.kids[0], sc);
+    Result<Obj> e = EvalObj(n.kids[0], *comp);
     if (!e.ok()) { st = e.status(); break; }
     st = Keep(*e);
     if (!st.ok()) break;
     result.push_back(std::move(e).value());
-  }
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (saved[i]) {
-      sc.Set(names[i], std::move(*saved[i]));
-    } else {
-      auto& vars = sc.vars;
-      vars.erase(std::remove_if(vars.begin(), vars.end(), [&](const auto& kv) { return kv.first == names[i]; }), vars.end());
-    }
   }
   RETURN_IF_ERROR(st);
   out.Set(Obj(NewList(std::move(result))));

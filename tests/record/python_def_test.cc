@@ -77,6 +77,9 @@ TEST(PythonDefTest, ContainersAndComprehensions) {
   EXPECT_EQ(Body("  xs = row.xs\n  xs.append(9)\n  return [xs, row.xs]\n", R"({"xs": [1]})"), "[[1,9],[1]]");
   EXPECT_EQ(Body("  a = []\n  b = a\n  b.append(1)\n  return a\n"), "[1]");  // lists are shared by reference
   EXPECT_EQ(Body("  return [x * x for x in range(6) if x % 2 == 0]\n"), "[0,4,16]");
+  // The comprehension's variable is its own; the enclosing scope (and what is read from it) stays.
+  EXPECT_EQ(Body("  a = 'x' * 3\n  return a + str([i for i in range(2)]) + a\n"), R"("xxx[0, 1]xxx")");
+  EXPECT_EQ(Body("  x = 10\n  ys = [x for x in range(3)]\n  return [x, ys]\n"), "[10,[0,1,2]]");
   EXPECT_EQ(Body("  counts = {}\n  for w in row.words:\n    counts[w] = counts.get(w, 0) + 1\n  return sorted(counts.items())\n",
                  R"({"words": ["b", "a", "b"]})"), "[[\"a\",1],[\"b\",2]]");
   EXPECT_EQ(Body("  d = dict(a=1, b=2)\n  return [list(d.keys()), list(d.values()), 'a' in d, 'z' in d]\n"), "[[\"a\",\"b\"],[1,2],true,false]");
