@@ -1,6 +1,7 @@
 // def callables (CompileCallable): statements, errors, limits, and the re/math/json modules.
 // Expected values of re, json and math calls were produced by CPython 3.11 on the same inputs.
 #include <atomic>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -355,6 +356,35 @@ TEST(PythonDefTest, EvaluateIsThreadSafe) {
         auto v = expr.Evaluate(row);
         std::string want = "[\"a:" + std::to_string(2 * n) + ",b:" + std::to_string(2 * i) + "\",2,";
         if (!v.ok() || v->ToJson().rfind(want, 0) != 0) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(PythonDefTest, ModuleLevelValuesAreSharedSafelyByThreads) {
+  // Module-level lists, dicts, closures, lambdas, patterns and datetimes, read by every thread.
+  auto compiled = CompileCallable(
+      "import re\nfrom datetime import datetime, timedelta\nWORDS = {'a': 1, 'b': 2}\nSTOP = ['x', 'y']\n"
+      "BASE = datetime(2024, 1, 1)\nP = re.compile(r'\\d+')\nscale = lambda v: v * 2\n"
+      "def make(k):\n  def add(v):\n    return v + k + len(STOP)\n  return add\nADD = make(100)\n"
+      "def f(row):\n  seen = set(STOP)\n  n = int(P.findall(row.s)[0])\n  seen.add(row.s)\n"
+      "  when = BASE + timedelta(days=n % 28)\n  return [ADD(scale(n)), WORDS.get('b'), len(seen), when.day, f'{n:05d}']\n");
+  ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+  const CompiledExpression& expr = **compiled;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        int n = t * 1000 + i;
+        Row row;
+        row.Append("s", Value::String("id" + std::to_string(n)));
+        auto v = expr.Evaluate(row);
+        char want[128];
+        std::snprintf(want, sizeof want, "[%d,2,3,%d,\"%05d\"]", 2 * n + 102, n % 28 + 1, n);
+        if (!v.ok() || v->ToJson() != want) failures.fetch_add(1);
       }
     });
   }
