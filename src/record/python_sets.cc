@@ -25,7 +25,8 @@ Result<bool> SetContains(const Special& set, const Obj& x) {
 }
 
 Status Interp::SetAdd(Special& set, Obj x) {
-  bool unhashable = (x.sp && (x.sp->kind == Special::kList || x.sp->kind == Special::kDict)) || (!x.sp && (x.v.is_list() || x.v.is_row()));
+  // Tuples are immutable lists here, so a plain list value is hashable; a mutable list or dict is not.
+  bool unhashable = (x.sp && (x.sp->kind == Special::kList || x.sp->kind == Special::kDict)) || (!x.sp && x.v.is_row());
   if (unhashable) return Unhashable(x);
   ASSIGN_OR_RETURN(bool has, SetContains(set, x));
   if (has) return Status::OK();

@@ -335,6 +335,8 @@ TEST(PythonDefTest, SetsMatchPython) {
                  "{1, 2}.issubset([1, 2, 3]), len({1, 1.0, True}), repr(set())]\n"),
             R"x([[1,2,3,4],[2,3],[1],[1,4],true,true,1,"set()"])x");
   EXPECT_EQ(Body("  return {[1]}\n"), "error: TypeError: unhashable type: 'list' (line 5 of the callable)");
+  EXPECT_EQ(Body("  s = set()\n  for a, b in [(1, 2), (1, 2), (2, 1)]:\n    s.add((a, b))\n  return [len(s), (2, 1) in s]\n"),
+            "[2,true]");
   EXPECT_EQ(Body("  return {1, 2}[0]\n"), "error: TypeError: 'set' object is not subscriptable (line 5 of the callable)");
 }
 
