@@ -37,8 +37,18 @@ enum class NodeKind : uint8_t {
   kAttr,     // kids[0].name (nested row field)
   kCall,     // builtin fn(kids...), -1 for an omitted optional argument
   kMethod,   // kids[0].method fn(kids[1...])
-  kList,     // [kids...]
+  kList,     // [kids...]; inside a def, fn == 1: a mutable list display, fn == 2: a set display
+  // Only inside def callables (record/python_def.h), resolved when evaluated:
+  kCallName,   // name(kids...), the last kw.size() kids passed by keyword
+  kCallAttr,   // kids[0].name(kids[1...]); fn: the str method of that name, or kNoMethod
+  kCallValue,  // kids[0](kids[1...])
+  kDict,       // {kids[0]: kids[1], kids[2]: kids[3], ...}
+  kListComp,   // [kids[0] for name in kids[1] if kids[2]], kids[2] = -1 without a condition
+  kFormat,     // f-string: kw = literal, conversion+spec, literal, ... around the fields kids
+  kLambda,     // lambda kw...: kids[0]
 };
+
+inline constexpr uint8_t kNoMethod = 255;
 
 enum class Op : uint8_t {
   kAdd, kSub, kMul, kDiv, kFloorDiv, kMod, kPow, kBitAnd, kBitOr, kBitXor, kShl, kShr,  // binary
@@ -54,7 +64,8 @@ struct Node {
   std::vector<int32_t> kids;
   std::vector<Op> ops;   // kCompare only
   Value value;           // kConst only
-  std::string name;      // kName / kAttr
+  std::string name;      // kName / kAttr / kCallName / kCallAttr / kListComp
+  std::vector<std::string> kw;  // kCall* only: keyword names of the last kw.size() arguments
 };
 
 struct Program {

@@ -28,7 +28,7 @@ int HexValue(char c) {
 
 class Lexer {
  public:
-  explicit Lexer(std::string_view s) : s_(s) {}
+  Lexer(std::string_view s, bool fstrings) : s_(s), fstrings_(fstrings) {}
 
   Result<std::vector<Token>> Run() {
     std::vector<Token> out;
@@ -146,8 +146,10 @@ class Lexer {
     if (i_ < s_.size() && (s_[i_] == '\'' || s_[i_] == '"') && name.size() <= 2) {
       std::string p;
       for (char c : name) p += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (p.find('f') != std::string::npos && (p == "f" || p == "rf" || p == "fr"))
+      if (p.find('f') != std::string::npos && (p == "f" || p == "rf" || p == "fr")) {
+        if (fstrings_) return FString(t, start, p != "f");
         return ColumnError(start, "f-strings are not supported in expressions here; use + and str()");
+      }
       if (p == "b" || p == "rb" || p == "br") return ColumnError(start, "bytes literals are not supported");
       if (p == "r" || p == "u") return String(t, start, p == "r");
     }
@@ -187,6 +189,98 @@ class Lexer {
     }
     t.kind = TokKind::kString;
     t.text = std::move(out);
+    return Status::OK();
+  }
+
+  // An f-string starting at i_ (the quote): literal parts decoded as in String(), replacement
+  // fields {expr!c:spec} kept as source for the parser.
+  // https://docs.python.org/3/reference/lexical_analysis.html#formatted-string-literals
+  Status FString(Token& t, std::size_t start, bool raw) {
+    char q = s_[i_];
+    bool triple = s_.substr(i_, 3) == std::string(3, q);
+    i_ += triple ? 3 : 1;
+    std::string lit;
+    auto at_close = [&] { return s_[i_] == q && (!triple || s_.substr(i_, 3) == std::string(3, q)); };
+    while (true) {
+      if (i_ >= s_.size()) return ColumnError(start, "unterminated string literal");
+      char c = s_[i_];
+      if (at_close()) {
+        i_ += triple ? 3 : 1;
+        break;
+      }
+      if ((c == '\n' || c == '\r') && !triple) return ColumnError(start, "unterminated string literal");
+      if (c == '{' || c == '}') {
+        if (i_ + 1 < s_.size() && s_[i_ + 1] == c) {
+          lit += c;
+          i_ += 2;
+          continue;
+        }
+        if (c == '}') return ColumnError(i_, "f-string: single '}' is not allowed");
+        t.parts.push_back(std::move(lit));
+        lit.clear();
+        RETURN_IF_ERROR(FStringField(t, q));
+        continue;
+      }
+      if (c != '\\') {
+        lit += c;
+        ++i_;
+        continue;
+      }
+      if (i_ + 1 >= s_.size()) return ColumnError(start, "unterminated string literal");
+      if (raw) {
+        lit += c;
+        lit += s_[i_ + 1];
+        i_ += 2;
+        continue;
+      }
+      RETURN_IF_ERROR(Escape(lit));
+    }
+    t.parts.push_back(std::move(lit));
+    t.kind = TokKind::kFString;
+    return Status::OK();
+  }
+
+  // One {expr!c:spec} field at i_ (the '{').
+  Status FStringField(Token& t, char q) {
+    std::size_t open = i_++;
+    int depth = 0;
+    std::size_t expr_start = i_;
+    char quote = 0;
+    for (; i_ < s_.size(); ++i_) {
+      char c = s_[i_];
+      if (quote) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == q) return ColumnError(open, "f-string: expecting '}'");
+      if (c == '\'' || c == '"') quote = c;
+      else if (c == '(' || c == '[' || c == '{') ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+      else if (depth == 0 && (c == '}' || c == ':' || (c == '!' && s_.substr(i_, 2) != "!="))) break;
+      else if (c == '\\') return ColumnError(i_, "f-string expression part cannot include a backslash");
+    }
+    if (i_ >= s_.size()) return ColumnError(open, "f-string: expecting '}'");
+    std::string expr(s_.substr(expr_start, i_ - expr_start));
+    if (expr.find_first_not_of(" \t") == std::string::npos) return ColumnError(open, "f-string: empty expression not allowed");
+    char conv = ' ';
+    if (s_[i_] == '!') {
+      if (i_ + 1 >= s_.size() || std::string_view("sra").find(s_[i_ + 1]) == std::string_view::npos)
+        return ColumnError(i_, "f-string: invalid conversion character: expected 's', 'r', or 'a'");
+      conv = s_[i_ + 1];
+      i_ += 2;
+    }
+    std::string spec;
+    if (i_ < s_.size() && s_[i_] == ':') {
+      ++i_;
+      while (i_ < s_.size() && s_[i_] != '}' && s_[i_] != q) {
+        if (s_[i_] == '{') return ColumnError(i_, "f-string: nested replacement fields in a format spec are not supported");
+        spec += s_[i_++];
+      }
+    }
+    if (i_ >= s_.size() || s_[i_] != '}') return ColumnError(open, "f-string: expecting '}'");
+    ++i_;
+    t.parts.push_back(std::move(expr));
+    t.parts.push_back(std::string(1, conv) + spec);
     return Status::OK();
   }
 
@@ -255,11 +349,13 @@ class Lexer {
   }
 
   std::string_view s_;
+  bool fstrings_ = false;
   std::size_t i_ = 0;
 };
 
 }  // namespace
 
-Result<std::vector<Token>> Tokenize(std::string_view source) { return Lexer(source).Run(); }
+Result<std::vector<Token>> Tokenize(std::string_view source) { return Lexer(source, false).Run(); }
+Result<std::vector<Token>> Tokenize(std::string_view source, bool fstrings) { return Lexer(source, fstrings).Run(); }
 
 }  // namespace dfw::expr

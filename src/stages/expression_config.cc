@@ -29,6 +29,22 @@ bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) ||
 
 }  // namespace
 
+bool IsDefCallable(const std::string& text) {
+  std::string_view src = text;
+  while (!src.empty() && std::isspace(static_cast<unsigned char>(src.front()))) src.remove_prefix(1);
+  if (src.substr(0, 6) == "lambda") return false;
+  for (std::size_t at = 0; at < src.size();) {
+    std::size_t end = src.find('\n', at);
+    std::string_view line = src.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    for (std::string_view kw : {"def ", "import ", "from "})
+      if (line.substr(0, kw.size()) == kw) return true;
+    if (end == std::string_view::npos) break;
+    at = end + 1;
+  }
+  return false;
+}
+
 Result<std::string> LambdaToExpression(const std::string& text) {
   auto trim = [](std::string_view v) {
     while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
@@ -108,6 +124,15 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
       return Unimplemented(where + ": 'path'/'name' UDFs (a Python file) are valid Beam YAML but are not supported by dfworker");
     }
     if (!node["callable"].IsScalar()) return InvalidArgument(where + ": 'callable' must be a string 'lambda NAME: EXPR'");
+    if (IsDefCallable(node["callable"].Scalar())) {
+      if (language != ExprLanguage::kPython) {
+        return InvalidArgument(where + ": a callable with a def needs language: python");
+      }
+      auto compiled = CompileCallable(node["callable"].Scalar());
+      if (!compiled.ok()) return Status(compiled.status().code(), where + ": callable: " + compiled.status().message());
+      out.expr = std::move(compiled).value();
+      return out;
+    }
     Result<std::string> body = LambdaToExpression(node["callable"].Scalar());
     if (!body.ok()) return Status(body.status().code(), where + ": callable '" + node["callable"].Scalar() + "': " + body.status().message());
     source = *body;

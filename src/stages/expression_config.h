@@ -1,7 +1,8 @@
 // Reading expressions out of a transform's config (beam-yaml.md §6): `language`, and each
-// expression given as a string, as {expression: ..., output_type: ...} or as a one-expression
-// lambda {callable: "lambda row: row.x * 2"}. File UDFs (`path`, `name`), statements and other
-// languages are valid Beam YAML that dfworker refuses with a sentence.
+// expression given as a string, as {expression: ..., output_type: ...}, as a one-expression
+// lambda {callable: "lambda row: row.x * 2"}, or as a callable with statements (imports and a
+// def, run by CompileCallable). File UDFs (`path`, `name`) and other languages are valid Beam
+// YAML that dfworker refuses with a sentence.
 #pragma once
 
 #include <memory>
@@ -26,6 +27,10 @@ struct ConfiguredExpression {
 // compiler. kInvalidArgument: not a lambda, no or two parameters, empty body; kUnimplemented:
 // def/import/statements, or NAME used other than as NAME.field (no Python runtime here).
 Result<std::string> LambdaToExpression(const std::string& text);
+
+// Whether a `callable:` text has statements (a line starting with def, import or from) rather
+// than being one lambda: such callables compile with CompileCallable.
+bool IsDefCallable(const std::string& text);
 
 // Compiles `node` (the value of config key `what`, e.g. "fields.n_words" or "keep").
 Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const ConfigNode& node,

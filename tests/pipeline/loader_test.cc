@@ -38,10 +38,10 @@ const std::vector<BadCase>& BadCases() {
       {"PyTransform refused",
        "pipeline:\n  transforms:\n    - type: PyTransform\n      config: {constructor: x}\n",
        StatusCode::kUnimplemented, {"PyTransform"}},
-      {"callable with statements refused",
+      {"callable without a def refused",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
        "      config:\n        language: python\n        fields: {y: {callable: 'import re'}}\n",
-       StatusCode::kUnimplemented, {"only a one-expression 'lambda NAME: EXPR' is supported"}},
+       StatusCode::kInvalidArgument, {"last top-level statement must be a 'def'"}},
       {"javascript refused",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Filter\n"
        "      config: {language: javascript, keep: 'x'}\n",

@@ -69,6 +69,26 @@ TEST(HfPipelineStage, PostprocessReplacesThePredictionResult) {
   EXPECT_NEAR(v["score"].get<double>(), 0.6690232157707214, 1e-4);
 }
 
+TEST(HfPipelineStage, PreprocessAndPostprocessMayBeDefs) {
+  std::string yaml = Yaml("bert-sequence-classification",
+                          "    postprocess:\n      callable: |\n        def post(x):\n          best = x.inference[0]\n"
+                          "          return {'label': best['label'].lower(), 'confident': best['score'] > 0.5}\n");
+  const std::string lambda_pre = "    preprocess: {callable: 'lambda row: row.text'}\n";
+  yaml.replace(yaml.find(lambda_pre), lambda_pre.size(),
+               "    preprocess:\n      callable: |\n        import re\n        def pre(row):\n          return re.sub(r'\\s+', ' ', row.text).strip()\n");
+  StageConfig c = Config(yaml);
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch rows = {TextRow(Value::String("  This film   was terrible\tand boring.  "))};
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->StartBundle(BundleContext{}).ok());
+  ASSERT_TRUE((*stage)->Process(rows, out).ok());
+  ASSERT_TRUE((*stage)->FinishBundle(out).ok());
+  ASSERT_EQ(out.main().size(), 1u) << (out.errors().empty() ? "" : out.errors()[0].ToJson());
+  // The same prediction as PostprocessReplacesThePredictionResult's text (whitespace normalised).
+  EXPECT_EQ(out.main()[0].Find("sentiment")->ToJson(), R"({"label":"positive","confident":true})");
+}
+
 TEST(HfPipelineStage, ConfigErrorsNameTheKeyAndWhatIsAllowed) {
   struct Case {
     std::string yaml, error;
