@@ -100,6 +100,10 @@ class HfPipelineModel final : public Model {
     return static_cast<int64_t>(enc.size()) * pairs;
   }
   std::vector<std::pair<std::string, int64_t>> BatchFigures() const override { return TokenFigures(*encoder_, last_tokens_); }
+  std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
+    const LinearDType d = encoder_->linear_dtype();
+    return {{"linear_dtype_bits", d == LinearDType::kFloat32 ? 32 : d == LinearDType::kBFloat16 ? 16 : 8}};
+  }
   int64_t byte_size() const override { return encoder_->weight_bytes(); }
   std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }
   std::string_view device() const override { return backend_->name(); }
@@ -233,6 +237,9 @@ class HfPipelineHandler final : public ModelHandler {
     eo.max_seq_length = s_.max_tokens;
     eo.normalize = false;
     ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), eo));
+    if (s_.linear_dtype != LinearDType::kFloat32) {
+      RETURN_IF_ERROR(encoder->SetLinearDType(s_.linear_dtype).WithContext("load_pipeline_args " + s_.dtype_how));
+    }
     ASSIGN_OR_RETURN(auto head, LoadHead(s_, *file));
     auto model = std::make_unique<HfPipelineModel>(s_, std::move(file), std::move(backend), std::move(encoder), std::move(head));
     model->ChargeWeights(std::move(charge), ModelId());
@@ -274,6 +281,13 @@ Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions 
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s->dir + "/model.safetensors"));
   RETURN_IF_ERROR(BertEncoder::CheckWeights(s->config, *file));
   ASSIGN_OR_RETURN(auto head, LoadHead(*s, *file));
+  // A precision this CPU cannot run is an invalid configuration (exit 2) now, not at the first load.
+  if (s->linear_dtype != LinearDType::kFloat32 && options.device == "CPU") {
+    if (Status ok = CheckLinearDTypeOn(DetectCpuIsa(), s->linear_dtype); !ok.ok()) {
+      return InvalidArgument("model_handler " + std::string(kHfPipelineHandlerType) + " load_pipeline_args " + s->dtype_how +
+                             " cannot run here: " + ok.message());
+    }
+  }
   auto handler = std::make_unique<HfPipelineHandler>(std::move(options), std::move(s).value());
   handler->set_header_loaded_bytes(file->header().loaded_bytes());
   return std::unique_ptr<ModelHandler>(std::move(handler));

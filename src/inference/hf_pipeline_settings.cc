@@ -106,7 +106,34 @@ Result<HfPipelineSettings> ReadHfPipelineSettings(const ModelHandlerOptions& o) 
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument("'" + cfg_path + "': unexpected JSON value (" + std::string(e.what()) + ")");
   }
-  ASSIGN_OR_RETURN(s.args, ParseHfTaskArgs(s.task, args != nullptr && args->is_row() ? args->as_row() : Row()));
+  // The model's precision is a pipeline() argument, not a task argument: taken out before those.
+  Row task_args = args != nullptr && args->is_row() ? args->as_row() : Row();
+  Row rest;
+  for (const Field& f : task_args.fields()) {
+    if (f.name != "torch_dtype" && f.name != "dtype") {
+      rest.Append(f.name, f.value);
+      continue;
+    }
+    if (!s.dtype_how.empty()) return InvalidArgument("give one of 'torch_dtype' and 'dtype' (transformers' old and new names), not both");
+    const std::string v = f.value.is_string() ? f.value.as_string() : f.value.ToJson();
+    std::string name = v.rfind("torch.", 0) == 0 ? v.substr(6) : v;
+    if (name == "auto") {
+      const auto it = cfg.is_object() ? cfg.find("torch_dtype") : cfg.end();
+      name = it != cfg.end() && it->is_string() && it->get<std::string>() == "bfloat16" ? "bfloat16" : "float32";
+    }
+    if (name == "float32" || name == "float") {
+      s.linear_dtype = LinearDType::kFloat32;
+    } else if (name == "bfloat16") {
+      s.linear_dtype = LinearDType::kBFloat16;
+    } else if (name == "float16" || name == "half") {
+      return Unimplemented("'" + f.name + "': " + v + " is not run here (the CPU backend has no float16 path); "
+                           "bfloat16 (the same width, float32's range) is, where the CPU has AVX512-BF16 or AMX");
+    } else {
+      return InvalidArgument("'" + f.name + "': " + v + " is not a dtype dfworker runs; allowed: float32, bfloat16, auto");
+    }
+    s.dtype_how = f.name + ": " + v;
+  }
+  ASSIGN_OR_RETURN(s.args, ParseHfTaskArgs(s.task, rest));
   const std::string tok_path = s.dir + "/tokenizer.json";
   auto tok = HfTokenizer::Load(tok_path);
   if (!tok.ok()) {

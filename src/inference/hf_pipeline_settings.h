@@ -23,6 +23,11 @@ struct HfPipelineSettings {
   int max_tokens = 0;     // longest encoding the encoder takes (inputs are truncated to it)
   std::vector<int32_t> target_ids;  // fill-mask targets as ids
   int32_t mask_id = -1, pad_id = -1;
+  // transformers' pipeline(torch_dtype=...) / (dtype=...) from load_pipeline_args: the Linear
+  // layers' precision (the encoder's norms, attention and softmax stay float32). float32 when not
+  // given, as transformers loads a pipeline; "auto" is the checkpoint's torch_dtype.
+  LinearDType linear_dtype = LinearDType::kFloat32;
+  std::string dtype_how;  // "torch_dtype: bfloat16" / "" when not given
 };
 
 Result<HfPipelineSettings> ReadHfPipelineSettings(const ModelHandlerOptions& options);

@@ -133,7 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"BadAggregation", "bert-token-classification", "ner", R"({"aggregation_strategy": "mean"})",
                   "allowed: none, simple, first, average, max"},
         BadConfig{"ZeroShotWithoutLabels", "bert-nli", "zero-shot-classification", "{}", "needs 'candidate_labels'"},
-        BadConfig{"MissingModel", "no-such-model", "fill-mask", "{}", "not found; looked at"}));
+        BadConfig{"MissingModel", "no-such-model", "fill-mask", "{}", "not found; looked at"},
+        BadConfig{"UnknownDType", "bert-sequence-classification", "text-classification", R"({"torch_dtype": "int4"})",
+                  "'torch_dtype': int4 is not a dtype dfworker runs; allowed: float32, bfloat16, auto"},
+        BadConfig{"BothDTypeNames", "bert-sequence-classification", "text-classification",
+                  R"({"torch_dtype": "float32", "dtype": "float32"})", "give one of 'torch_dtype' and 'dtype'"}));
 
 TEST(HfPipelineHandler, NonStringExampleIsRefusedWithTheReason) {
   auto h = Handler("bert-sequence-classification", "text-classification", Value::FromRow(Row()));
@@ -143,6 +147,50 @@ TEST(HfPipelineHandler, NonStringExampleIsRefusedWithTheReason) {
   const Status s = (*m)->CheckExample(Value::Int(3));
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("takes a string (the preprocess result), got int"));
+}
+
+// transformers' pipeline(torch_dtype=...) as load_pipeline_args: float32 and auto (this checkpoint
+// is float32) run float32; bfloat16 runs the Linear layers in bfloat16 where the CPU can, with the
+// same labels and scores within 1e-2; float16 is refused with what runs instead.
+TEST(HfPipelineHandler, TorchDtypeSetsThePrecisionOfTheLinearLayers) {
+  auto run = [](const char* dtype, std::vector<Value>& out, int64_t& bits) -> Status {
+    Row args;
+    if (dtype != nullptr) args.Append("torch_dtype", Value::String(dtype));
+    args.Append("top_k", Value());  // all labels, a list per input
+    auto h = Handler("bert-sequence-classification", "text-classification", Value::FromRow(std::move(args)));
+    if (!h.ok()) return h.status();
+    ASSIGN_OR_RETURN(auto m, (*h)->LoadModel({}));
+    bits = m->LoadFigures().at(0).second;
+    const Value a = Value::String("a fine day for a walk"), b = Value::String("terrible, awful, no good");
+    const Value* batch[] = {&a, &b};
+    return m->RunInference(batch, out);
+  };
+  std::vector<Value> f32, automatic, bf16;
+  int64_t bits = 0;
+  ASSERT_TRUE(run(nullptr, f32, bits).ok());
+  EXPECT_EQ(bits, 32);
+  ASSERT_TRUE(run("auto", automatic, bits).ok());
+  EXPECT_EQ(bits, 32);
+  EXPECT_EQ(automatic[0].ToJson(), f32[0].ToJson());
+  Status half = run("float16", bf16, bits);
+  EXPECT_EQ(half.code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(half.message(), HasSubstr("no float16 path"));
+  Status st = run("torch.bfloat16", bf16, bits);
+  if (!st.ok()) {
+    EXPECT_THAT(st.message(), HasSubstr("cannot run here"));
+    GTEST_SKIP() << st.ToString();
+  }
+  EXPECT_EQ(bits, 16);
+  ASSERT_EQ(bf16.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const List& want = f32[i].as_list();
+    const List& got = bf16[i].as_list();
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t j = 0; j < want.size(); ++j) {
+      EXPECT_EQ(got[j].as_row().Find("label")->as_string(), want[j].as_row().Find("label")->as_string());
+      EXPECT_NEAR(*got[j].as_row().Find("score")->AsNumber(), *want[j].as_row().Find("score")->AsNumber(), 1e-2);
+    }
+  }
 }
 
 TEST(HfPipelineHandler, FillMaskWithoutMaskIsRefusedPerExample) {
