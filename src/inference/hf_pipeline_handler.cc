@@ -96,13 +96,14 @@ class HfPipelineModel final : public Model {
     if (!example.is_string()) return 1;
     thread_local TokenEncoding enc;
     if (!s_.tokenizer->Encode(example.as_string(), std::nullopt, s_.max_tokens, enc).ok()) return 1;
-    const int64_t pairs = s_.task == "zero-shot-classification" ? std::max<int64_t>(1, static_cast<int64_t>(s_.args.candidate_labels.size())) : 1;
+    const int64_t labels = static_cast<int64_t>(s_.args.candidate_labels.size());
+    const int64_t pairs = s_.task == "zero-shot-classification" ? std::max<int64_t>(1, labels) : 1;
     return static_cast<int64_t>(enc.size()) * pairs;
   }
   std::vector<std::pair<std::string, int64_t>> BatchFigures() const override { return TokenFigures(*encoder_, last_tokens_); }
   std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
     const LinearDType d = encoder_->linear_dtype();
-    return {{"linear_dtype_bits", d == LinearDType::kFloat32 ? 32 : d == LinearDType::kBFloat16 ? 16 : 8}};
+    return {{"linear_dtype_bits", LinearDTypeBits(d)}};
   }
   int64_t byte_size() const override { return encoder_->weight_bytes(); }
   std::optional<uint64_t> workspace_bytes() const override { return encoder_->workspace_bytes(); }

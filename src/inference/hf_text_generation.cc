@@ -134,7 +134,7 @@ class TextGenerationModel final : public Model {
 
   std::vector<std::pair<std::string, int64_t>> BatchFigures() const override { return last_; }
   std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
-    return {{"linear_dtype_bits", model_->linear_dtype() == LinearDType::kFloat32 ? 32 : 16},
+    return {{"linear_dtype_bits", LinearDTypeBits(model_->linear_dtype())},
             {"kv_cache_bytes", static_cast<int64_t>(s_.engine.kv_cache_bytes)}};
   }
 

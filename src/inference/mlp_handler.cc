@@ -263,7 +263,7 @@ class MlpModel final : public Model {
   std::string_view device() const override { return backend_->name(); }
 
   std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
-    return {{"linear_dtype_bits", dtype_ == LinearDType::kFloat32 ? 32 : dtype_ == LinearDType::kBFloat16 ? 16 : 8}};
+    return {{"linear_dtype_bits", LinearDTypeBits(dtype_)}};
   }
 
  private:

@@ -139,7 +139,7 @@ const PrecisionCandidate* PrecisionChoice::Find(LinearDType d) const {
 
 std::vector<std::pair<std::string, int64_t>> PrecisionChoice::Figures() const {
   std::vector<std::pair<std::string, int64_t>> out;
-  out.emplace_back("linear_dtype_bits", dtype == LinearDType::kFloat32 ? 32 : dtype == LinearDType::kBFloat16 ? 16 : 8);
+  out.emplace_back("linear_dtype_bits", LinearDTypeBits(dtype));
   for (const PrecisionCandidate& c : candidates) {
     if (!c.refused.empty()) continue;
     const std::string p = "precision_" + std::string(LinearDTypeName(c.dtype));

@@ -163,7 +163,7 @@ class SentenceEmbeddingModel final : public Model {
   std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
     if (precision_.has_value()) return precision_->Figures();
     const LinearDType d = encoder_->linear_dtype();
-    return {{"linear_dtype_bits", d == LinearDType::kFloat32 ? 32 : d == LinearDType::kBFloat16 ? 16 : 8}};
+    return {{"linear_dtype_bits", LinearDTypeBits(d)}};
   }
   void SetPrecision(std::optional<PrecisionChoice> p) { precision_ = std::move(p); }
 

@@ -47,6 +47,8 @@ enum class DType : uint8_t { kF32, kF16, kBF16 };
 //             accumulation, dequantised to float32 before the bias and the activation.
 enum class LinearDType : uint8_t { kFloat32, kBFloat16, kInt8 };
 std::string_view LinearDTypeName(LinearDType d);  // "float32", "bfloat16", "int8"
+// Bits per weight value (32, 16, 8): the `linear_dtype_bits` figure handlers record.
+inline int LinearDTypeBits(LinearDType d) { return d == LinearDType::kFloat32 ? 32 : d == LinearDType::kBFloat16 ? 16 : 8; }
 // The inverse of LinearDTypeName; kInvalidArgument naming the value and the allowed names.
 Result<LinearDType> ParseLinearDType(std::string_view name);
 

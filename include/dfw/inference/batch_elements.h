@@ -21,7 +21,8 @@
 // sort_window > 0 elements are pooled until the pool holds sort_window of them and at least one
 // full batch (the target count, or the weight cap), then sorted by weight (stable) and cut into
 // batches of similar weights, so a text model pads less: only full batches leave the pool before
-// the bundle ends (or an element has waited max_batch_duration_secs); the rest waits for more. The estimator's sizes stay counts of elements.
+// the bundle ends (or an element has waited max_batch_duration_secs); the rest waits for more.
+// The estimator's sizes stay counts of elements.
 //
 // Clock and jitter are injectable so tests are exact. Threading: neither class is thread-safe; one
 // instance is driven by one thread at a time (the RunInference stage is serial).
