@@ -100,6 +100,8 @@ TEST(PythonDefTest, TryExceptRaise) {
   EXPECT_EQ(Body("  try:\n    x = row.missing\n  except Exception as e:\n    return 'caught ' + e[:16]\n"), "\"caught row has no field\"");
   EXPECT_EQ(Body("  try:\n    return [1][5]\n  except (KeyError, IndexError):\n    return 'lookup'\n"), "\"lookup\"");
   EXPECT_EQ(Body("  try:\n    return {}['k']\n  except LookupError:\n    return 'lookup'\n"), "\"lookup\"");
+  EXPECT_EQ(Body("  try:\n    re.compile('(')\n  except re.error:\n    return 're'\n"), "\"re\"");
+  EXPECT_EQ(Body("  try:\n    json.loads('x')\n  except json.JSONDecodeError:\n    return 'json'\n"), "\"json\"");
   EXPECT_EQ(Body("  out = []\n  try:\n    out.append(1)\n  except Exception:\n    out.append(2)\n  else:\n    out.append(3)\n  finally:\n    out.append(4)\n  return out\n"),
             "[1,3,4]");
   EXPECT_EQ(Body("  try:\n    raise ValueError('bad ' + str(row.a))\n  except ValueError as e:\n    return str(e)\n", R"({"a": 5})"), "\"bad 5\"");
