@@ -42,6 +42,48 @@ std::string ObjTypeName(const Obj& o) {
   return "object";
 }
 
+void DictBuildIndex(Special& d) {
+  d.index.clear();
+  d.index.reserve(d.dict.size());
+  for (std::size_t i = 0; i < d.dict.size(); ++i) d.index[d.dict[i].first] = i;
+  d.index_ok = true;
+}
+
+std::size_t DictFind(Special& d, std::string_view key) {
+  if (d.dict.size() >= kDictIndexFrom) {
+    if (!d.index_ok && !d.frozen) DictBuildIndex(d);  // a frozen dict is shared: only read it
+    if (d.index_ok) {
+      auto it = d.index.find(std::string(key));
+      return it == d.index.end() ? std::string::npos : it->second;
+    }
+  }
+  for (std::size_t i = 0; i < d.dict.size(); ++i)
+    if (d.dict[i].first == key) return i;
+  return std::string::npos;
+}
+
+void DictPut(Special& d, std::string_view key, Obj v) {
+  std::size_t at = DictFind(d, key);
+  if (at != std::string::npos) {
+    d.dict[at].second = std::move(v);
+    return;
+  }
+  d.dict.emplace_back(std::string(key), std::move(v));
+  if (d.index_ok) d.index.emplace(std::string(key), d.dict.size() - 1);
+}
+
+void DictErase(Special& d, std::size_t pos) {
+  d.dict.erase(d.dict.begin() + static_cast<std::ptrdiff_t>(pos));
+  d.index.clear();
+  d.index_ok = false;
+}
+
+void DictClear(Special& d) {
+  d.dict.clear();
+  d.index.clear();
+  d.index_ok = false;
+}
+
 bool ObjTruthy(const Obj& o) {
   if (!o.sp) return IsTruthy(o.v);
   switch (o.sp->kind) {
@@ -171,7 +213,7 @@ Interp::~Interp() {
   for (auto& c : made_) {
     if (c->frozen) continue;  // module-level objects outlive the compile-time evaluation
     c->list.clear();
-    c->dict.clear();
+    DictClear(*c);
     c->closure.reset();
     c->defaults.clear();
   }
@@ -204,7 +246,7 @@ std::shared_ptr<Special> Interp::Promote(const Value& v) {
     return NewList(std::move(items));
   }
   auto d = NewDict();
-  for (const Field& f : v.as_row().fields()) d->dict.emplace_back(f.name, Obj(f.value));
+  for (const Field& f : v.as_row().fields()) DictPut(*d, f.name, Obj(f.value));
   return d;
 }
 
@@ -286,12 +328,7 @@ Status Interp::Assign(const Target& t, Obj v, Scope& sc) {
       if (c.kind == Special::kDict) {
         if (key.sp || !key.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(key));
         RETURN_IF_ERROR(Keep(v));
-        for (auto& [k, e] : c.dict)
-          if (k == key.v.as_string()) {
-            e = std::move(v);
-            return Status::OK();
-          }
-        c.dict.emplace_back(key.v.as_string(), std::move(v));
+        DictPut(c, key.v.as_string(), std::move(v));
         return Status::OK();
       }
       if (key.sp || !IsIntLike(key.v)) return EvalError("TypeError: list indices must be integers, not " + ObjTypeName(key));
@@ -366,9 +403,9 @@ Status Interp::ExecDel(const Stmt& s, Scope& sc) {
     if (var->sp->frozen) return Frozen(*var->sp);
     Special& c = *var->sp;
     if (c.kind == Special::kDict) {
-      auto it = std::find_if(c.dict.begin(), c.dict.end(), [&](const auto& kv) { return !key.sp && key.v.is_string() && kv.first == key.v.as_string(); });
-      if (it == c.dict.end()) return EvalError("KeyError: " + ObjRepr(key));
-      c.dict.erase(it);
+      std::size_t at = !key.sp && key.v.is_string() ? DictFind(c, key.v.as_string()) : std::string::npos;
+      if (at == std::string::npos) return EvalError("KeyError: " + ObjRepr(key));
+      DictErase(c, at);
       continue;
     }
     if (key.sp || !IsIntLike(key.v)) return EvalError("TypeError: list indices must be integers, not " + ObjTypeName(key));
