@@ -92,6 +92,15 @@ TEST(PythonDefTest, ContainersAndComprehensions) {
   EXPECT_EQ(Body("  return [len(range(0, 10, 3)), list(range(5, 0, -2)), ord('é'), chr(233), repr('x')]\n"), "[4,[5,3,1],233,\"é\",\"'x'\"]");
 }
 
+TEST(PythonDefTest, LargeDictsKeepPythonsOrderAndLookups) {
+  // Past 16 keys lookups go through an index; deletions and re-insertions keep insertion order.
+  EXPECT_EQ(Body("  d = {}\n  for i in range(40):\n    d[str(i)] = i\n  for i in range(0, 40, 3):\n    del d[str(i)]\n"
+                 "  for i in range(0, 40, 6):\n    d[str(i)] = -i\n  return [len(d), sum(d.values()), list(d.keys())[-4:], d['0'], '3' in d, d.get('39')]\n"),
+            R"([33,381,["18","24","30","36"],0,false,null])");
+  EXPECT_EQ(Call("BIG = {}\nfor i in range(50):\n  BIG['w' + str(i)] = i * i\ndef f(row):\n  return [BIG['w7'], BIG.get('w49'), 'w50' in BIG, len(BIG)]\n"),
+            "[49,2401,false,50]");
+}
+
 TEST(PythonDefTest, TryExceptRaise) {
   EXPECT_EQ(Body("  try:\n    return int(row.s)\n  except ValueError:\n    return -1\n", R"({"s": "12"})"), "12");
   EXPECT_EQ(Body("  try:\n    return int(row.s)\n  except ValueError:\n    return -1\n", R"({"s": "x"})"), "-1");
