@@ -216,7 +216,7 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
     auto d = NewDict();
     if (args.pos.size() > 1) return EvalError("TypeError: dict expected at most 1 argument");
     auto put = [&](const std::string& k, Obj v) -> Status {
-      RETURN_IF_ERROR(Keep(v));
+      RETURN_IF_ERROR(Keep(v, k.size()));
       DictPut(*d, k, std::move(v));
       return Status::OK();
     };
@@ -247,7 +247,9 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
     if (args.pos.empty()) return Obj(Value::String(""));
     const Obj& o = *args.pos[0];
     if (name == "str" && !o.sp && o.v.is_string()) return o;
-    return Obj(Value::String(name == "str" ? ObjStr(o) : ObjRepr(o)));
+    std::string s = name == "str" ? ObjStr(o) : ObjRepr(o);
+    RETURN_IF_ERROR(ctx_.Charge(s.size()));  // str() of a big list or dict is charged like any string built
+    return Obj(Value::String(std::move(s)));
   }
   if (name == "ord" || name == "chr") {
     RETURN_IF_ERROR(no_kw());
@@ -430,7 +432,7 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
     if (name == "pop" && args.pos.size() < 2) return EvalError("KeyError: " + PyRepr(Value::String(k)));
     Obj dflt = args.pos.size() > 1 ? *args.pos[1] : Obj();
     if (name == "setdefault") {
-      RETURN_IF_ERROR(Keep(dflt));
+      RETURN_IF_ERROR(Keep(dflt, k.size()));
       DictPut(c, k, dflt);
     }
     return dflt;
@@ -457,7 +459,7 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
     }
     for (const auto& [k, v] : args.kw) more.emplace_back(k, *v);
     for (auto& [k, v] : more) {
-      RETURN_IF_ERROR(Keep(v));
+      RETURN_IF_ERROR(Keep(v, k.size()));
       DictPut(c, k, std::move(v));
     }
     return Obj();

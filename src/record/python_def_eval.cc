@@ -405,7 +405,7 @@ Status Interp::EvalDict(const Node& n, Scope& sc, OSlot& out) {
     ASSIGN_OR_RETURN(Obj k, EvalObj(n.kids[i], sc));
     ASSIGN_OR_RETURN(Obj v, EvalObj(n.kids[i + 1], sc));
     if (k.sp || !k.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(k));
-    RETURN_IF_ERROR(Keep(v));
+    RETURN_IF_ERROR(Keep(v, k.v.as_string().size()));
     DictPut(*d, k.v.as_string(), std::move(v));
   }
   out.Set(Obj(std::move(d)));

@@ -257,8 +257,8 @@ Status Interp::Step() {
   return Status::OK();
 }
 
-Status Interp::Keep(const Obj& o) {
-  int64_t bytes = static_cast<int64_t>(sizeof(Obj));
+Status Interp::Keep(const Obj& o, std::size_t key_bytes) {
+  int64_t bytes = static_cast<int64_t>(sizeof(Obj) + key_bytes);
   if (!o.sp && o.v.is_string()) bytes += static_cast<int64_t>(o.v.as_string().size());
   if (!o.sp && o.v.is_list()) bytes += static_cast<int64_t>(o.v.as_list().size() * sizeof(Value));
   kept_ -= bytes;
@@ -327,7 +327,7 @@ Status Interp::Assign(const Target& t, Obj v, Scope& sc) {
       Special& c = *var->sp;
       if (c.kind == Special::kDict) {
         if (key.sp || !key.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(key));
-        RETURN_IF_ERROR(Keep(v));
+        RETURN_IF_ERROR(Keep(v, key.v.as_string().size()));
         DictPut(c, key.v.as_string(), std::move(v));
         return Status::OK();
       }

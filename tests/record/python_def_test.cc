@@ -197,6 +197,9 @@ TEST(PythonDefTest, SandboxLimits) {
   EXPECT_EQ(r, "1");
   r = Body("  ms = re.finditer('a', 'aa')\n  ms.append(ms)\n  d = {}\n  d['d'] = d\n  return len(ms)\n");
   EXPECT_EQ(r, "3");
+  // Keys that double in size each time (str() of the dict itself) stop at the memory budget.
+  r = Call("D = {}\nfor i in range(40):\n  D[str(D)] = i\ndef f(row):\n  return len(D)\n");
+  EXPECT_NE(r.find("MemoryError"), std::string::npos) << r;
   // Catastrophic backtracking stops at PCRE2's match limit instead of running for ages.
   r = Body("  return re.match('(a+)+$', 'a' * 40 + 'b')\n");
   EXPECT_EQ(r.substr(0, 48), "error: re.error: the pattern '(a+)+$' backtracks") << r;
