@@ -39,6 +39,7 @@ void Freeze(const Obj& root, Frozen& frozen) {
     work.pop_back();
     if (s->frozen) continue;
     if (s->kind == Special::kDict && s->dict.size() >= kDictIndexFrom) DictBuildIndex(*s);  // before it is shared
+    if (s->is_set && s->list.size() >= kDictIndexFrom) SetBuildIndex(*s);
     s->frozen = true;
     frozen.objects.push_back(s);
     for (const Obj& e : s->list) push(e);

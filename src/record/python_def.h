@@ -185,7 +185,8 @@ std::string ObjTypeName(const Obj& o);
 bool ObjTruthy(const Obj& o);
 // Python ==: values by value (sets as sets), modules, functions, patterns and matches by identity.
 Result<bool> ObjEquals(const Obj& a, const Obj& b);
-Result<bool> SetContains(const Special& set, const Obj& x);
+Result<bool> SetContains(Special& set, const Obj& x);
+void SetBuildIndex(Special& set);
 // A plain Value of `o`: lists and dicts converted deeply, a range listed; a TypeError for the rest.
 Result<Value> ToValue(const Obj& o);
 // Python repr()/str() of an object.

@@ -254,6 +254,8 @@ Status Interp::EvalCompare(const Node& n, Scope& sc, OSlot& out) {
       bool found = false;
       if (y.sp->kind == Special::kDict) {
         if (!x.sp && x.v.is_string()) found = DictFind(*y.sp, x.v.as_string()) != std::string::npos;
+      } else if (y.sp->is_set) {
+        ASSIGN_OR_RETURN(found, SetContains(*y.sp, x));
       } else {
         for (const Obj& e : y.sp->list) {
           ASSIGN_OR_RETURN(bool eq, ObjEquals(x, e));

@@ -398,7 +398,7 @@ Status Interp::ExecDel(const Stmt& s, Scope& sc) {
     }
     ASSIGN_OR_RETURN(Obj key, EvalObj(t.index, sc));
     if (!var->sp && (var->v.is_list() || var->v.is_row())) var->sp = Promote(var->v), var->v = Value();
-    if (!var->sp || (var->sp->kind != Special::kList && var->sp->kind != Special::kDict))
+    if (!var->sp || (var->sp->kind != Special::kList && var->sp->kind != Special::kDict) || var->sp->is_set)
       return EvalError("TypeError: '" + ObjTypeName(*var) + "' object doesn't support item deletion");
     if (var->sp->frozen) return Frozen(*var->sp);
     Special& c = *var->sp;
@@ -478,6 +478,10 @@ Status Interp::ExecAugAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
     }
   }
   const Obj& a = cur.get();
+  if (a.sp && a.sp->is_set) {  // s |= t, s &= t, s -= t, s ^= t
+    ASSIGN_OR_RETURN(Obj r, SetBinary(s.op, a, rhs));
+    return Assign(t, std::move(r), sc);
+  }
   if (a.sp && a.sp->kind == Special::kList && s.op == Op::kAdd && t.kind == Target::kName) {
     std::vector<Obj> more;  // list += iterable extends in place
     RETURN_IF_ERROR(Items(rhs, more));

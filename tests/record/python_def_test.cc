@@ -350,6 +350,12 @@ TEST(PythonDefTest, SetsMatchPython) {
                  "{1, 2}.issubset([1, 2, 3]), len({1, 1.0, True}), repr(set())]\n"),
             R"x([[1,2,3,4],[2,3],[1],[1,4],true,true,1,"set()"])x");
   EXPECT_EQ(Body("  return {[1]}\n"), "error: TypeError: unhashable type: 'list' (line 5 of the callable)");
+  // Past 16 items membership goes through an index; equal numbers are one item, as in Python.
+  EXPECT_EQ(Body("  s = set()\n  for i in range(100):\n    s.add(i % 37)\n    s.add(float(i % 5))\n    s.add(str(i % 7))\n    s.add((i % 3, 'x'))\n"
+                 "  return [len(s), 36 in s, 36.0 in s, True in s, '6' in s, (2, 'x') in s, (3, 'x') in s, 99 in s]\n"),
+            "[47,true,true,true,true,true,false,false]");
+  EXPECT_EQ(Body("  s = set(range(40))\n  s.discard(5)\n  s.remove(6)\n  x = s.pop()\n  s |= {100}\n  return [len(s), 5 in s, 6 in s, x, 7 in s, 100 in s]\n"),
+            "[38,false,false,0,true,true]");
   EXPECT_EQ(Body("  s = set()\n  for a, b in [(1, 2), (1, 2), (2, 1)]:\n    s.add((a, b))\n  return [len(s), (2, 1) in s]\n"),
             "[2,true]");
   EXPECT_EQ(Body("  return {1, 2}[0]\n"), "error: TypeError: 'set' object is not subscriptable (line 5 of the callable)");
