@@ -20,7 +20,7 @@ struct Frozen {
     }
     for (auto& o : objects) {
       o->list.clear();
-      o->dict.clear();
+      DictClear(*o);
       o->closure.reset();
       o->defaults.clear();
     }
@@ -38,6 +38,8 @@ void Freeze(const Obj& root, Frozen& frozen) {
     std::shared_ptr<Special> s = std::move(work.back());
     work.pop_back();
     if (s->frozen) continue;
+    if (s->kind == Special::kDict && s->dict.size() >= kDictIndexFrom) DictBuildIndex(*s);  // before it is shared
+    if (s->is_set && s->list.size() >= kDictIndexFrom) SetBuildIndex(*s);
     s->frozen = true;
     frozen.objects.push_back(s);
     for (const Obj& e : s->list) push(e);

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -115,6 +116,8 @@ struct Special {
   bool frozen = false;  // module-level: shared by every call, so never changed after compile
   std::vector<Obj> list;                             // kList
   std::vector<std::pair<std::string, Obj>> dict;     // kDict: str keys, insertion order
+  std::unordered_map<std::string, std::size_t> index;  // kDict: key → position, when index_ok
+  bool index_ok = false;
   ModuleId module = ModuleId::kRe;                   // kModule
   const FuncDef* func = nullptr;                     // kFunction: a def ...
   const Node* lambda = nullptr;                      // ... or a lambda expression
@@ -160,6 +163,16 @@ Result<Module> ParseDefModule(std::string_view source);
 // Allowed in `import`: re, math, json.
 bool IsAllowedModule(std::string_view name);
 
+// Dict access. A dict of kDictIndexFrom keys or more is looked up through a hash index, built
+// when first needed for a call's own dicts and at freeze time for module-level ones (which are
+// then only read, by every thread).
+inline constexpr std::size_t kDictIndexFrom = 16;
+std::size_t DictFind(Special& d, std::string_view key);  // the position, or npos
+void DictPut(Special& d, std::string_view key, Obj v);   // replaces or appends
+void DictErase(Special& d, std::size_t pos);
+void DictClear(Special& d);
+void DictBuildIndex(Special& d);
+
 inline std::shared_ptr<Special> NewList(std::vector<Obj> items = {}) {
   auto s = std::make_shared<Special>(Special::kList);
   s->list = std::move(items);
@@ -172,7 +185,8 @@ std::string ObjTypeName(const Obj& o);
 bool ObjTruthy(const Obj& o);
 // Python ==: values by value (sets as sets), modules, functions, patterns and matches by identity.
 Result<bool> ObjEquals(const Obj& a, const Obj& b);
-Result<bool> SetContains(const Special& set, const Obj& x);
+Result<bool> SetContains(Special& set, const Obj& x);
+void SetBuildIndex(Special& set);
 // A plain Value of `o`: lists and dicts converted deeply, a range listed; a TypeError for the rest.
 Result<Value> ToValue(const Obj& o);
 // Python repr()/str() of an object.

@@ -216,13 +216,8 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
     auto d = NewDict();
     if (args.pos.size() > 1) return EvalError("TypeError: dict expected at most 1 argument");
     auto put = [&](const std::string& k, Obj v) -> Status {
-      RETURN_IF_ERROR(Keep(v));
-      for (auto& kv : d->dict)
-        if (kv.first == k) {
-          kv.second = std::move(v);
-          return Status::OK();
-        }
-      d->dict.emplace_back(k, std::move(v));
+      RETURN_IF_ERROR(Keep(v, k.size()));
+      DictPut(*d, k, std::move(v));
       return Status::OK();
     };
     if (!args.pos.empty()) {
@@ -252,7 +247,9 @@ Result<Obj> Interp::CallBuiltinByName(const std::string& name, const Args& args)
     if (args.pos.empty()) return Obj(Value::String(""));
     const Obj& o = *args.pos[0];
     if (name == "str" && !o.sp && o.v.is_string()) return o;
-    return Obj(Value::String(name == "str" ? ObjStr(o) : ObjRepr(o)));
+    std::string s = name == "str" ? ObjStr(o) : ObjRepr(o);
+    RETURN_IF_ERROR(ctx_.Charge(s.size()));  // str() of a big list or dict is charged like any string built
+    return Obj(Value::String(std::move(s)));
   }
   if (name == "ord" || name == "chr") {
     RETURN_IF_ERROR(no_kw());
@@ -415,13 +412,10 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
     return EvalError("AttributeError: 'list' object has no attribute '" + name +
                      "' (list methods here: append, extend, insert, pop, remove, index, count, reverse, sort, copy, clear)");
   }
-  auto& d = c.dict;
+  const auto& d = c.dict;  // changed only through DictPut/DictErase/DictClear, which keep its index
   auto key_of = [&](const Obj* k) -> Result<std::string> {
     if (k->sp || !k->v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(*k));
     return k->v.as_string();
-  };
-  auto find = [&](const std::string& k) {
-    return std::find_if(d.begin(), d.end(), [&](const auto& kv) { return kv.first == k; });
   };
   if (name == "get" || name == "pop" || name == "setdefault") {
     RETURN_IF_ERROR(argc(1, 2));
@@ -429,17 +423,17 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
       if (name == "get") return args.pos.size() > 1 ? *args.pos[1] : Obj();
     }
     ASSIGN_OR_RETURN(std::string k, key_of(args.pos[0]));
-    auto it = find(k);
-    if (it != d.end()) {
-      Obj r = it->second;
-      if (name == "pop") d.erase(it);
+    std::size_t at = DictFind(c, k);
+    if (at != std::string::npos) {
+      Obj r = d[at].second;
+      if (name == "pop") DictErase(c, at);
       return r;
     }
     if (name == "pop" && args.pos.size() < 2) return EvalError("KeyError: " + PyRepr(Value::String(k)));
     Obj dflt = args.pos.size() > 1 ? *args.pos[1] : Obj();
     if (name == "setdefault") {
-      RETURN_IF_ERROR(Keep(dflt));
-      d.emplace_back(k, dflt);
+      RETURN_IF_ERROR(Keep(dflt, k.size()));
+      DictPut(c, k, dflt);
     }
     return dflt;
   }
@@ -465,22 +459,20 @@ Result<Obj> Interp::CallContainerMethod(Special& c, const std::string& name, con
     }
     for (const auto& [k, v] : args.kw) more.emplace_back(k, *v);
     for (auto& [k, v] : more) {
-      RETURN_IF_ERROR(Keep(v));
-      auto it = find(k);
-      if (it != d.end()) it->second = std::move(v);
-      else d.emplace_back(k, std::move(v));
+      RETURN_IF_ERROR(Keep(v, k.size()));
+      DictPut(c, k, std::move(v));
     }
     return Obj();
   }
   if (name == "copy") {
     RETURN_IF_ERROR(argc(0, 0));
     auto n = NewDict();
-    n->dict = d;
+    n->dict = d;  // no index yet: built when first needed
     return Obj(std::move(n));
   }
   if (name == "clear") {
     RETURN_IF_ERROR(argc(0, 0));
-    d.clear();
+    DictClear(c);
     return Obj();
   }
   return EvalError("AttributeError: 'dict' object has no attribute '" + name +

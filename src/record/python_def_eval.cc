@@ -253,8 +253,9 @@ Status Interp::EvalCompare(const Node& n, Scope& sc, OSlot& out) {
     } else if ((op == Op::kIn || op == Op::kNotIn) && IsContainer(y)) {
       bool found = false;
       if (y.sp->kind == Special::kDict) {
-        if (!x.sp && x.v.is_string())
-          for (const auto& kv : y.sp->dict) found = found || kv.first == x.v.as_string();
+        if (!x.sp && x.v.is_string()) found = DictFind(*y.sp, x.v.as_string()) != std::string::npos;
+      } else if (y.sp->is_set) {
+        ASSIGN_OR_RETURN(found, SetContains(*y.sp, x));
       } else {
         for (const Obj& e : y.sp->list) {
           ASSIGN_OR_RETURN(bool eq, ObjEquals(x, e));
@@ -299,12 +300,13 @@ Status Interp::EvalIndex(const Node& n, Scope& sc, OSlot& out) {
     return Status::OK();
   }
   if (o.sp && o.sp->kind == Special::kDict) {
-    if (!k.sp && k.v.is_string())
-      for (const auto& kv : o.sp->dict)
-        if (kv.first == k.v.as_string()) {
-          out.Set(kv.second);
-          return Status::OK();
-        }
+    if (!k.sp && k.v.is_string()) {
+      std::size_t at = DictFind(*o.sp, k.v.as_string());
+      if (at != std::string::npos) {
+        out.Set(o.sp->dict[at].second);
+        return Status::OK();
+      }
+    }
     return EvalError("KeyError: " + ObjRepr(k));
   }
   if (o.sp && o.sp->kind == Special::kMatch) {
@@ -405,10 +407,8 @@ Status Interp::EvalDict(const Node& n, Scope& sc, OSlot& out) {
     ASSIGN_OR_RETURN(Obj k, EvalObj(n.kids[i], sc));
     ASSIGN_OR_RETURN(Obj v, EvalObj(n.kids[i + 1], sc));
     if (k.sp || !k.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(k));
-    RETURN_IF_ERROR(Keep(v));
-    auto it = std::find_if(d->dict.begin(), d->dict.end(), [&](const auto& kv) { return kv.first == k.v.as_string(); });
-    if (it != d->dict.end()) it->second = std::move(v);
-    else d->dict.emplace_back(k.v.as_string(), std::move(v));
+    RETURN_IF_ERROR(Keep(v, k.v.as_string().size()));
+    DictPut(*d, k.v.as_string(), std::move(v));
   }
   out.Set(Obj(std::move(d)));
   return Status::OK();

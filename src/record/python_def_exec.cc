@@ -42,6 +42,48 @@ std::string ObjTypeName(const Obj& o) {
   return "object";
 }
 
+void DictBuildIndex(Special& d) {
+  d.index.clear();
+  d.index.reserve(d.dict.size());
+  for (std::size_t i = 0; i < d.dict.size(); ++i) d.index[d.dict[i].first] = i;
+  d.index_ok = true;
+}
+
+std::size_t DictFind(Special& d, std::string_view key) {
+  if (d.dict.size() >= kDictIndexFrom) {
+    if (!d.index_ok && !d.frozen) DictBuildIndex(d);  // a frozen dict is shared: only read it
+    if (d.index_ok) {
+      auto it = d.index.find(std::string(key));
+      return it == d.index.end() ? std::string::npos : it->second;
+    }
+  }
+  for (std::size_t i = 0; i < d.dict.size(); ++i)
+    if (d.dict[i].first == key) return i;
+  return std::string::npos;
+}
+
+void DictPut(Special& d, std::string_view key, Obj v) {
+  std::size_t at = DictFind(d, key);
+  if (at != std::string::npos) {
+    d.dict[at].second = std::move(v);
+    return;
+  }
+  d.dict.emplace_back(std::string(key), std::move(v));
+  if (d.index_ok) d.index.emplace(std::string(key), d.dict.size() - 1);
+}
+
+void DictErase(Special& d, std::size_t pos) {
+  d.dict.erase(d.dict.begin() + static_cast<std::ptrdiff_t>(pos));
+  d.index.clear();
+  d.index_ok = false;
+}
+
+void DictClear(Special& d) {
+  d.dict.clear();
+  d.index.clear();
+  d.index_ok = false;
+}
+
 bool ObjTruthy(const Obj& o) {
   if (!o.sp) return IsTruthy(o.v);
   switch (o.sp->kind) {
@@ -171,7 +213,7 @@ Interp::~Interp() {
   for (auto& c : made_) {
     if (c->frozen) continue;  // module-level objects outlive the compile-time evaluation
     c->list.clear();
-    c->dict.clear();
+    DictClear(*c);
     c->closure.reset();
     c->defaults.clear();
   }
@@ -204,7 +246,7 @@ std::shared_ptr<Special> Interp::Promote(const Value& v) {
     return NewList(std::move(items));
   }
   auto d = NewDict();
-  for (const Field& f : v.as_row().fields()) d->dict.emplace_back(f.name, Obj(f.value));
+  for (const Field& f : v.as_row().fields()) DictPut(*d, f.name, Obj(f.value));
   return d;
 }
 
@@ -215,8 +257,8 @@ Status Interp::Step() {
   return Status::OK();
 }
 
-Status Interp::Keep(const Obj& o) {
-  int64_t bytes = static_cast<int64_t>(sizeof(Obj));
+Status Interp::Keep(const Obj& o, std::size_t key_bytes) {
+  int64_t bytes = static_cast<int64_t>(sizeof(Obj) + key_bytes);
   if (!o.sp && o.v.is_string()) bytes += static_cast<int64_t>(o.v.as_string().size());
   if (!o.sp && o.v.is_list()) bytes += static_cast<int64_t>(o.v.as_list().size() * sizeof(Value));
   kept_ -= bytes;
@@ -285,13 +327,8 @@ Status Interp::Assign(const Target& t, Obj v, Scope& sc) {
       Special& c = *var->sp;
       if (c.kind == Special::kDict) {
         if (key.sp || !key.v.is_string()) return EvalError("TypeError: dict keys here must be str, not " + ObjTypeName(key));
-        RETURN_IF_ERROR(Keep(v));
-        for (auto& [k, e] : c.dict)
-          if (k == key.v.as_string()) {
-            e = std::move(v);
-            return Status::OK();
-          }
-        c.dict.emplace_back(key.v.as_string(), std::move(v));
+        RETURN_IF_ERROR(Keep(v, key.v.as_string().size()));
+        DictPut(c, key.v.as_string(), std::move(v));
         return Status::OK();
       }
       if (key.sp || !IsIntLike(key.v)) return EvalError("TypeError: list indices must be integers, not " + ObjTypeName(key));
@@ -361,14 +398,14 @@ Status Interp::ExecDel(const Stmt& s, Scope& sc) {
     }
     ASSIGN_OR_RETURN(Obj key, EvalObj(t.index, sc));
     if (!var->sp && (var->v.is_list() || var->v.is_row())) var->sp = Promote(var->v), var->v = Value();
-    if (!var->sp || (var->sp->kind != Special::kList && var->sp->kind != Special::kDict))
+    if (!var->sp || (var->sp->kind != Special::kList && var->sp->kind != Special::kDict) || var->sp->is_set)
       return EvalError("TypeError: '" + ObjTypeName(*var) + "' object doesn't support item deletion");
     if (var->sp->frozen) return Frozen(*var->sp);
     Special& c = *var->sp;
     if (c.kind == Special::kDict) {
-      auto it = std::find_if(c.dict.begin(), c.dict.end(), [&](const auto& kv) { return !key.sp && key.v.is_string() && kv.first == key.v.as_string(); });
-      if (it == c.dict.end()) return EvalError("KeyError: " + ObjRepr(key));
-      c.dict.erase(it);
+      std::size_t at = !key.sp && key.v.is_string() ? DictFind(c, key.v.as_string()) : std::string::npos;
+      if (at == std::string::npos) return EvalError("KeyError: " + ObjRepr(key));
+      DictErase(c, at);
       continue;
     }
     if (key.sp || !IsIntLike(key.v)) return EvalError("TypeError: list indices must be integers, not " + ObjTypeName(key));
@@ -441,6 +478,10 @@ Status Interp::ExecAugAssign(const Stmt& s, Scope& sc, Flow& flow, Obj& ret) {
     }
   }
   const Obj& a = cur.get();
+  if (a.sp && a.sp->is_set) {  // s |= t, s &= t, s -= t, s ^= t
+    ASSIGN_OR_RETURN(Obj r, SetBinary(s.op, a, rhs));
+    return Assign(t, std::move(r), sc);
+  }
   if (a.sp && a.sp->kind == Special::kList && s.op == Op::kAdd && t.kind == Target::kName) {
     std::vector<Obj> more;  // list += iterable extends in place
     RETURN_IF_ERROR(Items(rhs, more));

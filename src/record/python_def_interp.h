@@ -64,7 +64,7 @@ class Interp {
   Status Step();
   Status CheckStack();
   // Charges what a container now holds against the call's kept-bytes limit.
-  Status Keep(const Obj& o);
+  Status Keep(const Obj& o, std::size_t key_bytes = 0);  // key_bytes: a dict key's
 
   // Lookup through the scope chain, then the module scope.
   const Obj* Lookup(Scope& sc, const std::string& name) const;

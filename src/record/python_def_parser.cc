@@ -555,7 +555,12 @@ class DefParser {
         const Token& t = h.toks[i];
         if (IsOp(t, "(") || IsOp(t, ")") || IsOp(t, ",")) continue;
         if (t.kind != TokKind::kName) return ErrorAt(h, t, "expected exception type names after 'except'");
-        hd.types.push_back(t.text);
+        std::string type = t.text;
+        while (i + 2 < as && IsOp(h.toks[i + 1], ".") && h.toks[i + 2].kind == TokKind::kName) {  // re.error
+          type += "." + h.toks[i + 2].text;
+          i += 2;
+        }
+        hd.types.push_back(std::move(type));
       }
       if (as < colon) {
         if (as + 2 != colon || h.toks[as + 1].kind != TokKind::kName) return ErrorAt(h, h.toks[as], "expected a name after 'as'");

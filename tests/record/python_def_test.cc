@@ -92,6 +92,15 @@ TEST(PythonDefTest, ContainersAndComprehensions) {
   EXPECT_EQ(Body("  return [len(range(0, 10, 3)), list(range(5, 0, -2)), ord('é'), chr(233), repr('x')]\n"), "[4,[5,3,1],233,\"é\",\"'x'\"]");
 }
 
+TEST(PythonDefTest, LargeDictsKeepPythonsOrderAndLookups) {
+  // Past 16 keys lookups go through an index; deletions and re-insertions keep insertion order.
+  EXPECT_EQ(Body("  d = {}\n  for i in range(40):\n    d[str(i)] = i\n  for i in range(0, 40, 3):\n    del d[str(i)]\n"
+                 "  for i in range(0, 40, 6):\n    d[str(i)] = -i\n  return [len(d), sum(d.values()), list(d.keys())[-4:], d['0'], '3' in d, d.get('39')]\n"),
+            R"([33,381,["18","24","30","36"],0,false,null])");
+  EXPECT_EQ(Call("BIG = {}\nfor i in range(50):\n  BIG['w' + str(i)] = i * i\ndef f(row):\n  return [BIG['w7'], BIG.get('w49'), 'w50' in BIG, len(BIG)]\n"),
+            "[49,2401,false,50]");
+}
+
 TEST(PythonDefTest, TryExceptRaise) {
   EXPECT_EQ(Body("  try:\n    return int(row.s)\n  except ValueError:\n    return -1\n", R"({"s": "12"})"), "12");
   EXPECT_EQ(Body("  try:\n    return int(row.s)\n  except ValueError:\n    return -1\n", R"({"s": "x"})"), "-1");
@@ -100,6 +109,8 @@ TEST(PythonDefTest, TryExceptRaise) {
   EXPECT_EQ(Body("  try:\n    x = row.missing\n  except Exception as e:\n    return 'caught ' + e[:16]\n"), "\"caught row has no field\"");
   EXPECT_EQ(Body("  try:\n    return [1][5]\n  except (KeyError, IndexError):\n    return 'lookup'\n"), "\"lookup\"");
   EXPECT_EQ(Body("  try:\n    return {}['k']\n  except LookupError:\n    return 'lookup'\n"), "\"lookup\"");
+  EXPECT_EQ(Body("  try:\n    re.compile('(')\n  except re.error:\n    return 're'\n"), "\"re\"");
+  EXPECT_EQ(Body("  try:\n    json.loads('x')\n  except json.JSONDecodeError:\n    return 'json'\n"), "\"json\"");
   EXPECT_EQ(Body("  out = []\n  try:\n    out.append(1)\n  except Exception:\n    out.append(2)\n  else:\n    out.append(3)\n  finally:\n    out.append(4)\n  return out\n"),
             "[1,3,4]");
   EXPECT_EQ(Body("  try:\n    raise ValueError('bad ' + str(row.a))\n  except ValueError as e:\n    return str(e)\n", R"({"a": 5})"), "\"bad 5\"");
@@ -186,6 +197,9 @@ TEST(PythonDefTest, SandboxLimits) {
   EXPECT_EQ(r, "1");
   r = Body("  ms = re.finditer('a', 'aa')\n  ms.append(ms)\n  d = {}\n  d['d'] = d\n  return len(ms)\n");
   EXPECT_EQ(r, "3");
+  // Keys that double in size each time (str() of the dict itself) stop at the memory budget.
+  r = Call("D = {}\nfor i in range(40):\n  D[str(D)] = i\ndef f(row):\n  return len(D)\n");
+  EXPECT_NE(r.find("MemoryError"), std::string::npos) << r;
   // Catastrophic backtracking stops at PCRE2's match limit instead of running for ages.
   r = Body("  return re.match('(a+)+$', 'a' * 40 + 'b')\n");
   EXPECT_EQ(r.substr(0, 48), "error: re.error: the pattern '(a+)+$' backtracks") << r;
@@ -336,6 +350,12 @@ TEST(PythonDefTest, SetsMatchPython) {
                  "{1, 2}.issubset([1, 2, 3]), len({1, 1.0, True}), repr(set())]\n"),
             R"x([[1,2,3,4],[2,3],[1],[1,4],true,true,1,"set()"])x");
   EXPECT_EQ(Body("  return {[1]}\n"), "error: TypeError: unhashable type: 'list' (line 5 of the callable)");
+  // Past 16 items membership goes through an index; equal numbers are one item, as in Python.
+  EXPECT_EQ(Body("  s = set()\n  for i in range(100):\n    s.add(i % 37)\n    s.add(float(i % 5))\n    s.add(str(i % 7))\n    s.add((i % 3, 'x'))\n"
+                 "  return [len(s), 36 in s, 36.0 in s, True in s, '6' in s, (2, 'x') in s, (3, 'x') in s, 99 in s]\n"),
+            "[47,true,true,true,true,true,false,false]");
+  EXPECT_EQ(Body("  s = set(range(40))\n  s.discard(5)\n  s.remove(6)\n  x = s.pop()\n  s |= {100}\n  return [len(s), 5 in s, 6 in s, x, 7 in s, 100 in s]\n"),
+            "[38,false,false,0,true,true]");
   EXPECT_EQ(Body("  s = set()\n  for a, b in [(1, 2), (1, 2), (2, 1)]:\n    s.add((a, b))\n  return [len(s), (2, 1) in s]\n"),
             "[2,true]");
   EXPECT_EQ(Body("  return {1, 2}[0]\n"), "error: TypeError: 'set' object is not subscriptable (line 5 of the callable)");
