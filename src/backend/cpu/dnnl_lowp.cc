@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <list>
 #include <optional>
 #include <unordered_map>
@@ -25,8 +26,10 @@ using tag = memory::format_tag;
 // and on n and k, not on m; every other m reuses it).
 constexpr int kLayoutRows = 256;
 constexpr std::size_t kMaxPrimitives = 256;
-// The most rows one primitive runs (LowpMatmul::Run cuts larger products into chunks of it).
+// The most rows one primitive runs (LowpMatmul::Run cuts larger products into chunks of it), and
+// the quantum every primitive's row count is a multiple of (a chunk's last rows are padded to it).
 constexpr int kChunkRows = 512;
+constexpr int kRowQuantum = 32;
 
 class LowpWeights final : public PreparedLinear {
  public:
@@ -91,6 +94,7 @@ struct LowpMatmul::Impl {
   std::vector<uint8_t> x_u8;
   std::vector<int32_t> acc, row_zp;
   std::vector<float> row_scale;
+  std::vector<unsigned char> tail_in, tail_out;  // a chunk's last rows, padded to kRowQuantum
   bool warned = false;
 
   // Throws dnnl::error when oneDNN refuses.
@@ -221,7 +225,8 @@ Result<LowpMatmul::Ran> LowpMatmul::Run(const float* x, const PreparedLinear& pr
   // Every primitive is made for one m, and making one (oneDNN's JIT) costs far more than running
   // it on a few hundred rows: products are run kChunkRows rows at a time, so the m a text model's
   // batches take (sub-batches x their padded length) come down to a few primitives per layer shape.
-  key.m = std::min(m, kChunkRows);
+  key.m = std::min(m, kChunkRows) / kRowQuantum * kRowQuantum;
+  if (key.m == 0) key.m = kRowQuantum;
   if (!im.Find(key, w->desc).primitive) return Ran{};
   const std::size_t mk = static_cast<std::size_t>(m) * k, mn = static_cast<std::size_t>(m) * n;
   if (bf16) {
@@ -238,27 +243,47 @@ Result<LowpMatmul::Ran> LowpMatmul::Run(const float* x, const PreparedLinear& pr
   }
   try {
     ApplyOmpThreads(im.threads());
-    for (int row0 = 0; row0 < m; row0 += kChunkRows) {
-      const int rows = std::min(kChunkRows, m - row0);
+    // One primitive run: `rows` rows from `src` (converted activations) into `dst` (y, or the int8
+    // accumulators), both row-major.
+    auto run = [&](int rows, const void* src, void* dst) -> bool {
       key.m = rows;
       LowpEntry& e = im.Find(key, w->desc);
-      if (!e.primitive) return Ran{};  // the caller runs the whole product in float32, rewriting y
-      const std::size_t xo = static_cast<std::size_t>(row0) * k, yo = static_cast<std::size_t>(row0) * n;
+      if (!e.primitive) return false;
       const memory::desc src_md({rows, k}, bf16 ? dt::bf16 : dt::u8, tag::ab);
       const memory::desc dst_md({rows, n}, bf16 ? dt::f32 : dt::s32, tag::ab);
       std::unordered_map<int, memory> args;
       args.emplace(DNNL_ARG_WEIGHTS, w->weights);
-      if (bf16) {
-        args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_bf16.data() + xo));
-        args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, y + yo));
-        if (key.bias) {
-          args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, n}, dt::f32, tag::ab), im.engine, const_cast<float*>(bias)));
-        }
-      } else {
-        args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, im.x_u8.data() + xo));
-        args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, im.acc.data() + yo));
+      args.emplace(DNNL_ARG_SRC, memory(src_md, im.engine, const_cast<void*>(src)));
+      args.emplace(DNNL_ARG_DST, memory(dst_md, im.engine, dst));
+      if (key.bias) {
+        args.emplace(DNNL_ARG_BIAS, memory(memory::desc({1, n}, dt::f32, tag::ab), im.engine, const_cast<float*>(bias)));
       }
       e.primitive.execute(im.stream, args);
+      return true;
+    };
+    const std::size_t in_bytes = bf16 ? 2 : 1, out_bytes = 4;  // bf16 or u8 in; f32 or s32 out
+    auto* in = bf16 ? static_cast<unsigned char*>(static_cast<void*>(im.x_bf16.data())) : im.x_u8.data();
+    auto* out = bf16 ? static_cast<unsigned char*>(static_cast<void*>(y)) : static_cast<unsigned char*>(static_cast<void*>(im.acc.data()));
+    for (int row0 = 0; row0 < m; row0 += kChunkRows) {
+      const int rows = std::min(kChunkRows, m - row0);
+      // The chunk's rows in whole quanta straight into the output; the last few (fewer than a
+      // quantum) padded to one quantum through scratch, so every primitive has a row count that is
+      // a multiple of kRowQuantum: a handful per layer shape, made once, whatever the batches.
+      const int whole = rows / kRowQuantum * kRowQuantum, tail = rows - whole;
+      const std::size_t xo = static_cast<std::size_t>(row0) * k, yo = static_cast<std::size_t>(row0) * n;
+      if (whole > 0 && !run(whole, in + xo * in_bytes, out + yo * out_bytes)) return Ran{};  // the caller runs float32
+      if (tail > 0) {
+        const std::size_t q_in = static_cast<std::size_t>(kRowQuantum) * k * in_bytes;
+        const std::size_t q_out = static_cast<std::size_t>(kRowQuantum) * n * out_bytes;
+        if (im.tail_in.size() < q_in) im.tail_in.resize(q_in);
+        if (im.tail_out.size() < q_out) im.tail_out.resize(q_out);
+        const std::size_t tail_in = static_cast<std::size_t>(tail) * k * in_bytes;
+        std::memcpy(im.tail_in.data(), in + (xo + static_cast<std::size_t>(whole) * k) * in_bytes, tail_in);
+        std::memset(im.tail_in.data() + tail_in, 0, q_in - tail_in);  // finite padding rows (zeros)
+        if (!run(kRowQuantum, im.tail_in.data(), im.tail_out.data())) return Ran{};
+        std::memcpy(out + (yo + static_cast<std::size_t>(whole) * n) * out_bytes, im.tail_out.data(),
+                    static_cast<std::size_t>(tail) * n * out_bytes);
+      }
     }
     im.stream.wait();
   } catch (const dnnl::error& err) {

@@ -10,9 +10,11 @@
 //             row × column scales, the zero-point correction and the bias; the activation runs
 //             after it on the backend's row kernels.
 // oneDNN 2.6 has no per-row runtime scale or zero point on a matmul, hence the passes of our own.
-// Primitives are cached per (dtype, m, n, k, bias, activation), products run at most 512 rows per
-// primitive (so a text model's varying batch shapes need few primitives); the weights layout comes
-// from a primitive made for a 256-row product and is passed explicitly for every other m.
+// Primitives are cached per (dtype, m, n, k, bias, activation); products run at most 512 rows per
+// primitive and every primitive's m is a multiple of 32 (a product's last rows padded with zeros
+// through scratch), so a text model's varying batch shapes need at most 16 primitives per layer
+// shape, made once. The weights layout comes from a primitive made for a 256-row product and is
+// passed explicitly for every other m.
 //
 // Threading: as the backend; one thread at a time (the scratch buffers are shared).
 #pragma once
