@@ -1,6 +1,8 @@
 // The dtype choice behind `dtype: auto`; see precision_choice.h for the rules.
 #include "dfw/inference/precision_choice.h"
 
+#include "dfw/common/file.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -270,10 +272,10 @@ Result<PrecisionChoice> ChooseUncached(const PrecisionProbe& probe, const Precis
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Never seen half-written (a temporary file per writer, then rename); a file that cannot be
+  // written only means the next reader measures again.
   auto write = [&](const std::string& path, const PrecisionChoice& c) {
-    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-    std::ofstream(tmp) << EncodePrecisionChoice(c, o.cache_key);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
+    (void)WriteFileAtomically(path, EncodePrecisionChoice(c, o.cache_key), /*sync=*/false);
   };
   std::optional<PrecisionChoice> cached = locked ? DecodePrecisionChoice(ReadAll(o.cache_path), o.cache_key) : std::nullopt;
   if (cached && probe.use(cached->dtype).ok()) {
