@@ -20,10 +20,12 @@ std::string Bytes(int64_t n) {
 
 }  // namespace
 
-BundleTarget SizeBundles(int64_t total_bytes, int64_t total_elements, int processes) {
+int64_t MinBundleBytes(RowCost cost) { return cost == RowCost::kCostly ? kMinCostlyRowBundleBytes : kMinBundleBytes; }
+
+BundleTarget SizeBundles(int64_t total_bytes, int64_t total_elements, int processes, RowCost cost) {
   BundleTarget t;
-  t.desired_bundles = std::max(1, processes) * kBundlesPerProcess;
-  t.bytes = std::clamp(CeilDiv(std::max<int64_t>(total_bytes, 0), t.desired_bundles), kMinBundleBytes, kMaxBundleBytes);
+  t.desired_bundles = std::max(1, processes) * (cost == RowCost::kCostly ? kCostlyRowBundlesPerProcess : kBundlesPerProcess);
+  t.bytes = std::clamp(CeilDiv(std::max<int64_t>(total_bytes, 0), t.desired_bundles), MinBundleBytes(cost), kMaxBundleBytes);
   t.elements = total_elements <= 0 ? 0 : std::max(kMinBundleElements, CeilDiv(total_elements, t.desired_bundles));
   return t;
 }

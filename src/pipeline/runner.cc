@@ -170,11 +170,11 @@ std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits
 
 // The bundle plan over `sources` (transform index, its stage); see RunnerOptions::bundle_bytes.
 Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>>& sources, int64_t bundle_bytes,
-                                        int processes, BundleTarget& target) {
+                                        int processes, RowCost cost, BundleTarget& target) {
   const bool job_sized = bundle_bytes <= 0;
   // Job-sized: cut every file at the floor first (one pass over the bytes, at the readers' own
   // record boundaries), learn the job's size, then join the pieces up to the target.
-  const int64_t cut = job_sized ? kMinBundleBytes : bundle_bytes;
+  const int64_t cut = job_sized ? MinBundleBytes(cost) : bundle_bytes;
   std::vector<std::pair<int, std::vector<SourceSplit>>> per_source;
   int64_t file_bytes = 0, elements = 0;
   for (const auto& [index, stage] : sources) {
@@ -182,7 +182,7 @@ Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>
     for (const SourceSplit& s : splits) (s.path.empty() ? elements : file_bytes) += s.end - s.begin;
     per_source.emplace_back(index, std::move(splits));
   }
-  target = job_sized ? SizeBundles(file_bytes, elements, processes) : BundleTarget{bundle_bytes, 0, 0};
+  target = job_sized ? SizeBundles(file_bytes, elements, processes, cost) : BundleTarget{bundle_bytes, 0, 0};
   std::vector<Bundle> bundles;
   for (auto& [source, splits] : per_source) {
     if (job_sized) splits = CutElementSplits(CoalesceFileSplits(splits, target.bytes), target.elements);
@@ -198,7 +198,20 @@ Result<std::vector<Bundle>> PipelineRunner::PlanBundles() {
   for (std::size_t i = 0; i < impl_->stages.size(); ++i) {
     if (impl_->spec.transforms[i].traits.is_source) sources.emplace_back(static_cast<int>(i), impl_->stages[i].stage.get());
   }
-  return PlanSources(sources, impl_->options.bundle_bytes, impl_->options.sdk_processes, impl_->target);
+  return PlanSources(sources, impl_->options.bundle_bytes, impl_->options.sdk_processes, RowCostOf(impl_->spec),
+                     impl_->target);
+}
+
+RowCost RowCostOf(const PipelineSpec& spec) {
+  for (const TransformSpec& t : spec.transforms) {
+    if (t.config.type == "MLTransform") return RowCost::kCostly;
+    if (t.config.type != "RunInference") continue;
+    const ConfigNode& type = t.config.config["model_handler"]["type"];
+    if (!type.IsScalar()) continue;
+    const std::string& name = type.Scalar();
+    if (name == "SentenceEmbeddingHandler" || name == "HuggingFacePipelineModelHandler") return RowCost::kCostly;
+  }
+  return RowCost::kCheap;
 }
 
 Result<SourcePlan> PlanSourceBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes,
@@ -215,7 +228,7 @@ Result<SourcePlan> PlanSourceBundles(const PipelineSpec& spec, const StageRegist
     owned.push_back(std::move(stage));
   }
   SourcePlan plan;
-  ASSIGN_OR_RETURN(plan.bundles, PlanSources(sources, bundle_bytes, std::max(1, processes), plan.target));
+  ASSIGN_OR_RETURN(plan.bundles, PlanSources(sources, bundle_bytes, std::max(1, processes), RowCostOf(spec), plan.target));
   return plan;
 }
 

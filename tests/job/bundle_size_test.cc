@@ -38,5 +38,17 @@ TEST(SizeBundles, DescribesItself) {
   EXPECT_EQ(SizeBundles(0, 1000, 1).ToString(), "target 64.0 KiB, 256 elements per bundle (aiming at 4 bundles)");
 }
 
+// Costly rows (a text model): twice the bundles per process and a 16 KiB floor, so the last
+// bundle, what one process may wait for at the end, is short.
+TEST(SizeBundles, CostlyRowsAimAtEightBundlesPerProcessWithALowerFloor) {
+  BundleTarget t = SizeBundles(int64_t{400} << 10, 0, 2, RowCost::kCostly);  // 400 KiB of sentences, 2 processes
+  EXPECT_EQ(t.desired_bundles, 16);
+  EXPECT_EQ(t.bytes, int64_t{25} << 10);
+  EXPECT_EQ(SizeBundles(int64_t{400} << 10, 0, 2).bytes, kMinBundleBytes);  // cheap rows: the 64 KiB floor
+  EXPECT_EQ(SizeBundles(1 << 10, 0, 2, RowCost::kCostly).bytes, kMinCostlyRowBundleBytes);
+  EXPECT_EQ(MinBundleBytes(RowCost::kCostly), kMinCostlyRowBundleBytes);
+  EXPECT_EQ(MinBundleBytes(RowCost::kCheap), kMinBundleBytes);
+}
+
 }  // namespace
 }  // namespace dfw

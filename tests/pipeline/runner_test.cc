@@ -121,6 +121,50 @@ TEST(PlanBundles, JobSizedCutsAOneMegabyteFileForEveryOneOfEightProcesses) {
   EXPECT_EQ(expect_begin, static_cast<int64_t>(text.size()));
 }
 
+// A text model makes the rows costly: the job is cut into twice the bundles, down to a 16 KiB
+// floor; an MLP's rows stay cheap (RowCostOf, job/bundle_size.h).
+TEST(PlanBundles, ATextModelsRowsAreCostlyAndCutFiner) {
+  const std::string src = DFW_SOURCE_DIR;
+  auto spec_of = [&](const std::string& handler) {
+    return fmt::format(
+        "pipeline:\n  type: chain\n  source: {{type: ReadFromJson, config: {{path: '{}/testdata/tiny_bert/sentences.jsonl'}}}}\n"
+        "  transforms:\n    - type: RunInference\n      config:\n        model_handler: {}\n"
+        "  sink: {{type: WriteToJson, config: {{path: /tmp/unused}}}}\n",
+        src, handler);
+  };
+  StageRegistry registry = testing::TestRegistry();
+  auto text = testing::LoadYaml(spec_of(fmt::format("{{type: SentenceEmbeddingHandler, config: {{model_path: '{}/testdata/tiny_bert', input_field: text}}}}", src)), registry);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  EXPECT_EQ(RowCostOf(*text), RowCost::kCostly);
+  auto mlp = testing::LoadYaml(spec_of(fmt::format("{{type: MlpModelHandlerSafetensors, config: {{model_path: '{}/pipelines/models/breast_cancer_mlp', input_field: features}}}}", src)), registry);
+  ASSERT_TRUE(mlp.ok()) << mlp.status().ToString();
+  EXPECT_EQ(RowCostOf(*mlp), RowCost::kCheap);
+  auto plain = testing::LoadYaml(JsonToJson("/tmp/a.jsonl", "/tmp/o"), registry);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(RowCostOf(*plain), RowCost::kCheap);
+  // 200 KiB of input for 2 processes: 16 bundles of ~12.5 KiB would be under the floor, so 16 KiB
+  // ones (13) for the text model, against 64 KiB ones (4) for cheap rows.
+  TempDir dir;
+  std::string lines;
+  while (lines.size() < (200u << 10)) lines += fmt::format("{{\"text\": \"sentence {}\", \"pad\": \"{}\"}}\n", lines.size(), std::string(60, 'x'));
+  testing::WriteFile(dir / "s.jsonl", lines);
+  SourcePlan costly, cheap;
+  for (auto [yaml, out] : {std::pair{spec_of(fmt::format("{{type: SentenceEmbeddingHandler, config: {{model_path: '{}/testdata/tiny_bert', input_field: text}}}}", src)), &costly},
+                           std::pair{JsonToJson(dir / "s.jsonl", dir / "out/o"), &cheap}}) {
+    const std::string at = "'" + src + "/testdata/tiny_bert/sentences.jsonl'";
+    if (const std::size_t p = yaml.find(at); p != std::string::npos) yaml.replace(p, at.size(), "'" + (dir / "s.jsonl") + "'");
+    auto spec = testing::LoadYaml(yaml, registry);
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    auto plan = PlanSourceBundles(*spec, registry, 2);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    *out = std::move(*plan);
+  }
+  EXPECT_EQ(costly.target.bytes, kMinCostlyRowBundleBytes);
+  EXPECT_EQ(cheap.target.bytes, kMinBundleBytes);
+  EXPECT_GE(costly.bundles.size(), 12u);
+  EXPECT_LE(cheap.bundles.size(), 4u);
+}
+
 TEST(PlanBundles, JobSizedKeepsASmallFileOneBundle) {
   TempDir dir;
   std::string text;

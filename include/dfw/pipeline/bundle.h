@@ -45,5 +45,9 @@ struct SourcePlan {
 };
 Result<SourcePlan> PlanSourceBundles(const PipelineSpec& spec, const StageRegistry& registry, int processes,
                                      int64_t bundle_bytes = 0);
+// What a job's rows cost, for its bundle sizes (job/bundle_size.h): kCostly when a transform runs
+// a text model (RunInference with SentenceEmbeddingHandler or HuggingFacePipelineModelHandler,
+// MLTransform), milliseconds a row; kCheap otherwise.
+RowCost RowCostOf(const PipelineSpec& spec);
 
 }  // namespace dfw
