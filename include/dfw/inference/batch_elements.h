@@ -122,7 +122,9 @@ class BatchElements {
     weight = std::max<int64_t>(weight, 1);
     const BatchElementsOptions& o = estimator_.options();
     if (o.sort_window > 0) {
-      pool_.push_back(Pooled{std::move(item), weight, clock_->NowSecs()});
+      const double now = clock_->NowSecs();
+      if (pool_.empty() || now < pool_oldest_) pool_oldest_ = now;
+      pool_.push_back(Pooled{std::move(item), weight, now});
       pool_weight_ += weight;
       // Cut when the pool holds the window and at least one full batch (by count or by weight).
       const int64_t n = static_cast<int64_t>(pool_.size());
@@ -182,14 +184,8 @@ class BatchElements {
   bool Expired() const {
     const auto& max = estimator_.options().max_batch_duration_secs;
     if (!max.has_value()) return false;
-    double oldest = first_added_;
-    if (!pool_.empty()) {
-      oldest = pool_.front().added;
-      for (const Pooled& p : pool_) oldest = std::min(oldest, p.added);
-    } else if (buffer_.empty()) {
-      return false;
-    }
-    return clock_->NowSecs() - oldest >= *max;
+    if (pool_.empty() && buffer_.empty()) return false;
+    return clock_->NowSecs() - (pool_.empty() ? first_added_ : pool_oldest_) >= *max;
   }
 
   // Sorts the pool by weight and emits batches cut from it: full ones only, unless `all` (the end
@@ -216,11 +212,20 @@ class BatchElements {
       Status s = Emit(consume);
       if (!s.ok()) {
         pool_.erase(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(start));
+        RecomputeOldest();
         return s;
       }
     }
     pool_.erase(pool_.begin(), pool_.begin() + static_cast<std::ptrdiff_t>(start));
+    RecomputeOldest();
     return Status::OK();
+  }
+
+  // The oldest pooled element's arrival, after a cut took some (once per cut, not per element).
+  void RecomputeOldest() {
+    if (pool_.empty()) return;
+    pool_oldest_ = pool_.front().added;
+    for (const Pooled& p : pool_) pool_oldest_ = std::min(pool_oldest_, p.added);
   }
 
   template <typename Consume>
@@ -243,6 +248,7 @@ class BatchElements {
   int64_t buffer_weight_ = 0;
   std::vector<Pooled> pool_;  // sort_window > 0: elements not yet cut into a batch
   int64_t pool_weight_ = 0;   // their total weight
+  double pool_oldest_ = 0;    // the earliest `added` among them (valid when the pool is not empty)
   int64_t target_ = 1;
   double first_added_ = 0;
 };
