@@ -345,6 +345,9 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
       }
     }
     out_.uses_combine = true;
+  } else if (type == "Join") {
+    Note(name, type, "Beam runs a Join as a Beam SQL query (SqlBackedProvider): the job needs Java for the expansion "
+                     "service; dfworker joins on its own shuffle with the same semantics (docs/beam.md, Join)");
   } else if (type == "AssignTimestamps") {
     MaybePython(name, type, cfg);
   } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" && type != "Partition" &&
@@ -371,8 +374,10 @@ std::vector<YAML::Node> Exporter::FixInputs(std::vector<YAML::Node> nodes) {
       std::vector<std::string> refs, kept;
       if (in && in.IsScalar()) refs.push_back(in.Scalar());
       if (in && in.IsSequence()) for (const YAML::Node& r : in) refs.push_back(r.Scalar());
+      bool named = in && in.IsMap();  // a Join's tags: every one is needed
+      if (named) for (const auto& kv : in) if (kv.second.IsScalar()) refs.push_back(kv.second.Scalar());
       for (const std::string& r : refs) if (!gone(r)) kept.push_back(r);
-      if (!refs.empty() && kept.empty()) {
+      if (!refs.empty() && (kept.empty() || (named && kept.size() != refs.size()))) {
         const std::string name = NameOf(*it);
         out_.notes.push_back(fmt::format("transform '{}' ({}) is not carried over: its input {} has no Beam equivalent "
                                          "(see the notes above)", name, (*it)["type"].Scalar(), refs.front()));
@@ -381,7 +386,7 @@ std::vector<YAML::Node> Exporter::FixInputs(std::vector<YAML::Node> nodes) {
         changed = true;
         continue;
       }
-      if (kept.size() != refs.size() || (in && in.IsSequence() && kept.size() == 1)) {
+      if (!named && (kept.size() != refs.size() || (in && in.IsSequence() && kept.size() == 1))) {
         if (kept.size() == 1) {
           (*it)["input"] = kept.front();
         } else {

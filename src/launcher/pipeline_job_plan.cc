@@ -11,6 +11,7 @@
 #include "dfw/pipeline/job_pipeline.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/combine.h"
+#include "dfw/stages/join.h"
 #include "dfw/stages/stage.h"
 #include "dfw/worker/bundle_table.h"
 
@@ -28,8 +29,14 @@ Result<PipelineStages> DescribePipelineStages(const PipelineSpec& spec, int proc
     std::vector<std::string> names;
     for (const TransformSpec& t : s.spec.transforms) {
       const std::string& type = t.config.type;
+      if (type == kJoinPartialType) {
+        auto shuffle = JoinPartialShuffleName(t.config);
+        names.push_back((shuffle.ok() ? *shuffle : t.config.name) + " (join input, shuffle write)");
+        continue;
+      }
       names.push_back(t.config.name + (type == kCombinePartialType ? " (partial combine, shuffle write)"
                                        : type == kCombineMergeType ? " (shuffle read, merge)"
+                                       : type == kJoinMergeType    ? " (shuffle read, join)"
                                                                    : ""));
     }
     out.transforms.push_back(std::move(names));

@@ -19,6 +19,7 @@
 #include "dfw/pipeline/accounting.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config.h"
+#include "dfw/stages/join.h"
 #include "dfw/stages/sink.h"
 
 namespace dfw {
@@ -123,6 +124,10 @@ Status FinalizeStage(const PipelineSpec& stage, const MetricsSnapshot& total, co
 Status CommitShuffles(const PipelineSpec& stage, const std::string& committed_dir, const std::vector<int64_t>& bundle_ids) {
   for (const TransformSpec& t : stage.transforms) {
     if (t.config.type == kCombinePartialType) RETURN_IF_ERROR(CommitShuffle(committed_dir + "/" + t.config.name, bundle_ids));
+    if (t.config.type == kJoinPartialType) {
+      ASSIGN_OR_RETURN(std::string name, JoinPartialShuffleName(t.config));
+      RETURN_IF_ERROR(CommitShuffle(committed_dir + "/" + name, bundle_ids));
+    }
   }
   return Status::OK();
 }

@@ -42,7 +42,7 @@ Result<PipelineSpec> LoadJobPipeline(const JobInfo& job, const StageRegistry& re
                                                          JobBaseDir(job)));
   auto k = job.params.find(kStageParam);
   if (k == job.params.end()) {
-    if (HasShuffle(spec)) return DataLoss("job.json: a pipeline with a Combine needs param 'stage'");
+    if (HasShuffle(spec)) return DataLoss("job.json: a pipeline with a Combine or Join needs param 'stage'");
     return spec;
   }
   JobStage stage;

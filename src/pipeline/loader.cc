@@ -1,6 +1,7 @@
 // The Beam YAML loader: file → checked, wired, topologically sorted PipelineSpec.
 // Every error starts with "file:line:column: " and says what is allowed.
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <unordered_map>
 #include <map>
@@ -23,7 +24,6 @@ const std::map<std::string, std::string>& UnsupportedTypes() {
       {"Sql", "SQL transforms need Beam's Java expansion service"},
       {"PyTransform", "arbitrary Python PTransforms need a Python SDK"},
       {"AssertEqual", "test assertions are not implemented"},
-      {"Join", "joins need named multi-input transforms"},
       {"StripErrorMetadata", "not implemented yet"},
       {"ValidateWithSchema", "not implemented yet"},
       {"composite", "composite transforms are not implemented"},
@@ -58,7 +58,7 @@ class Loader {
                    const std::map<std::string, std::string>& refused) const;
   Status ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) const;
   Status ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const;
-  Status ParseInputs(const YAML::Node& n, Pending& out) const;
+  Status ParseInputs(const YAML::Node& n, bool named, Pending& out) const;
   Status ParseResourceHints(const YAML::Node& n, const std::string& what, std::vector<ResourceHintSpec>& out) const;
   Result<PipelineSpec> Wire(std::vector<Pending> all) const;
   // The registered types a pipeline file may name (not the fused stages' internal ones).
@@ -168,7 +168,26 @@ Status Loader::ParseResourceHints(const YAML::Node& n, const std::string& what,
   return Status::OK();
 }
 
-Status Loader::ParseInputs(const YAML::Node& n, Pending& out) const {
+Status Loader::ParseInputs(const YAML::Node& n, bool named, Pending& out) const {
+  if (named) {
+    if (!n.IsMap()) {
+      return Err(n, fmt::format("input: {} takes named inputs, a mapping of tag to transform: input: {{left: A, right: B}}",
+                                out.spec.config.type));
+    }
+    for (const auto& kv : n) {
+      const std::string tag = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      // Beam names each input as a SQL table: an identifier.
+      bool ident = !tag.empty() && (std::isalpha(static_cast<unsigned char>(tag[0])) || tag[0] == '_');
+      for (char c : tag) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+      if (!ident) return Err(kv.first, fmt::format("input: tag '{}' must be an identifier (letters, digits, _; not first a digit)", tag));
+      auto& names = out.spec.config.input_names;
+      if (std::find(names.begin(), names.end(), tag) != names.end()) return Err(kv.first, "input: tag '" + tag + "' repeats");
+      if (!kv.second.IsScalar()) return Err(kv.second, "input: '" + tag + "' must name one transform");
+      names.push_back(tag);
+      out.refs.emplace_back(kv.second.Scalar(), kv.second);
+    }
+    return Status::OK();
+  }
   if (n.IsScalar()) {
     out.refs.emplace_back(n.Scalar(), n);
   } else if (n.IsSequence()) {
@@ -179,7 +198,7 @@ Status Loader::ParseInputs(const YAML::Node& n, Pending& out) const {
     }
   } else if (n.IsMap()) {
     return Refuse(n, "named inputs (input: {name: Transform}) are valid Beam YAML for multi-input transforms such as "
-                     "Sql or Join, which dfworker does not support; use a name or a list of names (flatten)");
+                     "Sql or Join; dfworker takes them for Join only; use a name or a list of names (flatten)");
   } else {
     return Err(n, "input: expected a transform name or a list of names");
   }
@@ -227,6 +246,16 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
     RETURN_IF_ERROR(ParseResourceHints(n["resource_hints"], fmt::format("transform '{}' ({})", cfg.name, cfg.type),
                                        out.spec.resource_hints));
   }
+  if (n["input"].IsDefined()) {
+    if (in_chain) return Err(n["input"], "inside a chain inputs are implicit: remove 'input' (or move the transform to extra_transforms)");
+    if (info->traits.is_source) return Err(n["input"], fmt::format("{} is a source and takes no input", cfg.type));
+    RETURN_IF_ERROR(ParseInputs(n["input"], info->traits.named_inputs, out));
+  } else if (info->traits.named_inputs) {
+    return Err(n, fmt::format("transform '{}' ({}) takes named inputs: input: {{left: A, right: B}} (two or more){}",
+                              cfg.name, cfg.type, in_chain ? "; move it out of the chain to extra_transforms" : ""));
+  } else if (!in_chain && !info->traits.is_source) {
+    return Err(n, fmt::format("transform '{}' ({}): 'input' is required outside a chain", cfg.name, cfg.type));
+  }
   if (info->check) RETURN_IF_ERROR(info->check(cfg));
   if (info->named_outputs) {
     ASSIGN_OR_RETURN(out.spec.outputs, info->named_outputs(cfg));
@@ -236,13 +265,6 @@ Status Loader::ParseTransform(const YAML::Node& n, bool in_chain, Pending& out) 
                                             cfg.name, cfg.type, o, Join(out.spec.outputs)));
       }
     }
-  }
-  if (n["input"].IsDefined()) {
-    if (in_chain) return Err(n["input"], "inside a chain inputs are implicit: remove 'input' (or move the transform to extra_transforms)");
-    if (info->traits.is_source) return Err(n["input"], fmt::format("{} is a source and takes no input", cfg.type));
-    RETURN_IF_ERROR(ParseInputs(n["input"], out));
-  } else if (!in_chain && !info->traits.is_source) {
-    return Err(n, fmt::format("transform '{}' ({}): 'input' is required outside a chain", cfg.name, cfg.type));
   }
   return Status::OK();
 }

@@ -1,5 +1,6 @@
 // The list of built-in stages: the single place that knows which transforms exist.
 #include "dfw/stages/combine.h"
+#include "dfw/stages/join.h"
 #include "dfw/stages/stage.h"
 
 namespace dfw {
@@ -21,6 +22,7 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterRunInference(r, checks);
   RegisterMLTransform(r, checks);
   RegisterCombine(r);
+  RegisterJoin(r);
   RegisterWindowing(r);
 }
 

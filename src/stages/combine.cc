@@ -34,6 +34,7 @@
 #include "dfw/common/test_hooks.h"
 #include "dfw/record/value_codec.h"
 #include "dfw/stages/config.h"
+#include "dfw/stages/join.h"
 #include "dfw/stages/sink.h"
 #include "dfw/stages/stage.h"
 #include "shuffle_format.h"
@@ -333,6 +334,8 @@ void RegisterCombine(StageRegistry& r) {
   (void)r.Register({kCombineMergeType, stages_internal::MakeCombineMerge, keys, {}, source, nullptr});
 }
 
-bool IsInternalStageType(std::string_view type) { return type == kCombinePartialType || type == kCombineMergeType; }
+bool IsInternalStageType(std::string_view type) {
+  return type == kCombinePartialType || type == kCombineMergeType || type == kJoinPartialType || type == kJoinMergeType;
+}
 
 }  // namespace dfw

@@ -1,12 +1,6 @@
 // Combine/merge: the reduce stage's source over a committed shuffle (format: combine.cc's header
 // comment), its byte-range bundles over the partitions, the session merge, and the rows it emits.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <optional>
 
@@ -15,100 +9,17 @@
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config.h"
 #include "shuffle_format.h"
+#include "shuffle_read.h"
 
 namespace dfw {
 namespace stages_internal {
 namespace {
 
-constexpr std::string_view kMagic = kShuffleMagic;
-constexpr const char* kIndexFile = kShuffleIndexFile;
-constexpr std::string_view kIndexHeader = kShuffleIndexHeader;
-
-// ---- reading a shuffle ----------------------------------------------------------------------------
-
-Result<std::string> ReadRange(int fd, const std::string& path, uint64_t offset, uint64_t length) {
-  std::string buf(length, '\0');
-  uint64_t got = 0;
-  while (got < length) {
-    ssize_t n = ::pread(fd, buf.data() + got, length - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("read '" + path + "'", errno);
-    if (n == 0) return DataLoss(fmt::format("shuffle file '{}' is truncated (wanted {} bytes at {})", path, length, offset));
-    got += static_cast<uint64_t>(n);
-  }
-  return buf;
-}
-
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-// Where each partition's sections are in one committed shuffle file (its validated index).
-struct ShuffleFile {
-  std::string path;
-  struct Section {
-    uint64_t offset, length;
-  };
-  std::vector<std::vector<Section>> by_partition;
-};
-
-Result<ShuffleFile> ReadShuffleFileIndex(const std::string& path, const CombineSpec& spec) {
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) return ErrnoError("open the shuffle file '" + path + "'", errno);
-  off_t size = ::lseek(f.fd, 0, SEEK_END);
-  if (size < 0) return ErrnoError("size of '" + path + "'", errno);
-  auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + path + "' is corrupt: " + what); };
-  const auto total = static_cast<uint64_t>(size);
-  if (total < 2 * kMagic.size() + 8) return bad("too short");
-  ASSIGN_OR_RETURN(std::string head, ReadRange(f.fd, path, 0, kMagic.size()));
-  ASSIGN_OR_RETURN(std::string tail, ReadRange(f.fd, path, total - 16, 16));
-  if (head != kMagic || std::string_view(tail).substr(8) != kMagic) return bad("no DFWSHUF1 header or trailer");
-  std::string_view trailer(tail);
-  ASSIGN_OR_RETURN(uint64_t index_at, DecodeFixed64(trailer));
-  if (index_at < kMagic.size() || index_at > total - 16) return bad("index offset out of range");
-  ASSIGN_OR_RETURN(std::string header, ReadRange(f.fd, path, kMagic.size(), std::min<uint64_t>(20, index_at - kMagic.size())));
-  std::string_view h(header);
-  ASSIGN_OR_RETURN(uint64_t partitions, DecodeVarint(h));
-  ASSIGN_OR_RETURN(uint64_t aggregations, DecodeVarint(h));
-  if (partitions != static_cast<uint64_t>(spec.partitions) || aggregations != spec.aggregations.size()) {
-    return bad(fmt::format("written for {} partitions and {} aggregations, read with {} and {}", partitions, aggregations,
-                           spec.partitions, spec.aggregations.size()));
-  }
-  ASSIGN_OR_RETURN(std::string index, ReadRange(f.fd, path, index_at, total - 16 - index_at));
-  std::string_view in(index);
-  ASSIGN_OR_RETURN(uint64_t sections, DecodeVarint(in));
-  if (sections > index.size()) return bad("more sections than index bytes");
-  ShuffleFile file;
-  file.path = path;
-  file.by_partition.resize(static_cast<std::size_t>(partitions));
-  for (uint64_t s = 0; s < sections; ++s) {
-    ASSIGN_OR_RETURN(uint64_t p, DecodeVarint(in));
-    ASSIGN_OR_RETURN(uint64_t offset, DecodeVarint(in));
-    ASSIGN_OR_RETURN(uint64_t length, DecodeVarint(in));
-    if (p >= partitions || offset < kMagic.size() || offset > index_at || length > index_at - offset) {
-      return bad("a section lies outside the data");
-    }
-    file.by_partition[p].push_back(ShuffleFile::Section{offset, length});
-  }
-  return file;
-}
-
 // Merges partition `partition` of one committed shuffle file into `keys`.
 Status MergeFile(const ShuffleFile& file, const CombineSpec& spec, int64_t partition, KeyTable& keys) {
-  const auto& sections = file.by_partition[static_cast<std::size_t>(partition)];
-  if (sections.empty()) return Status::OK();
   const std::string& path = file.path;
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) return ErrnoError("open the shuffle file '" + path + "'", errno);
   auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + path + "' is corrupt: " + what); };
-  for (const ShuffleFile::Section& section : sections) {
-    ASSIGN_OR_RETURN(std::string data, ReadRange(f.fd, path, section.offset, section.length));
-    std::string_view d(data);
+  return ForEachSection(file, partition, [&](std::string_view d) -> Status {
     while (!d.empty()) {
       ASSIGN_OR_RETURN(uint64_t key_len, DecodeVarint(d));
       if (key_len > d.size()) return bad("a key runs past its section");
@@ -135,37 +46,8 @@ Status MergeFile(const ShuffleFile& file, const CombineSpec& spec, int64_t parti
         RETURN_IF_ERROR(stages_internal::MergeAccumulator(spec.aggregations[i], (*into)[i], std::move(accs[i])));
       }
     }
-  }
-  return Status::OK();
-}
-
-Result<std::vector<int64_t>> ReadShuffleIndex(const std::string& dir) {
-  const std::string path = dir + "/" + kIndexFile;
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return FailedPrecondition("shuffle '" + dir + "' is not complete (no " + kIndexFile +
-                              "): the stage that writes it has not finished");
-  }
-  std::string text;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  std::fclose(f);
-  if (text.compare(0, kIndexHeader.size(), kIndexHeader) != 0) return DataLoss("'" + path + "' is not a shuffle index");
-  std::vector<int64_t> ids;
-  std::size_t pos = kIndexHeader.size();
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) return DataLoss("'" + path + "' is truncated");
-    std::string line = text.substr(pos, nl - pos);
-    char* end = nullptr;
-    errno = 0;
-    long long id = std::strtoll(line.c_str(), &end, 10);
-    if (line.empty() || errno != 0 || *end != '\0' || id < 0) return DataLoss("'" + path + "': bad bundle id '" + line + "'");
-    ids.push_back(id);
-    pos = nl + 1;
-  }
-  return ids;
+    return Status::OK();
+  });
 }
 
 // ---- Combine/merge: a source whose bundles are ranges of the shuffle's partitions ---------------
@@ -179,18 +61,12 @@ struct ShuffleLayout {
 };
 
 Result<ShuffleLayout> ReadShuffleLayout(const std::string& dir, const CombineSpec& spec) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> ids, ReadShuffleIndex(dir));
   ShuffleLayout layout;
-  std::vector<uint64_t> bytes(static_cast<std::size_t>(spec.partitions), 0);
-  for (int64_t id : ids) {
-    ASSIGN_OR_RETURN(ShuffleFile file, ReadShuffleFileIndex(fmt::format("{}/bundle-{}.done", dir, id), spec));
-    for (std::size_t p = 0; p < bytes.size(); ++p) {
-      for (const auto& section : file.by_partition[p]) bytes[p] += section.length;
-    }
-    layout.files.push_back(std::move(file));
-  }
-  layout.start.assign(bytes.size() + 1, 0);
-  for (std::size_t p = 0; p < bytes.size(); ++p) layout.start[p + 1] = layout.start[p] + bytes[p];
+  ASSIGN_OR_RETURN(layout.files, ReadShuffleFiles(dir, static_cast<uint64_t>(spec.partitions), spec.aggregations.size(),
+                                                  "aggregations"));
+  std::vector<const ShuffleFile*> files;
+  for (const ShuffleFile& f : layout.files) files.push_back(&f);
+  layout.start = PartitionStarts(files, static_cast<std::size_t>(spec.partitions));
   return layout;
 }
 
@@ -200,56 +76,28 @@ class MergeReader final : public SplitReader {
   // Partitions [first, end) of the layout, the byte range [range_begin, range_end) of the split.
   MergeReader(const CombineSpec* spec, const ShuffleLayout* layout, std::string dir, int64_t first, int64_t end,
               int64_t range_begin, int64_t range_end)
-      : spec_(spec), layout_(layout), dir_(std::move(dir)), next_partition_(first), end_partition_(end),
-        range_begin_(range_begin), range_end_(range_end) {}
+      : spec_(spec), layout_(layout), dir_(dir), cursor_(&layout->start, std::move(dir), first, end, range_begin, range_end) {}
 
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
     std::size_t emitted = 0;
     while (emitted < max_rows) {
       if (next_row_ >= keys_.size()) {
-        int64_t p;
-        {
-          std::lock_guard<std::mutex> lock(mu_);  // a partition is claimed before it is merged
-          if (next_partition_ >= end_partition_) return false;
-          p = next_partition_++;
-        }
+        std::optional<int64_t> p = cursor_.Claim();  // a partition is claimed before it is merged
+        if (!p) return false;
         keys_.clear();
         next_row_ = 0;
-        for (const ShuffleFile& file : layout_->files) RETURN_IF_ERROR(MergeFile(file, *spec_, p, keys_));
+        for (const ShuffleFile& file : layout_->files) RETURN_IF_ERROR(MergeFile(file, *spec_, *p, keys_));
         if (spec_->window && spec_->window->kind == stages_internal::WindowFn::Kind::kSessions) RETURN_IF_ERROR(MergeSessions());
         continue;
       }
       RETURN_IF_ERROR(Emit(keys_.entries()[next_row_++], out));
       ++emitted;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    return next_row_ < keys_.size() || next_partition_ < end_partition_;
+    return next_row_ < keys_.size() || !cursor_.Exhausted();
   }
 
-  // In shuffle bytes: the partitions claimed so far, of the range.
-  std::optional<SplitProgress> Progress() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const auto done = static_cast<int64_t>(layout_->start[static_cast<std::size_t>(next_partition_)]) - range_begin_;
-    return SplitProgress{std::max<int64_t>(0, done), range_end_ - range_begin_};
-  }
-
-  // Dynamic work rebalancing: gives away the unclaimed partitions from a partition boundary at or
-  // after `fraction` of them (at least kMinSplitBytes of shuffle data; the partition being merged
-  // stays here).
-  std::optional<SourceSplit> TrySplit(double fraction) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    const int64_t left = end_partition_ - next_partition_;
-    if (left < 1) return std::nullopt;
-    fraction = std::clamp(fraction, 0.0, 1.0);
-    int64_t cut = next_partition_ + static_cast<int64_t>(fraction * static_cast<double>(left));
-    cut = std::min(std::max(cut, next_partition_), end_partition_ - 1);
-    const auto cut_bytes = static_cast<int64_t>(layout_->start[static_cast<std::size_t>(cut)]);
-    if (range_end_ - cut_bytes < kMinSplitBytes) return std::nullopt;
-    SourceSplit residual{dir_, cut_bytes, range_end_, 1};
-    end_partition_ = cut;
-    range_end_ = cut_bytes;
-    return residual;
-  }
+  std::optional<SplitProgress> Progress() const override { return cursor_.Progress(); }
+  std::optional<SourceSplit> TrySplit(double fraction) override { return cursor_.TrySplit(fraction); }
 
  private:
   // Sessions: a key's windows that overlap become one ([min start, max end)) with their
@@ -332,10 +180,8 @@ class MergeReader final : public SplitReader {
   const CombineSpec* spec_;
   const ShuffleLayout* layout_;
   std::string dir_;
-  mutable std::mutex mu_;                   // Next against Progress/TrySplit (another thread)
-  int64_t next_partition_, end_partition_;  // partitions [next, end) still to merge (guarded)
-  int64_t range_begin_, range_end_;         // the split's bytes (range_end_ shrinks with TrySplit)
-  KeyTable keys_;                           // the partition being emitted
+  PartitionCursor cursor_;
+  KeyTable keys_;  // the partition being emitted
   std::size_t next_row_ = 0;
 };
 
@@ -345,44 +191,16 @@ class CombineMerge final : public Stage {
 
   Status Process(RowBatch&, StageOutput&) override { return Internal("Combine/merge has no input"); }
 
-  // Ranges of whole partitions of about `target_bytes` of shuffle data each (at least one
-  // partition per range), tiling [0, total bytes).
+  // Ranges of whole partitions of about `target_bytes` of shuffle data each.
   Result<std::vector<SourceSplit>> Split(int64_t target_bytes) override {
     ASSIGN_OR_RETURN(const ShuffleLayout* layout, Layout());
-    const auto& start = layout->start;
-    std::vector<SourceSplit> splits;
-    const auto target = static_cast<uint64_t>(std::max<int64_t>(1, target_bytes));
-    std::size_t p = 0;
-    const std::size_t partitions = start.size() - 1;
-    while (p < partitions) {
-      std::size_t q = p + 1;
-      while (q < partitions && start[q] - start[p] < target) ++q;
-      splits.push_back(SourceSplit{dir_, static_cast<int64_t>(start[p]), static_cast<int64_t>(start[q]), 1});
-      p = q;
-    }
-    return splits;
+    return SplitPartitions(dir_, layout->start, target_bytes);
   }
 
-  // The partitions whose bytes start in [begin, end); the last range also takes the empty
-  // partitions at the very end.
   Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& split) override {
     ASSIGN_OR_RETURN(const ShuffleLayout* layout, Layout());
-    const auto& start = layout->start;
-    const auto total = static_cast<int64_t>(start.back());
-    if (split.begin < 0 || split.end < split.begin || split.end > total) {
-      return InvalidArgument(fmt::format("shuffle '{}': no byte range [{}, {}) in a shuffle of {} bytes", dir_, split.begin,
-                                         split.end, total));
-    }
-    const auto partitions = static_cast<int64_t>(start.size() - 1);
-    auto first = static_cast<int64_t>(std::lower_bound(start.begin(), start.end() - 1, static_cast<uint64_t>(split.begin)) - start.begin());
-    auto end = split.end == total ? partitions
-                                  : static_cast<int64_t>(std::lower_bound(start.begin(), start.end() - 1,
-                                                                          static_cast<uint64_t>(split.end)) - start.begin());
-    if (split.begin != static_cast<int64_t>(start[static_cast<std::size_t>(first)]) ||
-        (split.end != total && split.end != static_cast<int64_t>(start[static_cast<std::size_t>(end)]))) {
-      return InvalidArgument(fmt::format("shuffle '{}': [{}, {}) does not fall on partition boundaries", dir_, split.begin, split.end));
-    }
-    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, layout, dir_, first, end, split.begin, split.end));
+    ASSIGN_OR_RETURN(auto range, PartitionsOfSplit(dir_, layout->start, split));
+    return std::unique_ptr<SplitReader>(new MergeReader(&spec_, layout, dir_, range.first, range.second, split.begin, split.end));
   }
 
  private:

@@ -16,28 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::Collected;
+using testing::RunCollect;
 using testing::TempDir;
 
-// Runs `yaml` and returns the rows its TestCollect sink named "Out" received, as JSON, sorted.
-Result<std::vector<std::string>> RunCollect(const std::string& yaml, RunnerOptions options = {},
-                                            MetricsSnapshot* snapshot = nullptr) {
-  TempDir dir;
-  StageRegistry registry = testing::TestRegistry();
-  ASSIGN_OR_RETURN(PipelineSpec spec, testing::LoadYaml(yaml, registry));
-  {
-    std::lock_guard<std::mutex> lock(Collected::Get().mu);
-    Collected::Get().rows.erase("Out");
-  }
-  MetricsRegistry metrics;
-  ASSIGN_OR_RETURN(RunSummary summary, RunAllBundles(spec, registry, options, dir / "staging", &metrics));
-  EXPECT_TRUE(summary.accounting.Balanced()) << summary.accounting.ToString();
-  if (snapshot != nullptr) *snapshot = metrics.Snapshot();
-  std::vector<std::string> out;
-  std::lock_guard<std::mutex> lock(Collected::Get().mu);
-  for (const Row& r : Collected::Get().rows["Out"]) out.push_back(r.ToJson());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 constexpr const char* kProduce = R"(
 pipeline:

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -95,6 +96,28 @@ inline StageRegistry TestRegistry() {
 
 inline Result<PipelineSpec> LoadYaml(const std::string& yaml, const StageRegistry& r) {
   return LoadPipelineString(yaml, r, "p.yaml");
+}
+
+// Runs `yaml` in this process (RunAllBundles, fused stages and all) and returns the rows its
+// TestCollect sink named "Out" received, as JSON, sorted; checks the run's accounting balances.
+inline Result<std::vector<std::string>> RunCollect(const std::string& yaml, RunnerOptions options = {},
+                                                   MetricsSnapshot* snapshot = nullptr) {
+  TempDir dir;
+  StageRegistry registry = TestRegistry();
+  ASSIGN_OR_RETURN(PipelineSpec spec, LoadYaml(yaml, registry));
+  {
+    std::lock_guard<std::mutex> lock(Collected::Get().mu);
+    Collected::Get().rows.erase("Out");
+  }
+  MetricsRegistry metrics;
+  ASSIGN_OR_RETURN(RunSummary summary, RunAllBundles(spec, registry, options, dir / "staging", &metrics));
+  EXPECT_TRUE(summary.accounting.Balanced()) << summary.accounting.ToString();
+  if (snapshot != nullptr) *snapshot = metrics.Snapshot();
+  std::vector<std::string> out;
+  std::lock_guard<std::mutex> lock(Collected::Get().mu);
+  for (const Row& r : Collected::Get().rows["Out"]) out.push_back(r.ToJson());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace dfw::testing

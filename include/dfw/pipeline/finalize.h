@@ -25,7 +25,7 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
 // could not deliver its output fails before doing the work (kIoError naming the transform and path).
 Status CheckSinksWritable(const PipelineSpec& spec);
 
-// Marks each Combine partial sink's shuffle of a finished stage as complete (CommitShuffle over
+// Marks each Combine or Join partial sink's shuffle of a finished stage as complete (CommitShuffle over
 // <committed_dir>/<name> with the stage's committed bundle ids), before the next stage reads it.
 Status CommitShuffles(const PipelineSpec& stage, const std::string& committed_dir, const std::vector<int64_t>& bundle_ids);
 

@@ -63,6 +63,8 @@ struct StageConfig {
   // the job's working directory when the process runs elsewhere (an SDK process or finalize of a
   // job resumed from another directory); "" = this process's working directory, paths as written.
   std::string base_dir;
+  // Named inputs (`input: {left: A, right: B}`, Join), in file order; empty for the other types.
+  std::vector<std::string> input_names;
   StageRunContext run;      // set by the runner
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
@@ -195,6 +197,7 @@ struct StageTraits {
   bool is_sink = false;              // no main output (writes files)
   bool can_fail_per_record = false;  // accepts `error_handling`
   bool serial = false;               // Process calls never overlap (stateful stages, sinks)
+  bool named_inputs = false;         // takes `input: {tag: Transform, ...}` (Join), and only that
   bool no_main_output = false;       // only named outputs (Partition): `input: Name` alone is an error
 };
 

@@ -1,0 +1,456 @@
+// Join (dfw/stages/join.h): the partial sink that writes one input's rows to the shuffle, the merge
+// source that reads every input's partition and joins each key group, and the user-facing type.
+//
+// Shuffle file of one bundle of one input (<staging>/<join name>/<tag>/bundle-<id>.done), the
+// container of combine.cc's header comment with partitions = P + 1 and arity 1:
+//   partitions 0 .. P-1: records varint(key bytes) key (AppendJoinKey) varint(row bytes) row (an
+//                        encoded Row value), the rows of that partition in arrival order
+//   partition P:         one record, an empty key and the encoded list of the field names the
+//                        bundle's rows had (first-seen order): the input's schema, which gives a
+//                        null-extended row its columns
+// A bundle writes its buffered rows as sections whenever they pass kSpillBytes, so its memory is
+// bounded whatever its size.
+#include "dfw/stages/join.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "dfw/common/test_hooks.h"
+#include "dfw/record/value_codec.h"
+#include "dfw/stages/combine.h"
+#include "dfw/stages/config.h"
+#include "dfw/stages/sink.h"
+#include "dfw/stages/stage.h"
+#include "join_spec.h"
+#include "shuffle_format.h"
+#include "shuffle_read.h"
+#include "sink_file.h"
+
+namespace dfw {
+
+std::string JoinShuffleName(std::string_view join_name, std::string_view tag) {
+  return std::string(join_name) + "/" + std::string(tag);
+}
+
+Result<std::string> JoinPartialShuffleName(const StageConfig& partial) {
+  ASSIGN_OR_RETURN(int64_t input, ConfigInt(partial, kJoinInputKey));
+  if (input < 0 || input >= static_cast<int64_t>(partial.input_names.size())) {
+    return ConfigKeyError(partial, kJoinInputKey, fmt::format("{} names no input of {}", input, partial.input_names.size()));
+  }
+  return JoinShuffleName(partial.name, partial.input_names[static_cast<std::size_t>(input)]);
+}
+
+namespace {
+
+using stages_internal::JoinSpec;
+using stages_internal::ShuffleFile;
+
+constexpr std::size_t kSpillBytes = std::size_t{8} << 20;
+constexpr uint64_t kArity = 1;  // one row per record
+constexpr const char* kArityName = "values per record (a Join's rows)";
+
+// The spill threshold; a test hook (DFW_TEST_JOIN_SPILL_BYTES) lowers it so that tests spill.
+std::size_t SpillBytes() {
+  auto v = test_hooks::Get("JOIN_SPILL_BYTES");
+  long long x = v ? std::atoll(v->c_str()) : 0;
+  return x > 0 ? static_cast<std::size_t>(x) : kSpillBytes;
+}
+
+// ---- Join/partial: a sink writing one bundle of one input's rows, by key partition -------------
+
+class JoinPartial final : public Stage {
+ public:
+  JoinPartial(StageConfig config, JoinSpec spec, int input, std::string dir)
+      : config_(std::move(config)), spec_(std::move(spec)), input_(input), dir_(std::move(dir)) {
+    if (config_.run.metrics != nullptr) {
+      shuffle_bytes_ = config_.run.metrics->Counter(config_.name, "shuffle_bytes_written");
+      null_keys_ = config_.run.metrics->Counter(config_.name, "join_null_keys");
+    }
+  }
+
+  Status StartBundle(const BundleContext& bundle) override {
+    spill_bytes_ = SpillBytes();
+    buffers_.assign(static_cast<std::size_t>(spec_.partitions), std::string());
+    buffered_ = 0;
+    schema_.clear();
+    seen_.clear();
+    index_.clear();
+    written_ = 0;
+    null_rows_ = 0;
+    RETURN_IF_ERROR(file_.Open(bundle, dir_).WithContext(config_.Where()));
+    std::string header(stages_internal::kShuffleMagic);
+    AppendVarint(header, static_cast<uint64_t>(spec_.partitions) + 1);
+    AppendVarint(header, kArity);
+    return Write(header);
+  }
+
+  // Serial (registered so): one bundle's rows in arrival order, no lock.
+  Status Process(RowBatch& in, StageOutput&) override {
+    for (Row& row : in) {
+      for (const Field& f : row.fields()) {
+        if (seen_.insert(f.name).second) schema_.push_back(f.name);
+      }
+      key_.clear();
+      stages_internal::AppendJoinKey(spec_, input_, row, key_);
+      uint64_t partition;
+      if (stages_internal::IsNullJoinKey(key_)) {
+        partition = null_rows_++ % static_cast<uint64_t>(spec_.partitions);  // matches nothing: anywhere
+        if (null_keys_ != nullptr) null_keys_->Inc();
+      } else {
+        partition = stages_internal::KeyHash(key_) % static_cast<uint64_t>(spec_.partitions);
+      }
+      std::string& buf = buffers_[partition];
+      const std::size_t before = buf.size();
+      AppendVarint(buf, key_.size());
+      buf.append(key_);
+      row_.clear();
+      AppendEncodedValue(row_, Value::FromRow(std::move(row)));
+      AppendVarint(buf, row_.size());
+      buf.append(row_);
+      buffered_ += buf.size() - before;
+      if (buffered_ >= spill_bytes_) RETURN_IF_ERROR(Spill());
+    }
+    return Status::OK();
+  }
+
+  Status FinishBundle(StageOutput&) override {
+    RETURN_IF_ERROR(Spill());
+    std::string schema;
+    AppendVarint(schema, 0);  // no key
+    List names;
+    for (const std::string& s : schema_) names.push_back(Value::String(s));
+    std::string encoded;
+    AppendEncodedValue(encoded, Value::FromList(std::move(names)));
+    AppendVarint(schema, encoded.size());
+    schema.append(encoded);
+    RETURN_IF_ERROR(WriteSection(spec_.partitions, schema));
+    std::string footer;
+    AppendVarint(footer, index_.size());
+    for (const Section& s : index_) {
+      AppendVarint(footer, static_cast<uint64_t>(s.partition));
+      AppendVarint(footer, s.offset);
+      AppendVarint(footer, s.length);
+    }
+    AppendFixed64(footer, written_);
+    footer.append(stages_internal::kShuffleMagic);
+    RETURN_IF_ERROR(Write(footer));
+    if (shuffle_bytes_ != nullptr) shuffle_bytes_->Inc(static_cast<int64_t>(written_));
+    return file_.Commit().WithContext(config_.Where());
+  }
+
+ private:
+  struct Section {
+    int64_t partition;
+    uint64_t offset, length;
+  };
+
+  Status Spill() {
+    for (std::size_t p = 0; p < buffers_.size(); ++p) {
+      if (buffers_[p].empty()) continue;
+      RETURN_IF_ERROR(WriteSection(static_cast<int64_t>(p), buffers_[p]));
+      buffers_[p].clear();
+    }
+    buffered_ = 0;
+    return Status::OK();
+  }
+  Status WriteSection(int64_t partition, std::string_view bytes) {
+    index_.push_back(Section{partition, written_, bytes.size()});
+    return Write(bytes);
+  }
+  Status Write(std::string_view bytes) {
+    RETURN_IF_ERROR(file_.Write(bytes).WithContext(config_.Where()));
+    written_ += bytes.size();
+    return Status::OK();
+  }
+
+  StageConfig config_;
+  JoinSpec spec_;
+  int input_;
+  std::string dir_;  // under the staging dir: <join name>/<tag>
+  std::size_t spill_bytes_ = kSpillBytes;
+  std::vector<std::string> buffers_;  // per partition: records not yet written
+  std::size_t buffered_ = 0;
+  std::vector<std::string> schema_;
+  std::unordered_set<std::string> seen_;
+  std::string key_, row_;
+  uint64_t null_rows_ = 0;
+  stages_internal::BundleFile file_;
+  std::vector<Section> index_;
+  uint64_t written_ = 0;
+  CounterCell* shuffle_bytes_ = nullptr;
+  CounterCell* null_keys_ = nullptr;
+};
+
+// ---- Join/merge: a source whose bundles are ranges of the shuffle's partitions -----------------
+
+// Every input's committed shuffle, its schema, and the byte space over the partitions (summed
+// over the inputs' files).
+struct JoinLayout {
+  std::vector<std::vector<ShuffleFile>> files;     // [input]
+  std::vector<std::vector<std::string>> schemas;   // [input]: field names, first-seen over its bundles
+  std::vector<JoinSpec::Field> columns;            // the output's
+  std::vector<uint64_t> start;                     // partitions + 1 entries
+};
+
+Status ReadSchema(const ShuffleFile& file, int64_t partition, std::vector<std::string>& names,
+                  std::unordered_set<std::string>& seen) {
+  auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + file.path + "' is corrupt: " + what); };
+  return stages_internal::ForEachSection(file, partition, [&](std::string_view d) -> Status {
+    ASSIGN_OR_RETURN(uint64_t key_len, DecodeVarint(d));
+    if (key_len != 0) return bad("its schema record has a key");
+    ASSIGN_OR_RETURN(uint64_t len, DecodeVarint(d));
+    if (len != d.size()) return bad("its schema record's length is wrong");
+    auto list = DecodeWholeValue(d);
+    if (!list.ok() || !list->is_list()) return bad("its schema is not a list");
+    for (const Value& v : list->as_list()) {
+      if (!v.is_string()) return bad("a schema name is not a string");
+      if (seen.insert(v.as_string()).second) names.push_back(v.as_string());
+    }
+    return Status::OK();
+  });
+}
+
+Result<JoinLayout> ReadJoinLayout(const StageConfig& c, const JoinSpec& spec, const std::vector<std::string>& dirs) {
+  JoinLayout layout;
+  const auto partitions = static_cast<uint64_t>(spec.partitions);
+  std::vector<const ShuffleFile*> all;
+  layout.files.resize(spec.inputs.size());
+  layout.schemas.resize(spec.inputs.size());
+  for (std::size_t i = 0; i < spec.inputs.size(); ++i) {
+    ASSIGN_OR_RETURN(layout.files[i], stages_internal::ReadShuffleFiles(dirs[i], partitions + 1, kArity, kArityName));
+    std::unordered_set<std::string> seen;
+    for (const ShuffleFile& f : layout.files[i]) {
+      RETURN_IF_ERROR(ReadSchema(f, spec.partitions, layout.schemas[i], seen));
+      all.push_back(&f);
+    }
+  }
+  ASSIGN_OR_RETURN(layout.columns, stages_internal::JoinOutputColumns(c, spec, layout.schemas));
+  layout.start = stages_internal::PartitionStarts(all, static_cast<std::size_t>(spec.partitions));
+  return layout;
+}
+
+// Reads one partition at a time (memory: that partition's rows of every input), groups them by
+// key in first-seen order, and emits each group's joined rows.
+class JoinReader final : public SplitReader {
+ public:
+  JoinReader(const JoinSpec* spec, const JoinLayout* layout, std::string dir, int64_t first, int64_t end, int64_t range_begin,
+             int64_t range_end)
+      : spec_(spec), layout_(layout), dir_(dir), cursor_(&layout->start, std::move(dir), first, end, range_begin, range_end) {}
+
+  Result<bool> Next(StageOutput& out, std::size_t max_rows) override {
+    std::size_t emitted = 0;
+    while (emitted < max_rows) {
+      if (next_combo_ < combos_.size()) {
+        out.Emit(MakeRow(combos_[next_combo_++]));
+        ++emitted;
+        continue;
+      }
+      if (next_group_ < groups_.size()) {
+        combos_.clear();
+        next_combo_ = 0;
+        stages_internal::JoinGroup(*spec_, groups_[next_group_].rows, combos_);
+        window_ = groups_[next_group_].window;
+        ++next_group_;
+        continue;
+      }
+      std::optional<int64_t> p = cursor_.Claim();
+      if (!p) return false;
+      RETURN_IF_ERROR(LoadPartition(*p));
+    }
+    return next_combo_ < combos_.size() || next_group_ < groups_.size() || !cursor_.Exhausted();
+  }
+
+  std::optional<SplitProgress> Progress() const override { return cursor_.Progress(); }
+  std::optional<SourceSplit> TrySplit(double fraction) override { return cursor_.TrySplit(fraction); }
+
+ private:
+  struct Group {
+    std::vector<std::vector<const Row*>> rows;  // [input]
+    std::optional<std::pair<int64_t, int64_t>> window;
+  };
+
+  Status LoadPartition(int64_t p) {
+    groups_.clear();
+    next_group_ = 0;
+    rows_.clear();
+    std::unordered_map<std::string, std::size_t> by_key;
+    const std::size_t n = spec_->inputs.size();
+    const std::size_t key_items = spec_->key.front().size();
+    for (std::size_t i = 0; i < n; ++i) {
+      for (const ShuffleFile& file : layout_->files[i]) {
+        auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + file.path + "' is corrupt: " + what); };
+        RETURN_IF_ERROR(stages_internal::ForEachSection(file, p, [&](std::string_view d) -> Status {
+          while (!d.empty()) {
+            ASSIGN_OR_RETURN(uint64_t key_len, DecodeVarint(d));
+            if (key_len == 0 || key_len > d.size()) return bad("a key runs past its section");
+            std::string_view key = d.substr(0, key_len);
+            d.remove_prefix(key_len);
+            ASSIGN_OR_RETURN(uint64_t row_len, DecodeVarint(d));
+            if (row_len > d.size()) return bad("a row runs past its section");
+            auto row = DecodeWholeValue(d.substr(0, row_len));
+            d.remove_prefix(row_len);
+            if (!row.ok() || !row->is_row()) return bad(row.ok() ? "a record is not a row" : row.status().message());
+            rows_.push_back(std::make_unique<Row>(row->as_row()));
+            std::size_t g;
+            auto found = stages_internal::IsNullJoinKey(key) ? by_key.end() : by_key.find(std::string(key));
+            if (found != by_key.end()) {
+              g = found->second;
+            } else {
+              g = groups_.size();
+              groups_.push_back(Group{std::vector<std::vector<const Row*>>(n), std::nullopt});
+              ASSIGN_OR_RETURN(groups_.back().window, WindowOf(key, key_items, bad));
+              if (!stages_internal::IsNullJoinKey(key)) by_key.emplace(std::string(key), g);  // a null key matches nothing
+            }
+            groups_[g].rows[i].push_back(rows_.back().get());
+          }
+          return Status::OK();
+        }));
+      }
+    }
+    return Status::OK();
+  }
+
+  // The window a key carries (its last item, [start, end]), if any.
+  template <typename Bad>
+  static Result<std::optional<std::pair<int64_t, int64_t>>> WindowOf(std::string_view key, std::size_t key_items, Bad bad) {
+    std::optional<std::pair<int64_t, int64_t>> none;
+    Value w;
+    if (stages_internal::IsNullJoinKey(key)) {
+      std::string_view rest = key.substr(1);
+      if (rest.empty()) return none;
+      auto v = DecodeWholeValue(rest);
+      if (!v.ok()) return bad(v.status().message());
+      w = std::move(*v);
+    } else {
+      auto v = DecodeWholeValue(key);
+      if (!v.ok() || !v->is_list()) return bad("a key is not a list");
+      if (v->as_list().size() == key_items) return none;
+      if (v->as_list().size() != key_items + 1) return bad("a key of the wrong shape");
+      w = v->as_list().back();
+    }
+    if (!w.is_list() || w.as_list().size() != 2 || !w.as_list()[0].is_int() || !w.as_list()[1].is_int() ||
+        w.as_list()[0].as_int() >= w.as_list()[1].as_int()) {
+      return bad("a key's window is malformed");
+    }
+    return std::make_optional(std::make_pair(w.as_list()[0].as_int(), w.as_list()[1].as_int()));
+  }
+
+  Row MakeRow(const std::vector<const Row*>& combo) const {
+    Row row;
+    row.Reserve(layout_->columns.size());
+    for (const JoinSpec::Field& f : layout_->columns) {
+      const Row* from = combo[static_cast<std::size_t>(f.input)];
+      const Value* v = from == nullptr ? nullptr : from->Find(f.column);
+      row.Append(f.alias, v == nullptr ? Value() : *v);
+    }
+    if (window_) {  // a windowed group's output lives in that window, at its end (as Combine's)
+      row.set_window(window_->first, window_->second);
+      row.set_timestamp_us(window_->second - 1);
+    }
+    return row;
+  }
+
+  const JoinSpec* spec_;
+  const JoinLayout* layout_;
+  std::string dir_;
+  stages_internal::PartitionCursor cursor_;
+  std::vector<std::unique_ptr<Row>> rows_;  // the partition's rows (stable addresses)
+  std::vector<Group> groups_;
+  std::size_t next_group_ = 0;
+  std::vector<std::vector<const Row*>> combos_;  // the group being emitted
+  std::size_t next_combo_ = 0;
+  std::optional<std::pair<int64_t, int64_t>> window_;
+};
+
+class JoinMerge final : public Stage {
+ public:
+  JoinMerge(StageConfig config, JoinSpec spec, std::vector<std::string> dirs)
+      : config_(std::move(config)), spec_(std::move(spec)), dirs_(std::move(dirs)), dir_(dirs_.front()) {}
+
+  Status Process(RowBatch&, StageOutput&) override { return Internal("Join/merge has no input"); }
+
+  Result<std::vector<SourceSplit>> Split(int64_t target_bytes) override {
+    ASSIGN_OR_RETURN(const JoinLayout* layout, Layout());
+    return stages_internal::SplitPartitions(dir_, layout->start, target_bytes);
+  }
+
+  Result<std::unique_ptr<SplitReader>> OpenSplit(const SourceSplit& split) override {
+    ASSIGN_OR_RETURN(const JoinLayout* layout, Layout());
+    ASSIGN_OR_RETURN(auto range, stages_internal::PartitionsOfSplit(dir_, layout->start, split));
+    return std::unique_ptr<SplitReader>(new JoinReader(&spec_, layout, dir_, range.first, range.second, split.begin, split.end));
+  }
+
+ private:
+  // Read once per process: a committed shuffle never changes.
+  Result<const JoinLayout*> Layout() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!layout_) {
+      ASSIGN_OR_RETURN(JoinLayout layout, ReadJoinLayout(config_, spec_, dirs_));
+      layout_ = std::make_unique<JoinLayout>(std::move(layout));
+    }
+    return layout_.get();
+  }
+
+  StageConfig config_;
+  JoinSpec spec_;
+  std::vector<std::string> dirs_;  // [input]: its committed shuffle
+  std::string dir_;                // the splits' path (the first input's shuffle: a name, for messages)
+  std::mutex mu_;
+  std::unique_ptr<JoinLayout> layout_;
+};
+
+// ---- the user-facing type -------------------------------------------------------------------------
+
+class UnfusedJoin final : public Stage {
+ public:
+  Status Process(RowBatch&, StageOutput&) override {
+    return Internal("Join runs as fused stages (pipeline/fused_stages.h); this runner was given the unfused pipeline");
+  }
+};
+
+Result<std::unique_ptr<Stage>> MakeJoin(const StageConfig& c) {
+  ASSIGN_OR_RETURN(JoinSpec spec, stages_internal::ParseJoinSpec(c));
+  (void)spec;
+  return std::unique_ptr<Stage>(new UnfusedJoin());
+}
+
+Result<std::unique_ptr<Stage>> MakeJoinPartial(const StageConfig& c) {
+  ASSIGN_OR_RETURN(JoinSpec spec, stages_internal::ParseJoinSpec(c));
+  ASSIGN_OR_RETURN(int64_t input, ConfigInt(c, kJoinInputKey));
+  ASSIGN_OR_RETURN(std::string dir, JoinPartialShuffleName(c));
+  return std::unique_ptr<Stage>(new JoinPartial(c, std::move(spec), static_cast<int>(input), std::move(dir)));
+}
+
+Result<std::unique_ptr<Stage>> MakeJoinMerge(const StageConfig& c) {
+  ASSIGN_OR_RETURN(JoinSpec spec, stages_internal::ParseJoinSpec(c));
+  ASSIGN_OR_RETURN(std::vector<std::string> dirs, ConfigStringList(c, kJoinShuffleDirsKey));
+  if (dirs.size() != spec.inputs.size() || std::find(dirs.begin(), dirs.end(), "") != dirs.end()) {
+    return ConfigKeyError(c, kJoinShuffleDirsKey, fmt::format("expected {} folders, one per input", spec.inputs.size()));
+  }
+  return std::unique_ptr<Stage>(new JoinMerge(c, std::move(spec), std::move(dirs)));
+}
+
+}  // namespace
+
+void RegisterJoin(StageRegistry& r) {
+  const std::vector<std::string> keys = {"type", "equalities", "fields"};
+  StageTraits join;
+  join.named_inputs = true;
+  (void)r.Register({kJoinType, MakeJoin, keys, {"type", "equalities"}, join, CheckByMaking(MakeJoin)});
+  StageTraits sink;
+  sink.is_sink = true;
+  sink.serial = true;  // one bundle's rows buffered by partition, in order
+  (void)r.Register({kJoinPartialType, MakeJoinPartial, keys, {}, sink, nullptr});
+  StageTraits source;
+  source.is_source = true;
+  (void)r.Register({kJoinMergeType, MakeJoinMerge, keys, {}, source, nullptr});
+}
+
+}  // namespace dfw
