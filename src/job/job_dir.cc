@@ -301,6 +301,30 @@ Status ReclaimUnstartedJobDir(const std::string& root) {
   return Status::OK();
 }
 
+namespace {
+
+// Moves every file under `from` to the same place under `to` (a Join's sink folders nest:
+// <join>/<input tag>), making folders as needed; each target folder is fsynced once filled.
+Status PromoteTree(const fs::path& from, const std::string& to, int& moved) {
+  RETURN_IF_ERROR(MakeDir(to));
+  std::error_code ec;
+  for (fs::directory_iterator files(from, ec), end; !ec && files != end; files.increment(ec)) {
+    std::string target = to + "/" + files->path().filename().string();
+    if (files->is_directory()) {
+      RETURN_IF_ERROR(PromoteTree(files->path(), target, moved));
+      continue;
+    }
+    if (::rename(files->path().c_str(), target.c_str()) != 0) {
+      return ErrnoError("commit: rename '" + files->path().string() + "' to '" + target + "'", errno);
+    }
+    ++moved;
+  }
+  if (ec) return IoError("commit: list '" + from.string() + "': " + ec.message());
+  return FsyncPath(to);
+}
+
+}  // namespace
+
 Result<int> PromoteStaged(const std::string& lease_dir, const std::string& committed_dir) {
   int moved = 0;
   std::error_code ec;
@@ -309,17 +333,7 @@ Result<int> PromoteStaged(const std::string& lease_dir, const std::string& commi
   if (!fs::exists(lease_dir, ec) && !ec) return 0;
   for (fs::directory_iterator sinks(lease_dir, ec), end; !ec && sinks != end; sinks.increment(ec)) {
     if (!sinks->is_directory()) continue;
-    std::string target = committed_dir + "/" + sinks->path().filename().string();
-    RETURN_IF_ERROR(MakeDir(target));
-    for (fs::directory_iterator files(sinks->path(), ec); !ec && files != end; files.increment(ec)) {
-      std::string to = target + "/" + files->path().filename().string();
-      if (::rename(files->path().c_str(), to.c_str()) != 0) {
-        return ErrnoError("commit: rename '" + files->path().string() + "' to '" + to + "'", errno);
-      }
-      ++moved;
-    }
-    if (ec) break;
-    RETURN_IF_ERROR(FsyncPath(target));
+    RETURN_IF_ERROR(PromoteTree(sinks->path(), committed_dir + "/" + sinks->path().filename().string(), moved));
   }
   if (ec) return IoError("commit: list '" + lease_dir + "': " + ec.message());
   RETURN_IF_ERROR(RemoveTree(lease_dir));

@@ -280,7 +280,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       }
       Status wrote = WriteStagedJob(staged);
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
-      ReportLine("job dir {}: {} fused stages (a Combine's shuffle between them, {} partitions)", root, staged.stage.count,
+      ReportLine("job dir {}: {} fused stages (a Combine's or Join's shuffle between each two, {} partitions)", root, staged.stage.count,
                  staged.stage.partitions);
       return RunStages(staged, pipeline, *stages, opts);
     }

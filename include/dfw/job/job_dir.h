@@ -126,7 +126,7 @@ Result<JobInfo> JobInfoFromJson(const std::string& json);
 std::string NewJobId();
 
 
-// Moves every file under `lease_dir/<sink>/` to `committed_dir/<sink>/` (rename, same file
+// Moves every file under `lease_dir/<sink>/` (nested folders too) to `committed_dir/<sink>/` (rename, same file
 // system), fsyncs the target folders and removes the lease dir. Returns the number of files moved.
 // A failure leaves already-moved files in place; they are overwritten when the bundle is redone.
 Result<int> PromoteStaged(const std::string& lease_dir, const std::string& committed_dir);
