@@ -393,3 +393,31 @@ tests:
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+TEST(BeamExport, JoinKeepsItsNamedInputsAndSaysBeamRunsItOnSql) {
+  auto r = Export(R"(pipeline:
+  transforms:
+    - {type: Create, name: A, config: {elements: [{k: 1, x: 1}]}}
+    - {type: Create, name: B, config: {elements: [{k: 1, y: 2}]}}
+    - type: Join
+      name: J
+      input: {a: A, b: B}
+      config: {type: left, equalities: k, fields: {a: [x], b: {why: y}}}
+    - {type: LogForTesting, input: J}
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const YAML::Node join = r->yaml["pipeline"]["transforms"][2];
+  EXPECT_EQ(join["type"].as<std::string>(), "Join");
+  EXPECT_EQ(join["input"]["a"].as<std::string>(), "A");
+  EXPECT_EQ(join["input"]["b"].as<std::string>(), "B");
+  EXPECT_EQ(join["config"]["fields"]["b"]["why"].as<std::string>(), "y");
+  bool said = false;
+  for (const std::string& n : r->e.notes) said = said || n.find("Beam SQL") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace dfw
