@@ -1,5 +1,6 @@
-// Conversion, quantisation and dequantisation passes; see lowp_kernels.h. The AVX2 functions carry
-// a target attribute (this file builds for baseline x86-64) and run only where BestIsa() found AVX2.
+// Conversion, quantisation and dequantisation passes; see lowp_kernels.h. The AVX2 and AVX-512
+// functions carry a target attribute (this file builds for baseline x86-64) and run only where
+// BestIsa() found the instructions.
 #include "lowp_kernels.h"
 
 #include <algorithm>
@@ -136,6 +137,70 @@ DFW_LOWP_AVX2 void DequantizeRowsAvx2(const int32_t* acc, int m, int n, const fl
     }
   }
 }
+
+// The same two passes 16 lanes wide (AVX-512F alone: vpmovusdb packs the bytes), bit-identical to
+// the AVX2 and scalar ones (the same round-to-nearest-even conversions, no fused multiply-add).
+#define DFW_LOWP_AVX512 __attribute__((target("avx512f,avx2,fma")))
+// GCC 12 warns that the AVX-512 intrinsics' _mm512_undefined_* pass-through operands may be used
+// uninitialized (they are masks' don't-care inputs, never read with a full mask).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+DFW_LOWP_AVX512 void QuantizeRowsU8Avx512(const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
+  for (int i = 0; i < m; ++i) {
+    const float* row = x + static_cast<std::size_t>(i) * k;
+    uint8_t* out = q + static_cast<std::size_t>(i) * k;
+    __m512 lo = _mm512_setzero_ps(), hi = _mm512_setzero_ps();
+    int j = 0;
+    for (; j + 16 <= k; j += 16) {
+      const __m512 v = _mm512_loadu_ps(row + j);
+      lo = _mm512_min_ps(lo, v);
+      hi = _mm512_max_ps(hi, v);
+    }
+    float l = _mm512_reduce_min_ps(lo), h = _mm512_reduce_max_ps(hi);
+    for (int t = j; t < k; ++t) {
+      l = std::min(l, row[t]);
+      h = std::max(h, row[t]);
+    }
+    RowParams(l, h, scale[i], zp[i]);
+    const float inv = 1.f / scale[i];
+    const __m512 vinv = _mm512_set1_ps(inv);
+    const __m512i vzp = _mm512_set1_epi32(zp[i]);
+    j = 0;
+    for (; j + 16 <= k; j += 16) {
+      const __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + j), vinv)), vzp);
+      // Negative lanes to 0, then unsigned saturation packs the rest into 0..255.
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512())));
+    }
+    for (; j < k; ++j) out[j] = Quantize(row[j], inv, zp[i]);
+  }
+}
+
+DFW_LOWP_AVX512 void DequantizeRowsAvx512(const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
+                                          const float* col_scale, const int32_t* col_sum, const float* bias, float* y) {
+  for (int i = 0; i < m; ++i) {
+    const int32_t* a = acc + static_cast<std::size_t>(i) * n;
+    float* out = y + static_cast<std::size_t>(i) * n;
+    const __m512 s = _mm512_set1_ps(scale[i]);
+    const __m512i z = _mm512_set1_epi32(zp[i]);
+    int j = 0;
+    for (; j + 16 <= n; j += 16) {
+      const __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(a + j), _mm512_mullo_epi32(z, _mm512_loadu_si512(col_sum + j)));
+      const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), _mm512_mul_ps(s, _mm512_loadu_ps(col_scale + j)));
+      _mm512_storeu_ps(out + j, bias != nullptr ? _mm512_add_ps(f, _mm512_loadu_ps(bias + j)) : f);
+    }
+    for (; j < n; ++j) {
+      const float f = static_cast<float>(a[j] - zp[i] * col_sum[j]) * (scale[i] * col_scale[j]);
+      out[j] = bias != nullptr ? f + bias[j] : f;
+    }
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 }  // namespace
@@ -151,6 +216,9 @@ void ToBf16(cpu_kernels::Isa isa, const float* x, uint16_t* out, std::size_t n) 
 
 void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
 #ifdef DFW_LOWP_AVX2
+  if (isa == cpu_kernels::Isa::kAvx512 && cpu_kernels::BestIsa() == cpu_kernels::Isa::kAvx512) {
+    return QuantizeRowsU8Avx512(x, m, k, q, scale, zp);
+  }
   if (isa != cpu_kernels::Isa::kScalar) return QuantizeRowsU8Avx2(x, m, k, q, scale, zp);
 #endif
   (void)isa;
@@ -170,6 +238,9 @@ void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t*
 void DequantizeRows(cpu_kernels::Isa isa, const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
                     const float* col_scale, const int32_t* col_sum, const float* bias, float* y) {
 #ifdef DFW_LOWP_AVX2
+  if (isa == cpu_kernels::Isa::kAvx512 && cpu_kernels::BestIsa() == cpu_kernels::Isa::kAvx512) {
+    return DequantizeRowsAvx512(acc, m, n, scale, zp, col_scale, col_sum, bias, y);
+  }
   if (isa != cpu_kernels::Isa::kScalar) return DequantizeRowsAvx2(acc, m, n, scale, zp, col_scale, col_sum, bias, y);
 #endif
   (void)isa;
