@@ -36,7 +36,7 @@ BERT_MASKS = ["The capital of France is [MASK].", "I love this [MASK], it is gre
 ROBERTA_MASKS = ["The capital of France is <mask>.", "I love this <mask>, it is great.", "Hello <mask>!"]
 
 CASES = []
-for arch in ("bert", "distilbert", "roberta"):
+for arch in ("bert", "distilbert", "roberta", "xlmr"):
     CASES += [
         (f"{arch}-text-classification", f"{arch}-sequence-classification", "text-classification", {}, TEXTS),
         (f"{arch}-text-classification-top2-sigmoid", f"{arch}-sequence-classification", "text-classification",
@@ -45,7 +45,7 @@ for arch in ("bert", "distilbert", "roberta"):
          {"top_k": None, "function_to_apply": "none"}, TEXTS[:3]),
         (f"{arch}-ner-none", f"{arch}-token-classification", "token-classification", {}, TEXTS),
         (f"{arch}-fill-mask", f"{arch}-masked-lm", "fill-mask", {"top_k": 3},
-         ROBERTA_MASKS if arch == "roberta" else BERT_MASKS),
+         ROBERTA_MASKS if arch in ("roberta", "xlmr") else BERT_MASKS),
         (f"{arch}-feature-extraction", f"{arch}-masked-lm", "feature-extraction", {}, TEXTS[:3]),
     ]
     for strategy in ("simple", "first", "average", "max"):
@@ -62,6 +62,8 @@ CASES += [
       "hypothesis_template": "The topic is {}."}, TEXTS[:4]),
     ("roberta-zero-shot", "roberta-nli", "zero-shot-classification",
      {"candidate_labels": ["sports", "technology"]}, TEXTS[:4]),
+    ("xlmr-zero-shot", "xlmr-nli", "zero-shot-classification",
+     {"candidate_labels": ["sports", "technology", "cooking"]}, TEXTS[:4]),
 ]
 # Arguments that go to the pipeline's constructor rather than its call.
 INIT_ARGS = {"aggregation_strategy", "ignore_labels"}
@@ -91,7 +93,7 @@ def main():
             json.dump({"model": model, "task": task, "args": args, "inputs": inputs, "outputs": outputs}, f,
                       ensure_ascii=False, separators=(",", ":"))
         print("wrote", name)
-    for arch in ("bert", "roberta"):
+    for arch in ("bert", "roberta", "xlmr"):
         tok = Tokenizer.from_file(os.path.join(root, f"{arch}-masked-lm", "tokenizer.json"))
         rows = []
         for t in TOKENIZER_TEXTS:

@@ -21,7 +21,8 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
                           BertTokenizerFast, DistilBertConfig, DistilBertForMaskedLM,
                           DistilBertForSequenceClassification, DistilBertForTokenClassification, RobertaConfig,
                           RobertaForMaskedLM, RobertaForSequenceClassification, RobertaForTokenClassification,
-                          RobertaTokenizerFast)
+                          RobertaTokenizerFast, PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForMaskedLM,
+                          XLMRobertaForSequenceClassification, XLMRobertaForTokenClassification)
 
 SEED = 20261202
 CORPUS = [
@@ -62,6 +63,16 @@ def bpe_tokenizer():
     # As roberta-base declares it: <mask> takes the space before it.
     return RobertaTokenizerFast(vocab=model["vocab"], merges=merges,
                                 mask_token=AddedToken("<mask>", lstrip=True, rstrip=False))
+
+
+def unigram_tokenizer():
+    """XLM-R's layout: the SentencePiece Unigram tokenizer.json of testdata/hf/tokenizers (trained by
+    scripts/hf_tokenizer_references.py, a real precompiled charsmap, <s> <pad> </s> <unk> first and
+    <mask> last), with XLM-R's special tokens."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "hf", "tokenizers", "unigram-xlmr.json")
+    return PreTrainedTokenizerFast(tokenizer_file=path, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+                                   sep_token="</s>", cls_token="<s>", pad_token="<pad>",
+                                   mask_token=AddedToken("<mask>", lstrip=True, rstrip=False))
 
 
 def widen(model):
@@ -122,6 +133,15 @@ def main():
     save(RobertaForSequenceClassification(RobertaConfig(**roberta, **nli)), bpe, out, "roberta-nli")
     save(RobertaForTokenClassification(RobertaConfig(**roberta, **ner)), bpe, out, "roberta-token-classification")
     save(RobertaForMaskedLM(RobertaConfig(**roberta)), bpe, out, "roberta-masked-lm")
+    uni = unigram_tokenizer()
+    # A 197-piece Unigram vocabulary cuts text finely: 128 positions (+ the 2 RoBERTa skips).
+    xlmr = dict(small, vocab_size=len(uni), type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+                max_position_embeddings=130)
+    save(XLMRobertaForSequenceClassification(XLMRobertaConfig(**xlmr, **sentiment)), uni, out,
+         "xlmr-sequence-classification")
+    save(XLMRobertaForSequenceClassification(XLMRobertaConfig(**xlmr, **nli)), uni, out, "xlmr-nli")
+    save(XLMRobertaForTokenClassification(XLMRobertaConfig(**xlmr, **ner)), uni, out, "xlmr-token-classification")
+    save(XLMRobertaForMaskedLM(XLMRobertaConfig(**xlmr)), uni, out, "xlmr-masked-lm")
 
 
 if __name__ == "__main__":
