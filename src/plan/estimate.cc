@@ -72,7 +72,7 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
   e.cpu_rps = s.vcpus * in.cpu_records_per_vcpu_second;
   e.inputs.push_back("CPU: " + std::to_string(s.vcpus) + " vCPUs x " + Num(in.cpu_records_per_vcpu_second) +
                      " records/s per vCPU (" +
-                     (!in.cpu_rate_given           ? std::string("assumed default; measure it with --cpu_rate_from JOB_DIR")
+                     (!in.cpu_rate_given           ? std::string("assumed default; measure it with --cpu_rate_from JOB_DIR or BENCH.json")
                       : in.cpu_rate_how.empty()    ? std::string("--cpu_rate")
                                                    : in.cpu_rate_how) +
                      ")");
