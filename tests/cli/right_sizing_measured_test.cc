@@ -87,6 +87,8 @@ TEST(RightSizingMeasured, BenchWritesJsonThatPlanReads) {
   ASSERT_GT(p["cpu_seconds"].get<double>(), 0) << p.dump();
   EXPECT_NEAR(p["cpu_records_per_vcpu_second"].get<double>(), 300 / p["cpu_seconds"].get<double>(), 1e-6);
   EXPECT_EQ(p["cpu_stages"], (nlohmann::json{"ReadSamples", "WriteErrors", "WriteToJson"})) << p.dump();
+  ASSERT_EQ(p["models"].size(), 1u) << p.dump();
+  EXPECT_GT(p["models"][0]["gflops"].get<double>(), 0) << p.dump();  // the MLP's arithmetic over its inference time
 
   const fs::path dir = MeasuredTempDir("bench");
   std::ofstream(dir / "bench.json") << bench.out.substr(bench.out.find("{\n"));
@@ -97,6 +99,31 @@ TEST(RightSizingMeasured, BenchWritesJsonThatPlanReads) {
   ASSERT_FALSE(pj.is_discarded()) << plan.out;
   EXPECT_DOUBLE_EQ(pj["estimate_inputs"]["cpu_records_per_vcpu_second"].get<double>(),
                    p["cpu_records_per_vcpu_second"].get<double>());
+  fs::remove_all(dir);
+}
+
+// The MLP reports each batch's arithmetic (2 x in x out per layer and row: 3,008 FLOPs for the demo's
+// 30-32-16-2), so runs and benches give its achieved GFLOP/s as they do the encoders'.
+TEST(RightSizingMeasured, MlpReportsItsArithmeticPerBatch) {
+  const fs::path dir = MeasuredTempDir("mlp");
+  auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + (dir / "job").string(), "--sdk_worker_parallelism=2"});
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::ifstream in(dir / "job" / "metrics.json");
+  auto m = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(m.is_discarded());
+  double inferences = -1, kflop = -1, batches = 0;
+  for (const auto& c : m["total"]["counters"]) {
+    if (c["namespace"] == "RunInference" && c["name"] == "num_inferences") inferences = c["value"].get<double>();
+  }
+  for (const auto& d : m["total"]["distributions"]) {
+    if (d["namespace"] != "RunInference" || d["name"] != "batch_kflop") continue;
+    kflop = d["sum"].get<double>();
+    batches = d["count"].get<double>();
+  }
+  ASSERT_GT(inferences, 0) << m["total"].dump();
+  ASSERT_GT(batches, 0) << m["total"].dump();
+  // Each batch's figure is rounded to a whole kFLOP.
+  EXPECT_NEAR(kflop, inferences * 3.008, 0.5 * batches);
   fs::remove_all(dir);
 }
 
