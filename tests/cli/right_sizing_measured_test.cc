@@ -105,10 +105,14 @@ TEST(RightSizingMeasured, BenchWritesJsonThatPlanReads) {
 // The MLP reports each batch's arithmetic (2 x in x out per layer and row: 3,008 FLOPs for the demo's
 // 30-32-16-2), so runs and benches give its achieved GFLOP/s as they do the encoders'.
 TEST(RightSizingMeasured, MlpReportsItsArithmeticPerBatch) {
-  const fs::path dir = MeasuredTempDir("mlp");
-  auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + (dir / "job").string(), "--sdk_worker_parallelism=2"});
+  // Through bench (--keep): its runs write under their own folder, not the pipeline's out/.
+  auto run = RunDfworker({"bench", "pipelines/default.yaml", "--sweep", "sdk_processes=2", "--repeat", "1", "--keep"});
   ASSERT_EQ(run.exit_code, 0) << run.out;
-  std::ifstream in(dir / "job" / "metrics.json");
+  const std::string kept = "[bench] job dirs kept under ";
+  const std::size_t at = run.out.find(kept);
+  ASSERT_NE(at, std::string::npos) << run.out;
+  const fs::path dir = run.out.substr(at + kept.size(), run.out.find('\n', at) - at - kept.size());
+  std::ifstream in(dir / "point-0" / "run-0" / "job" / "metrics.json");
   auto m = nlohmann::json::parse(in, nullptr, false);
   ASSERT_FALSE(m.is_discarded());
   double inferences = -1, kflop = -1, batches = 0;

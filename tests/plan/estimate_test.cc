@@ -144,10 +144,11 @@ TEST(Estimate, StreamingBillsTheShippedStreamingRates) {
   Estimate batch = EstimateConfiguration(L4Shape(), {Model()}, in);
   in.streaming = true;
   Estimate streaming = EstimateConfiguration(L4Shape(), {Model()}, in);
-  // Batch: 8 x 0.056 + 32 x 0.003557 + 0.56; streaming: 8 x 0.069 + the same memory and GPU.
-  EXPECT_NEAR(batch.price_per_hour, 8 * 0.056 + 32 * 0.003557 + 0.56, 1e-12);
-  EXPECT_NEAR(streaming.price_per_hour, 8 * 0.069 + 32 * 0.003557 + 0.56, 1e-12);
-  EXPECT_FALSE(streaming.price_verified);
+  // Batch: 8 x 0.056 + 32 x 0.003557 + 0.672; streaming: 8 x 0.069 + 32 x 0.0035557 + the same GPU.
+  EXPECT_NEAR(batch.price_per_hour, 8 * 0.056 + 32 * 0.003557 + 0.672, 1e-12);
+  EXPECT_NEAR(batch.price_per_hour, 1.233824, 1e-9);
+  EXPECT_NEAR(streaming.price_per_hour, 8 * 0.069 + 32 * 0.0035557 + 0.672, 1e-12);
+  EXPECT_TRUE(streaming.price_verified);  // every rate used has its source (configs/prices.yaml)
   EXPECT_NE(streaming.price_how.find("us-central1 streaming"), std::string::npos) << streaming.price_how;
 }
 
