@@ -34,7 +34,12 @@
 # tenants (pipelines/tenants.yaml) under MPS: each process's nvidia-smi memory against its limit;
 # 9 pipelines/hf_sentiment.yaml (HuggingFacePipelineModelHandler) with device: cuda vs CPU;
 # 10 text generation: pipelines/hf_generate.yaml with device: GPU gives the CPU's rows (the engine
-# computes on the host), and `dfworker plan` on the Gemma-2B-shaped config answers for this GPU.
+# computes on the host), and `dfworker plan` on the Gemma-2B-shaped config answers for this GPU;
+# 11 the handler efficiency the plan's throughput model uses: the sentence encoder and the MLP
+# (float32, one SDK process each, through `dfworker bench --format=json`) reach some GFLOP/s on this
+# GPU; divided by the catalog's FP32 peak for it that is each handler's efficiency, written to
+# $OUT/gpu-efficiency.json (else a temp file) for `dfworker plan --gpu_efficiency_from`
+# (DFW_GPU_CHECK_GPU_TYPE names the catalog GPU when nvidia-smi's name does not match one).
 set -uo pipefail
 CALLER_PWD=$PWD
 BUNDLE=""
@@ -44,7 +49,7 @@ while [ $# -gt 0 ]; do
     --bundle) BUNDLE=${2:-}; shift 2 || shift ;;
     --bundle=*) BUNDLE=${1#--bundle=}; shift ;;
     --allow-no-gpu) ALLOW_NO_GPU=1; shift ;;
-    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
     *) echo "usage: $0 [--bundle DIR] [--allow-no-gpu]" >&2; exit 2 ;;
   esac
 done
@@ -690,6 +695,121 @@ else
     if [ "$HAVE_GPU" = 1 ]; then
       note "this GPU: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1) — compare with the plan's row for it"
     fi
+  fi
+fi
+
+say "11. handler efficiency: each model's achieved FLOP/s over the catalog's FP32 peak (plan --gpu_efficiency_from)"
+EFF_FILE=${RESULTS:+$OUT/gpu-efficiency.json}
+EFF_FILE=${EFF_FILE:-$TMP/gpu-efficiency.json}
+CATALOG_GPUS=$REPO/configs/gpus.yaml
+[ -f "$CATALOG_GPUS" ] || CATALOG_GPUS=${BUNDLE:+$BUNDLE/share/configs/gpus.yaml}
+if ! built dfworker; then
+  skip "dfworker not built"
+elif [ "$HAVE_GPU" != 1 ]; then
+  skip "handler efficiency: no GPU to measure on"
+elif late 60; then
+  skip "handler efficiency: out of time (budget ${BUDGET}s)"
+elif [ ! -f "${CATALOG_GPUS:-}" ]; then
+  skip "handler efficiency: no configs/gpus.yaml"
+else
+  # float32 Linear layers: the estimate divides the FP32 peak, so that is the precision measured.
+  # One SDK process each, through `dfworker bench --format=json` (the models' GFLOP/s per point).
+  EFF_RUNS=()
+  if [ -f "$TMP/embed.yaml" ]; then
+    sed -e "s#^\( *\)normalize: true.*#&\n\1dtype: float32#" "$TMP/embed.yaml" >"$TMP/eff-encoder.yaml"
+    EFF_RUNS+=("SentenceEmbeddingHandler|$TMP/eff-encoder.yaml|pipelines/embed_sentences.yaml (MiniLM shapes)")
+  fi
+  if [ -f "$PIPELINE" ] && grep -q "MlpModelHandlerSafetensors" "$PIPELINE" && grep -q "device: GPU" "$PIPELINE"; then
+    sed -e 's#^\( *\)device: GPU.*#&\n\1dtype: float32#' "$PIPELINE" >"$TMP/eff-mlp.yaml"
+    EFF_RUNS+=("MlpModelHandlerSafetensors|$TMP/eff-mlp.yaml|$PIPELINE")
+  fi
+  smi_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  EFF_ARGS=()
+  for run in "${EFF_RUNS[@]}"; do
+    IFS='|' read -r handler yaml label <<<"$run"
+    if late 30; then skip "handler efficiency, $handler: out of time (budget ${BUDGET}s)"; continue; fi
+    dfw_env timeout "$(tmo 200)" "$DFW" bench "$yaml" --sweep sdk_processes=1 --repeat 1 --format=json \
+      --machine_type=g2-standard-8 "--dataflow_service_options=worker_accelerator=$ACCEL" "${EXTRA[@]}" \
+      >"$TMP/eff-$handler.json" 2>"$TMP/eff-$handler.log"
+    rc=$?
+    if [ $rc -eq 0 ]; then
+      EFF_ARGS+=("$handler" "$TMP/eff-$handler.json" "$label")
+    else
+      tail -6 "$TMP/eff-$handler.log"
+      fail "handler efficiency: the bench of $handler exited $rc"
+    fi
+  done
+  if [ ${#EFF_ARGS[@]} -eq 0 ]; then
+    skip "handler efficiency: nothing measured (no embedding pipeline from step 7, no MLP pipeline, or every bench failed)"
+  elif python3 - "$CATALOG_GPUS" "$smi_name" "${DFW_GPU_CHECK_GPU_TYPE:-}" "$EFF_FILE" "${EFF_ARGS[@]}" <<'PY'
+import datetime, json, re, sys
+catalog_path, smi_name, forced, out_path = sys.argv[1:5]
+runs = [sys.argv[i:i + 3] for i in range(5, len(sys.argv), 3)]  # handler, bench result, pipeline
+# The catalog's GPUs (top-level entries are indented two spaces): name, display name, FP32 peak.
+gpus, cur = [], None
+for line in open(catalog_path):
+    m = re.match(r"  - name: (\S+)", line)
+    if m:
+        cur = {"name": m.group(1), "display": "", "fp32": None}
+        gpus.append(cur)
+        continue
+    if cur is None:
+        continue
+    m = re.match(r"    display_name: (.+)", line)
+    if m:
+        cur["display"] = m.group(1).strip()
+    m = re.match(r"    peak_tflops: \{fp32: ([0-9.]+)", line)
+    if m:
+        cur["fp32"] = float(m.group(1))
+def tokens(s):
+    return {t for t in re.split(r"[\s_-]+", s.lower()) if t and t not in ("nvidia", "tesla")}
+if forced:
+    matches = [g for g in gpus if g["name"] == forced]
+else:
+    have = tokens(smi_name)
+    matches = [g for g in gpus if g["display"] and tokens(g["display"]) <= have]
+    if not matches:  # e.g. "NVIDIA H200" for "NVIDIA H200 141GB": the model token alone, if only one has it
+        model = lambda g: {t for t in tokens(g["display"]) if re.fullmatch(r"[a-z]+[0-9]+", t)}
+        matches = [g for g in gpus if g["display"] and model(g) and model(g) <= have]
+if len(matches) != 1 or not matches[0]["fp32"]:
+    sys.exit("-- cannot tell which catalog GPU '%s' is (%s); set DFW_GPU_CHECK_GPU_TYPE" %
+             (forced or smi_name, ", ".join(g["name"] for g in matches) or "none"))
+gpu = matches[0]
+entries = []
+for handler, bench_path, pipeline in runs:
+    bench = json.load(open(bench_path))
+    rec = bench["recommended_point"]
+    point = bench["points"][rec if rec >= 0 else 0]
+    gflops = next((m["gflops"] for m in point["models"] if m.get("gflops")), None)
+    if not gflops:
+        print("-- %s: the bench measured no GFLOP/s (models: %s)" % (handler, point["models"]))
+        continue
+    efficiency = gflops / (gpu["fp32"] * 1000.0)
+    print("-- %s on %s (%s): %.1f GFLOP/s of %.4g TFLOP/s FP32 = efficiency %.4g" %
+          (handler, gpu["name"], smi_name, gflops, gpu["fp32"], efficiency))
+    if not 0 < efficiency <= 1:
+        sys.exit("-- efficiency %.4g is outside (0, 1]: the measurement or the catalog peak is off" % efficiency)
+    entries.append({"handler": handler, "pipeline": pipeline, "dtype": "float32", "achieved_gflops": gflops,
+                    "peak_tflops": gpu["fp32"], "efficiency": efficiency})
+if not entries:
+    sys.exit("-- no model reported its GFLOP/s")
+json.dump({"format": "dfworker-gpu-efficiency", "format_version": 1, "gpu": gpu["name"],
+           "measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ") +
+                       " by scripts/gpu-check.sh on " + smi_name,
+           "handlers": entries}, open(out_path, "w"), indent=2)
+PY
+  then
+    plan_for=$TMP/eff-encoder.yaml
+    [ -f "$plan_for" ] || plan_for=$TMP/eff-mlp.yaml
+    if dfw_env timeout "$(tmo 30)" "$DFW" plan "$plan_for" --gpu_efficiency_from "$EFF_FILE" --format=json \
+         >"$TMP/eff-plan.json" 2>"$TMP/eff-plan.log"; then
+      pass "handler efficiency written to $EFF_FILE; dfworker plan --gpu_efficiency_from reads it"
+    else
+      tail -4 "$TMP/eff-plan.log"
+      fail "handler efficiency: dfworker plan refused $EFF_FILE"
+    fi
+  else
+    fail "handler efficiency: could not compute it (above)"
   fi
 fi
 

@@ -1,5 +1,5 @@
 // `dfworker bench PIPELINE.yaml --sweep KEY=V1,V2 [--sweep ...] [--records N] [--repeat R]
-// [--report FILE.html] [pipeline flags]`: runs the real `dfworker run` (this executable, through
+// [--report FILE.html] [--format text|json] [pipeline flags]`: runs the real `dfworker run` (this executable, through
 // the launcher's process seam) once per grid point and repeat, each in a fresh job dir under a
 // temporary root, and prints the table of dfw/report/sweep.h. Pipeline edits a point needs
 // (batch size, model copies, the sample input, private output paths) go into a copy of the
@@ -17,6 +17,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "commands.h"
 #include "jinja_flags.h"
@@ -25,7 +26,9 @@
 #include "dfw/job/job_dir.h"
 #include "dfw/metrics/job_metrics.h"
 #include "dfw/common/process_launcher.h"
+#include "dfw/report/bench_json.h"
 #include "dfw/report/sweep.h"
+#include "dfw/options/parse.h"
 #include "dfw/launcher/pipeline_job_plan.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
@@ -44,6 +47,7 @@ struct BenchFlags {
   int64_t records = -1;  // -1 = the whole input
   int repeat = 3;
   std::string report;    // HTML page
+  std::string format = "text";  // json: the sweep as one JSON document on stdout (report/bench_json.h)
   bool keep = false;     // keep the temporary root (job dirs, logs, outputs)
   JinjaFlags jinja;      // the file is rendered once; every run gets the rendered (and edited) text
 };
@@ -216,6 +220,18 @@ std::vector<std::string> PointArgs(const SweepPoint& point, const std::vector<st
     args.push_back("--number_of_worker_harness_threads=" + it->second);
   }
   return args;
+}
+
+// This host's CPU as /proc/cpuinfo names it ("" when it does not).
+std::string HostCpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("model name")) continue;
+    const std::size_t colon = line.find(':');
+    if (colon != std::string::npos) return std::string(Trim(line.substr(colon + 1)));
+  }
+  return "";
 }
 
 std::string LastLine(const std::string& path) {
@@ -395,9 +411,25 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   }
   std::vector<report::PointSummary> sorted = report::SortByObjective(std::move(summaries), selection.objective);
   if (g_stop_signal != 0) {
-    std::cout << "interrupted: " << sorted.size() << " of " << grid->size() << " point(s) measured\n";
+    (flags.format == "json" ? std::cerr : std::cout) << "interrupted: " << sorted.size() << " of " << grid->size()
+                                                     << " point(s) measured\n";
   }
-  std::cout << report::RenderSweepTable(sorted, flags.repeat, selection) << std::flush;
+  if (flags.format == "json") {
+    report::BenchContext context;
+    context.pipeline_path = flags.pipeline_path;
+    // The file's own bytes (before Jinja), as `dfworker plan --cpu_rate_from` hashes the file it plans.
+    auto raw = ReadWholeFile(flags.pipeline_path);
+    context.pipeline_hash = report::PipelineContentHash(raw.ok() ? *raw : *pipeline_text);
+    const PipelineOptions options = ParsePipelineOptions(pipeline_args, *pipeline_text, flags.pipeline_path);
+    if (options.machine_type) context.machine_type = options.machine_type->value;
+    context.host_cpu_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    context.host_cpu_model = HostCpuModel();
+    context.repeat = flags.repeat;
+    context.records = flags.records;
+    std::cout << report::RenderSweepJson(sorted, context, selection) << std::flush;
+  } else {
+    std::cout << report::RenderSweepTable(sorted, flags.repeat, selection) << std::flush;
+  }
   bool report_failed = false;
   if (!flags.report.empty()) {
     Status s = WriteFileAtomically(flags.report, report::RenderSweepHtml(sorted, flags.pipeline_path, flags.repeat),
@@ -442,6 +474,9 @@ void AddBenchCommand(CLI::App& app, CliContext& context) {
   bench->add_option("--records", flags->records, "Run on the first N records of each source file (default: all)");
   bench->add_option("--repeat", flags->repeat, "Runs per grid point (median and spread), default 3");
   bench->add_option("--report", flags->report, "Also write the sweep as an HTML page here");
+  bench->add_option("--format", flags->format,
+                    "text (the table) or json (every point's medians and CPU side, for plan --cpu_rate_from)")
+      ->check(CLI::IsMember({"text", "json"}));
   bench->add_flag("--keep", flags->keep, "Keep the temporary folder with every run's job dir");
   AddJinjaFlags(bench, flags->jinja);
   bench->callback([bench, flags, &context] {

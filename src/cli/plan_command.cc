@@ -1,7 +1,9 @@
 // `dfworker plan PIPELINE.yaml [pipeline flags] [--gpu T,...] [--mig_instances N] [--format text|json]
-//  [--records N] [--prices FILE] [--price_region R] [--cpu_rate R] [--gpu_efficiency E]`:
+//  [--records N] [--prices FILE] [--price_region R] [--cpu_rate R | --cpu_rate_from JOB_DIR|BENCH.json]
+//  [--gpu_efficiency E | --gpu_efficiency_from FILE]`:
 // the job's worker plan on every GPU type × machine type of the catalog and on MIG slices, with a
 // speed and cost estimate per configuration (docs/right-sizing.md).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -15,6 +17,7 @@
 #include "dfw/job/job_dir.h"
 #include "dfw/options/parse.h"
 #include "dfw/plan/catalog_plan.h"
+#include "dfw/report/bench_json.h"
 #include "dfw/validate/report.h"
 #include "dfw/metrics/job_metrics.h"
 #include "dfw/launcher/launch_check.h"
@@ -34,8 +37,9 @@ struct PlanFlags {
   // --region: that is the pipeline's own flag, which the options parser reads.
   std::string region;
   std::string cpu_rate;        // --cpu_rate records/s per vCPU
-  std::string cpu_rate_from;   // --cpu_rate_from JOB_DIR: measured by a run of this pipeline
+  std::string cpu_rate_from;   // --cpu_rate_from JOB_DIR | BENCH.json: measured by a run or a bench of this pipeline
   std::string gpu_efficiency;  // --gpu_efficiency in (0, 1]
+  std::string gpu_efficiency_from;  // --gpu_efficiency_from FILE: per handler, measured by scripts/gpu-check.sh
   std::string max_cost_per_million;  // --max_cost_per_million (currency of the prices)
   std::string deadline;              // --deadline HOURS (needs --records)
   bool all = false;                  // --all: every fitting row in the estimate table
@@ -95,6 +99,43 @@ Result<std::pair<double, std::string>> CpuRateFromJob(const std::string& job_dir
   return std::make_pair(static_cast<double>(records) / cpu_s, std::string(how) + Join(counted) + " (" + path + ")");
 }
 
+// The CPU side from a `dfworker bench --format=json` result of the same pipeline file.
+Result<std::pair<double, std::string>> CpuRateFromBench(const std::string& path, const std::string& pipeline_path) {
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  ASSIGN_OR_RETURN(std::string pipeline_text, ReadWholeFile(pipeline_path));
+  ASSIGN_OR_RETURN(report::BenchCpuRate rate, report::ReadBenchCpuRate(path, text, pipeline_path, pipeline_text));
+  return std::make_pair(rate.records_per_vcpu_second, rate.how);
+}
+
+// Per model of the pipeline, the efficiency measured for its handler (a model whose handler the
+// file does not list keeps its default, said so in the inputs of every row).
+Result<std::map<std::string, MeasuredEfficiency>> EfficiencyFrom(const std::string& path, const Catalog& catalog,
+                                                                 const PipelineModels& pipeline) {
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  ASSIGN_OR_RETURN(GpuEfficiencyFile file, ParseGpuEfficiencyFile(path, text));
+  if (!catalog.FindGpu(file.gpu)) return InvalidArgument(path + ": gpu '" + file.gpu + "' is not a GPU type of the catalog");
+  std::map<std::string, MeasuredEfficiency> out;
+  for (std::size_t i = 0; i < pipeline.models.size() && i < pipeline.sources.size(); ++i) {
+    for (const GpuEfficiencyEntry& e : file.entries) {
+      if (e.handler != pipeline.sources[i].handler_type) continue;
+      char how[200];
+      std::snprintf(how, sizeof how, "measured: %s on %s, %.4g GFLOP/s of %.4g TFLOP/s FP32", e.handler.c_str(),
+                    file.gpu.c_str(), e.achieved_gflops, e.peak_tflops);
+      out[pipeline.models[i].name] = MeasuredEfficiency{
+          e.efficiency, std::string(how) + (file.measured.empty() ? "" : ", " + file.measured) + ", " + path +
+                            (file.note.empty() ? "" : " [" + file.note + "]") + "; taken as the same on every GPU"};
+    }
+  }
+  if (out.empty()) {
+    std::vector<std::string> listed, used;
+    for (const GpuEfficiencyEntry& e : file.entries) listed.push_back(e.handler);
+    for (const ModelSource& s : pipeline.sources) used.push_back(s.handler_type);
+    return InvalidArgument(path + ": no entry for the pipeline's handler(s) " + (used.empty() ? "(none)" : Join(used)) +
+                           " (the file measured " + Join(listed) + ")");
+  }
+  return out;
+}
+
 // Speed and cost inputs from the flags; `prices` keeps the table the inputs point into.
 Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptions& options, const Catalog& catalog,
                                      const PipelineModels& pipeline, std::optional<PriceTable>& prices) {
@@ -111,7 +152,14 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
   if (!flags.cpu_rate_from.empty()) {
     if (!flags.cpu_rate.empty()) return InvalidArgument("--cpu_rate and --cpu_rate_from: give one of them");
     if (!pipeline.spec) return InvalidArgument("--cpu_rate_from: the pipeline did not load");
-    Result<std::pair<double, std::string>> measured = CpuRateFromJob(flags.cpu_rate_from, *pipeline.spec);
+    std::error_code ec;
+    const bool is_file = std::filesystem::is_regular_file(flags.cpu_rate_from, ec);
+    if (!is_file && !std::filesystem::is_directory(flags.cpu_rate_from, ec)) {
+      return InvalidArgument("--cpu_rate_from '" + flags.cpu_rate_from +
+                             "': neither a job dir nor a file (a `dfworker bench --format=json` result)");
+    }
+    Result<std::pair<double, std::string>> measured = is_file ? CpuRateFromBench(flags.cpu_rate_from, flags.pipeline_path)
+                                                              : CpuRateFromJob(flags.cpu_rate_from, *pipeline.spec);
     if (!measured.ok()) return Status(measured.status().code(), "--cpu_rate_from: " + measured.status().message());
     in.cpu_records_per_vcpu_second = measured->first;
     in.cpu_rate_given = true;
@@ -120,6 +168,12 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
   if (!flags.gpu_efficiency.empty()) {
     ASSIGN_OR_RETURN(double e, PositiveFlag("--gpu_efficiency", flags.gpu_efficiency, 1));
     in.gpu_efficiency = e;
+  }
+  if (!flags.gpu_efficiency_from.empty()) {
+    if (!flags.gpu_efficiency.empty()) return InvalidArgument("--gpu_efficiency and --gpu_efficiency_from: give one of them");
+    Result<std::map<std::string, MeasuredEfficiency>> measured = EfficiencyFrom(flags.gpu_efficiency_from, catalog, pipeline);
+    if (!measured.ok()) return Status(measured.status().code(), "--gpu_efficiency_from: " + measured.status().message());
+    in.gpu_efficiency_by_model = std::move(*measured);
   }
   if (!flags.max_cost_per_million.empty()) {
     ASSIGN_OR_RETURN(double max, PositiveFlag("--max_cost_per_million", flags.max_cost_per_million, 1e12));
@@ -231,9 +285,12 @@ void AddPlanCommand(CLI::App& app, CliContext& context) {
   plan->add_option("--cpu_rate", flags->cpu_rate,
                    "Records/s one vCPU reads, parses, maps and writes (default: an assumed 2000; measure with bench)");
   plan->add_option("--cpu_rate_from", flags->cpu_rate_from,
-                   "Job dir of a finished `dfworker run` of this pipeline: its records per CPU-second outside RunInference");
+                   "Job dir of a finished `dfworker run` of this pipeline, or a `dfworker bench --format=json` result of "
+                   "it: its records per CPU-second outside RunInference");
   plan->add_option("--gpu_efficiency", flags->gpu_efficiency,
                    "Share of the GPU's FP32 peak the model reaches, in (0, 1] (default: the handler's stated value)");
+  plan->add_option("--gpu_efficiency_from", flags->gpu_efficiency_from,
+                   "File of handler efficiencies measured on a GPU (scripts/gpu-check.sh writes gpu-efficiency.json)");
   plan->add_option("--objective", flags->objective,
                    "cost (default with prices), time (most records/s per worker leads), or fit (memory only)")
       ->check(CLI::IsMember({"cost", "time", "fit"}));

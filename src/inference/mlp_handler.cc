@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -239,6 +240,7 @@ class MlpModel final : public Model {
       for (int64_t j = 0; j < in_dim; ++j) dst[j] = static_cast<float>(*xs[j].AsNumber());
     }
     RETURN_IF_ERROR(Forward(rows));
+    last_batch_rows_ = rows;
     const int out_dim = static_cast<int>(config_.output_dim());
     predictions.reserve(predictions.size() + rows);
     for (int r = 0; r < rows; ++r) {
@@ -264,6 +266,19 @@ class MlpModel final : public Model {
 
   std::vector<std::pair<std::string, int64_t>> LoadFigures() const override {
     return {{"linear_dtype_bits", LinearDTypeBits(dtype_)}};
+  }
+
+  // The last batch's arithmetic, 2 x in x out per layer and row (as EstimateWork counts it), so a
+  // run reports the model's achieved GFLOP/s the way the encoders do (metrics.json, bench, and
+  // scripts/gpu-check.sh's handler efficiency).
+  std::vector<std::pair<std::string, int64_t>> BatchFigures() const override {
+    double flops_per_row = 0;
+    int64_t in = config_.input_dim;
+    for (const auto& l : config_.layers) {
+      flops_per_row += 2.0 * static_cast<double>(in) * static_cast<double>(l.out_features);
+      in = l.out_features;
+    }
+    return {{"batch_kflop", std::llround(flops_per_row * last_batch_rows_ / 1e3)}};
   }
 
  private:
@@ -339,6 +354,7 @@ class MlpModel final : public Model {
   std::vector<LayerWeights> weights_;
   int64_t max_width_ = 0;
   int capacity_ = 0;
+  int last_batch_rows_ = 0;  // rows of the last RunInference call (BatchFigures)
   std::unique_ptr<DeviceBuffer> act_a_, act_b_;
   std::vector<float> host_in_, host_out_;
 };

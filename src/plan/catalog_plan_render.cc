@@ -153,7 +153,8 @@ std::string EstimateText(const CatalogPlan& plan, bool all) {
   }
   if (!unknown.empty()) out += Wrap("no speed estimate for some rows: " + unknown, "  ");
   out += Wrap("marks: $ cheapest per record, ^ fastest per worker. Common inputs: " +
-         std::string(in.cpu_rate_given ? "--cpu_rate " : "assumed CPU rate ") + Fmt("%.4g", in.cpu_records_per_vcpu_second) +
+         std::string(!in.cpu_rate_given ? "assumed CPU rate " : in.cpu_rate_how.empty() ? "--cpu_rate " : "measured CPU rate ") +
+         Fmt("%.4g", in.cpu_records_per_vcpu_second) +
          " records/s per vCPU; GPU bandwidth efficiency " + Fmt("%.2g", in.bandwidth_efficiency) +
          " (assumed); worker start-up " + Fmt("%.2g", in.startup_hours) + " h per job (assumed); " +
          (in.prices ? in.prices->region + (in.streaming ? " streaming" : " batch") + " rates from " + in.prices->source +
@@ -328,6 +329,12 @@ std::string RenderCatalogPlanJson(const CatalogPlan& plan) {
                              {"workers", in.workers},
                              {"streaming", in.streaming}};
     if (in.gpu_efficiency) inputs["gpu_efficiency"] = *in.gpu_efficiency;
+    if (!in.cpu_rate_how.empty()) inputs["cpu_rate_how"] = in.cpu_rate_how;
+    if (!in.gpu_efficiency_by_model.empty()) {
+      nlohmann::json measured = nlohmann::json::object();
+      for (const auto& [model, m] : in.gpu_efficiency_by_model) measured[model] = {{"efficiency", m.efficiency}, {"how", m.how}};
+      inputs["gpu_efficiency_measured"] = std::move(measured);
+    }
     if (in.records) inputs["records"] = *in.records;
     if (in.prices) {
       inputs["region"] = in.prices->region;

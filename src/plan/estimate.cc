@@ -36,7 +36,9 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
     if (!m.work) continue;
     ++with_work;
     const ModelWork& w = *m.work;
-    const double eff = in.gpu_efficiency.value_or(w.default_efficiency);
+    const auto measured = in.gpu_efficiency ? in.gpu_efficiency_by_model.end() : in.gpu_efficiency_by_model.find(m.name);
+    const bool use_measured = measured != in.gpu_efficiency_by_model.end();
+    const double eff = in.gpu_efficiency ? *in.gpu_efficiency : use_measured ? measured->second.efficiency : w.default_efficiency;
     const double c = w.flops_per_record / (flops_per_s * eff);
     const double reads = w.weight_reads_per_record > 0 ? w.weight_reads_per_record : 1.0 / static_cast<double>(w.batch_size);
     const double bytes = static_cast<double>(m.bytes) * reads + w.activation_bytes_per_record;
@@ -50,7 +52,9 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
                                                       : " / batch " + std::to_string(w.batch_size)) +
                        " + activations " + Num(w.activation_bytes_per_record) +
                        " B), " + w.dtype + ", efficiency " + Num(eff, "%.2g") +
-                       (in.gpu_efficiency ? " (--gpu_efficiency)" : " (handler default, not measured)"));
+                       (in.gpu_efficiency ? std::string(" (--gpu_efficiency)")
+                        : use_measured    ? " (" + measured->second.how + ")"
+                                          : std::string(" (handler default, not measured)")));
   }
   if (with_work > 0 && !(roofline_t > 0)) {
     e.speed_unknown = "the models' work per record is zero";
@@ -68,7 +72,7 @@ void Speed(const EstimateShape& s, const std::vector<ModelRequirement>& models, 
   e.cpu_rps = s.vcpus * in.cpu_records_per_vcpu_second;
   e.inputs.push_back("CPU: " + std::to_string(s.vcpus) + " vCPUs x " + Num(in.cpu_records_per_vcpu_second) +
                      " records/s per vCPU (" +
-                     (!in.cpu_rate_given           ? std::string("assumed default; measure it with --cpu_rate_from JOB_DIR")
+                     (!in.cpu_rate_given           ? std::string("assumed default; measure it with --cpu_rate_from JOB_DIR or BENCH.json")
                       : in.cpu_rate_how.empty()    ? std::string("--cpu_rate")
                                                    : in.cpu_rate_how) +
                      ")");

@@ -177,6 +177,7 @@ PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs
     p99.push_back(lat.Quantile(0.99).value_or(0) / 1000.0);
     batch.push_back(size.mean());
     s.models = SummarizeModels(m.total);
+    s.sdk_processes = static_cast<int>(m.processes.size());
   }
   if (!rps.empty()) {
     s.records_per_s = Median(rps);
@@ -190,6 +191,15 @@ PointSummary Summarize(const SweepPoint& point, std::vector<RunMeasurement> runs
     s.batch_size = Median(batch);
     for (auto& [stage, v] : stages) s.stage_busy_s[stage] = Median(v);
     s.bottleneck = NameBottleneck(s.stage_busy_s, kinds);
+    // The CPU side: every transform of the pipeline that is not RunInference (a namespace that is
+    // no transform of it, e.g. dfworker's own, is not counted).
+    for (const auto& [stage, busy] : s.stage_busy_s) {
+      auto kind = kinds.find(stage);
+      if (kind == kinds.end() || kind->second == StageKind::kInference || busy <= 0) continue;
+      s.cpu_seconds += busy;
+      s.cpu_stages.push_back(stage);
+    }
+    if (s.cpu_seconds > 0 && s.records > 0) s.cpu_records_per_second = static_cast<double>(s.records) / s.cpu_seconds;
   }
   s.runs = std::move(runs);
   return s;
@@ -389,6 +399,7 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
     }
     ok.push_back(&p);
   }
+  // (the first of `ok` is RecommendedIndex's point)
   bool any_tight = false;
   for (const PointSummary& p : sorted) any_tight |= p.failed == 0 && !p.fits_with_headroom;
   if (!ok.empty()) {
@@ -418,6 +429,14 @@ std::string RenderSweepTable(const std::vector<PointSummary>& sorted, int repeat
   if (any_missed) return out + "recommended: none: no point that ran meets the constraints (marked [misses ...])\n";
   if (any_tight) out += "recommended: none: every point that ran leaves less than 10% of the GPU free (marked !)\n";
   return out + "no configuration ran successfully\n";
+}
+
+int RecommendedIndex(const std::vector<PointSummary>& sorted, const SweepSelection& selection) {
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    const PointSummary& p = sorted[i];
+    if (p.failed == 0 && p.fits_with_headroom && ConstraintMiss(p, selection.constraints).empty()) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 }  // namespace dfw::report

@@ -33,9 +33,15 @@ TEST(Prices, ShippedTableHasUsCentral1WithSourcesAndDates) {
   EXPECT_DOUBLE_EQ(r->batch.memory_gb_hour.per_hour, 0.003557);
   ASSERT_TRUE(r->streaming.has_value());
   EXPECT_DOUBLE_EQ(r->streaming->vcpu_hour.per_hour, 0.069);
-  // No stored source gave the figures: every one is marked.
-  EXPECT_FALSE(r->batch.vcpu_hour.verified);
-  EXPECT_FALSE(r->gpu_hour.at("nvidia-l4").verified);
+  EXPECT_DOUBLE_EQ(r->streaming->memory_gb_hour.per_hour, 0.0035557);
+  EXPECT_DOUBLE_EQ(r->gpu_hour.at("nvidia-l4").per_hour, 0.672);
+  EXPECT_DOUBLE_EQ(r->gpu_hour.at("nvidia-tesla-t4").per_hour, 0.42);
+  // Apache Beam's transcription of the pricing page states these (configs/prices.yaml); the H100's
+  // rate is Compute Engine's and stays marked.
+  EXPECT_TRUE(r->batch.vcpu_hour.verified);
+  EXPECT_TRUE(r->streaming->memory_gb_hour.verified);
+  EXPECT_TRUE(r->gpu_hour.at("nvidia-l4").verified);
+  EXPECT_FALSE(r->gpu_hour.at("nvidia-h100-80gb").verified);
   EXPECT_NE(r->batch.vcpu_hour.where.find("prices.yaml:"), std::string::npos) << r->batch.vcpu_hour.where;
   // Every priced GPU is a catalog GPU.
   for (const auto& [gpu, rate] : r->gpu_hour) EXPECT_NE(testing::SourceCatalog().FindGpu(gpu), nullptr) << gpu;

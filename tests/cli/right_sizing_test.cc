@@ -75,7 +75,7 @@ TEST(RightSizing, PlanRowsCarrySpeedCostAndTheJobInJson) {
   }
   // job cost = workers x price per hour x job hours
   EXPECT_NEAR(e["job_cost"].get<double>(), 4 * e["price_per_hour"].get<double>() * e["job_hours"].get<double>(), 1e-9);
-  EXPECT_FALSE(e["price_verified"].get<bool>());  // the shipped list prices are unverified
+  EXPECT_TRUE(e["price_verified"].get<bool>());  // the shipped L4 and worker rates have their source
 
   auto text = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--records", "1000"});
   ASSERT_EQ(text.exit_code, 0) << text.out;
@@ -130,7 +130,7 @@ TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
            Bad{{"plan", p, "--num_workers=0"}, "--num_workers '0'"},
            Bad{{"plan", p, "--deadline", "2"}, "--deadline 2 h needs --records N"},
            Bad{{"plan", p, "--max_cost_per_million", "0.000001"},
-               "no configuration that fits meets the constraints: the cheapest that fits, n1-standard-32 + 1 x nvidia-tesla-t4, costs USD 0.01115 per million records (limit 1e-06)"},
+               "no configuration that fits meets the constraints: the cheapest that fits, n1-standard-32 + 1 x nvidia-tesla-t4, costs USD 0.01145 per million records (limit 1e-06)"},
            Bad{{"plan", p, "--records", "100000000000", "--deadline", "1"},
                "the quickest that fits, "},
        }) {

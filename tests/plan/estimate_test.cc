@@ -2,6 +2,9 @@
 // the first one line by line), and the rows of `dfworker plan` that carry it.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "catalog/catalog_test_util.h"
 #include "dfw/options/parse.h"
 #include "dfw/plan/catalog_plan.h"
@@ -141,10 +144,11 @@ TEST(Estimate, StreamingBillsTheShippedStreamingRates) {
   Estimate batch = EstimateConfiguration(L4Shape(), {Model()}, in);
   in.streaming = true;
   Estimate streaming = EstimateConfiguration(L4Shape(), {Model()}, in);
-  // Batch: 8 x 0.056 + 32 x 0.003557 + 0.56; streaming: 8 x 0.069 + the same memory and GPU.
-  EXPECT_NEAR(batch.price_per_hour, 8 * 0.056 + 32 * 0.003557 + 0.56, 1e-12);
-  EXPECT_NEAR(streaming.price_per_hour, 8 * 0.069 + 32 * 0.003557 + 0.56, 1e-12);
-  EXPECT_FALSE(streaming.price_verified);
+  // Batch: 8 x 0.056 + 32 x 0.003557 + 0.672; streaming: 8 x 0.069 + 32 x 0.0035557 + the same GPU.
+  EXPECT_NEAR(batch.price_per_hour, 8 * 0.056 + 32 * 0.003557 + 0.672, 1e-12);
+  EXPECT_NEAR(batch.price_per_hour, 1.233824, 1e-9);
+  EXPECT_NEAR(streaming.price_per_hour, 8 * 0.069 + 32 * 0.0035557 + 0.672, 1e-12);
+  EXPECT_TRUE(streaming.price_verified);  // every rate used has its source (configs/prices.yaml)
   EXPECT_NE(streaming.price_how.find("us-central1 streaming"), std::string::npos) << streaming.price_how;
 }
 
@@ -234,6 +238,81 @@ TEST(Estimate, ConstraintsNarrowTheRecommendationOrNameTheClosestMiss) {
   EXPECT_NE(none.constraint_miss.find("the quickest that fits, g2-standard-96 + 8 x nvidia-l4, takes 2.38 h"),
             std::string::npos)
       << none.constraint_miss;
+}
+
+}  // namespace
+}  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// --gpu_efficiency_from: the file scripts/gpu-check.sh writes, and the committed example of it.
+TEST(GpuEfficiencyFile, CommittedExampleParses) {
+  std::ifstream in(DFW_SOURCE_DIR "/testdata/right_sizing/gpu-efficiency.example.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto file = ParseGpuEfficiencyFile("example.json", text.str());
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ(file->gpu, "nvidia-l4");
+  ASSERT_EQ(file->entries.size(), 1u);
+  EXPECT_EQ(file->entries[0].handler, "SentenceEmbeddingHandler");
+  EXPECT_DOUBLE_EQ(file->entries[0].efficiency, 0.15);  // 4,545 GFLOP/s / 30,300
+  EXPECT_NE(file->note.find("not a measurement"), std::string::npos);
+}
+
+TEST(GpuEfficiencyFile, RefusesBadFilesNamingTheField) {
+  const std::string head = "{\"format\": \"dfworker-gpu-efficiency\", \"format_version\": 1, \"gpu\": \"nvidia-l4\", ";
+  auto entry = [](const std::string& fields) { return "\"handlers\": [{\"handler\": \"H\", \"dtype\": \"float32\", " + fields + "}]}"; };
+  const std::string good = "\"achieved_gflops\": 3030, \"peak_tflops\": 30.3, \"efficiency\": 0.1";
+  ASSERT_TRUE(ParseGpuEfficiencyFile("e.json", head + entry(good)).ok());
+  struct Bad {
+    std::string text, expected;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"{\n  \"format\": 1,\n  x\n}", "e.json:3:3: not JSON: syntax error"},
+           {"{\"format\": \"dfworker-bench\"}", "e.json: not a GPU efficiency file"},
+           {"{\"format\": \"dfworker-gpu-efficiency\", \"format_version\": 3}", "format_version 3: this dfworker reads version 1"},
+           {"{\"format\": \"dfworker-gpu-efficiency\", \"format_version\": 1, \"handlers\": []}", "\"gpu\" is missing"},
+           {head + "\"handlers\": []}", "\"handlers\" must be a non-empty list"},
+           {head + entry("\"achieved_gflops\": 3030, \"peak_tflops\": 30.3, \"efficiency\": 0.5"),
+            "handlers[0]: efficiency 0.5 is not achieved_gflops / (peak_tflops x 1000) = 3030 / 30300 = 0.1"},
+           {head + entry("\"achieved_gflops\": 0, \"peak_tflops\": 30.3, \"efficiency\": 0.1"),
+            "handlers[0]: \"achieved_gflops\" must be a number above 0 (it is 0)"},
+           {head + entry("\"achieved_gflops\": 60600, \"peak_tflops\": 30.3, \"efficiency\": 2"), "efficiency 2 is above 1"},
+           {head + entry("\"peak_tflops\": 30.3, \"efficiency\": 0.1"), "\"achieved_gflops\" must be a number above 0 (it is missing)"},
+           {head + "\"handlers\": [{\"handler\": \"H\", \"dtype\": \"bfloat16\", " + good + "}]}",
+            "handlers[0]: dtype 'bfloat16': the estimate divides the FP32 peak"},
+           {head + "\"handlers\": [{\"handler\": \"H\", \"dtype\": \"float32\", " + good + "}, {\"handler\": \"H\", \"dtype\": "
+                   "\"float32\", " + good + "}]}",
+            "handlers[1]: handler 'H' is given twice"},
+           {head + "\"handlers\": [{\"dtype\": \"float32\", " + good + "}]}", "handlers[0]: \"handler\" is missing"},
+       }) {
+    auto r = ParseGpuEfficiencyFile("e.json", b.text);
+    ASSERT_FALSE(r.ok()) << b.expected;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(b.expected), std::string::npos) << r.status().message();
+  }
+}
+
+// A measured efficiency applies to its model only; --gpu_efficiency overrides it.
+TEST(Estimate, MeasuredEfficiencyReplacesTheHandlerDefaultForItsModel) {
+  ModelRequirement other = Model();
+  other.name = "other";
+  EstimateInputs in;
+  in.cpu_records_per_vcpu_second = 1e9;  // GPU-bound
+  in.gpu_efficiency_by_model["m"] = MeasuredEfficiency{0.25, "measured: test"};
+  Estimate e = EstimateConfiguration(L4Shape(), {Model()}, in);
+  ASSERT_TRUE(e.speed_known);
+  EXPECT_NEAR(e.gpu_compute_rps, 30.3e12 * 0.25 / 1e9, 1e-6);  // 7,575 records/s
+  EXPECT_NEAR(e.records_per_second, 7575, 1e-6);
+  std::string inputs;
+  for (const std::string& s : e.inputs) inputs += s + "\n";
+  EXPECT_NE(inputs.find("efficiency 0.25 (measured: test)"), std::string::npos) << inputs;
+  // The model without an entry keeps its handler's default (0.3): 1 / (1/7,575 + 1/9,090).
+  Estimate both = EstimateConfiguration(L4Shape(), {Model(), other}, in);
+  EXPECT_NEAR(both.gpu_compute_rps, 1.0 / (1e9 / (30.3e12 * 0.25) + 1e9 / (30.3e12 * 0.3)), 1e-6);
+  in.gpu_efficiency = 0.5;
+  EXPECT_NEAR(EstimateConfiguration(L4Shape(), {Model()}, in).gpu_compute_rps, 15150, 1e-6);
 }
 
 }  // namespace

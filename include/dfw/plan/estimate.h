@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,40 @@ inline constexpr double kDefaultBandwidthEfficiency = 0.7;
 // constant, added to every job's hours.
 inline constexpr double kWorkerStartupHours = 5.0 / 60.0;
 
+// A handler's measured share of the FP32 peak on one GPU, for the models it runs
+// (`plan --gpu_efficiency_from FILE`; scripts/gpu-check.sh writes the file on a GPU machine).
+struct MeasuredEfficiency {
+  double efficiency = 0;  // in (0, 1]
+  std::string how;        // where it came from, printed with the estimate
+};
+
+// The file `scripts/gpu-check.sh` writes (JSON, docs/right-sizing.md):
+//   {"format": "dfworker-gpu-efficiency", "format_version": 1, "gpu": "nvidia-h200", "measured": "...",
+//    "handlers": [{"handler": "MlpModelHandlerSafetensors", "pipeline": "...", "dtype": "float32",
+//                  "achieved_gflops": 812.4, "peak_tflops": 67, "efficiency": 0.012125}, ...]}
+// Each entry's efficiency is achieved_gflops / (peak_tflops x 1000) for the GPU's FP32 peak (the
+// backends compute in FP32, and that is the peak the estimate divides).
+inline constexpr const char* kGpuEfficiencyFormat = "dfworker-gpu-efficiency";
+struct GpuEfficiencyEntry {
+  std::string handler;    // the model_handler type ("MlpModelHandlerSafetensors")
+  std::string pipeline;   // what ran ("" = not said)
+  std::string dtype;      // "float32"
+  double achieved_gflops = 0;
+  double peak_tflops = 0;
+  double efficiency = 0;
+};
+struct GpuEfficiencyFile {
+  std::string gpu;        // the catalog name of the GPU it was measured on
+  std::string measured;   // when, as written ("" = not said)
+  std::string note;       // e.g. that the figures are an example ("" = none)
+  std::vector<GpuEfficiencyEntry> entries;
+};
+// `path` names the file in messages. kInvalidArgument naming the file (path:line:col for JSON the
+// parser refuses) and the field: another format or version, no gpu, no entries, a handler twice, a
+// dtype other than float32, a figure that is not a number above 0, an efficiency outside (0, 1] or
+// not achieved_gflops / (peak_tflops x 1000) to within 1%.
+Result<GpuEfficiencyFile> ParseGpuEfficiencyFile(const std::string& path, const std::string& text);
+
 enum class Bottleneck { kUnknown, kGpuCompute, kGpuMemoryBandwidth, kCpu };
 const char* BottleneckName(Bottleneck b);  // "GPU compute", "GPU memory bandwidth", "CPU preprocessing"
 
@@ -45,6 +80,9 @@ struct EstimateInputs {
   bool cpu_rate_given = false;                 // --cpu_rate or --cpu_rate_from (else the assumed default)
   std::string cpu_rate_how;                    // where a given rate came from ("" = --cpu_rate)
   std::optional<double> gpu_efficiency;        // --gpu_efficiency: overrides every handler's default
+  // --gpu_efficiency_from: per model (ModelRequirement::name) the efficiency measured for its
+  // handler; a model without an entry keeps its handler's default. --gpu_efficiency wins.
+  std::map<std::string, MeasuredEfficiency> gpu_efficiency_by_model;
   double bandwidth_efficiency = kDefaultBandwidthEfficiency;
   bool streaming = false;                      // bill streaming worker rates
   const RegionPrices* prices = nullptr;        // nullptr: no cost figures

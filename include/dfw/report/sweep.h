@@ -85,6 +85,14 @@ struct PointSummary {
   // The planned peak leaves 10% of the GPU free (validate's gpu-memory-tight rule): only such a
   // point is recommended.
   bool fits_with_headroom = true;
+  // The CPU side of the point (what `dfworker plan --cpu_rate_from BENCH.json` reads): SDK processes
+  // of the last successful run, the medians of process_bundle_usecs summed over the transforms that
+  // are not RunInference (`cpu_stages`, by name), and records / that time:
+  // records per CPU-second, i.e. per vCPU (0 when there is no such time).
+  int sdk_processes = 0;
+  double cpu_seconds = 0;
+  std::vector<std::string> cpu_stages;
+  double cpu_records_per_second = 0;
 };
 
 // `kinds` names each transform's kind (from the pipeline spec); an unknown name counts as kTransform.
@@ -130,6 +138,10 @@ struct SweepSelection {
 };
 // Sorted best first by the objective (failed points last).
 std::vector<PointSummary> SortByObjective(std::vector<PointSummary> points, SweepObjective objective);
+
+// The index in `sorted` of the recommendation: the first point with no failed run, headroom on the
+// GPU and every constraint met; -1 = none.
+int RecommendedIndex(const std::vector<PointSummary>& sorted, const SweepSelection& selection);
 
 // The table; the recommendation is the best point (the order of `sorted`) with no failed run,
 // headroom on the GPU and every constraint met; a row that misses a constraint says which.
