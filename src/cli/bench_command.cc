@@ -279,7 +279,7 @@ report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yam
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!m.error.empty()) return m;
   if (fs::exists(run_dir + "/job/stages.json")) {
-    m.error = "the pipeline ran as fused stages (it has a Combine), each stage a job dir with its own metrics.json; "
+    m.error = "the pipeline ran as fused stages (it has a Combine or Join), each stage a job dir with its own metrics.json; "
               "bench does not sweep staged pipelines yet";
     return m;
   }
@@ -327,7 +327,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
     auto spec = LoadPipelineString(*pipeline_text, registry, flags.pipeline_path);
     auto stages = spec.ok() ? DescribePipelineStages(*spec, 1) : Result<PipelineStages>(spec.status());
     if (stages.ok() && stages->count > 1) {
-      return InvocationError("dfworker bench", "the pipeline has a Combine, so it runs as " + std::to_string(stages->count) +
+      return InvocationError("dfworker bench", "the pipeline has a Combine or Join, so it runs as " + std::to_string(stages->count) +
                    " fused stages, each a job dir with its own metrics; bench does not sweep staged pipelines yet "
                    "(run it with dfworker run; dfworker report JOB_DIR shows each stage)");
     }

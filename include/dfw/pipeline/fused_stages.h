@@ -1,12 +1,15 @@
-// Fused stages: a pipeline cut at its Combines, as Dataflow's optimiser cuts a graph at each
-// GroupByKey (dfw/stages/combine.h).
+// Fused stages: a pipeline cut at its Combines and Joins, as Dataflow's optimiser cuts a graph at
+// each GroupByKey / CoGroupByKey (dfw/stages/combine.h, dfw/stages/join.h).
 //
-// Stage 0 holds every transform that reads no Combine's output, with each Combine feeding it
-// replaced by its partial sink. Stage k + 1 starts with one merge source per Combine that ended
-// stage k and holds the transforms that read them (and their own downstream), until the next
-// Combine. A pipeline without a Combine is one stage, the spec itself. Each stage is an ordinary
-// PipelineSpec: the runner, the bundle plan, exactly-once commits and --resume work per stage;
-// stage k + 1 runs only after stage k has finished and its shuffles are committed.
+// Stage 0 holds every transform that reads no Combine's or Join's output, with each Combine feeding
+// it replaced by its partial sink and each Join input by one of the Join's. Stage k + 1 starts with
+// one merge source per Combine or Join that ended stage k and holds the transforms that read them
+// (and their own downstream), until the next shuffle. A Join's inputs may come from different
+// stages: each input's partial sink runs where that input's rows are, and the Join's merge runs in
+// the stage after the latest of them. A pipeline without either is one stage, the spec itself.
+// Each stage is an ordinary PipelineSpec: the runner, the bundle plan, exactly-once commits and
+// --resume work per stage; stage k + 1 runs only after stage k has finished and its shuffles are
+// committed.
 #pragma once
 
 #include <functional>
@@ -34,7 +37,7 @@ struct FusedStage {
 // (its inputs would be in two stages).
 Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseOptions& options);
 
-// Whether the pipeline has a Combine (so it runs as more than one stage).
+// Whether the pipeline has a Combine or a Join (so it runs as more than one stage).
 bool HasShuffle(const PipelineSpec& spec);
 
 // The default number of shuffle partitions for `processes` SDK processes (256, or 8 per process on
