@@ -36,7 +36,7 @@ BERT_MASKS = ["The capital of France is [MASK].", "I love this [MASK], it is gre
 ROBERTA_MASKS = ["The capital of France is <mask>.", "I love this <mask>, it is great.", "Hello <mask>!"]
 
 CASES = []
-for arch in ("bert", "distilbert", "roberta", "xlmr"):
+for arch in ("bert", "distilbert", "roberta", "xlmr", "modernbert"):
     CASES += [
         (f"{arch}-text-classification", f"{arch}-sequence-classification", "text-classification", {}, TEXTS),
         (f"{arch}-text-classification-top2-sigmoid", f"{arch}-sequence-classification", "text-classification",
@@ -64,6 +64,8 @@ CASES += [
      {"candidate_labels": ["sports", "technology"]}, TEXTS[:4]),
     ("xlmr-zero-shot", "xlmr-nli", "zero-shot-classification",
      {"candidate_labels": ["sports", "technology", "cooking"]}, TEXTS[:4]),
+    ("modernbert-zero-shot", "modernbert-nli", "zero-shot-classification",
+     {"candidate_labels": ["sports", "politics", "cooking"]}, TEXTS[:4]),
 ]
 # Arguments that go to the pipeline's constructor rather than its call.
 INIT_ARGS = {"aggregation_strategy", "ignore_labels"}

@@ -21,6 +21,8 @@ from transformers import (BertConfig, BertForMaskedLM, BertForSequenceClassifica
                           BertTokenizerFast, DistilBertConfig, DistilBertForMaskedLM,
                           DistilBertForSequenceClassification, DistilBertForTokenClassification, RobertaConfig,
                           RobertaForMaskedLM, RobertaForSequenceClassification, RobertaForTokenClassification,
+                          ModernBertConfig, ModernBertForMaskedLM, ModernBertForSequenceClassification,
+                          ModernBertForTokenClassification,
                           RobertaTokenizerFast, PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForMaskedLM,
                           XLMRobertaForSequenceClassification, XLMRobertaForTokenClassification)
 
@@ -80,7 +82,7 @@ def widen(model):
     g = torch.Generator().manual_seed(SEED)
     with torch.no_grad():
         for name, p in sorted(model.named_parameters()):
-            if "LayerNorm" in name or "layer_norm" in name:
+            if "LayerNorm" in name or "norm" in name:  # every norm: LayerNorm, layer_norm, ModernBERT's *norm
                 p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g) if name.endswith("weight")
                         else 0.1 * torch.randn(p.shape, generator=g))
             else:
@@ -142,6 +144,20 @@ def main():
     save(XLMRobertaForSequenceClassification(XLMRobertaConfig(**xlmr, **nli)), uni, out, "xlmr-nli")
     save(XLMRobertaForTokenClassification(XLMRobertaConfig(**xlmr, **ner)), uni, out, "xlmr-token-classification")
     save(XLMRobertaForMaskedLM(XLMRobertaConfig(**xlmr)), uni, out, "xlmr-masked-lm")
+    # ModernBERT on the WordPiece vocabulary: 3 layers (layer 0 global, 1 and 2 local), a window of
+    # 4 (each token sees 2 either side), so the sliding masks and both RoPE thetas matter on these
+    # sentences; mean pooling on one classifier, [CLS] on the other; biases on the NER model.
+    modern = dict(vocab_size=len(wp), hidden_size=16, num_hidden_layers=3, num_attention_heads=2, intermediate_size=24,
+                  max_position_embeddings=128, local_attention=4, global_attn_every_n_layers=3,
+                  pad_token_id=wp.pad_token_id, bos_token_id=wp.cls_token_id, eos_token_id=wp.sep_token_id,
+                  cls_token_id=wp.cls_token_id, sep_token_id=wp.sep_token_id)
+    save(ModernBertForSequenceClassification(ModernBertConfig(**modern, classifier_pooling="mean", **sentiment)), wp, out,
+         "modernbert-sequence-classification")
+    save(ModernBertForSequenceClassification(ModernBertConfig(**modern, **nli)), wp, out, "modernbert-nli")
+    save(ModernBertForTokenClassification(ModernBertConfig(**modern, norm_bias=True, attention_bias=True, mlp_bias=True,
+                                                           classifier_bias=True, **ner)), wp, out,
+         "modernbert-token-classification")
+    save(ModernBertForMaskedLM(ModernBertConfig(**modern)), wp, out, "modernbert-masked-lm")
 
 
 if __name__ == "__main__":

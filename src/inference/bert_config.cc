@@ -67,6 +67,7 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
   BertConfig c;
   RETURN_IF_ERROR(CheckArchitecture(j, origin, c));
   if (c.family == EncoderFamily::kDistilBert) return ParseDistilBertConfig(j, origin, std::move(c));
+  if (c.family == EncoderFamily::kModernBert) return ParseModernBertConfig(j, origin, std::move(c));
   RETURN_IF_ERROR(ReadPositiveConfigInt(j, "vocab_size", origin, c.vocab_size));
   RETURN_IF_ERROR(ReadPositiveConfigInt(j, "hidden_size", origin, c.hidden_size));
   RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_hidden_layers", origin, c.num_hidden_layers));

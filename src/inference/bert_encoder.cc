@@ -23,7 +23,16 @@ BertEncoder::BertEncoder(BertConfig config, BertEncoderOptions options, Inferenc
 
 BertEncoder::~BertEncoder() = default;
 
+namespace {
+Status RefuseModernBert(const BertConfig& config) {
+  if (config.family != EncoderFamily::kModernBert) return Status::OK();
+  return InvalidArgument("model_type modernbert (RoPE, GeGLU, local attention) runs in HuggingFacePipelineModelHandler "
+                         "on its own encoder; this handler runs BERT, DistilBERT, RoBERTa and XLM-RoBERTa encoders");
+}
+}  // namespace
+
 Status BertEncoder::CheckWeights(const BertConfig& config, const SafetensorsFile& weights) {
+  RETURN_IF_ERROR(RefuseModernBert(config));
   BertEncoder e(config, BertEncoderOptions{}, nullptr);
   e.shapes_only_ = true;
   return e.LoadWeights(weights).WithContext("'" + weights.path() + "'");
@@ -31,6 +40,7 @@ Status BertEncoder::CheckWeights(const BertConfig& config, const SafetensorsFile
 
 Result<std::unique_ptr<BertEncoder>> BertEncoder::Make(const BertConfig& config, const SafetensorsFile& weights,
                                                        InferenceBackend* backend, BertEncoderOptions options) {
+  RETURN_IF_ERROR(RefuseModernBert(config));
   if (backend == nullptr) return InvalidArgument("BertEncoder needs a backend");
   if (options.max_batch < 1 || options.max_batch > 4096) {
     return InvalidArgument("max batch size must be in [1, 4096], got " + std::to_string(options.max_batch));

@@ -165,8 +165,8 @@ Status BertEncoder::EncodeMany(std::span<const std::span<const int32_t>> sequenc
   return Status::OK();
 }
 
-std::vector<std::pair<std::string, int64_t>> TokenFigures(const BertEncoder& encoder, BertEncoder::TokenCounts before) {
-  const BertEncoder::TokenCounts now = encoder.token_counts();
+std::vector<std::pair<std::string, int64_t>> TokenFigures(const TokenEncoder& encoder, EncoderTokenCounts before) {
+  const EncoderTokenCounts now = encoder.token_counts();
   return {{"batch_tokens", now.real - before.real},
           {"batch_computed_tokens", now.computed - before.computed},
           {"batch_kflop", std::llround((now.flops - before.flops) / 1e3)}};

@@ -22,6 +22,10 @@ Result<EncoderFamily> EncoderFamilyOfArchitecture(const std::string& architectur
 // DistilBERT's config.json (dim, n_layers, n_heads, hidden_dim, activation, …) into `c`.
 Result<BertConfig> ParseDistilBertConfig(const nlohmann::json& j, const std::string& origin, BertConfig c);
 
+// ModernBERT's config.json (norm_eps, the biases, hidden_activation, RoPE thetas, local_attention,
+// layer_types / global_attn_every_n_layers, classifier_pooling, classifier_activation) into `c`.
+Result<BertConfig> ParseModernBertConfig(const nlohmann::json& j, const std::string& origin, BertConfig c);
+
 // RoBERTa's position ids start at pad_token_id + 1 (transformers' create_position_ids_from_input_ids).
 Status ApplyRobertaPositions(const nlohmann::json& j, const std::string& origin, BertConfig& c);
 

@@ -41,6 +41,16 @@ float Act(Activation a, float x) {
   }
 }
 
+void LayerNormInPlace(std::vector<float>& x, const std::vector<float>& g, const std::vector<float>& b, float eps) {
+  double mean = 0, var = 0;
+  for (float v : x) mean += v;
+  mean /= static_cast<double>(x.size());
+  for (float v : x) var += (v - mean) * (v - mean);
+  var /= static_cast<double>(x.size());
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((x[i] - mean) * inv) * g[i] + b[i];
+}
+
 }  // namespace
 
 Result<HeadKind> HeadKindOf(const std::string& a) {
@@ -85,6 +95,39 @@ Result<std::unique_ptr<EncoderHead>> EncoderHead::Load(HeadKind kind, const Bert
     l.in = static_cast<int>(in);
     return Status::OK();
   };
+  if (c.family == EncoderFamily::kModernBert) {
+    // ModernBertPredictionHead (dense → classifier_activation → LayerNorm) before every head's
+    // output: classifier (labels) or decoder (the vocabulary, tied to the token embeddings).
+    if (kind == HeadKind::kNone) return InvalidArgument("the model has no head (a bare encoder)");
+    const ModernBertFields& m = c.modern;
+    ASSIGN_OR_RETURN(h->dense_.w, ReadF32(f, "head.dense.weight", {H, H}));
+    if (m.classifier_bias) {
+      ASSIGN_OR_RETURN(h->dense_.b, ReadF32(f, "head.dense.bias", {H}));
+    }
+    h->dense_.out = h->dense_.in = static_cast<int>(H);
+    ASSIGN_OR_RETURN(h->ln_g_, ReadF32(f, "head.norm.weight", {H}));
+    if (m.norm_bias) {
+      ASSIGN_OR_RETURN(h->ln_b_, ReadF32(f, "head.norm.bias", {H}));
+    } else {
+      h->ln_b_.assign(static_cast<std::size_t>(H), 0.f);
+    }
+    h->act_ = m.classifier_act;
+    h->eps_ = c.layer_norm_eps;
+    if (kind == HeadKind::kMaskedLm) {
+      ASSIGN_OR_RETURN(h->out_.w, ReadF32(f, FirstPresent(f, {"decoder.weight", "model.embeddings.tok_embeddings.weight"}), {V, H}));
+      if (m.decoder_bias) {
+      ASSIGN_OR_RETURN(h->out_.b, ReadF32(f, "decoder.bias", {V}));
+    }
+      h->out_.out = static_cast<int>(V);
+      h->outputs_ = c.vocab_size;
+    } else {
+      RETURN_IF_ERROR(linear(h->out_, "classifier.weight", "classifier.bias", L, H));
+      h->outputs_ = num_labels;
+    }
+    h->out_.in = static_cast<int>(H);
+    h->mean_pooling_ = kind == HeadKind::kSequenceClassification && m.mean_pooling;
+    return h;
+  }
   const bool distil = c.family == EncoderFamily::kDistilBert, roberta = c.family == EncoderFamily::kRoberta;
   const std::string base = distil ? "distilbert." : roberta ? "roberta." : "bert.";
   switch (kind) {
@@ -142,6 +185,14 @@ Result<std::unique_ptr<EncoderHead>> EncoderHead::Load(HeadKind kind, const Bert
 
 void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   out.resize(static_cast<std::size_t>(outputs_));
+  if (family_ == EncoderFamily::kModernBert) {  // dense → act → LayerNorm → out, for every head
+    scratch_.resize(static_cast<std::size_t>(dense_.out));
+    dense_.Apply(hidden, scratch_.data());
+    for (float& v : scratch_) v = Act(act_, v);
+    LayerNormInPlace(scratch_, ln_g_, ln_b_, eps_);
+    out_.Apply(scratch_.data(), out.data());
+    return;
+  }
   if (kind_ == HeadKind::kTokenClassification) {
     out_.Apply(hidden, out.data());
     return;
@@ -150,17 +201,7 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   dense_.Apply(hidden, scratch_.data());
   const bool tanh = kind_ == HeadKind::kSequenceClassification && family_ != EncoderFamily::kDistilBert;
   for (float& v : scratch_) v = tanh ? std::tanh(v) : Act(act_, v);
-  if (kind_ == HeadKind::kMaskedLm) {
-    double mean = 0, var = 0;
-    for (float v : scratch_) mean += v;
-    mean /= static_cast<double>(scratch_.size());
-    for (float v : scratch_) var += (v - mean) * (v - mean);
-    var /= static_cast<double>(scratch_.size());
-    const double inv = 1.0 / std::sqrt(var + eps_);
-    for (std::size_t i = 0; i < scratch_.size(); ++i) {
-      scratch_[i] = static_cast<float>((scratch_[i] - mean) * inv) * ln_g_[i] + ln_b_[i];
-    }
-  }
+  if (kind_ == HeadKind::kMaskedLm) LayerNormInPlace(scratch_, ln_g_, ln_b_, eps_);
   out_.Apply(scratch_.data(), out.data());
 }
 

@@ -1,4 +1,4 @@
-// The heads transformers puts on an encoder (BertFor*, DistilBertFor*, RobertaFor*), read from the
+// The heads transformers puts on an encoder (BertFor*, DistilBertFor*, RobertaFor*, ModernBertFor*), read from the
 // checkpoint by their saved names and run on the host: they touch one token (sequence
 // classification, a masked position) or are one small matrix per token (token classification).
 #pragma once
@@ -29,6 +29,9 @@ class EncoderHead {
   // (token classification) or of one masked token (masked LM: vocab_size logits).
   void Logits(const float* hidden, std::vector<float>& out) const;
   HeadKind kind() const { return kind_; }
+  // Sequence classification over the mean of every token's hidden state (ModernBERT's
+  // classifier_pooling: mean) rather than the first token's: the caller pools and passes the mean.
+  bool mean_pooling() const { return mean_pooling_; }
   int outputs() const { return outputs_; }
 
  private:
@@ -44,6 +47,7 @@ class EncoderHead {
   Activation act_ = Activation::kGelu;
   float eps_ = 1e-12f;
   int outputs_ = 0;
+  bool mean_pooling_ = false;
   Linear dense_;   // pooler / pre_classifier / classifier.dense / MLM transform (absent for tokens)
   std::vector<float> ln_g_, ln_b_;  // MLM transform LayerNorm
   Linear out_;     // classifier / out_proj / decoder

@@ -14,6 +14,7 @@
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/decoder_config.h"
 #include "dfw/inference/hf_model_dir.h"
+#include "dfw/inference/modernbert_encoder.h"
 #include "hf_pipeline_settings.h"
 #include "hf_text_generation.h"
 
@@ -38,7 +39,7 @@ bool ValidUtf8(const std::string& s) {
 class HfPipelineModel final : public Model {
  public:
   HfPipelineModel(const HfPipelineSettings& s, std::unique_ptr<SafetensorsFile> file, std::unique_ptr<InferenceBackend> backend,
-                  std::unique_ptr<BertEncoder> encoder, std::unique_ptr<EncoderHead> head)
+                  std::unique_ptr<TokenEncoder> encoder, std::unique_ptr<EncoderHead> head)
       : s_(s), file_(std::move(file)), backend_(std::move(backend)), encoder_(std::move(encoder)), head_(std::move(head)) {}
 
   Status CheckExample(const Value& example) const override {
@@ -156,13 +157,13 @@ class HfPipelineModel final : public Model {
       return Value::FromList(std::move(one));
     }
     if (s_.task == "text-classification") {
-      head_->Logits(x.data(), logits_);
+      head_->Logits(Pooled(first), logits_);
       return TextClassificationResult(logits_, s_.labels, s_.args);
     }
     if (s_.task == "zero-shot-classification") {
       std::vector<float> all;
       for (std::size_t e = first; e < last; ++e) {
-        head_->Logits(hidden_[e].data(), logits_);
+        head_->Logits(Pooled(e), logits_);
         all.insert(all.end(), logits_.begin(), logits_.end());
       }
       return ZeroShotResult(text, all, head_->outputs(), s_.labels, s_.args);
@@ -186,10 +187,23 @@ class HfPipelineModel final : public Model {
     return FillMaskResult(enc, masks, all, head_->outputs(), s_.target_ids, s_.args, *s_.tokenizer, s_.pad_id);
   }
 
+  // What a sequence-classification head reads of encoding e: its first token's hidden state, or
+  // the mean over its tokens (ModernBERT's classifier_pooling: mean; every token is unpadded here).
+  const float* Pooled(std::size_t e) {
+    if (!head_->mean_pooling()) return hidden_[e].data();
+    const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size), n = encodings_[e].size();
+    pooled_.assign(h, 0.f);
+    for (std::size_t t = 0; t < n; ++t) {
+      for (std::size_t k = 0; k < h; ++k) pooled_[k] += hidden_[e][t * h + k];
+    }
+    for (float& v : pooled_) v /= static_cast<float>(n);
+    return pooled_.data();
+  }
+
   HfPipelineSettings s_;  // a copy (the tokenizer is shared): a model may outlive its handler
   std::unique_ptr<SafetensorsFile> file_;
   std::unique_ptr<InferenceBackend> backend_;
-  std::unique_ptr<BertEncoder> encoder_;
+  std::unique_ptr<TokenEncoder> encoder_;
   std::unique_ptr<EncoderHead> head_;
   std::unique_ptr<DeviceMemoryCharge> charge_;
   // Per-batch scratch, reused.
@@ -199,7 +213,8 @@ class HfPipelineModel final : public Model {
   std::vector<std::span<const int32_t>> seqs_, types_;
   std::vector<std::size_t> order_;  // encodings by length
   std::vector<float> out_, logits_;
-  BertEncoder::TokenCounts last_tokens_;  // the encoder's counts before the last batch
+  EncoderTokenCounts last_tokens_;  // the encoder's counts before the last batch
+  std::vector<float> pooled_;
 };
 
 Result<std::unique_ptr<EncoderHead>> LoadHead(const HfPipelineSettings& s, const SafetensorsFile& f) {
@@ -221,6 +236,12 @@ class HfPipelineHandler final : public ModelHandler {
     const uint64_t h = static_cast<uint64_t>(s_.config.hidden_size), heads = static_cast<uint64_t>(s_.config.num_attention_heads);
     const uint64_t inter = static_cast<uint64_t>(s_.config.intermediate_size), tokens = b * seq;
     WorkspaceEstimate e;
+    if (s_.config.family == EncoderFamily::kModernBert) {  // host attention: one score row at a time
+      e.bytes = tokens * (7 * h + 3 * inter) * sizeof(float);
+      e.how = "modernbert sub-batch " + std::to_string(b) + " x " + std::to_string(seq) + " tokens: 7 x hidden " +
+              std::to_string(h) + " + 3 x intermediate " + std::to_string(inter) + " per token, x 4 B";
+      return e;
+    }
     e.bytes = (6 * tokens * h + b * heads * seq * seq + tokens * inter + 2 * tokens + b * h) * sizeof(float);
     e.how = s_.config.model_type + " sub-batch " + std::to_string(b) + " x " + std::to_string(seq) +
             " tokens: 6 x hidden " + std::to_string(h) + " + intermediate " + std::to_string(inter) + " per token, " +
@@ -232,12 +253,20 @@ class HfPipelineHandler final : public ModelHandler {
     ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(process));
     ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
     RETURN_IF_ERROR(file->CheckFiniteTensors());
-    std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
-    BertEncoderOptions eo;
-    eo.max_batch = kHfEncodeBatch;
-    eo.max_seq_length = s_.max_tokens;
-    eo.normalize = false;
-    ASSIGN_OR_RETURN(auto encoder, BertEncoder::Make(s_.config, *file, backend.get(), eo));
+    std::unique_ptr<TokenEncoder> encoder;
+    std::unique_ptr<InferenceBackend> backend;
+    if (s_.config.family == EncoderFamily::kModernBert) {
+      // Its RoPE and sliding-window attention run on the host: the CPU backend, whatever the device.
+      backend = MakeCpuBackend();
+      ASSIGN_OR_RETURN(encoder, ModernBertEncoder::Make(s_.config, *file, backend.get(), s_.max_tokens));
+    } else {
+      backend = MakeBackendForDevice();
+      BertEncoderOptions eo;
+      eo.max_batch = kHfEncodeBatch;
+      eo.max_seq_length = s_.max_tokens;
+      eo.normalize = false;
+      ASSIGN_OR_RETURN(encoder, BertEncoder::Make(s_.config, *file, backend.get(), eo));
+    }
     if (s_.linear_dtype != LinearDType::kFloat32) {
       RETURN_IF_ERROR(encoder->SetLinearDType(s_.linear_dtype).WithContext("load_pipeline_args " + s_.dtype_how));
     }
@@ -280,7 +309,8 @@ Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions 
   // Shapes checked now, before any record is read: the encoder's from the header alone (no backend
   // is made: the launcher makes this handler to plan), the task head's as it loads.
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s->dir + "/model.safetensors"));
-  RETURN_IF_ERROR(BertEncoder::CheckWeights(s->config, *file));
+  RETURN_IF_ERROR(s->config.family == EncoderFamily::kModernBert ? ModernBertEncoder::CheckWeights(s->config, *file)
+                                                                 : BertEncoder::CheckWeights(s->config, *file));
   ASSIGN_OR_RETURN(auto head, LoadHead(*s, *file));
   // A precision this CPU cannot run is an invalid configuration (exit 2) now, not at the first load.
   if (s->linear_dtype != LinearDType::kFloat32 && options.device == "CPU") {

@@ -100,7 +100,9 @@ INSTANTIATE_TEST_SUITE_P(References, HfPipelineReferenceTest, ::testing::ValuesI
 TEST(HfPipelineHandler, CoversEveryTaskAndFamilyInItsReferences) {
   const std::vector<std::string> names = ReferenceNames();
   for (const char* want : {"bert-text-classification", "distilbert-ner-first", "roberta-fill-mask", "bert-zero-shot",
-                           "roberta-feature-extraction", "roberta-ner-max"}) {
+                           "roberta-feature-extraction", "roberta-ner-max", "xlmr-ner-first", "xlmr-zero-shot",
+                           "modernbert-text-classification", "modernbert-ner-average", "modernbert-fill-mask",
+                           "modernbert-feature-extraction", "modernbert-zero-shot"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   }
 }

@@ -35,6 +35,17 @@ enum class EncoderFamily : uint8_t {
   kBert,        // model_type "bert"
   kDistilBert,  // "distilbert": no token-type embeddings, its own config and tensor names
   kRoberta,     // "roberta", "xlm-roberta": BERT's layout, positions start at pad_token_id + 1
+  kModernBert,  // "modernbert": its own encoder (ModernBertEncoder, dfw/inference/modernbert_encoder.h)
+};
+
+// What config.json says of a ModernBERT model beyond the shared sizes (ModernBertConfig).
+struct ModernBertFields {
+  bool norm_bias = false, attention_bias = false, mlp_bias = false, classifier_bias = false, decoder_bias = true;
+  float global_rope_theta = 160000.f, local_rope_theta = 10000.f;
+  int local_attention = 128;       // the whole window: a token sees those within local_attention / 2
+  std::vector<uint8_t> sliding;    // per layer: 1 = sliding-window (local) attention, 0 = full
+  bool mean_pooling = false;       // classifier_pooling: "mean" (else "cls")
+  Activation classifier_act = Activation::kGelu;
 };
 
 // The fields of config.json the encoder uses (BertModel and the families above).
@@ -54,6 +65,7 @@ struct BertConfig {
   int type_vocab_size = 0;  // 0: no token-type embeddings (DistilBERT)
   float layer_norm_eps = 1e-12f;
   Activation hidden_act = Activation::kGelu;  // "gelu", "gelu_new"/"gelu_pytorch_tanh", "relu"
+  ModernBertFields modern;                    // family kModernBert only
 
   // Parses config.json text; `origin` names the file in errors. An unsupported model_type,
   // architecture, activation or position_embedding_type is kInvalidArgument naming the value and
@@ -63,6 +75,31 @@ struct BertConfig {
 };
 
 enum class Pooling : uint8_t { kMean, kCls };
+
+// Tokens through an encoder since it was made: the sequences' own (`real`) and as computed, every
+// sequence padded to its sub-batch's longest (`computed`); 1 - real / computed is the share of the
+// work spent on padding.
+struct EncoderTokenCounts {
+  int64_t real = 0;
+  int64_t computed = 0;
+  double flops = 0;  // the forward passes' arithmetic, padding included
+};
+
+// What the HF pipeline handler needs of an encoder: the last hidden state of every token, its
+// precision, and its figures. BertEncoder (BERT, DistilBERT, RoBERTa, XLM-R) and ModernBertEncoder.
+class TokenEncoder {
+ public:
+  virtual ~TokenEncoder() = default;
+  // `out` = sequences.size() × `seq` × hidden floats, `seq` the longest sequence (padding rows
+  // unspecified); `type_ids` empty or one segment-id sequence per sequence.
+  virtual Status EncodeTokens(std::span<const std::span<const int32_t>> sequences,
+                              std::span<const std::span<const int32_t>> type_ids, std::vector<float>& out, int& seq) = 0;
+  virtual Status SetLinearDType(LinearDType dtype) = 0;
+  virtual LinearDType linear_dtype() const = 0;
+  virtual int64_t weight_bytes() const = 0;
+  virtual uint64_t workspace_bytes() const = 0;
+  virtual EncoderTokenCounts token_counts() const = 0;
+};
 
 struct BertEncoderOptions {
   // Largest number of sequences per Encode() call (workspace is sized for it).
@@ -80,7 +117,7 @@ struct BertEncoderOptions {
   LinearDType linear_dtype = LinearDType::kFloat32;
 };
 
-class BertEncoder {
+class BertEncoder final : public TokenEncoder {
  public:
   // Reads the weights from `weights` (HF names, an optional "bert." prefix, F32) and uploads
   // them to `backend` (which must outlive the encoder; `weights` too, since the CPU backend uses
@@ -92,7 +129,7 @@ class BertEncoder {
   // `config` gives, the same errors word for word. No weight byte is read and no backend made
   // (what a handler runs when it is made, in the launcher and before a model loads).
   static Status CheckWeights(const BertConfig& config, const SafetensorsFile& weights);
-  ~BertEncoder();
+  ~BertEncoder() override;
 
   // Embeds `sequences` (token ids from WordPieceTokenizer::Encode, each 1..max_seq_length ids,
   // ids < vocab_size) into `out` (sequences.size() × hidden_size floats, row-major).
@@ -112,29 +149,25 @@ class BertEncoder {
   // when not empty, has one segment-id sequence per sequence, each as long as it and below
   // type_vocab_size (empty: segment 0). Same errors as Encode.
   Status EncodeTokens(std::span<const std::span<const int32_t>> sequences,
-                      std::span<const std::span<const int32_t>> type_ids, std::vector<float>& out, int& seq);
+                      std::span<const std::span<const int32_t>> type_ids, std::vector<float>& out, int& seq) override;
 
   // Re-prepares every Linear layer's weights in `dtype` (BertEncoderOptions::linear_dtype); on an
   // error the encoder keeps its previous dtype.
-  Status SetLinearDType(LinearDType dtype);
-  LinearDType linear_dtype() const { return options_.linear_dtype; }
+  Status SetLinearDType(LinearDType dtype) override;
+  LinearDType linear_dtype() const override { return options_.linear_dtype; }
 
   const BertConfig& config() const { return config_; }
   const BertEncoderOptions& options() const { return options_; }
   int hidden_size() const { return config_.hidden_size; }
   // Bytes of weights uploaded to the backend.
-  int64_t weight_bytes() const { return weight_bytes_; }
+  int64_t weight_bytes() const override { return weight_bytes_; }
   // Bytes of the device workspace buffers it allocated (sized once for max_batch x max_seq_length).
-  uint64_t workspace_bytes() const;
+  uint64_t workspace_bytes() const override;
   // Tokens through the encoder since it was made: the sequences' own (`real`) and as computed,
   // every sequence padded to its sub-batch's longest (`computed`); 1 - real / computed is the
   // share of the work spent on padding.
-  struct TokenCounts {
-    int64_t real = 0;
-    int64_t computed = 0;
-    double flops = 0;  // Flops() of every forward pass, padding included
-  };
-  TokenCounts token_counts() const { return tokens_; }
+  using TokenCounts = EncoderTokenCounts;  // flops: Flops() of every forward pass
+  TokenCounts token_counts() const override { return tokens_; }
   // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
   static double Flops(const BertConfig& c, int batch, int seq);
 
@@ -193,7 +226,7 @@ class BertEncoder {
 // "batch_kflop" (the forward passes' arithmetic, in thousands), so 1 - sum(batch_tokens) /
 // sum(batch_computed_tokens) is the run's padding share and sum(batch_kflop) over the summed
 // batch latency its achieved FLOP/s (report, bench).
-std::vector<std::pair<std::string, int64_t>> TokenFigures(const BertEncoder& encoder, BertEncoder::TokenCounts before);
+std::vector<std::pair<std::string, int64_t>> TokenFigures(const TokenEncoder& encoder, EncoderTokenCounts before);
 
 // Rows the encoder handlers pool per lane and sort by tokens before cutting batches
 // (ModelHandler::SortWindow): eight encode sub-batches of 32, so a bundle's short and long texts
