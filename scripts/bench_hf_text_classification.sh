@@ -87,6 +87,9 @@ a, b = rows(sys.argv[1] + "/out"), rows(sys.argv[1] + "/out-bf16")
 same = sum(1 for k in a if a[k]["label"] == b[k]["label"])
 diff = max(abs(a[k]["score"] - b[k]["score"]) for k in a)
 print("bfloat16 vs float32: labels equal on %d of %d rows, largest score difference %.6f" % (same, len(a), diff))
+flipped = [a[k]["score"] for k in a if a[k]["label"] != b[k]["label"]]
+if flipped:  # a 2-label top score near 0.5 is a near tie: how near were the rows that flipped
+    print("  the %d rows whose label differs: float32 top score at most %.6f (a tie is 0.5)" % (len(flipped), max(flipped)))
 PY
 fi
 "$venv/bin/python" - "$work" "$cls" "$(nproc)" <<'PY' 2>/dev/null

@@ -68,12 +68,7 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
   RETURN_IF_ERROR(CheckArchitecture(j, origin, c));
   if (c.family == EncoderFamily::kDistilBert) return ParseDistilBertConfig(j, origin, std::move(c));
   if (c.family == EncoderFamily::kModernBert) return ParseModernBertConfig(j, origin, std::move(c));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "vocab_size", origin, c.vocab_size));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "hidden_size", origin, c.hidden_size));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_hidden_layers", origin, c.num_hidden_layers));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_attention_heads", origin, c.num_attention_heads));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "intermediate_size", origin, c.intermediate_size));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "max_position_embeddings", origin, c.max_position_embeddings));
+  RETURN_IF_ERROR(ReadEncoderSizes(j, origin, c));
   RETURN_IF_ERROR(ReadPositiveConfigInt(j, "type_vocab_size", origin, c.type_vocab_size));
   if (c.hidden_size % c.num_attention_heads != 0) {
     return InvalidArgument("'" + origin + "': hidden_size " + std::to_string(c.hidden_size) +

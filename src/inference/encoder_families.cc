@@ -35,6 +35,15 @@ Status ReadPositiveConfigInt(const nlohmann::json& j, const char* key, const std
   return Status::OK();
 }
 
+Status ReadEncoderSizes(const nlohmann::json& j, const std::string& origin, BertConfig& c) {
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "vocab_size", origin, c.vocab_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "hidden_size", origin, c.hidden_size));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_hidden_layers", origin, c.num_hidden_layers));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_attention_heads", origin, c.num_attention_heads));
+  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "intermediate_size", origin, c.intermediate_size));
+  return ReadPositiveConfigInt(j, "max_position_embeddings", origin, c.max_position_embeddings);
+}
+
 Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin) {
   if (model_type == "bert") return EncoderFamily::kBert;
   if (model_type == "distilbert") return EncoderFamily::kDistilBert;
@@ -128,12 +137,7 @@ Status ReadModernRopeTheta(const nlohmann::json& j, const char* type, const char
 }  // namespace
 
 Result<BertConfig> ParseModernBertConfig(const nlohmann::json& j, const std::string& origin, BertConfig c) {
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "vocab_size", origin, c.vocab_size));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "hidden_size", origin, c.hidden_size));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_hidden_layers", origin, c.num_hidden_layers));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "num_attention_heads", origin, c.num_attention_heads));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "intermediate_size", origin, c.intermediate_size));
-  RETURN_IF_ERROR(ReadPositiveConfigInt(j, "max_position_embeddings", origin, c.max_position_embeddings));
+  RETURN_IF_ERROR(ReadEncoderSizes(j, origin, c));
   if (c.hidden_size % c.num_attention_heads != 0 || (c.hidden_size / c.num_attention_heads) % 2 != 0) {
     return InvalidArgument("'" + origin + "': hidden_size " + std::to_string(c.hidden_size) +
                            " must be num_attention_heads x an even head size (RoPE rotates pairs)");

@@ -14,6 +14,10 @@ namespace dfw {
 // key when it is missing or not one. BertConfig::Parse and the families read their fields with it.
 Status ReadPositiveConfigInt(const nlohmann::json& j, const char* key, const std::string& origin, int& out);
 
+// The sizes every BERT-style config.json spells alike: vocab_size, hidden_size, num_hidden_layers,
+// num_attention_heads, intermediate_size, max_position_embeddings.
+Status ReadEncoderSizes(const nlohmann::json& j, const std::string& origin, BertConfig& c);
+
 // model_type → family; an unsupported one is kInvalidArgument listing the supported ones.
 Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin);
 // An architecture name ("DistilBertForMaskedLM") → its family, by prefix.

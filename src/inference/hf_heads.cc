@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "host_ops.h"
+
 namespace dfw {
 namespace {
 
@@ -30,25 +32,6 @@ std::string FirstPresent(const SafetensorsFile& f, std::initializer_list<std::st
     if (f.header().Find(n) != nullptr) return n;
   }
   return *names.begin();
-}
-
-float Act(Activation a, float x) {
-  switch (a) {
-    case Activation::kRelu: return x > 0 ? x : 0;
-    case Activation::kGelu: return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
-    case Activation::kGeluTanh: return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-    default: return x;
-  }
-}
-
-void LayerNormInPlace(std::vector<float>& x, const std::vector<float>& g, const std::vector<float>& b, float eps) {
-  double mean = 0, var = 0;
-  for (float v : x) mean += v;
-  mean /= static_cast<double>(x.size());
-  for (float v : x) var += (v - mean) * (v - mean);
-  var /= static_cast<double>(x.size());
-  const double inv = 1.0 / std::sqrt(var + eps);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((x[i] - mean) * inv) * g[i] + b[i];
 }
 
 }  // namespace
@@ -188,8 +171,8 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   if (family_ == EncoderFamily::kModernBert) {  // dense → act → LayerNorm → out, for every head
     scratch_.resize(static_cast<std::size_t>(dense_.out));
     dense_.Apply(hidden, scratch_.data());
-    for (float& v : scratch_) v = Act(act_, v);
-    LayerNormInPlace(scratch_, ln_g_, ln_b_, eps_);
+    for (float& v : scratch_) v = host_ops::Activate(act_, v);
+    host_ops::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
     out_.Apply(scratch_.data(), out.data());
     return;
   }
@@ -200,8 +183,8 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   scratch_.resize(static_cast<std::size_t>(dense_.out));
   dense_.Apply(hidden, scratch_.data());
   const bool tanh = kind_ == HeadKind::kSequenceClassification && family_ != EncoderFamily::kDistilBert;
-  for (float& v : scratch_) v = tanh ? std::tanh(v) : Act(act_, v);
-  if (kind_ == HeadKind::kMaskedLm) LayerNormInPlace(scratch_, ln_g_, ln_b_, eps_);
+  for (float& v : scratch_) v = tanh ? std::tanh(v) : host_ops::Activate(act_, v);
+  if (kind_ == HeadKind::kMaskedLm) host_ops::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
   out_.Apply(scratch_.data(), out.data());
 }
 

@@ -7,30 +7,15 @@
 #include <limits>
 
 #include "dfw/inference/safetensors.h"
+#include "host_ops.h"
 
 namespace dfw {
 namespace {
 
 void LayerNormRows(const float* x, const float* g, const float* b, float* y, int rows, int h, float eps) {
   for (int r = 0; r < rows; ++r) {
-    const float* in = x + static_cast<std::size_t>(r) * h;
-    float* out = y + static_cast<std::size_t>(r) * h;
-    double mean = 0, var = 0;
-    for (int i = 0; i < h; ++i) mean += in[i];
-    mean /= h;
-    for (int i = 0; i < h; ++i) var += (in[i] - mean) * (in[i] - mean);
-    var /= h;
-    const double inv = 1.0 / std::sqrt(var + eps);
-    for (int i = 0; i < h; ++i) out[i] = static_cast<float>((in[i] - mean) * inv) * g[i] + (b != nullptr ? b[i] : 0.f);
-  }
-}
-
-float Act(Activation a, float x) {
-  switch (a) {
-    case Activation::kRelu: return x > 0 ? x : 0;
-    case Activation::kGelu: return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
-    case Activation::kGeluTanh: return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-    default: return x;
+    const std::size_t at = static_cast<std::size_t>(r) * h;
+    host_ops::LayerNormRow(x + at, g, b, y + at, static_cast<std::size_t>(h), eps);
   }
 }
 
@@ -285,7 +270,7 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     for (std::size_t r = 0; r < tokens; ++r) {
       const float* u = wi_.data() + r * 2 * I;
       float* gr = g_.data() + r * I;
-      for (int i = 0; i < I; ++i) gr[i] = Act(c.hidden_act, u[i]) * u[I + i];
+      for (int i = 0; i < I; ++i) gr[i] = host_ops::Activate(c.hidden_act, u[i]) * u[I + i];
     }
     RETURN_IF_ERROR(be.Linear(g_.data(), *l.mlp_out, l.bo2, o_.data(), rows, Activation::kNone));
     for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];

@@ -1,0 +1,33 @@
+// Small float32 helpers the encoders' host-side code shares (heads, ModernBERT's layers): one
+// activation value and one LayerNorm row, each as transformers computes it.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include "dfw/backend/backend.h"
+
+namespace dfw::host_ops {
+
+inline float Activate(Activation a, float x) {
+  switch (a) {
+    case Activation::kRelu: return x > 0 ? x : 0;
+    case Activation::kGelu: return 0.5f * x * (1.f + std::erf(x / std::sqrt(2.f)));
+    case Activation::kGeluTanh: return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+    default: return x;
+  }
+}
+
+// y = (x - mean) / sqrt(var + eps) * g + b over one row of h values (b may be nullptr: no bias);
+// y may be x.
+inline void LayerNormRow(const float* x, const float* g, const float* b, float* y, std::size_t h, float eps) {
+  double mean = 0, var = 0;
+  for (std::size_t i = 0; i < h; ++i) mean += x[i];
+  mean /= static_cast<double>(h);
+  for (std::size_t i = 0; i < h; ++i) var += (x[i] - mean) * (x[i] - mean);
+  var /= static_cast<double>(h);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (std::size_t i = 0; i < h; ++i) y[i] = static_cast<float>((x[i] - mean) * inv) * g[i] + (b != nullptr ? b[i] : 0.f);
+}
+
+}  // namespace dfw::host_ops
