@@ -22,6 +22,23 @@ Result<std::string_view> DecodeBytes(std::string_view& in) {
   return s;
 }
 
+Result<Value> Decode(std::string_view& in, int depth);
+
+// A row's fields after its kind byte: a varint count, then (name, value) pairs.
+Result<Row> DecodeRowFields(std::string_view& in, int depth) {
+  ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
+  if (n > in.size()) return DataLoss("encoded value: a row of " + std::to_string(n) + " fields with " +
+                                     std::to_string(in.size()) + " bytes left");
+  Row row;
+  row.Reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(std::string_view name, DecodeBytes(in));
+    ASSIGN_OR_RETURN(Value v, Decode(in, depth + 1));
+    row.Append(std::string(name), std::move(v));
+  }
+  return row;
+}
+
 Result<Value> Decode(std::string_view& in, int depth) {
   if (depth > kMaxValueDepth) return DataLoss("encoded value: nested deeper than " + std::to_string(kMaxValueDepth));
   if (in.empty()) return DataLoss("encoded value: truncated (kind byte expected)");
@@ -58,16 +75,7 @@ Result<Value> Decode(std::string_view& in, int depth) {
       return Value::FromList(std::move(items));
     }
     case kRow: {
-      ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
-      if (n > in.size()) return DataLoss("encoded value: a row of " + std::to_string(n) + " fields with " +
-                                         std::to_string(in.size()) + " bytes left");
-      Row row;
-      row.Reserve(n);
-      for (uint64_t i = 0; i < n; ++i) {
-        ASSIGN_OR_RETURN(std::string_view name, DecodeBytes(in));
-        ASSIGN_OR_RETURN(Value v, Decode(in, depth + 1));
-        row.Append(std::string(name), std::move(v));
-      }
+      ASSIGN_OR_RETURN(Row row, DecodeRowFields(in, depth));
       return Value::FromRow(std::move(row));
     }
     default: return DataLoss("encoded value: unknown kind byte " + std::to_string(tag));
@@ -143,12 +151,7 @@ void AppendEncodedValue(std::string& out, const Value& v) {
       for (const Value& item : v.as_list()) AppendEncodedValue(out, item);
       break;
     case Value::Kind::kRow:
-      out.push_back(static_cast<char>(kRow));
-      AppendVarint(out, v.as_row().size());
-      for (const Field& f : v.as_row().fields()) {
-        AppendBytes(out, f.name);
-        AppendEncodedValue(out, f.value);
-      }
+      AppendEncodedRow(out, v.as_row());
       break;
   }
 }
@@ -165,6 +168,23 @@ std::string EncodeValue(const Value& v) {
 }
 
 Result<Value> DecodeValue(std::string_view& in) { return Decode(in, 0); }
+
+void AppendEncodedRow(std::string& out, const Row& row) {
+  out.push_back(static_cast<char>(kRow));
+  AppendVarint(out, row.size());
+  for (const Field& f : row.fields()) {
+    AppendBytes(out, f.name);
+    AppendEncodedValue(out, f.value);
+  }
+}
+
+Result<Row> DecodeWholeRow(std::string_view in) {
+  if (in.empty() || static_cast<uint8_t>(in[0]) != kRow) return DataLoss("encoded value: not a row");
+  in.remove_prefix(1);
+  ASSIGN_OR_RETURN(Row row, DecodeRowFields(in, 0));
+  if (!in.empty()) return DataLoss("encoded value: " + std::to_string(in.size()) + " trailing bytes");
+  return row;
+}
 
 Result<Value> DecodeWholeValue(std::string_view in) {
   ASSIGN_OR_RETURN(Value v, Decode(in, 0));

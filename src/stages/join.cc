@@ -111,7 +111,7 @@ class JoinPartial final : public Stage {
       AppendVarint(buf, key_.size());
       buf.append(key_);
       row_.clear();
-      AppendEncodedValue(row_, Value::FromRow(std::move(row)));
+      AppendEncodedRow(row_, row);
       AppendVarint(buf, row_.size());
       buf.append(row_);
       buffered_ += buf.size() - before;
@@ -294,10 +294,10 @@ class JoinReader final : public SplitReader {
             d.remove_prefix(key_len);
             ASSIGN_OR_RETURN(uint64_t row_len, DecodeVarint(d));
             if (row_len > d.size()) return bad("a row runs past its section");
-            auto row = DecodeWholeValue(d.substr(0, row_len));
+            auto row = DecodeWholeRow(d.substr(0, row_len));
             d.remove_prefix(row_len);
-            if (!row.ok() || !row->is_row()) return bad(row.ok() ? "a record is not a row" : row.status().message());
-            rows_.push_back(std::make_unique<Row>(row->as_row()));
+            if (!row.ok()) return bad(row.status().message());
+            rows_.push_back(std::make_unique<Row>(std::move(*row)));
             std::size_t g;
             auto found = stages_internal::IsNullJoinKey(key) ? by_key.end() : by_key.find(std::string(key));
             if (found != by_key.end()) {

@@ -24,6 +24,10 @@ void AppendEncodedValue(std::string& out, const Value& v);
 // the same bytes as AppendEncodedValue of that list (without building the list).
 void AppendEncodedListHeader(std::string& out, std::size_t n);
 std::string EncodeValue(const Value& v);
+// The bytes AppendEncodedValue writes for Value::FromRow(row), without making that Value; and a
+// whole encoded row decoded straight into a Row (anything else is kDataLoss).
+void AppendEncodedRow(std::string& out, const Row& row);
+Result<Row> DecodeWholeRow(std::string_view in);
 
 // Decodes one Value from the front of `in` and advances it past the bytes used.
 Result<Value> DecodeValue(std::string_view& in);
