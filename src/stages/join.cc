@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -81,6 +82,7 @@ class JoinPartial final : public Stage {
     buffered_ = 0;
     schema_.clear();
     seen_.clear();
+    last_fields_.clear();
     index_.clear();
     written_ = 0;
     null_rows_ = 0;
@@ -94,8 +96,12 @@ class JoinPartial final : public Stage {
   // Serial (registered so): one bundle's rows in arrival order, no lock.
   Status Process(RowBatch& in, StageOutput&) override {
     for (Row& row : in) {
-      for (const Field& f : row.fields()) {
-        if (seen_.insert(f.name).second) schema_.push_back(f.name);
+      if (!SameFieldsAsLast(row)) {  // rows of one source mostly repeat their fields
+        last_fields_.clear();
+        for (const Field& f : row.fields()) {
+          if (seen_.insert(f.name).second) schema_.push_back(f.name);
+          last_fields_.push_back(f.name);
+        }
       }
       key_.clear();
       stages_internal::AppendJoinKey(spec_, input_, row, key_);
@@ -151,6 +157,14 @@ class JoinPartial final : public Stage {
     uint64_t offset, length;
   };
 
+  bool SameFieldsAsLast(const Row& row) const {
+    if (row.size() != last_fields_.size()) return false;
+    for (std::size_t i = 0; i < last_fields_.size(); ++i) {
+      if (row.fields()[i].name != last_fields_[i]) return false;
+    }
+    return true;
+  }
+
   Status Spill() {
     for (std::size_t p = 0; p < buffers_.size(); ++p) {
       if (buffers_[p].empty()) continue;
@@ -179,6 +193,7 @@ class JoinPartial final : public Stage {
   std::size_t buffered_ = 0;
   std::vector<std::string> schema_;
   std::unordered_set<std::string> seen_;
+  std::vector<std::string> last_fields_;  // the previous row's field names (already in schema_)
   std::string key_, row_;
   uint64_t null_rows_ = 0;
   stages_internal::BundleFile file_;
@@ -297,7 +312,7 @@ class JoinReader final : public SplitReader {
             auto row = DecodeWholeRow(d.substr(0, row_len));
             d.remove_prefix(row_len);
             if (!row.ok()) return bad(row.status().message());
-            rows_.push_back(std::make_unique<Row>(std::move(*row)));
+            rows_.push_back(std::move(*row));
             std::size_t g;
             auto found = stages_internal::IsNullJoinKey(key) ? by_key.end() : by_key.find(std::string(key));
             if (found != by_key.end()) {
@@ -308,7 +323,7 @@ class JoinReader final : public SplitReader {
               ASSIGN_OR_RETURN(groups_.back().window, WindowOf(key, key_items, bad));
               if (!stages_internal::IsNullJoinKey(key)) by_key.emplace(std::string(key), g);  // a null key matches nothing
             }
-            groups_[g].rows[i].push_back(rows_.back().get());
+            groups_[g].rows[i].push_back(&rows_.back());
           }
           return Status::OK();
         }));
@@ -361,7 +376,7 @@ class JoinReader final : public SplitReader {
   const JoinLayout* layout_;
   std::string dir_;
   stages_internal::PartitionCursor cursor_;
-  std::vector<std::unique_ptr<Row>> rows_;  // the partition's rows (stable addresses)
+  std::deque<Row> rows_;  // the partition's rows (a deque: stable addresses as it grows)
   std::vector<Group> groups_;
   std::size_t next_group_ = 0;
   std::vector<std::vector<const Row*>> combos_;  // the group being emitted
