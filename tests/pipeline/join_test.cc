@@ -327,6 +327,42 @@ TEST(Join, AfterACombineRunsAsThreeStages) {
   EXPECT_THAT(*rows, ElementsAre(R"({"id":1,"name":"raspberry","n":1})", R"({"id":2,"name":"blackberry","n":1})"));
 }
 
+TEST(Join, NamedOutputsAndOneTransformTwiceAreInputsLikeAnyOther) {
+  auto parted = RunCollect(R"(
+pipeline:
+  transforms:
+    - type: Create
+      name: Rows
+      config:
+        elements: [{k: 1, side: l, v: a}, {k: 1, side: r, w: b}, {k: 2, side: l, v: c}, {k: 3, side: r, w: d}]
+    - {type: Partition, name: P, input: Rows, config: {by: side, outputs: [l, r]}}
+    - type: Join
+      name: J
+      input: {a: P.l, b: P.r}
+      config: {type: outer, equalities: k, fields: {a: [v], b: [w]}}
+    - {type: TestCollect, name: Out, input: J}
+)");
+  ASSERT_TRUE(parted.ok()) << parted.status().ToString();
+  EXPECT_THAT(*parted, ElementsAre(R"({"v":"a","w":"b"})", R"({"v":"c","w":null})", R"({"v":null,"w":"d"})"));
+  // A self-join: every pair of rows with the same key, each input's fields renamed apart.
+  auto self = RunCollect(R"(
+pipeline:
+  transforms:
+    - type: Create
+      name: T
+      config: {elements: [{k: 1, x: 1}, {k: 1, x: 2}, {k: 2, x: 3}]}
+    - type: Join
+      name: J
+      input: {l: T, r: T}
+      config: {type: inner, equalities: k}
+    - {type: TestCollect, name: Out, input: J}
+)");
+  ASSERT_TRUE(self.ok()) << self.status().ToString();
+  EXPECT_THAT(*self, ElementsAre(R"({"k":1,"x":1,"k0":1,"x0":1})", R"({"k":1,"x":1,"k0":1,"x0":2})",
+                                 R"({"k":1,"x":2,"k0":1,"x0":1})", R"({"k":1,"x":2,"k0":1,"x0":2})",
+                                 R"({"k":2,"x":3,"k0":2,"x0":3})"));
+}
+
 TEST(Join, EmptyInputsGiveWhatSqlGives) {
   auto rows = RunCollect(R"(
 pipeline:
