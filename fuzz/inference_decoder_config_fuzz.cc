@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (!config.ok()) return 0;
   const dfw::DecoderConfig& c = *config;
   if (c.num_layers < 1 || c.num_heads < 1 || c.num_kv_heads < 1 || c.head_dim < 1 || c.hidden_size < 1 ||
-      c.vocab_size < 1 || c.num_heads % c.num_kv_heads != 0 || c.sliding.size() != static_cast<std::size_t>(c.num_layers)) {
+      c.vocab_size < 1 || c.num_heads % c.num_kv_heads != 0 || c.sliding.size() != static_cast<std::size_t>(c.num_layers) ||
+      !(c.norm_eps > 0.f)) {
     std::abort();  // an accepted config the engine cannot run
   }
   (void)c.ParameterCount();

@@ -74,13 +74,7 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
     return InvalidArgument("'" + origin + "': hidden_size " + std::to_string(c.hidden_size) +
                            " is not a multiple of num_attention_heads " + std::to_string(c.num_attention_heads));
   }
-  auto eps = j.find("layer_norm_eps");
-  if (eps != j.end()) {
-    if (!eps->is_number() || eps->get<double>() <= 0 || eps->get<double>() > 1) {
-      return InvalidArgument("'" + origin + "': \"layer_norm_eps\" must be a number in (0, 1], got " + eps->dump());
-    }
-    c.layer_norm_eps = eps->get<float>();
-  }
+  RETURN_IF_ERROR(ReadEpsilon(j, "layer_norm_eps", origin, c.layer_norm_eps));
   ASSIGN_OR_RETURN(c.hidden_act, ParseHiddenAct(j, origin));
   if (c.family == EncoderFamily::kRoberta) RETURN_IF_ERROR(ApplyRobertaPositions(j, origin, c));
   return c;

@@ -55,6 +55,14 @@ Status ReadNumber(const json& j, const char* key, const std::string& origin, dou
   return Status::OK();
 }
 
+// A norm's epsilon as the float32 the kernels add: one below float32's range would be 0, and a
+// constant row would then divide by zero.
+Status NormEpsilon(double eps, const char* key, const std::string& origin, float& out) {
+  out = static_cast<float>(eps);
+  if (!(out > 0.f)) return InvalidArgument("'" + origin + "': \"" + key + "\" is too small for float32 (it would be 0), got " + std::to_string(eps));
+  return Status::OK();
+}
+
 Status ReadBool(const json& j, const char* key, const std::string& origin, bool& out) {
   const json* v = Given(j, key);
   if (v == nullptr) return Status::OK();
@@ -188,7 +196,7 @@ Status ParseGpt2(const json& j, const std::string& origin, DecoderConfig& c) {
   c.head_dim = c.hidden_size / c.num_heads;
   double eps = 1e-5;
   RETURN_IF_ERROR(ReadNumber(j, "layer_norm_epsilon", origin, 0, 1, eps));
-  c.norm_eps = static_cast<float>(eps);
+  RETURN_IF_ERROR(NormEpsilon(eps, "layer_norm_epsilon", origin, c.norm_eps));
   c.act = DecoderActivation::kGeluTanh;
   RETURN_IF_ERROR(ReadActivation(j, "activation_function", origin, c));
   c.tie_word_embeddings = true;
@@ -236,7 +244,7 @@ Status ParseLlamaLike(const json& j, const std::string& origin, DecoderConfig& c
   if (c.head_dim % 2 != 0) return InvalidArgument("'" + origin + "': head_dim " + std::to_string(c.head_dim) + " is odd (RoPE rotates pairs)");
   double eps = 1e-6;
   RETURN_IF_ERROR(ReadNumber(j, "rms_norm_eps", origin, 0, 1, eps));
-  c.norm_eps = static_cast<float>(eps);
+  RETURN_IF_ERROR(NormEpsilon(eps, "rms_norm_eps", origin, c.norm_eps));
   c.act = gemma ? DecoderActivation::kGeluTanh : DecoderActivation::kSilu;
   RETURN_IF_ERROR(ReadActivation(j, gemma && Given(j, "hidden_activation") != nullptr ? "hidden_activation" : "hidden_act", origin, c));
   c.tie_word_embeddings = gemma;

@@ -44,6 +44,16 @@ Status ReadEncoderSizes(const nlohmann::json& j, const std::string& origin, Bert
   return ReadPositiveConfigInt(j, "max_position_embeddings", origin, c.max_position_embeddings);
 }
 
+Status ReadEpsilon(const nlohmann::json& j, const char* key, const std::string& origin, float& out) {
+  auto eps = j.find(key);
+  if (eps == j.end() || eps->is_null()) return Status::OK();
+  if (!eps->is_number() || !(eps->get<double>() >= 1e-30) || eps->get<double>() > 1) {
+    return InvalidArgument("'" + origin + "': \"" + key + "\" must be a number in [1e-30, 1], got " + eps->dump());
+  }
+  out = eps->get<float>();
+  return Status::OK();
+}
+
 Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin) {
   if (model_type == "bert") return EncoderFamily::kBert;
   if (model_type == "distilbert") return EncoderFamily::kDistilBert;
@@ -144,13 +154,7 @@ Result<BertConfig> ParseModernBertConfig(const nlohmann::json& j, const std::str
   }
   c.type_vocab_size = 0;
   c.layer_norm_eps = 1e-5f;
-  auto eps = j.find("norm_eps");
-  if (eps != j.end() && !eps->is_null()) {
-    if (!eps->is_number() || eps->get<double>() <= 0 || eps->get<double>() > 1) {
-      return InvalidArgument("'" + origin + "': \"norm_eps\" must be a number in (0, 1], got " + eps->dump());
-    }
-    c.layer_norm_eps = eps->get<float>();
-  }
+  RETURN_IF_ERROR(ReadEpsilon(j, "norm_eps", origin, c.layer_norm_eps));
   ModernBertFields& m = c.modern;
   RETURN_IF_ERROR(ReadModernBool(j, "norm_bias", origin, m.norm_bias));
   RETURN_IF_ERROR(ReadModernBool(j, "attention_bias", origin, m.attention_bias));

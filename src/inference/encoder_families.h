@@ -18,6 +18,10 @@ Status ReadPositiveConfigInt(const nlohmann::json& j, const char* key, const std
 // num_attention_heads, intermediate_size, max_position_embeddings.
 Status ReadEncoderSizes(const nlohmann::json& j, const std::string& origin, BertConfig& c);
 
+// j[key] (a LayerNorm epsilon) into `out` when present: a number in [1e-30, 1] (a smaller one would be
+// 0 in float32, and a LayerNorm of a constant row would divide by zero); else kInvalidArgument.
+Status ReadEpsilon(const nlohmann::json& j, const char* key, const std::string& origin, float& out);
+
 // model_type → family; an unsupported one is kInvalidArgument listing the supported ones.
 Result<EncoderFamily> EncoderFamilyOf(const std::string& model_type, const std::string& origin);
 // An architecture name ("DistilBertForMaskedLM") → its family, by prefix.

@@ -67,6 +67,7 @@ TEST(ModernBertConfig, WhatItCannotRunIsRefusedNamingIt) {
            {R"(, "rope_scaling": {"type": "linear", "factor": 2.0})", "\"rope_scaling\" is not supported"},
            {R"(, "hidden_activation": "swish")", "\"hidden_activation\" 'swish'"},
            {R"(, "norm_bias": "yes")", "\"norm_bias\" must be true or false"},
+           {R"(, "norm_eps": 1e-112)", "\"norm_eps\" must be a number in [1e-30, 1]"},
        }) {
     auto r = ParseWith(c.extra);
     ASSERT_FALSE(r.ok()) << c.extra;
@@ -76,6 +77,16 @@ TEST(ModernBertConfig, WhatItCannotRunIsRefusedNamingIt) {
       "num_attention_heads": 2, "intermediate_size": 24, "max_position_embeddings": 64})", "c.json");
   ASSERT_FALSE(odd.ok());
   EXPECT_THAT(odd.status().message(), HasSubstr("even head size"));
+}
+
+// Found by the config fuzzer: an epsilon below float32's range became 0 (a LayerNorm of a constant
+// row then divides by zero); every family refuses it.
+TEST(EncoderConfig, AnEpsilonThatIsZeroInFloat32IsRefused) {
+  auto bert = BertConfig::Parse(R"({"model_type": "bert", "vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 1,
+      "num_attention_heads": 2, "intermediate_size": 24, "max_position_embeddings": 64, "type_vocab_size": 2,
+      "layer_norm_eps": 1e-112})", "c.json");
+  ASSERT_FALSE(bert.ok());
+  EXPECT_THAT(bert.status().message(), HasSubstr("\"layer_norm_eps\" must be a number in [1e-30, 1], got 1e-112"));
 }
 
 TEST(ModernBertEncoder, ChecksTheCommittedWeightsAndRefusesTheBertEncoder) {

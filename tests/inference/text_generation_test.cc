@@ -131,6 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "not a multiple of num_key_value_heads"},
         DecoderBadCase{"activation", (std::string("{\"model_type\": \"llama\", ") + kLlamaBase + R"(, "hidden_act": "relu2"})"),
                   "unsupported \"hidden_act\" 'relu2'"},
+        DecoderBadCase{"eps_zero_in_float32", (std::string("{\"model_type\": \"llama\", ") + kLlamaBase + R"(, "rms_norm_eps": 1e-112})"),
+                  "\"rms_norm_eps\" is too small for float32"},
         DecoderBadCase{"eos_out_of_vocab", (std::string("{\"model_type\": \"llama\", ") + kLlamaBase + R"(, "eos_token_id": 300})"),
                   "outside the vocabulary"},
         DecoderBadCase{"not_json", "{", "is not a JSON object"}),
