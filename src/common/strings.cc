@@ -134,4 +134,17 @@ std::optional<std::string> HexDecode(std::string_view hex) {
   return out;
 }
 
+std::string JsonLineColumn(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
 }  // namespace dfw

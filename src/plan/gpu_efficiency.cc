@@ -5,24 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/strings.h"
 #include "dfw/plan/estimate.h"
 
 namespace dfw {
 namespace {
-
-// 1-based line:col of the byte nlohmann stopped at (it counts from 1).
-std::string EfficiencyFileLineCol(const std::string& text, std::size_t at) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i + 1 < at && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
 
 std::string EfficiencyFigure(double v) {
   char b[64];
@@ -40,7 +27,7 @@ Result<GpuEfficiencyFile> ParseGpuEfficiencyFile(const std::string& path, const 
   } catch (const json::parse_error& e) {
     std::string why = e.what();
     if (const std::size_t colon = why.find(": ", why.find("parse error")); colon != std::string::npos) why = why.substr(colon + 2);
-    return InvalidArgument(path + ":" + EfficiencyFileLineCol(text, e.byte) + ": not JSON: " + why);
+    return InvalidArgument(path + ":" + JsonLineColumn(text, e.byte) + ": not JSON: " + why);
   }
   const std::string make_one = " (scripts/gpu-check.sh writes one as gpu-efficiency.json on a GPU machine)";
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kGpuEfficiencyFormat) {

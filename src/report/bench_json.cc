@@ -65,20 +65,6 @@ json PointJson(const PointSummary& p, const SweepSelection& selection) {
           {"models", models}};
 }
 
-// 1-based line and column of byte offset `at` (nlohmann counts the byte it stopped at from 1).
-std::string LineCol(std::string_view text, std::size_t at) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i + 1 < at && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return std::to_string(line) + ":" + std::to_string(col);
-}
-
 std::string Figure(double v, const char* fmt) {
   char b[64];
   std::snprintf(b, sizeof b, fmt, v);
@@ -129,7 +115,7 @@ Result<BenchCpuRate> ReadBenchCpuRate(const std::string& path, const std::string
     std::string why = e.what();
     // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." -> the reason.
     if (const std::size_t colon = why.find(": ", why.find("parse error")); colon != std::string::npos) why = why.substr(colon + 2);
-    return InvalidArgument(path + ":" + LineCol(text, e.byte) + ": not JSON: " + why);
+    return InvalidArgument(path + ":" + JsonLineColumn(text, e.byte) + ": not JSON: " + why);
   }
   const std::string make_one = " (write one with `dfworker bench PIPELINE.yaml --sweep ... --format=json > FILE.json`)";
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBenchJsonFormat) {

@@ -5,6 +5,13 @@
 namespace dfw {
 namespace {
 
+TEST(Strings, JsonLineColumnCountsAsNlohmannsErrorsDo) {
+  // parse_error::byte is 1-based: byte 1 is the first character.
+  EXPECT_EQ(JsonLineColumn("{\n  \"a\": x\n}", 1), "1:1");
+  EXPECT_EQ(JsonLineColumn("{\n  \"a\": x\n}", 10), "2:8");
+  EXPECT_EQ(JsonLineColumn("ab", 99), "1:3");  // past the end: where the text ends
+}
+
 TEST(Strings, EditDistanceCountsEdits) {
   EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(EditDistance("", "abc"), 3u);

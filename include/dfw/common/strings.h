@@ -37,6 +37,10 @@ std::string HumanBytes(uint64_t bytes);
 // Lower-case hex of every byte ("\x01\xab" -> "01ab"), and back: nullopt for an odd length or a
 // character that is not a hex digit (either case).
 std::string HexEncode(std::string_view bytes);
+
+// "LINE:COL" (1-based) of byte `byte` of `text`, counted as nlohmann's parse errors count it (its
+// parse_error::byte is 1-based): for `file:line:col` messages about a JSON file.
+std::string JsonLineColumn(std::string_view text, std::size_t byte);
 std::optional<std::string> HexDecode(std::string_view hex);
 
 }  // namespace dfw
