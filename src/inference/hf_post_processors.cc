@@ -23,6 +23,7 @@ void AppendSeq(const SeqTokens& s, int seq, int32_t type_id, TokenEncoding& out)
     out.offsets.push_back(s.offsets[i]);
     out.sequence.push_back(static_cast<int8_t>(seq));
     out.word.push_back(s.word[i]);
+    out.special.push_back(s.special[i]);
   }
 }
 
@@ -32,6 +33,7 @@ void AppendSpecial(int32_t id, int32_t type_id, TokenEncoding& out) {
   out.offsets.emplace_back(0, 0);
   out.sequence.push_back(-1);
   out.word.push_back(-1);
+  out.special.push_back(1);
 }
 
 // ByteLevel's trim_offsets: the offsets of a token leave out its leading/trailing spaces (Ġ), but

@@ -1,7 +1,6 @@
 // token-classification (NER) as transformers' pipeline returns it: per-token entities, or grouped
 // with aggregation_strategy simple / first / average / max; offsets in characters of the input.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include "hf_tasks.h"
@@ -81,18 +80,6 @@ Value GroupValue(const std::vector<Entity>& group, const HfTokenizer& tok) {
   return Value::FromRow(std::move(r));
 }
 
-// A special added token written in the text ("<mask>", "[SEP]"): tokenizers' special_tokens_mask
-// marks it, as it marks the post-processor's. An unknown word the model turned into <unk> is no such
-// token (its text is the word, not "<unk>"), so the pipeline keeps it.
-bool InTextSpecial(const std::string& text, const TokenEncoding& enc, std::size_t i, const HfTokenizer& tok) {
-  if (!tok.IsSpecial(enc.ids[i])) return false;
-  std::string_view slice(text);
-  slice = slice.substr(enc.offsets[i].first, enc.offsets[i].second - enc.offsets[i].first);
-  while (!slice.empty() && std::isspace(static_cast<unsigned char>(slice.front()))) slice.remove_prefix(1);
-  while (!slice.empty() && std::isspace(static_cast<unsigned char>(slice.back()))) slice.remove_suffix(1);
-  return slice == tok.IdToToken(enc.ids[i]);
-}
-
 bool Ignored(const HfTaskArgs& args, const std::string& label) {
   return std::find(args.ignore_labels.begin(), args.ignore_labels.end(), label) != args.ignore_labels.end();
 }
@@ -106,7 +93,7 @@ Value TokenClassificationResult(const std::string& text, const TokenEncoding& en
   const std::optional<int32_t> unk = tok.TokenToId(tok.model_type() == "WordPiece" ? "[UNK]" : "<unk>");
   std::vector<PreEntity> pre;
   for (std::size_t i = 0; i < enc.size(); ++i) {
-    if (enc.sequence[i] < 0 || InTextSpecial(text, enc, i, tok)) continue;
+    if (enc.special[i] != 0) continue;  // tokenizers' special_tokens_mask, as the pipeline skips them
     std::vector<double> s(logits.begin() + static_cast<std::ptrdiff_t>(i * nl), logits.begin() + static_cast<std::ptrdiff_t>((i + 1) * nl));
     SoftmaxInPlace(s);
     PreEntity p{tok.IdToToken(enc.ids[i]), std::move(s), Chars(text, enc.offsets[i].first), Chars(text, enc.offsets[i].second),

@@ -145,6 +145,7 @@ Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) co
         out.ids.push_back(p.id);
         out.offsets.emplace_back(w[p.first].begin, w[p.last - 1].end);
         out.word.push_back(word_index);
+        out.special.push_back(0);
       }
       ++word_index;
     }
@@ -175,6 +176,7 @@ Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) co
     out.ids.push_back(hit->id);
     out.offsets.emplace_back(static_cast<uint32_t>(before), static_cast<uint32_t>(after));
     out.word.push_back(word_index++);
+    out.special.push_back(hit->special ? 1 : 0);
     i = start = after;
   }
   return run(start, text.size());
@@ -216,6 +218,7 @@ Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view
       s.ids.pop_back();
       s.offsets.pop_back();
       s.word.pop_back();
+      s.special.pop_back();
     }
   }
   if (impl_->post) {
@@ -231,6 +234,7 @@ Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view
       out.offsets.push_back(q.offsets[i]);
       out.sequence.push_back(static_cast<int8_t>(s));
       out.word.push_back(q.word[i]);
+      out.special.push_back(q.special[i]);
     }
   }
   return Status::OK();

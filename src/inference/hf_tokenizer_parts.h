@@ -87,6 +87,7 @@ struct SeqTokens {
   std::vector<int32_t> ids;
   std::vector<std::pair<uint32_t, uint32_t>> offsets;
   std::vector<int32_t> word;
+  std::vector<uint8_t> special;  // 1: a special added token the text spells
 };
 
 class PostProcessor {

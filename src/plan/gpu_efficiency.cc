@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/common/strings.h"
+#include "dfw/common/json_text.h"
 #include "dfw/plan/estimate.h"
 
 namespace dfw {
@@ -21,14 +21,7 @@ std::string EfficiencyFigure(double v) {
 
 Result<GpuEfficiencyFile> ParseGpuEfficiencyFile(const std::string& path, const std::string& text) {
   using nlohmann::json;
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string why = e.what();
-    if (const std::size_t colon = why.find(": ", why.find("parse error")); colon != std::string::npos) why = why.substr(colon + 2);
-    return InvalidArgument(path + ":" + JsonLineColumn(text, e.byte) + ": not JSON: " + why);
-  }
+  ASSIGN_OR_RETURN(json doc, ParseJsonText(path, text));
   const std::string make_one = " (scripts/gpu-check.sh writes one as gpu-efficiency.json on a GPU machine)";
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kGpuEfficiencyFormat) {
     return InvalidArgument(path + ": not a GPU efficiency file: no \"format\": \"" + std::string(kGpuEfficiencyFormat) + "\"" +

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/json_text.h"
 #include "dfw/common/strings.h"
 
 namespace dfw::report {
@@ -108,15 +109,7 @@ std::string RenderSweepJson(const std::vector<PointSummary>& sorted, const Bench
 
 Result<BenchCpuRate> ReadBenchCpuRate(const std::string& path, const std::string& text, const std::string& pipeline_path,
                                       const std::string& pipeline_text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    std::string why = e.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ..." -> the reason.
-    if (const std::size_t colon = why.find(": ", why.find("parse error")); colon != std::string::npos) why = why.substr(colon + 2);
-    return InvalidArgument(path + ":" + JsonLineColumn(text, e.byte) + ": not JSON: " + why);
-  }
+  ASSIGN_OR_RETURN(json doc, ParseJsonText(path, text));
   const std::string make_one = " (write one with `dfworker bench PIPELINE.yaml --sweep ... --format=json > FILE.json`)";
   if (!doc.is_object() || !doc.contains("format") || doc["format"] != kBenchJsonFormat) {
     return InvalidArgument(path + ": not a dfworker bench result: no \"format\": \"" + kBenchJsonFormat + "\"" + make_one);

@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <deque>
+#include <functional>
+#include <string_view>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -251,6 +253,12 @@ Result<JoinLayout> ReadJoinLayout(const StageConfig& c, const JoinSpec& spec, co
   return layout;
 }
 
+// Hashes keys as strings or views alike (heterogeneous lookup).
+struct KeyHasher {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // Reads one partition at a time (memory: that partition's rows of every input), groups them by
 // key in first-seen order, and emits each group's joined rows.
 class JoinReader final : public SplitReader {
@@ -295,7 +303,7 @@ class JoinReader final : public SplitReader {
     groups_.clear();
     next_group_ = 0;
     rows_.clear();
-    std::unordered_map<std::string, std::size_t> by_key;
+    std::unordered_map<std::string, std::size_t, KeyHasher, std::equal_to<>> by_key;  // looked up by view: no copy per row
     const std::size_t n = spec_->inputs.size();
     const std::size_t key_items = spec_->key.front().size();
     for (std::size_t i = 0; i < n; ++i) {
@@ -314,7 +322,7 @@ class JoinReader final : public SplitReader {
             if (!row.ok()) return bad(row.status().message());
             rows_.push_back(std::move(*row));
             std::size_t g;
-            auto found = stages_internal::IsNullJoinKey(key) ? by_key.end() : by_key.find(std::string(key));
+            auto found = stages_internal::IsNullJoinKey(key) ? by_key.end() : by_key.find(key);
             if (found != by_key.end()) {
               g = found->second;
             } else {

@@ -42,6 +42,9 @@ struct TokenEncoding {
   std::vector<std::pair<uint32_t, uint32_t>> offsets;
   std::vector<int8_t> sequence;  // 0: first text, 1: second text, -1: a special token the post-processor added
   std::vector<int32_t> word;     // index of the pre-tokenizer word within its sequence; -1 for special tokens
+  // tokenizers' special_tokens_mask: 1 for a token the post-processor added and for a special added
+  // token the text spells ("<mask>"), 0 for the model's pieces (an <unk> made of a word included).
+  std::vector<uint8_t> special;
 
   void Clear() {
     ids.clear();
@@ -49,6 +52,7 @@ struct TokenEncoding {
     offsets.clear();
     sequence.clear();
     word.clear();
+    special.clear();
   }
   std::size_t size() const { return ids.size(); }
 };
