@@ -191,6 +191,27 @@ TEST(CpuIsa, BFloat16IsRefusedOnACpuWithoutAvx512Bf16OrAmxNamingThem) {
   EXPECT_TRUE(avx2_only.reduce_range_int8());
 }
 
+TEST(CpuIsa, Int8KeepsEightBitWeightsOnlyWhereOneDnnRunsAVnniKernel) {
+  CpuIsa vnni;
+  vnni.sse41 = vnni.avx2 = vnni.fma = vnni.avx512f = vnni.avx512_vnni = true;
+  vnni.onednn_isa = "avx512_core_vnni";
+  EXPECT_FALSE(vnni.reduce_range_int8());
+  vnni.onednn_isa = "";  // unknown: the CPU's word
+  EXPECT_FALSE(vnni.reduce_range_int8());
+  vnni.onednn_isa = "avx512_core_amx";
+  EXPECT_FALSE(vnni.reduce_range_int8());
+  // ONEDNN_MAX_CPU_ISA=AVX2 (or AVX512_CORE) on a VNNI CPU: oneDNN's u8s8 kernels then sum pairs
+  // in int16 (vpmaddubsw), which 8-bit weights can saturate.
+  vnni.onednn_isa = "avx2";
+  EXPECT_TRUE(vnni.reduce_range_int8());
+  vnni.onednn_isa = "avx512_core";
+  EXPECT_TRUE(vnni.reduce_range_int8());
+  CpuIsa avx_vnni;
+  avx_vnni.sse41 = avx_vnni.avx2 = avx_vnni.fma = avx_vnni.avx_vnni = true;
+  avx_vnni.onednn_isa = "avx2_vnni";
+  EXPECT_FALSE(avx_vnni.reduce_range_int8());
+}
+
 TEST(CpuIsa, BFloat16NeedsOneDnnToDispatchToANativeBf16Isa) {
   CpuIsa capped;
   capped.sse41 = capped.avx2 = capped.avx512f = capped.avx512_bf16 = true;

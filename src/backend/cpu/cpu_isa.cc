@@ -121,6 +121,12 @@ Status CheckLinearDTypeOn(const CpuIsa& isa, LinearDType dtype) {
   return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(dtype)));
 }
 
+bool CpuIsa::onednn_vnni() const {
+  if (onednn_isa.empty()) return has_vnni();
+  return onednn_isa == "avx2_vnni" || onednn_isa == "avx512_core_vnni" || onednn_isa == "avx512_core_bf16" ||
+         onednn_isa == "avx512_core_amx";
+}
+
 int CpuIsa::Level() const {
   if (amx_bf16 || amx_int8) return 4;
   if (avx512f && (avx512_vnni || avx512_bf16)) return 3;
