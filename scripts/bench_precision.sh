@@ -67,8 +67,14 @@ fi
 "$py" - "$work/bench.json" "$n" "$ort_line" <<'PY'
 import json, os, statistics, sys
 runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type") == "iteration"]
-by = {}
+by, skipped = {}, {}
 for b in runs:
+    # A dtype this CPU cannot run is a skipped benchmark: no label, its reason in error_message.
+    if b.get("error_occurred") or "label" not in b:
+        arg = [part for part in b["name"].split("/") if part.startswith("dtype:")]
+        d = ("float32", "bfloat16", "int8")[int(arg[0][6:])] if arg else b["name"]
+        skipped[d] = b.get("error_message", "skipped")
+        continue
     by.setdefault(b["label"], []).append(b)
 flags = [l for l in open("/proc/cpuinfo") if l.startswith("flags")][0].split()
 want = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16", "amx_int8")
@@ -79,7 +85,8 @@ ref = statistics.median(b["items_per_second"] for b in by["float32"]) if "float3
 print("  %-9s %14s %9s %12s %12s" % ("dtype", "sentences/s", "vs fp32", "min cosine", "mean cosine"))
 for d in ("float32", "bfloat16", "int8"):
     if d not in by:
-        print("  %-9s not run (this CPU cannot: see the benchmark's skip message)" % d)
+        why = skipped.get(d, "see the benchmark's log")
+        print("  %-9s not run: %s" % (d, why))
         continue
     s = statistics.median(b["items_per_second"] for b in by[d])
     print("  %-9s %14.1f %8.2fx %12.6f %12.6f" % (d, s, s / ref if ref else float("nan"), by[d][0]["min_cosine"],

@@ -3,8 +3,8 @@
 // refuse a dtype (cpu_isa.h). A path this CPU cannot run skips, naming what it lacks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
-
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/dnnl_lowp.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lowp_kernels.h"
 #include "dfw/backend/cpu_isa.h"
@@ -151,15 +152,19 @@ TEST(CpuLowPrecision, WidePassesAgreeWithTheScalarReferenceExactly) {
     std::vector<uint8_t> q1(x.size()), q2(x.size());
     std::vector<float> s1(m), s2(m);
     std::vector<int32_t> z1(m), z2(m);
-    cpu_lowp::QuantizeRowsU8(Isa::kScalar, x.data(), m, k, q1.data(), s1.data(), z1.data());
-    cpu_lowp::QuantizeRowsU8(wide, x.data(), m, k, q2.data(), s2.data(), z2.data());
-    EXPECT_EQ(q1, q2);
-    EXPECT_EQ(s1, s2);
-    EXPECT_EQ(z1, z2);
-    EXPECT_EQ(s1[2], 1.f);
-    EXPECT_EQ(z1[2], 0);
-    // The quantised row reconstructs the row to within half a step.
-    for (int j = 0; j < k; ++j) EXPECT_NEAR((q1[j] - z1[0]) * s1[0], x[j], 0.5f * s1[0] + 1e-6f) << j;
+    for (int top : {127, 255}) {  // 7-bit activations (a reduced range), then 8-bit
+      SCOPED_TRACE("top " + std::to_string(top));
+      cpu_lowp::QuantizeRowsU8(Isa::kScalar, x.data(), m, k, q1.data(), s1.data(), z1.data(), top);
+      cpu_lowp::QuantizeRowsU8(wide, x.data(), m, k, q2.data(), s2.data(), z2.data(), top);
+      EXPECT_EQ(q1, q2);
+      EXPECT_EQ(s1, s2);
+      EXPECT_EQ(z1, z2);
+      EXPECT_EQ(s1[2], 1.f);
+      EXPECT_EQ(z1[2], 0);
+      EXPECT_EQ(*std::max_element(q1.begin(), q1.end()), top);  // the rows' maxima reach the top
+      // The quantised row reconstructs the row to within half a step.
+      for (int j = 0; j < k; ++j) EXPECT_NEAR((q1[j] - z1[0]) * s1[0], x[j], 0.5f * s1[0] + 1e-6f) << j;
+    }
     std::vector<int32_t> acc(m * n), col_sum(n);
     for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = int32_t(i * 37 % 1001) - 500;
     for (int j = 0; j < n; ++j) col_sum[j] = j * 3 - 11;
@@ -170,6 +175,60 @@ TEST(CpuLowPrecision, WidePassesAgreeWithTheScalarReferenceExactly) {
     cpu_lowp::DequantizeRows(wide, acc.data(), m, n, s1.data(), z1.data(), col_scale.data(), col_sum.data(),
                              bias.data(), y2.data());
     EXPECT_EQ(y1, y2);
+  }
+}
+
+// Products at the extremes of the integer ranges (every activation at the top of its row's range,
+// a weight pair at ±127 or ±63) against the exact integer result. Where oneDNN's u8·s8 kernels sum
+// pairs in int16 (no VNNI; ctest reruns this as onednn_avx2/... under ONEDNN_MAX_CPU_ISA=AVX2),
+// 8-bit weights against 8-bit activations would saturate (2 x 255 x 127 > 32767): the reduced
+// range must keep every product exact.
+TEST(CpuLowPrecision, Int8ProductsAtTheExtremesAreExact) {
+  auto backend = MakeCpuBackend();
+  if (Status s = backend->CheckLinearDType(LinearDType::kInt8); !s.ok()) GTEST_SKIP() << s.ToString();
+  const bool reduced = DetectCpuIsa().reduce_range_int8();
+  const int m = 3, n = 4, k = 1024;
+  std::vector<float> x(std::size_t(m) * k);
+  for (int i = 0; i < m; ++i) std::fill_n(x.begin() + i * k, k, 0.5f + i);  // u = top in every row
+  // Constant weights: no error at 7 bits, so the weights give up the bit (where one is given up).
+  // Outlier weights: one pair at the row's max, the other 1,022 small and off-grid: a 7-bit error
+  // of about 0.09 of their norm, so those keep 8 bits and the activations give up theirs.
+  std::vector<float> flat(std::size_t(n) * k), outlier(std::size_t(n) * k);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> small(-0.05f, 0.05f);
+  for (int j = 0; j < n; ++j) {
+    const float sign = j % 2 == 0 ? 1.f : -1.f;
+    for (int p = 0; p < k; ++p) {
+      flat[std::size_t(j) * k + p] = sign * 0.25f;
+      outlier[std::size_t(j) * k + p] = p < 2 ? sign : small(rng);
+    }
+  }
+  struct Case {
+    const char* name;
+    const std::vector<float>* w;
+    int act_top;
+  };
+  for (const Case& c : {Case{"flat", &flat, 255}, Case{"outlier", &outlier, reduced ? 127 : 255}}) {
+    SCOPED_TRACE(c.name);
+    auto prepared = backend->PrepareLinear(c.w->data(), n, k, LinearDType::kInt8);
+    ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+    EXPECT_EQ(cpu_dnnl::Int8ActivationTop(**prepared), c.act_top);
+    const float wtop = reduced && c.act_top == 255 ? 63.f : 127.f;
+    std::vector<float> got(std::size_t(m) * n);
+    ASSERT_TRUE(backend->Linear(x.data(), **prepared, nullptr, got.data(), m, Activation::kNone).ok());
+    for (int j = 0; j < n; ++j) {
+      // The weights as the backend quantised them (per row, symmetric, round to nearest even).
+      const float* row = c.w->data() + std::size_t(j) * k;
+      float amax = 0.f;
+      for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+      const float scale = amax / wtop;
+      double qsum = 0;
+      for (int p = 0; p < k; ++p) qsum += std::clamp(std::nearbyint(row[p] * (1.f / scale)), -wtop, wtop);
+      for (int i = 0; i < m; ++i) {
+        const double want = (0.5 + i) * scale * qsum;  // the activations are exact: x = top * (x / top)
+        EXPECT_NEAR(got[std::size_t(i) * n + j], want, 1e-5 * std::fabs(want) + 1e-6) << "row " << i << " col " << j;
+      }
+    }
   }
 }
 

@@ -41,7 +41,34 @@ class LowpWeights final : public PreparedLinear {
   memory weights;     // owns them
   std::vector<float> col_scale;   // int8: w[j][*] ≈ q[j][*] * col_scale[j]
   std::vector<int32_t> col_sum;   // int8: Σ q[j][*], for the activations' zero points
+  int act_top = 255;              // int8: activations quantised to 0..act_top (255, or 127)
 };
+
+// Where u8·s8 pair sums saturate at int16 (no VNNI: 2 × 255 × 127 > 32767) every int8 product
+// gives up one bit, on the weights (±63, activations 0..255) or on the activations (0..127,
+// weights ±127): both keep each pair within 32,767. Per layer, the weights' own 7-bit error decides:
+// a layer whose weights lose more than kWeightBitError of their norm at 7 bits (outlier channels:
+// BERT's FFN output projections, 0.030-0.033 on all-MiniLM-L6-v2, against 0.015-0.018 for every
+// other layer) keeps 8-bit weights and takes 7-bit activations, whose per-row error measured
+// 0.016-0.038 on the same model (docs/precision.md).
+constexpr double kWeightBitError = 0.025;
+
+// ||w - q(w)|| / ||w|| for per-row symmetric quantisation of w[n x k] to ±top.
+double RelativeQuantError(const float* w, int n, int k, float top) {
+  double err = 0, norm = 0;
+  for (int j = 0; j < n; ++j) {
+    const float* row = w + static_cast<std::size_t>(j) * k;
+    float amax = 0.f;
+    for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+    const float scale = amax > 0.f ? amax / top : 1.f, inv = 1.f / scale;
+    for (int p = 0; p < k; ++p) {
+      const double d = std::clamp(std::nearbyint(row[p] * inv), -top, top) * scale - row[p];
+      err += d * d;
+      norm += static_cast<double>(row[p]) * row[p];
+    }
+  }
+  return norm > 0 ? std::sqrt(err / norm) : 0.0;
+}
 
 std::optional<dnnl::algorithm> PostOp(Activation act) {
   switch (act) {
@@ -156,6 +183,11 @@ Result<std::unique_ptr<LowpMatmul>> LowpMatmul::Make(std::function<int()> thread
   return std::unique_ptr<LowpMatmul>(new LowpMatmul(std::move(impl)));
 }
 
+int Int8ActivationTop(const PreparedLinear& w) {
+  const auto* lw = dynamic_cast<const LowpWeights*>(&w);
+  return lw != nullptr && lw->dtype() == LinearDType::kInt8 ? lw->act_top : 0;
+}
+
 LowpMatmul::LowpMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LowpMatmul::~LowpMatmul() = default;
 
@@ -166,7 +198,9 @@ Result<std::unique_ptr<PreparedLinear>> LowpMatmul::Prepare(const float* w, int 
   auto out = std::make_unique<LowpWeights>(dtype, w, n, k);
   std::vector<int8_t> q;
   if (!bf16) {  // per output channel, symmetric
-    const float top = im.reduce_range ? 63.f : 127.f;
+    const bool weight_bit = im.reduce_range && RelativeQuantError(w, n, k, 63.f) <= kWeightBitError;
+    const float top = weight_bit ? 63.f : 127.f;
+    out->act_top = im.reduce_range && !weight_bit ? 127 : 255;
     q.resize(static_cast<std::size_t>(n) * k);
     out->col_scale.resize(n);
     out->col_sum.resize(n);
@@ -239,7 +273,7 @@ Result<LowpMatmul::Ran> LowpMatmul::Run(const float* x, const PreparedLinear& pr
       im.row_scale.resize(m);
       im.row_zp.resize(m);
     }
-    cpu_lowp::QuantizeRowsU8(im.isa, x, m, k, im.x_u8.data(), im.row_scale.data(), im.row_zp.data());
+    cpu_lowp::QuantizeRowsU8(im.isa, x, m, k, im.x_u8.data(), im.row_scale.data(), im.row_zp.data(), w->act_top);
   }
   try {
     ApplyOmpThreads(im.threads());

@@ -3,8 +3,9 @@
 //   bfloat16: weights reordered once into the blocked bf16 layout oneDNN's matmul asks for
 //             (AMX / AVX512-BF16 kernels), activations converted per call (lowp_kernels.h), bias
 //             and activation as post-ops, float32 output;
-//   int8:     weights quantised once per output channel (symmetric int8, 7 bits where the CPU
-//             has no VNNI, cpu_isa.h) and reordered into oneDNN's blocked s8 layout, with their
+//   int8:     weights quantised once per output channel (symmetric int8; where the CPU has no
+//             VNNI, cpu_isa.h, each layer gives up one bit: 7-bit weights, or for a layer whose
+//             weights lose too much at 7 bits, 7-bit activations) and reordered into oneDNN's blocked s8 layout, with their
 //             per-channel sums; per call each row of x is quantised to uint8 with its own scale and
 //             zero point, oneDNN multiplies u8·s8 into int32, and one pass dequantises with the
 //             row × column scales, the zero-point correction and the bias; the activation runs
@@ -33,7 +34,8 @@ namespace dfw::cpu_dnnl {
 class LowpMatmul {
  public:
   // `threads` sizes oneDNN's team per call (as DnnlGemmOptions::threads); `reduce_range_int8`
-  // quantises weights to ±63 (CpuIsa::reduce_range_int8). kUnavailable when oneDNN has no engine.
+  // keeps every u8·s8 pair sum within int16 (CpuIsa::reduce_range_int8): ±63 weights, or ±127
+  // weights with 0..127 activations per layer (dnnl_lowp.cc). kUnavailable when oneDNN has no engine.
   static Result<std::unique_ptr<LowpMatmul>> Make(std::function<int()> threads, bool reduce_range_int8,
                                                   cpu_kernels::Isa isa);
   ~LowpMatmul();
@@ -60,5 +62,9 @@ class LowpMatmul {
   std::unique_ptr<Impl> impl_;
   std::string last_impl_;
 };
+
+// The top of the activations' uint8 range for int8 weights made by LowpMatmul::Prepare: 255, or
+// 127 for a layer that kept 8-bit weights where the range is reduced; 0 for any other weights.
+int Int8ActivationTop(const PreparedLinear& w);
 
 }  // namespace dfw::cpu_dnnl

@@ -22,22 +22,22 @@ uint16_t Bf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-// The row's quantisation parameters from its range.
-void RowParams(float lo, float hi, float& scale, int32_t& zp) {
+// The row's quantisation parameters from its range, spread over 0..top.
+void RowParams(float lo, float hi, int top, float& scale, int32_t& zp) {
   lo = std::min(lo, 0.f);
   hi = std::max(hi, 0.f);
-  scale = (hi - lo) / 255.f;
+  scale = (hi - lo) / static_cast<float>(top);
   if (!(scale > 0.f)) {
     scale = 1.f;
     zp = 0;
     return;
   }
-  zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / scale), 0.f, 255.f));
+  zp = static_cast<int32_t>(std::clamp(std::nearbyint(-lo / scale), 0.f, static_cast<float>(top)));
 }
 
-uint8_t Quantize(float x, float inv, int32_t zp) {
+uint8_t Quantize(float x, float inv, int32_t zp, int top) {
   const int32_t q = static_cast<int32_t>(std::nearbyint(x * inv)) + zp;
-  return static_cast<uint8_t>(std::clamp(q, 0, 255));
+  return static_cast<uint8_t>(std::clamp(q, 0, top));
 }
 
 #ifdef DFW_LOWP_AVX2
@@ -76,13 +76,14 @@ DFW_LOWP_AVX512BF16 void ToBf16Avx512Bf16(const float* x, uint16_t* out, std::si
   for (; i < n; ++i) out[i] = Bf16(x[i]);
 }
 
-// Eight quantised values in 0..255, as int32 lanes.
-DFW_LOWP_AVX2 inline __m256i Quant8(const float* x, __m256 inv, __m256i zp) {
+// Eight quantised values in 0..top, as int32 lanes.
+DFW_LOWP_AVX2 inline __m256i Quant8(const float* x, __m256 inv, __m256i zp, __m256i top) {
   const __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), inv)), zp);
-  return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), _mm256_set1_epi32(255));
+  return _mm256_min_epi32(_mm256_max_epi32(v, _mm256_setzero_si256()), top);
 }
 
-DFW_LOWP_AVX2 void QuantizeRowsU8Avx2(const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
+DFW_LOWP_AVX2 void QuantizeRowsU8Avx2(const float* x, int m, int k, int top, uint8_t* q, float* scale, int32_t* zp) {
+  const __m256i vtop = _mm256_set1_epi32(top);
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
   for (int i = 0; i < m; ++i) {
     const float* row = x + static_cast<std::size_t>(i) * k;
@@ -102,18 +103,18 @@ DFW_LOWP_AVX2 void QuantizeRowsU8Avx2(const float* x, int m, int k, uint8_t* q, 
       l = std::min(l, row[t]);
       h = std::max(h, row[t]);
     }
-    RowParams(l, h, scale[i], zp[i]);
+    RowParams(l, h, top, scale[i], zp[i]);
     const float inv = 1.f / scale[i];
     const __m256 vinv = _mm256_set1_ps(inv);
     const __m256i vzp = _mm256_set1_epi32(zp[i]);
     j = 0;
     for (; j + 32 <= k; j += 32) {
-      const __m256i ab = _mm256_packs_epi32(Quant8(row + j, vinv, vzp), Quant8(row + j + 8, vinv, vzp));
-      const __m256i cd = _mm256_packs_epi32(Quant8(row + j + 16, vinv, vzp), Quant8(row + j + 24, vinv, vzp));
+      const __m256i ab = _mm256_packs_epi32(Quant8(row + j, vinv, vzp, vtop), Quant8(row + j + 8, vinv, vzp, vtop));
+      const __m256i cd = _mm256_packs_epi32(Quant8(row + j + 16, vinv, vzp, vtop), Quant8(row + j + 24, vinv, vzp, vtop));
       const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(ab, cd), order);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j), bytes);
     }
-    for (; j < k; ++j) out[j] = Quantize(row[j], inv, zp[i]);
+    for (; j < k; ++j) out[j] = Quantize(row[j], inv, zp[i], top);
   }
 }
 
@@ -149,7 +150,8 @@ DFW_LOWP_AVX2 void DequantizeRowsAvx2(const int32_t* acc, int m, int n, const fl
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-DFW_LOWP_AVX512 void QuantizeRowsU8Avx512(const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
+DFW_LOWP_AVX512 void QuantizeRowsU8Avx512(const float* x, int m, int k, int top, uint8_t* q, float* scale, int32_t* zp) {
+  const __m512i vtop = _mm512_set1_epi32(top);
   for (int i = 0; i < m; ++i) {
     const float* row = x + static_cast<std::size_t>(i) * k;
     uint8_t* out = q + static_cast<std::size_t>(i) * k;
@@ -165,17 +167,18 @@ DFW_LOWP_AVX512 void QuantizeRowsU8Avx512(const float* x, int m, int k, uint8_t*
       l = std::min(l, row[t]);
       h = std::max(h, row[t]);
     }
-    RowParams(l, h, scale[i], zp[i]);
+    RowParams(l, h, top, scale[i], zp[i]);
     const float inv = 1.f / scale[i];
     const __m512 vinv = _mm512_set1_ps(inv);
     const __m512i vzp = _mm512_set1_epi32(zp[i]);
     j = 0;
     for (; j + 16 <= k; j += 16) {
       const __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + j), vinv)), vzp);
-      // Negative lanes to 0, then unsigned saturation packs the rest into 0..255.
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtusepi32_epi8(_mm512_max_epi32(v, _mm512_setzero_si512())));
+      // Clamped to 0..top (<= 255), then packed to bytes.
+      const __m512i c = _mm512_min_epi32(_mm512_max_epi32(v, _mm512_setzero_si512()), vtop);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtusepi32_epi8(c));
     }
-    for (; j < k; ++j) out[j] = Quantize(row[j], inv, zp[i]);
+    for (; j < k; ++j) out[j] = Quantize(row[j], inv, zp[i], top);
   }
 }
 
@@ -214,12 +217,14 @@ void ToBf16(cpu_kernels::Isa isa, const float* x, uint16_t* out, std::size_t n) 
   for (std::size_t i = 0; i < n; ++i) out[i] = Bf16(x[i]);
 }
 
-void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp) {
+void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp,
+                    int top) {
+  top = std::clamp(top, 1, 255);
 #ifdef DFW_LOWP_AVX2
   if (isa == cpu_kernels::Isa::kAvx512 && cpu_kernels::BestIsa() == cpu_kernels::Isa::kAvx512) {
-    return QuantizeRowsU8Avx512(x, m, k, q, scale, zp);
+    return QuantizeRowsU8Avx512(x, m, k, top, q, scale, zp);
   }
-  if (isa != cpu_kernels::Isa::kScalar) return QuantizeRowsU8Avx2(x, m, k, q, scale, zp);
+  if (isa != cpu_kernels::Isa::kScalar) return QuantizeRowsU8Avx2(x, m, k, top, q, scale, zp);
 #endif
   (void)isa;
   for (int i = 0; i < m; ++i) {
@@ -229,9 +234,9 @@ void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t*
       lo = std::min(lo, row[j]);
       hi = std::max(hi, row[j]);
     }
-    RowParams(lo, hi, scale[i], zp[i]);
+    RowParams(lo, hi, top, scale[i], zp[i]);
     const float inv = 1.f / scale[i];
-    for (int j = 0; j < k; ++j) q[static_cast<std::size_t>(i) * k + j] = Quantize(row[j], inv, zp[i]);
+    for (int j = 0; j < k; ++j) q[static_cast<std::size_t>(i) * k + j] = Quantize(row[j], inv, zp[i], top);
   }
 }
 

@@ -14,10 +14,13 @@ namespace dfw::cpu_lowp {
 // out[i] = bfloat16(x[i]), rounded to nearest even (inputs are finite).
 void ToBf16(cpu_kernels::Isa isa, const float* x, uint16_t* out, std::size_t n);
 
-// Row i of x[m x k] → q[i][*] = clamp(round(x / scale[i]) + zp[i], 0, 255), with the row's range
-// (widened to hold 0) spread over 0..255: scale = (max - min) / 255, zp = round(-min / scale).
-// A row of zeros gets scale 1, zero point 0.
-void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp);
+// Row i of x[m x k] → q[i][*] = clamp(round(x / scale[i]) + zp[i], 0, top), with the row's range
+// (widened to hold 0) spread over 0..top: scale = (max - min) / top, zp = round(-min / scale).
+// top is 255 (8 bits) or 127 (7 bits: what a layer with 8-bit weights takes where the CPU's u8·s8
+// pair sums saturate at int16, see dnnl_lowp.cc); clamped to 1..255. A row of zeros gets scale 1,
+// zero point 0.
+void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t* q, float* scale, int32_t* zp,
+                    int top = 255);
 
 // y[i][j] = (acc[i][j] - zp[i] * col_sum[j]) * scale[i] * col_scale[j] + bias[j] (bias may be
 // nullptr): the u8·s8 product of QuantizeRowsU8's rows with weights q_w[j][*] = w / col_scale[j]
