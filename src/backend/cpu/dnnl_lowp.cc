@@ -48,10 +48,10 @@ class LowpWeights final : public PreparedLinear {
 // gives up one bit, on the weights (±63, activations 0..255) or on the activations (0..127,
 // weights ±127): both keep each pair within 32,767. Per layer, the weights' own 7-bit error decides:
 // a layer whose weights lose more than kWeightBitError of their norm at 7 bits (outlier channels:
-// BERT's FFN output projections, 0.030-0.033 on all-MiniLM-L6-v2, against 0.015-0.018 for every
+// BERT's FFN down projections, 0.023-0.034 on all-MiniLM-L6-v2, against 0.015-0.018 for every
 // other layer) keeps 8-bit weights and takes 7-bit activations, whose per-row error measured
-// 0.016-0.038 on the same model (docs/precision.md).
-constexpr double kWeightBitError = 0.025;
+// 0.016-0.041 on the same model (docs/precision.md).
+constexpr double kWeightBitError = 0.02;
 
 // ||w - q(w)|| / ||w|| for per-row symmetric quantisation of w[n x k] to ±top.
 double RelativeQuantError(const float* w, int n, int k, float top) {
