@@ -33,8 +33,9 @@
 # one process with dtype float32 vs bfloat16 (speed, and the vectors' cosine); 8 two
 # tenants (pipelines/tenants.yaml) under MPS: each process's nvidia-smi memory against its limit;
 # 9 pipelines/hf_sentiment.yaml (HuggingFacePipelineModelHandler) with device: cuda vs CPU;
-# 10 text generation: pipelines/hf_generate.yaml with device: GPU gives the CPU's rows (the engine
-# computes on the host), and `dfworker plan` on the Gemma-2B-shaped config answers for this GPU;
+# 10 text generation: pipelines/hf_generate.yaml with device: GPU runs the CUDA decoder engine (its
+# log line says so) and gives the CPU's rows, and `dfworker plan` on the Gemma-2B-shaped config
+# answers for this GPU;
 # 11 the handler efficiency the plan's throughput model uses: the sentence encoder and the MLP
 # (float32, one SDK process each, through `dfworker bench --format=json`) reach some GFLOP/s on this
 # GPU; divided by the catalog's FP32 peak for it that is each handler's efficiency, written to
@@ -669,7 +670,7 @@ PY
   else tail -6 "$TMP/hf-cuda.log"; fail "hf pipeline on cuda"; fi
 fi
 
-say "10. text generation: device GPU gives the CPU's rows; the plan answers for this GPU"
+say "10. text generation: device GPU runs the CUDA decoder engine and gives the CPU's rows; the plan answers for this GPU"
 GEN_PIPE=pipelines/hf_generate.yaml
 if ! built dfworker; then
   skip "dfworker not built"
@@ -683,11 +684,17 @@ else
     dfw_env timeout "$(tmo 60)" "$DFW" run "$TMP/gen-$dev.yaml" "${EXTRA[@]}" --job_dir "$TMP/gen-job-$dev" >"$TMP/gen-$dev.log" 2>&1
     echo "-- generate $dev: exit $?"
   done
-  if cmp -s <(cat "$TMP"/gen-CPU/completions* | sort) <(cat "$TMP"/gen-GPU/completions* | sort) &&
+  grep -h "text generation engine" "$TMP/gen-GPU.log" | sort -u | head -2
+  if [ "$HAVE_GPU" != 1 ]; then
+    skip "text generation on the CUDA engine: no GPU"
+  elif ! grep -q "text generation engine: cuda decoder engine" "$TMP/gen-GPU.log"; then
+    tail -6 "$TMP/gen-GPU.log"; fail "text generation with device GPU did not run the CUDA decoder engine"
+  elif cmp -s <(cat "$TMP"/gen-CPU/completions* | sort) <(cat "$TMP"/gen-GPU/completions* | sort) &&
      [ "$(cat "$TMP"/gen-CPU/completions* | wc -l)" = 5 ]; then
-    pass "text generation: device GPU rows equal the CPU rows (5 completions)"
+    pass "text generation: the CUDA engine's rows equal the CPU rows (5 completions)"
   else
-    tail -6 "$TMP/gen-GPU.log"; fail "text generation rows differ between CPU and GPU"
+    diff <(cat "$TMP"/gen-CPU/completions* | sort) <(cat "$TMP"/gen-GPU/completions* | sort) | head -6
+    tail -6 "$TMP/gen-GPU.log"; fail "text generation rows differ between the CPU and the CUDA engine"
   fi
   if [ -f testdata/right_sizing/gemma-2b-generate.yaml ]; then
     dfw_env timeout "$(tmo 30)" "$DFW" plan testdata/right_sizing/gemma-2b-generate.yaml >"$TMP/gen-plan.log" 2>&1

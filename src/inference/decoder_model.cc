@@ -15,8 +15,8 @@ namespace dfw {
 
 // ---------------------------------------------------------------- PagedKvCache
 
-PagedKvCache::PagedKvCache(const DecoderConfig& c, uint64_t max_bytes)
-    : layers_(c.num_layers), kv_heads_(c.num_kv_heads), head_dim_(c.head_dim) {
+PagedKvCache::PagedKvCache(const DecoderConfig& c, uint64_t max_bytes, Storage storage)
+    : storage_(storage), layers_(c.num_layers), kv_heads_(c.num_kv_heads), head_dim_(c.head_dim) {
   block_floats_ = static_cast<uint64_t>(layers_) * 2 * static_cast<uint64_t>(kv_heads_) * kBlockTokens *
                   static_cast<uint64_t>(head_dim_);
   const uint64_t blocks = max_bytes / (block_floats_ * sizeof(float));
@@ -49,7 +49,7 @@ bool PagedKvCache::Reserve(int seq, int tokens) {
       free_.pop_back();
     } else {
       id = next_block_++;
-      if (static_cast<std::size_t>(id / kSlabBlocks) >= slabs_.size()) {
+      if (storage_ == Storage::kHost && static_cast<std::size_t>(id / kSlabBlocks) >= slabs_.size()) {
         slabs_.push_back(std::make_unique<float[]>(kSlabBlocks * block_floats_));
       }
     }
@@ -84,6 +84,8 @@ float* PagedKvCache::BlockHead(int seq, int pos, int layer, int kv, int kv_head)
 // One projection's weights: prepared for the backend (prefill) and for the streaming kernels
 // (decode).
 struct DecoderModel::Projection {
+  const float* w = nullptr;  // host float32 [n x k] (owned_)
+  int n = 0, k = 0;
   std::unique_ptr<PreparedLinear> prepared;
   decoder_kernels::SkinnyWeights skinny;
 };
@@ -285,15 +287,14 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::Read(const DecoderConfig& c,
     m->owned_.push_back(std::move(all));
     return static_cast<const float*>(m->owned_.back().data());
   };
+  // Noted here; prepared once every weight is read, for the engine the backend gives (PrepareHost
+  // or the device decoder).
   auto prepare = [&](const float* w, int64_t n, int64_t k) -> Result<std::unique_ptr<Projection>> {
     if (check_only) return std::unique_ptr<Projection>();
-    ASSIGN_OR_RETURN(auto dev, backend->UploadWeights(w, static_cast<std::size_t>(n * k) * sizeof(float)));
-    const float* d = dev->f32();
-    m->device_.push_back(std::move(dev));
     auto p = std::make_unique<Projection>();
-    ASSIGN_OR_RETURN(p->prepared, backend->PrepareLinear(d, static_cast<int>(n), static_cast<int>(k), dtype));
-    decoder_kernels::MakeSkinnyWeights(w, static_cast<int>(n), static_cast<int>(k), dtype == LinearDType::kBFloat16, p->skinny);
-    m->streamed_bytes_ += static_cast<int64_t>(p->skinny.bytes());
+    p->w = w;
+    p->n = static_cast<int>(n);
+    p->k = static_cast<int>(k);
     return p;
   };
 
@@ -370,7 +371,129 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::Read(const DecoderConfig& c,
   }
   ASSIGN_OR_RETURN(m->lm_head_, prepare(lm, v, h));
   if (!gpt2) m->inv_freq_ = InverseFrequencies(c);
+  if (check_only) return m;
+
+  DecoderSpec spec = DecoderSpecFromConfig(c, dtype);
+  spec.embed = m->embed_;
+  spec.positions = m->positions_;
+  spec.final_norm_w = m->final_norm_w_;
+  spec.final_norm_b = m->final_norm_b_;
+  spec.lm_head = m->lm_head_->w;
+  for (const Layer& L : m->layers_) {
+    DecoderLayerWeights& w = spec.layers.emplace_back();
+    w.norm1_w = L.norm1_w;
+    w.norm1_b = L.norm1_b;
+    w.norm2_w = L.norm2_w;
+    w.norm2_b = L.norm2_b;
+    w.pre_ff_w = L.pre_ff_w;
+    w.post_ff_w = L.post_ff_w;
+    w.qkv = L.qkv->w;
+    w.qkv_b = L.qkv_b;
+    w.o = L.o->w;
+    w.o_b = L.o_b;
+    w.up = L.up->w;
+    w.up_b = L.up_b;
+    w.down = L.down->w;
+    w.down_b = L.down_b;
+  }
+  Result<std::unique_ptr<DeviceDecoder>> decoder = backend->CreateDecoder(spec);
+  if (decoder.ok()) {
+    m->decoder_ = std::move(decoder).value();
+    // Every product's weights are read once per step, in the device's precision.
+    const int64_t bytes_per = dtype == LinearDType::kBFloat16 ? 2 : 4;
+    auto count = [&](const Projection& p) { m->streamed_bytes_ += static_cast<int64_t>(p.n) * p.k * bytes_per; };
+    for (const Layer& L : m->layers_) {
+      for (const auto* p : {L.qkv.get(), L.o.get(), L.up.get(), L.down.get()}) count(*p);
+    }
+    count(*m->lm_head_);
+    // The device holds them now; the host step is never run.
+    m->layers_.clear();
+    m->lm_head_.reset();
+    m->owned_.clear();
+    m->owned_.shrink_to_fit();
+    m->embed_ = m->positions_ = m->final_norm_w_ = m->final_norm_b_ = nullptr;
+    return m;
+  }
+  if (decoder.status().code() != StatusCode::kUnimplemented) {
+    return decoder.status().WithContext(std::string(backend->name()) + " backend: loading the decoder onto the device");
+  }
+  for (Layer& L : m->layers_) {
+    for (Projection* p : {L.qkv.get(), L.o.get(), L.up.get(), L.down.get()}) RETURN_IF_ERROR(m->PrepareHost(*p));
+  }
+  RETURN_IF_ERROR(m->PrepareHost(*m->lm_head_));
   return m;
+}
+
+Status DecoderModel::PrepareHost(Projection& p) {
+  ASSIGN_OR_RETURN(auto dev, backend_->UploadWeights(p.w, static_cast<std::size_t>(p.n) * static_cast<std::size_t>(p.k) * sizeof(float)));
+  const float* d = dev->f32();
+  device_.push_back(std::move(dev));
+  ASSIGN_OR_RETURN(p.prepared, backend_->PrepareLinear(d, p.n, p.k, linear_dtype_));
+  decoder_kernels::MakeSkinnyWeights(p.w, p.n, p.k, linear_dtype_ == LinearDType::kBFloat16, p.skinny);
+  streamed_bytes_ += static_cast<int64_t>(p.skinny.bytes());
+  return Status::OK();
+}
+
+DecoderSpec DecoderSpecFromConfig(const DecoderConfig& c, LinearDType linear_dtype) {
+  DecoderSpec s;
+  s.gpt2 = c.family == DecoderFamily::kGpt2;
+  s.vocab_size = c.vocab_size;
+  s.hidden_size = c.hidden_size;
+  s.intermediate_size = c.intermediate_size;
+  s.num_layers = c.num_layers;
+  s.num_heads = c.num_heads;
+  s.num_kv_heads = c.num_kv_heads;
+  s.head_dim = c.head_dim;
+  s.max_positions = c.max_position_embeddings;
+  s.norm_eps = c.norm_eps;
+  s.norm_plus_one = c.norm_plus_one;
+  s.scale_embeddings = c.scale_embeddings;
+  switch (c.act) {
+    case DecoderActivation::kSilu: s.act = DecoderGateActivation::kSilu; break;
+    case DecoderActivation::kGeluTanh: s.act = DecoderGateActivation::kGeluTanh; break;
+    case DecoderActivation::kGelu: s.act = DecoderGateActivation::kGelu; break;
+  }
+  s.sandwich_norms = c.sandwich_norms;
+  s.query_scale = c.query_scale;
+  s.attn_logit_softcap = c.attn_logit_softcap;
+  s.final_logit_softcap = c.final_logit_softcap;
+  s.sliding_window = c.sliding_window;
+  s.sliding.assign(c.sliding.begin(), c.sliding.end());
+  if (!s.gpt2) s.inv_freq = InverseFrequencies(c);
+  s.linear_dtype = linear_dtype;
+  return s;
+}
+
+std::string DecoderModel::engine_description() const {
+  if (decoder_ != nullptr) return decoder_->description();
+  return std::string(backend_->name()) + " host decoder engine (" + std::string(LinearDTypeName(linear_dtype_)) +
+         " products; attention, norms and KV cache on the host)";
+}
+
+Status DecoderModel::DeviceStep(std::span<const DecoderRow> rows, const PagedKvCache& cache, std::vector<float>& logits) {
+  step_rows_.clear();
+  table_offsets_.assign(1, 0);
+  table_ids_.clear();
+  table_seqs_.clear();
+  for (const DecoderRow& r : rows) {
+    // The engine feeds a sequence's rows together: look at the last table first.
+    int t = static_cast<int>(table_seqs_.size()) - 1;
+    if (t < 0 || table_seqs_[static_cast<std::size_t>(t)] != r.seq) {
+      t = static_cast<int>(std::find(table_seqs_.begin(), table_seqs_.end(), r.seq) - table_seqs_.begin());
+      if (t == static_cast<int>(table_seqs_.size())) {
+        table_seqs_.push_back(r.seq);
+        const std::span<const int> blocks = cache.blocks(r.seq);
+        table_ids_.insert(table_ids_.end(), blocks.begin(), blocks.end());
+        table_offsets_.push_back(static_cast<int32_t>(table_ids_.size()));
+      }
+    }
+    step_rows_.push_back({r.token, r.position, t, r.logits});
+  }
+  DeviceBlockTables tables;
+  tables.offsets = table_offsets_;
+  tables.block_ids = table_ids_;
+  tables.pool_blocks = cache.max_blocks();
+  return decoder_->Step(step_rows_, tables, logits);
 }
 
 // ---------------------------------------------------------------- the step
@@ -465,6 +588,10 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
       return InvalidArgument("position " + std::to_string(r.position) + " is past GPT-2's n_positions " +
                              std::to_string(c.max_position_embeddings));
     }
+  }
+  if (decoder_ != nullptr) return DeviceStep(rows, cache, logits);
+  if (cache.storage() != PagedKvCache::Storage::kHost) {
+    return Internal("the host decoder step needs a KV cache with host storage, not an ids-only one");
   }
   const std::size_t mh = static_cast<std::size_t>(m) * hidden;
   x_.resize(mh);

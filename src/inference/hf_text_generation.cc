@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
@@ -300,10 +301,11 @@ Result<std::unique_ptr<Model>> TextGenerationHandler::LoadModel(const ModelProce
   ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(process));
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
   RETURN_IF_ERROR(file->CheckFiniteTensors());
-  // The engine's attention and norms run on the host: the CPU backend, whatever `device` says
-  // (docs/text-generation.md).
-  std::unique_ptr<InferenceBackend> backend = MakeCpuBackend();
+  // device GPU: the CUDA backend, whose device decoder runs the whole step on the GPU; otherwise,
+  // or when no GPU is usable (MakeBackendForDevice logs why), the CPU backend and the host step.
+  std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
   ASSIGN_OR_RETURN(auto model, DecoderModel::Load(s_.config, *file, backend.get(), s_.dtype));
+  spdlog::info("text generation engine: {}", model->engine_description());
   auto m = std::make_unique<TextGenerationModel>(s_, std::move(file), std::move(backend), std::move(model));
   m->ChargeWeights(std::move(charge), ModelId());
   return std::unique_ptr<Model>(std::move(m));

@@ -24,6 +24,9 @@
 
 namespace dfw {
 
+struct DecoderSpec;     // dfw/backend/device_decoder.h
+class DeviceDecoder;    // dfw/backend/device_decoder.h
+
 enum class Activation : uint8_t {
   kNone,
   kRelu,
@@ -204,6 +207,14 @@ class InferenceBackend {
   // y may alias x.
   virtual Status LayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* y,
                            int m, int n, float eps) = 0;
+
+  // ---- a whole decoder-only model on the device (dfw/backend/device_decoder.h) ----
+  // Copies `spec`'s weights to the device once and returns the decoder that runs every forward
+  // step there, with its KV pool on the device. The default is kUnimplemented: the caller then runs
+  // the step on the host over this backend's Linear (the CPU backend). Other errors (out of device
+  // memory, a refused linear_dtype, a spec ValidateDecoderSpec refuses) are the load's failure.
+  // Defined in src/backend/device_decoder.cc (the result's type is incomplete here).
+  virtual Result<std::unique_ptr<DeviceDecoder>> CreateDecoder(const DecoderSpec& spec);
 };
 
 }  // namespace dfw

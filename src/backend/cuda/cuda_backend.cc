@@ -8,7 +8,9 @@
 #include <string>
 
 #include "cuda_check.h"
+#include "decoder_cuda.h"
 #include "dfw/backend/backend.h"
+#include "dfw/backend/device_decoder.h"
 #include "dfw/backend/registry.h"
 #include "kernels.h"
 
@@ -263,6 +265,12 @@ class CudaBackend final : public InferenceBackend {
                                 x_bf16_.get(), CUDA_R_16BF, k, &beta, y, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
                                 CUBLAS_GEMM_DEFAULT));
     return BiasActivation(y, m, n, bias, act);
+  }
+
+  // The whole decoder step on the GPU (decoder_cuda.cc), on this backend's stream and handles.
+  Result<std::unique_ptr<DeviceDecoder>> CreateDecoder(const DecoderSpec& spec) override {
+    RETURN_IF_ERROR(CheckLinearDType(spec.linear_dtype));
+    return MakeCudaDecoder(spec, stream_.get(), handle_.get(), lowp_handle_.get(), description_);
   }
 
   Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {

@@ -1,0 +1,136 @@
+// DeviceDecoder: a decoder-only transformer's whole forward step run on a backend's device, so a
+// GPU run keeps embedding, norms, RoPE, attention, the MLP and the LM head on the GPU
+// (InferenceBackend::CreateDecoder makes one; the CUDA backend implements it).
+//
+// The caller (DecoderModel, dfw/inference/decoder_model.h) reads the checkpoint and keeps the
+// KV-cache bookkeeping on the host: which blocks each sequence owns (PagedKvCache in its ids-only
+// mode). The device decoder owns the weights on the device and the KV memory: a pool of blocks
+// indexed by those block ids, each laid out as PagedKvCache lays out a host block,
+// [layer][K|V][kv_head][kDeviceKvBlockTokens tokens][head_dim] float32.
+//
+// Numerics are those of DecoderModel's host step (float32 activations and accumulation; RMSNorm /
+// LayerNorm, rotate-half RoPE at each row's position, causal and sliding-window attention with
+// soft-capping, grouped-query heads, SwiGLU / GeGLU / GELU), so greedy output matches the CPU
+// engine up to the rounding of a different summation order.
+//
+// This header needs no CUDA header: the spec is plain data and host pointers.
+//
+// Threading: one thread at a time per decoder (it owns scratch buffers and a stream).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dfw/backend/backend.h"
+#include "dfw/common/status.h"
+
+namespace dfw {
+
+// Tokens per KV-cache block; PagedKvCache::kBlockTokens is this value.
+inline constexpr int kDeviceKvBlockTokens = 16;
+
+// The MLP's activation (of the gate for gated MLPs, of the whole up projection for GPT-2).
+enum class DecoderGateActivation : uint8_t {
+  kSilu,      // x · sigmoid(x) (SwiGLU)
+  kGeluTanh,  // gelu_new / gelu_pytorch_tanh (GeGLU, GPT-2)
+  kGelu,      // exact erf GELU
+};
+
+// One layer's weights: host float32, row-major, nn.Linear layout [out x in]. Biases and norms
+// that the model does not have are nullptr.
+struct DecoderLayerWeights {
+  const float* norm1_w = nullptr;  // input_layernorm / ln_1 [hidden]
+  const float* norm1_b = nullptr;  // gpt2 ln_1 bias
+  const float* norm2_w = nullptr;  // post_attention_layernorm / ln_2 (gemma2: after attention)
+  const float* norm2_b = nullptr;  // gpt2 ln_2 bias
+  const float* pre_ff_w = nullptr;   // gemma2 pre_feedforward_layernorm
+  const float* post_ff_w = nullptr;  // gemma2 post_feedforward_layernorm
+  const float* qkv = nullptr;    // [(heads + 2 kv_heads) · head_dim x hidden]: q, k, v stacked
+  const float* qkv_b = nullptr;  // [(heads + 2 kv_heads) · head_dim]
+  const float* o = nullptr;      // [hidden x heads · head_dim]
+  const float* o_b = nullptr;
+  const float* up = nullptr;     // [2 · intermediate x hidden]: gate then up (gpt2: [intermediate x hidden])
+  const float* up_b = nullptr;
+  const float* down = nullptr;   // [hidden x intermediate]
+  const float* down_b = nullptr;
+};
+
+// What the forward step needs of the model: sizes and switches (DecoderConfig's, read on the host)
+// and host pointers to the weights, valid until CreateDecoder returns (they are copied).
+struct DecoderSpec {
+  bool gpt2 = false;  // learned positions, LayerNorm with bias, no RoPE, ungated MLP
+  int vocab_size = 0;
+  int hidden_size = 0;
+  int intermediate_size = 0;
+  int num_layers = 0;
+  int num_heads = 0;
+  int num_kv_heads = 0;
+  int head_dim = 0;
+  int max_positions = 0;  // gpt2: rows of `positions`
+  float norm_eps = 1e-6f;
+  bool norm_plus_one = false;     // RMSNorm weight applied as (1 + w) (gemma)
+  bool scale_embeddings = false;  // embeddings × √hidden_size (gemma)
+  DecoderGateActivation act = DecoderGateActivation::kSilu;
+  bool sandwich_norms = false;  // gemma2: norm after attention and pre/post feed-forward norms
+  float query_scale = 0;          // attention scores are q·k × query_scale
+  float attn_logit_softcap = 0;   // scores → cap · tanh(scores / cap); 0 = off
+  float final_logit_softcap = 0;  // logits → cap · tanh(logits / cap); 0 = off
+  int sliding_window = 0;         // a query at i sees keys j with i - window < j <= i on sliding layers
+  std::vector<uint8_t> sliding;   // per layer: 1 where the window applies
+  std::vector<float> inv_freq;    // head_dim / 2 RoPE inverse frequencies, scaling applied (empty for gpt2)
+  // The products' precision: float32, or bfloat16 weights and activations with float32
+  // accumulation (the backend's CheckLinearDType decides whether it runs).
+  LinearDType linear_dtype = LinearDType::kFloat32;
+
+  const float* embed = nullptr;      // [vocab x hidden]
+  const float* positions = nullptr;  // gpt2: [max_positions x hidden]
+  const float* final_norm_w = nullptr;
+  const float* final_norm_b = nullptr;  // gpt2
+  const float* lm_head = nullptr;       // [vocab x hidden] (the embedding when tied)
+  std::vector<DecoderLayerWeights> layers;
+};
+
+// Checks a spec's sizes and pointers (what any implementation relies on): kInvalidArgument
+// naming the first field that is wrong.
+Status ValidateDecoderSpec(const DecoderSpec& spec);
+
+// One token of one sequence in a step. `table` indexes the step's DeviceBlockTables.
+struct DeviceStepRow {
+  int32_t token = 0;
+  int32_t position = 0;  // 0-based position in its sequence
+  int32_t table = 0;     // which block table (one per sequence in the step)
+  bool logits = false;   // compute next-token logits from this row
+};
+
+// The block tables of a step's sequences: table t is block_ids[offsets[t], offsets[t + 1]), block
+// i of it holding positions [16 i, 16 i + 16). offsets has one entry more than there are tables.
+struct DeviceBlockTables {
+  std::span<const int32_t> offsets;
+  std::span<const int32_t> block_ids;
+  int pool_blocks = 0;  // the most blocks the host cache hands out: every id is below it
+};
+
+class DeviceDecoder {
+ public:
+  virtual ~DeviceDecoder() = default;
+
+  // Runs `rows` through the model, as DecoderModel::Step does: each row's table covers its
+  // position; the rows of one sequence come in position order, every earlier position already in
+  // the pool or earlier in this step. Writes the rows' K/V into the pool blocks their tables
+  // name, and appends vocab_size float32 logits per row with `logits` set (in row order) to
+  // `logits`, on the host. Pool memory is allocated in slabs of 64 blocks (the last one cut to
+  // pool_blocks) the first time a table names an id in them: PagedKvCache hands out ids densely
+  // from 0, so the pool grows as the host cache fills. Pool blocks hold no state between steps
+  // beyond what the rows wrote: one host cache at a time may drive a decoder.
+  virtual Status Step(std::span<const DeviceStepRow> rows, const DeviceBlockTables& tables, std::vector<float>& logits) = 0;
+
+  // Bytes of weights held on the device, and of KV pool allocated so far.
+  virtual int64_t weight_bytes() const = 0;
+  virtual int64_t kv_pool_bytes() const = 0;
+  // One line for the log: the engine, its device and the products' precision.
+  virtual std::string description() const = 0;
+};
+
+}  // namespace dfw
