@@ -521,10 +521,14 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
   RETURN_IF_ERROR(ApplyArguments(gen_config, args != nullptr && args->is_row() ? args->as_row() : Row(), s)
                       .WithContext("model_handler " + std::string(kHfPipelineHandlerType)));
   // The weights' names and shapes, checked now (before any record is read) from the header, and
-  // the dtype against this CPU's instructions; no backend is made (the launcher plans with this).
+  // on device CPU the dtype against this CPU's instructions (on a GPU the CUDA engine runs bfloat16
+  // products on the tensor cores; a run that falls back to the CPU checks it at load); no backend
+  // is made (the launcher plans with this).
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(dir + "/model.safetensors"));
   RETURN_IF_ERROR(DecoderModel::CheckWeights(s.config, file->header()));
-  RETURN_IF_ERROR(CheckLinearDTypeOn(DetectCpuIsa(), s.dtype).WithContext("text-generation dtype"));
+  if (options.device == "CPU") {
+    RETURN_IF_ERROR(CheckLinearDTypeOn(DetectCpuIsa(), s.dtype).WithContext("text-generation dtype"));
+  }
   return std::unique_ptr<ModelHandler>(std::make_unique<TextGenerationHandler>(std::move(options), std::move(s)));
 }
 
