@@ -37,6 +37,7 @@ Status ValidateDecoderSpec(const DecoderSpec& s) {
                            std::to_string(s.num_layers));
   }
   if (s.gpt2) {
+    if (!s.inv_freq.empty()) return InvalidArgument("decoder spec: gpt2 has no RoPE, but inv_freq is set");
     if (s.positions == nullptr || s.max_positions < 1) return InvalidArgument("decoder spec: gpt2 needs learned positions");
     if (s.final_norm_b == nullptr) return InvalidArgument("decoder spec: gpt2 needs ln_f's bias");
   } else {

@@ -399,6 +399,7 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::Read(const DecoderConfig& c,
   Result<std::unique_ptr<DeviceDecoder>> decoder = backend->CreateDecoder(spec);
   if (decoder.ok()) {
     m->decoder_ = std::move(decoder).value();
+    m->weight_bytes_ = m->decoder_->weight_bytes();  // what the device holds, in its precision
     // Every product's weights are read once per step, in the device's precision.
     const int64_t bytes_per = dtype == LinearDType::kBFloat16 ? 2 : 4;
     auto count = [&](const Projection& p) { m->streamed_bytes_ += static_cast<int64_t>(p.n) * p.k * bytes_per; };

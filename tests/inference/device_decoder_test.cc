@@ -128,6 +128,11 @@ TEST(DecoderSpec, ValidationNamesWhatIsMissing) {
   s.layers.resize(2);
   st = ValidateDecoderSpec(s);
   EXPECT_THAT(st.message(), HasSubstr("RoPE frequencies for head_dim 8"));
+  // GPT-2 has learned positions: a spec that would also rotate is refused, not run.
+  DecoderSpec g = DecoderSpecFromConfig(Config("gpt2"), LinearDType::kFloat32);
+  g.inv_freq = {1.0f};
+  g.layers.resize(static_cast<std::size_t>(g.num_layers));
+  EXPECT_THAT(ValidateDecoderSpec(g).message(), HasSubstr("gpt2 has no RoPE"));
 }
 
 // ---------------------------------------------------------------- a fake device

@@ -43,8 +43,10 @@ Status Grow(Scratch& s, std::size_t bytes) {
 // One product's weights: float32, or bfloat16 (then `bf16`).
 struct Product {
   DecoderDevicePtr w;
+  const void* alias = nullptr;  // not owned: a tied LM head reads the embedding's float32 copy
   int n = 0, k = 0;
   bool bf16 = false;
+  const void* data() const { return alias != nullptr ? alias : w.get(); }
 };
 
 struct LayerOnDevice {
@@ -107,7 +109,14 @@ class CudaDecoder final : public DeviceDecoder {
       RETURN_IF_ERROR(MakeProduct(w.down, hidden, inter, d.down));
       ASSIGN_OR_RETURN(d.down_b, Vector(w.down_b, h));
     }
-    RETURN_IF_ERROR(MakeProduct(spec.lm_head, spec.vocab_size, hidden, lm_head_));
+    if (spec.lm_head == spec.embed && s_.linear_dtype != LinearDType::kBFloat16) {
+      // tie_word_embeddings: the LM head is the embedding matrix, held once.
+      lm_head_.n = spec.vocab_size;
+      lm_head_.k = hidden;
+      lm_head_.alias = embed_.get();
+    } else {
+      RETURN_IF_ERROR(MakeProduct(spec.lm_head, spec.vocab_size, hidden, lm_head_));
+    }
     staging_ = Scratch();  // the float32 copies bfloat16 weights were converted from
     DFW_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return Status::OK();
@@ -163,11 +172,11 @@ class CudaDecoder final : public DeviceDecoder {
     if (w.bf16) {
       RETURN_IF_ERROR(Grow(x_bf16_, static_cast<std::size_t>(m) * w.k * 2));
       DFW_CUDA_CHECK(LaunchToBf16(x, x_bf16_.p.get(), static_cast<long long>(m) * w.k, stream_));
-      DFW_CUDA_CHECK(cublasGemmEx(tensor_math_, CUBLAS_OP_T, CUBLAS_OP_N, w.n, m, w.k, &alpha, w.w.get(), CUDA_R_16BF, w.k,
+      DFW_CUDA_CHECK(cublasGemmEx(tensor_math_, CUBLAS_OP_T, CUBLAS_OP_N, w.n, m, w.k, &alpha, w.data(), CUDA_R_16BF, w.k,
                                   x_bf16_.p.get(), CUDA_R_16BF, w.k, &beta, y, CUDA_R_32F, w.n, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT));
     } else {
-      DFW_CUDA_CHECK(cublasSgemm(pedantic_, CUBLAS_OP_T, CUBLAS_OP_N, w.n, m, w.k, &alpha, static_cast<const float*>(w.w.get()),
+      DFW_CUDA_CHECK(cublasSgemm(pedantic_, CUBLAS_OP_T, CUBLAS_OP_N, w.n, m, w.k, &alpha, static_cast<const float*>(w.data()),
                                  w.k, x, w.k, &beta, y, w.n));
     }
     if (bias != nullptr) {
@@ -199,6 +208,8 @@ class CudaDecoder final : public DeviceDecoder {
       void* raw = nullptr;
       DFW_CUDA_CHECK(cudaMalloc(&raw, static_cast<std::size_t>(want) * block_bytes));
       DecoderDevicePtr p(raw);
+      // Zeros, as the host cache's slabs start: a block read before it is written reads the same.
+      DFW_CUDA_CHECK(cudaMemsetAsync(p.get(), 0, static_cast<std::size_t>(want) * block_bytes, stream_));
       pool_bytes_ += static_cast<int64_t>(static_cast<std::size_t>(want) * block_bytes);
       if (slab < slabs_.size()) {
         // A slab cut short for a smaller cache, now needed whole by a larger one: its blocks move.
@@ -251,6 +262,15 @@ Status CudaDecoder::Step(std::span<const DeviceStepRow> rows, const DeviceBlockT
   if (m == 0) return Status::OK();
   const int num_tables = static_cast<int>(tables.offsets.size()) - 1;
   if (num_tables < 1) return InvalidArgument("cuda decoder: a step needs block tables");
+  if (tables.offsets.front() != 0 || tables.offsets.back() != static_cast<int64_t>(tables.block_ids.size())) {
+    return InvalidArgument("cuda decoder: block table offsets do not span the " + std::to_string(tables.block_ids.size()) +
+                           " block ids");
+  }
+  for (int t = 0; t < num_tables; ++t) {
+    if (tables.offsets[static_cast<std::size_t>(t) + 1] < tables.offsets[static_cast<std::size_t>(t)]) {
+      return InvalidArgument("cuda decoder: block table offsets decrease at table " + std::to_string(t));
+    }
+  }
   // The ints the kernels read, in one upload: tokens, positions, each row's table start, the
   // logits rows, then every block id.
   host_ints_.assign(static_cast<std::size_t>(3 * m), 0);
@@ -370,7 +390,10 @@ Result<std::unique_ptr<DeviceDecoder>> MakeCudaDecoder(const DecoderSpec& spec, 
                                                        cublasHandle_t tensor_math, std::string device) {
   RETURN_IF_ERROR(ValidateDecoderSpec(spec));
   auto decoder = std::make_unique<decoder_impl::CudaDecoder>(spec, stream, pedantic, tensor_math, std::move(device));
-  RETURN_IF_ERROR(decoder->Upload(spec));
+  if (Status st = decoder->Upload(spec); !st.ok()) {
+    (void)cudaStreamSynchronize(stream);  // no queued copy may still read the host weights
+    return st;
+  }
   return std::unique_ptr<DeviceDecoder>(std::move(decoder));
 }
 
