@@ -53,19 +53,26 @@ class LowpWeights final : public PreparedLinear {
 // 0.016-0.041 on the same model (docs/precision.md).
 constexpr double kWeightBitError = 0.02;
 
-// ||w - q(w)|| / ||w|| for per-row symmetric quantisation of w[n x k] to ±top.
-double RelativeQuantError(const float* w, int n, int k, float top) {
+// w[n x k] → q = clamp(round(w / scale[j]), ±top) per output channel j (symmetric), with
+// scale[j] = max |w[j][*]| / top and sum[j] = Σ q[j][*]. Returns ||q·scale - w|| / ||w||.
+double QuantizeWeights(const float* w, int n, int k, float top, int8_t* q, float* scale, int32_t* sum) {
   double err = 0, norm = 0;
   for (int j = 0; j < n; ++j) {
     const float* row = w + static_cast<std::size_t>(j) * k;
+    int8_t* qrow = q + static_cast<std::size_t>(j) * k;
     float amax = 0.f;
     for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-    const float scale = amax > 0.f ? amax / top : 1.f, inv = 1.f / scale;
+    const float sc = amax > 0.f ? amax / top : 1.f, inv = 1.f / sc;
+    int32_t total = 0;
     for (int p = 0; p < k; ++p) {
-      const double d = std::clamp(std::nearbyint(row[p] * inv), -top, top) * scale - row[p];
+      qrow[p] = static_cast<int8_t>(std::clamp(std::nearbyint(row[p] * inv), -top, top));
+      total += qrow[p];
+      const double d = static_cast<double>(qrow[p]) * sc - row[p];
       err += d * d;
       norm += static_cast<double>(row[p]) * row[p];
     }
+    scale[j] = sc;
+    sum[j] = total;
   }
   return norm > 0 ? std::sqrt(err / norm) : 0.0;
 }
@@ -198,26 +205,14 @@ Result<std::unique_ptr<PreparedLinear>> LowpMatmul::Prepare(const float* w, int 
   auto out = std::make_unique<LowpWeights>(dtype, w, n, k);
   std::vector<int8_t> q;
   if (!bf16) {  // per output channel, symmetric
-    const bool weight_bit = im.reduce_range && RelativeQuantError(w, n, k, 63.f) <= kWeightBitError;
-    const float top = weight_bit ? 63.f : 127.f;
-    out->act_top = im.reduce_range && !weight_bit ? 127 : 255;
     q.resize(static_cast<std::size_t>(n) * k);
     out->col_scale.resize(n);
     out->col_sum.resize(n);
-    for (int j = 0; j < n; ++j) {
-      const float* row = w + static_cast<std::size_t>(j) * k;
-      float amax = 0.f;
-      for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-      const float scale = amax > 0.f ? amax / top : 1.f, inv = 1.f / scale;
-      int32_t sum = 0;
-      for (int p = 0; p < k; ++p) {
-        const int8_t v = static_cast<int8_t>(std::clamp(std::nearbyint(row[p] * inv), -top, top));
-        q[static_cast<std::size_t>(j) * k + p] = v;
-        sum += v;
-      }
-      out->col_scale[j] = scale;
-      out->col_sum[j] = sum;
-    }
+    auto quantize = [&](float top) { return QuantizeWeights(w, n, k, top, q.data(), out->col_scale.data(), out->col_sum.data()); };
+    // Reduced range: 7-bit weights unless they lose too much, then 8-bit weights, 7-bit activations.
+    const bool weight_bit = im.reduce_range && quantize(63.f) <= kWeightBitError;
+    if (!weight_bit) quantize(127.f);
+    out->act_top = im.reduce_range && !weight_bit ? 127 : 255;
   }
   try {
     Key layout;

@@ -5,8 +5,8 @@
 //             and activation as post-ops, float32 output;
 //   int8:     weights quantised once per output channel (symmetric int8; where the CPU has no
 //             VNNI, cpu_isa.h, each layer gives up one bit: 7-bit weights, or for a layer whose
-//             weights lose too much at 7 bits, 7-bit activations) and reordered into oneDNN's blocked s8 layout, with their
-//             per-channel sums; per call each row of x is quantised to uint8 with its own scale and
+//             weights lose too much at 7 bits, 7-bit activations) and reordered into oneDNN's
+//             blocked s8 layout, with their per-channel sums; per call each row of x is quantised to uint8 with its own scale and
 //             zero point, oneDNN multiplies u8·s8 into int32, and one pass dequantises with the
 //             row × column scales, the zero-point correction and the bias; the activation runs
 //             after it on the backend's row kernels.
