@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -98,28 +99,97 @@ std::string UserCacheDir() {
   return dir;
 }
 
-Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes) {
-  // Open without blocking (a FIFO in a file's place would hang a plain open), then insist on a
-  // regular file of sane size before reading it into memory.
-  OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd.valid()) return NotFound("cannot read '" + path + "': " + std::strerror(errno));
+namespace {
+
+// What a non-regular file is, for "'P' is a FIFO, not a regular file".
+const char* KindOfNonRegular(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+Status NotRegular(const std::string& path, mode_t mode, const char* what) {
+  return InvalidArgument("'" + path + "' is " + KindOfNonRegular(mode) + ", not a regular file" +
+                         (what != nullptr && what[0] != '\0' ? std::string(" (a ") + what + " is read whole)" : std::string()));
+}
+
+Status TooBig(const std::string& path, uint64_t size, bool exact, std::size_t max_bytes, const char* what) {
+  std::string limit = (max_bytes % kMiB == 0 && max_bytes > 0) ? std::to_string(max_bytes / kMiB) + " MiB"
+                                                                : std::to_string(max_bytes) + "-byte";
+  return InvalidArgument("'" + path + "' is " + (exact ? "" : "over ") + DescribeBytes(size) + " (" + std::to_string(size) +
+                         " bytes), above the " + limit + " limit" +
+                         (what != nullptr && what[0] != '\0' ? std::string(" for a ") + what : std::string()));
+}
+
+Result<std::string> ReadRegular(const std::string& path, std::size_t max_bytes, const char* what) {
+  // stat first: a device is never even opened (opening some has side effects); then open without
+  // blocking (a FIFO swapped in meanwhile would hang a plain open) and check the descriptor itself.
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return FailedPrecondition("'" + path + "' is not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
-    return FailedPrecondition("'" + path + "' is " + std::to_string(st.st_size) + " bytes, over the limit of " +
-                              std::to_string(max_bytes) + " for this file");
+  if (::stat(path.c_str(), &st) != 0) {
+    return NotFound("cannot read '" + path + "': " + std::strerror(errno));  // missing, or no permission
   }
-  std::string out(static_cast<std::size_t>(st.st_size), '\0');
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode, what);
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return TooBig(path, static_cast<uint64_t>(st.st_size), true, max_bytes, what);
+  OwnedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) {
+    return NotFound("cannot read '" + path + "': " + std::strerror(errno));
+  }
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat '" + path + "'", errno);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode, what);
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) return TooBig(path, static_cast<uint64_t>(st.st_size), true, max_bytes, what);
+  // Read to the end, whatever st_size said (a file that grows, or a /proc file that states 0), but
+  // never past the limit.
+  std::string out;
+  out.resize(std::min<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, max_bytes + 1));
   std::size_t off = 0;
-  while (off < out.size()) {
+  for (;;) {
+    if (off == out.size()) {
+      if (out.size() > max_bytes) return TooBig(path, out.size(), false, max_bytes, what);
+      out.resize(std::min<std::size_t>(out.size() * 2 + 4096, max_bytes + 1));
+    }
     ssize_t n = ::read(fd.get(), out.data() + off, out.size() - off);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoError("read '" + path + "'", errno);
-    if (n == 0) break;  // shrank while reading
+    if (n == 0) break;
     off += static_cast<std::size_t>(n);
   }
+  if (off > max_bytes) return TooBig(path, off, false, max_bytes, what);
   out.resize(off);
   return out;
+}
+
+}  // namespace
+
+std::string DescribeBytes(uint64_t bytes) {
+  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1000 && u < 6) {
+    v /= 1000;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes) { return ReadRegular(path, max_bytes, ""); }
+
+Result<std::string> ReadWholeFile(const std::string& path, const FileKind& kind) {
+  return ReadRegular(path, kind.max_bytes, kind.what);
+}
+
+Result<std::optional<std::string>> ReadFileIfPresent(const std::string& path, const FileKind& kind) {
+  Result<std::string> text = ReadRegular(path, kind.max_bytes, kind.what);
+  if (text.ok()) return std::optional<std::string>(std::move(text).value());
+  if (text.status().code() != StatusCode::kNotFound) return text.status();
+  struct stat st {};  // absent only when nothing is there; a file we may not read is an error
+  if (::lstat(path.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) return std::optional<std::string>();
+  return text.status();
 }
 
 Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync, mode_t mode) {
@@ -140,6 +210,91 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents,
   if (::close(fd.release()) != 0) return fail("close '" + tmp + "'", errno);
   test_hooks::KillPoint("rename:" + path.substr(path.find_last_of('/') + 1));  // e.g. "rename:job.json"
   if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename '" + tmp + "' to '" + path + "'", errno);
+  return Status::OK();
+}
+
+namespace {
+
+struct ReplaceTarget {
+  std::string target;  // the file that changes (symlinks resolved)
+  std::string folder;  // its folder
+  std::string name;    // its name there
+  struct stat st {};
+};
+
+std::string OctalMode(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+Result<ReplaceTarget> ResolveReplaceTarget(const std::string& path) {
+  ReplaceTarget t;
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return NotFound("'" + path + "' does not exist");
+    return InvalidArgument("cannot resolve '" + path + "': " + std::strerror(err));
+  }
+  t.target = resolved;
+  std::free(resolved);
+  const std::string via = t.target == path ? std::string() : " (the target of '" + path + "')";
+  if (::stat(t.target.c_str(), &t.st) != 0) return InvalidArgument("cannot stat '" + t.target + "'" + via + ": " + std::strerror(errno));
+  if (!S_ISREG(t.st.st_mode)) {
+    return InvalidArgument("'" + t.target + "'" + via + " is " + KindOfNonRegular(t.st.st_mode) + ", not a regular file");
+  }
+  const std::size_t slash = t.target.find_last_of('/');
+  t.folder = slash == 0 ? "/" : t.target.substr(0, slash);
+  t.name = t.target.substr(slash + 1);
+  if ((t.st.st_mode & 0222) == 0) {
+    return InvalidArgument("'" + t.target + "'" + via + " is read-only (mode " + OctalMode(t.st.st_mode) +
+                           "); dfworker does not rewrite it: make it writable (chmod u+w) to let it be changed");
+  }
+  if (::access(t.target.c_str(), W_OK) != 0) {
+    return InvalidArgument("'" + t.target + "'" + via + " cannot be written by this user (" + std::strerror(errno) + ", mode " +
+                           OctalMode(t.st.st_mode) + ", owner " + std::to_string(t.st.st_uid) + ":" +
+                           std::to_string(t.st.st_gid) + "); it is left unchanged");
+  }
+  if (::access(t.folder.c_str(), W_OK | X_OK) != 0) {
+    return InvalidArgument("'" + t.target + "'" + via + ": its folder '" + t.folder + "' cannot be written by this user (" +
+                           std::strerror(errno) + "), so the file cannot be replaced whole; it is left unchanged");
+  }
+  return t;
+}
+
+}  // namespace
+
+Status CheckFileReplaceable(const std::string& path) { return ResolveReplaceTarget(path).status(); }
+
+Status ReplaceFileContents(const std::string& path, const std::string& contents) {
+  ASSIGN_OR_RETURN(ReplaceTarget t, ResolveReplaceTarget(path));
+  ASSIGN_OR_RETURN(OwnedFd dir, OpenFolder(t.folder));
+  std::string tmp;
+  ASSIGN_OR_RETURN(OwnedFd fd, CreateUniqueFileAt(dir.get(), "." + t.name + ".dfworker-new", kPrivateFileMode, &tmp));
+  auto drop = [&] { ::unlinkat(dir.get(), tmp.c_str(), 0); };
+  auto fail = [&](const std::string& what, int err) {
+    drop();
+    return ErrnoError(what, err);
+  };
+  const std::string tmp_path = t.folder + "/" + tmp;
+  if (int err = WriteAll(fd.get(), contents.data(), contents.size()); err != 0) return fail("write '" + tmp_path + "'", err);
+  // The owner and group first (chown may clear set-id bits), then the mode.
+  const uid_t uid = t.st.st_uid == ::geteuid() ? static_cast<uid_t>(-1) : t.st.st_uid;
+  const gid_t gid = t.st.st_gid == ::getegid() ? static_cast<gid_t>(-1) : t.st.st_gid;
+  if ((uid != static_cast<uid_t>(-1) || gid != static_cast<gid_t>(-1)) && ::fchown(fd.get(), uid, gid) != 0) {
+    const int err = errno;
+    drop();
+    return InvalidArgument("'" + t.target + "' belongs to " + std::to_string(t.st.st_uid) + ":" + std::to_string(t.st.st_gid) +
+                           "; its replacement written by this user (" + std::to_string(::geteuid()) + ":" +
+                           std::to_string(::getegid()) + ") cannot keep that owner and group (" + std::strerror(err) +
+                           "); it is left unchanged");
+  }
+  if (::fchmod(fd.get(), t.st.st_mode & 07777) != 0) return fail("chmod '" + tmp_path + "'", errno);
+  if (::fsync(fd.get()) != 0) return fail("fsync '" + tmp_path + "'", errno);
+  if (::close(fd.release()) != 0) return fail("close '" + tmp_path + "'", errno);
+  test_hooks::KillPoint("rename:" + t.name);
+  if (::renameat(dir.get(), tmp.c_str(), dir.get(), t.name.c_str()) != 0) return fail("rename '" + tmp_path + "' to '" + t.target + "'", errno);
+  if (::fsync(dir.get()) != 0) return ErrnoError("fsync the folder of '" + t.target + "'", errno);
   return Status::OK();
 }
 

@@ -40,11 +40,13 @@ void WriteAll(int fd, const std::string& text) {
 // `scratch` has room for one fd per mapping (allocated before fork).
 [[noreturn]] void RunChild(const SpawnSpec& spec, pid_t parent, const std::vector<char*>& argv,
                            const std::vector<char*>& envp, int devnull, int* scratch) {
-  if (spec.new_session) ::setsid();
+  // The death signal first thing after fork: the window in which the parent's death goes unseen
+  // ends here. (It follows the parent *thread* that forked; process.h says which thread may.)
   if (spec.death_signal != 0) {
     ::prctl(PR_SET_PDEATHSIG, spec.death_signal);  // kept across exec
     if (::getppid() != parent) ::_exit(127);       // the parent died before prctl took effect
   }
+  if (spec.new_session) ::setsid();
   struct sigaction sa {};
   sa.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) {

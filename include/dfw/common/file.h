@@ -9,6 +9,8 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "dfw/common/status.h"
@@ -55,10 +57,43 @@ Status MakeFolders(const std::string& path, mode_t mode);
 // empty, or no folder could be made (callers then keep nothing beyond the job).
 std::string UserCacheDir();
 
-// Reads a regular file of at most `max_bytes` (a FIFO, device or folder in its place is
-// kFailedPrecondition, never a hang; a bigger file is kFailedPrecondition naming the size; a
-// missing one kNotFound).
-Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes = std::size_t{64} << 20);
+// What a file the user names is read as: its name in messages and the size it may have. Every
+// reader of a user's file passes one of these (or its own), so that a FIFO, a device or a huge
+// file in a model directory is refused by name instead of read until memory runs out.
+struct FileKind {
+  const char* what;       // "tokenizer.json", "model config", ...: "... above the 64 MiB limit for a tokenizer.json"
+  std::size_t max_bytes;  // larger files are refused
+};
+inline constexpr std::size_t kMiB = std::size_t{1} << 20;
+inline constexpr FileKind kModelConfigFile{"model config (config.json)", 16 * kMiB};
+inline constexpr FileKind kTokenizerFile{"tokenizer.json", 64 * kMiB};  // the largest public ones are ~35 MB
+inline constexpr FileKind kTokenizerConfigFile{"tokenizer_config.json", 64 * kMiB};
+inline constexpr FileKind kVocabFile{"tokenizer vocabulary", 64 * kMiB};
+inline constexpr FileKind kGenerationConfigFile{"generation_config.json", 16 * kMiB};
+inline constexpr FileKind kSmallJsonFile{"model settings file", 16 * kMiB};  // sentence-transformers' JSON files, refs/main
+inline constexpr FileKind kPriceTableFile{"price table", 16 * kMiB};
+inline constexpr FileKind kBenchResultFile{"bench result", 64 * kMiB};
+inline constexpr FileKind kGpuEfficiencyFile{"GPU-efficiency file", 16 * kMiB};
+inline constexpr FileKind kCatalogFile{"catalog file", 16 * kMiB};
+inline constexpr FileKind kTestSuiteFile{"test suite", 64 * kMiB};
+
+// Reads a regular file of at most `max_bytes`. The file is opened with O_NONBLOCK and fstat'ed
+// before a byte is read, so a FIFO never blocks and a device is never read. Errors name the path
+// and say what is there instead: kInvalidArgument "'P' is not a regular file: it is a FIFO" (a
+// character device, a block device, a socket, a directory), "'P' is 3.2 GB, above the 64 MiB limit
+// for a tokenizer.json"; a missing file is kNotFound; a read error kIoError. The default kind is a
+// file of no particular kind with a 64 MiB limit.
+Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes = 64 * kMiB);
+Result<std::string> ReadWholeFile(const std::string& path, const FileKind& kind);
+
+// As ReadWholeFile, but a missing file (ENOENT, or a missing folder on the way: ENOTDIR) is
+// nullopt: for files a model directory may leave out (tokenizer_config.json,
+// generation_config.json). A file that is there but of the wrong kind or size is still an error,
+// never taken as absent.
+Result<std::optional<std::string>> ReadFileIfPresent(const std::string& path, const FileKind& kind);
+
+// "1.5 KB", "3.2 GB", "64 MiB" style sizes for messages (decimal units for a measured size).
+std::string DescribeBytes(uint64_t bytes);
 
 // Writes `contents` to `path` via a temporary file unique to this process and call, fsync and
 // rename (never half-written, and two writers never clobber each other's temporary file). The file
@@ -66,6 +101,22 @@ Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes
 // half-written, but may not survive a crash).
 Status WriteFileAtomically(const std::string& path, const std::string& contents, bool sync = true,
                            mode_t mode = kPrivateFileMode);
+
+// Rewrites the existing file `path` with `contents` where and as a write through the path would
+// (as Beam's --fix_tests writes its file), yet never half-written:
+// - a symlink is followed: its target changes, the link stays a link;
+// - the new file is made beside the target (CreateUniqueFileAt: O_EXCL | O_NOFOLLOW, a name no one
+//   can have planted), gets the old file's owner, group and mode (fchown, then fchmod), is fsync'ed,
+//   renamed over the target, and the folder is fsync'ed;
+// - a file this user may not write (access(W_OK) fails, or its mode has no write bit), one that is
+//   not a regular file, a folder where the new file cannot be made, or an owner/group that cannot
+//   be kept, is kInvalidArgument naming the file and why, and nothing is changed.
+// A missing file is kNotFound (create it with WriteFileAtomically).
+Status ReplaceFileContents(const std::string& path, const std::string& contents);
+
+// The checks of ReplaceFileContents alone, to refuse before work whose result could not be
+// written (kNotFound when the file does not exist).
+Status CheckFileReplaceable(const std::string& path);
 
 // fsync of a file or folder by path (kIoError naming it). A folder "" is the working directory.
 Status FsyncPath(const std::string& path);
