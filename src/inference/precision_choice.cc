@@ -24,50 +24,49 @@ namespace {
 
 constexpr double kMargin = 0.95;  // a lower precision must take <= 95% of the best time so far
 
-void CompareEmbeddings(const std::vector<float>& ref, const std::vector<float>& got, int width, PrecisionCandidate& c) {
-  const std::size_t rows = ref.size() / static_cast<std::size_t>(width);
-  double min_cos = 1, sum_cos = 0;
-  for (std::size_t r = 0; r < rows; ++r) {
-    double dot = 0, na = 0, nb = 0;
-    for (int j = 0; j < width; ++j) {
-      const double a = ref[r * width + j], b = got[r * width + j];
-      dot += a * b, na += a * a, nb += b * b;
-    }
-    const double cos = na == 0 && nb == 0 ? 1.0 : (na == 0 || nb == 0 ? 0.0 : dot / std::sqrt(na * nb));
-    min_cos = std::min(min_cos, cos);
-    sum_cos += cos;
-  }
-  c.agreement = min_cos;
-  c.mean_cosine = rows > 0 ? sum_cos / static_cast<double>(rows) : 1;
-}
-
-void CompareProbabilities(const std::vector<float>& ref, const std::vector<float>& got, int width,
-                          PrecisionCandidate& c) {
-  const std::size_t rows = ref.size() / static_cast<std::size_t>(width);
-  double max_diff = 0;
-  bool same = true;
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* a = ref.data() + r * width;
-    const float* b = got.data() + r * width;
-    same = same && std::max_element(a, a + width) - a == std::max_element(b, b + width) - b;
-    for (int j = 0; j < width; ++j) max_diff = std::max(max_diff, std::fabs(double(a[j]) - b[j]));
-  }
-  c.agreement = max_diff;
-  c.argmax_same = same;
-}
-
-bool Passes(const PrecisionTolerance& t, const PrecisionCandidate& c) {
-  if (c.dtype == LinearDType::kFloat32) return true;
-  if (t.kind == PrecisionTolerance::Kind::kClassifier) return c.argmax_same && c.agreement <= t.max_prob_diff;
-  return c.agreement >= (c.dtype == LinearDType::kBFloat16 ? t.min_cosine_bf16 : t.min_cosine_int8);
+bool RowKeepsTolerance(const PrecisionTolerance& t, LinearDType d, double agreement, bool argmax_same) {
+  if (d == LinearDType::kFloat32) return true;
+  if (t.kind == PrecisionTolerance::Kind::kClassifier) return argmax_same && agreement <= t.max_prob_diff;
+  return agreement >= t.MinCosine(d);
 }
 
 double Bound(const PrecisionTolerance& t, LinearDType d) {
-  if (t.kind == PrecisionTolerance::Kind::kClassifier) return t.max_prob_diff;
-  return d == LinearDType::kBFloat16 ? t.min_cosine_bf16 : t.min_cosine_int8;
+  return t.kind == PrecisionTolerance::Kind::kClassifier ? t.max_prob_diff : t.MinCosine(d);
 }
 
-// One dtype: switch, warm up, time; the last run's output is returned for the comparison.
+// Fills the candidate's figures from the judged rows, overall and per bucket.
+void JudgeRows(const PrecisionTolerance& t, const std::vector<float>& ref, const std::vector<float>& got, int width,
+           const std::vector<int>& row_tokens, const PrecisionChoice& buckets, PrecisionCandidate& c) {
+  const bool embedding = t.kind == PrecisionTolerance::Kind::kEmbedding;
+  std::vector<uint8_t> same;
+  const std::vector<double> rows = RowAgreement(ref, got, width, t.kind, &same);
+  const std::size_t nb = buckets.bucket_limits.empty() ? 0 : buckets.bucket_limits.size() + 1;
+  c.bucket_agreement.assign(nb, embedding ? 1.0 : 0.0);
+  c.bucket_rows.assign(nb, 0);
+  c.bucket_passed.assign(nb, 1);
+  double worst = embedding ? 1.0 : 0.0, sum = 0;
+  bool all_same = true, all_pass = true;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const double a = rows[r];
+    worst = embedding ? std::min(worst, a) : std::max(worst, a);
+    sum += a;
+    all_same = all_same && same[r];
+    const bool pass = RowKeepsTolerance(t, c.dtype, a, same[r] != 0);
+    all_pass = all_pass && pass;
+    if (nb == 0 || r >= row_tokens.size()) continue;
+    const std::size_t b = buckets.BucketOf(row_tokens[r]);
+    double& ba = c.bucket_agreement[b];
+    ba = c.bucket_rows[b] == 0 ? a : (embedding ? std::min(ba, a) : std::max(ba, a));
+    ++c.bucket_rows[b];
+    if (!pass) c.bucket_passed[b] = 0;
+  }
+  c.agreement = worst;
+  c.mean_cosine = embedding && !rows.empty() ? sum / static_cast<double>(rows.size()) : 1;
+  c.argmax_same = all_same;
+  c.passed = all_pass;
+}
+
+// One dtype: switch, warm up, time; the output judged is returned (run_all's when the probe has it).
 Result<std::vector<float>> Measure(const PrecisionProbe& probe, Clock& clock, int reps, PrecisionCandidate& c) {
   RETURN_IF_ERROR(probe.use(c.dtype));
   ASSIGN_OR_RETURN(std::vector<float> out, probe.run());
@@ -78,13 +77,27 @@ Result<std::vector<float>> Measure(const PrecisionProbe& probe, Clock& clock, in
     best = std::min(best, clock.NowSecs() - t0);
   }
   c.seconds = best;
+  if (probe.run_all) return probe.run_all();
   return out;
+}
+
+// The fastest candidate (by the margin rule) that `passes`; float32 (index 0) when none other does.
+template <typename Passes>
+std::size_t FastestPassing(const std::vector<PrecisionCandidate>& cs, Passes passes) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < cs.size(); ++i) {
+    const PrecisionCandidate& c = cs[i];
+    if (c.refused.empty() && passes(c) && c.seconds <= kMargin * cs[best].seconds) best = i;
+  }
+  return best;
 }
 
 Result<PrecisionChoice> Measure(const PrecisionProbe& probe, const PrecisionChoiceOptions& o) {
   Clock& clock = o.clock != nullptr ? *o.clock : *SystemClock();
   PrecisionChoice choice;
   choice.kind = o.tolerance.kind;
+  choice.tolerance = o.tolerance;
+  if (!probe.row_tokens.empty()) choice.bucket_limits = o.bucket_limits;
   PrecisionCandidate f32;
   f32.dtype = LinearDType::kFloat32;
   ASSIGN_OR_RETURN(const std::vector<float> ref, Measure(probe, clock, o.reps, f32));
@@ -92,7 +105,12 @@ Result<PrecisionChoice> Measure(const PrecisionProbe& probe, const PrecisionChoi
     return InvalidArgument("precision probe: " + std::to_string(ref.size()) + " floats are not rows of " +
                            std::to_string(probe.width));
   }
-  f32.passed = true;
+  const std::size_t rows = ref.size() / static_cast<std::size_t>(probe.width);
+  if (!probe.row_tokens.empty() && probe.row_tokens.size() != rows) {
+    return InvalidArgument("precision probe: " + std::to_string(probe.row_tokens.size()) + " token counts for " +
+                           std::to_string(rows) + " rows");
+  }
+  JudgeRows(o.tolerance, ref, ref, probe.width, probe.row_tokens, choice, f32);
   choice.candidates.push_back(f32);
   for (LinearDType d : o.candidates) {
     if (d == LinearDType::kFloat32) continue;
@@ -105,21 +123,30 @@ Result<PrecisionChoice> Measure(const PrecisionProbe& probe, const PrecisionChoi
     } else if (out->size() != ref.size()) {
       c.refused = "calibration output has " + std::to_string(out->size()) + " floats, float32 " + std::to_string(ref.size());
     } else {
-      if (o.tolerance.kind == PrecisionTolerance::Kind::kClassifier) {
-        CompareProbabilities(ref, *out, probe.width, c);
-      } else {
-        CompareEmbeddings(ref, *out, probe.width, c);
-      }
-      c.passed = Passes(o.tolerance, c);
+      JudgeRows(o.tolerance, ref, *out, probe.width, probe.row_tokens, choice, c);
     }
     choice.candidates.push_back(c);
   }
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < choice.candidates.size(); ++i) {
-    const PrecisionCandidate& c = choice.candidates[i];
-    if (c.passed && c.refused.empty() && c.seconds <= kMargin * choice.candidates[best].seconds) best = i;
+  const auto& cs = choice.candidates;
+  if (choice.bucket_limits.empty()) {
+    choice.dtype = cs[FastestPassing(cs, [](const PrecisionCandidate& c) { return c.passed; })].dtype;
+    return choice;
   }
-  choice.dtype = choice.candidates[best].dtype;
+  // Per bucket; an empty bucket follows the nearest shorter one with rows (else the nearest longer).
+  const std::size_t nb = choice.bucket_limits.size() + 1;
+  std::vector<int> chosen(nb, -1);
+  for (std::size_t b = 0; b < nb; ++b) {
+    if (cs[0].bucket_rows[b] == 0) continue;
+    chosen[b] = static_cast<int>(FastestPassing(cs, [b](const PrecisionCandidate& c) { return c.bucket_passed[b] != 0; }));
+  }
+  for (std::size_t b = 1; b < nb; ++b) {
+    if (chosen[b] < 0) chosen[b] = chosen[b - 1];
+  }
+  for (std::size_t b = nb - 1; b-- > 0;) {
+    if (chosen[b] < 0) chosen[b] = chosen[b + 1];
+  }
+  for (std::size_t b = 0; b < nb; ++b) choice.bucket_dtypes.push_back(cs[std::max(chosen[b], 0)].dtype);
+  choice.dtype = choice.bucket_dtypes.back();
   return choice;
 }
 
@@ -132,6 +159,55 @@ std::string ReadAll(const std::string& path) {
 
 }  // namespace
 
+double PrecisionTolerance::MinCosine(LinearDType d) const {
+  return d == LinearDType::kFloat32 ? 0.0 : d == LinearDType::kBFloat16 ? min_cosine_bf16 : min_cosine_int8;
+}
+
+std::vector<double> RowAgreement(std::span<const float> ref, std::span<const float> got, int width,
+                                 PrecisionTolerance::Kind kind, std::vector<uint8_t>* argmax_same) {
+  const std::size_t w = static_cast<std::size_t>(std::max(width, 1));
+  const std::size_t rows = std::min(ref.size(), got.size()) / w;
+  std::vector<double> out(rows);
+  if (argmax_same != nullptr) argmax_same->assign(rows, 1);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* a = ref.data() + r * w;
+    const float* b = got.data() + r * w;
+    if (kind == PrecisionTolerance::Kind::kClassifier) {
+      double diff = 0;
+      for (std::size_t j = 0; j < w; ++j) diff = std::max(diff, std::fabs(double(a[j]) - b[j]));
+      out[r] = diff;
+      if (argmax_same != nullptr) (*argmax_same)[r] = std::max_element(a, a + w) - a == std::max_element(b, b + w) - b;
+      continue;
+    }
+    double dot = 0, na = 0, nb = 0;
+    for (std::size_t j = 0; j < w; ++j) dot += double(a[j]) * b[j], na += double(a[j]) * a[j], nb += double(b[j]) * b[j];
+    out[r] = na == 0 && nb == 0 ? 1.0 : (na == 0 || nb == 0 ? 0.0 : dot / std::sqrt(na * nb));
+  }
+  return out;
+}
+
+LinearDType SaferDType(LinearDType d, const std::function<Status(LinearDType)>& can_run) {
+  if (d == LinearDType::kInt8 && can_run && can_run(LinearDType::kBFloat16).ok()) return LinearDType::kBFloat16;
+  return LinearDType::kFloat32;
+}
+
+std::size_t PrecisionChoice::BucketOf(int tokens) const {
+  return static_cast<std::size_t>(std::lower_bound(bucket_limits.begin(), bucket_limits.end(), tokens) -
+                                  bucket_limits.begin());
+}
+
+LinearDType PrecisionChoice::DTypeFor(int tokens) const {
+  if (bucket_dtypes.empty()) return dtype;
+  return bucket_dtypes[std::min(BucketOf(tokens), bucket_dtypes.size() - 1)];
+}
+
+std::string PrecisionChoice::BucketName(std::size_t b) const {
+  if (bucket_limits.empty()) return "";
+  const int lo = b == 0 ? 1 : bucket_limits[b - 1] + 1;
+  if (b >= bucket_limits.size()) return std::to_string(lo) + "+ tokens";
+  return std::to_string(lo) + "-" + std::to_string(bucket_limits[b]) + " tokens";
+}
+
 const PrecisionCandidate* PrecisionChoice::Find(LinearDType d) const {
   for (const PrecisionCandidate& c : candidates) {
     if (c.dtype == d) return &c;
@@ -141,7 +217,10 @@ const PrecisionCandidate* PrecisionChoice::Find(LinearDType d) const {
 
 std::vector<std::pair<std::string, int64_t>> PrecisionChoice::Figures() const {
   std::vector<std::pair<std::string, int64_t>> out;
-  out.emplace_back("linear_dtype_bits", LinearDTypeBits(dtype));
+  std::vector<LinearDType> run = bucket_dtypes.empty() ? std::vector<LinearDType>{dtype} : bucket_dtypes;
+  std::sort(run.begin(), run.end());
+  run.erase(std::unique(run.begin(), run.end()), run.end());
+  for (LinearDType d : run) out.emplace_back("linear_dtype_bits", LinearDTypeBits(d));
   for (const PrecisionCandidate& c : candidates) {
     if (!c.refused.empty()) continue;
     const std::string p = "precision_" + std::string(LinearDTypeName(c.dtype));
@@ -154,9 +233,22 @@ std::vector<std::pair<std::string, int64_t>> PrecisionChoice::Figures() const {
 }
 
 std::string PrecisionChoice::Describe() const {
-  PrecisionTolerance t;
-  t.kind = kind;
-  std::string s = std::string(LinearDTypeName(dtype)) + " (";
+  const PrecisionTolerance& t = tolerance;
+  std::string s(LinearDTypeName(dtype));
+  bool mixed = false;
+  for (LinearDType d : bucket_dtypes) mixed = mixed || d != dtype;
+  if (mixed) {  // "int8 for 6+ tokens, bfloat16 for 1-5 tokens"
+    s += " for";
+    for (std::size_t b = 0; b < bucket_dtypes.size(); ++b) {
+      if (bucket_dtypes[b] == dtype) s += " " + BucketName(b) + ",";
+    }
+    s.back() = ';';
+    for (std::size_t b = 0; b < bucket_dtypes.size(); ++b) {
+      if (bucket_dtypes[b] != dtype) s += " " + std::string(LinearDTypeName(bucket_dtypes[b])) + " for " + BucketName(b) + ",";
+    }
+    s.pop_back();
+  }
+  s += " (";
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const PrecisionCandidate& c = candidates[i];
     s += (i ? "; " : "") + std::string(LinearDTypeName(c.dtype));
@@ -168,56 +260,22 @@ std::string PrecisionChoice::Describe() const {
     if (c.dtype == LinearDType::kFloat32) continue;
     if (kind == PrecisionTolerance::Kind::kEmbedding) {
       s += fmt::format(", cosine to float32 min {:.5f} mean {:.5f}", c.agreement, c.mean_cosine);
-      if (!c.passed) s += fmt::format(" < {}, rejected", Bound(t, c.dtype));
+      if (!c.passed) s += fmt::format(" < {}", Bound(t, c.dtype));
     } else {
       s += fmt::format(", max |p - p_float32| {:.2e}, argmax {}", c.agreement, c.argmax_same ? "same" : "CHANGED");
-      if (!c.passed) s += ", rejected";
+    }
+    if (!c.bucket_agreement.empty() && !c.passed) {  // where it failed: "by tokens 1-5 0.99120 <, 6-16 0.99702"
+      s += " (by bucket:";
+      for (std::size_t b = 0; b < c.bucket_agreement.size(); ++b) {
+        if (c.bucket_rows[b] == 0) continue;
+        s += fmt::format(" {} {:.5f}{},", BucketName(b), c.bucket_agreement[b], c.bucket_passed[b] ? "" : " FAILS");
+      }
+      s.back() = ')';
+    } else if (!c.passed) {
+      s += ", rejected";
     }
   }
   return s + (from_cache ? "; decided earlier for this model and CPU, by this or another process of the job or an earlier job on this machine)" : ")");
-}
-
-std::string EncodePrecisionChoice(const PrecisionChoice& choice, const std::string& key) {
-  std::string s = fmt::format("dfw-precision 1 {} {}\nkey {}\n", LinearDTypeName(choice.dtype),
-                              choice.kind == PrecisionTolerance::Kind::kClassifier ? "classifier" : "embedding", key);
-  for (const PrecisionCandidate& c : choice.candidates) {
-    s += fmt::format("candidate {} {} {:.9g} {:.9g} {:.9g} {} {}\n", LinearDTypeName(c.dtype), c.refused.empty() ? 0 : 1,
-                     c.seconds, c.agreement, c.mean_cosine, c.argmax_same ? 1 : 0, c.passed ? 1 : 0);
-  }
-  return s;
-}
-
-std::optional<PrecisionChoice> DecodePrecisionChoice(const std::string& text, const std::string& key) {
-  std::istringstream in(text);
-  std::string magic, dtype, kind, line;
-  int version = 0;
-  if (!(in >> magic >> version >> dtype >> kind) || magic != "dfw-precision" || version != 1) return std::nullopt;
-  std::getline(in, line);
-  if (!std::getline(in, line) || line != "key " + key) return std::nullopt;
-  PrecisionChoice choice;
-  auto d = ParseLinearDType(dtype);
-  if (!d.ok() || (kind != "classifier" && kind != "embedding")) return std::nullopt;
-  choice.dtype = *d;
-  choice.kind = kind == "classifier" ? PrecisionTolerance::Kind::kClassifier : PrecisionTolerance::Kind::kEmbedding;
-  choice.from_cache = true;
-  while (std::getline(in, line)) {
-    std::istringstream row(line);
-    std::string word, name;
-    int refused = 0, same = 0, passed = 0;
-    PrecisionCandidate c;
-    if (!(row >> word >> name >> refused >> c.seconds >> c.agreement >> c.mean_cosine >> same >> passed) ||
-        word != "candidate") {
-      return std::nullopt;
-    }
-    auto cd = ParseLinearDType(name);
-    if (!cd.ok()) return std::nullopt;
-    c.dtype = *cd;
-    if (refused) c.refused = "refused in the measuring process";
-    c.argmax_same = same == 1;
-    c.passed = passed == 1;
-    choice.candidates.push_back(c);
-  }
-  return choice;
 }
 
 namespace {

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/bert_encoder.h"
+#include "dfw/inference/calibration_text.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/sentence_embedding_handler.h"
 
@@ -161,6 +164,108 @@ TEST(SentenceEmbeddingHandler, AutoEmbedsWithinTheInt8CosineOfTransformers) {
   }
   ASSERT_EQ(got.size(), want.size());
   EXPECT_GE(MinCosine(got, want, static_cast<int>(want.size() / texts.size())), 0.995);
+}
+
+
+// Texts through a loaded model, one batch: rows x hidden floats.
+std::vector<float> Embed(Model& model, const std::vector<std::string>& texts) {
+  std::vector<Value> values;
+  for (const std::string& t : texts) values.push_back(Value::String(t));
+  std::vector<const Value*> batch;
+  for (const Value& v : values) batch.push_back(&v);
+  std::vector<Value> out;
+  const Status s = model.RunInference(batch, out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::vector<float> flat;
+  for (const Value& row : out) {
+    for (const Value& v : row.as_list()) flat.push_back(static_cast<float>(v.as_float()));
+  }
+  return flat;
+}
+
+std::unique_ptr<Model> Load(std::vector<Field> config) {
+  ModelHandlerOptions o;
+  o.model_path = kDir;
+  o.input_field = "text";
+  config.push_back({"max_seq_length", Value::Int(64)});
+  o.extra = Row(std::move(config));
+  auto h = MakeModelHandler(kSentenceEmbeddingHandlerType, o);
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  if (!h.ok()) return nullptr;
+  auto model = (*h)->LoadModel({});
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? std::move(model).value() : nullptr;
+}
+
+std::vector<std::string> VariedTexts() {
+  std::vector<std::string> texts(CalibrationTexts().begin(), CalibrationTexts().end());
+  for (const char* t : {"?", "...", "word", "\xF0\x9F\x99\x82", "x\xCC\x81\xCC\x82"}) texts.emplace_back(t);
+  return texts;
+}
+
+// Every row, short ones included, keeps the bound of its bucket's dtype to float32 (the smaller
+// of the two bounds, as the row's dtype is not visible from outside).
+TEST(SentenceEmbeddingHandler, AutoKeepsEveryRowWithinTheBoundOfFloat32) {
+  auto f32 = Load({{"dtype", Value::String("float32")}});
+  auto autom = Load({{"dtype", Value::String("auto")}});
+  ASSERT_TRUE(f32 && autom);
+  const std::vector<std::string> texts = VariedTexts();
+  const std::vector<float> ref = Embed(*f32, texts), got = Embed(*autom, texts);
+  ASSERT_EQ(ref.size(), got.size());
+  const int h = static_cast<int>(ref.size() / texts.size());
+  for (std::size_t r = 0; r < texts.size(); ++r) {
+    const std::vector<float> a(ref.begin() + r * h, ref.begin() + (r + 1) * h), b(got.begin() + r * h, got.begin() + (r + 1) * h);
+    EXPECT_GE(MinCosine(a, b, h), 0.995) << "row " << r << ": '" << texts[r] << "'";
+  }
+}
+
+std::map<std::string, std::vector<int64_t>> FiguresByName(const Model& m) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const auto& [n, v] : m.BatchFigures()) out[n].push_back(v);
+  return out;
+}
+
+// A bound no reduced precision keeps: the first sampled batch finds int8 outside it and the model
+// moves to the next safer dtype, then to float32, whose results are float32's exactly.
+TEST(SentenceEmbeddingHandler, ASampledBatchBelowTheBoundSwitchesToASaferDtype) {
+  if (!MakeCpuBackend()->CheckLinearDType(LinearDType::kInt8).ok()) GTEST_SKIP() << "no int8 here";
+  auto f32 = Load({{"dtype", Value::String("float32")}});
+  auto model = Load({{"dtype", Value::String("int8")},
+                     {"min_cosine", Value::Float(0.9999999)},
+                     {"precision_check_every", Value::Int(1)}});
+  ASSERT_TRUE(f32 && model);
+  const std::vector<std::string> texts = VariedTexts();
+  const std::vector<float> ref = Embed(*f32, texts);
+  EXPECT_EQ(model->LoadFigures(), (std::vector<std::pair<std::string, int64_t>>{{"linear_dtype_bits", 8}}));
+  const std::vector<float> first = Embed(*model, texts);
+  auto figures = FiguresByName(*model);
+  ASSERT_EQ(figures["precision_check_cosine_ppm"].size(), texts.size());
+  EXPECT_LT(*std::min_element(figures["precision_check_cosine_ppm"].begin(), figures["precision_check_cosine_ppm"].end()),
+            1000000);
+  EXPECT_EQ(figures["precision_switches"], std::vector<int64_t>{1});
+  ASSERT_EQ(figures["linear_dtype_bits"].size(), 1u);
+  EXPECT_GT(figures["linear_dtype_bits"][0], 8);
+  EXPECT_NE(first, ref);  // the switched batch itself was int8
+  // bfloat16 (where the CPU runs it) breaks the same bound on the next batch; float32 then keeps it.
+  std::vector<float> last;
+  for (int i = 0; i < 3; ++i) last = Embed(*model, texts);
+  EXPECT_EQ(last, ref);
+  EXPECT_TRUE(FiguresByName(*model)["precision_check_cosine_ppm"].empty());  // float32 rows: nothing to check
+}
+
+TEST(SentenceEmbeddingHandler, ThePrecisionKeysAreChecked) {
+  for (auto [key, v] : std::vector<std::pair<std::string, Value>>{{"min_cosine", Value::Float(0)},
+                                                                  {"min_cosine", Value::Float(1.5)},
+                                                                  {"min_cosine", Value::String("high")},
+                                                                  {"precision_check_every", Value::Int(-1)},
+                                                                  {"precision_check_every", Value::Float(0.5)}}) {
+    ModelHandlerOptions o = Options(Value::String("auto"));
+    o.extra = Row(std::vector<Field>{{key, v}});
+    auto h = MakeModelHandler(kSentenceEmbeddingHandlerType, o);
+    ASSERT_FALSE(h.ok()) << key << " " << v.ToJson();
+    EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(h.status().message(), HasSubstr("'" + key + "'"));
+  }
 }
 
 }  // namespace bert_precision_test

@@ -35,6 +35,8 @@ struct FakeModel {
       {LinearDType::kFloat32, 0.040}, {LinearDType::kBFloat16, 0.012}, {LinearDType::kInt8, 0.008}};
   std::map<LinearDType, double> error = {
       {LinearDType::kFloat32, 0}, {LinearDType::kBFloat16, 0.01}, {LinearDType::kInt8, 0.5}};
+  // When set for a dtype: the error of rows 0 and 1 (the "short" rows of row_tokens) in it instead.
+  std::map<LinearDType, double> short_error;
   std::map<LinearDType, std::string> missing;  // dtype -> the ISA this "CPU" lacks
   LinearDType current = LinearDType::kFloat32;
   int runs = 0;
@@ -57,7 +59,9 @@ struct FakeModel {
       std::vector<float> out(32);
       for (int r = 0; r < 4; ++r) {
         for (int j = 0; j < 8; ++j) out[r * 8 + j] = classifier ? (j == r ? 0.6f : 0.4f / 7) : 0.1f * (r + j + 1);
-        out[r * 8 + (r + 3) % 8] += static_cast<float>(error[current]);
+        const auto s = short_error.find(current);
+        const double e = r < 2 && s != short_error.end() ? s->second : error[current];
+        out[r * 8 + (r + 3) % 8] += static_cast<float>(e);
       }
       return out;
     };
@@ -273,6 +277,110 @@ TEST(ChoosePrecision, TheCacheTextRoundTripsAndRefusesAnotherKey) {
   EXPECT_DOUBLE_EQ(back->candidates[1].agreement, 0.9971);
   EXPECT_FALSE(DecodePrecisionChoice(text, "k2").has_value());
   EXPECT_FALSE(DecodePrecisionChoice("dfw-precision 2 int8 embedding\nkey k1\n", "k1").has_value());
+  // A version-1 file (no buckets) is measured again.
+  EXPECT_FALSE(DecodePrecisionChoice("dfw-precision 1 int8 embedding\nkey k1\ncandidate float32 0 0.25 1 1 1 1\n", "k1")
+                   .has_value());
+}
+
+// Rows 0 and 1 are short (3 tokens), row 2 has 20 and row 3 100 tokens.
+PrecisionChoiceOptions Bucketed(FakeModel& m, PrecisionProbe& p, std::vector<int> limits) {
+  p.row_tokens = {3, 3, 20, 100};
+  PrecisionChoiceOptions o = m.Options();
+  o.bucket_limits = std::move(limits);
+  return o;
+}
+
+TEST(ChoosePrecision, ADtypeThatFailsOnlyShortRowsRunsTheLongOnesAndTheShortOnesGetASaferOne) {
+  FakeModel m;
+  m.error[LinearDType::kInt8] = 0.02;       // long rows: cosine > 0.995
+  m.short_error[LinearDType::kInt8] = 0.5;  // short rows: well below
+  PrecisionProbe p = m.Probe();
+  auto c = ChoosePrecision(p, Bucketed(m, p, {5, 64}));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->dtype, LinearDType::kInt8) << c->Describe();
+  EXPECT_EQ(m.current, LinearDType::kInt8);
+  ASSERT_EQ(c->bucket_dtypes.size(), 3u);
+  EXPECT_EQ(c->bucket_dtypes[0], LinearDType::kBFloat16);  // bf16 keeps 0.999 there and is faster than float32
+  EXPECT_EQ(c->DTypeFor(3), LinearDType::kBFloat16);
+  EXPECT_EQ(c->DTypeFor(5), LinearDType::kBFloat16);
+  EXPECT_EQ(c->DTypeFor(6), LinearDType::kInt8);
+  EXPECT_EQ(c->DTypeFor(1000), LinearDType::kInt8);
+  const PrecisionCandidate* i8 = c->Find(LinearDType::kInt8);
+  EXPECT_FALSE(i8->passed);  // not on every row
+  EXPECT_EQ(i8->bucket_passed, (std::vector<uint8_t>{0, 1, 1}));
+  EXPECT_EQ(i8->bucket_rows, (std::vector<int>{2, 1, 1}));
+  EXPECT_LT(i8->bucket_agreement[0], 0.995);
+  EXPECT_NE(c->Describe().find("int8 for 6-64 tokens, 65+ tokens; bfloat16 for 1-5 tokens"), std::string::npos)
+      << c->Describe();
+  EXPECT_NE(c->Describe().find("1-5 tokens 0."), std::string::npos) << c->Describe();
+  int bits8 = 0, bits16 = 0;
+  for (const auto& [name, v] : c->Figures()) {
+    bits8 += name == "linear_dtype_bits" && v == 8;
+    bits16 += name == "linear_dtype_bits" && v == 16;
+  }
+  EXPECT_EQ(bits8, 1);
+  EXPECT_EQ(bits16, 1);
+  // Without buckets the same measurement rejects int8 for the whole model.
+  FakeModel whole;
+  whole.error = m.error;
+  whole.short_error = m.short_error;
+  auto w = ChoosePrecision(whole.Probe(), whole.Options());
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->dtype, LinearDType::kBFloat16);
+  EXPECT_TRUE(w->bucket_dtypes.empty());
+}
+
+TEST(ChoosePrecision, ABucketWithoutCalibrationRowsFollowsTheNearestShorterOne) {
+  FakeModel m;
+  m.error[LinearDType::kInt8] = 0.02;
+  m.short_error[LinearDType::kInt8] = 0.5;
+  m.short_error[LinearDType::kBFloat16] = 0.5;  // short rows: only float32 keeps the bound
+  PrecisionProbe p = m.Probe();
+  auto c = ChoosePrecision(p, Bucketed(m, p, {2, 5, 10, 64}));  // 1-2 and 6-10 have no rows
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->bucket_dtypes, (std::vector<LinearDType>{LinearDType::kFloat32, LinearDType::kFloat32,
+                                                         LinearDType::kFloat32, LinearDType::kInt8, LinearDType::kInt8}))
+      << c->Describe();
+}
+
+TEST(ChoosePrecision, TokenCountsThatAreNotOnePerRowAreAnError) {
+  FakeModel m;
+  PrecisionProbe p = m.Probe();
+  PrecisionChoiceOptions o = Bucketed(m, p, {5});
+  p.row_tokens.pop_back();
+  auto c = ChoosePrecision(p, o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ChoosePrecision, ABucketedDecisionRoundTripsThroughTheCacheText) {
+  FakeModel m;
+  m.error[LinearDType::kInt8] = 0.02;
+  m.short_error[LinearDType::kInt8] = 0.5;
+  PrecisionProbe p = m.Probe();
+  PrecisionChoiceOptions o = Bucketed(m, p, {5, 64});
+  o.tolerance.min_cosine_int8 = 0.99;
+  auto c = ChoosePrecision(p, o);
+  ASSERT_TRUE(c.ok());
+  auto back = DecodePrecisionChoice(EncodePrecisionChoice(*c, "k"), "k");
+  ASSERT_TRUE(back.has_value()) << EncodePrecisionChoice(*c, "k");
+  EXPECT_EQ(back->bucket_limits, c->bucket_limits);
+  EXPECT_EQ(back->bucket_dtypes, c->bucket_dtypes);
+  EXPECT_DOUBLE_EQ(back->tolerance.min_cosine_int8, 0.99);
+  const PrecisionCandidate* i8 = back->Find(LinearDType::kInt8);
+  ASSERT_NE(i8, nullptr);
+  EXPECT_EQ(i8->bucket_passed, c->Find(LinearDType::kInt8)->bucket_passed);
+  EXPECT_EQ(i8->bucket_rows, c->Find(LinearDType::kInt8)->bucket_rows);
+  EXPECT_NEAR(i8->bucket_agreement[0], c->Find(LinearDType::kInt8)->bucket_agreement[0], 1e-9);
+}
+
+TEST(SaferDType, GoesInt8ToBFloat16ToFloat32SkippingWhatTheCpuCannotRun) {
+  auto all = [](LinearDType) { return Status::OK(); };
+  auto no_bf16 = [](LinearDType d) { return d == LinearDType::kBFloat16 ? Unimplemented("no bf16") : Status::OK(); };
+  EXPECT_EQ(SaferDType(LinearDType::kInt8, all), LinearDType::kBFloat16);
+  EXPECT_EQ(SaferDType(LinearDType::kInt8, no_bf16), LinearDType::kFloat32);
+  EXPECT_EQ(SaferDType(LinearDType::kBFloat16, all), LinearDType::kFloat32);
+  EXPECT_EQ(SaferDType(LinearDType::kFloat32, all), LinearDType::kFloat32);
 }
 
 }  // namespace precision_choice_test

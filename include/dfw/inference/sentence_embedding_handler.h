@@ -12,11 +12,19 @@
 //     normalize: true        # L2-normalise the embedding (default true)
 //     dtype: auto            # auto | float32 | bfloat16 | int8: the precision of the encoder's
 //                            # Linear layers (attention, softmax, LayerNorm, GELU stay float32).
-//                            # auto (default): the fastest this CPU runs whose embeddings keep
-//                            # cosine >= 0.999 (bfloat16) / 0.995 (int8) to float32 on a fixed
-//                            # calibration batch, measured at load (dfw/inference/precision_choice.h)
-//                            # and logged. An explicit dtype the CPU cannot run is refused at
-//                            # planning (exit 2) naming the missing instructions.
+//                            # auto (default): per token-count bucket (1-5, 6-16, 17-64, 65+
+//                            # tokens), the fastest this CPU runs whose embeddings keep cosine
+//                            # >= 0.999 (bfloat16) / 0.995 (int8) to float32 on every calibration
+//                            # text of the bucket (one token to the maximum length, many scripts),
+//                            # measured at load (dfw/inference/precision_choice.h) and logged. Each
+//                            # row runs in its bucket's dtype. An explicit dtype the CPU cannot run
+//                            # is refused at planning (exit 2) naming the missing instructions.
+//     min_cosine: 0.995      # replaces both bounds above (a number in (0, 1])
+//     precision_check_every: 64  # one batch in N (the first included) is recomputed in float32:
+//                            # per-row cosine in metrics (precision_check_cosine_ppm); a row below
+//                            # the bound moves its dtype to the next safer one (int8 -> bfloat16 ->
+//                            # float32) for the rest of the job in this process, with a warning
+//                            # (dfw/inference/precision_monitor.h). 0: no check. Explicit dtypes too.
 //     device: GPU            # GPU | CPU (GPU falls back to CPU with a warning)
 // Example: a string. Prediction: a list of hidden_size floats. A non-string or invalid UTF-8
 // example is dead-lettered with the reason (CheckExample); an empty string embeds [CLS] [SEP].
