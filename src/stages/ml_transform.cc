@@ -15,6 +15,8 @@
 // sentence_bert_config.json, a Normalize module in modules.json). What Beam has and dfworker does
 // not (read_artifact_location, other embedding providers, image models, inference_args) is refused
 // at load with its name. model_name must be a local directory: nothing is downloaded.
+// Precision: float32, what Beam's sentence-transformers computes on the CPU, unless the transform's
+// config sets `dtype` (auto, bfloat16, int8: SentenceEmbeddingHandler's key; docs/precision.md).
 
 #include <filesystem>
 
@@ -85,18 +87,21 @@ Result<Plan> ParsePlan(const StageConfig& c) {
       } else if (key == "columns") {
         if (kv.value.IsScalar()) columns.push_back(kv.value.Scalar());
         for (const ConfigNode& col : kv.value.items()) columns.push_back(col.Scalar());
-      } else if (key == "max_seq_length" || key == "min_batch_size" || key == "max_batch_size" || key == "large_model") {
+      } else if (key == "max_seq_length" || key == "min_batch_size" || key == "max_batch_size" || key == "large_model" ||
+                 key == "dtype") {
         handler.Set(key, kv.value);
       } else if (key == "image_model" || key == "inference_args" || key == "model_class" || key == "load_model_args") {
         return Refuse(c, kv.key, "SentenceTransformerEmbeddings '" + key + "' is not supported by dfworker");
       } else {
         return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings: unknown config key '" + key +
                                                    "'; allowed: model_name, columns, max_seq_length, min_batch_size, "
-                                                   "max_batch_size, large_model");
+                                                   "max_batch_size, large_model, dtype");
       }
     }
     if (!handler["model_path"].IsDefined()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'model_name'");
     if (columns.empty()) return ConfigKeyError(c, "transforms", "SentenceTransformerEmbeddings needs 'columns' (a list)");
+    // Beam computes float32: so does the Beam spelling, unless the pipeline asks for another dtype.
+    if (!handler["dtype"].IsDefined()) handler.Set("dtype", ConfigNode::Scalar("float32"));
     for (const std::string& col : columns) {
       StageConfig inner = c;
       inner.type = "RunInference";

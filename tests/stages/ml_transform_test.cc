@@ -68,7 +68,8 @@ TEST(MLTransform, ReplacesEachColumnByTheEmbeddingRunInferenceComputes) {
   // The reference: RunInference with the same model (no Normalize module in tiny_bert: not normalised).
   StageConfig ri = Config("RunInference",
                           "inference_tag: e\nmodel_handler:\n  type: SentenceEmbeddingHandler\n  config:\n"
-                          "    model_path: '" + kTinyBert + "'\n    input_field: text\n    normalize: false\n",
+                          "    model_path: '" + kTinyBert + "'\n    input_field: text\n    normalize: false\n"
+                          "    dtype: float32\n",
                           &metrics);
   auto reference = Make(ri);
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
@@ -84,6 +85,27 @@ TEST(MLTransform, ReplacesEachColumnByTheEmbeddingRunInferenceComputes) {
     EXPECT_GT(text->as_list().size(), 1u);
     EXPECT_EQ(*text, by_id[r.Find("id")->as_int()]) << "id " << r.Find("id")->as_int();
     EXPECT_NE(*text, *title);
+  }
+}
+
+// Beam computes float32, and so does its spelling here unless the transform sets `dtype`: the
+// model's linear_dtype_bits figure says which precision ran.
+TEST(MLTransform, RunsFloat32AsBeamDoesUnlessTheTransformSetsDtype) {
+  for (const auto& [extra, bits] : std::vector<std::pair<std::string, int64_t>>{{"", 32}, {", dtype: int8", 8}}) {
+    MetricsRegistry metrics;
+    StageConfig ml = Config("MLTransform",
+                            "write_artifact_location: /tmp/unused\ntransforms:\n  - type: SentenceTransformerEmbeddings\n"
+                            "    config: {model_name: '" + kTinyBert + "', columns: [text]" + extra + "}\n",
+                            &metrics);
+    auto stage = Make(ml);
+    ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+    auto [main, errors] = RunBundle(**stage, ml, {Sentence(1, "the cat sat", "t")});
+    EXPECT_EQ(main.size(), 1u);
+    int64_t seen = -1;
+    for (const auto& [key, d] : metrics.Snapshot().distributions) {
+      if (key.name == "linear_dtype_bits") seen = d.min;
+    }
+    EXPECT_EQ(seen, bits) << extra;
   }
 }
 
