@@ -24,6 +24,7 @@ SRC = os.path.join(ROOT, "src")
 GETENV_ALLOWED = {
     "src/catalog/catalog.cc": "DFW_CATALOG_DIR",
     "src/backend/registry.cc": "DFW_CUDA_BACKEND_PATH, DFW_CUDA_UNAVAILABLE",
+    "src/python/runtime.cc": "DFW_PYTHON_LIBRARY",
     "src/backend/cpu/kernels.cc": "DFW_CPU_KERNELS",
     "src/inference/decoder_kernels.cc": "DFW_CPU_KERNELS (scalar: the decode kernels too)",
     "src/inference/device_memory.cc": "the launcher's child contract (ModelProcessContextFromEnv)",

@@ -1,0 +1,291 @@
+// libdfw_python.so: dfworker's CPython, loaded with dlopen by src/python/runtime.cc. One
+// interpreter per process, run by one thread of its own (see embed_abi.h for why); the C++ side
+// hands it whole requests (a batch of rows, a template) and waits.
+#include <Python.h>
+#include <pthread.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "convert.h"
+#include "memory_cap.h"
+#include "python/embed_abi.h"
+
+namespace dfw::python_embed {
+
+extern const char kPreludeSource[];  // dfw_embed.py, made into a string by CMake (prelude.cc)
+
+namespace {
+
+using python_internal::EmbedConfig;
+using python_internal::Embedded;
+using python_internal::FunctionForm;
+using python_internal::FunctionHandle;
+
+// Deep recursion in Python (or in C code it calls, such as repr or json) stops at the recursion
+// limit long before a stack this size ends.
+constexpr std::size_t kInterpreterStackBytes = std::size_t{64} << 20;
+
+class Interpreter final : public Embedded {
+ public:
+  explicit Interpreter(EmbedConfig config) : config_(std::move(config)) {}
+
+  // Starts the thread and the interpreter on it; false with `error` when either fails.
+  bool Start(std::string& error) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, kInterpreterStackBytes);
+    const int rc = pthread_create(&thread_, &attr, &Interpreter::ThreadEntry, this);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+      error = std::string("cannot start the Python thread: ") + std::strerror(rc);
+      return false;
+    }
+    pthread_detach(thread_);
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return started_; });
+    if (!start_error_.empty()) {
+      error = start_error_;
+      return false;
+    }
+    return true;
+  }
+
+  Result<FunctionHandle> MakeFunction(FunctionForm form, std::string_view text, std::string_view name) override {
+    Result<FunctionHandle> out = Internal("not run");
+    Run([&] {
+      PyObject* maker = form == FunctionForm::kCallable ? callable_from_source_
+                        : form == FunctionForm::kModule ? callable_from_module_
+                                                        : expression_function_;
+      PyObject* a = PyUnicode_FromStringAndSize(text.data(), static_cast<Py_ssize_t>(text.size()));
+      PyObject* b = PyUnicode_FromStringAndSize(name.data(), static_cast<Py_ssize_t>(name.size()));
+      PyObject* fn = nullptr;
+      if (a != nullptr && b != nullptr) {
+        fn = form == FunctionForm::kExpression ? PyObject_CallOneArg(maker, a) : PyObject_CallFunctionObjArgs(maker, a, b, nullptr);
+      }
+      Py_XDECREF(a);
+      Py_XDECREF(b);
+      if (fn == nullptr) {
+        out = FetchError(describe_);
+      } else if (!PyCallable_Check(fn)) {
+        out = InvalidArgument(std::string("TypeError: '") + Py_TYPE(fn)->tp_name + "' object is not callable");
+        Py_DECREF(fn);
+      } else {
+        out = reinterpret_cast<FunctionHandle>(fn);
+      }
+    });
+    return out;
+  }
+
+  void ReleaseFunction(FunctionHandle fn) override {
+    Run([&] { Py_XDECREF(reinterpret_cast<PyObject*>(fn)); });
+  }
+
+  void CallRows(FunctionHandle fn, const Row* rows, std::size_t n, Result<Value>* out) override {
+    Run([&] {
+      PyObject* f = reinterpret_cast<PyObject*>(fn);
+      for (std::size_t i = 0; i < n; ++i) {
+        PyObject* arg = RowToPython(rows[i]);
+        PyObject* r = arg != nullptr ? PyObject_CallOneArg(f, arg) : nullptr;
+        Py_XDECREF(arg);
+        if (r == nullptr) {
+          out[i] = FetchError(describe_);
+          continue;
+        }
+        out[i] = FromPython(r);
+        Py_DECREF(r);
+      }
+    });
+  }
+
+  Result<Value> Call(FunctionHandle fn, const Value* args, std::size_t n) override {
+    Result<Value> out = Internal("not run");
+    Run([&] {
+      PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(n));
+      for (std::size_t i = 0; tuple != nullptr && i < n; ++i) {
+        PyObject* a = ToPython(args[i]);
+        if (a == nullptr) {
+          Py_CLEAR(tuple);
+          break;
+        }
+        PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), a);
+      }
+      PyObject* r = tuple != nullptr ? PyObject_Call(reinterpret_cast<PyObject*>(fn), tuple, nullptr) : nullptr;
+      Py_XDECREF(tuple);
+      if (r == nullptr) {
+        out = FetchError(describe_);
+        return;
+      }
+      out = FromPython(r);
+      Py_DECREF(r);
+    });
+    return out;
+  }
+
+  Result<std::string> Render(std::string_view mode, std::string_view path, std::string_view source,
+                             std::string_view variables_json) override {
+    Result<std::string> out = Internal("not run");
+    Run([&] {
+      PyObject* fn = mode == "chat" ? render_chat_ : render_pipeline_;
+      PyObject* a = PyUnicode_FromStringAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
+      PyObject* b = PyUnicode_FromStringAndSize(source.data(), static_cast<Py_ssize_t>(source.size()));
+      PyObject* c = PyUnicode_FromStringAndSize(variables_json.data(), static_cast<Py_ssize_t>(variables_json.size()));
+      PyObject* r = a && b && c ? PyObject_CallFunctionObjArgs(fn, a, b, c, nullptr) : nullptr;
+      Py_XDECREF(a);
+      Py_XDECREF(b);
+      Py_XDECREF(c);
+      if (r == nullptr) {
+        out = FetchError(describe_);
+        return;
+      }
+      Py_ssize_t len = 0;
+      const char* p = PyUnicode_Check(r) ? PyUnicode_AsUTF8AndSize(r, &len) : nullptr;
+      if (p == nullptr) {
+        PyErr_Clear();
+        out = Internal("a template rendered to something other than text");
+      } else {
+        out = std::string(p, static_cast<std::size_t>(len));
+      }
+      Py_DECREF(r);
+    });
+    return out;
+  }
+
+ private:
+  static void* ThreadEntry(void* self) {
+    static_cast<Interpreter*>(self)->ThreadMain();
+    return nullptr;
+  }
+
+  // Runs `job` on the interpreter thread, holding the GIL, and waits for it. One at a time.
+  void Run(const std::function<void()>& job) {
+    std::lock_guard<std::mutex> serial(run_mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    job_ = &job;
+    job_done_ = false;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return job_done_; });
+  }
+
+  void ThreadMain() {
+    std::string error = Initialize();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      started_ = true;
+      start_error_ = error;
+    }
+    cv_.notify_all();
+    if (!error.empty()) return;
+    for (;;) {
+      PyThreadState* state = PyEval_SaveThread();  // other Python threads run while this one waits
+      const std::function<void()>* job = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return job_ != nullptr; });
+        job = job_;
+      }
+      PyEval_RestoreThread(state);
+      try {
+        (*job)();
+      } catch (...) {  // a C++ allocation failed while converting: the request's callers see Internal
+        PyErr_Clear();
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        job_ = nullptr;
+        job_done_ = true;
+      }
+      cv_.notify_all();
+    }
+  }
+
+  std::string Initialize() {
+    PyPreConfig pre;
+    PyPreConfig_InitIsolatedConfig(&pre);
+    pre.utf8_mode = 1;
+    PyStatus st = Py_PreInitialize(&pre);
+    if (PyStatus_Exception(st)) return std::string("Python pre-initialisation failed: ") + (st.err_msg ? st.err_msg : "");
+    InstallMemoryCap(config_.memory_limit_bytes);
+    PyConfig config;
+    PyConfig_InitIsolatedConfig(&config);
+    config.install_signal_handlers = 0;
+    config.write_bytecode = 0;
+    config.user_site_directory = 0;
+    const std::string exe = config_.python_executable.empty() ? "/usr/bin/python3.11" : config_.python_executable;
+    st = PyConfig_SetBytesString(&config, &config.program_name, exe.c_str());
+    if (!PyStatus_Exception(st)) st = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(st)) return std::string("Python initialisation failed: ") + (st.err_msg ? st.err_msg : "");
+    Py_SetRecursionLimit(config_.recursion_limit);
+
+    PyObject* module = PyModule_New("dfw_embed");
+    PyObject* code = module ? Py_CompileString(kPreludeSource, "dfw_embed.py", Py_file_input) : nullptr;
+    PyObject* dict = module ? PyModule_GetDict(module) : nullptr;  // borrowed
+    if (dict != nullptr) PyDict_SetItemString(dict, "__builtins__", PyEval_GetBuiltins());
+    PyObject* ran = code ? PyEval_EvalCode(code, dict, dict) : nullptr;
+    Py_XDECREF(code);
+    if (ran == nullptr) {
+      Status s = FetchError(nullptr);
+      return "the embedded prelude failed: " + s.message();
+    }
+    Py_DECREF(ran);
+    module_ = module;  // kept for the life of the process, with everything below
+    auto get = [dict](const char* name) { return PyDict_GetItemString(dict, name); };
+    describe_ = get("describe");
+    callable_from_source_ = get("callable_from_source");
+    callable_from_module_ = get("callable_from_module");
+    expression_function_ = get("expression_function");
+    render_pipeline_ = get("render_pipeline");
+    render_chat_ = get("render_chat");
+    PyObject* row_type = get("row_type");
+    if (!describe_ || !callable_from_source_ || !callable_from_module_ || !expression_function_ || !render_pipeline_ ||
+        !render_chat_ || !row_type) {
+      return "the embedded prelude lacks one of its entry points";
+    }
+    SetRowTypeFactory(row_type);
+    return "";
+  }
+
+  const EmbedConfig config_;
+  pthread_t thread_{};
+  std::mutex run_mu_;  // one request at a time
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;
+  std::string start_error_;
+  const std::function<void()>* job_ = nullptr;
+  bool job_done_ = false;
+  PyObject* module_ = nullptr;
+  PyObject* describe_ = nullptr;
+  PyObject* callable_from_source_ = nullptr;
+  PyObject* callable_from_module_ = nullptr;
+  PyObject* expression_function_ = nullptr;
+  PyObject* render_pipeline_ = nullptr;
+  PyObject* render_chat_ = nullptr;
+};
+
+}  // namespace
+}  // namespace dfw::python_embed
+
+extern "C" __attribute__((visibility("default"))) dfw::python_internal::Embedded* dfw_python_create_v1(
+    const dfw::python_internal::EmbedConfig* config, char* error, std::size_t error_size) {
+  static std::mutex mu;
+  static dfw::python_internal::Embedded* instance = nullptr;  // one interpreter per process, never torn down
+  std::lock_guard<std::mutex> lock(mu);
+  if (instance != nullptr) return instance;
+  auto* interp = new dfw::python_embed::Interpreter(*config);
+  std::string why;
+  if (!interp->Start(why)) {
+    // The thread may still be alive (it failed after starting): the object is left to it.
+    if (error != nullptr && error_size > 0) {
+      std::snprintf(error, error_size, "%s", why.c_str());
+    }
+    return nullptr;
+  }
+  instance = interp;
+  return instance;
+}
