@@ -17,6 +17,7 @@
 #include "dfw/common/logging.h"
 #include "dfw/job/journaled_moves.h"
 #include "dfw/pipeline/accounting.h"
+#include "dfw/pipeline/assertions.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config.h"
 #include "dfw/stages/join.h"
@@ -116,6 +117,7 @@ Status FinalizeOutputs(const PipelineSpec& spec, const std::string& staging_dir,
 Status FinalizeStage(const PipelineSpec& stage, const MetricsSnapshot& total, const std::string& committed_dir,
                      const std::vector<int64_t>& bundle_ids, const std::string& journal_path) {
   RETURN_IF_ERROR(CheckErrorThresholds(stage, total));
+  RETURN_IF_ERROR(CheckAssertions(stage, committed_dir, bundle_ids));  // AssertEqual over every bundle's rows
   // A Combine's shuffle is complete (the next stage may read it) once every bundle has committed.
   RETURN_IF_ERROR(CommitShuffles(stage, committed_dir, bundle_ids));
   return FinalizeOutputs(stage, committed_dir, bundle_ids, journal_path);

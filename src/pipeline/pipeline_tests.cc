@@ -467,6 +467,8 @@ ExpectationResult Compare(const std::string& kind, const TestRows& expected, std
 
 bool PyEquals(const Value& a, const Value& b) { return EqualityKey(a) == EqualityKey(b); }
 
+std::string PyEqualityKey(const Value& v) { return EqualityKey(v); }
+
 Result<PipelineTestResult> RunPipelineTest(const PipelineSpec& spec, const PipelineTest& test, const std::string& test_file,
                                            const StageRegistry& registry, const std::string& scratch_dir) {
   RETURN_IF_ERROR(test.spec_error);

@@ -1,4 +1,5 @@
 // The list of built-in stages: the single place that knows which transforms exist.
+#include "dfw/stages/assert_equal.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/join.h"
 #include "dfw/stages/stage.h"
@@ -24,6 +25,8 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterCombine(r);
   RegisterJoin(r);
   RegisterWindowing(r);
+  RegisterAssertEqual(r);
+  RegisterReshuffle(r);
 }
 
 }  // namespace dfw

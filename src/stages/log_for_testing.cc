@@ -48,7 +48,9 @@ Result<std::unique_ptr<Stage>> MakeLogForTesting(const StageConfig& config) {
 }  // namespace
 
 void RegisterLogForTesting(StageRegistry& r) {
-  (void)r.Register({"LogForTesting", MakeLogForTesting, {"level", "prefix"}, {}, StageTraits{}, CheckByMaking(MakeLogForTesting)});
+  // Beam accepts error_handling on LogForTesting (its error output then never gets a row).
+  (void)r.Register({"LogForTesting", MakeLogForTesting, {"level", "prefix"}, {}, StageTraits{.can_fail_per_record = true},
+                    CheckByMaking(MakeLogForTesting)});
 }
 
 }  // namespace dfw

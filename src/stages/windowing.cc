@@ -45,7 +45,7 @@ Result<int64_t> ParseDuration(const StageConfig& c, const ConfigNode& n, const s
 
 }  // namespace
 
-Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& w, bool sessions_allowed) {
+Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& w, bool sessions_allowed, bool sliding_allowed) {
   const std::string where = NodeLocation(c, w);
   if (!w.IsDefined() || w.IsNull()) return InvalidArgument(c.Where() + ": needs 'windowing:' ({type: fixed, size: 10s})");
   if (!w.IsMap()) return InvalidArgument(where + ": windowing must be a mapping such as {type: fixed, size: 10s}");
@@ -88,15 +88,26 @@ Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& w, bool 
     return fn;
   }
   if (t == "sliding") {
-    return Status(StatusCode::kUnimplemented,
-                  NodeLocation(c, type) + ": windowing type 'sliding' is valid Beam but dfworker does not run it (an "
-                                          "element in several windows); supported in batch: fixed, sessions (on a "
-                                          "Combine), global");
+    if (!sliding_allowed) {
+      return Status(StatusCode::kUnimplemented,
+                    NodeLocation(c, type) + ": windowing type 'sliding' puts an element in several windows: give it to "
+                                            "a WindowInto (or as the transform's own windowing:, which becomes one)");
+    }
+    RETURN_IF_ERROR(only({"type", "size", "period", "offset"}));
+    fn.kind = WindowFn::Kind::kSliding;
+    ASSIGN_OR_RETURN(fn.size_us, ParseDuration(c, w["size"], "size"));
+    ASSIGN_OR_RETURN(fn.period_us, ParseDuration(c, w["period"], "period"));
+    if (w["offset"].IsDefined()) {
+      ASSIGN_OR_RETURN(fn.offset_us, ParseDuration(c, w["offset"], "offset"));
+      fn.offset_us %= fn.period_us;
+    }
+    return fn;
   }
-  return InvalidArgument(NodeLocation(c, type) + ": unknown windowing type '" + t + "'; allowed: fixed, global");
+  return InvalidArgument(NodeLocation(c, type) + ": unknown windowing type '" + t + "'; allowed: fixed, sliding, sessions, global");
 }
 
 Status AssignWindow(const WindowFn& fn, Row& row) {
+  if (fn.kind == WindowFn::Kind::kSliding) return InvalidArgument("sliding windows are assigned by a WindowInto");
   if (fn.kind == WindowFn::Kind::kGlobal) {
     row.set_window(INT64_MIN, INT64_MAX);
     return Status::OK();
@@ -121,6 +132,24 @@ Status AssignWindow(const WindowFn& fn, Row& row) {
   }
   row.set_window(start, end);
   return Status::OK();
+}
+
+std::vector<int64_t> SlidingWindowStarts(const WindowFn& fn, int64_t ts) {
+  std::vector<int64_t> starts;
+  // The latest start at or before ts: ts - ((ts - offset) mod period), the modulo taken as Python's
+  // (never negative). Durations are at most 1e18 us and timestamps within Beam's range, so the
+  // arithmetic stays inside int64 apart from the extremes, which are refused.
+  int64_t rel;
+  if (__builtin_sub_overflow(ts, fn.offset_us, &rel)) return starts;
+  int64_t m = rel % fn.period_us;
+  if (m < 0) m += fn.period_us;
+  int64_t lowest;
+  if (__builtin_sub_overflow(ts, fn.size_us, &lowest)) return starts;
+  for (int64_t s = ts - m; s > lowest; s -= fn.period_us) {
+    starts.push_back(s);
+    if (s < INT64_MIN + fn.period_us) break;
+  }
+  return starts;
 }
 
 double Seconds(int64_t us) { return static_cast<double>(us) / 1e6; }
@@ -181,6 +210,10 @@ class WindowInto final : public Stage {
   explicit WindowInto(WindowFn fn) : fn_(fn) {}
   Status Process(RowBatch& in, StageOutput& out) override {
     for (Row& row : in) {
+      if (fn_.kind == WindowFn::Kind::kSliding) {
+        RETURN_IF_ERROR(Slide(std::move(row), out));
+        continue;
+      }
       Status s = stages_internal::AssignWindow(fn_, row);
       if (!s.ok()) {
         RETURN_IF_ERROR(out.Fail(row, s.message()));
@@ -192,17 +225,47 @@ class WindowInto final : public Stage {
   }
 
  private:
+  // One copy of the row per window holding its timestamp; none when the windows leave gaps there.
+  Status Slide(Row row, StageOutput& out) {
+    const int64_t ts = row.timestamp_us();
+    if (ts == Row::kNoTimestamp) return out.Fail(row, "the row has no event timestamp for its window: add an AssignTimestamps before");
+    const std::vector<int64_t> starts = stages_internal::SlidingWindowStarts(fn_, ts);
+    if (starts.empty()) {
+      out.CountFiltered();
+      return Status::OK();
+    }
+    for (std::size_t k = 0; k < starts.size(); ++k) {
+      Row copy = k + 1 < starts.size() ? row : std::move(row);
+      copy.set_window(starts[k], starts[k] > INT64_MAX - fn_.size_us ? INT64_MAX : starts[k] + fn_.size_us);
+      out.Emit(std::move(copy));
+    }
+    if (starts.size() > 1) out.CountFannedOut(static_cast<int64_t>(starts.size()) - 1);
+    return Status::OK();
+  }
+
   WindowFn fn_;
 };
 
 Result<std::unique_ptr<Stage>> MakeWindowInto(const StageConfig& c) {
-  ASSIGN_OR_RETURN(WindowFn fn, stages_internal::ParseWindowing(c, c.windowing));
+  ASSIGN_OR_RETURN(WindowFn fn, stages_internal::ParseWindowing(c, c.windowing, /*sessions_allowed=*/false,
+                                                                /*sliding_allowed=*/true));
   return std::unique_ptr<Stage>(new WindowInto(fn));
 }
 
 // ExtractWindowingInfo: the element's timestamp and window as fields (Beam's names and forms,
-// times as float seconds).
-enum class Info { kTimestamp, kWindowStart, kWindowEnd, kWindowString, kWindowType };
+// times as float seconds; window_object and pane_info as Python's str of Beam's objects).
+enum class Info { kTimestamp, kWindowStart, kWindowEnd, kWindowString, kWindowType, kWindowObject, kPaneInfo };
+
+// Beam's MIN_TIMESTAMP and MAX_TIMESTAMP (apache_beam/utils/timestamp.py: Java's millisecond range
+// in microseconds), the timestamp of an element that was never given one; the global window ends a
+// day before the maximum (GlobalWindow.max_timestamp).
+constexpr int64_t kBeamMinTimestampUs = -9223372036854775000;
+constexpr int64_t kBeamMaxTimestampUs = 9223372036854775000;
+constexpr int64_t kGlobalWindowEndUs = kBeamMaxTimestampUs - int64_t{86400} * 1000000;
+// str() of the pane of an element in batch, as Beam's ExtractWindowingInfo gives it: dfworker has one
+// pane per window and no triggers, so every element is its window's first and last pane.
+constexpr const char* kBatchPaneInfo =
+    "PaneInfoTuple(is_first=True, is_last=True, timing='UNKNOWN', index=0, nonspeculative_index=0)";
 
 class ExtractWindowingInfo final : public Stage {
  public:
@@ -214,16 +277,21 @@ class ExtractWindowingInfo final : public Stage {
         Value v;
         switch (info) {
           case Info::kTimestamp:
-            if (row.timestamp_us() != Row::kNoTimestamp) v = Value::Float(stages_internal::Seconds(row.timestamp_us()));
+            v = Value::Float(stages_internal::Seconds(row.timestamp_us() != Row::kNoTimestamp ? row.timestamp_us()
+                                                                                            : kBeamMinTimestampUs));
             break;
           case Info::kWindowStart:
-            if (!global) v = Value::Float(stages_internal::Seconds(row.window_start_us()));
+            v = Value::Float(stages_internal::Seconds(global ? kBeamMinTimestampUs : row.window_start_us()));
             break;
           case Info::kWindowEnd:
-            if (!global) v = Value::Float(stages_internal::Seconds(row.window_end_us()));
+            v = Value::Float(stages_internal::Seconds(global ? kGlobalWindowEndUs : row.window_end_us()));
             break;
-          case Info::kWindowString: v = Value::String(stages_internal::WindowString(row)); break;
+          case Info::kWindowString:
+          case Info::kWindowObject:  // the window as Python's str writes it: "GlobalWindow" or "[7.0, 30.0)"
+            v = Value::String(stages_internal::WindowString(row));
+            break;
           case Info::kWindowType: v = Value::String(global ? "GlobalWindow" : "IntervalWindow"); break;
+          case Info::kPaneInfo: v = Value::String(kBatchPaneInfo); break;
         }
         row.Set(name, std::move(v));
       }
@@ -241,16 +309,15 @@ Result<std::unique_ptr<Stage>> MakeExtractWindowingInfo(const StageConfig& c) {
                                                         {"window_start", Info::kWindowStart},
                                                         {"window_end", Info::kWindowEnd},
                                                         {"window_string", Info::kWindowString},
-                                                        {"window_type", Info::kWindowType}};
+                                                        {"window_type", Info::kWindowType},
+                                                        {"window_object", Info::kWindowObject},
+                                                        {"pane_info", Info::kPaneInfo}};
   auto kind = [&](const std::string& what, const ConfigNode& at) -> Result<Info> {
     for (const auto& [name, info] : kInfos) {
       if (what == name) return info;
     }
-    const bool beam_only = what == "window_object" || what == "pane_info";
-    return Status(beam_only ? StatusCode::kUnimplemented : StatusCode::kInvalidArgument,
-                  NodeLocation(c, at) + ": fields: '" + what + "' " +
-                      (beam_only ? "is a Python object in Beam (no Python here)" : "is not windowing info") +
-                      "; allowed: timestamp, window_start, window_end, window_string, window_type");
+    return InvalidArgument(NodeLocation(c, at) + ": fields: '" + what + "' is not windowing info; allowed: timestamp, "
+                           "window_start, window_end, window_string, window_type, window_object, pane_info");
   };
   std::vector<std::pair<std::string, Info>> fields;
   const ConfigNode& f = c.config["fields"];

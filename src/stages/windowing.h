@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "dfw/common/status.h"
 #include "dfw/record/value.h"
@@ -12,9 +13,10 @@
 namespace dfw::stages_internal {
 
 struct WindowFn {
-  enum class Kind { kGlobal, kFixed, kSessions } kind = Kind::kGlobal;
-  int64_t size_us = 0;    // fixed
-  int64_t offset_us = 0;  // fixed: windows start at offset + k * size
+  enum class Kind { kGlobal, kFixed, kSessions, kSliding } kind = Kind::kGlobal;
+  int64_t size_us = 0;    // fixed, sliding
+  int64_t offset_us = 0;  // fixed: windows start at offset + k * size; sliding: at offset + k * period
+  int64_t period_us = 0;  // sliding: a window of `size` starts every `period`
   int64_t gap_us = 0;     // sessions: each element opens [ts, ts + gap); overlapping ones of a key merge
 };
 
@@ -22,7 +24,13 @@ struct WindowFn {
 // Combine, which merges them) or {type: global}. Durations: a number of seconds or
 // "<n>ms|s|m|h|d". sliding is valid Beam that dfworker does not run: kUnimplemented naming it.
 // Errors name the config position.
-Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& windowing, bool sessions_allowed = false);
+// {type: sliding, size: 20s, period: 10s[, offset: 5s]} where sliding_allowed (WindowInto, which
+// emits one copy of the row per window).
+Result<WindowFn> ParseWindowing(const StageConfig& c, const ConfigNode& windowing, bool sessions_allowed = false,
+                                bool sliding_allowed = false);
+
+// Sliding windows: the starts of the windows holding `ts`, latest first (Beam's SlidingWindows.assign).
+std::vector<int64_t> SlidingWindowStarts(const WindowFn& fn, int64_t ts);
 
 // Sets the row's window from its event timestamp (sessions: the element's own [ts, ts + gap),
 // merged later by the Combine); a row without one (no AssignTimestamps before) is an error saying so.

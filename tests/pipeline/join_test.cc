@@ -445,12 +445,14 @@ TEST(Join, BadConfigurationsAreRefusedAtLoadWithTheReason) {
     EXPECT_FALSE(s.ok()) << c.input << " " << c.config;
     EXPECT_THAT(s.message(), HasSubstr(c.want)) << c.input << " " << c.config;
   }
-  // Named inputs are Join's alone.
-  Status flatten = LoadError(std::string(kFruitInputs) + R"(
-    - type: Flatten
+  // Several named inputs are Join's and Flatten's (Beam's Flatten takes any tags); a one-input
+  // transform takes one.
+  Status map = LoadError(std::string(kFruitInputs) + R"(
+    - type: MapToFields
       input: {a: fruits, b: quantities}
+      config: {fields: {n: name}}
 )");
-  EXPECT_THAT(flatten.message(), HasSubstr("for Join only"));
+  EXPECT_THAT(map.message(), HasSubstr("MapToFields takes one input"));
 }
 
 }  // namespace

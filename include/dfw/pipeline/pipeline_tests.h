@@ -84,6 +84,8 @@ Result<PipelineTestResult> RunPipelineTest(const PipelineSpec& spec, const Pipel
 // Python's == on row values: int/float/bool numerically, rows as mappings (field order ignored),
 // lists element by element.
 bool PyEquals(const Value& a, const Value& b);
+// A key equal for exactly the values PyEquals calls equal (for multiset matching).
+std::string PyEqualityKey(const Value& v);
 
 // `value` as Python's json.dumps writes it (", " and ": ", ASCII only, 1.0 stays 1.0): the key
 // Beam's --fix_tests sorts fixed elements by.
