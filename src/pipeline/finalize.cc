@@ -28,7 +28,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // File sinks are the sinks with a `path` (a test-only collector has none).
-bool IsFileSink(const TransformSpec& t) { return t.traits.is_sink && ConfigHas(t.config, "path"); }
+bool IsFileSink(const TransformSpec& t) {
+  return t.traits.is_sink && (ConfigHas(t.config, "path") || ConfigHas(t.config, "file_path_prefix"));
+}
 
 // The output folder: made (kOutputFolderMode, whatever the umask) when missing, refused when every
 // user may write to it without a sticky bit, and probed with a file of an unpredictable name

@@ -3,6 +3,7 @@
 #include "dfw/stages/combine.h"
 #include "dfw/stages/join.h"
 #include "dfw/stages/stage.h"
+#include "io/io_stages.h"
 
 namespace dfw {
 
@@ -25,6 +26,11 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterCombine(r);
   RegisterJoin(r);
   RegisterWindowing(r);
+  RegisterReadAvro(r);
+  RegisterWriteAvro(r);
+  RegisterReadTfRecord(r);
+  RegisterWriteTfRecord(r);
+  RegisterMatchAll(r);
   RegisterAssertEqual(r);
   RegisterReshuffle(r);
 }

@@ -19,9 +19,11 @@ std::string ShardNaming::ShardName(int64_t index, int64_t count) const {
 
 Result<ShardNaming> SinkNaming(const StageConfig& config) {
   ShardNaming n;
-  ASSIGN_OR_RETURN(n.prefix, ConfigString(config, "path"));
-  if (n.prefix.empty()) return ConfigKeyError(config, "path", "must not be empty");
-  RETURN_IF_ERROR(CheckLocalPath(config, "path", n.prefix));
+  // Beam's file sinks take `path`; WriteToTFRecord keeps its Python name, `file_path_prefix`.
+  const std::string key = ConfigHas(config, "file_path_prefix") && !ConfigHas(config, "path") ? "file_path_prefix" : "path";
+  ASSIGN_OR_RETURN(n.prefix, ConfigString(config, key));
+  if (n.prefix.empty()) return ConfigKeyError(config, key, "must not be empty");
+  RETURN_IF_ERROR(CheckLocalPath(config, key, n.prefix));
   n.prefix = ResolveConfigPath(config, n.prefix);
   ASSIGN_OR_RETURN(n.suffix, ConfigString(config, "file_name_suffix", std::string()));
   return n;
