@@ -28,6 +28,13 @@ json PointJson(const PointSummary& p, const SweepSelection& selection) {
     m["dtype"] = f.dtype_bits_min >= 0 ? json(f.DType()) : json(nullptr);
     m["padding"] = f.padding >= 0 ? Finite(f.padding) : json(nullptr);
     m["gflops"] = f.gflops >= 0 ? Finite(f.gflops) : json(nullptr);
+    if (f.checked_rows > 0 || f.precision_switches > 0) {  // the run-time float32 check
+      json c = {{"rows", f.checked_rows}, {"switches", f.precision_switches}};
+      if (f.check_min_cosine >= 0) c["min_cosine"] = Finite(f.check_min_cosine), c["mean_cosine"] = Finite(f.check_mean_cosine);
+      if (f.check_argmax_agreement >= 0) c["argmax_agreement"] = Finite(f.check_argmax_agreement);
+      if (f.check_max_prob_diff >= 0) c["max_prob_diff"] = Finite(f.check_max_prob_diff);
+      m["precision_check"] = std::move(c);
+    }
     models.push_back(std::move(m));
   }
   json errors = json::array();

@@ -139,8 +139,27 @@ std::string ModelFigures::Describe() const {
     std::snprintf(buf, sizeof buf, "%.0f GFLOP/s", gflops);
     parts.push_back(buf);
   }
+  if (const std::string check = DescribeCheck(); !check.empty()) parts.push_back(check);
   std::string out;
   for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::string ModelFigures::DescribeCheck() const {
+  if (checked_rows <= 0 && precision_switches <= 0) return "";
+  char buf[160];
+  std::string out = "checked " + std::to_string(checked_rows) + " rows against float32";
+  if (check_min_cosine >= 0) {
+    std::snprintf(buf, sizeof buf, ": min cosine %.5f, mean %.5f", check_min_cosine, check_mean_cosine);
+    out += buf;
+  } else if (check_argmax_agreement >= 0) {
+    std::snprintf(buf, sizeof buf, ": argmax agreement %.2f%%, max |p - p_float32| %.2e", 100.0 * check_argmax_agreement,
+                  check_max_prob_diff);
+    out += buf;
+  }
+  if (precision_switches > 0) {
+    out += "; " + std::to_string(precision_switches) + " switch" + (precision_switches > 1 ? "es" : "") + " to a safer dtype";
+  }
   return out;
 }
 
@@ -150,14 +169,27 @@ std::vector<ModelFigures> SummarizeModels(const MetricsSnapshot& total) {
   for (const auto& [key, d] : total.distributions) {
     if (d.count == 0) continue;
     const std::string& n = key.name;
+    const bool check = n == "precision_check_cosine_ppm" || n == "precision_check_argmax_same" ||
+                       n == "precision_check_prob_diff_ppm" || n == "precision_switches";
     if (n != "linear_dtype_bits" && n != "cpu_isa_level" && n != "batch_tokens" && n != "batch_computed_tokens" &&
-        n != "batch_kflop" && n != "inference_batch_latency_micro_secs") {
+        n != "batch_kflop" && n != "inference_batch_latency_micro_secs" && !check) {
       continue;
     }
     ModelFigures& f = by_ns[key.ns];
     f.ns = key.ns;
     auto& sum = sums[key.ns];
-    if (n == "linear_dtype_bits") {
+    if (n == "precision_check_cosine_ppm") {
+      f.checked_rows = d.count;
+      f.check_min_cosine = static_cast<double>(d.min) * 1e-6;
+      f.check_mean_cosine = static_cast<double>(d.sum) * 1e-6 / static_cast<double>(d.count);
+    } else if (n == "precision_check_argmax_same") {
+      f.checked_rows = d.count;
+      f.check_argmax_agreement = static_cast<double>(d.sum) / static_cast<double>(d.count);
+    } else if (n == "precision_check_prob_diff_ppm") {
+      f.check_max_prob_diff = static_cast<double>(d.max) * 1e-6;
+    } else if (n == "precision_switches") {
+      f.precision_switches = d.sum;
+    } else if (n == "linear_dtype_bits") {
       f.dtype_bits_min = static_cast<int>(d.min);
       f.dtype_bits_max = static_cast<int>(d.max);
     } else if (n == "cpu_isa_level") {
@@ -177,7 +209,7 @@ std::vector<ModelFigures> SummarizeModels(const MetricsSnapshot& total) {
     const auto& sum = sums[ns];
     if (sum[1] > 0) f.padding = 1.0 - sum[0] / sum[1];
     if (sum[2] > 0 && sum[3] > 0) f.gflops = sum[2] * 1e3 / (sum[3] * 1e-6) / 1e9;
-    if (f.dtype_bits_min < 0 && f.isa_level < 0 && f.padding < 0 && f.gflops < 0) continue;  // not a model
+    if (f.dtype_bits_min < 0 && f.isa_level < 0 && f.padding < 0 && f.gflops < 0 && f.checked_rows == 0) continue;  // not a model
     out.push_back(f);
   }
   return out;

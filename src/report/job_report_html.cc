@@ -163,18 +163,20 @@ std::string RenderJobReportHtml(const JobReportData& d) {
   // What each model ran as: precision, the CPU's matrix instructions, padding, achieved FLOP/s.
   if (const std::vector<ModelFigures> models = SummarizeModels(m.total); !models.empty()) {
     body += "<h2>Models</h2>\n<table><tr><th>namespace</th><th class=\"text\">precision</th><th class=\"text\">CPU "
-            "instructions</th><th>padding</th><th>GFLOP/s</th></tr>\n";
+            "instructions</th><th>padding</th><th>GFLOP/s</th><th class=\"text\">float32 check</th></tr>\n";
     for (const ModelFigures& f : models) {
       char pad[32] = "-", gf[32] = "-";
       if (f.padding >= 0) std::snprintf(pad, sizeof pad, "%.1f%%", 100.0 * f.padding);
       if (f.gflops >= 0) std::snprintf(gf, sizeof gf, "%.0f", f.gflops);
       body += "<tr><td>" + Escape(f.ns) + "</td><td class=\"text\">" + Escape(f.DType().empty() ? "-" : f.DType()) +
               "</td><td class=\"text\">" + Escape(f.isa_level >= 0 ? CpuIsaLevelName(f.isa_level) : "-") + "</td><td>" +
-              pad + "</td><td>" + gf + "</td></tr>\n";
+              pad + "</td><td>" + gf + "</td><td class=\"text\">" +
+              Escape(f.DescribeCheck().empty() ? "-" : f.DescribeCheck()) + "</td></tr>\n";
     }
     body += "</table>\n<p class=\"note\">precision: the Linear layers' (linear_dtype_bits); padding: the share of the "
             "encoder's tokens that were padding (batch_tokens / batch_computed_tokens); GFLOP/s: the model's "
-            "arithmetic (batch_kflop) over its inference time, padding included.</p>\n";
+            "arithmetic (batch_kflop) over its inference time, padding included; float32 check: the sampled batches "
+            "recomputed in float32 (precision_check_*, docs/precision.md).</p>\n";
   }
 
   body += "<h2>Batches</h2>\n";

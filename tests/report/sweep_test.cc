@@ -122,6 +122,27 @@ TEST(Sweep, SummaryCarriesWhatTheModelRanAs) {
   EXPECT_TRUE(SummarizeModels(MetricsSnapshot{}).empty());
 }
 
+// The run-time float32 check (precision_monitor.h): one cosine per checked row, in ppm, and switches.
+TEST(Sweep, SummaryCarriesTheFloat32Check) {
+  RunMeasurement m = Measured(1.0, 1000, 1, 8, 1);
+  auto& d = m.metrics.total.distributions;
+  d[{"Embed", "linear_dtype_bits"}] = DistributionData{2, 24, 8, 16, {}};
+  d[{"Embed", "precision_check_cosine_ppm"}] = DistributionData{4, 3996000, 994000, 1000000, {}};
+  d[{"Embed", "precision_switches"}] = DistributionData{1, 1, 1, 1, {}};
+  const std::vector<ModelFigures> models = SummarizeModels(m.metrics.total);
+  ASSERT_EQ(models.size(), 1u);
+  EXPECT_EQ(models[0].checked_rows, 4);
+  EXPECT_NEAR(models[0].check_min_cosine, 0.994, 1e-12);
+  EXPECT_NEAR(models[0].check_mean_cosine, 0.999, 1e-12);
+  EXPECT_EQ(models[0].DescribeCheck(),
+            "checked 4 rows against float32: min cosine 0.99400, mean 0.99900; 1 switch to a safer dtype");
+  EXPECT_NE(models[0].Describe().find("mixed (int8 to bfloat16), checked 4 rows"), std::string::npos)
+      << models[0].Describe();
+  d.erase({"Embed", "precision_check_cosine_ppm"});
+  d.erase({"Embed", "precision_switches"});
+  EXPECT_EQ(SummarizeModels(m.metrics.total)[0].DescribeCheck(), "");
+}
+
 TEST(Sweep, BottleneckIsTheKindWithTheMostStageTime) {
   EXPECT_EQ(NameBottleneck({{"Read", 1}, {"Classify", 8}, {"Write", 1}}, kKinds), "inference-bound (Classify: 80% of stage time)");
   EXPECT_EQ(NameBottleneck({{"Read", 6}, {"Classify", 3}, {"Write", 1}}, kKinds), "I/O-bound (read/parse) (Read: 60% of stage time)");

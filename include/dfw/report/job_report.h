@@ -24,6 +24,16 @@ struct ModelFigures {
   int isa_level = -1;
   double padding = -1;  // in [0, 1)
   double gflops = -1;
+  // The run-time precision check (dfw/inference/precision_monitor.h): rows recomputed in float32,
+  // their worst and mean cosine (embeddings) or argmax agreement and largest |p - p_float32|
+  // (classifiers), and how many switches to a safer dtype it made. -1: no such figure.
+  int64_t checked_rows = 0;
+  double check_min_cosine = -1, check_mean_cosine = -1;
+  double check_argmax_agreement = -1, check_max_prob_diff = -1;
+  int64_t precision_switches = 0;
+  // "checked 512 rows against float32: min cosine 0.99812, mean 0.99950; 1 switch to a safer dtype"
+  // ("" without checks).
+  std::string DescribeCheck() const;
   // "bfloat16, AMX, padding 12.7%, 270 GFLOP/s" (the parts it has; "" for none).
   std::string Describe() const;
   // "float32" / "bfloat16" / "int8", "mixed (…)" when processes differ, "" without the figure.
