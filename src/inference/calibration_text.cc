@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, 16> kSentences = {
 };
 
 // Texts of one to a few tokens: punctuation, a word, a symbol, an emoji, a date.
-constexpr std::array<std::string_view, 28> kShortTexts = {
+constexpr std::array<std::string_view, 36> kShortTexts = {
     "", "?", "...", "!", "!!!", "-", "#", "42", "ok", "Yes", "hello", "Thanks!", "a", "I", "the",
     "\xF0\x9F\x91\x8D",                                  // 👍
     "\xF0\x9F\x8E\x89\xF0\x9F\x8E\x89",                  // 🎉🎉
@@ -41,6 +41,8 @@ constexpr std::array<std::string_view, 28> kShortTexts = {
     "\xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D\xE0\xA4\xA4\xE0\xA5\x87",  // नमस्ते
     "e\xCC\x81" "t\xCC\x81" "e\xCC\x81",               // é t́ é with combining acute accents
     "2024-01-01", "https://example.com", "?!", "N/A",
+    // A few tokens of punctuation or symbols only (6-8 with [CLS] and [SEP]).
+    "?!?!?!", "!!! ???", ":) :(", "... !!!", "\xC2\xA1\xC2\xBF!?", "$$$ %%%", "\xF0\x9F\x99\x82\xF0\x9F\x99\x82\xF0\x9F\x99\x82", "-- // --",
 };
 
 // Sentences in many scripts, with emoji and combining marks (UTF-8 written out as text).

@@ -12,7 +12,7 @@
 //     normalize: true        # L2-normalise the embedding (default true)
 //     dtype: auto            # auto | float32 | bfloat16 | int8: the precision of the encoder's
 //                            # Linear layers (attention, softmax, LayerNorm, GELU stay float32).
-//                            # auto (default): per token-count bucket (1-5, 6-16, 17-64, 65+
+//                            # auto (default): per token-count bucket (1-8, 9-16, 17-64, 65+
 //                            # tokens), the fastest this CPU runs whose embeddings keep cosine
 //                            # >= 0.999 (bfloat16) / 0.995 (int8) to float32 on every calibration
 //                            # text of the bucket (one token to the maximum length, many scripts),
