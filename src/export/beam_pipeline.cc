@@ -317,9 +317,12 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
   const std::string name = NameOf(t), type = t["type"].Scalar();
   YAML::Node n = YAML::Clone(t);
   YAML::Node cfg = n["config"];
-  if (type == "ReadFromJson" || type == "ReadFromText" || type == "ReadFromCsv") {
+  if (type == "ReadFromJson" || type == "ReadFromText" || type == "ReadFromCsv" || type == "ReadFromAvro" ||
+      type == "ReadFromTFRecord") {
     DropErrorOutput(name, type, cfg, "Beam's reader has no error_handling and fails the pipeline on an unparseable record");
-  } else if (type == "WriteToJson" || type == "WriteToCsv" || type == "WriteToText") {
+  } else if (type == "MatchAll") {
+    DropErrorOutput(name, type, cfg, "Beam's MatchAll has no error_handling and fails the pipeline on a bad pattern");
+  } else if (type == "WriteToJson" || type == "WriteToCsv" || type == "WriteToText" || type == "WriteToAvro") {
     if (cfg && cfg["file_name_suffix"]) {
       Note(name, type, fmt::format("'file_name_suffix: {}' is not carried over: Beam's writer takes only path and names files "
                                    "<path>-SSSSS-of-NNNNN", cfg["file_name_suffix"].Scalar()));
@@ -351,7 +354,7 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
   } else if (type == "AssignTimestamps") {
     MaybePython(name, type, cfg);
   } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" && type != "Partition" &&
-             type != "WindowInto" && type != "ExtractWindowingInfo") {
+             type != "WindowInto" && type != "ExtractWindowingInfo" && type != "WriteToTFRecord") {
     return NoEquivalent(t, "dfworker's exporter knows no Beam form for it", nodes);
   }
   nodes.push_back(n);

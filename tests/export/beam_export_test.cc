@@ -421,3 +421,46 @@ TEST(BeamExport, JoinKeepsItsNamedInputsAndSaysBeamRunsItOnSql) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// The file IOs of src/stages/io/ have Beam YAML forms of the same names and keys.
+TEST(BeamExport, AvroTfRecordAndMatchAllAreKept) {
+  auto r = Export(R"(pipeline:
+  transforms:
+    - {type: ReadFromAvro, name: RA, config: {path: in.avro*, error_handling: {output: bad}}}
+    - {type: WriteToAvro, input: RA, config: {path: out/a, file_name_suffix: .avro}}
+    - {type: WriteToJson, input: RA.bad, config: {path: out/bad}}
+    - {type: Create, name: C, config: {elements: [{pattern: 'in*'}]}}
+    - {type: MatchAll, name: M, input: C, config: {file_pattern: pattern, empty_match_treatment: ALLOW}}
+    - {type: LogForTesting, input: M}
+    - {type: ReadFromTFRecord, name: RT, config: {file_pattern: 'r*', compression_type: AUTO, validate: true}}
+    - type: WriteToTFRecord
+      input: RT
+      config: {file_path_prefix: out/t, file_name_suffix: .tfrecords, compression_type: UNCOMPRESSED, num_shards: 1}
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const YAML::Node t = r->yaml["pipeline"]["transforms"];
+  auto find = [&](const std::string& type) {
+    for (const YAML::Node& n : t) if (n["type"].as<std::string>() == type) return n;
+    return YAML::Node();
+  };
+  std::vector<std::string> types;
+  for (const YAML::Node& n : t) types.push_back(n["type"].as<std::string>());
+  // The error output's writer goes with the error output.
+  EXPECT_EQ(std::count(types.begin(), types.end(), "WriteToJson"), 0) << r->e.pipeline_yaml;
+  for (const char* type : {"ReadFromAvro", "WriteToAvro", "MatchAll", "ReadFromTFRecord", "WriteToTFRecord"}) {
+    ASSERT_TRUE(find(type)) << type << " missing from\n" << r->e.pipeline_yaml;
+  }
+  EXPECT_FALSE(find("ReadFromAvro")["config"]["error_handling"]);
+  EXPECT_FALSE(find("WriteToAvro")["config"]["file_name_suffix"]);
+  EXPECT_EQ(find("MatchAll")["config"]["file_pattern"].as<std::string>(), "pattern");
+  EXPECT_EQ(find("ReadFromTFRecord")["config"]["compression_type"].as<std::string>(), "AUTO");
+  EXPECT_EQ(find("WriteToTFRecord")["config"]["file_name_suffix"].as<std::string>(), ".tfrecords");
+  EXPECT_EQ(find("WriteToTFRecord")["config"]["num_shards"].as<int>(), 1);
+  EXPECT_TRUE(AnyContains(r->e.notes, "file_name_suffix: .avro"));
+}
+
+}  // namespace
+}  // namespace dfw
