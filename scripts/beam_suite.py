@@ -131,6 +131,8 @@ def run_file(path, args, scope, known, out):
                 ok, detail = proc.returncode == 0, f"exit {proc.returncode}: " + first_error(proc.stdout).replace(work + "/", "")
             except subprocess.TimeoutExpired:
                 ok, detail = False, f"timed out after {args.timeout} s"
+            except OSError as exn:
+                ok, detail = False, f"cannot run {args.dfworker}: {exn.strerror}"
             if args.verbose and not ok and proc is not None:
                 sys.stdout.write(proc.stdout)
             verdict(key, ok, detail, known, out)

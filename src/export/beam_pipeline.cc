@@ -88,6 +88,8 @@ class Exporter {
   void DropErrorOutput(const std::string& name, const std::string& type, YAML::Node cfg, const std::string& why);
   void MaybePython(const std::string& name, const std::string& type, YAML::Node cfg);
   std::vector<YAML::Node> FixInputs(std::vector<YAML::Node> nodes);
+  // A composite or chain at any depth: its members exported in place, the form kept.
+  Status Nested(const YAML::Node& t, YAML::Node n, std::vector<YAML::Node>& nodes);
 
   const BeamExportOptions& o_;
   BeamExport out_;
@@ -353,10 +355,39 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
                      "service; dfworker joins on its own shuffle with the same semantics (docs/beam.md, Join)");
   } else if (type == "AssignTimestamps") {
     MaybePython(name, type, cfg);
+  } else if (type == "composite" || type == "chain") {
+    return Nested(t, n, nodes);
   } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" && type != "Partition" &&
-             type != "WindowInto" && type != "ExtractWindowingInfo" && type != "WriteToTFRecord") {
+             type != "WindowInto" && type != "ExtractWindowingInfo" && type != "WriteToTFRecord" && type != "AssertEqual" &&
+             type != "Reshuffle") {
     return NoEquivalent(t, "dfworker's exporter knows no Beam form for it", nodes);
   }
+  nodes.push_back(n);
+  return Status::OK();
+}
+
+Status Exporter::Nested(const YAML::Node& t, YAML::Node n, std::vector<YAML::Node>& nodes) {
+  const bool chain = t["type"].Scalar() == "chain";
+  auto list = [&](const char* key) -> Status {
+    if (!t[key] || !t[key].IsSequence()) return Status::OK();
+    std::vector<YAML::Node> members;
+    for (const YAML::Node& m : t[key]) RETURN_IF_ERROR(Transform(m, members));
+    // Inside a chain only extra_transforms name their inputs.
+    if (!chain || std::string(key) == "extra_transforms") members = FixInputs(std::move(members));
+    YAML::Node seq(YAML::NodeType::Sequence);
+    for (const YAML::Node& m : members) seq.push_back(m);
+    n[key] = seq;
+    return Status::OK();
+  };
+  for (const char* key : {"source", "sink"}) {
+    if (!t[key]) continue;
+    std::vector<YAML::Node> one;
+    RETURN_IF_ERROR(Transform(t[key], one));
+    if (one.size() != 1) return NoEquivalent(t, std::string("its ") + key + " becomes several Beam transforms", nodes);
+    n[key] = one.front();
+  }
+  RETURN_IF_ERROR(list("transforms"));
+  RETURN_IF_ERROR(list("extra_transforms"));
   nodes.push_back(n);
   return Status::OK();
 }
@@ -419,9 +450,9 @@ Result<BeamExport> Exporter::Run(const YAML::Node& root) {
     return Status::OK();
   };
   std::vector<YAML::Node> source, sink;
-  if (chain) RETURN_IF_ERROR(each(p["source"], source));
+  RETURN_IF_ERROR(each(p["source"], source));  // a composite may have them too (Beam's normalize_source_sink)
   RETURN_IF_ERROR(each(p["transforms"], members));
-  if (chain) RETURN_IF_ERROR(each(p["sink"], sink));
+  RETURN_IF_ERROR(each(p["sink"], sink));
   if (chain) RETURN_IF_ERROR(each(p["extra_transforms"], extras));
   if (chain) {
     extras = FixInputs(std::move(extras));
@@ -440,7 +471,7 @@ Result<BeamExport> Exporter::Run(const YAML::Node& root) {
   }
   out_.uses_companion = mlp_ || sentence_ || manual_;  // manual steps are PyTransforms of the package
   YAML::Node np(YAML::NodeType::Map);
-  if (chain) np["type"] = "chain";
+  if (p["type"] && p["type"].IsScalar()) np["type"] = p["type"].Scalar();  // chain or composite, as written
   if (p["resource_hints"]) np["resource_hints"] = YAML::Clone(p["resource_hints"]);
   auto put = [](YAML::Node list_parent, const char* key, const std::vector<YAML::Node>& nodes) {
     for (const YAML::Node& n : nodes) list_parent[key].push_back(n);

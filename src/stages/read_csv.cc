@@ -19,6 +19,7 @@ struct ReadCsvOptions {
   std::string path;      // glob of CSV files; each file starts with a header row
   char delimiter = ',';  // field separator (one character)
   char comment = 0;      // lines starting with this character are skipped; 0 = none
+  std::string filename_column;  // Beam's filename_column: a last field holding the row's file path; "" = none
 };
 
 struct CsvField {
@@ -137,6 +138,7 @@ class CsvReader final : public SplitReader {
       Row row;
       row.Reserve(fields.size());
       for (std::size_t i = 0; i < fields.size(); ++i) row.Append(header_[i], TypedValue(fields[i]));
+      if (!options_.filename_column.empty()) row.Set(options_.filename_column, Value::String(split_.path));
       out.Emit(std::move(row));
     }
     return pos_ < data_.size();
@@ -263,13 +265,14 @@ Result<std::unique_ptr<Stage>> MakeReadCsv(const StageConfig& config) {
   ASSIGN_OR_RETURN(o.delimiter, OneChar(config, "delimiter", std::string(",")));
   ASSIGN_OR_RETURN(o.comment, OneChar(config, "comment", std::string("")));
   if (o.comment && o.comment == o.delimiter) return ConfigKeyError(config, "comment", "must differ from the delimiter");
+  ASSIGN_OR_RETURN(o.filename_column, ConfigString(config, "filename_column", std::string()));
   return std::unique_ptr<Stage>(new ReadCsv(config, o));
 }
 
 }  // namespace
 
 void RegisterReadCsv(StageRegistry& r) {
-  (void)r.Register({"ReadFromCsv", MakeReadCsv, {"path", "delimiter", "comment"}, {"path"},
+  (void)r.Register({"ReadFromCsv", MakeReadCsv, {"path", "delimiter", "comment", "filename_column"}, {"path"},
                     StageTraits{.is_source = true, .can_fail_per_record = true}, CheckByMaking(MakeReadCsv)});
 }
 

@@ -464,3 +464,52 @@ TEST(BeamExport, AvroTfRecordAndMatchAllAreKept) {
 
 }  // namespace
 }  // namespace dfw
+
+namespace dfw {
+namespace {
+
+// The forms of Beam's own YAML tests (windowing.yaml: chains inside a composite) and the
+// transforms dfworker runs under Beam's names (AssertEqual, Reshuffle) are exported as written.
+TEST(BeamExport, CompositesNestedChainsAssertEqualAndReshuffleAreKept) {
+  auto r = Export(R"(pipeline:
+  type: composite
+  transforms:
+    - type: Create
+      config: {elements: [{k: x, t: 1}]}
+    - type: chain
+      name: Global
+      input: Create
+      transforms:
+        - type: Reshuffle
+        - type: Combine
+          config: {group_by: k, combine: {t: sum}}
+          windowing: {type: global}
+        - type: AssertEqual
+          config:
+            elements: [{k: x, t: 1}]
+    - type: composite
+      name: Inner
+      input: {one: Create}
+      output: Log
+      transforms:
+        - {type: LogForTesting, name: Log, input: one}
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->yaml["pipeline"]["type"].as<std::string>(), "composite");
+  const YAML::Node chain = r->yaml["pipeline"]["transforms"][1];
+  EXPECT_EQ(chain["type"].as<std::string>(), "chain");
+  EXPECT_EQ(chain["input"].as<std::string>(), "Create");
+  ASSERT_EQ(chain["transforms"].size(), 3u);
+  EXPECT_EQ(chain["transforms"][0]["type"].as<std::string>(), "Reshuffle");
+  EXPECT_EQ(chain["transforms"][1]["windowing"]["type"].as<std::string>(), "global");
+  EXPECT_EQ(chain["transforms"][2]["config"]["elements"][0]["t"].as<int>(), 1);
+  const YAML::Node inner = r->yaml["pipeline"]["transforms"][2];
+  EXPECT_EQ(inner["input"]["one"].as<std::string>(), "Create");
+  EXPECT_EQ(inner["output"].as<std::string>(), "Log");
+  EXPECT_EQ(inner["transforms"][0]["input"].as<std::string>(), "one");
+  // The Combine inside the chain still turns Beam's feature flag on.
+  EXPECT_EQ(r->yaml["options"]["yaml_experimental_features"][0].as<std::string>(), "Combine");
+}
+
+}  // namespace
+}  // namespace dfw

@@ -1,0 +1,91 @@
+// Transforms and options of Beam YAML that Beam's own YAML tests use
+// (sdks/python/apache_beam/yaml/tests): ReadFromCsv's filename_column (csv.yaml, third pipeline:
+// each row's `source_file` is the path of the file it came from), Reshuffle (reshuffle.yaml: rows
+// unchanged), ExtractWindowingInfo's window_object and pane_info and the timestamp of an element
+// that never got one (extract_windowing_Info.yaml's AssertEqual elements: GlobalWindow, Beam's
+// MIN_TIMESTAMP -9223372036854.775 s, the global window's end 9223371950454.775 s), WindowInto with
+// sliding windows (Beam's SlidingWindows.assign: every window of `size` starting at a multiple of
+// `period` that holds the timestamp, latest first).
+#include <gmock/gmock.h>
+
+#include "stages_test_util.h"
+
+namespace dfw {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::TempDir;
+
+TEST(BeamYamlTransforms, ReadFromCsvFilenameColumnHoldsTheFilePath) {
+  TempDir dir;
+  dir.Write("out.csv-00000-of-00001", "label,rank\n11a,0\n37a,1\n");
+  const std::string path = dir / "out.csv-00000-of-00001";
+  StageConfig c = testing::MakeConfig("ReadFromCsv", "{path: '" + (dir / "out.csv*") + "', filename_column: source_file}");
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  auto out = testing::ReadAll(**stage, c);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->main.size(), 2u);
+  EXPECT_EQ(out->main[0].ToJson(), "{\"label\":\"11a\",\"rank\":0,\"source_file\":\"" + path + "\"}");
+  EXPECT_EQ(out->main[1].Find("source_file")->as_string(), path);
+}
+
+TEST(BeamYamlTransforms, ReshufflePassesRowsThroughAndChecksNumBuckets) {
+  StageConfig c = testing::MakeConfig("Reshuffle", "{num_buckets: 4}");
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch in;
+  for (int i = 1; i <= 3; ++i) in.push_back(Row({{"id", Value::Int(i)}}));
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->Process(in, out).ok());
+  ASSERT_EQ(out.main().size(), 3u);
+  EXPECT_EQ(out.main()[2].ToJson(), "{\"id\":3}");
+  auto bad = testing::MakeStage(testing::MakeConfig("Reshuffle", "{num_buckets: 0}"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("num_buckets"));
+}
+
+TEST(BeamYamlTransforms, ExtractWindowingInfoOfAnElementWithoutTimestampIsBeams) {
+  StageConfig c = testing::MakeConfig(
+      "ExtractWindowingInfo", "{fields: [timestamp, window_start, window_end, window_string, window_type, window_object, pane_info]}");
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch in;
+  Row row({{"label", Value::String("11a")}});
+  row.set_window(INT64_MIN, INT64_MAX);  // the global window, as a source leaves it
+  in.push_back(row);
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->Process(in, out).ok());
+  ASSERT_EQ(out.main().size(), 1u);
+  const Row& r = out.main()[0];
+  EXPECT_DOUBLE_EQ(r.Find("timestamp")->as_float(), -9223372036854.775);
+  EXPECT_DOUBLE_EQ(r.Find("window_start")->as_float(), -9223372036854.775);
+  EXPECT_DOUBLE_EQ(r.Find("window_end")->as_float(), 9223371950454.775);
+  EXPECT_EQ(r.Find("window_string")->as_string(), "GlobalWindow");
+  EXPECT_EQ(r.Find("window_type")->as_string(), "GlobalWindow");
+  EXPECT_EQ(r.Find("window_object")->as_string(), "GlobalWindow");
+  EXPECT_EQ(r.Find("pane_info")->as_string(),
+            "PaneInfoTuple(is_first=True, is_last=True, timing='UNKNOWN', index=0, nonspeculative_index=0)");
+}
+
+TEST(BeamYamlTransforms, SlidingWindowIntoCopiesARowIntoEachWindow) {
+  StageConfig c = testing::MakeConfig("WindowInto", "{}");
+  c.windowing = testing::MakeConfig("WindowInto", "{type: sliding, size: 20s, period: 10s}").config;
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch in;
+  Row row({{"t", Value::Int(11)}});
+  row.set_timestamp_us(11'000'000);
+  in.push_back(row);
+  StageOutput out(&c);
+  ASSERT_TRUE((*stage)->Process(in, out).ok());
+  ASSERT_EQ(out.main().size(), 2u);  // windowing.yaml: t = 11 is in [10, 30) and [0, 20)
+  EXPECT_EQ(out.main()[0].window_start_us(), 10'000'000);
+  EXPECT_EQ(out.main()[0].window_end_us(), 30'000'000);
+  EXPECT_EQ(out.main()[1].window_start_us(), 0);
+  EXPECT_EQ(out.main()[1].window_end_us(), 20'000'000);
+  EXPECT_EQ(out.fanned_out(), 1);
+}
+
+}  // namespace
+}  // namespace dfw
