@@ -31,6 +31,8 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterReadTfRecord(r);
   RegisterWriteTfRecord(r);
   RegisterMatchAll(r);
+  RegisterReadParquet(r);
+  RegisterWriteParquet(r);
   RegisterAssertEqual(r);
   RegisterReshuffle(r);
 }

@@ -11,6 +11,9 @@ void RegisterWriteAvro(StageRegistry& r);
 // TFRecord files, CRC32C from ISA-L, gzip through zlib (read_tfrecord.cc, write_tfrecord.cc).
 void RegisterReadTfRecord(StageRegistry& r);
 void RegisterWriteTfRecord(StageRegistry& r);
+// Parquet through pyarrow in the worker's Python (read_parquet.cc, write_parquet.cc).
+void RegisterReadParquet(StageRegistry& r);
+void RegisterWriteParquet(StageRegistry& r);
 // Beam's MatchAll: file patterns from rows -> {path, size_in_bytes, last_updated_in_seconds} (match_all.cc).
 void RegisterMatchAll(StageRegistry& r);
 
