@@ -64,8 +64,9 @@ std::optional<PrecisionChoice> DecodePrecisionChoice(const std::string& text, co
   std::size_t n = 0;
   if (!(in >> word >> n) || word != "buckets" || n > kMaxBuckets) return std::nullopt;
   choice.bucket_limits.resize(n);
-  for (int& l : choice.bucket_limits) {
-    if (!(in >> l)) return std::nullopt;
+  for (std::size_t i = 0; i < choice.bucket_limits.size(); ++i) {  // ascending token counts >= 1
+    int& l = choice.bucket_limits[i];
+    if (!(in >> l) || l < 1 || (i > 0 && l <= choice.bucket_limits[i - 1])) return std::nullopt;
   }
   if (!(in >> n) || (n != 0 && n != choice.bucket_limits.size() + 1)) return std::nullopt;
   for (std::size_t i = 0; i < n; ++i) {

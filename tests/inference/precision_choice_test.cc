@@ -372,6 +372,12 @@ TEST(ChoosePrecision, ABucketedDecisionRoundTripsThroughTheCacheText) {
   EXPECT_EQ(i8->bucket_passed, c->Find(LinearDType::kInt8)->bucket_passed);
   EXPECT_EQ(i8->bucket_rows, c->Find(LinearDType::kInt8)->bucket_rows);
   EXPECT_NEAR(i8->bucket_agreement[0], c->Find(LinearDType::kInt8)->bucket_agreement[0], 1e-9);
+  // Limits out of order, or a longest bucket that is not the model's dtype, read as nothing.
+  const std::string head = "dfw-precision 2 int8 embedding 0.999 0.995 0.001\nkey k\n";
+  EXPECT_TRUE(DecodePrecisionChoice(head + "buckets 2 8 16 3 float32 int8 int8\n", "k").has_value());
+  EXPECT_FALSE(DecodePrecisionChoice(head + "buckets 2 16 8 3 float32 int8 int8\n", "k").has_value());
+  EXPECT_FALSE(DecodePrecisionChoice(head + "buckets 2 8 16 3 int8 int8 float32\n", "k").has_value());
+  EXPECT_FALSE(DecodePrecisionChoice(head + "buckets 2 8 16 2 float32 int8\n", "k").has_value());
 }
 
 TEST(SaferDType, GoesInt8ToBFloat16ToFloat32SkippingWhatTheCpuCannotRun) {

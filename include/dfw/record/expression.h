@@ -11,6 +11,7 @@
 // Compile once per transform; evaluate per row without re-parsing.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,14 @@ class CompiledExpression {
   // "TypeError: unsupported operand type(s) for +: 'int' and 'str'".
   // Thread-safe: const and stateless, called concurrently from TBB tasks.
   virtual Result<Value> Evaluate(const Row& row) const = 0;
+
+  // Evaluate over rows[0..n) into out (resized to n). An expression run elsewhere (CPython, see
+  // dfw/python/python.h) overrides it to make one request per batch. Thread-safe as Evaluate.
+  virtual void EvaluateBatch(const Row* rows, std::size_t n, std::vector<Result<Value>>& out) const {
+    out.clear();
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(Evaluate(rows[i]));
+  }
 
   // Field names the expression reads (free names that are not builtins), in first-use order.
   virtual const std::vector<std::string>& referenced_fields() const = 0;
