@@ -5,7 +5,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang libclang-rt-14-dev
   libcli11-dev libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libsimdjson-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libutf8proc-dev libpcre2-dev
-  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml libvalijson-dev
   libavro-dev libisal-dev zlib1g-dev
   libpython3.11-dev python3-jinja2
 )

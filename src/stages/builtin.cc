@@ -35,6 +35,7 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterWriteParquet(r);
   RegisterAssertEqual(r);
   RegisterReshuffle(r);
+  RegisterValidateWithSchema(r);
 }
 
 }  // namespace dfw

@@ -5,6 +5,7 @@
 
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
+#include "json_schema.h"
 
 namespace dfw {
 namespace {
@@ -103,13 +104,23 @@ Result<std::unique_ptr<Stage>> MakeCreate(const StageConfig& config) {
       if (!row.Has(k)) row.Append(k, Value());
     }
   }
+  // Beam's output_schema: a JSON Schema every element must satisfy (checked here, at load).
+  if (ConfigHas(config, "output_schema")) {
+    ASSIGN_OR_RETURN(stages_internal::RowSchema schema, stages_internal::RowSchema::Make(config, "output_schema"));
+    for (std::size_t i = 0; i < o.elements.size(); ++i) {
+      if (std::optional<std::string> bad = schema.Validate(o.elements[i])) {
+        return InvalidArgument(NodeLocation(config, elements.items()[i]) + ": element " + o.elements[i].ToJson() +
+                               " does not match output_schema: " + *bad);
+      }
+    }
+  }
   return std::unique_ptr<Stage>(new Create(std::move(o)));
 }
 
 }  // namespace
 
 void RegisterCreate(StageRegistry& r) {
-  (void)r.Register({"Create", MakeCreate, {"elements", "reshuffle"}, {"elements"}, StageTraits{.is_source = true}, CheckByMaking(MakeCreate)});
+  (void)r.Register({"Create", MakeCreate, {"elements", "reshuffle", "output_schema"}, {"elements"}, StageTraits{.is_source = true}, CheckByMaking(MakeCreate)});
 }
 
 }  // namespace dfw

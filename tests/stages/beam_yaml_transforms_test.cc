@@ -87,5 +87,58 @@ TEST(BeamYamlTransforms, SlidingWindowIntoCopiesARowIntoEachWindow) {
   EXPECT_EQ(out.fanned_out(), 1);
 }
 
+// validate_with_schema.yaml, second pipeline: Alice and Bob match the schema, the other three go to
+// the error output with their rows as `element` (that pipeline's two AssertEqual lists).
+TEST(BeamYamlTransforms, ValidateWithSchemaSendsRowsThatDoNotMatchToTheErrorOutput) {
+  StageConfig c = testing::MakeConfig("ValidateWithSchema", R"({schema: {type: object, properties: {name: {type: string},
+      age: {type: integer}, score: {type: number}}, required: [name, age, score]}})", "invalid_rows");
+  auto stage = testing::MakeStage(c);
+  ASSERT_TRUE(stage.ok()) << stage.status().ToString();
+  RowBatch in;
+  auto person = [](Value name, Value age, Value score) {
+    return Row({{"name", std::move(name)}, {"age", std::move(age)}, {"score", std::move(score)}});
+  };
+  in.push_back(person(Value::String("Alice"), Value::Int(30), Value::Float(95.5)));
+  in.push_back(person(Value::String("Bob"), Value::Int(25), Value::Float(88.0)));
+  in.push_back(person(Value::String("Charlie"), Value::Int(27), Value::String("apple")));
+  in.push_back(person(Value::String("David"), Value::String("twenty"), Value::Float(90.0)));
+  in.push_back(person(Value::Int(30), Value::Int(40), Value::Float(100.0)));
+  auto out = testing::RunStage(**stage, c, std::move(in));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->main.size(), 2u);
+  EXPECT_EQ(out->main[0].Find("name")->as_string(), "Alice");
+  EXPECT_EQ(out->main[1].Find("name")->as_string(), "Bob");
+  ASSERT_EQ(out->errors.size(), 3u);
+  EXPECT_EQ(out->errors[0].Find("element")->ToJson(), R"({"name":"Charlie","age":27,"score":"apple"})");
+  EXPECT_EQ(out->errors[1].Find("element")->ToJson(), R"({"name":"David","age":"twenty","score":90.0})");
+  EXPECT_EQ(out->errors[2].Find("element")->ToJson(), R"({"name":30,"age":40,"score":100.0})");
+  EXPECT_THAT(out->errors[0].Find("msg")->as_string(), HasSubstr("score"));
+  // Without error_handling the first bad row stops the run, naming it.
+  StageConfig strict = c;
+  strict.error_output.clear();
+  auto strict_stage = testing::MakeStage(strict);
+  ASSERT_TRUE(strict_stage.ok());
+  RowBatch one{person(Value::String("Eve"), Value::Int(1), Value::String("x"))};
+  auto stopped = testing::RunStage(**strict_stage, strict, std::move(one));
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_THAT(stopped.status().message(), HasSubstr("does not match the schema"));
+  // A schema that is no schema is refused when the stage is made.
+  auto bad = testing::MakeStage(testing::MakeConfig("ValidateWithSchema", "{schema: {type: 7}}"));
+  EXPECT_FALSE(bad.ok());
+}
+
+// create.yaml's output_schema pipelines: valid elements load; an element that does not match is
+// refused at load with its place.
+TEST(BeamYamlTransforms, CreateOutputSchemaChecksEveryElement) {
+  const std::string schema = "output_schema: {type: object, properties: {sdk: {type: string}, year: {type: integer}}}";
+  auto good = testing::MakeStage(testing::MakeConfig(
+      "Create", "{elements: [{sdk: MapReduce, year: 2004}, {sdk: MillWheel, year: 2008}], " + schema + "}"));
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  auto bad = testing::MakeStage(testing::MakeConfig(
+      "Create", "{elements: [{sdk: MapReduce, year: 2004}, {sdk: CheeseWheel, year: apple}], " + schema + "}"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("element {\"sdk\":\"CheeseWheel\",\"year\":\"apple\"} does not match output_schema"));
+}
+
 }  // namespace
 }  // namespace dfw

@@ -21,8 +21,10 @@ inline constexpr const char* kAssertEqualType = "AssertEqual";
 
 // Registers AssertEqual (RegisterBuiltinStages calls it).
 void RegisterAssertEqual(StageRegistry& r);
-// Beam YAML's Reshuffle: rows pass through (src/stages/reshuffle.cc).
+// The other transforms Beam's YAML tests check with it: Reshuffle (rows pass through,
+// src/stages/reshuffle.cc) and ValidateWithSchema (a JSON Schema, src/stages/validate_with_schema.cc).
 void RegisterReshuffle(StageRegistry& r);
+void RegisterValidateWithSchema(StageRegistry& r);
 
 // Appends the rows of one committed AssertEqual bundle file to `rows` (kDataLoss on a corrupt file).
 Status DecodeAssertedRows(std::string_view file_bytes, std::vector<Value>& rows);
