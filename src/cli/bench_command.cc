@@ -317,7 +317,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   selection.objective = *objective;
   std::error_code ec;
   if (!fs::is_regular_file(flags.pipeline_path, ec)) return InvocationError("dfworker bench", "pipeline file '" + flags.pipeline_path + "' is not a file");
-  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return InvocationError("dfworker bench", variables.status().message());
   Result<std::string> pipeline_text = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!pipeline_text.ok()) return InvocationError("dfworker bench", pipeline_text.status().message());

@@ -54,7 +54,7 @@ std::string FindCompanionDir() {
 int Export(const ExportFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
   if (!leftovers.empty()) return InvocationError("dfworker", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
   if (Status s = InitLogging("warn"); !s.ok()) return InvocationError("dfworker", s.message());
-  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return InvocationError("dfworker", variables.status().message());
   // A templated file is exported rendered (its variables applied): Beam then runs it as is.
   auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);

@@ -218,7 +218,7 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
 
 int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std::vector<std::string> pipeline_args) {
   if (!leftovers.empty()) return InvocationError("dfworker plan", "unexpected argument '" + leftovers.front() + "' (one pipeline file is expected)");
-  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return InvocationError("dfworker plan", variables.status().message());
   auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!yaml.ok()) return InvocationError("dfworker plan", yaml.status().message());

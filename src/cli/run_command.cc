@@ -127,7 +127,7 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
   if (Status s = InitLogging(flags.log_level); !s.ok()) return RunFailure(flags, "command-line", s.message());
   auto backend = device::ParseAcceleratorBackend(flags.accelerator_backend);
   if (!backend.ok()) return RunFailure(flags, "command-line", "--accelerator_backend: " + backend.status().message());
-  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return RunFailure(flags, "command-line", variables.status().message());
   // Rendered once, here: the launcher, the job dir's job.json and so every SDK process get this text.
   auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);

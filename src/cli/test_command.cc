@@ -111,7 +111,7 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
   if (flags.pipeline_path.empty()) return InvocationError(kWho, "a pipeline file is expected");
   if (flags.fix_tests && flags.create_test) return InvocationError(kWho, "at most one of --create_test and --fix_tests may be given");
   if (Status s = InitLogging(flags.log_level); !s.ok()) return InvocationError(kWho, s.message());
-  Result<tmpl::Value> variables = JinjaVariables(flags.jinja, pipeline_args);
+  Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return InvocationError(kWho, variables.status().message());
   Result<std::string> yaml = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!yaml.ok()) return InvocationError(kWho, yaml.status().message());

@@ -24,25 +24,13 @@
 #include "dfw/inference/hf_pipeline_handler.h"
 #include "dfw/inference/hf_tokenizer.h"
 #include "dfw/inference/safetensors.h"
-#include "dfw/template/render.h"
+#include "dfw/python/python.h"
 
 namespace dfw {
 namespace {
 
 using nlohmann::json;
 using namespace hf_generation;
-
-// A chat template variable value from a record value.
-tmpl::Value ToTemplateValue(const Value& v) { return tmpl::Value::FromJson(json::parse(v.ToJson())); }
-
-// raise_exception(message), as transformers gives chat templates.
-class RaiseException final : public tmpl::Callable {
- public:
-  Result<tmpl::Value> Call(const tmpl::ValueList& args, const tmpl::ValueDict&, int line) override {
-    return InvalidArgument("chat template line " + std::to_string(line) + ": " +
-                           (args.empty() ? std::string("raise_exception") : args[0].as_string()));
-  }
-};
 
 class TextGenerationModel;
 
@@ -199,25 +187,17 @@ class TextGenerationModel final : public Model {
     }
     const Value* last_role = messages.back().as_row().Find("role");
     const bool cont = s_.continue_final_message.value_or(last_role->as_string() == "assistant");
-    tmpl::ValueList msgs;
-    for (const Value& m : messages) msgs.push_back(ToTemplateValue(m));
-    tmpl::ValueDict vars;
-    vars.emplace_back("messages", tmpl::Value::List(std::move(msgs)));
-    vars.emplace_back("add_generation_prompt", tmpl::Value::Bool(!cont));
-    vars.emplace_back("tools", tmpl::Value());
-    vars.emplace_back("documents", tmpl::Value());
-    vars.emplace_back("bos_token", tmpl::Value::String(s_.bos_token));
-    vars.emplace_back("eos_token", tmpl::Value::String(s_.eos_token));
-    vars.emplace_back("pad_token", tmpl::Value::String(s_.pad_token));
-    vars.emplace_back("unk_token", tmpl::Value::String(s_.unk_token));
-    vars.emplace_back("raise_exception", tmpl::Value::Function(std::make_shared<RaiseException>()));
-    tmpl::RenderOptions ro;
-    ro.whitespace.trim_blocks = true;
-    ro.whitespace.lstrip_blocks = true;
-    ro.loader = [](const std::string& path) -> Result<std::string> {
-      return InvalidArgument("a chat template cannot load '" + path + "'");
-    };
-    ASSIGN_OR_RETURN(out, tmpl::RenderTemplate(s_.chat_template, "chat_template", tmpl::Value::Dict(std::move(vars)), ro));
+    // Jinja2 in transformers' apply_chat_template environment (dfw/python/python.h), with the
+    // variables it passes: the messages, tools/documents (none), the prompt flag, special tokens.
+    std::string vars = "{\"messages\": [";
+    for (std::size_t i = 0; i < messages.size(); ++i) vars += (i ? ", " : "") + messages[i].ToJson();
+    vars += "], \"add_generation_prompt\": " + std::string(cont ? "false" : "true") + ", \"tools\": null, \"documents\": null";
+    for (const auto& [name, token] : {std::pair<const char*, const std::string*>{"bos_token", &s_.bos_token},
+                                      {"eos_token", &s_.eos_token}, {"pad_token", &s_.pad_token}, {"unk_token", &s_.unk_token}}) {
+      vars += std::string(", \"") + name + "\": " + json(*token).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+    vars += "}";
+    ASSIGN_OR_RETURN(out, python::RenderChatTemplate("chat_template", s_.chat_template, vars));
     if (cont) {
       // transformers: the rendered chat ends right after the final message's content.
       const Value* content = messages.back().as_row().Find("content");
@@ -510,7 +490,6 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
       }
     }
   }
-  if (s.chat_template.ends_with("\n")) s.chat_template.pop_back();  // jinja2's keep_trailing_newline=False
   if (static_cast<int>(t->vocab_size()) > s.config.vocab_size) {
     return InvalidArgument("'" + tok_path + "' has " + std::to_string(t->vocab_size()) + " tokens but config.json's vocab_size is " +
                            std::to_string(s.config.vocab_size));

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "dfw/common/file.h"
 #include "dfw/stages/config.h"
+#include "python_callable.h"
 
 namespace dfw::stages_internal {
 
@@ -29,22 +31,6 @@ bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) ||
 
 }  // namespace
 
-bool IsDefCallable(const std::string& text) {
-  std::string_view src = text;
-  while (!src.empty() && std::isspace(static_cast<unsigned char>(src.front()))) src.remove_prefix(1);
-  if (src.substr(0, 6) == "lambda") return false;
-  for (std::size_t at = 0; at < src.size();) {
-    std::size_t end = src.find('\n', at);
-    std::string_view line = src.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
-    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-    for (std::string_view kw : {"def ", "import ", "from "})
-      if (line.substr(0, kw.size()) == kw) return true;
-    if (end == std::string_view::npos) break;
-    at = end + 1;
-  }
-  return false;
-}
-
 Result<std::string> LambdaToExpression(const std::string& text) {
   auto trim = [](std::string_view v) {
     while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.remove_prefix(1);
@@ -55,7 +41,7 @@ Result<std::string> LambdaToExpression(const std::string& text) {
   if (src.substr(0, 4) == "def " || src.find("\ndef ") != std::string_view::npos || src.substr(0, 7) == "import " ||
       src.substr(0, 5) == "from ") {
     return Unimplemented("only a one-expression 'lambda NAME: EXPR' is supported (no def, import or statements: "
-                         "dfworker has no Python runtime; the body is evaluated by its expression subset)");
+                         "such callables run in CPython)");
   }
   if (src.substr(0, 6) != "lambda" || src.size() < 7 || !(std::isspace(static_cast<unsigned char>(src[6])) || src[6] == ':')) {
     return InvalidArgument("expected 'lambda NAME: EXPR'");
@@ -99,7 +85,7 @@ Result<std::string> LambdaToExpression(const std::string& text) {
           continue;
         }
         return Unimplemented("the lambda uses '" + std::string(params) + "' other than as " + std::string(params) +
-                             ".field; only field access on the row is supported");
+                             ".field, which only CPython runs");
       }
       out.append(word);
       i = j;
@@ -111,39 +97,64 @@ Result<std::string> LambdaToExpression(const std::string& text) {
   return out;
 }
 
+namespace {
+
+constexpr std::size_t kMaxUdfFileBytes = std::size_t{16} << 20;
+
+// {callable: TEXT} or {path: FILE.py, name: FUNCTION}: the lambda subset when it compiles the
+// callable, else CPython (python_callable.h).
+Result<std::unique_ptr<CompiledExpression>> CompileCallableNode(const ConfigNode& node, const std::string& where,
+                                                                ExprLanguage language) {
+  for (const ConfigEntry& kv : node.entries()) {
+    const std::string key = kv.key.Scalar();
+    if (key != "callable" && key != "path" && key != "name") {
+      return InvalidArgument(where + ": unknown key '" + key + "' beside a callable; allowed: callable, or path and name");
+    }
+  }
+  if (node["callable"].IsDefined()) {
+    if (!node["callable"].IsScalar()) return InvalidArgument(where + ": 'callable' must be a string of Python source");
+    const std::string text = node["callable"].Scalar();
+    std::unique_ptr<CompiledExpression> fast;
+    Result<std::string> body = LambdaToExpression(text);
+    if (body.ok()) {
+      auto compiled = CompileExpression(*body, ExprLanguage::kPython);
+      if (compiled.ok()) fast = std::move(compiled).value();
+    }
+    if (language != ExprLanguage::kPython) {
+      if (fast != nullptr) return fast;
+      return InvalidArgument(where + ": callable '" + text + "' needs language: python");
+    }
+    auto made = MakePythonExpression(std::move(fast), {PythonForm::kCallable, text, "", text});
+    if (!made.ok()) return Status(made.status().code(), where + ": callable: " + made.status().message());
+    return made;
+  }
+  if (language != ExprLanguage::kPython) return InvalidArgument(where + ": a 'path'/'name' UDF needs language: python");
+  if (!node["path"].IsScalar() || !node["name"].IsScalar()) {
+    return InvalidArgument(where + ": a Python file UDF needs both 'path' (a .py file) and 'name' (its function)");
+  }
+  const std::string path = node["path"].Scalar();
+  const std::string name = node["name"].Scalar();
+  if (!path.ends_with(".py")) return InvalidArgument(where + ": File \"" + path + "\" is not a valid .py file.");
+  Result<std::string> text = ReadWholeFile(path, kMaxUdfFileBytes);
+  if (!text.ok()) return Status(text.status().code(), where + ": path: " + text.status().message());
+  auto made = MakePythonExpression(nullptr, {PythonForm::kModule, *text, name, path + ":" + name});
+  if (!made.ok()) return Status(made.status().code(), where + ": " + path + ": " + made.status().message());
+  return made;
+}
+
+}  // namespace
+
 Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const ConfigNode& node,
                                                      const std::string& what, ExprLanguage language) {
   std::string where = fmt::format("{}: transform '{}' ({}): {}", NodeLocation(c, node), c.name, c.type, what);
   ConfiguredExpression out;
   std::string source;
-  std::string shown;  // what the user wrote, when it differs from `source` (a lambda)
   if (node.IsScalar()) {
     source = node.Scalar();
-  } else if (node.IsMap() && node["callable"].IsDefined()) {
-    if (node["path"].IsDefined() || node["name"].IsDefined()) {
-      return Unimplemented(where + ": 'path'/'name' UDFs (a Python file) are valid Beam YAML but are not supported by dfworker");
-    }
-    if (!node["callable"].IsScalar()) return InvalidArgument(where + ": 'callable' must be a string 'lambda NAME: EXPR'");
-    if (IsDefCallable(node["callable"].Scalar())) {
-      if (language != ExprLanguage::kPython) {
-        return InvalidArgument(where + ": a callable with a def needs language: python");
-      }
-      auto compiled = CompileCallable(node["callable"].Scalar());
-      if (!compiled.ok()) return Status(compiled.status().code(), where + ": callable: " + compiled.status().message());
-      out.expr = std::move(compiled).value();
-      return out;
-    }
-    Result<std::string> body = LambdaToExpression(node["callable"].Scalar());
-    if (!body.ok()) return Status(body.status().code(), where + ": callable '" + node["callable"].Scalar() + "': " + body.status().message());
-    source = *body;
-    shown = node["callable"].Scalar();
+  } else if (node.IsMap() && (node["callable"].IsDefined() || node["path"].IsDefined() || node["name"].IsDefined())) {
+    ASSIGN_OR_RETURN(out.expr, CompileCallableNode(node, where, language));
+    return out;
   } else if (node.IsMap()) {
-    for (const char* udf : {"path", "name"}) {
-      if (node[udf].IsDefined()) {
-        return Unimplemented(where + ": '" + udf + "' UDFs are valid Beam YAML but are not supported by dfworker; "
-                             "write a Python expression instead ({expression: ...} or a plain string)");
-      }
-    }
     for (const ConfigEntry& kv : node.entries()) {
       std::string key = kv.key.Scalar();
       if (key != "expression" && key != "output_type") {
@@ -171,10 +182,15 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
     return InvalidArgument(where + ": expected an expression string");
   }
   auto compiled = CompileExpression(source, language);
-  if (!compiled.ok()) {
-    const std::string what_failed = shown.empty() ? "'" + source + "'" : "callable '" + shown + "' (body '" + source + "')";
-    return Status(compiled.status().code(), where + ": " + what_failed + ": " + compiled.status().message());
+  if (language == ExprLanguage::kPython) {
+    // What the subset does not compile runs in CPython, which then reports any syntax error.
+    auto made = MakePythonExpression(compiled.ok() ? std::move(compiled).value() : nullptr,
+                                     {PythonForm::kExpression, source, "", source});
+    if (!made.ok()) return Status(made.status().code(), where + ": '" + source + "': " + made.status().message());
+    out.expr = std::move(made).value();
+    return out;
   }
+  if (!compiled.ok()) return Status(compiled.status().code(), where + ": '" + source + "': " + compiled.status().message());
   out.expr = std::move(compiled).value();
   return out;
 }

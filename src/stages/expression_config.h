@@ -1,8 +1,9 @@
 // Reading expressions out of a transform's config (beam-yaml.md §6): `language`, and each
-// expression given as a string, as {expression: ..., output_type: ...}, as a one-expression
-// lambda {callable: "lambda row: row.x * 2"}, or as a callable with statements (imports and a
-// def, run by CompileCallable). File UDFs (`path`, `name`) and other languages are valid Beam
-// YAML that dfworker refuses with a sentence.
+// expression given as a string, as {expression: ..., output_type: ...}, as a callable
+// {callable: "lambda row: row.x * 2"} (any Python Beam takes: a def, imports, a dotted name), or as
+// a Python file UDF {path: udf.py, name: fn}. Python runs in the compiled expression subset when
+// it compiles it and in CPython otherwise (python_callable.h). Other languages are valid Beam YAML
+// that dfworker refuses with a sentence.
 #pragma once
 
 #include <memory>
@@ -24,13 +25,9 @@ struct ConfiguredExpression {
 };
 
 // The body of `lambda NAME: EXPR` with every NAME.field written as field, ready for the expression
-// compiler. kInvalidArgument: not a lambda, no or two parameters, empty body; kUnimplemented:
-// def/import/statements, or NAME used other than as NAME.field (no Python runtime here).
+// compiler (the fast path). kInvalidArgument: not a lambda, no or two parameters, empty body;
+// kUnimplemented: def/import/statements, or NAME used other than as NAME.field (CPython's to run).
 Result<std::string> LambdaToExpression(const std::string& text);
-
-// Whether a `callable:` text has statements (a line starting with def, import or from) rather
-// than being one lambda: such callables compile with CompileCallable.
-bool IsDefCallable(const std::string& text);
 
 // Compiles `node` (the value of config key `what`, e.g. "fields.n_words" or "keep").
 Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const ConfigNode& node,

@@ -15,11 +15,15 @@ class Filter final : public Stage {
  public:
   explicit Filter(FilterOptions options) : options_(std::move(options)) {}
 
-  // Stateless: safe to call concurrently.
+  // Stateless: safe to call concurrently. The batch is evaluated at once (one request to CPython
+  // when the predicate runs there).
   Status Process(RowBatch& in, StageOutput& out) override {
     out.main().reserve(out.main().size() + in.size());
-    for (Row& row : in) {
-      Result<Value> v = options_.keep.expr->Evaluate(row);
+    std::vector<Result<Value>> keep;
+    options_.keep.expr->EvaluateBatch(in.data(), in.size(), keep);
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      Row& row = in[i];
+      Result<Value>& v = keep[i];
       if (!v.ok()) {
         RETURN_IF_ERROR(out.Fail(row, "keep = " + options_.keep.expr->source() + ": " + v.status().message()));
         continue;

@@ -29,15 +29,21 @@ class MapToFields final : public Stage {
  public:
   MapToFields(StageConfig config, MapToFieldsOptions options) : config_(std::move(config)), options_(std::move(options)) {}
 
-  // Stateless: safe to call concurrently. Per-call scratch (`values`) is reused across rows, and
-  // with `append: true` the input row itself becomes the output (fields moved, never copied).
+  // Stateless: safe to call concurrently. Each field is evaluated over the whole batch (one
+  // request to CPython when it runs there), and with `append: true` the input row itself becomes
+  // the output (fields moved, never copied).
   Status Process(RowBatch& in, StageOutput& out) override {
     out.main().reserve(out.main().size() + in.size());
+    std::vector<std::vector<Result<Value>>> results(options_.fields.size());
+    for (std::size_t f = 0; f < options_.fields.size(); ++f) {
+      options_.fields[f].expr.expr->EvaluateBatch(in.data(), in.size(), results[f]);
+    }
     std::vector<Value> values;
     values.reserve(options_.fields.size());
     std::string error;
-    for (Row& row : in) {
-      if (!Evaluate(row, values, error)) {
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      Row& row = in[i];
+      if (!Collect(row, results, i, values, error)) {
         RETURN_IF_ERROR(out.Fail(row, error));
         error.clear();
         continue;
@@ -49,13 +55,13 @@ class MapToFields final : public Stage {
                        fields.end());
         }
         row.Reserve(row.size() + values.size());
-        for (std::size_t i = 0; i < values.size(); ++i) row.AppendNull(options_.fields[i].name) = std::move(values[i]);
+        for (std::size_t k = 0; k < values.size(); ++k) row.AppendNull(options_.fields[k].name) = std::move(values[k]);
         out.Emit(std::move(row));
       } else {
         Row result;
         result.CopyMetadataFrom(row);  // the event timestamp and window stay with the element
         result.Reserve(values.size());
-        for (std::size_t i = 0; i < values.size(); ++i) result.AppendNull(options_.fields[i].name) = std::move(values[i]);
+        for (std::size_t k = 0; k < values.size(); ++k) result.AppendNull(options_.fields[k].name) = std::move(values[k]);
         out.Emit(std::move(result));
       }
     }
@@ -67,9 +73,11 @@ class MapToFields final : public Stage {
     return std::find(options_.drop.begin(), options_.drop.end(), name) != options_.drop.end();
   }
 
-  // Evaluates every output field against the untouched input (expressions may read dropped fields)
-  // into `values` (cleared first). False with `error` set when a field fails.
-  bool Evaluate(const Row& row, std::vector<Value>& values, std::string& error) const {
+  // Row i's output values (expressions read the untouched input, dropped fields included) into
+  // `values` (cleared first). False with `error` set for a redefined input field or the first
+  // field that failed.
+  bool Collect(const Row& row, std::vector<std::vector<Result<Value>>>& results, std::size_t i, std::vector<Value>& values,
+               std::string& error) const {
     values.clear();
     if (options_.append) {
       for (const OutputField& f : options_.fields) {
@@ -79,8 +87,9 @@ class MapToFields final : public Stage {
         }
       }
     }
-    for (const OutputField& f : options_.fields) {
-      Result<Value> v = f.expr.expr->Evaluate(row);
+    for (std::size_t k = 0; k < options_.fields.size(); ++k) {
+      const OutputField& f = options_.fields[k];
+      Result<Value>& v = results[k][i];
       if (!v.ok()) {
         error = fmt::format("field '{}' = {}: {}", f.name, f.expr.expr->source(), v.status().message());
         return false;

@@ -40,6 +40,8 @@ TEST(PythonFunction, LambdaSeesTheRowAsANamedTuple) {
   EXPECT_EQ(Callable("lambda row: row[1] + len(row)"), "12");
   EXPECT_EQ(Callable("lambda row: sorted(row._asdict())"), R"(["n","name","nested","tags","x"])");
   EXPECT_EQ(Callable("lambda row: row.nested.k + 1"), "2");
+  EXPECT_EQ(Callable("lambda row: row.nested['k'] + row['n']"), "8");  // as a dict of Beam's would be
+  EXPECT_EQ(Callable("lambda row: row['nope']"), "error: KeyError: 'nope' (<callable> line 1)");
   EXPECT_EQ(Callable("lambda row: row.tags + ['c']"), R"(["a","b","c"])");
 }
 
@@ -55,6 +57,12 @@ TEST(PythonFunction, ScriptsPickTheLastTopLevelDefOrLine) {
   EXPECT_EQ(Callable("class Upper:\n  def __init__(self, row):\n    self.v = row.name\n"),
             "error: TypeError: a result of type 'Upper' is not a dfworker value (None, bool, int, float, str, list, "
             "tuple, dict, a named tuple or beam.Row)");
+}
+
+TEST(PythonFunction, ExtensionModulesOfTheEnvironmentImport) {
+  // _decimal and _ctypes are C extensions in lib-dynload: they need libpython's symbols global.
+  EXPECT_EQ(Callable("import decimal, ctypes\nlambda r: str(decimal.Decimal(r.n) / 4) + str(ctypes.sizeof(ctypes.c_int))"),
+            R"("1.754")");
 }
 
 TEST(PythonFunction, BuiltinsAndDottedNames) {

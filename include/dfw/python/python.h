@@ -10,7 +10,8 @@
 //
 // Values cross as Beam's Python SDK hands them to user code: null/bool/int/float/str as None/bool/
 // int/float/str, a list as a list, a row as a named tuple of its fields (row.name, row[i],
-// row._asdict()). Results come back the same way; also a tuple becomes a list, a dict or a
+// row._asdict(); also row['name'], as for the dicts Beam hands over nested, such as a model
+// handler's PredictionResult.inference). Results come back the same way; also a tuple becomes a list, a dict or a
 // beam.Row (`beam.Row(a=1)`) a row. A Python int outside 64 bits is an OverflowError, any other
 // type a TypeError: the call's error, never a crash.
 //

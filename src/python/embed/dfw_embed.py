@@ -19,11 +19,24 @@ import types
 _row_types = {}
 
 
+def _row_getitem(self, key):
+    # row['field'] as well as row[i]: nested values that Beam hands over as dicts (a model
+    # handler's PredictionResult.inference) are rows in dfworker.
+    if isinstance(key, str):
+        i = type(self)._dfw_index.get(key)
+        if i is None:
+            raise KeyError(key)
+        key = i
+    return tuple.__getitem__(self, key)
+
+
 def row_type(names):
     """The named-tuple class of rows with these field names, made once per name tuple."""
     t = _row_types.get(names)
     if t is None:
-        t = collections.namedtuple('BeamSchema', names, rename=True)
+        base = collections.namedtuple('BeamSchema', names, rename=True)
+        t = type('BeamSchema', (base,), {'__slots__': (), '__getitem__': _row_getitem,
+                                         '_dfw_index': {n: i for i, n in enumerate(names)}})
         _row_types[names] = t
     return t
 

@@ -2,6 +2,7 @@
 // interpreter per process, run by one thread of its own (see embed_abi.h for why); the C++ side
 // hands it whole requests (a batch of rows, a template) and waits.
 #include <Python.h>
+#include <dlfcn.h>
 #include <pthread.h>
 
 #include <condition_variable>
@@ -204,6 +205,15 @@ class Interpreter final : public Embedded {
   }
 
   std::string Initialize() {
+    // This library was dlopen'ed RTLD_LOCAL, and libpython with it: C extension modules
+    // (lib-dynload, site-packages) expect libpython's symbols in the global scope, as the python3
+    // executable gives them. Promote the already loaded libpython to it.
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&Py_InitializeFromConfig), &info) != 0 && info.dli_fname != nullptr) {
+      if (::dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL) == nullptr) {
+        return std::string("cannot make libpython's symbols global: ") + ::dlerror();
+      }
+    }
     PyPreConfig pre;
     PyPreConfig_InitIsolatedConfig(&pre);
     pre.utf8_mode = 1;

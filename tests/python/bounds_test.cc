@@ -1,0 +1,121 @@
+// The launcher's bounds on Python, through the real binary: runaway module-level code and runaway
+// templates end with exit 2 and the reason (MemoryError, RecursionError), never a signal or the
+// host's memory; a missing libdfw_python.so is exit 2 naming it, and a pipeline without Python
+// runs without it (dfworker does not link libpython).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli/cli_test_util.h"
+#include "test_util.h"
+
+namespace dfw::python_bounds_test {
+
+using dfw::testing::RunDfworker;
+using dfw::testing::TempDir;
+
+// Create → MapToFields (a callable with `module_code` before its def) → LogForTesting.
+std::string CallablePipeline(const std::string& module_code) {
+  std::string indented;
+  std::size_t at = 0;
+  while (at < module_code.size()) {
+    std::size_t end = module_code.find('\n', at);
+    if (end == std::string::npos) end = module_code.size();
+    indented += "              " + module_code.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return "pipeline:\n"
+         "  type: chain\n"
+         "  transforms:\n"
+         "    - type: Create\n"
+         "      config: {elements: [{a: 1}]}\n"
+         "    - type: MapToFields\n"
+         "      config:\n"
+         "        language: python\n"
+         "        fields:\n"
+         "          b:\n"
+         "            callable: |\n" +
+         indented +
+         "              def f(row):\n"
+         "                  return row.a\n"
+         "    - type: LogForTesting\n";
+}
+
+void ExpectExit2With(const dfw::testing::CliOutcome& o, const std::string& fragment) {
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find(fragment), std::string::npos) << o.out;
+}
+
+// The interpreter's heap cap, lowered to 128 MiB (a test hook) so that the exponential repr ends
+// within a second; at the default 1 GiB it ends the same way, after tens of CPU seconds.
+const char* kSmallCap = "DFW_TEST_PYTHON_MEMORY_MB=128";
+
+TEST(PythonBounds, SharedSubListsPrintedAtModuleLevelAreAMemoryError) {
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml", CallablePipeline("a = []\nfor _ in range(61):\n    a = [a, a]\nprint(a)"));
+  ExpectExit2With(RunDfworker({"run", p, "--dry_run"}, DFW_SOURCE_DIR, kSmallCap), "MemoryError (<callable> line 4)");
+  ExpectExit2With(RunDfworker({"plan", p}, DFW_SOURCE_DIR, kSmallCap), "MemoryError");
+  ExpectExit2With(RunDfworker({"test", p}, DFW_SOURCE_DIR, kSmallCap), "MemoryError");
+}
+
+TEST(PythonBounds, AJoinOfGigabytesIsAMemoryError) {
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml", CallablePipeline("s = ''.join(['x' * 1024] * (2 * 1024 * 1024))"));
+  ExpectExit2With(RunDfworker({"run", p, "--dry_run"}), "MemoryError");
+}
+
+TEST(PythonBounds, RunawayTemplatesEndWithExitTwo) {
+  TempDir dir("dfw-pybounds");
+  const std::string tail = "\npipeline:\n  transforms: []\n";
+  std::string sum = "# {{ 0";
+  for (int i = 0; i < 5000; ++i) sum += "+1";
+  const std::string p1 = dir.Write("sum.yaml", "x: 1\n" + sum + " }}" + tail);
+  ExpectExit2With(RunDfworker({"run", p1, "--dry_run"}), "RecursionError");
+  std::string filters = "# {{ 1";
+  for (int i = 0; i < 20000; ++i) filters += "|abs";
+  const std::string p2 = dir.Write("filters.yaml", "x: 1\n" + filters + " }}" + tail);
+  ExpectExit2With(RunDfworker({"run", p2, "--dry_run"}), "RecursionError");
+  const std::string p3 = dir.Write(
+      "macro.yaml",
+      "x: 1\n# {% macro d(x, n) %}{% if n > 0 %}{{ d(x + x, n - 1) }}{% else %}{{ x|length }}{% endif %}{% endmacro %}"
+      "{{ d([1], 40) }}" + tail);
+  ExpectExit2With(RunDfworker({"run", p3, "--dry_run"}, DFW_SOURCE_DIR, kSmallCap), "MemoryError");
+}
+
+TEST(PythonBounds, DeeplyNestedJinjaVariablesAreExitTwo) {
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml", "x: {{ a }}\npipeline:\n  transforms: []\n");
+  const std::string deep = "{\"a\": " + std::string(40000, '[') + std::string(40000, ']') + "}";
+  ExpectExit2With(RunDfworker({"run", p, "--dry_run", "--jinja_variables=" + deep}), "--jinja_variables: nested too deeply");
+}
+
+TEST(PythonBounds, AMissingLibraryIsExitTwoNamingIt) {
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml", CallablePipeline("import re"));
+  auto o = RunDfworker({"run", p, "--dry_run"}, DFW_SOURCE_DIR, "DFW_PYTHON_LIBRARY=" + dir.path() + "/libdfw_python.so");
+  ExpectExit2With(o, "libdfw_python.so");
+  EXPECT_NE(o.out.find("apt-get install -y libpython3.11-dev python3-jinja2"), std::string::npos) << o.out;
+  // The fast path needs no Python: the same pipeline with an expression it compiles still checks.
+  const std::string fast = dir.Write("fast.yaml",
+                                     "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [{a: 1}]}\n"
+                                     "    - type: MapToFields\n      config: {language: python, fields: {b: 'a * 2'}}\n"
+                                     "    - type: LogForTesting\n");
+  auto ok = RunDfworker({"run", fast, "--dry_run"}, DFW_SOURCE_DIR, "DFW_PYTHON_LIBRARY=" + dir.path() + "/libdfw_python.so");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+}
+
+TEST(PythonBounds, TheBinaryDoesNotLinkLibpython) {
+  auto o = dfw::testing::RunDfworker({"--version"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  FILE* pipe = ::popen(("ldd " + std::string(DFW_BINARY_DIR) + "/src/cli/dfworker 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string deps;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) deps.append(buf, n);
+  ::pclose(pipe);
+  EXPECT_NE(deps.find("libc.so"), std::string::npos) << deps;
+  EXPECT_EQ(deps.find("libpython"), std::string::npos) << deps;
+}
+
+}  // namespace dfw::python_bounds_test
