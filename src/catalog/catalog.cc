@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "dfw/common/file.h"
 #include "dfw/common/strings.h"
 #include "embedded.h"
 
@@ -98,11 +99,8 @@ Result<Catalog> Catalog::LoadDir(const std::string& dir) {
   std::sort(paths.begin(), paths.end());
   std::vector<CatalogFile> files;
   for (const fs::path& p : paths) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return ErrnoError("open catalog file '" + p.string() + "'", errno);
-    std::ostringstream text;
-    text << in.rdbuf();
-    files.push_back({p.string(), text.str()});
+    ASSIGN_OR_RETURN(std::string text, ReadWholeFile(p.string(), kCatalogFile));
+    files.push_back({p.string(), std::move(text)});
   }
   ASSIGN_OR_RETURN(Catalog catalog, Make(files));
   catalog.origin_ = dir;

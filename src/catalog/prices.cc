@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "dfw/common/file.h"
 #include "dfw/common/strings.h"
 
 namespace dfw {
@@ -165,12 +166,8 @@ Result<PriceTable> PriceTable::Parse(const std::string& name, const std::string&
 }
 
 Result<PriceTable> PriceTable::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("price file '" + path + "' cannot be read");
-  std::string text(kMaxBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxBytes) return InvalidArgument(path + ": over 4 MiB; a price table is a few KB");
+  // A FIFO or device named by --prices is refused at once (never read until memory runs out).
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, FileKind{"price table (a few KB in practice)", kMaxBytes}));
   return Parse(path, text);
 }
 

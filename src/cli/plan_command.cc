@@ -76,7 +76,7 @@ Result<int> Workers(const PipelineOptions& options) {
 // CPU-bound here), so one vCPU does this many records per second.
 Result<std::pair<double, std::string>> CpuRateFromJob(const std::string& job_dir, const PipelineSpec& spec) {
   const std::string path = job_dir + "/metrics.json";
-  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, FileKind{"job's metrics.json", 256 * kMiB}));
   Result<JobMetrics> metrics = ParseJobMetrics(text);
   if (!metrics.ok()) return InvalidArgument(path + ": " + metrics.status().message());
   int64_t records = 0;
@@ -101,8 +101,8 @@ Result<std::pair<double, std::string>> CpuRateFromJob(const std::string& job_dir
 
 // The CPU side from a `dfworker bench --format=json` result of the same pipeline file.
 Result<std::pair<double, std::string>> CpuRateFromBench(const std::string& path, const std::string& pipeline_path) {
-  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
-  ASSIGN_OR_RETURN(std::string pipeline_text, ReadWholeFile(pipeline_path));
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kBenchResultFile));
+  ASSIGN_OR_RETURN(std::string pipeline_text, ReadWholeFile(pipeline_path, kMaxPipelineFileBytes));
   ASSIGN_OR_RETURN(report::BenchCpuRate rate, report::ReadBenchCpuRate(path, text, pipeline_path, pipeline_text));
   return std::make_pair(rate.records_per_vcpu_second, rate.how);
 }
@@ -111,7 +111,7 @@ Result<std::pair<double, std::string>> CpuRateFromBench(const std::string& path,
 // file does not list keeps its default, said so in the inputs of every row).
 Result<std::map<std::string, MeasuredEfficiency>> EfficiencyFrom(const std::string& path, const Catalog& catalog,
                                                                  const PipelineModels& pipeline) {
-  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kGpuEfficiencyFile));
   ASSIGN_OR_RETURN(GpuEfficiencyFile file, ParseGpuEfficiencyFile(path, text));
   if (!catalog.FindGpu(file.gpu)) return InvalidArgument(path + ": gpu '" + file.gpu + "' is not a GPU type of the catalog");
   std::map<std::string, MeasuredEfficiency> out;
@@ -153,7 +153,9 @@ Result<EstimateInputs> EstimateFlags(const PlanFlags& flags, const PipelineOptio
     if (!flags.cpu_rate.empty()) return InvalidArgument("--cpu_rate and --cpu_rate_from: give one of them");
     if (!pipeline.spec) return InvalidArgument("--cpu_rate_from: the pipeline did not load");
     std::error_code ec;
-    const bool is_file = std::filesystem::is_regular_file(flags.cpu_rate_from, ec);
+    // Anything there that is not a folder goes to the bench reader, which names a FIFO or a device
+    // as such (and never opens it in a way that blocks).
+    const bool is_file = std::filesystem::exists(flags.cpu_rate_from, ec) && !std::filesystem::is_directory(flags.cpu_rate_from, ec);
     if (!is_file && !std::filesystem::is_directory(flags.cpu_rate_from, ec)) {
       return InvalidArgument("--cpu_rate_from '" + flags.cpu_rate_from +
                              "': neither a job dir nor a file (a `dfworker bench --format=json` result)");

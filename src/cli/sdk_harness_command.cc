@@ -14,10 +14,12 @@
 #include <optional>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
+#include "dfw/common/stop_request.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/worker/sdk_harness.h"
@@ -54,7 +56,10 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
   sdk->add_option("--log_level", *log_level, "trace|debug|info|warn|error");
   sdk->callback([options, log_level, &context] {
     ::umask(077);  // as the launcher sets it (run_command.cc), for one started by hand
+    options->launcher_pid = ::getppid();  // checked at every bundle gate (SdkHarnessOptions::launcher_pid)
     Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));
+    // The launcher's stop request reaches long loops (decode steps) before its grace period ends.
+    if (s.ok()) s = InstallStopRequestHandler();
     if (s.ok()) s = RunSdkProcess(*options);
     if (!s.ok()) ReportLineAs("sdk-" + std::to_string(options->index), "error: {}", s.message());
     context.exit_code = static_cast<int>(ExitCodeFor(s));

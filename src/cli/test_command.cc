@@ -98,10 +98,15 @@ Result<std::string> MakeScratchParent() {
   return pattern;
 }
 
-// The file's own permission bits, so a rewrite keeps them (0644 when it cannot be read).
-mode_t FileMode(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
+// Writes the tests file as Beam writes it, through the path given: an existing file (or the target
+// of a symlink) is replaced whole, keeping its owner, group and mode (ReplaceFileContents); a new
+// one (--create_test with a --test_suite that does not exist yet) is created 0644.
+Status WriteTestsFile(const std::string& path, const std::string& text) {
+  Status s = ReplaceFileContents(path, text);
+  if (s.code() != StatusCode::kNotFound) return s;
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) return s;  // a dangling symlink: not created through
+  return WriteFileAtomically(path, text, true, kOutputFileMode);
 }
 
 }  // namespace
@@ -134,13 +139,20 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
       }
     }
   } else {
-    Result<std::string> text = ReadWholeFile(flags.test_suite, kMaxPipelineFileBytes);
+    Result<std::string> text = ReadWholeFile(flags.test_suite, FileKind{"test suite", kMaxPipelineFileBytes});
     if (!text.ok() && !(flags.create_test && !fs::exists(flags.test_suite))) {
       return InvocationError(kWho, "--test_suite: " + text.status().message());
     }
     tests_text = text.ok() ? *text : std::string();
   }
 
+  // A file the rewrite could not write (read-only, another user's, a FIFO) is refused before the
+  // tests run, not after.
+  if (flags.fix_tests || flags.create_test) {
+    if (Status s = CheckFileReplaceable(tests_file); !s.ok() && s.code() != StatusCode::kNotFound) {
+      return InvocationError(kWho, (flags.fix_tests ? "--fix_tests: " : "--create_test: ") + s.message());
+    }
+  }
   Result<std::string> scratch = MakeScratchParent();
   if (!scratch.ok()) return InvocationError(kWho, scratch.status().message());
   std::error_code ec;
@@ -148,7 +160,7 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
     Result<std::string> updated = CreatePipelineTest(*spec, registry, tests_text, tests_file, *scratch + "/create");
     fs::remove_all(*scratch, ec);
     if (!updated.ok()) return InvocationError(kWho, updated.status().message());
-    if (Status s = WriteFileAtomically(tests_file, *updated, true, FileMode(tests_file)); !s.ok()) {
+    if (Status s = WriteTestsFile(tests_file, *updated); !s.ok()) {
       return InvocationError(kWho, s.message());
     }
     std::cout << "recorded one test in " << tests_file << "\n";
@@ -203,7 +215,7 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
   if (flags.fix_tests && fixable > 0) {  // (as Beam: the valid tests are fixed even when another is invalid)
     const TestFixes fixes = ApplyTestFixes(tests_text, results);
     if (fixes.fixed > 0) {
-      if (Status s = WriteFileAtomically(tests_file, fixes.text, true, FileMode(tests_file)); !s.ok()) {
+      if (Status s = WriteTestsFile(tests_file, fixes.text); !s.ok()) {
         return InvocationError(kWho, s.message());
       }
     }

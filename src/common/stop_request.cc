@@ -15,6 +15,7 @@ static_assert(kStopBetweenStepsSignal == SIGUSR2, "the stop signal is SIGUSR2");
 static_assert(std::atomic<int>::is_always_lock_free, "RequestStop runs in a signal handler");
 
 std::atomic<int> g_stop_signal{0};
+std::atomic<bool> g_work_cut{false};
 
 void OnStopSignal(int signal) { RequestStop(signal); }
 
@@ -27,7 +28,10 @@ void RequestStop(int signal) {
 
 int StopRequested() { return g_stop_signal.load(std::memory_order_relaxed); }
 
+bool WorkWasCut() { return g_work_cut.load(); }
+
 Status StoppedStatus(const std::string& what) {
+  g_work_cut.store(true);
   const int sig = StopRequested();
   const char* name = sig == 0 ? nullptr : sigabbrev_np(sig);
   return Aborted(what + ": the job is stopping" + (name != nullptr ? std::string(" (SIG") + name + ")" : std::string()));

@@ -1,10 +1,10 @@
 // config.json of a Hugging Face BERT-family model → BertConfig, with errors that say what is supported.
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 #include "dfw/inference/bert_encoder.h"
 #include "encoder_families.h"
 
@@ -64,6 +64,7 @@ Status CheckArchitecture(const nlohmann::json& j, const std::string& origin, Ber
 Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::string& origin) {
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
+  RETURN_IF_ERROR(CheckJsonDepth(j, origin));
   BertConfig c;
   RETURN_IF_ERROR(CheckArchitecture(j, origin, c));
   if (c.family == EncoderFamily::kDistilBert) return ParseDistilBertConfig(j, origin, std::move(c));
@@ -81,11 +82,8 @@ Result<BertConfig> BertConfig::Parse(const std::string& json_text, const std::st
 }
 
 Result<BertConfig> BertConfig::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open model config '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Parse(ss.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kModelConfigFile));
+  return Parse(text, path);
 }
 
 }  // namespace dfw

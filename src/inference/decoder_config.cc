@@ -3,12 +3,13 @@
 // `rope_parameters` {rope_type, rope_theta, …} and transformers 4's `rope_theta` + `rope_scaling`.
 #include "dfw/inference/decoder_config.h"
 
+#include <climits>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 #include "encoder_families.h"
 
 namespace dfw {
@@ -161,21 +162,32 @@ Status ReadSlidingLayers(const json& j, const std::string& origin, DecoderConfig
 }
 
 Status ReadTokenIds(const json& j, const std::string& origin, DecoderConfig& c) {
-  if (const json* b = Given(j, "bos_token_id"); b != nullptr && b->is_number_integer()) c.bos_token_id = b->get<int32_t>();
+  // Ids as written, checked against vocab_size before they are narrowed (2^40 is not id 0).
+  auto id_of = [&](const json& v, const char* key) -> Result<int64_t> {
+    ASSIGN_OR_RETURN(int64_t id, JsonIntIn(v, 0, INT32_MAX, "'" + origin + "': \"" + std::string(key) + "\""));
+    if (id >= c.vocab_size) {
+      return InvalidArgument("'" + origin + "': " + key + " " + std::to_string(id) + " is outside the vocabulary (vocab_size " +
+                             std::to_string(c.vocab_size) + ")");
+    }
+    return id;
+  };
+  if (const json* b = Given(j, "bos_token_id"); b != nullptr && !b->is_array()) {
+    ASSIGN_OR_RETURN(int64_t v, id_of(*b, "bos_token_id"));
+    c.bos_token_id = static_cast<int32_t>(v);
+  }
   if (const json* e = Given(j, "eos_token_id"); e != nullptr) {
     if (e->is_number_integer()) {
-      c.eos_token_ids.push_back(e->get<int32_t>());
+      ASSIGN_OR_RETURN(int64_t v, id_of(*e, "eos_token_id"));
+      c.eos_token_ids.push_back(static_cast<int32_t>(v));
     } else if (e->is_array()) {
       for (const json& x : *e) {
         if (!x.is_number_integer()) return InvalidArgument("'" + origin + "': \"eos_token_id\" must be an id or a list of ids, got " + e->dump());
-        c.eos_token_ids.push_back(x.get<int32_t>());
+        ASSIGN_OR_RETURN(int64_t v, id_of(x, "eos_token_id"));
+        c.eos_token_ids.push_back(static_cast<int32_t>(v));
       }
     } else {
       return InvalidArgument("'" + origin + "': \"eos_token_id\" must be an id or a list of ids, got " + e->dump());
     }
-  }
-  for (int32_t id : c.eos_token_ids) {
-    if (id < 0 || id >= c.vocab_size) return InvalidArgument("'" + origin + "': eos_token_id " + std::to_string(id) + " is outside the vocabulary");
   }
   return Status::OK();
 }
@@ -314,6 +326,7 @@ bool LooksLikeDecoderConfig(std::string_view json_text) {
 Result<DecoderConfig> DecoderConfig::Parse(std::string_view json_text, const std::string& origin) {
   const json j = json::parse(json_text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
+  RETURN_IF_ERROR(CheckJsonDepth(j, origin));
   DecoderConfig c;
   try {
     const json* type = Given(j, "model_type");
@@ -358,11 +371,8 @@ Result<DecoderConfig> DecoderConfig::Parse(std::string_view json_text, const std
 }
 
 Result<DecoderConfig> DecoderConfig::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open model config '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Parse(ss.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kModelConfigFile));
+  return Parse(text, path);
 }
 
 uint64_t DecoderConfig::ParameterCount() const {

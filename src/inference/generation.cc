@@ -4,9 +4,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <limits>
 #include <numeric>
+#include <string>
+#include <thread>
+
+#include "dfw/common/stop_request.h"
+#include "dfw/common/test_hooks.h"
 
 namespace dfw {
 namespace {
@@ -166,12 +173,28 @@ Status GenerationEngine::Run(std::span<const GenerationRequest> requests, std::v
   uint64_t admissions = 0;
   const int vocab = model_->config().vocab_size;
 
+  // Test hook DFW_TEST_DECODE_STEP_SLEEP="MS:FILE": each step sleeps MS and the first creates FILE,
+  // so a real-process test can stop a generation that outlasts the launcher's grace period.
+  int step_sleep_ms = 0;
+  std::string step_started_file;
+  if (auto hook = test_hooks::Get("DECODE_STEP_SLEEP"); hook && hook->find(':') != std::string::npos) {
+    step_sleep_ms = std::atoi(hook->substr(0, hook->find(':')).c_str());
+    step_started_file = hook->substr(hook->find(':') + 1);
+  }
   auto release = [&](Sequence& s) {
     if (s.cache_id >= 0) cache_.Release(s.cache_id);
     s.cache_id = -1;
     s.cached = 0;
   };
   while (!waiting.empty() || !active.empty()) {
+    // A stop request (the launcher's SIGUSR2 when the job is asked to stop) ends the call between
+    // two steps: the bundle is not committed and runs again on --resume.
+    if (StopRequested() != 0) return StoppedStatus("text generation stopped between decode steps");
+    if (step_sleep_ms > 0) {
+      if (!step_started_file.empty()) std::ofstream(step_started_file) << "started\n";
+      step_started_file.clear();
+      std::this_thread::sleep_for(std::chrono::milliseconds(step_sleep_ms));
+    }
     // Admit waiting sequences while there is room: a slot, and blocks for the whole of what it
     // has (prompt and any tokens from before a preemption) plus the next token.
     while (!waiting.empty() && static_cast<int>(active.size()) < options_.max_sequences) {

@@ -1,7 +1,10 @@
 #include "hf_generation_args.h"
 
 
+#include <climits>
+
 #include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 #include "dfw/inference/hf_tokenizer.h"
 
 namespace dfw::hf_generation {
@@ -67,9 +70,9 @@ Result<std::vector<int32_t>> IdsArg(const Value& v, const std::string& name, int
 
 }  // namespace
 
-std::string ReadOptionalFile(const std::string& path) {
-  Result<std::string> text = ReadWholeFile(path);
-  return text.ok() ? std::move(text).value() : std::string();
+Result<std::string> ReadOptionalFile(const std::string& path, const FileKind& kind) {
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileIfPresent(path, kind));
+  return text ? std::move(*text) : std::string();
 }
 
 const std::vector<std::string>& GenerationKeys() { return kGenerationKeys; }
@@ -89,10 +92,11 @@ const std::vector<std::string>& AllArgumentNames() {
 // generation config often carries keys for other decoding modes).
 Result<Row> ReadGenerationConfig(const std::string& path) {
   Row r;
-  const std::string text = ReadOptionalFile(path);
+  ASSIGN_OR_RETURN(const std::string text, ReadOptionalFile(path, kGenerationConfigFile));
   if (text.empty()) return r;
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object()) return InvalidArgument("'" + path + "' is not a JSON object");
+  RETURN_IF_ERROR(CheckJsonDepth(j, path));
   for (const std::string& k : kGenerationKeys) {
     auto it = j.find(k);
     if (it == j.end() || it->is_null()) continue;
@@ -100,14 +104,16 @@ Result<Row> ReadGenerationConfig(const std::string& path) {
     if (it->is_boolean()) {
       v = Value::Bool(it->get<bool>());
     } else if (it->is_number_integer()) {
-      v = Value::Int(it->get<int64_t>());
+      ASSIGN_OR_RETURN(int64_t n, JsonIntIn(*it, INT64_MIN, INT64_MAX, "'" + path + "': \"" + k + "\""));
+      v = Value::Int(n);
     } else if (it->is_number()) {
       v = Value::Float(it->get<double>());
     } else if (it->is_array()) {
       List l;
       for (const json& x : *it) {
         if (!x.is_number_integer()) return InvalidArgument("'" + path + "': \"" + k + "\" must be a list of ids");
-        l.push_back(Value::Int(x.get<int64_t>()));
+        ASSIGN_OR_RETURN(int64_t n, JsonIntIn(x, INT64_MIN, INT64_MAX, "'" + path + "': an id of \"" + k + "\""));
+        l.push_back(Value::Int(n));
       }
       v = Value::FromList(std::move(l));
     } else {

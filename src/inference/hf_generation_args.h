@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfw/backend/backend.h"
+#include "dfw/common/file.h"
 #include "dfw/inference/decoder_config.h"
 #include "dfw/inference/generation.h"
 #include "dfw/inference/hf_tokenizer.h"
@@ -18,9 +19,10 @@
 
 namespace dfw::hf_generation {
 
-// The file's text, or "" when it cannot be read (an optional file: generation_config.json,
-// tokenizer_config.json, chat_template.jinja).
-std::string ReadOptionalFile(const std::string& path);
+// The file's text, or "" when there is none (an optional file: generation_config.json,
+// tokenizer_config.json, chat_template.jinja). One that is there but is a FIFO, a device, a folder
+// or larger than `kind` allows is an error naming it (ReadFileIfPresent), never taken as absent.
+Result<std::string> ReadOptionalFile(const std::string& path, const FileKind& kind);
 
 struct TextGenSettings {
   std::string dir;

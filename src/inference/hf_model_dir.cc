@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <vector>
+
+#include "dfw/common/file.h"
 
 namespace dfw {
 namespace {
@@ -72,9 +74,9 @@ Result<std::string> ResolveHfModelDir(const std::string& model, const HfCacheEnv
     if (!env.home.empty()) caches.push_back(env.home + "/.cache/huggingface/hub");
     for (const std::string& cache : caches) {
       const std::string base = cache + "/" + repo;
-      std::ifstream ref(base + "/refs/main");
-      std::string rev;
-      if (ref && std::getline(ref, rev) && !Trimmed(rev).empty()) {
+      ASSIGN_OR_RETURN(std::optional<std::string> ref, ReadFileIfPresent(base + "/refs/main", FileKind{"refs/main", 4096}));
+      std::string rev = ref ? ref->substr(0, ref->find('\n')) : std::string();
+      if (!Trimmed(rev).empty()) {
         const std::string snap = base + "/snapshots/" + Trimmed(rev);
         if (IsDir(snap)) {
           RETURN_IF_ERROR(CheckWeights(snap, model));

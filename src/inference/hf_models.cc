@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "dfw/common/json_text.h"
 #include "hf_tokenizer_parts.h"
 
 namespace dfw::hf {
@@ -173,10 +174,8 @@ Status ReadVocab(const nlohmann::json& j, const std::string& origin, Vocabulary&
   auto it = j.find("vocab");
   if (it == j.end() || !it->is_object()) return InvalidArgument("'" + origin + "': model.vocab must be an object {token: id}");
   for (const auto& [token, id] : it->items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 24)) {
-      return InvalidArgument("'" + origin + "': model.vocab id of '" + token + "' is not an id in [0, 2^24]");
-    }
-    vocab.Add(token, static_cast<int32_t>(id.get<int64_t>()));
+    ASSIGN_OR_RETURN(int64_t v, JsonIntIn(id, 0, kMaxTokenId, "'" + origin + "': model.vocab id of '" + token + "'"));
+    vocab.Add(token, static_cast<int32_t>(v));
   }
   return Status::OK();
 }

@@ -6,10 +6,13 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <utf8proc.h>
 
 #include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
+#include "dfw/common/file.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/inference/decoder_config.h"
@@ -293,12 +296,13 @@ Result<std::unique_ptr<ModelHandler>> MakeHfPipelineHandler(ModelHandlerOptions 
     auto dir = ResolveHfModelDir(options.model_path, HfCacheEnvFromProcess());
     // The plan's config-only handler takes a local directory with config.json and no weights yet
     // (MakeHfTextGenerationHandler decides what it needs).
-    if (!dir.ok() && options.config_only && std::ifstream(options.model_path + "/config.json").good()) dir = options.model_path;
+    if (!dir.ok() && options.config_only && ::access((options.model_path + "/config.json").c_str(), F_OK) == 0) dir = options.model_path;
     if (!dir.ok()) return dir.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
-    std::ifstream in(*dir + "/config.json", std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (task != nullptr || LooksLikeDecoderConfig(text.str())) {
+    Result<std::string> text = ReadWholeFile(*dir + "/config.json", kModelConfigFile);
+    if (!text.ok() && text.status().code() != StatusCode::kNotFound) {  // a missing one is named by the reader below
+      return text.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
+    }
+    if (task != nullptr || (text.ok() && LooksLikeDecoderConfig(*text))) {
       auto h = MakeHfTextGenerationHandler(std::move(options), *dir);
       if (!h.ok()) return h.status().WithContext("model_handler " + std::string(kHfPipelineHandlerType));
       return h;

@@ -1,11 +1,12 @@
 // HuggingFacePipelineModelHandler's load-time reading: task, model directory, config.json labels,
 // tokenizer, head, arguments; everything a refusal can be about is checked here.
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <climits>
 
 #include <nlohmann/json.hpp>
 
+#include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 #include "dfw/inference/hf_model_dir.h"
 #include "dfw/inference/hf_pipeline_handler.h"
 #include "hf_pipeline_settings.h"
@@ -13,11 +14,14 @@
 namespace dfw {
 namespace {
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The file's JSON value (null when the file is absent; discarded when it is not JSON, as a
+// malformed optional file was always ignored). A FIFO, device, folder or oversized file is an error.
+Result<nlohmann::json> ReadJsonIfPresent(const std::string& path, const FileKind& kind) {
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileIfPresent(path, kind));
+  if (!text) return nlohmann::json();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  RETURN_IF_ERROR(CheckJsonDepth(j, path));
+  return j;
 }
 
 // transformers' task aliases.
@@ -39,7 +43,10 @@ Result<HfLabels> ReadLabels(const nlohmann::json& j, const std::string& origin) 
   l.problem_type = j.value("problem_type", nlohmann::json()).is_string() ? j["problem_type"].get<std::string>() : "";
   auto id2 = j.find("id2label");
   int n = 2;  // PretrainedConfig's default num_labels
-  if (j.contains("num_labels") && j["num_labels"].is_number_integer()) n = j["num_labels"].get<int>();
+  if (j.contains("num_labels") && j["num_labels"].is_number_integer()) {
+    ASSIGN_OR_RETURN(int64_t v, JsonIntIn(j["num_labels"], 1, 1 << 20, "'" + origin + "': \"num_labels\""));
+    n = static_cast<int>(v);
+  }
   if (id2 != j.end() && id2->is_object() && !id2->empty()) {
     n = static_cast<int>(id2->size());
     l.id2label.resize(static_cast<std::size_t>(n));
@@ -57,7 +64,10 @@ Result<HfLabels> ReadLabels(const nlohmann::json& j, const std::string& origin) 
   auto l2i = j.find("label2id");
   if (l2i != j.end() && l2i->is_object() && !l2i->empty()) {
     for (const auto& [k, v] : l2i->items()) {
-      if (v.is_number_integer()) l.label2id.emplace_back(k, v.get<int>());
+      if (v.is_number_integer()) {
+        ASSIGN_OR_RETURN(int64_t id, JsonIntIn(v, 0, INT32_MAX, "'" + origin + "': label2id of '" + k + "'"));
+        l.label2id.emplace_back(k, static_cast<int>(id));
+      }
     }
   } else {
     for (int i = 0; i < n; ++i) l.label2id.emplace_back(l.id2label[static_cast<std::size_t>(i)], i);
@@ -100,7 +110,7 @@ Result<HfPipelineSettings> ReadHfPipelineSettings(const ModelHandlerOptions& o) 
     return InvalidArgument("task '" + s.task + "' needs a *" + HeadKindName(need) + " model; '" + s.dir + "' is " +
                            (s.config.architecture.empty() ? "a bare encoder" : "\"" + s.config.architecture + "\""));
   }
-  const nlohmann::json cfg = nlohmann::json::parse(ReadText(cfg_path), nullptr, false);
+  ASSIGN_OR_RETURN(const nlohmann::json cfg, ReadJsonIfPresent(cfg_path, kModelConfigFile));
   try {
     ASSIGN_OR_RETURN(s.labels, ReadLabels(cfg, cfg_path));
   } catch (const nlohmann::json::exception& e) {
@@ -144,7 +154,7 @@ Result<HfPipelineSettings> ReadHfPipelineSettings(const ModelHandlerOptions& o) 
     return tok.status();
   }
   std::unique_ptr<HfTokenizer> t = std::move(tok).value();
-  const nlohmann::json tc = nlohmann::json::parse(ReadText(s.dir + "/tokenizer_config.json"), nullptr, false);
+  ASSIGN_OR_RETURN(const nlohmann::json tc, ReadJsonIfPresent(s.dir + "/tokenizer_config.json", kTokenizerConfigFile));
   if (tc.is_object() && tc.contains("clean_up_tokenization_spaces") && tc["clean_up_tokenization_spaces"].is_boolean()) {
     t->set_clean_up_tokenization_spaces(tc["clean_up_tokenization_spaces"].get<bool>());
   }

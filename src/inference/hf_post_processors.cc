@@ -2,6 +2,7 @@
 // segment ids (TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel, Sequence).
 #include <string>
 
+#include "dfw/common/json_text.h"
 #include "dfw/inference/hf_tokenizer.h"
 #include "hf_tokenizer_parts.h"
 
@@ -129,15 +130,32 @@ class ByteLevelTrim final : public PostProcessor {
 };
 
 // [token, id] pairs of BertProcessing/RobertaProcessing.
-Result<int32_t> SpecialPair(const nlohmann::json& j, const char* key, const std::string& origin) {
+// A special token's id, checked against the vocabulary before it is narrowed.
+Result<int32_t> SpecialId(const nlohmann::json& id, const Vocabulary& vocab, const std::string& what) {
+  const int64_t n = static_cast<int64_t>(vocab.tokens.size());
+  if (n == 0) return InvalidArgument(what + ": the vocabulary is empty");
+  ASSIGN_OR_RETURN(int64_t v, JsonIntIn(id, 0, n - 1, what + " (an id of its " + std::to_string(n) + "-token vocabulary)"));
+  return static_cast<int32_t>(v);
+}
+
+// A type id (a segment: 0 or 1 in practice), checked before it is narrowed.
+Result<int> TypeId(const nlohmann::json& s, const std::string& origin) {
+  auto it = s.find("type_id");
+  if (it == s.end()) return 0;
+  ASSIGN_OR_RETURN(int64_t v, JsonIntIn(*it, 0, 255, "'" + origin + "': a TemplateProcessing type_id"));
+  return static_cast<int>(v);
+}
+
+Result<int32_t> SpecialPair(const nlohmann::json& j, const char* key, const std::string& origin, const Vocabulary& vocab) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[1].is_number_integer()) {
     return InvalidArgument("'" + origin + "': post_processor \"" + key + "\" must be [token, id]");
   }
-  return (*it)[1].get<int32_t>();
+  return SpecialId((*it)[1], vocab, "'" + origin + "': post_processor \"" + key + "\" id");
 }
 
-Result<std::vector<TemplateItem>> ParseTemplate(const nlohmann::json& items, const nlohmann::json& specials, const std::string& origin) {
+Result<std::vector<TemplateItem>> ParseTemplate(const nlohmann::json& items, const nlohmann::json& specials, const std::string& origin,
+                                                const Vocabulary& vocab) {
   std::vector<TemplateItem> out;
   if (!items.is_array()) return InvalidArgument("'" + origin + "': TemplateProcessing template must be a list");
   for (const auto& it : items) {
@@ -148,15 +166,19 @@ Result<std::vector<TemplateItem>> ParseTemplate(const nlohmann::json& items, con
       const std::string id = s.value("id", std::string("A"));
       if (id != "A" && id != "B") return InvalidArgument("'" + origin + "': TemplateProcessing sequence id '" + id + "'; allowed: A, B");
       item.seq = id == "B" ? 1 : 0;
-      item.type_id = s.value("type_id", 0);
+      ASSIGN_OR_RETURN(item.type_id, TypeId(s, origin));
     } else if (it.contains("SpecialToken")) {
       const auto& s = it["SpecialToken"];
       const std::string name = s.value("id", std::string());
-      item.type_id = s.value("type_id", 0);
+      ASSIGN_OR_RETURN(item.type_id, TypeId(s, origin));
       if (!specials.is_object() || !specials.contains(name) || !specials[name].contains("ids")) {
         return InvalidArgument("'" + origin + "': TemplateProcessing special token '" + name + "' has no ids in special_tokens");
       }
-      for (const auto& id : specials[name]["ids"]) item.ids.push_back(id.get<int32_t>());
+      if (!specials[name]["ids"].is_array()) return InvalidArgument("'" + origin + "': special_tokens '" + name + "' ids must be a list");
+      for (const auto& id : specials[name]["ids"]) {
+        ASSIGN_OR_RETURN(int32_t v, SpecialId(id, vocab, "'" + origin + "': special_tokens '" + name + "' id"));
+        item.ids.push_back(v);
+      }
     } else {
       return InvalidArgument("'" + origin + "': a TemplateProcessing item is neither Sequence nor SpecialToken");
     }
@@ -185,15 +207,15 @@ Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j
   const nlohmann::json type = j.value("type", nlohmann::json());
   const std::string t = type.is_string() ? type.get<std::string>() : "";
   if (t == "TemplateProcessing") {
-    ASSIGN_OR_RETURN(auto single, ParseTemplate(j.value("single", nlohmann::json()), j.value("special_tokens", nlohmann::json()), origin));
-    ASSIGN_OR_RETURN(auto pair, ParseTemplate(j.value("pair", nlohmann::json()), j.value("special_tokens", nlohmann::json()), origin));
+    ASSIGN_OR_RETURN(auto single, ParseTemplate(j.value("single", nlohmann::json()), j.value("special_tokens", nlohmann::json()), origin, vocab));
+    ASSIGN_OR_RETURN(auto pair, ParseTemplate(j.value("pair", nlohmann::json()), j.value("special_tokens", nlohmann::json()), origin, vocab));
     RETURN_IF_ERROR(CheckSequences(single, false, origin));
     RETURN_IF_ERROR(CheckSequences(pair, true, origin));
     return std::unique_ptr<PostProcessor>(std::make_unique<PostTemplate>(std::move(single), std::move(pair)));
   }
   if (t == "BertProcessing") {
-    ASSIGN_OR_RETURN(int32_t cls, SpecialPair(j, "cls", origin));
-    ASSIGN_OR_RETURN(int32_t sep, SpecialPair(j, "sep", origin));
+    ASSIGN_OR_RETURN(int32_t cls, SpecialPair(j, "cls", origin, vocab));
+    ASSIGN_OR_RETURN(int32_t sep, SpecialPair(j, "sep", origin, vocab));
     std::vector<TemplateItem> single = {{false, 0, {cls}, 0}, {true, 0, {}, 0}, {false, 0, {sep}, 0}};
     std::vector<TemplateItem> pair = single;
     pair.push_back({true, 1, {}, 1});
@@ -201,8 +223,8 @@ Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j
     return std::unique_ptr<PostProcessor>(std::make_unique<PostTemplate>(std::move(single), std::move(pair)));
   }
   if (t == "RobertaProcessing") {
-    ASSIGN_OR_RETURN(int32_t cls, SpecialPair(j, "cls", origin));
-    ASSIGN_OR_RETURN(int32_t sep, SpecialPair(j, "sep", origin));
+    ASSIGN_OR_RETURN(int32_t cls, SpecialPair(j, "cls", origin, vocab));
+    ASSIGN_OR_RETURN(int32_t sep, SpecialPair(j, "sep", origin, vocab));
     return std::unique_ptr<PostProcessor>(std::make_unique<PostRoberta>(vocab, cls, sep, j.value("trim_offsets", true),
                                                                     j.value("add_prefix_space", true)));
   }

@@ -18,6 +18,7 @@
 
 #include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
+#include "dfw/common/json_text.h"
 #include "dfw/inference/decoder_model.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/generation.h"
@@ -468,7 +469,9 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
     return tok.status();
   }
   std::unique_ptr<HfTokenizer> t = std::move(tok).value();
-  const json tc = json::parse(ReadOptionalFile(dir + "/tokenizer_config.json"), nullptr, false);
+  ASSIGN_OR_RETURN(const std::string tc_text, ReadOptionalFile(dir + "/tokenizer_config.json", kTokenizerConfigFile));
+  const json tc = json::parse(tc_text, nullptr, false);
+  RETURN_IF_ERROR(CheckJsonDepth(tc, dir + "/tokenizer_config.json"));
   if (tc.is_object() && tc.contains("clean_up_tokenization_spaces") && tc["clean_up_tokenization_spaces"].is_boolean()) {
     t->set_clean_up_tokenization_spaces(tc["clean_up_tokenization_spaces"].get<bool>());
   }
@@ -477,7 +480,7 @@ Result<std::unique_ptr<ModelHandler>> MakeHfTextGenerationHandler(ModelHandlerOp
   s.pad_token = SpecialToken(tc, "pad_token");
   s.unk_token = SpecialToken(tc, "unk_token");
   if (std::filesystem::exists(dir + "/chat_template.jinja")) {
-    s.chat_template = ReadOptionalFile(dir + "/chat_template.jinja");
+    ASSIGN_OR_RETURN(s.chat_template, ReadOptionalFile(dir + "/chat_template.jinja", kTokenizerConfigFile));
   } else if (tc.is_object() && tc.contains("chat_template")) {
     const json& ct = tc["chat_template"];
     if (ct.is_string()) {

@@ -8,6 +8,9 @@
 
 #include <utf8proc.h>
 
+#include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
+
 #include "hf_tokenizer_parts.h"
 #include "unicode_class.h"
 
@@ -75,9 +78,12 @@ Result<std::unique_ptr<HfTokenizer::Impl>> Build(const nlohmann::json& j, const 
       if (!a.is_object() || !a.value("content", nlohmann::json()).is_string() || !a.value("id", nlohmann::json()).is_number_integer()) {
         return InvalidArgument("'" + origin + "': an added token needs \"id\" and \"content\"");
       }
-      HfAddedToken t{a["content"].get<std::string>(), a["id"].get<int32_t>(), a.value("lstrip", false), a.value("rstrip", false),
+      // The id as written, checked before it is narrowed: get<int32_t> would make 2^40 into 0.
+      ASSIGN_OR_RETURN(int64_t id, JsonIntIn(a["id"], 0, hf::kMaxTokenId,
+                                             "'" + origin + "': the id of added token '" + a["content"].get<std::string>() + "'"));
+      HfAddedToken t{a["content"].get<std::string>(), static_cast<int32_t>(id), a.value("lstrip", false), a.value("rstrip", false),
                    a.value("special", false)};
-      if (t.content.empty() || t.id < 0 || t.id > (1 << 24)) return InvalidArgument("'" + origin + "': added token " + a.dump() + " is invalid");
+      if (t.content.empty()) return InvalidArgument("'" + origin + "': added token " + a.dump() + " has empty content");
       impl->vocab.Add(t.content, t.id);
       impl->added.push_back(std::move(t));
     }
@@ -185,6 +191,8 @@ Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) co
 Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json_text, const std::string& origin) {
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
+  // Its parts (Sequence of Sequence of ...) are built by recursion: the depth is bounded first.
+  RETURN_IF_ERROR(CheckJsonDepth(j, origin));
   // nlohmann's typed accessors throw on a wrong type; the file is untrusted input, so they are
   // caught here, at the boundary, and reported as a bad file.
   try {
@@ -196,11 +204,8 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json_te
 }
 
 Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return Parse(ss.str(), path);
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kTokenizerFile));
+  return Parse(text, path);
 }
 
 Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view> pair, int max_length,

@@ -68,6 +68,10 @@ class TokenModel {
 };
 
 // The vocabulary shared by the model, added tokens and the post-processor.
+// The largest token id a tokenizer file may use (vocabularies are far smaller; an id past it is
+// refused where it is read, never narrowed).
+inline constexpr int64_t kMaxTokenId = int64_t{1} << 24;
+
 struct Vocabulary {
   std::vector<std::string> tokens;                    // by id
   std::unordered_map<std::string, int32_t> index;     // token → id

@@ -1,9 +1,9 @@
 #include "dfw/inference/mlp_config.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 #include "dfw/common/strings.h"
 
 namespace dfw {
@@ -110,19 +110,17 @@ Result<Activation> ParseActivation(std::string_view name) {
 Result<MlpConfig> ParseMlpConfig(std::string_view json_text, std::string_view origin) {
   const std::string where(origin);
   try {
-    return ParseRoot(nlohmann::json::parse(json_text.begin(), json_text.end()), where);
+    const nlohmann::json root = nlohmann::json::parse(json_text.begin(), json_text.end());
+    RETURN_IF_ERROR(CheckJsonDepth(root, where));
+    return ParseRoot(root, where);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(where + ": not valid JSON: " + e.what());
   }
 }
 
 Result<MlpConfig> LoadMlpConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("model config '" + path + "' cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return ErrnoError("read model config '" + path + "'", errno);
-  return ParseMlpConfig(text.str(), "model config '" + path + "'");
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, kModelConfigFile));
+  return ParseMlpConfig(text, "model config '" + path + "'");
 }
 
 }  // namespace dfw

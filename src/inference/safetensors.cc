@@ -278,7 +278,7 @@ Status CheckFinite(const TensorInfo& t, const uint8_t* data, const std::string& 
 }  // namespace
 
 Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO in its place never blocks: FileSize refuses it
   if (fd.get() < 0) return ErrnoError("open model file '" + path + "'", errno);
   ASSIGN_OR_RETURN(uint64_t size, FileSize(fd, path));
   if (size < 8) return InvalidArgument("model file '" + path + "': file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
@@ -300,7 +300,7 @@ Status SafetensorsFile::CheckFiniteTensors() const {
 }
 
 Result<uint64_t> ModelBytesFromHeader(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));  // a FIFO in its place never blocks: FileSize refuses it
   if (fd.get() < 0) return ErrnoError("open model file '" + path + "'", errno);
   ASSIGN_OR_RETURN(uint64_t size, FileSize(fd, path));
   char len[8] = {};

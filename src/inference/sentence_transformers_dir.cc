@@ -2,20 +2,21 @@
 #include "dfw/inference/sentence_transformers_dir.h"
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
+
+#include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 
 namespace dfw {
 namespace {
 
+// The file's text, or nullopt when it is absent or is no regular file of sane size (these files
+// only refine defaults; the checked reads of config.json and tokenizer.json refuse a bad directory).
 std::optional<std::string> ReadIfPresent(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  Result<std::optional<std::string>> text = ReadFileIfPresent(path, kSmallJsonFile);
+  return text.ok() ? std::move(text).value() : std::nullopt;
 }
 
 // The file's JSON object, or null when absent or malformed.
@@ -23,7 +24,7 @@ nlohmann::json JsonObjectOf(const std::string& path) {
   std::optional<std::string> text = ReadIfPresent(path);
   if (!text) return nullptr;
   nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() ? j : nlohmann::json(nullptr);
+  return j.is_object() && CheckJsonDepth(j, path).ok() ? j : nlohmann::json(nullptr);
 }
 
 std::optional<int> IntField(const nlohmann::json& j, const char* key) {

@@ -1,6 +1,5 @@
 // WordPiece: vocabulary loading, greedy longest-match pieces, [CLS]/[SEP] framing and truncation.
-#include <fstream>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,11 +8,10 @@
 #include "dfw/inference/tokenizer.h"
 
 #include "dfw/common/file.h"
+#include "dfw/common/json_text.h"
 
 namespace dfw {
 namespace {
-
-bool FileExists(const std::string& path) { return std::ifstream(path).good(); }
 
 // Reads an optional bool member; `null` counts as absent.
 Status ReadBool(const nlohmann::json& j, const char* key, const std::string& path, std::optional<bool>& out) {
@@ -26,10 +24,13 @@ Status ReadBool(const nlohmann::json& j, const char* key, const std::string& pat
   return Status::OK();
 }
 
+// tokenizer_config.json when there is one (a FIFO, device or folder in its place is an error).
 Status ApplyTokenizerConfig(const std::string& path, TokenizerOptions& options) {
-  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  ASSIGN_OR_RETURN(std::optional<std::string> text, ReadFileIfPresent(path, kTokenizerConfigFile));
+  if (!text) return Status::OK();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + path + "' is not a JSON object");
+  RETURN_IF_ERROR(CheckJsonDepth(j, path));
   std::optional<bool> lower, strip, cjk;
   RETURN_IF_ERROR(ReadBool(j, "do_lower_case", path, lower));
   RETURN_IF_ERROR(ReadBool(j, "strip_accents", path, strip));
@@ -78,7 +79,7 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Make(std::vector<std::string> voc
 
 Result<WordPieceTokenizer> WordPieceTokenizer::Load(const std::string& model_dir, TokenizerOptions defaults) {
   const std::string vocab_path = model_dir + "/vocab.txt";
-  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(vocab_path));
+  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(vocab_path, kVocabFile));
   std::vector<std::string> vocab;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -90,7 +91,7 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Load(const std::string& model_dir
     start = end + 1;
   }
   const std::string config_path = model_dir + "/tokenizer_config.json";
-  if (FileExists(config_path)) RETURN_IF_ERROR(ApplyTokenizerConfig(config_path, defaults));
+  RETURN_IF_ERROR(ApplyTokenizerConfig(config_path, defaults));
   auto t = Make(std::move(vocab), defaults);
   if (!t.ok()) return t.status().WithContext("'" + vocab_path + "'");
   return t;

@@ -25,6 +25,7 @@
 #include "dfw/launcher/progress.h"
 #include "dfw/launcher/signal_watcher.h"
 #include "dfw/launcher/supervisor.h"
+#include "dfw/common/stop_request.h"
 
 namespace dfw {
 namespace {
@@ -149,6 +150,9 @@ void JobServer::OnSignal(int sig, Clock::time_point now) {
   stop_signal_ = sig;
   stop_deadline_ = now + opts_.grace;
   coord_.StopLeasing();
+  // Loops that can outlast the grace period (text generation's decode steps) end between two
+  // steps on this; everything else finishes its bundle within the grace as before.
+  sup_.SignalAll(kStopBetweenStepsSignal);
   // The newline first ends the "^C" the terminal echoed, in the same write as the line.
   WriteStderr("\n" + FormatReportLine("{}: no new bundles; waiting up to {} ms for {} in-flight bundle(s); "
                                       "send it again to stop at once",
@@ -493,6 +497,7 @@ ProgressState JobServer::Progress(Clock::time_point now) const {
   s.elapsed_s = Elapsed(now);
   s.live_processes = sup_.live();
   s.retries = coord_.retries();
+  s.errors_note = MostlyErrorsNote(report_.total());
   return s;
 }
 

@@ -16,7 +16,30 @@ std::string FormatProgress(const ProgressState& s) {
   std::snprintf(buf, sizeof buf, "bundles %zu/%zu (%d%%) | %.0f records/s | ETA %s | %d process%s | %d retr%s",
                 s.committed, s.total, pct, rate, eta.c_str(), s.live_processes, s.live_processes == 1 ? "" : "es",
                 s.retries, s.retries == 1 ? "y" : "ies");
-  return buf;
+  std::string line = buf;
+  if (!s.errors_note.empty()) line += " | " + s.errors_note;
+  return line;
+}
+
+std::string MostlyErrorsNote(const MetricsSnapshot& committed) {
+  std::string worst_stage;
+  int64_t worst_errors = 0, worst_in = 0;
+  for (const auto& [key, value] : committed.counters) {
+    if (key.name != "errors" || value <= 0) continue;
+    const int64_t in = committed.CounterOr(key.ns, "elements_in");
+    if (in < kMostlyErrorsMinRows || 2 * value <= in) continue;
+    // The larger share wins (compared without division: e/i > we/wi).
+    if (worst_stage.empty() || static_cast<double>(value) * static_cast<double>(worst_in) >
+                                   static_cast<double>(worst_errors) * static_cast<double>(in)) {
+      worst_stage = key.ns;
+      worst_errors = value;
+      worst_in = in;
+    }
+  }
+  if (worst_stage.empty()) return "";
+  const int pct = static_cast<int>(100.0 * static_cast<double>(worst_errors) / static_cast<double>(worst_in));
+  return "stage '" + worst_stage + "' sent " + std::to_string(worst_errors) + " of " + std::to_string(worst_in) + " rows (" +
+         std::to_string(pct) + "%) to its error output";
 }
 
 void ProgressReporter::Tick(const ProgressState& s, std::chrono::steady_clock::time_point now) {

@@ -155,7 +155,8 @@ Result<BenchCpuRate> ReadBenchCpuRate(const std::string& path, const std::string
     } else {
       for (const json& p : points) {
         if (p.at("failed").get<int64_t>() == 0 && p.at("cpu_records_per_vcpu_second").is_number() &&
-            p["cpu_records_per_vcpu_second"].get<double>() > 0) {
+            p["cpu_records_per_vcpu_second"].get<double>() > 0 && p.at("cpu_seconds").is_number() &&
+            p["cpu_seconds"].get<double>() > 0) {
           chosen = &p;
           break;
         }
@@ -178,7 +179,14 @@ Result<BenchCpuRate> ReadBenchCpuRate(const std::string& path, const std::string
       return InvalidArgument(path + ": " + which + (rate.recommended ? " (recommended)" : "") +
                              " has a CPU rate of 0: no records or no time in the pipeline's non-inference transforms");
     }
-    if (rate.records > 0 && rate.cpu_seconds > 0) {
+    // A rate needs time and records behind it: a point with no positive cpu_seconds (0, -1, a
+    // hand-edited file) states a rate nothing measured.
+    if (!(rate.cpu_seconds > 0) || !std::isfinite(rate.cpu_seconds) || rate.records <= 0) {
+      return InvalidArgument(path + ": " + which + (rate.recommended ? " (recommended)" : "") + " has cpu_seconds " +
+                             Figure(rate.cpu_seconds, "%.6g") + " and records " + std::to_string(rate.records) +
+                             ": a CPU rate needs a positive time and at least one record behind it");
+    }
+    {
       const double again = static_cast<double>(rate.records) / rate.cpu_seconds;
       if (std::fabs(again - rate.records_per_vcpu_second) > 1e-6 * again) {
         return InvalidArgument(path + ": " + which + ": cpu_records_per_vcpu_second " +

@@ -11,7 +11,9 @@
 #include <thread>
 
 #include "dfw/backend/registry.h"
+#include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
+#include "dfw/common/stop_request.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/common/unix_socket.h"
 #include "dfw/job/line_channel.h"
@@ -27,8 +29,8 @@ namespace {
 // - the heartbeat thread reports liveness and the running bundle's position.
 class Connection {
  public:
-  Connection(OwnedFd fd, BundleExecutor& executor)
-      : ch_(std::move(fd)), executor_(executor) {}
+  Connection(OwnedFd fd, BundleExecutor& executor, pid_t launcher_pid)
+      : ch_(std::move(fd)), executor_(executor), launcher_pid_(launcher_pid) {}
   ~Connection() { Stop(); }
 
   Status Start(const Message& hello, std::chrono::milliseconds heartbeat) {
@@ -74,6 +76,11 @@ class Connection {
   void ReadLoop() {
     for (;;) {
       Result<std::string> line = ch_.ReadLine();
+      if (!line.ok() && launcher_pid_ > 0 && ::getppid() != launcher_pid_) {
+        // The launcher died (its end of the socket closed with it): nothing this process does can
+        // be committed any more, so it ends now rather than at the end of its bundle.
+        ::_exit(static_cast<int>(ExitCode::kRunFailed));
+      }
       if (!line.ok()) {
         std::lock_guard<std::mutex> lock(mu_);
         closed_ = true;
@@ -155,6 +162,7 @@ class Connection {
 
   LineChannel ch_;
   BundleExecutor& executor_;
+  const pid_t launcher_pid_;
   std::thread reader_;
   std::thread heartbeat_;
   std::mutex mu_;  // replies_, closed_, read_error_, stop_
@@ -179,7 +187,7 @@ std::optional<WorkRange> LeaseRange(const Message& lease) {
 Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, BundleExecutor& executor) {
   ASSIGN_OR_RETURN(OwnedFd fd, ConnectUnix(options.coordinator_socket.empty() ? dir.SocketPath() : options.coordinator_socket,
                                            "the coordinator"));
-  Connection conn(std::move(fd), executor);
+  Connection conn(std::move(fd), executor, options.launcher_pid);
   Message hello;
   hello.type = MessageType::kHello;
   hello.index = options.index;
@@ -188,6 +196,10 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
   Message lease_request;
   lease_request.type = MessageType::kLeaseRequest;
   for (;;) {
+    // The bundle gate: a process whose launcher is gone (reparented) takes no more work.
+    if (options.launcher_pid > 0 && ::getppid() != options.launcher_pid) {
+      return Aborted("the launcher (pid " + std::to_string(options.launcher_pid) + ") is gone");
+    }
     ASSIGN_OR_RETURN(Message lease, conn.Call(lease_request));
     if (lease.type == MessageType::kDone) return Status::OK();
     if (lease.type != MessageType::kLease) {
@@ -206,6 +218,14 @@ Status RunSdkHarness(const SdkHarnessOptions& options, const JobDir& dir, Bundle
         run = FromCurrentException("bundle '" + lease.bundle + "'");
       }
       conn.EndRunning();
+    }
+    // A bundle cut short by the job's stop request (a generation ended between decode steps; its
+    // rows may even have gone to an error output) is neither committed nor failed: the process
+    // ends as if the launcher's stop had killed it, and the bundle runs again on --resume.
+    if (WorkWasCut()) {
+      ReportLineAs(fmt::format("sdk-{}", options.index), "bundle '{}' not committed: {}", lease.bundle,
+                   run.ok() ? StoppedStatus("work in it was stopped").message() : run.status().message());
+      return Status::OK();
     }
     // Busy time travels with the commit: the launcher reports per-process busy and idle time.
     metrics.counters[{kRecordsNamespace, kBusyMsCounter}] +=

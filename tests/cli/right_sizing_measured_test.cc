@@ -179,6 +179,12 @@ TEST(RightSizingMeasured, PlanRefusesBadBenchResultsWithExitTwo) {
   std::ofstream(dir / "foreign.json") << "{\"rows\": [], \"cheapest_row\": -1}";
   std::ofstream(dir / "other.json") << HandMadeBench("pipelines/default.yaml", 6000, 0.5).dump();
   std::ofstream(dir / "zero.json") << HandMadeBench("pipelines/embed_sentences.yaml", 6000, 0).dump();
+  // A stated rate with no time behind it: cpu_seconds 0 and -1 under a rate of 12000.
+  for (const char* name : {"stated0.json", "stated-1.json"}) {
+    nlohmann::json b = HandMadeBench("pipelines/embed_sentences.yaml", 6000, 0.5);
+    b["points"][0]["cpu_seconds"] = std::string(name) == "stated0.json" ? 0.0 : -1.0;
+    std::ofstream(dir / name) << b.dump();
+  }
   struct Bad {
     std::string file, expected;
   };
@@ -186,6 +192,8 @@ TEST(RightSizingMeasured, PlanRefusesBadBenchResultsWithExitTwo) {
                        Bad{"foreign.json", "foreign.json: not a dfworker bench result"},
                        Bad{"other.json", "a bench result of another pipeline: it ran 'pipelines/default.yaml'"},
                        Bad{"zero.json", "point 'sdk_processes=2' (recommended) has a CPU rate of 0"},
+                       Bad{"stated0.json", "has cpu_seconds 0 and records 6000: a CPU rate needs a positive time"},
+                       Bad{"stated-1.json", "has cpu_seconds -1 and records 6000: a CPU rate needs a positive time"},
                        Bad{"missing.json", "neither a job dir nor a file"}}) {
     auto r = RunDfworker({"plan", "pipelines/embed_sentences.yaml", "--gpu", "nvidia-l4", "--cpu_rate_from",
                           (dir / b.file).string()});

@@ -4,6 +4,9 @@
 // written by the pipeline's sinks.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 
@@ -145,6 +148,59 @@ TEST(TestCommand, TheShippedPipelinesTestsPass) {
   auto o = RunDfworker({"test", "pipelines/orders_by_size.yaml"});
   EXPECT_EQ(o.exit_code, 0) << o.out;
   EXPECT_NE(o.out.find("2 passed, 0 failed"), std::string::npos) << o.out;
+}
+
+// --fix_tests writes where Beam writes: through a symlink to its target (the link stays a link),
+// keeping the file's owner, group and mode; a read-only file is refused (exit 2) and left as it
+// was. Before, the rewrite replaced the link by a regular file, reset owner and group to the
+// caller's and rewrote a 0444 file.
+TEST(TestCommand, FixTestsWritesThroughASymlinkAndKeepsOwnerGroupAndMode) {
+  TempDir dir;
+  const std::string before = PipelineFile(dir, std::string(kPass) + kFail);
+  WriteFile(dir / "real/p.yaml", before);
+  ASSERT_EQ(::symlink((dir / "real/p.yaml").c_str(), (dir / "p.yaml").c_str()), 0);
+  ASSERT_EQ(::chmod((dir / "real/p.yaml").c_str(), 0640), 0);
+  const bool root = ::geteuid() == 0;
+  if (root) {
+    ASSERT_EQ(::chown((dir / "real/p.yaml").c_str(), 65534, 65534), 0);  // nobody:nogroup
+  }
+  auto fix = RunDfworker({"test", (dir / "p.yaml"), "--fix_tests"});
+  EXPECT_EQ(fix.exit_code, 0) << fix.out;
+  EXPECT_TRUE(fs::is_symlink(dir / "p.yaml")) << "the link was replaced by a file";
+  const std::string fixed = ReadFile(dir / "real/p.yaml");
+  EXPECT_NE(fixed, before);
+  EXPECT_NE(fixed.find("          - {n: 8}\n"), std::string::npos) << fixed;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "real/p.yaml").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  if (root) {
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65534u);
+  }
+  for (const auto& e : fs::directory_iterator(dir / "real")) {
+    EXPECT_EQ(e.path().filename(), "p.yaml") << "a temporary file was left: " << e.path();
+  }
+}
+
+TEST(TestCommand, FixTestsRefusesAReadOnlyFileAndLeavesItUnchanged) {
+  TempDir dir;
+  const std::string before = PipelineFile(dir, std::string(kPass) + kFail);
+  WriteFile(dir / "p.yaml", before);
+  ASSERT_EQ(::chmod((dir / "p.yaml").c_str(), 0444), 0);
+  auto fix = RunDfworker({"test", (dir / "p.yaml"), "--fix_tests"});
+  EXPECT_EQ(fix.exit_code, 2) << fix.out;
+  EXPECT_NE(fix.out.find("--fix_tests: '" + (dir / "p.yaml") + "' is read-only (mode 0444)"), std::string::npos) << fix.out;
+  EXPECT_EQ(ReadFile(dir / "p.yaml"), before);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / "p.yaml").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0444u);
+  // --create_test into a read-only suite: the same refusal, before any test runs.
+  WriteFile(dir / "suite.yaml", "tests: []\n");
+  ASSERT_EQ(::chmod((dir / "suite.yaml").c_str(), 0444), 0);
+  auto made = RunDfworker({"test", (dir / "p.yaml"), "--create_test", "--test_suite", (dir / "suite.yaml")});
+  EXPECT_EQ(made.exit_code, 2) << made.out;
+  EXPECT_NE(made.out.find("is read-only (mode 0444)"), std::string::npos) << made.out;
+  EXPECT_EQ(ReadFile(dir / "suite.yaml"), "tests: []\n");
 }
 
 }  // namespace

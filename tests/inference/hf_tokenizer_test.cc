@@ -131,7 +131,40 @@ INSTANTIATE_TEST_SUITE_P(
                 R"(, "post_processor": {"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A"}}],
                      "pair": [{"Sequence": {"id": "A"}}, {"Sequence": {"id": "A"}}], "special_tokens": {}}})",
                 "pair template must hold sequences A and B once each"},
-        BadFile{"BpeDropout", R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})", "dropout"}));
+        BadFile{"BpeDropout", R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})", "dropout"},
+        // Ids past 32 bits were narrowed: 2^40 became 0 ([PAD]), 2^32+150 became 150.
+        BadFile{"AddedTokenId2Pow40", "{" + kWordPiece + R"(, "added_tokens": [{"id": 1099511627776, "content": "[X]"}]})",
+                "the id of added token '[X]' must be an integer in [0, 16777216], got 1099511627776"},
+        BadFile{"AddedTokenId2Pow32Plus150", "{" + kWordPiece + R"(, "added_tokens": [{"id": 4294967446, "content": "[X]"}]})",
+                "got 4294967446"},
+        BadFile{"AddedTokenIdAboveInt64", "{" + kWordPiece + R"(, "added_tokens": [{"id": 18446744073709551615, "content": "[X]"}]})",
+                "got 18446744073709551615"},
+        BadFile{"VocabId2Pow40", R"({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0, "a": 1099511627776}}})",
+                "model.vocab id of 'a' must be an integer in [0, 16777216], got 1099511627776"},
+        BadFile{"SpecialIdOutsideVocab", "{" + kWordPiece + R"(, "post_processor": {"type": "BertProcessing", "cls": ["[CLS]", 4294967297], "sep": ["[SEP]", 1]}})",
+                "post_processor \"cls\" id (an id of its 2-token vocabulary) must be an integer in [0, 1], got 4294967297"},
+        BadFile{"TemplateIdOutsideVocab", "{" + kWordPiece +
+                R"(, "post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "[CLS]"}}, {"Sequence": {"id": "A"}}],
+                     "pair": [{"Sequence": {"id": "A"}}, {"Sequence": {"id": "B"}}], "special_tokens": {"[CLS]": {"ids": [7]}}}})",
+                "special_tokens '[CLS]' id (an id of its 2-token vocabulary) must be an integer in [0, 1], got 7"}));
+
+// A pre_tokenizer Sequence nested 50,000 deep (1.6 MB) crashed the process with SIGSEGV in the
+// recursive build of its parts; the depth is now bounded before any part is built.
+TEST(HfTokenizer, RefusesADeeplyNestedSequenceInsteadOfOverflowingTheStack) {
+  std::string deep;
+  constexpr int kDepth = 50000;
+  for (int i = 0; i < kDepth; ++i) deep += R"({"type": "Sequence", "pretokenizers": [)";
+  deep += R"({"type": "Whitespace"})";
+  for (int i = 0; i < kDepth; ++i) deep += "]}";
+  auto tok = HfTokenizer::Parse("{" + kWordPiece + R"(, "pre_tokenizer": )" + deep + "}", "tok.json");
+  ASSERT_FALSE(tok.ok());
+  EXPECT_EQ(tok.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(tok.status().message(), HasSubstr("'tok.json' nests arrays/objects more than 100 levels deep"));
+  // A real depth (a Sequence of Sequences) still loads.
+  auto ok = HfTokenizer::Parse("{" + kWordPiece + R"(, "pre_tokenizer": {"type": "Sequence", "pretokenizers": [)"
+                               R"({"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}]}]}})", "tok.json");
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
 
 }  // namespace
 }  // namespace dfw

@@ -66,11 +66,32 @@ TEST(Progress, FormatsCountsRateEtaProcessesAndRetries) {
     std::string expect;
   };
   const std::vector<Case> cases = {
-      {{5, 10, 1000, 2.0, 5, 4, 1}, "bundles 5/10 (50%) | 500 records/s | ETA 2s | 4 processes | 1 retry"},
-      {{0, 8, 0, 0.0, 0, 1, 0}, "bundles 0/8 (0%) | 0 records/s | ETA - | 1 process | 0 retries"},
-      {{8, 8, 80, 4.0, 4, 0, 2}, "bundles 8/8 (100%) | 20 records/s | ETA 0s | 0 processes | 2 retries"},
+      {{5, 10, 1000, 2.0, 5, 4, 1, ""}, "bundles 5/10 (50%) | 500 records/s | ETA 2s | 4 processes | 1 retry"},
+      {{0, 8, 0, 0.0, 0, 1, 0, ""}, "bundles 0/8 (0%) | 0 records/s | ETA - | 1 process | 0 retries"},
+      {{8, 8, 80, 4.0, 4, 0, 2, ""}, "bundles 8/8 (100%) | 20 records/s | ETA 0s | 0 processes | 2 retries"},
+      {{1, 8, 10, 1.0, 1, 1, 0, "stage 'P' sent 9 of 10 rows (90%) to its error output"},
+       "bundles 1/8 (12%) | 10 records/s | ETA 7s | 1 process | 0 retries | stage 'P' sent 9 of 10 rows (90%) to its error output"},
   };
   for (const Case& c : cases) EXPECT_EQ(FormatProgress(c.s), c.expect);
+}
+
+// A job whose every row fails says so while it runs (before: only the summary, at the end).
+TEST(Progress, NamesTheStageThatSendsMostOfItsRowsToItsErrorOutput) {
+  MetricsSnapshot m;
+  m.counters[{"Parse", "elements_in"}] = 1000;
+  m.counters[{"Parse", "errors"}] = 600;
+  m.counters[{"Generate", "elements_in"}] = 400;
+  m.counters[{"Generate", "errors"}] = 396;
+  m.counters[{"Write", "elements_in"}] = 4;
+  EXPECT_EQ(MostlyErrorsNote(m), "stage 'Generate' sent 396 of 400 rows (99%) to its error output");
+  m.counters[{"Generate", "errors"}] = 100;  // a quarter: not most
+  EXPECT_EQ(MostlyErrorsNote(m), "stage 'Parse' sent 600 of 1000 rows (60%) to its error output");
+  m.counters[{"Parse", "errors"}] = 500;  // half is not most
+  EXPECT_EQ(MostlyErrorsNote(m), "");
+  MetricsSnapshot few;
+  few.counters[{"Parse", "elements_in"}] = 10;
+  few.counters[{"Parse", "errors"}] = 10;  // under 100 rows: too few to say
+  EXPECT_EQ(MostlyErrorsNote(few), "");
 }
 
 }  // namespace

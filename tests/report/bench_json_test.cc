@@ -131,6 +131,13 @@ TEST(BenchJson, RefusesWhatIsNotABenchResultOfThisPipeline) {
   zero["points"][0]["cpu_records_per_vcpu_second"] = 0;
   zero["points"][0]["cpu_seconds"] = 0;
   expect_refused(zero.dump(), "point 'batch_size=64' (recommended) has a CPU rate of 0");
+  // A stated rate with no time behind it (cpu_seconds 0 or -1) is refused, not taken.
+  for (double seconds : {0.0, -1.0}) {
+    nlohmann::json no_time = HandMade();
+    no_time["points"][0]["cpu_seconds"] = seconds;
+    expect_refused(no_time.dump(), "point 'batch_size=64' (recommended) has cpu_seconds " + std::string(seconds == 0 ? "0" : "-1") +
+                                       " and records 12000: a CPU rate needs a positive time");
+  }
   nlohmann::json inconsistent = HandMade();
   inconsistent["points"][0]["cpu_records_per_vcpu_second"] = 50000.0;
   expect_refused(inconsistent.dump(), "cpu_records_per_vcpu_second 50000 is not records / cpu_seconds (48000)");

@@ -21,7 +21,13 @@ int StopRequested();
 
 // The status a loop returns when it ends for a stop request: kAborted naming the signal and `what`
 // was stopped, e.g. "text generation stopped between decode steps: the job is stopping (SIGUSR2)".
+// It also records that work was cut short (WorkWasCut): a caller up the stack may have turned the
+// status into per-row errors (RunInference's error output), and the bundle must still not commit.
 Status StoppedStatus(const std::string& what);
+
+// True once a loop returned StoppedStatus in this process: whatever the bundle then returned, it
+// is incomplete, and is neither committed nor failed (it runs again on --resume).
+bool WorkWasCut();
 
 // Installs a handler that calls RequestStop for `signal` (SA_RESTART, so system calls in flight are
 // resumed, not failed). kIoError when sigaction fails.

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "dfw/metrics/metrics.h"
+
 namespace dfw {
 
 struct ProgressState {
@@ -17,7 +19,15 @@ struct ProgressState {
   std::size_t committed_this_run = 0;
   int live_processes = 0;
   int retries = 0;
+  std::string errors_note;  // MostlyErrorsNote of the committed metrics ("" = nothing to say)
 };
+
+// When most rows of a stage go to its error output (its "errors" counter above half of its
+// "elements_in", over at least kMostlyErrorsMinRows rows), a note naming the worst such stage:
+// "stage 'Parse' sent 9990 of 10000 rows (99%) to its error output"; "" otherwise. A job whose
+// every row fails is then visible while it runs, not only in the summary after hours of it.
+inline constexpr int64_t kMostlyErrorsMinRows = 100;
+std::string MostlyErrorsNote(const MetricsSnapshot& committed);
 
 // "bundles 12/40 (30%) · 5230 records/s · ETA 8s · 4 processes · 1 retry"
 std::string FormatProgress(const ProgressState& s);

@@ -6,6 +6,8 @@
 // Exit: OK when told done; kUnavailable when the coordinator is gone (the launcher died).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "dfw/common/status.h"
@@ -20,6 +22,11 @@ struct SdkHarnessOptions {
   std::string coordinator_socket;  // --coordinator_socket from the launcher; "" = the job dir's SocketPath()
   ModelProcessContext model_process;  // how model loads meet the job's device (the entry point builds it)
   int sdk_processes = 0;  // --sdk_processes: the launcher's count when it grew the job (ExecutorContext)
+  // The launcher's pid (the parent at start; 0 = not checked, as in tests that run the loop in
+  // process). When the parent is no longer this pid the launcher is gone: the process takes no
+  // more bundles, and when the coordinator connection closes it exits at once (a second line of
+  // defence beside PR_SET_PDEATHSIG, which the launcher sets right after fork).
+  pid_t launcher_pid = 0;
 };
 
 // Runs the loop with `executor` (tests pass a fake; the CLI passes MakeExecutorForJob's).
