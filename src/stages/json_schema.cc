@@ -44,6 +44,21 @@ nlohmann::json ValueToSchemaJson(const Value& v) {
   return nullptr;
 }
 
+// The first `$ref` in the schema, if any. valijson follows a reference that leads back to where it
+// is (`$ref: '#'`, two definitions naming each other) without end and overflows the stack, so
+// references are refused: the schema is written out instead.
+const ConfigNode* FindRef(const ConfigNode& n, int depth = 0) {
+  if (depth > 64) return nullptr;  // the YAML loader already bounds nesting; this bounds the walk
+  for (const ConfigEntry& e : n.entries()) {
+    if (e.key.IsScalar() && e.key.Scalar() == "$ref") return &e.key;
+    if (const ConfigNode* r = FindRef(e.value, depth + 1)) return r;
+  }
+  for (const ConfigNode& item : n.items()) {
+    if (const ConfigNode* r = FindRef(item, depth + 1)) return r;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 struct RowSchema::Impl {
@@ -53,6 +68,11 @@ struct RowSchema::Impl {
 Result<RowSchema> RowSchema::Make(const StageConfig& c, const std::string& key) {
   const ConfigNode& node = c.config[key];
   if (!node.IsMap()) return ConfigKeyError(c, key, "must be a JSON Schema mapping, e.g. {type: object, properties: {a: {type: integer}}}");
+  if (const ConfigNode* ref = FindRef(node)) {
+    return Status(StatusCode::kUnimplemented, NodeLocation(c, *ref) + ": " + key +
+                                                  ": '$ref' is not supported in dfworker's schemas (a reference can "
+                                                  "lead back to itself); write the referenced schema in its place");
+  }
   const nlohmann::json doc = ValueToSchemaJson(ConfigToValue(node));
   auto impl = std::make_shared<Impl>();
   try {

@@ -125,6 +125,11 @@ TEST(BeamYamlTransforms, ValidateWithSchemaSendsRowsThatDoNotMatchToTheErrorOutp
   // A schema that is no schema is refused when the stage is made.
   auto bad = testing::MakeStage(testing::MakeConfig("ValidateWithSchema", "{schema: {type: 7}}"));
   EXPECT_FALSE(bad.ok());
+  // A reference could lead back to itself (valijson would recurse without end): refused.
+  auto ref = testing::MakeStage(testing::MakeConfig("ValidateWithSchema", "{schema: {allOf: [{$ref: '#'}]}}"));
+  ASSERT_FALSE(ref.ok());
+  EXPECT_EQ(ref.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(ref.status().message(), HasSubstr("'$ref' is not supported"));
 }
 
 // create.yaml's output_schema pipelines: valid elements load; an element that does not match is
