@@ -23,6 +23,7 @@ label_regex="^($(IFS='|'; echo "${asan_modules[*]}"))$"
 # (Test sources build at -O0 in this tree, the code under test at -O1: cmake/dfw.cmake.)
 bash scripts/fuzz.sh --build-only "${asan_targets[@]}"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  LSAN_OPTIONS="suppressions=$PWD/scripts/lsan_python.supp" \
   ctest --test-dir build-fuzz --output-on-failure -j"$jobs" --timeout 600 -L "$label_regex"
 
 echo "== fuzz (short runs)"

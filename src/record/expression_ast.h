@@ -38,7 +38,7 @@ enum class NodeKind : uint8_t {
   kCall,     // builtin fn(kids...), -1 for an omitted optional argument
   kMethod,   // kids[0].method fn(kids[1...])
   kList,     // [kids...]; inside a def, fn == 1: a mutable list display, fn == 2: a set display
-  // Only inside def callables (record/python_def.h), resolved when evaluated:
+  // Parsed only in the parser's def mode (no longer entered; CPython runs def callables):
   kCallName,   // name(kids...), the last kw.size() kids passed by keyword
   kCallAttr,   // kids[0].name(kids[1...]); fn: the str method of that name, or kNoMethod
   kCallValue,  // kids[0](kids[1...])

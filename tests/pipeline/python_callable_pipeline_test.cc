@@ -1,5 +1,5 @@
-// Pipelines whose callables are Python defs: Beam's regex_matches example end to end, and the
-// transforms that take a callable (MapToFields, Filter, Partition) with a def.
+// Pipelines whose callables run in the embedded CPython: Beam's regex_matches example end to end,
+// the transforms that take a callable (MapToFields, Filter, Partition) with a def, and a file UDF.
 #include <gmock/gmock.h>
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include "dfw/pipeline/fused_stages.h"
 #include "pipeline_test_util.h"
 
-namespace dfw::python_def_pipeline_test {
+namespace dfw::python_callable_pipeline_test {
 
 using testing::Collected;
 using testing::TempDir;
@@ -31,7 +31,7 @@ Result<std::vector<std::string>> RunCollect(const std::string& yaml, const std::
   return out;
 }
 
-TEST(PythonDefPipeline, BeamRegexMatchesExampleGivesItsExpectedRows) {
+TEST(PythonCallablePipeline, BeamRegexMatchesExampleGivesItsExpectedRows) {
   std::string yaml = testing::ReadFile(std::string(DFW_SOURCE_DIR) + "/testdata/beam_examples/regex_matches.yaml");
   // Collect what LogForTesting would log.
   std::size_t at = yaml.find("- type: LogForTesting");
@@ -48,7 +48,7 @@ TEST(PythonDefPipeline, BeamRegexMatchesExampleGivesItsExpectedRows) {
   EXPECT_EQ(*rows, want);
 }
 
-TEST(PythonDefPipeline, FilterAndPartitionTakeDefCallables) {
+TEST(PythonCallablePipeline, FilterAndPartitionTakeDefCallables) {
   const std::string yaml = R"(
 pipeline:
   transforms:
@@ -98,4 +98,31 @@ pipeline:
   EXPECT_EQ(other, (std::vector<std::string>{R"({"w":"banana"})", R"({"w":"kiwi"})"}));
 }
 
-}  // namespace dfw::python_def_pipeline_test
+TEST(PythonCallablePipeline, FileUdfsAndExpressionsTheSubsetCannotCompileRunInCPython) {
+  TempDir dir;
+  const std::string udf = dir.Write("udf.py", "import collections\n\ndef vowels(row):\n"
+                                              "    return sum(collections.Counter(row.w)[v] for v in 'aeiou')\n");
+  const std::string yaml = R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config:
+        elements: [{w: banana}, {w: kiwi}, {w: fig}]
+    - type: MapToFields
+      config:
+        language: python
+        fields:
+          w: w
+          n: {path: ")" + udf + R"(", name: vowels}
+          first: "{c for c in w} and w[0]"
+    - type: TestCollect
+      name: Out
+)";
+  auto rows = RunCollect(yaml);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, (std::vector<std::string>{R"({"w":"banana","n":3,"first":"b"})", R"({"w":"fig","n":1,"first":"f"})",
+                                             R"({"w":"kiwi","n":2,"first":"k"})"}));
+}
+
+}  // namespace dfw::python_callable_pipeline_test

@@ -6,7 +6,8 @@
 //  - kPython: the Python *expression* subset (literals, names bound to row fields, arithmetic,
 //    chained comparisons, and/or/not, in/not in, conditional expressions, indexing/slicing,
 //    builtins len/str/int/float/round/abs/min/max/bool, and the str methods lower/upper/strip/
-//    split/startswith/endswith/replace). Anything else is a compile error naming the construct.
+//    split/startswith/endswith/replace). Anything else is a compile error naming the construct:
+//    the fast path. Stages hand what it does not compile to CPython (dfw/python/python.h).
 //
 // Compile once per transform; evaluate per row without re-parsing.
 #pragma once
@@ -52,17 +53,6 @@ class CompiledExpression {
 // Compiles `source`. A syntax error or an unsupported construct is kInvalidArgument with the
 // column and the construct named ("column 5: lambda is not supported in expressions here").
 Result<std::unique_ptr<CompiledExpression>> CompileExpression(std::string_view source, ExprLanguage language);
-
-// Compiles a Beam YAML `callable:` text with statements, run by a sandboxed interpreter of a
-// Python subset: module-level `import re`/`math`/`json` and assignments, then the function each
-// row is passed to, which is (as Beam's PythonCallableWithSource picks it) the last top-level
-// `def`, or a final `lambda NAME: EXPR` line. Inside: if/elif/else, for/while (break, continue,
-// else), assignment (tuple unpacking, name[key] = v), augmented assignment, return, pass,
-// try/except/else/finally, raise, nested defs, list/dict displays and list comprehensions.
-// No other imports, no I/O, no dynamic code; a call stops with an error after kMaxDefSteps
-// statements and loop iterations or past the recursion limit. Compile errors name
-// "line L, column C" of `source`. The result is thread-safe like any CompiledExpression.
-Result<std::unique_ptr<CompiledExpression>> CompileCallable(std::string_view source);
 
 // Python truthiness: None/False/0/0.0/""/[]/empty row are false; everything else true.
 bool IsTruthy(const Value& v);
