@@ -139,6 +139,22 @@ Result<PipelineSpec> Loader::Wire() {
     }
     leaves_[i].spec.inputs = std::move(inputs);
   }
+  // Session windows merge where rows are grouped: a Combine without windowing of its own that reads
+  // only WindowIntos with sessions takes their windowing, so it merges the sessions they opened.
+  for (std::size_t i = 0; i < n; ++i) {
+    TransformSpec& t = leaves_[i].spec;
+    if (t.config.type != "Combine" || t.config.windowing.IsDefined() || t.inputs.empty()) continue;
+    const ConfigNode* sessions = nullptr;
+    bool all = true;
+    for (const InputRef& in : t.inputs) {
+      const StageConfig& from = leaves_[static_cast<std::size_t>(in.from)].spec.config;
+      const bool is_sessions = !in.error && in.tag < 0 && from.type == "WindowInto" && from.windowing["type"].IsScalar() &&
+                               from.windowing["type"].Scalar() == "sessions";
+      all = all && is_sessions;
+      if (is_sessions) sessions = &from.windowing;
+    }
+    if (all && sessions != nullptr) t.config.windowing = *sessions;
+  }
   bool any_source = false;
   for (std::size_t i = 0; i < n; ++i) {
     const StageConfig& c = leaves_[i].spec.config;

@@ -247,7 +247,9 @@ class WindowInto final : public Stage {
 };
 
 Result<std::unique_ptr<Stage>> MakeWindowInto(const StageConfig& c) {
-  ASSIGN_OR_RETURN(WindowFn fn, stages_internal::ParseWindowing(c, c.windowing, /*sessions_allowed=*/false,
+  // Sessions: each row gets its own [ts, ts + gap); the Combine that reads a WindowInto with
+  // sessions merges them (the loader gives it the same windowing), as a GroupByKey does on Beam.
+  ASSIGN_OR_RETURN(WindowFn fn, stages_internal::ParseWindowing(c, c.windowing, /*sessions_allowed=*/true,
                                                                 /*sliding_allowed=*/true));
   return std::unique_ptr<Stage>(new WindowInto(fn));
 }

@@ -141,6 +141,35 @@ pipeline:
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
+// windowinto.yaml's Sessions chain: a WindowInto with sessions, then a Combine without windowing
+// (it merges the sessions); the expected rows are that chain's AssertEqual elements.
+TEST(AssertEqual, SessionsOpenedByAWindowIntoMergeInTheCombine) {
+  Status s = RunYaml(R"(
+pipeline:
+  type: composite
+  transforms:
+    - type: Create
+      config:
+        elements: [{k: "x", t: 1}, {k: "x", t: 8}, {k: "x", t: 11}, {k: "y", t: 101}]
+    - type: AssignTimestamps
+      input: Create
+      config: {timestamp: t}
+    - type: chain
+      name: Sessions
+      input: AssignTimestamps
+      transforms:
+        - type: WindowInto
+          config:
+            windowing: {type: sessions, gap: 5s}
+        - type: Combine
+          config: {group_by: k, combine: {t: sum}}
+        - type: AssertEqual
+          config:
+            elements: [{k: "x", t: 1}, {k: "x", t: 19}, {k: "y", t: 101}]
+)");
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
 TEST(AssertEqual, ElementsMustBeAListOfRows) {
   StageRegistry r = TestRegistry();
   auto spec = LoadYaml("pipeline:\n  type: chain\n  transforms:\n    - {type: Create, config: {elements: [1]}}\n"

@@ -419,10 +419,11 @@ pipeline:
 TEST(Windowing, BadWindowingIsRefusedWithTheReason) {
   StageRegistry registry = testing::TestRegistry();
   auto load = [&](const std::string& tail) { return testing::LoadYaml(std::string(kVisits) + tail, registry); };
-  auto sessions = load("    - type: WindowInto\n      windowing: {type: sessions, gap: 10s}\n");
-  ASSERT_FALSE(sessions.ok());
-  EXPECT_EQ(sessions.status().code(), StatusCode::kUnimplemented);
-  EXPECT_THAT(sessions.status().message(), HasSubstr("put 'windowing: {type: sessions"));
+  // Sessions in a WindowInto: the Combine after it takes the windowing and merges them.
+  auto sessions = load("    - type: WindowInto\n      windowing: {type: sessions, gap: 10s}\n"
+                       "    - type: Combine\n      config: {group_by: user, combine: {n: count}}\n");
+  ASSERT_TRUE(sessions.ok()) << sessions.status().ToString();
+  EXPECT_EQ(sessions->transforms.back().config.windowing["type"].Scalar(), "sessions");
   auto info = load("    - type: ExtractWindowingInfo\n      config: {fields: [window_start, pane_infos]}\n");
   ASSERT_FALSE(info.ok());
   EXPECT_THAT(info.status().message(), HasSubstr("'pane_infos' is not windowing info"));
