@@ -120,9 +120,8 @@ bool IsValidUtf8(std::string_view s, std::size_t& bad_offset) {
   return true;
 }
 
-EncoderTokenCounts& operator+=(EncoderTokenCounts& a, const EncoderTokenCounts& b) {
+void AddTokenCounts(EncoderTokenCounts& a, const EncoderTokenCounts& b) {
   a.real += b.real, a.computed += b.computed, a.flops += b.flops;
-  return a;
 }
 
 // The encoders of one lane: the main one (max_seq_length, the plan's dtype), one per other dtype
@@ -154,7 +153,7 @@ class SentenceEmbeddingModel final : public Model {
         ++it;
         continue;
       }
-      retired_ += it->second->token_counts();
+      AddTokenCounts(retired_, it->second->token_counts());
       it = extras_.erase(it);
     }
     for (const auto& [d, tokens] : want) {
@@ -264,8 +263,8 @@ class SentenceEmbeddingModel final : public Model {
  private:
   EncoderTokenCounts Counts() const {
     EncoderTokenCounts c = retired_;
-    c += encoder_->token_counts();
-    for (const auto& [d, e] : extras_) c += e->token_counts();
+    AddTokenCounts(c, encoder_->token_counts());
+    for (const auto& [d, e] : extras_) AddTokenCounts(c, e->token_counts());
     return c;
   }
 
