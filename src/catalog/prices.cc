@@ -167,8 +167,12 @@ Result<PriceTable> PriceTable::Parse(const std::string& name, const std::string&
 
 Result<PriceTable> PriceTable::Load(const std::string& path) {
   // A FIFO or device named by --prices is refused at once (never read until memory runs out).
-  ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path, FileKind{"price table (a few KB in practice)", kMaxBytes}));
-  return Parse(path, text);
+  Result<std::string> text = ReadWholeFile(path, FileKind{"price table (a few KB in practice)", kMaxBytes});
+  if (!text.ok() && text.status().code() == StatusCode::kNotFound) {
+    return NotFound("price file '" + path + "' cannot be read (" + text.status().message() + ")");
+  }
+  if (!text.ok()) return text.status();
+  return Parse(path, *text);
 }
 
 const RegionPrices* PriceTable::Find(std::string_view region) const {

@@ -101,7 +101,7 @@ std::string UserCacheDir() {
 
 namespace {
 
-// What a non-regular file is, for "'P' is a FIFO, not a regular file".
+// What a non-regular file is, for "'P' is not a regular file: it is a FIFO".
 const char* KindOfNonRegular(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
@@ -112,15 +112,15 @@ const char* KindOfNonRegular(mode_t mode) {
 }
 
 Status NotRegular(const std::string& path, mode_t mode, const char* what) {
-  return InvalidArgument("'" + path + "' is " + KindOfNonRegular(mode) + ", not a regular file" +
+  return InvalidArgument("'" + path + "' is not a regular file: it is " + KindOfNonRegular(mode) +
                          (what != nullptr && what[0] != '\0' ? std::string(" (a ") + what + " is read whole)" : std::string()));
 }
 
 Status TooBig(const std::string& path, uint64_t size, bool exact, std::size_t max_bytes, const char* what) {
   std::string limit = (max_bytes % kMiB == 0 && max_bytes > 0) ? std::to_string(max_bytes / kMiB) + " MiB"
-                                                                : std::to_string(max_bytes) + "-byte";
+                                                                : std::to_string(max_bytes) + " bytes";
   return InvalidArgument("'" + path + "' is " + (exact ? "" : "over ") + DescribeBytes(size) + " (" + std::to_string(size) +
-                         " bytes), above the " + limit + " limit" +
+                         " bytes), over the limit of " + limit +
                          (what != nullptr && what[0] != '\0' ? std::string(" for a ") + what : std::string()));
 }
 
@@ -241,7 +241,7 @@ Result<ReplaceTarget> ResolveReplaceTarget(const std::string& path) {
   const std::string via = t.target == path ? std::string() : " (the target of '" + path + "')";
   if (::stat(t.target.c_str(), &t.st) != 0) return InvalidArgument("cannot stat '" + t.target + "'" + via + ": " + std::strerror(errno));
   if (!S_ISREG(t.st.st_mode)) {
-    return InvalidArgument("'" + t.target + "'" + via + " is " + KindOfNonRegular(t.st.st_mode) + ", not a regular file");
+    return InvalidArgument("'" + t.target + "'" + via + " is not a regular file: it is " + KindOfNonRegular(t.st.st_mode));
   }
   const std::size_t slash = t.target.find_last_of('/');
   t.folder = slash == 0 ? "/" : t.target.substr(0, slash);

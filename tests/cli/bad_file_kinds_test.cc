@@ -36,9 +36,9 @@ struct Kind {
 
 const std::vector<Kind>& Kinds() {
   static const std::vector<Kind> kinds = {
-      {"/dev/zero", "is a character device", [](const std::string& p) { return ::symlink("/dev/zero", p.c_str()) == 0; }},
-      {"FIFO", "is a FIFO", [](const std::string& p) { return ::mkfifo(p.c_str(), 0600) == 0; }},
-      {"directory", "is a directory", [](const std::string& p) { return ::mkdir(p.c_str(), 0700) == 0; }},
+      {"/dev/zero", "is not a regular file: it is a character device", [](const std::string& p) { return ::symlink("/dev/zero", p.c_str()) == 0; }},
+      {"FIFO", "is not a regular file: it is a FIFO", [](const std::string& p) { return ::mkfifo(p.c_str(), 0600) == 0; }},
+      {"directory", "is not a regular file: it is a directory", [](const std::string& p) { return ::mkdir(p.c_str(), 0700) == 0; }},
   };
   return kinds;
 }

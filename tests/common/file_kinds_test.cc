@@ -28,10 +28,10 @@ TEST(ReadWholeFile, NamesWhatIsThereInsteadOfARegularFile) {
   struct Case {
     std::string path, said;
   };
-  for (const Case& c : {Case{dir / "fifo", "is a FIFO, not a regular file (a tokenizer.json is read whole)"},
-                        Case{dir / "folder", "is a directory, not a regular file"},
-                        Case{dir / "zero", "is a character device, not a regular file"},
-                        Case{"/dev/urandom", "is a character device"}}) {
+  for (const Case& c : {Case{dir / "fifo", "is not a regular file: it is a FIFO (a tokenizer.json is read whole)"},
+                        Case{dir / "folder", "is not a regular file: it is a directory"},
+                        Case{dir / "zero", "is not a regular file: it is a character device"},
+                        Case{"/dev/urandom", "is not a regular file: it is a character device"}}) {
     auto r = ReadWholeFile(c.path, kTokenizerFile);
     ASSERT_FALSE(r.ok()) << c.path;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
@@ -48,7 +48,7 @@ TEST(ReadWholeFile, RefusesAFileAboveItsKindsLimitNamingBoth) {
   auto r = ReadWholeFile(dir / "big.json", FileKind{"tokenizer.json", 2 * 1024});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("is 3.0 KB (3000 bytes), above the 2048-byte limit for a tokenizer.json"), std::string::npos)
+  EXPECT_NE(r.status().message().find("is 3.0 KB (3000 bytes), over the limit of 2048 bytes for a tokenizer.json"), std::string::npos)
       << r.status().ToString();
   auto sparse = dir / "sparse.json";
   {
@@ -59,7 +59,7 @@ TEST(ReadWholeFile, RefusesAFileAboveItsKindsLimitNamingBoth) {
   }
   auto huge = ReadWholeFile(sparse, kTokenizerFile);
   ASSERT_FALSE(huge.ok());
-  EXPECT_NE(huge.status().message().find("is 3.2 GB (3200000000 bytes), above the 64 MiB limit for a tokenizer.json"),
+  EXPECT_NE(huge.status().message().find("is 3.2 GB (3200000000 bytes), over the limit of 64 MiB for a tokenizer.json"),
             std::string::npos)
       << huge.status().ToString();
 }
@@ -119,7 +119,7 @@ TEST(ReplaceFileContents, RefusesReadOnlyFilesAndOtherKindsLeavingThemAlone) {
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   Status f = ReplaceFileContents(dir / "fifo", "new\n");
   EXPECT_EQ(f.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(f.message().find("is a FIFO, not a regular file"), std::string::npos) << f.ToString();
+  EXPECT_NE(f.message().find("is not a regular file: it is a FIFO"), std::string::npos) << f.ToString();
   EXPECT_EQ(ReplaceFileContents(dir / "missing.yaml", "x").code(), StatusCode::kNotFound);
   EXPECT_FALSE(fs::exists(dir / "missing.yaml"));
 }

@@ -61,7 +61,7 @@ std::string UserCacheDir();
 // reader of a user's file passes one of these (or its own), so that a FIFO, a device or a huge
 // file in a model directory is refused by name instead of read until memory runs out.
 struct FileKind {
-  const char* what;       // "tokenizer.json", "model config", ...: "... above the 64 MiB limit for a tokenizer.json"
+  const char* what;       // "tokenizer.json", "model config", ...: "... over the limit of 64 MiB for a tokenizer.json"
   std::size_t max_bytes;  // larger files are refused
 };
 inline constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -80,8 +80,9 @@ inline constexpr FileKind kTestSuiteFile{"test suite", 64 * kMiB};
 // Reads a regular file of at most `max_bytes`. The file is opened with O_NONBLOCK and fstat'ed
 // before a byte is read, so a FIFO never blocks and a device is never read. Errors name the path
 // and say what is there instead: kInvalidArgument "'P' is not a regular file: it is a FIFO" (a
-// character device, a block device, a socket, a directory), "'P' is 3.2 GB, above the 64 MiB limit
-// for a tokenizer.json"; a missing file is kNotFound; a read error kIoError. The default kind is a
+// character device, a block device, a socket, a directory), "'P' is 3.2 GB (3200000000 bytes),
+// over the limit of 64 MiB for a tokenizer.json"; a missing file (or one this user may not open)
+// is kNotFound; a read error kIoError. The default kind is a
 // file of no particular kind with a 64 MiB limit.
 Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes = 64 * kMiB);
 Result<std::string> ReadWholeFile(const std::string& path, const FileKind& kind);
