@@ -21,6 +21,7 @@
 
 #include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
+#include "dfw/common/test_hooks.h"
 #include "dfw/inference/bert_encoder.h"
 #include "dfw/inference/calibration_text.h"
 #include "dfw/inference/device_memory.h"
@@ -440,6 +441,24 @@ class SentenceEmbeddingHandler final : public ModelHandler {
   Status ChooseDType(InferenceBackend& backend, BertEncoder& encoder) const {
     std::lock_guard<std::mutex> lock(mu_);
     if (choice_.has_value()) return encoder.SetLinearDType(choice_->dtype);
+    // Test hook (a -DDFW_TEST_HOOKS=ON build): DFW_TEST_PRECISION_BUCKETS="float32,int8,int8,int8"
+    // takes that dtype per kPrecisionBuckets bucket instead of measuring, so a test can route rows.
+    if (const auto forced = test_hooks::Get("PRECISION_BUCKETS")) {
+      PrecisionChoice c;
+      c.bucket_limits = kPrecisionBuckets;
+      c.tolerance = s_.tolerance;
+      for (std::size_t at = 0; at <= forced->size();) {
+        const std::size_t comma = std::min(forced->find(',', at), forced->size());
+        ASSIGN_OR_RETURN(LinearDType d, ParseLinearDType(forced->substr(at, comma - at)));
+        c.bucket_dtypes.push_back(d);
+        at = comma + 1;
+      }
+      if (c.bucket_dtypes.size() != kPrecisionBuckets.size() + 1) return InvalidArgument("DFW_TEST_PRECISION_BUCKETS: one dtype per bucket");
+      c.dtype = c.bucket_dtypes.back();
+      RETURN_IF_ERROR(encoder.SetLinearDType(c.dtype));
+      choice_ = std::move(c);
+      return Status::OK();
+    }
     std::vector<std::vector<int32_t>> ids(CalibrationSentences().size()), all_ids(CalibrationTexts().size());
     std::vector<std::span<const int32_t>> seqs, all_seqs;
     for (std::size_t i = 0; i < ids.size(); ++i) {

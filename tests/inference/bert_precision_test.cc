@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfw/backend/registry.h"
+#include "dfw/common/test_hooks.h"
 #include "dfw/inference/bert_encoder.h"
 #include "dfw/inference/calibration_text.h"
 #include "dfw/inference/safetensors.h"
@@ -251,6 +253,54 @@ TEST(SentenceEmbeddingHandler, ASampledBatchBelowTheBoundSwitchesToASaferDtype) 
   for (int i = 0; i < 3; ++i) last = Embed(*model, texts);
   EXPECT_EQ(last, ref);
   EXPECT_TRUE(FiguresByName(*model)["precision_check_cosine_ppm"].empty());  // float32 rows: nothing to check
+}
+
+double Distance(const std::vector<float>& a, const std::vector<float>& b, std::size_t row, std::size_t h) {
+  double d = 0;
+  for (std::size_t j = row * h; j < (row + 1) * h; ++j) d += (double(a[j]) - b[j]) * (double(a[j]) - b[j]);
+  return std::sqrt(d);
+}
+
+// Each row runs in its token bucket's dtype: with the buckets forced (test hook) to float32 for
+// 1-8 tokens and int8 above, in one mixed batch the short rows come out as float32's and the long
+// ones as int8's, and the batch's token figures count both encoders.
+TEST(SentenceEmbeddingHandler, EachRowRunsInItsTokenBucketsDtype) {
+  if (!test_hooks::Enabled()) GTEST_SKIP() << "needs a build configured with -DDFW_TEST_HOOKS=ON";
+  if (!MakeCpuBackend()->CheckLinearDType(LinearDType::kInt8).ok()) GTEST_SKIP() << "no int8 here";
+  auto f32 = Load({{"dtype", Value::String("float32")}});
+  auto i8 = Load({{"dtype", Value::String("int8")}});
+  ::setenv("DFW_TEST_PRECISION_BUCKETS", "float32,int8,int8,int8", 1);
+  auto routed = Load({{"dtype", Value::String("auto")}, {"precision_check_every", Value::Int(0)}});
+  ::unsetenv("DFW_TEST_PRECISION_BUCKETS");
+  ASSERT_TRUE(f32 && i8 && routed);
+  int bits32 = 0, bits8 = 0;
+  for (const auto& [name, v] : routed->LoadFigures()) {
+    bits32 += name == "linear_dtype_bits" && v == 32;
+    bits8 += name == "linear_dtype_bits" && v == 8;
+  }
+  EXPECT_EQ(bits32, 1);
+  EXPECT_EQ(bits8, 1);
+  const std::vector<std::string> texts = VariedTexts();
+  const std::vector<float> want32 = Embed(*f32, texts), want8 = Embed(*i8, texts), got = Embed(*routed, texts);
+  ASSERT_EQ(got.size(), want32.size());
+  const std::size_t h = got.size() / texts.size();
+  int64_t tokens = 0, short_rows = 0, long_rows = 0;
+  for (std::size_t r = 0; r < texts.size(); ++r) {
+    const int64_t n = routed->ElementWeight(Value::String(texts[r]));
+    tokens += n;
+    const double to32 = Distance(got, want32, r, h), to8 = Distance(got, want8, r, h);
+    if (n <= 8) {
+      ++short_rows;
+      EXPECT_LT(to32, to8) << "row " << r << " (" << n << " tokens) should be float32's";
+    } else {
+      ++long_rows;
+      EXPECT_LT(to8, to32) << "row " << r << " (" << n << " tokens) should be int8's";
+    }
+  }
+  EXPECT_GT(short_rows, 5);
+  EXPECT_GT(long_rows, 5);
+  auto figures = FiguresByName(*routed);
+  EXPECT_EQ(figures["batch_tokens"], std::vector<int64_t>{tokens});
 }
 
 TEST(SentenceEmbeddingHandler, ThePrecisionKeysAreChecked) {
