@@ -10,6 +10,8 @@
 #   scripts/stress_kill.sh [BUILD_DIR=build] [ITERATIONS=20] [PROCESSES=4]
 # DFW_TEST_BUNDLE_DELAY_MS (default 20) slows each bundle so kills land mid-run.
 # DFW_STRESS_MODE=finalize makes every iteration a kill during finalize.
+# DFW_STRESS_MODE=join: a two-stage Join job (rows x keys through the shuffle), a random SDK process
+# or the launcher SIGKILLed after a random 0-0.6 s; the output must be every joined row once.
 # DFW_STRESS_MODE=rebalance: one input file of 20,000 records that is ONE bundle (test hook
 # DFW_TEST_BUNDLE_BYTES) read slowly (DFW_TEST_SOURCE_BATCH_DELAY_MS, default 60), so the work
 # reaches the other processes only by dynamic work rebalancing (splits of the running bundle).
@@ -105,6 +107,70 @@ if [[ ${DFW_STRESS_MODE:-} == rebalance ]]; then
     exit 0
   fi
   echo "stress_kill (rebalance): FAILED" >&2
+  exit 1
+fi
+if [[ ${DFW_STRESS_MODE:-} == join ]]; then
+  # A two-stage job: 40 files of rows joined (Join, inner, through the shuffle) with 25 keys. Each
+  # iteration SIGKILLs, after a random 0-0.6 s, a random SDK process (4 in 5) or the launcher (then
+  # --resume); the output must be every joined row exactly once.
+  rm -f in/*.jsonl
+  for f in $(seq 0 39); do
+    awk -v f="$f" 'BEGIN { for (i = 0; i < 25; i++) printf "{\"id\": %d, \"x\": %d}\n", f * 25 + i, i }' > "in/part-$((1000 + f)).jsonl"
+  done
+  awk 'BEGIN { for (k = 0; k < 25; k++) printf "{\"k\": %d, \"name\": \"n%d\"}\n", k, k }' > keys.jsonl
+  awk 'BEGIN { for (id = 0; id < 1000; id++) printf "{\"id\":%d,\"x\":%d,\"name\":\"n%d\"}\n", id, id % 25, id % 25 }' | sort > expected.txt
+  cat > p.yaml <<'EOF2'
+pipeline:
+  transforms:
+    - {type: ReadFromJson, name: Rows, config: {path: in/*.jsonl}}
+    - {type: ReadFromJson, name: Keys, config: {path: keys.jsonl}}
+    - type: Join
+      input: {r: Rows, k: Keys}
+      config: {type: inner, equalities: [{r: x, k: k}], fields: {r: [id, x], k: [name]}}
+    - {type: WriteToJson, input: Join, config: {path: out/rows, file_name_suffix: .jsonl}}
+EOF2
+  for i in $(seq 1 "$ITER"); do
+    jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
+    rm -rf out
+    "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" > "$log" 2>&1 &
+    launcher=$!
+    sleep "$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", (r % 60) / 100 }')"
+    if (( RANDOM % 5 == 0 )); then
+      mode=launcher
+      kill -9 "$launcher" 2>/dev/null || true
+      { wait "$launcher"; } 2>/dev/null || true
+      for _ in $(seq 1 500); do pgrep -f -- "$jd" > /dev/null || break; sleep 0.01; done
+      if pgrep -f -- "$jd" > /dev/null; then echo "iteration $i: processes left after launcher SIGKILL" >&2; fail=1; fi
+      if [[ -e $jd/stages.json || -e $jd/job.json ]]; then
+        [[ -e $jd/FINISHED || -e $jd/stage-1/FINISHED ]] || echo "killed before the end" >> "$log"
+        "$BIN" run p.yaml "${FLAGS[@]}" --resume "$jd" >> "$log" 2>&1 || { echo "iteration $i: resume failed" >&2; fail=1; }
+      else  # killed before the job existed: run it again
+        rm -rf "$jd"
+        "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$jd" >> "$log" 2>&1 || { echo "iteration $i: rerun failed" >&2; fail=1; }
+      fi
+    else
+      mode=sdk
+      victim=$(pgrep -P "$launcher" | shuf -n 1 || true)
+      [[ -n "$victim" ]] && kill -9 "$victim" 2>/dev/null || true
+      wait "$launcher" || { echo "iteration $i: launcher exited $?" >&2; fail=1; }
+    fi
+    landed=no
+    if [[ $mode == launcher ]] && grep -q "killed before the end" "$log"; then landed=yes; fi
+    if [[ $mode == sdk ]] && grep -q "killed by signal 9" "$log"; then landed=yes; fi
+    [[ $landed == yes ]] && killed=$((killed + 1))
+    if cat out/rows-*.jsonl 2>/dev/null | sort | cmp -s - expected.txt; then
+      echo "iteration $i ($mode kill, landed mid-run: $landed): ok"
+    else
+      echo "iteration $i ($mode kill): WRONG OUTPUT; log:" >&2; cat "$log" >&2; fail=1
+      cat out/rows-*.jsonl 2>/dev/null | sort | uniq -d | head -3 >&2 || true
+    fi
+    rm -rf "$jd"
+  done
+  if (( fail == 0 )); then
+    echo "stress_kill (join): $ITER iterations, $killed kills landed mid-run, every joined row exactly once"
+    exit 0
+  fi
+  echo "stress_kill (join): FAILED" >&2
   exit 1
 fi
 if [[ ${DFW_STRESS_MODE:-} == rename ]]; then
