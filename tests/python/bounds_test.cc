@@ -4,6 +4,7 @@
 // runs without it (dfworker does not link libpython).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "cli/cli_test_util.h"
@@ -87,6 +88,52 @@ TEST(PythonBounds, DeeplyNestedJinjaVariablesAreExitTwo) {
   const std::string p = dir.Write("p.yaml", "x: {{ a }}\npipeline:\n  transforms: []\n");
   const std::string deep = "{\"a\": " + std::string(40000, '[') + std::string(40000, ']') + "}";
   ExpectExit2With(RunDfworker({"run", p, "--dry_run", "--jinja_variables=" + deep}), "--jinja_variables: nested too deeply");
+}
+
+TEST(PythonBounds, InSdkProcessesRunawayRowsAreTheirRowsErrors) {
+  // A real run: the SDK processes load CPython themselves; a row whose callable recurses without
+  // end or builds past the heap cap goes to the error output with the reason, the others through.
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write(
+      "p.yaml",
+      "pipeline:\n"
+      "  type: chain\n"
+      "  transforms:\n"
+      "    - type: Create\n"
+      "      config: {elements: [{a: 1}, {a: 2}, {a: 3}]}\n"
+      "    - type: MapToFields\n"
+      "      name: Udf\n"
+      "      config:\n"
+      "        language: python\n"
+      "        error_handling: {output: bad}\n"
+      "        fields:\n"
+      "          b:\n"
+      "            callable: |\n"
+      "              def deep(n):\n"
+      "                  return deep(n + 1)\n"
+      "              def f(row):\n"
+      "                  if row.a == 1:\n"
+      "                      return deep(0)\n"
+      "                  if row.a == 2:\n"
+      "                      return len('x' * (1 << 31))\n"
+      "                  return row.a * 10\n"
+      "  sink:\n"
+      "    type: WriteToJson\n"
+      "    config: {path: \"" + dir.path() + "/out/good\", file_name_suffix: .jsonl}\n"
+      "  extra_transforms:\n"
+      "    - type: WriteToJson\n"
+      "      input: Udf.bad\n"
+      "      config: {path: \"" + dir.path() + "/out/bad\", file_name_suffix: .jsonl}\n");
+  auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::string good, bad;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/out")) {
+    const std::string name = e.path().filename().string();
+    (name.rfind("good", 0) == 0 ? good : bad) += dfw::testing::ReadFile(e.path().string());
+  }
+  EXPECT_NE(good.find("\"b\":30"), std::string::npos) << good;
+  EXPECT_NE(bad.find("RecursionError: maximum recursion depth exceeded"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("MemoryError"), std::string::npos) << bad;
 }
 
 TEST(PythonBounds, AMissingLibraryIsExitTwoNamingIt) {
