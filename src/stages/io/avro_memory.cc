@@ -15,10 +15,12 @@ struct AvroBudgetState {
   int64_t used = 0;  // bytes allocated minus bytes freed since the scope began
 };
 thread_local AvroBudgetState t_avro_budget;
+thread_local std::unordered_set<void*>* t_avro_live = nullptr;  // set by AvroAllocationScope
 
 void* BudgetedRealloc(void* /*user_data*/, void* ptr, size_t osize, size_t nsize) {
   AvroBudgetState& b = t_avro_budget;
   if (nsize == 0) {
+    if (t_avro_live != nullptr) t_avro_live->erase(ptr);
     std::free(ptr);
     if (b.active) b.used -= static_cast<int64_t>(osize);
     return nullptr;
@@ -31,6 +33,10 @@ void* BudgetedRealloc(void* /*user_data*/, void* ptr, size_t osize, size_t nsize
   }
   void* p = std::realloc(ptr, nsize);
   if (p != nullptr && b.active) b.used += static_cast<int64_t>(nsize) - static_cast<int64_t>(osize);
+  if (p != nullptr && t_avro_live != nullptr) {
+    if (ptr != nullptr) t_avro_live->erase(ptr);
+    t_avro_live->insert(p);
+  }
   return p;
 }
 
@@ -47,5 +53,17 @@ AvroMemoryBudget::AvroMemoryBudget(std::size_t limit_bytes) {
 }
 
 AvroMemoryBudget::~AvroMemoryBudget() { t_avro_budget = AvroBudgetState{}; }
+
+void AvroAllocations::FreeAll() {
+  for (void* p : live_) std::free(p);
+  live_.clear();
+}
+
+AvroAllocationScope::AvroAllocationScope(AvroAllocations& allocations) : previous_(t_avro_live) {
+  InstallAvroAllocator();
+  t_avro_live = &allocations.live_;
+}
+
+AvroAllocationScope::~AvroAllocationScope() { t_avro_live = previous_; }
 
 }  // namespace dfw::stages_io

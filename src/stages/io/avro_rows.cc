@@ -54,8 +54,8 @@ Status MergeRow(AvroFieldType& t, const Row& row, bool first, const std::string&
       if (name == f.name) ft = &existing;
     }
     if (ft == nullptr) {
-      t.fields.emplace_back(f.name, AvroFieldType{});
-      ft = &t.fields.back().second;
+      t.fields.push_back(AvroField{f.name, AvroFieldType{}});
+      ft = &t.fields.back().type;
       ft->nullable = !first;
     }
     RETURN_IF_ERROR(MergeValue(*ft, f.value, where.empty() ? f.name : where + "." + f.name, depth + 1));

@@ -22,6 +22,8 @@
 
 namespace dfw::stages_io {
 
+struct AvroField;
+
 // The Avro type of one field, derived from the rows a writer was given (what Beam derives from
 // the PCollection's schema).
 struct AvroFieldType {
@@ -29,7 +31,12 @@ struct AvroFieldType {
   Kind kind = Kind::kNull;  // kNull until a non-null value is seen
   bool nullable = false;    // some row had null here or lacked the field
   std::unique_ptr<AvroFieldType> items;  // kArray
-  std::vector<std::pair<std::string, AvroFieldType>> fields;  // kRecord, in first-seen order
+  std::vector<AvroField> fields;          // kRecord, in first-seen order
+};
+
+struct AvroField {
+  std::string name;
+  AvroFieldType type;
 };
 
 // Accumulates the record type of a set of rows. A value whose type conflicts with the type the

@@ -40,6 +40,7 @@ class AvroSplitReader final : public SplitReader {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_) return false;
     AvroMemoryBudget budget(kAvroReadBudget);
+    stages_io::AvroAllocationScope scope(allocations_);
     if (reader_ == nullptr) {
       Status opened = Open();
       if (!opened.ok()) {
@@ -75,6 +76,7 @@ class AvroSplitReader final : public SplitReader {
   Status Open() {
     if (avro_file_reader(split_.path.c_str(), &reader_) != 0) {
       reader_ = nullptr;
+      allocations_.FreeAll();  // what the failed open left behind (see AvroAllocations)
       return DataLoss(fmt::format("'{}': cannot read it as an Avro container file: {}", split_.path, avro_strerror()));
     }
     avro_schema_t schema = avro_file_reader_get_writer_schema(reader_);
@@ -95,16 +97,19 @@ class AvroSplitReader final : public SplitReader {
   }
 
   void Close() {
+    stages_io::AvroAllocationScope scope(allocations_);
     if (has_value_) avro_value_decref(&value_);
     has_value_ = false;
     if (iface_ != nullptr) avro_value_iface_decref(iface_);
     iface_ = nullptr;
     if (reader_ != nullptr) avro_file_reader_close(reader_);
     reader_ = nullptr;
+    allocations_.FreeAll();  // what avro-c did not give back (see AvroAllocations)
   }
 
   SourceSplit split_;
   std::mutex mu_;
+  stages_io::AvroAllocations allocations_;  // every avro-c allocation of this reader
   avro_file_reader_t reader_ = nullptr;
   avro_value_iface_t* iface_ = nullptr;
   avro_value_t value_{};
