@@ -114,13 +114,16 @@ class WriteAvro final : public Stage {
 
 Result<std::unique_ptr<Stage>> MakeWriteAvro(const StageConfig& config) {
   RETURN_IF_ERROR(SinkNaming(config).status());
+  // Checked, not used: dfworker writes one shard per bundle (docs/beam.md, "File formats").
+  ASSIGN_OR_RETURN(int64_t num_shards, ConfigInt(config, "num_shards", 0));
+  if (num_shards < 0) return ConfigKeyError(config, "num_shards", fmt::format("must be 0 or more, got {}", num_shards));
   return std::unique_ptr<Stage>(new WriteAvro(config));
 }
 
 }  // namespace
 
 void RegisterWriteAvro(StageRegistry& r) {
-  (void)r.Register({"WriteToAvro", MakeWriteAvro, {"path", "file_name_suffix"}, {"path"},
+  (void)r.Register({"WriteToAvro", MakeWriteAvro, {"path", "file_name_suffix", "num_shards"}, {"path"},
                     StageTraits{.is_sink = true, .serial = true}, CheckByMaking(MakeWriteAvro)});
 }
 

@@ -67,13 +67,16 @@ class WriteParquet final : public Stage {
 
 Result<std::unique_ptr<Stage>> MakeWriteParquet(const StageConfig& config) {
   RETURN_IF_ERROR(SinkNaming(config).status());
+  // Checked, not used: dfworker writes one shard per bundle (docs/beam.md, "File formats").
+  ASSIGN_OR_RETURN(int64_t num_shards, ConfigInt(config, "num_shards", 0));
+  if (num_shards < 0) return ConfigKeyError(config, "num_shards", fmt::format("must be 0 or more, got {}", num_shards));
   return std::unique_ptr<Stage>(new WriteParquet(config));
 }
 
 }  // namespace
 
 void RegisterWriteParquet(StageRegistry& r) {
-  (void)r.Register({"WriteToParquet", MakeWriteParquet, {"path", "file_name_suffix"}, {"path"},
+  (void)r.Register({"WriteToParquet", MakeWriteParquet, {"path", "file_name_suffix", "num_shards"}, {"path"},
                     StageTraits{.is_sink = true, .serial = true}, CheckByMaking(MakeWriteParquet)});
 }
 
