@@ -76,9 +76,10 @@ class Connection {
   void ReadLoop() {
     for (;;) {
       Result<std::string> line = ch_.ReadLine();
-      if (!line.ok() && launcher_pid_ > 0 && ::getppid() != launcher_pid_) {
+      if (!line.ok() && launcher_pid_ > 0 && ::getppid() != launcher_pid_ && !Stopping()) {
         // The launcher died (its end of the socket closed with it): nothing this process does can
-        // be committed any more, so it ends now rather than at the end of its bundle.
+        // be committed any more, so it ends now rather than at the end of its bundle. (Not when
+        // the connection closed because this process is ending it: Stop()'s shutdown.)
         ::_exit(static_cast<int>(ExitCode::kRunFailed));
       }
       if (!line.ok()) {
@@ -103,6 +104,11 @@ class Connection {
       replies_.push_back(std::move(*m));
       cv_.notify_all();
     }
+  }
+
+  bool Stopping() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_;
   }
 
   void AnswerSplit(const Message& request) {
