@@ -12,7 +12,8 @@
 
 namespace dfw::python_environment_test {
 
-// 0: the venv's module imported and the system's jinja2 did not; 1..4: which step failed.
+// 0: the venv's module imported, the system's jinja2 did not, and rendering said what to install;
+// 1..5: which step failed.
 int ImportFromVenv() {
   dfw::testing::TempDir dir("dfw-pyvenv");
   const std::string venv = dir.path() + "/venv";
@@ -29,6 +30,12 @@ int ImportFromVenv() {
   if (!v.ok() || !v->is_int() || v->as_int() != 43) return 3;
   auto system_only = python::Function::FromCallable("import jinja2\nlambda row: 1");
   if (system_only.ok()) return 4;
+  // Without Jinja2 in the environment, rendering names the package to install.
+  Result<std::string> rendered = python::RenderPipelineTemplate("p.yaml", "{{ 1 }}", "{}");
+  if (rendered.ok() || rendered.status().code() != StatusCode::kUnavailable ||
+      rendered.status().message().find("apt-get install -y python3-jinja2") == std::string::npos) {
+    return 5;
+  }
   return 0;
 }
 
