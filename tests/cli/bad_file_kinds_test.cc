@@ -55,15 +55,44 @@ std::string GeneratePipeline(const std::string& model) {
          "  sink:\n    type: WriteToJson\n    config: {path: out/never}\n";
 }
 
+// A text-classification pipeline on a BERT encoder.
+std::string ClassifyPipeline(const std::string& model) {
+  return "options:\n  yaml_experimental_features: [ML]\n"
+         "pipeline:\n  type: chain\n  source:\n    type: ReadFromJson\n    config: {path: testdata/hf/reviews.jsonl}\n"
+         "  transforms:\n    - type: RunInference\n      name: Classify\n      config:\n        model_handler:\n"
+         "          type: HuggingFacePipelineModelHandler\n          config:\n"
+         "            task: text-classification\n            model: " + model + "\n            device: CPU\n"
+         "            preprocess: {callable: 'lambda row: row.text'}\n"
+         "  sink:\n    type: WriteToJson\n    config: {path: out/never}\n";
+}
+
+// The MLP handler's safetensors model.
+std::string MlpPipeline(const std::string& model) {
+  return "pipeline:\n  type: chain\n  source:\n    type: ReadFromJson\n    config: {path: pipelines/models/breast_cancer_mlp/sample.jsonl}\n"
+         "  transforms:\n    - type: RunInference\n      config:\n        model_handler:\n"
+         "          type: MlpModelHandlerSafetensors\n          config: {model_path: " + model + ", input_field: features}\n"
+         "  sink:\n    type: WriteToJson\n    config: {path: out/never}\n";
+}
+
 TEST(BadFileKinds, ModelFilesThatAreNotRegularFilesAreRefusedByName) {
-  for (const char* file : {"config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}) {
+  struct Model {
+    const char* source;  // a model directory of the tree
+    std::vector<const char*> files;
+    std::function<std::string(const std::string&)> pipeline;
+  };
+  const std::vector<Model> models = {
+      {"testdata/hf/decoders/llama", {"config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}, GeneratePipeline},
+      {"testdata/hf/bert-sequence-classification", {"config.json", "tokenizer.json", "tokenizer_config.json"}, ClassifyPipeline},
+      {"pipelines/models/breast_cancer_mlp", {"config.json"}, MlpPipeline},
+  };
+  for (const Model& m : models) for (const char* file : m.files) {
     for (const Kind& k : Kinds()) {
       TempDir dir;
       const std::string model = dir / "model";
-      fs::copy(fs::path(DFW_SOURCE_DIR) / "testdata/hf/decoders/llama", model);
+      fs::copy(fs::path(DFW_SOURCE_DIR) / m.source, model);
       fs::remove(model + "/" + file);
       ASSERT_TRUE(k.make(model + "/" + file)) << file << " as " << k.name;
-      WriteFile(dir / "p.yaml", GeneratePipeline(model));
+      WriteFile(dir / "p.yaml", m.pipeline(model));
       auto o = RunDfworker({"run", dir / "p.yaml", "--dry_run"}, DFW_SOURCE_DIR, kHang);
       EXPECT_EQ(o.exit_code, 2) << file << " as " << k.name << ":\n" << o.out;
       EXPECT_NE(o.out.find("'" + model + "/" + file + "' " + k.said), std::string::npos) << file << " as " << k.name << ":\n" << o.out;
