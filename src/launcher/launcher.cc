@@ -548,6 +548,8 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
     ReportLine("work rebalancing: {} split(s) of running bundles", coord_.splits());
   }
   WriteStderr(report_.SummaryTable(opts_.full_report, Elapsed(end)));
+  // A job whose rows mostly fail still exits 0 without an error threshold: said at the end too.
+  if (const std::string note = MostlyErrorsNote(report_.total()); !note.empty()) ReportLine("warning: {}", note);
   if (coord_.failed()) {
     result.code = ExitCode::kRunFailed;
     result.message = coord_.failure();
