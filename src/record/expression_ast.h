@@ -37,15 +37,7 @@ enum class NodeKind : uint8_t {
   kAttr,     // kids[0].name (nested row field)
   kCall,     // builtin fn(kids...), -1 for an omitted optional argument
   kMethod,   // kids[0].method fn(kids[1...])
-  kList,     // [kids...]; inside a def, fn == 1: a mutable list display, fn == 2: a set display
-  // Parsed only in the parser's def mode (no longer entered; CPython runs def callables):
-  kCallName,   // name(kids...), the last kw.size() kids passed by keyword
-  kCallAttr,   // kids[0].name(kids[1...]); fn: the str method of that name, or kNoMethod
-  kCallValue,  // kids[0](kids[1...])
-  kDict,       // {kids[0]: kids[1], kids[2]: kids[3], ...}
-  kListComp,   // [kids[0] for name in kids[1] if kids[2]], kids[2] = -1 without a condition
-  kFormat,     // f-string: kw = literal, conversion+spec, literal, ... around the fields kids
-  kLambda,     // lambda kw...: kids[0]
+  kList,     // [kids...]
 };
 
 inline constexpr uint8_t kNoMethod = 255;
@@ -64,7 +56,7 @@ struct Node {
   std::vector<int32_t> kids;
   std::vector<Op> ops;   // kCompare only
   Value value;           // kConst only
-  std::string name;      // kName / kAttr / kCallName / kCallAttr / kListComp
+  std::string name;      // kName / kAttr
   std::vector<std::string> kw;  // kCall* only: keyword names of the last kw.size() arguments
 };
 

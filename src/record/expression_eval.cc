@@ -181,14 +181,6 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       out.Set(Value::FromList(std::move(items)));
       return Status::OK();
     }
-    case NodeKind::kCallName:
-    case NodeKind::kCallAttr:
-    case NodeKind::kCallValue:
-    case NodeKind::kDict:
-    case NodeKind::kListComp:
-    case NodeKind::kFormat:
-    case NodeKind::kLambda:
-      break;  // only in def callables, which have their own evaluator
   }
   return Internal("unknown expression node");
 }

@@ -54,21 +54,6 @@ class Parser {
  public:
   explicit Parser(std::vector<Token> toks) : t_(std::move(toks)) {}
 
-  // Inside a def callable: parses `toks` (ending in kEnd) as one expression, a bare tuple allowed,
-  // appending its nodes to `prog`; names are variables, calls resolve when evaluated, and
-  // displays build mutable lists and dicts. Returns the root node.
-  static Result<int32_t> ParseDefExpression(std::vector<Token> toks, Program& prog, std::vector<int>& heights) {
-    Parser parser(std::move(toks));
-    parser.def_mode_ = true;
-    parser.p_ = std::move(prog);
-    parser.height_ = std::move(heights);
-    Result<int32_t> root = parser.ParseTop();
-    if (root.ok() && !parser.At(TokKind::kEnd)) root = parser.Unexpected(parser.Peek());
-    prog = std::move(parser.p_);
-    heights = std::move(parser.height_);
-    return root;
-  }
-
   Result<Program> Run(std::string_view source) {
     p_.source = std::string(source);
     ASSIGN_OR_RETURN(int32_t root, ParseTop());
@@ -155,7 +140,7 @@ class Parser {
   Result<int32_t> ParseTernary() {
     DepthGuard g(depth_);
     RETURN_IF_ERROR(Enter());
-    if (AtName("lambda")) return def_mode_ ? ParseLambda() : Unexpected(Peek());
+    if (AtName("lambda")) return Unexpected(Peek());
     ASSIGN_OR_RETURN(int32_t body, ParseBool(true));
     if (!AtName("if")) {
       if (AtOp(":=")) return Unexpected(Peek());
@@ -273,11 +258,6 @@ class Parser {
   Result<int32_t> ParsePostfix();
   Result<int32_t> ParseSubscript(int32_t obj);
   Result<int32_t> ParseCall(int32_t self, const std::string& name, int col);
-  Result<int32_t> ParseDefCall(Node n);
-  Result<int32_t> ParseFString(int col);
-  Result<int32_t> ParseSubExpression(const std::string& text, int col);
-  Result<int32_t> ParseLambda();
-  Result<int32_t> ParseDict(int col);
   Result<int32_t> ParseAtom();
   Result<int32_t> ParseDisplay(std::string_view close, int col);
   Result<int32_t> FoldList(Node n);
@@ -288,7 +268,6 @@ class Parser {
   std::vector<Token> t_;
   std::size_t pos_ = 0;
   int depth_ = 0;
-  bool def_mode_ = false;
   Program p_;
   std::vector<int> height_;
 };
