@@ -1,4 +1,6 @@
 // ReadFromJson: JSON Lines (one object per line) parsed with simdjson into rows.
+#include <cstring>
+
 // simdjson 3.0's inline DOM accessors trip g++ 12's -Wdangling-pointer / -Wmaybe-uninitialized
 // false positives inside the library header; silence them for that header only.
 #pragma GCC diagnostic push
@@ -28,14 +30,31 @@ void AssignValue(Value& out, simdjson::dom::element e);
 // with append, RunInference's inference tag), and growing then would reallocate and move every field.
 constexpr std::size_t kRowHeadroom = 4;
 
+// The field of `row` named `key`, or nullptr. Rows read here are narrow; a first-byte check keeps
+// the repeated-key scan from calling memcmp for every earlier field.
+Field* FindReadField(std::vector<Field>& fields, std::string_view key) {
+  for (Field& f : fields) {
+    if (f.name.size() == key.size() && (key.empty() || (f.name[0] == key[0] && std::memcmp(f.name.data(), key.data(), key.size()) == 0))) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
 Row ToRow(simdjson::dom::object obj) {
   Row row;
-  row.Reserve(obj.size() + kRowHeadroom);
+  std::vector<Field>& fields = row.mutable_fields();
+  fields.reserve(obj.size() + kRowHeadroom);
   for (auto kv : obj) {
-    Value* existing = row.empty() ? nullptr : row.FindMutable(kv.key);
-    // A repeated key keeps the last value; otherwise the field is built in place (no temporaries:
-    // each key and string value is copied once).
-    AssignValue(existing != nullptr ? *existing : row.AppendNull(kv.key), kv.value);
+    std::string_view key = kv.key;
+    Field* field = FindReadField(fields, key);
+    // A repeated key keeps the last value; otherwise the field is built in place in the row's
+    // vector (no temporary Field to move: each key and string value is copied once).
+    if (field == nullptr) {
+      field = &fields.emplace_back();
+      field->name.append(key.data(), key.size());  // cheaper than assign's general replace
+    }
+    AssignValue(field->value, kv.value);
   }
   return row;
 }
