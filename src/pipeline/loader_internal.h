@@ -93,6 +93,9 @@ class Loader {
   // A WindowInto leaf for a transform's `windowing:` (Beam's preprocess_windowing), reading `refs`.
   int AddWindowInto(const YAML::Node& windowing, const std::string& name, std::vector<RawRef> refs, const YAML::Node& at);
   std::vector<std::string> UserTypes() const;
+  // loader_join_steps.cc: a Join of 3+ inputs keyed on different fields per step as two-input
+  // Joins, left-deep; false (nothing added) when it cannot be split.
+  Result<bool> SplitJoin(Leaf& join, Entry& entry, const StageTypeInfo& info);
   // Every leaf's pending `windowing:` as WindowInto leaves: before it (one per input) or, on a
   // source, after it (its entry's main output then is the WindowInto's).
   Status ApplyWindowing();

@@ -235,7 +235,16 @@ Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const
   } else if (!in_chain && !info->traits.is_source) {
     return Err(n, fmt::format("transform '{}' ({}): 'input' is required outside a chain", cfg.name, cfg.type));
   }
-  if (info->check) RETURN_IF_ERROR(info->check(cfg));
+  out.scope = &scope;
+  out.entry = static_cast<int>(scope.entries.size());  // the entry this leaf becomes (ParseEntry appends it)
+  if (info->check) {
+    Status checked = info->check(cfg);
+    if (!checked.ok() && cfg.type == "Join") {  // keyed differently per step: one Join per step
+      ASSIGN_OR_RETURN(bool split, SplitJoin(out, entry, *info));
+      if (split) return Status::OK();
+    }
+    RETURN_IF_ERROR(checked);
+  }
   if (info->named_outputs) {
     ASSIGN_OR_RETURN(out.spec.outputs, info->named_outputs(cfg));
     for (const std::string& o : out.spec.outputs) {
@@ -245,8 +254,6 @@ Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const
       }
     }
   }
-  out.scope = &scope;
-  out.entry = static_cast<int>(scope.entries.size());  // the entry this leaf becomes (ParseEntry appends it)
   entry.leaf = entry.main_leaf = static_cast<int>(leaves_.size());
   leaves_.push_back(std::move(out));
   return Status::OK();
