@@ -125,17 +125,59 @@ char* Put(char* p, std::string_view s) {
   return p + s.size();
 }
 
+// True when any of the 8 bytes in `w` needs care (kNeedsCare): a byte below 0x20, '"', '\\' or a
+// byte with the high bit set. The borrow tricks may also flag a byte above a flagged one, never a
+// word with no such byte, so a false answer means the 8 bytes are copied as they are.
+inline bool WordNeedsCare(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const uint64_t quote = w ^ (kOnes * '"');
+  const uint64_t backslash = w ^ (kOnes * '\\');
+  const uint64_t control = (w - kOnes * 0x20) & ~w;
+  return (((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | control | w) & kHigh;
+}
+
+// Copies a run of plain bytes shorter than 8 with at most two fixed-size moves (overlapping when
+// the run is not a power of two long) instead of a call to memcpy per run.
+inline char* PutShortRun(char* p, const char* src, std::size_t n) {
+  if (n >= 8) return Put(p, std::string_view(src, n));
+  if (n >= 4) {
+    uint32_t head, tail;
+    std::memcpy(&head, src, 4);
+    std::memcpy(&tail, src + n - 4, 4);
+    std::memcpy(p, &head, 4);
+    std::memcpy(p + n - 4, &tail, 4);
+  } else if (n > 0) {
+    p[0] = src[0];
+    p[n / 2] = src[n / 2];
+    p[n - 1] = src[n - 1];
+  }
+  return p + n;
+}
+
 char* PutString(char* p, std::string_view s) {
   static const char* kHex = "0123456789abcdef";
   *p++ = '"';
+  const char* src = s.data();
+  const std::size_t size = s.size();
   std::size_t i = 0;
-  while (i < s.size()) {
+  while (true) {
+    // Plain bytes go 8 at a time (the bound leaves 6 output bytes per input byte); the run that is
+    // left before the next byte needing care (or the end) is then shorter than 8.
+    while (size - i >= 8) {
+      uint64_t w;
+      std::memcpy(&w, src + i, 8);
+      if (WordNeedsCare(w)) break;
+      std::memcpy(p, &w, 8);
+      p += 8;
+      i += 8;
+    }
     std::size_t j = i;
-    while (j < s.size() && !kNeedsCare[static_cast<unsigned char>(s[j])]) ++j;
-    p = Put(p, s.substr(i, j - i));
+    while (j < size && !kNeedsCare[static_cast<unsigned char>(src[j])]) ++j;
+    p = PutShortRun(p, src + i, j - i);
     i = j;
-    if (i >= s.size()) break;
-    auto c = static_cast<unsigned char>(s[i]);
+    if (i >= size) break;
+    auto c = static_cast<unsigned char>(src[i]);
     if (c >= 0x80) {
       std::size_t n = Utf8SeqLen(s, i);
       if (n == 0) {  // an invalid byte becomes U+FFFD
@@ -170,8 +212,35 @@ char* PutString(char* p, std::string_view s) {
 // Python's repr, as Beam's JSON writer prints floats: shortest round-trip digits (fmt's
 // Dragonbox, faster than std::to_chars here), fixed notation for exponents in [-4, 16), and
 // floats stay recognisable ("1.0", not "1"). Non-finite values become null.
+// Fixed notation (nearly every float in practice) is written here from Dragonbox's digits and
+// exponent, which skips fmt's general writer (its format-spec handling and digit grouping); the
+// exponent form goes through fmt::format_to, the same text as before.
 char* PutDouble(char* p, double d) {
   if (!std::isfinite(d)) return Put(p, "null");
+  if (d == 0) return Put(p, std::signbit(d) ? std::string_view("-0.0") : std::string_view("0.0"));
+  const auto dec = fmt::detail::dragonbox::to_decimal(std::fabs(d));
+  char digits[24];
+  char* digits_end = std::to_chars(digits, digits + sizeof digits, dec.significand).ptr;
+  const int n = static_cast<int>(digits_end - digits);
+  const int point = n + dec.exponent;  // digits before the decimal point (<= 0: leading zeros after "0.")
+  if (point - 1 >= -4 && point - 1 < 16) {
+    if (std::signbit(d)) *p++ = '-';
+    if (dec.exponent >= 0) {  // an integer: the digits, the exponent's zeros, ".0"
+      p = Put(p, std::string_view(digits, static_cast<std::size_t>(n)));
+      std::memset(p, '0', static_cast<std::size_t>(dec.exponent));
+      p += dec.exponent;
+      return Put(p, ".0");
+    }
+    if (point > 0) {
+      p = Put(p, std::string_view(digits, static_cast<std::size_t>(point)));
+      *p++ = '.';
+      return Put(p, std::string_view(digits + point, static_cast<std::size_t>(n - point)));
+    }
+    p = Put(p, "0.");
+    std::memset(p, '0', static_cast<std::size_t>(-point));
+    p += -point;
+    return Put(p, std::string_view(digits, static_cast<std::size_t>(n)));
+  }
   char* end = fmt::format_to(p, FMT_COMPILE("{}"), d);
   if (std::string_view(p, static_cast<std::size_t>(end - p)).find_first_of(".eEn") == std::string_view::npos) {
     end = Put(end, ".0");
