@@ -54,7 +54,12 @@ Result<bool> Loader::SplitJoin(Leaf& join, Entry& entry, const StageTypeInfo& in
   std::set<Column> compared;  // columns a later step compares
   for (const ConfigNode& item : eq.items()) {
     std::vector<Column> cols;
-    for (const ConfigEntry& e : item.entries()) cols.push_back(Column{index(e.key.Scalar()), e.value.Scalar()});
+    if (!item.IsMap()) return false;
+    for (const ConfigEntry& e : item.entries()) {
+      const std::size_t i = index(e.key.Scalar());
+      if (i >= n || !e.value.IsScalar() || e.value.Scalar().empty()) return false;  // the Join's own message says what
+      cols.push_back(Column{i, e.value.Scalar()});
+    }
     if (cols.size() < 2) return false;
     std::sort(cols.begin(), cols.end());
     const Column& last = cols.back();
@@ -70,9 +75,15 @@ Result<bool> Loader::SplitJoin(Leaf& join, Entry& entry, const StageTypeInfo& in
     const std::size_t i = index(e.key.Scalar());
     if (i >= n) return false;
     if (e.value.IsSequence()) {
-      for (const ConfigNode& f : e.value.items()) listed[i].emplace_back(f.Scalar(), f.Scalar());
+      for (const ConfigNode& f : e.value.items()) {
+        if (!f.IsScalar()) return false;
+        listed[i].emplace_back(f.Scalar(), f.Scalar());
+      }
     } else if (e.value.IsMap()) {
-      for (const ConfigEntry& f : e.value.entries()) listed[i].emplace_back(f.key.Scalar(), f.value.Scalar());
+      for (const ConfigEntry& f : e.value.entries()) {
+        if (!f.value.IsScalar()) return false;
+        listed[i].emplace_back(f.key.Scalar(), f.value.Scalar());
+      }
     } else {
       return false;
     }

@@ -84,5 +84,15 @@ TEST(JoinSteps, WithoutFieldsForEveryInputTheRefusalStands) {
   EXPECT_THAT(spec.status().message(), HasSubstr("one shuffle"));
 }
 
+// A Join that cannot be split keeps its own message (an unknown input in the equalities).
+TEST(JoinSteps, ABadJoinIsRefusedWithItsOwnMessage) {
+  std::string yaml = ThreeInputs("inner", "[]");
+  yaml.replace(yaml.find("{B: other, C: other}"), 20, "{B: other, D: other}");
+  StageRegistry r = TestRegistry();
+  auto spec = LoadYaml(yaml, r);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("'D' is not one of the inputs"));
+}
+
 }  // namespace
 }  // namespace dfw
