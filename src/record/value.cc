@@ -116,7 +116,12 @@ std::size_t Bound(const Value& v) {
 }
 std::size_t Bound(const Row& row) {
   std::size_t n = 2;
-  for (const Field& f : row.fields()) n += 2 + StringBound(f.name) + Bound(f.value);
+  for (const Field& f : row.fields()) {
+    // Strings and scalars inline: only lists and rows take the call.
+    const Value& v = f.value;
+    n += 2 + StringBound(f.name) +
+         (v.is_string() ? StringBound(v.as_string()) : (v.is_list() || v.is_row()) ? Bound(v) : kScalarBound);
+  }
   return n;
 }
 
@@ -219,28 +224,29 @@ char* PutDouble(char* p, double d) {
   if (!std::isfinite(d)) return Put(p, "null");
   if (d == 0) return Put(p, std::signbit(d) ? std::string_view("-0.0") : std::string_view("0.0"));
   const auto dec = fmt::detail::dragonbox::to_decimal(std::fabs(d));
-  char digits[24];
-  char* digits_end = std::to_chars(digits, digits + sizeof digits, dec.significand).ptr;
-  const int n = static_cast<int>(digits_end - digits);
+  if (std::signbit(d)) *p++ = '-';
+  // The digits go straight to p (at most 17, and the bound leaves 32) and are moved into place.
+  char* digits_end = std::to_chars(p, p + kScalarBound - 1, dec.significand).ptr;
+  const int n = static_cast<int>(digits_end - p);
   const int point = n + dec.exponent;  // digits before the decimal point (<= 0: leading zeros after "0.")
   if (point - 1 >= -4 && point - 1 < 16) {
-    if (std::signbit(d)) *p++ = '-';
     if (dec.exponent >= 0) {  // an integer: the digits, the exponent's zeros, ".0"
-      p = Put(p, std::string_view(digits, static_cast<std::size_t>(n)));
-      std::memset(p, '0', static_cast<std::size_t>(dec.exponent));
-      p += dec.exponent;
-      return Put(p, ".0");
+      for (int k = 0; k < dec.exponent; ++k) *digits_end++ = '0';
+      return Put(digits_end, ".0");
     }
-    if (point > 0) {
-      p = Put(p, std::string_view(digits, static_cast<std::size_t>(point)));
-      *p++ = '.';
-      return Put(p, std::string_view(digits + point, static_cast<std::size_t>(n - point)));
+    if (point > 0) {  // "ddd.ddd": the fraction's digits move one place right
+      for (int k = n - 1; k >= point; --k) p[k + 1] = p[k];
+      p[point] = '.';
+      return p + n + 1;
     }
-    p = Put(p, "0.");
-    std::memset(p, '0', static_cast<std::size_t>(-point));
-    p += -point;
-    return Put(p, std::string_view(digits, static_cast<std::size_t>(n)));
+    const int shift = 2 - point;  // "0." and -point zeros go before the digits
+    for (int k = n - 1; k >= 0; --k) p[k + shift] = p[k];
+    p[0] = '0';
+    p[1] = '.';
+    for (int k = 2; k < shift; ++k) p[k] = '0';
+    return p + n + shift;
   }
+  if (std::signbit(d)) --p;  // fmt writes the sign itself
   char* end = fmt::format_to(p, FMT_COMPILE("{}"), d);
   if (std::string_view(p, static_cast<std::size_t>(end - p)).find_first_of(".eEn") == std::string_view::npos) {
     end = Put(end, ".0");
