@@ -114,7 +114,7 @@ class Loader {
 
   // loader_wire.cc
   Result<std::vector<InputRef>> Resolve(const RawRef& ref, int depth);
-  Result<std::vector<InputRef>> ResolveEntry(const Scope& scope, const Entry& e, const std::string& output,
+  Result<std::vector<InputRef>> ResolveEntry(const Entry& e, const std::string& output,
                                              const RawRef& ref, int depth);
   Result<PipelineSpec> Wire();
 

@@ -36,7 +36,7 @@ Result<std::vector<InputRef>> Loader::Resolve(const RawRef& ref, int depth) {
   if (depth > kMaxDepth) return Err(ref.at, fmt::format("input '{}' refers to itself through composite inputs and outputs", ref.name));
   if (ref.leaf >= 0) return std::vector<InputRef>{InputRef{ref.leaf, false}};
   const Scope& scope = *ref.scope;
-  if (ref.entry >= 0) return ResolveEntry(scope, scope.entries[static_cast<std::size_t>(ref.entry)], "", ref, depth);
+  if (ref.entry >= 0) return ResolveEntry(scope.entries[static_cast<std::size_t>(ref.entry)], "", ref, depth);
   auto input = scope.inputs.find(ref.name);
   if (input != scope.inputs.end()) {
     std::vector<InputRef> all;
@@ -71,15 +71,15 @@ Result<std::vector<InputRef>> Loader::Resolve(const RawRef& ref, int depth) {
     return Err(ref.at, fmt::format("input '{}' is ambiguous: transforms on lines {} have that name or type; give them distinct 'name's",
                                    base, Join(lines)));
   }
-  return ResolveEntry(scope, scope.entries[static_cast<std::size_t>(found[0])], output, ref, depth);
+  return ResolveEntry(scope.entries[static_cast<std::size_t>(found[0])], output, ref, depth);
 }
 
-Result<std::vector<InputRef>> Loader::ResolveEntry(const Scope& scope, const Entry& e, const std::string& output,
+Result<std::vector<InputRef>> Loader::ResolveEntry(const Entry& e, const std::string& output,
                                                    const RawRef& ref, int depth) {
   const std::string shown = ref.name.empty() ? e.name : ref.name;
   if (e.leaf < 0) {  // a composite
     const Scope& inner = *e.inner;
-    if (e.implicit_outputs) return ResolveEntry(inner, inner.entries[static_cast<std::size_t>(e.last)], output, ref, depth + 1);
+    if (e.implicit_outputs) return ResolveEntry(inner.entries[static_cast<std::size_t>(e.last)], output, ref, depth + 1);
     std::vector<std::string> tags;
     for (const auto& kv : e.outputs) tags.push_back("'" + e.name + "." + kv.first + "'");
     if (output.empty()) {
@@ -119,7 +119,6 @@ Result<std::vector<InputRef>> Loader::ResolveEntry(const Scope& scope, const Ent
   }
   auto tag = std::find(named.begin(), named.end(), output);
   if (tag != named.end()) return std::vector<InputRef>{InputRef{e.leaf, false, static_cast<int>(tag - named.begin())}};
-  (void)scope;
   return Err(ref.at, fmt::format("input '{}': transform '{}' has no output '{}'{}; it has {}", shown, e.name, output,
                                  DidYouMeanSuffix(output, named), offered()));
 }
