@@ -359,7 +359,7 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
     return Nested(t, n, nodes);
   } else if (type != "Create" && type != "Explode" && type != "Flatten" && type != "LogForTesting" && type != "Partition" &&
              type != "WindowInto" && type != "ExtractWindowingInfo" && type != "WriteToTFRecord" && type != "AssertEqual" &&
-             type != "Reshuffle") {
+             type != "Reshuffle" && type != "ValidateWithSchema") {
     return NoEquivalent(t, "dfworker's exporter knows no Beam form for it", nodes);
   }
   nodes.push_back(n);

@@ -469,8 +469,9 @@ namespace dfw {
 namespace {
 
 // The forms of Beam's own YAML tests (windowing.yaml: chains inside a composite) and the
-// transforms dfworker runs under Beam's names (AssertEqual, Reshuffle) are exported as written.
-TEST(BeamExport, CompositesNestedChainsAssertEqualAndReshuffleAreKept) {
+// transforms dfworker runs under Beam's names (AssertEqual, Reshuffle, ValidateWithSchema) are
+// exported as written.
+TEST(BeamExport, CompositesNestedChainsAssertEqualReshuffleAndValidateWithSchemaAreKept) {
   auto r = Export(R"(pipeline:
   type: composite
   transforms:
@@ -481,6 +482,8 @@ TEST(BeamExport, CompositesNestedChainsAssertEqualAndReshuffleAreKept) {
       input: Create
       transforms:
         - type: Reshuffle
+        - type: ValidateWithSchema
+          config: {schema: {type: object, properties: {t: {type: integer}}}}
         - type: Combine
           config: {group_by: k, combine: {t: sum}}
           windowing: {type: global}
@@ -499,10 +502,11 @@ TEST(BeamExport, CompositesNestedChainsAssertEqualAndReshuffleAreKept) {
   const YAML::Node chain = r->yaml["pipeline"]["transforms"][1];
   EXPECT_EQ(chain["type"].as<std::string>(), "chain");
   EXPECT_EQ(chain["input"].as<std::string>(), "Create");
-  ASSERT_EQ(chain["transforms"].size(), 3u);
+  ASSERT_EQ(chain["transforms"].size(), 4u);
   EXPECT_EQ(chain["transforms"][0]["type"].as<std::string>(), "Reshuffle");
-  EXPECT_EQ(chain["transforms"][1]["windowing"]["type"].as<std::string>(), "global");
-  EXPECT_EQ(chain["transforms"][2]["config"]["elements"][0]["t"].as<int>(), 1);
+  EXPECT_EQ(chain["transforms"][1]["config"]["schema"]["properties"]["t"]["type"].as<std::string>(), "integer");
+  EXPECT_EQ(chain["transforms"][2]["windowing"]["type"].as<std::string>(), "global");
+  EXPECT_EQ(chain["transforms"][3]["config"]["elements"][0]["t"].as<int>(), 1);
   const YAML::Node inner = r->yaml["pipeline"]["transforms"][2];
   EXPECT_EQ(inner["input"]["one"].as<std::string>(), "Create");
   EXPECT_EQ(inner["output"].as<std::string>(), "Log");
