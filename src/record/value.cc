@@ -214,6 +214,30 @@ char* PutString(char* p, std::string_view s) {
   return p;
 }
 
+// Keys and most values are short and plain: one pass over at most 16 bytes decides, and the bytes
+// go out with fixed-size moves, without PutString's call and loop set-up (a third of its cost for
+// a 4-byte key). Anything else takes PutString.
+inline char* PutStringShort(char* p, std::string_view s) {
+  const std::size_t n = s.size();
+  if (n > 16) return PutString(p, s);
+  unsigned care = 0;
+  for (std::size_t i = 0; i < n; ++i) care |= kNeedsCare[static_cast<unsigned char>(s[i])];
+  if (care != 0) return PutString(p, s);
+  *p++ = '"';
+  if (n >= 8) {
+    uint64_t head, tail;
+    std::memcpy(&head, s.data(), 8);
+    std::memcpy(&tail, s.data() + n - 8, 8);
+    std::memcpy(p, &head, 8);
+    std::memcpy(p + n - 8, &tail, 8);
+    p += n;
+  } else {
+    p = PutShortRun(p, s.data(), n);
+  }
+  *p++ = '"';
+  return p;
+}
+
 // Python's repr, as Beam's JSON writer prints floats: shortest round-trip digits (fmt's
 // Dragonbox, faster than std::to_chars here), fixed notation for exponents in [-4, 16), and
 // floats stay recognisable ("1.0", not "1"). Non-finite values become null.
@@ -291,7 +315,7 @@ char* PutValue(char* p, const Value& v, ListMemo& memo) {
     case Value::Kind::kBool: return Put(p, v.as_bool() ? std::string_view("true") : std::string_view("false"));
     case Value::Kind::kInt: return std::to_chars(p, p + kScalarBound, v.as_int()).ptr;
     case Value::Kind::kFloat: return PutDouble(p, v.as_float());
-    case Value::Kind::kString: return PutString(p, v.as_string());
+    case Value::Kind::kString: return PutStringShort(p, v.as_string());
     case Value::Kind::kList: {
       const List& list = v.as_list();
       const bool remember = list.size() >= ListMemo::kMinItems;
@@ -323,7 +347,7 @@ char* PutRow(char* p, const Row& row, ListMemo& memo) {
   for (const Field& f : row.fields()) {
     if (!first) *p++ = ',';
     first = false;
-    p = PutString(p, f.name);
+    p = PutStringShort(p, f.name);
     *p++ = ':';
     p = PutValue(p, f.value, memo);
   }
