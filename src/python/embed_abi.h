@@ -26,6 +26,7 @@ inline constexpr char kEmbedSymbol[] = "dfw_python_create_v1";
 struct EmbedConfig {
   int64_t memory_limit_bytes = 0;  // cap on the interpreter's heap (MemoryError past it); 0 = none
   int recursion_limit = 1000;      // sys.setrecursionlimit
+  int64_t load_time_limit_ms = 0;  // MakeFunction and Render end with TimeoutError past it; 0 = none
   std::string python_executable;   // the python3.11 of a venv or prefix ("" = /usr/bin/python3.11)
 };
 

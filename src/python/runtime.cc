@@ -80,6 +80,8 @@ Status Load(const RuntimeOptions& options, Embedded** out) {
   // The real-process tests lower the cap so that a runaway construction ends in a second.
   if (std::optional<std::string> mb = test_hooks::Get("PYTHON_MEMORY_MB")) config.memory_limit_bytes = std::atoll(mb->c_str()) << 20;
   config.recursion_limit = options.recursion_limit;
+  config.load_time_limit_ms = options.load_time_limit_ms;
+  if (std::optional<std::string> s = test_hooks::Get("PYTHON_LOAD_SECONDS")) config.load_time_limit_ms = std::atoll(s->c_str()) * 1000;
   config.python_executable = options.python_executable;
   std::string error(1024, '\0');
   Embedded* embedded = create(&config, error.data(), error.size());
@@ -100,6 +102,7 @@ Status Configure(const RuntimeOptions& options) {
   if (s.attempted) {
     const bool same = s.options.memory_limit_bytes == options.memory_limit_bytes &&
                       s.options.recursion_limit == options.recursion_limit &&
+                      s.options.load_time_limit_ms == options.load_time_limit_ms &&
                       s.options.python_executable == options.python_executable;
     if (same) return Status::OK();
     return FailedPrecondition("the Python interpreter has already started with other options");

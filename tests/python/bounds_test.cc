@@ -83,6 +83,17 @@ TEST(PythonBounds, RunawayTemplatesEndWithExitTwo) {
   ExpectExit2With(RunDfworker({"run", p3, "--dry_run"}, DFW_SOURCE_DIR, kSmallCap), "MemoryError");
 }
 
+TEST(PythonBounds, EndlessModuleCodeAndTemplatesStopAtTheLoadTimeLimit) {
+  // The limit, lowered to 2 s by a test hook (60 s by default); the code catching the
+  // TimeoutError does not escape it.
+  TempDir dir("dfw-pybounds");
+  const char* short_limit = "DFW_TEST_PYTHON_LOAD_SECONDS=2";
+  const std::string p = dir.Write("p.yaml", CallablePipeline("try:\n    while True:\n        pass\nexcept Exception:\n    while True:\n        pass"));
+  ExpectExit2With(RunDfworker({"run", p, "--dry_run"}, DFW_SOURCE_DIR, short_limit), "TimeoutError: stopped after 2 s");
+  const std::string t = dir.Write("t.yaml", "x: 1\n# {% for i in range(10**12) %}{% endfor %}\npipeline:\n  transforms: []\n");
+  ExpectExit2With(RunDfworker({"run", t, "--dry_run"}, DFW_SOURCE_DIR, short_limit), "TimeoutError: stopped after 2 s");
+}
+
 TEST(PythonBounds, DeeplyNestedJinjaVariablesAreExitTwo) {
   TempDir dir("dfw-pybounds");
   const std::string p = dir.Write("p.yaml", "x: {{ a }}\npipeline:\n  transforms: []\n");

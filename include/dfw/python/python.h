@@ -19,7 +19,8 @@
 // MemoryError is kResourceExhausted), with "(<callable> line N)" when raised in the user's code.
 //
 // Bounds: the interpreter's heap is capped (RuntimeOptions::memory_limit_bytes; past it Python
-// raises MemoryError), recursion stops at the recursion limit (RecursionError), and results
+// raises MemoryError), recursion stops at the recursion limit (RecursionError), module-level code
+// and templates stop at the load time limit (TimeoutError), and results
 // nested deeper than 500 levels or holding more than 2^22 values are refused (read big
 // tables in batches).
 //
@@ -51,6 +52,10 @@ struct RuntimeOptions {
   int64_t memory_limit_bytes = int64_t{1} << 30;
   // sys.setrecursionlimit.
   int recursion_limit = 1000;
+  // Wall time for compiling a function (its module-level code) or rendering a template, ms: past
+  // it Python raises TimeoutError (checked between bytecodes; a single long C call is not cut
+  // short). <= 0: no limit. Calls on rows have none, as on Beam.
+  int64_t load_time_limit_ms = 60'000;
   // The interpreter of the user's environment: a venv's bin/python (its site-packages are then
   // importable) or a prefix's python3.11. "" = the system's /usr/bin/python3.11.
   std::string python_executable;

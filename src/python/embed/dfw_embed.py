@@ -14,6 +14,8 @@ import os
 import traceback
 import types
 
+load_time_limit_s = 0  # set by the C++ side after this file runs
+
 # ---- rows ---------------------------------------------------------------------------------------
 
 _row_types = {}
@@ -176,6 +178,9 @@ def describe(exc):
     """'Type: message', with the line for syntax errors and for errors raised in user code."""
     if isinstance(exc, TemplateFailure):
         return str(exc)
+    if isinstance(exc, TimeoutError) and not exc.args:
+        return ('TimeoutError: stopped after %d s: module-level code and templates must finish within '
+                'the load time limit' % load_time_limit_s)
     text = traceback.format_exception_only(type(exc), exc)[-1].strip()
     if isinstance(exc, SyntaxError):
         return text if exc.lineno is None else '%s (line %d)' % (text, exc.lineno)

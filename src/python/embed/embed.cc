@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -58,7 +60,7 @@ class Interpreter final : public Embedded {
 
   Result<FunctionHandle> MakeFunction(FunctionForm form, std::string_view text, std::string_view name) override {
     Result<FunctionHandle> out = Internal("not run");
-    Run([&] {
+    RunBounded([&] {
       PyObject* maker = form == FunctionForm::kCallable ? callable_from_source_
                         : form == FunctionForm::kModule ? callable_from_module_
                                                         : expression_function_;
@@ -130,7 +132,7 @@ class Interpreter final : public Embedded {
   Result<std::string> Render(std::string_view mode, std::string_view path, std::string_view source,
                              std::string_view variables_json) override {
     Result<std::string> out = Internal("not run");
-    Run([&] {
+    RunBounded([&] {
       PyObject* fn = mode == "chat" ? render_chat_ : render_pipeline_;
       PyObject* a = PyUnicode_FromStringAndSize(path.data(), static_cast<Py_ssize_t>(path.size()));
       PyObject* b = PyUnicode_FromStringAndSize(source.data(), static_cast<Py_ssize_t>(source.size()));
@@ -163,14 +165,31 @@ class Interpreter final : public Embedded {
   }
 
   // Runs `job` on the interpreter thread, holding the GIL, and waits for it. One at a time.
-  void Run(const std::function<void()>& job) {
+  void Run(const std::function<void()>& job, int64_t limit_ms = 0) {
     std::lock_guard<std::mutex> serial(run_mu_);
     std::unique_lock<std::mutex> lock(mu_);
     job_ = &job;
     job_done_ = false;
     cv_.notify_all();
-    cv_.wait(lock, [this] { return job_done_; });
+    if (limit_ms <= 0) {
+      cv_.wait(lock, [this] { return job_done_; });
+      return;
+    }
+    // Past the deadline, TimeoutError is raised in the interpreter thread at its next check
+    // between bytecodes (again every second, should the code catch it). Taking the GIL here waits
+    // for that check; mu_ is released first, as the interpreter thread takes it to finish.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limit_ms);
+    while (!cv_.wait_until(lock, deadline, [this] { return job_done_; })) {
+      lock.unlock();
+      PyGILState_STATE gil = PyGILState_Ensure();
+      if (job_running_) PyThreadState_SetAsyncExc(py_thread_id_, PyExc_TimeoutError);
+      PyGILState_Release(gil);
+      lock.lock();
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
   }
+  // Module-level code and templates: under the load time limit.
+  void RunBounded(const std::function<void()>& job) { Run(job, config_.load_time_limit_ms); }
 
   void ThreadMain() {
     std::string error = Initialize();
@@ -190,11 +209,15 @@ class Interpreter final : public Embedded {
         job = job_;
       }
       PyEval_RestoreThread(state);
+      job_running_ = true;
       try {
         (*job)();
       } catch (...) {  // a C++ allocation failed while converting: the request's callers see Internal
         PyErr_Clear();
       }
+      // Under the GIL, so a timeout cannot land between these two: none is left for the next job.
+      PyThreadState_SetAsyncExc(py_thread_id_, nullptr);
+      job_running_ = false;
       {
         std::lock_guard<std::mutex> lock(mu_);
         job_ = nullptr;
@@ -231,6 +254,7 @@ class Interpreter final : public Embedded {
     PyConfig_Clear(&config);
     if (PyStatus_Exception(st)) return std::string("Python initialisation failed: ") + (st.err_msg ? st.err_msg : "");
     Py_SetRecursionLimit(config_.recursion_limit);
+    py_thread_id_ = PyThread_get_thread_ident();
 
     PyObject* module = PyModule_New("dfw_embed");
     PyObject* code = module ? Py_CompileString(kPreludeSource, "dfw_embed.py", Py_file_input) : nullptr;
@@ -243,6 +267,9 @@ class Interpreter final : public Embedded {
       return "the embedded prelude failed: " + s.message();
     }
     Py_DECREF(ran);
+    PyObject* limit = PyLong_FromLongLong(config_.load_time_limit_ms / 1000);
+    if (limit != nullptr) PyDict_SetItemString(dict, "load_time_limit_s", limit);
+    Py_XDECREF(limit);
     module_ = module;  // kept for the life of the process, with everything below
     auto get = [dict](const char* name) { return PyDict_GetItemString(dict, name); };
     describe_ = get("describe");
@@ -269,6 +296,8 @@ class Interpreter final : public Embedded {
   std::string start_error_;
   const std::function<void()>* job_ = nullptr;
   bool job_done_ = false;
+  unsigned long py_thread_id_ = 0;      // the interpreter thread, as Python names it
+  std::atomic<bool> job_running_{false};  // written by the interpreter thread under the GIL
   PyObject* module_ = nullptr;
   PyObject* describe_ = nullptr;
   PyObject* callable_from_source_ = nullptr;
