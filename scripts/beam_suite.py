@@ -12,6 +12,9 @@ apache_beam/yaml/integration_tests.py runs them, and prints one verdict per pipe
 - A file's pipelines run in order in one folder, so later pipelines read what earlier ones wrote.
 - A pipeline passes when `dfworker run` exits 0; its checks are its AssertEqual transforms.
 - scope.tsv (FILE#N<TAB>reason): pipelines that need something outside the machine: SKIP.
+- --python-env PATH (default: $DFW_BEAM_SUITE_PYTHON_ENV): the worker's Python environment, passed
+  to dfworker as --python_env. Pipelines with a Parquet transform need pyarrow there: SKIP when that
+  Python cannot import it, else they must PASS.
 - --known-failures FILE (FILE#N<TAB>reason): pipelines expected to fail while a feature is being
   built: a failure prints XFAIL and does not fail the run; a pass prints XPASS and fails it, so the
   list only shrinks.
@@ -76,6 +79,44 @@ def mentions(spec, names):
     return found
 
 
+PYARROW_TRANSFORMS = ("ReadFromParquet", "WriteToParquet")
+
+
+def transform_types(spec):
+    """Every `type:` value of a pipeline spec."""
+    found = set()
+    if isinstance(spec, dict):
+        if isinstance(spec.get("type"), str):
+            found.add(spec["type"])
+        for v in spec.values():
+            found |= transform_types(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            found |= transform_types(v)
+    return found
+
+
+def pyarrow_missing(python_env):
+    """"" when the worker's Python can import pyarrow; else why not (asked once per run)."""
+    python = "/usr/bin/python3.11"
+    where = "the system's python3.11"
+    if python_env:
+        where = python_env
+        for name in ("python3.11", "python3", "python"):
+            if os.access(os.path.join(python_env, "bin", name), os.X_OK):
+                python = os.path.join(python_env, "bin", name)
+                break
+    try:
+        probe = subprocess.run([python, "-c", "import pyarrow"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=60)
+        if probe.returncode == 0:
+            return ""
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return (f"pyarrow not in the worker's Python ({where}): set DFW_BEAM_SUITE_PYTHON_ENV (or --python-env) to a "
+            "Python 3.11 venv with pyarrow==26.0.1, as scripts/test.sh makes build/pyarrow-venv")
+
+
 def first_error(output):
     """The line that says what went wrong, with the first missing/unexpected row of an assertion."""
     lines = output.splitlines()
@@ -114,6 +155,12 @@ def run_file(path, args, scope, known, out):
             if needed:
                 out(key, "SKIP", "needs " + ", ".join(f"{k} ({services[k]})" for k in sorted(needed)))
                 continue
+            if transform_types(spec) & set(PYARROW_TRANSFORMS):
+                if args.pyarrow_missing is None:
+                    args.pyarrow_missing = pyarrow_missing(args.python_env)
+                if args.pyarrow_missing:
+                    out(key, "SKIP", args.pyarrow_missing)
+                    continue
             try:
                 spec = replace_recursive(spec, values)
             except (KeyError, IndexError, ValueError) as exn:
@@ -124,6 +171,8 @@ def run_file(path, args, scope, known, out):
                 yaml.safe_dump(spec, f, sort_keys=False, allow_unicode=True, default_flow_style=False)
             cmd = [args.dfworker, "run", pipeline_file, "--job_dir", os.path.join(work, f"job-{n}"),
                    "--experiments=no_use_multiple_sdk_containers", "--log_level", "error"]
+            if args.python_env:
+                cmd.append("--python_env=" + args.python_env)
             proc = None
             try:
                 proc = subprocess.run(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -154,7 +203,12 @@ def main():
     p.add_argument("--only", default="", help="run only the pipelines whose FILE#N matches this regex")
     p.add_argument("--timeout", type=int, default=60, help="seconds per pipeline")
     p.add_argument("--verbose", action="store_true", help="print the whole output of each failing run")
+    p.add_argument("--python-env", default=os.environ.get("DFW_BEAM_SUITE_PYTHON_ENV", ""),
+                   help="the worker's Python environment (dfworker --python_env; default $DFW_BEAM_SUITE_PYTHON_ENV)")
     args = p.parse_args()
+    args.pyarrow_missing = None  # probed on the first pipeline that needs pyarrow
+    if args.python_env:
+        args.python_env = os.path.abspath(args.python_env)
     if not os.path.isdir(args.dir):
         print(f"beam-suite: SKIP: no folder {args.dir} (Beam's YAML tests are not on this machine)")
         return 77

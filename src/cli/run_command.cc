@@ -15,6 +15,7 @@
 #include "dfw/common/logging.h"
 #include "dfw/options/parse.h"
 #include "dfw/plan/plan.h"
+#include "dfw/python/python.h"
 #include "dfw/validate/report.h"
 #include "dfw/validate/validate.h"
 #include "dfw/device/accelerator.h"
@@ -129,6 +130,10 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
   if (!backend.ok()) return RunFailure(flags, "command-line", "--accelerator_backend: " + backend.status().message());
   Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return RunFailure(flags, "command-line", variables.status().message());
+  // Jinja renders in the user's Python: the command line's --python_env applies before the file is read.
+  if (Status s = UsePipelinePythonEnv("", flags.pipeline_path, pipeline_args); !s.ok()) {
+    return RunFailure(flags, "python-env", s.message());
+  }
   // Rendered once, here: the launcher, the job dir's job.json and so every SDK process get this text.
   auto yaml = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!yaml.ok()) {
@@ -148,6 +153,11 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
   RunContext context;
   context.pipeline_args = pipeline_args;
   context.options = std::move(parser).Finish();
+  // The options: block's --python_env, checked for the dry run too; SDK processes inherit it (DFW_PYTHON_ENV).
+  if (Status s = python::UseEnvironment(context.options.python_env ? context.options.python_env->value : std::string());
+      !s.ok()) {
+    return RunFailure(flags, "python-env", s.message());
+  }
   context.catalog = &*catalog;
   context.accelerator_backend = *backend;
   context.job_dir = flags.job_dir;

@@ -22,12 +22,15 @@
 #include "dfw/common/stop_request.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/inference/device_memory.h"
+#include "dfw/python/python.h"
 #include "dfw/worker/sdk_harness.h"
 
 namespace dfw::cli {
 namespace {
 
 Status RunSdkProcess(SdkHarnessOptions options) {
+  // The launcher's --python_env, checked there and handed down in DFW_PYTHON_ENV.
+  RETURN_IF_ERROR(python::UseEnvironment(""));
   const std::string name = "sdk-" + std::to_string(options.index);
   ASSIGN_OR_RETURN(std::optional<device::MpsClientSession> mps, device::MpsClientSession::RegisterFromEnv(name));
   ASSIGN_OR_RETURN(ModelProcessContext model_context, ModelProcessContextFromEnv(name, options.index));

@@ -14,8 +14,10 @@
 #include "commands.h"
 #include "dfw/common/file.h"
 #include "dfw/common/logging.h"
+#include "dfw/options/parse.h"
 #include "dfw/pipeline/pipeline_tests.h"
 #include "dfw/pipeline/spec.h"
+#include "dfw/python/python.h"
 #include "dfw/stages/stage.h"
 
 namespace dfw::cli {
@@ -111,6 +113,14 @@ Status WriteTestsFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
+Status UsePipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args) {
+  OptionsParser parser;
+  if (!yaml.empty()) parser.AddYamlFile(yaml, file);
+  parser.AddCommandLine(pipeline_args);
+  const PipelineOptions options = std::move(parser).Finish();
+  return python::UseEnvironment(options.python_env ? options.python_env->value : std::string());
+}
+
 int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pipeline_args) {
   constexpr const char* kWho = "dfworker test";
   if (flags.pipeline_path.empty()) return InvocationError(kWho, "a pipeline file is expected");
@@ -118,8 +128,11 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
   if (Status s = InitLogging(flags.log_level); !s.ok()) return InvocationError(kWho, s.message());
   Result<JinjaVariablesText> variables = JinjaVariables(flags.jinja, pipeline_args);
   if (!variables.ok()) return InvocationError(kWho, variables.status().message());
+  // Jinja renders in the user's Python: the command line's --python_env applies before the file is read.
+  if (Status s = UsePipelinePythonEnv("", flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
   Result<std::string> yaml = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!yaml.ok()) return InvocationError(kWho, yaml.status().message());
+  if (Status s = UsePipelinePythonEnv(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
   StageRegistry registry;
   RegisterBuiltinStages(registry);
   Result<PipelineSpec> spec = LoadPipelineString(*yaml, registry, flags.pipeline_path);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dfw/common/status.h"
 #include "jinja_flags.h"
 
 namespace dfw::cli {
@@ -22,5 +23,11 @@ struct PipelineTestFlags {
 
 // Exit code: 0 every test passed, 1 one failed, 2 an invalid invocation or test specification.
 int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pipeline_args);
+
+// --python_env (docs/options.md) from the pipeline file's options: block (`yaml`, "" before the
+// file is rendered) and the command line, which wins; else DFW_PYTHON_ENV when set. Configures the
+// embedded Python with it (dfw/python/python.h UseEnvironment); kInvalidArgument for a path that is
+// not a Python 3.11 venv or prefix.
+Status UsePipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args);
 
 }  // namespace dfw::cli

@@ -128,6 +128,7 @@ class Applier {
       case oi::FlagDest::kProject: o_.project = raw.value; break;
       case oi::FlagDest::kRegion: o_.region = raw.value; break;
       case oi::FlagDest::kTempLocation: o_.temp_location = raw.value; break;
+      case oi::FlagDest::kPythonEnv: o_.python_env = v; break;
       case oi::FlagDest::kFlexrsGoal:
         // Java's FlexResourceSchedulingGoal also has UNSPECIFIED, which schedules no FlexRS
         // (unverified); Python's choices are the two goals (pipeline_options.py --flexrs_goal).

@@ -62,6 +62,9 @@ constexpr FlagSpec kFlags[] = {
     {"requirements_file", D::kOther, K::kIgnored},
     {"flexrs_goal", D::kFlexrsGoal, K::kString},
     {"flexRSGoal", D::kFlexrsGoal, K::kString, true},
+    // dfworker's own: the user's Python environment (a venv or prefix of Python 3.11) for callables,
+    // Jinja templates and the Python-backed IOs, in the launcher and every SDK process.
+    {"python_env", D::kPythonEnv, K::kString},
     {"labels", D::kOther, K::kIgnored},
     {"environment_type", D::kOther, K::kIgnored},
     {"environment_config", D::kOther, K::kIgnored},

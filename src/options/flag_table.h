@@ -20,7 +20,7 @@ enum class FlagKind {
 // Destination of a flag in PipelineOptions.
 enum class FlagDest {
   kServiceOptions, kExperiments, kResourceHints, kMachineType, kHarnessThreads, kSdkWorkerParallelism,
-  kSdkContainerImage, kRunner, kProject, kRegion, kTempLocation, kStreaming, kFlexrsGoal, kOther,
+  kSdkContainerImage, kRunner, kProject, kRegion, kTempLocation, kStreaming, kFlexrsGoal, kPythonEnv, kOther,
 };
 
 struct FlagSpec {

@@ -105,6 +105,9 @@ struct PipelineOptions {
   // --flexrs_goal / --flexRSGoal (COST_OPTIMIZED or SPEED_OPTIMIZED): Flexible Resource Scheduling,
   // which "doesn't support GPUs" (https://cloud.google.com/dataflow/docs/guides/flexrs).
   std::optional<OptionValue> flexrs_goal;
+  // --python_env: a venv or prefix of Python 3.11 whose packages the embedded Python imports
+  // (dfw/python/python.h UseEnvironment); checked by the commands that start Python.
+  std::optional<OptionValue> python_env;
   std::map<std::string, std::string> other;                 // known Beam flags dfworker ignores
 
   // --- provenance ---

@@ -65,6 +65,21 @@ struct RuntimeOptions {
 // other options).
 Status Configure(const RuntimeOptions& options);
 
+// The user's Python environment (--python_env, docs/options.md): `path` is a venv (a folder with
+// pyvenv.cfg) or an installation prefix (bin/python3.11 and lib/python3.11) of Python 3.11. Returns
+// its python executable (RuntimeOptions::python_executable; "" for ""), or kInvalidArgument naming
+// the path and what was found there (another Python version, no python, not a folder).
+Result<std::string> ResolveEnvironment(const std::string& path);
+
+// The variable that hands the environment to the processes a run starts (SDK processes).
+inline constexpr const char* kEnvironmentVariable = "DFW_PYTHON_ENV";
+
+// Resolves `path` and configures the interpreter with it, then exports it as
+// kEnvironmentVariable so that child processes use the same Python. "" = the path in
+// kEnvironmentVariable when set (an SDK process, or a user's export), else nothing to do.
+// kFailedPrecondition when Python has already started with another environment.
+Status UseEnvironment(const std::string& path);
+
 // Loads libdfw_python.so and starts the interpreter, once per process (later calls return the
 // first outcome). kUnavailable with what is missing and the package to install.
 Status EnsureStarted();
