@@ -24,17 +24,82 @@ Result<std::string_view> DecodeBytes(std::string_view& in) {
 
 Result<Value> Decode(std::string_view& in, int depth);
 
-// A row's fields after its kind byte: a varint count, then (name, value) pairs.
+// A length-prefixed byte string whose length fits one varint byte (field names and short strings:
+// nearly all of them), taken in place; false leaves `in` untouched for DecodeBytes, which handles
+// longer lengths and names what is wrong with damaged ones.
+inline bool TakeShortBytes(std::string_view& in, std::string_view& s) {
+  if (in.empty()) return false;
+  const auto n = static_cast<uint8_t>(in[0]);
+  if (n >= 0x80 || n > in.size() - 1) return false;
+  s = in.substr(1, n);
+  in.remove_prefix(1 + std::size_t{n});
+  return true;
+}
+
+inline uint64_t LoadLittleEndian64(const char* p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return x;  // compiles to one load on little-endian machines
+}
+
+// Decodes one value into `out` (a null value): scalars and short strings in place, without a
+// Result<Value> and a move per field; lists, rows, long strings and anything damaged or too deep
+// go through Decode, so every error reads as it always has.
+Status DecodeInto(std::string_view& in, int depth, Value& out) {
+  if (depth <= kMaxValueDepth && !in.empty()) {
+    switch (static_cast<uint8_t>(in[0])) {
+      case kNull: in.remove_prefix(1); return Status::OK();
+      case kFalse:
+      case kTrue:
+        out.AssignBool(static_cast<uint8_t>(in[0]) == kTrue);
+        in.remove_prefix(1);
+        return Status::OK();
+      case kInt:
+        if (in.size() < 9) break;
+        out.AssignInt(static_cast<int64_t>(LoadLittleEndian64(in.data() + 1)));
+        in.remove_prefix(9);
+        return Status::OK();
+      case kFloat: {
+        if (in.size() < 9) break;
+        const uint64_t x = LoadLittleEndian64(in.data() + 1);
+        double d;
+        std::memcpy(&d, &x, sizeof d);
+        out.AssignFloat(d);
+        in.remove_prefix(9);
+        return Status::OK();
+      }
+      case kString: {
+        std::string_view rest = in.substr(1), bytes;
+        if (!TakeShortBytes(rest, bytes)) break;
+        out.AssignString(bytes);
+        in = rest;
+        return Status::OK();
+      }
+      default: break;
+    }
+  }
+  ASSIGN_OR_RETURN(Value v, Decode(in, depth));
+  out = std::move(v);
+  return Status::OK();
+}
+
+// A row's fields after its kind byte: a varint count, then (name, value) pairs. Each field is built
+// in place in the row's vector.
 Result<Row> DecodeRowFields(std::string_view& in, int depth) {
   ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
   if (n > in.size()) return DataLoss("encoded value: a row of " + std::to_string(n) + " fields with " +
                                      std::to_string(in.size()) + " bytes left");
   Row row;
-  row.Reserve(n);
+  std::vector<Field>& fields = row.mutable_fields();
+  fields.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
-    ASSIGN_OR_RETURN(std::string_view name, DecodeBytes(in));
-    ASSIGN_OR_RETURN(Value v, Decode(in, depth + 1));
-    row.Append(std::string(name), std::move(v));
+    std::string_view name;
+    if (!TakeShortBytes(in, name)) {
+      ASSIGN_OR_RETURN(name, DecodeBytes(in));
+    }
+    Field& field = fields.emplace_back();
+    field.name.append(name.data(), name.size());
+    RETURN_IF_ERROR(DecodeInto(in, depth + 1, field.value));
   }
   return row;
 }
