@@ -125,10 +125,10 @@ std::string RenderJobReportHtml(const JobReportData& d) {
       per_bucket[static_cast<std::size_t>(std::clamp(b, 0, kBuckets - 1))] += static_cast<double>(sp.records);
     }
     for (double& v : per_bucket) v = span > 0 ? v / (span / kBuckets) : 0;
-    body += ColumnChart("chart-throughput", "Throughput over time: records committed per second, in " +
-                                                std::to_string(kBuckets) + " intervals of " + Fixed(span / kBuckets, 2) +
-                                                " s (a bundle counts when it commits)",
-                        per_bucket, "records/s", "time");
+    body += TimeColumnChart("chart-throughput", "Throughput over time: records committed per second, in " +
+                                                    std::to_string(kBuckets) + " intervals of " + Duration(span / kBuckets) +
+                                                    " (a bundle counts when it commits)",
+                            per_bucket, "records/s", span);
   }
 
   // Stages: where the time went inside the processes.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace dfw::report {
 namespace {
@@ -208,6 +209,63 @@ std::string ColumnChart(std::string_view id, std::string_view title, const std::
   }
   out += Text((x0 + x1) / 2, height - 10, std::string(x_label) + " (" + std::to_string(values.size()) + ")", "middle", "tick");
   out += Text(14, top + 10, std::string(unit), "start", "tick");
+  return out + "</svg></figure>\n";
+}
+
+namespace {
+
+// The unit a time axis of `span_s` seconds reads in, and seconds per unit.
+std::pair<const char*, double> TimeUnit(double span_s) {
+  if (span_s < 2) return {"ms", 1e-3};
+  if (span_s < 120) return {"s", 1};
+  if (span_s < 7200) return {"min", 60};
+  return {"h", 3600};
+}
+
+}  // namespace
+
+std::string Duration(double seconds) {
+  const auto [unit, per] = TimeUnit(seconds);
+  const double v = seconds / per;
+  char b[48];
+  std::snprintf(b, sizeof b, v >= 100 ? "%.0f %s" : "%.3g %s", v, unit);  // three digits, never an exponent
+  return b;
+}
+
+std::string TimeColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
+                            std::string_view unit, double span_s) {
+  double max = 0;
+  for (double v : values) max = std::max(max, v);
+  max = NiceMax(max);
+  const int height = 232, top = 24, bottom = height - 40;  // the unit sits above the top tick
+  const double x0 = 70, x1 = kWidth - 20;
+  const auto [time_unit, per] = TimeUnit(span_s);
+  const double span_u = span_s > 0 ? span_s / per : 0;
+  std::string out = Head(id, title, height);
+  for (int i = 0; i <= kTicks; ++i) {
+    const double y = bottom - (bottom - top) * i / kTicks;
+    out += "<line x1=\"" + Num(x0) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(x1) + "\" y2=\"" + Num(y) + "\" class=\"grid\"/>";
+    out += Text(x0 - 6, y + 4, ShortNumber(max * i / kTicks), "end", "tick");
+  }
+  const double step = values.empty() ? 0 : (x1 - x0) / static_cast<double>(values.size());
+  const double per_column_u = values.empty() ? 0 : span_u / static_cast<double>(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double h = (bottom - top) * std::max(0.0, values[i]) / max;
+    out += "<rect x=\"" + Num(x0 + step * static_cast<double>(i) + step * 0.1) + "\" y=\"" + Num(bottom - h) +
+           "\" width=\"" + Num(std::max(1.0, step * 0.8)) + "\" height=\"" + Num(h) + "\" class=\"col\"><title>" +
+           ShortNumber(per_column_u * static_cast<double>(i)) + "-" + ShortNumber(per_column_u * static_cast<double>(i + 1)) +
+           " " + time_unit + ": " + ShortNumber(values[i]) + " " + Escape(unit) + "</title></rect>";
+  }
+  // Round time ticks (1, 2, 2.5 or 5 × 10^k apart, at most kTicks + 1 of them) placed where they fall.
+  const double tick = NiceMax(span_u / kTicks);
+  for (int i = 0; span_u > 0 && i * tick <= span_u * (1 + 1e-9); ++i) {
+    const double x = x0 + (x1 - x0) * (i * tick) / span_u;
+    out += "<line x1=\"" + Num(x) + "\" y1=\"" + Num(bottom) + "\" x2=\"" + Num(x) + "\" y2=\"" + Num(bottom + 4) +
+           "\" class=\"grid\"/>";
+    out += Text(x, bottom + 16, ShortNumber(i * tick), "middle", "tick");
+  }
+  out += Text((x0 + x1) / 2, height - 8, std::string("time since the job started (") + time_unit + ")", "middle", "tick");
+  out += Text(x0 - 6, 12, std::string(unit), "end", "tick");
   return out + "</svg></figure>\n";
 }
 

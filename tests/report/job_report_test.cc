@@ -8,6 +8,7 @@
 
 #include "dfw/job/protocol.h"
 #include "dfw/launcher/metrics_report.h"
+#include "dfw/report/svg.h"
 #include "report/html_check.h"
 
 namespace dfw::report {
@@ -99,6 +100,32 @@ TEST_F(JobReportTest, PageIsWellFormedAndHasEveryChart) {
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // the SVG namespace only
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_NE(html.find("<b>100</b>records"), std::string::npos);
+}
+
+TEST_F(JobReportTest, ThroughputChartReadsInTheUnitOfTheJobsLength) {
+  auto data = LoadJobReport(MakeJobDir());  // a 1.5 s job: 20 intervals of 75 ms
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  const std::string html = RenderJobReportHtml(*data);
+  const std::size_t chart = html.find("<svg id=\"chart-throughput\"");
+  ASSERT_NE(chart, std::string::npos);
+  const std::string svg = html.substr(chart, html.find("</svg>", chart) - chart);
+  EXPECT_NE(html.find("in 20 intervals of 75 ms (a bundle counts when it commits)"), std::string::npos);
+  EXPECT_EQ(html.find("intervals of 0.00 s"), std::string::npos);
+  // Round ticks 500 ms apart under a 1,500 ms axis; none at the odd fifths of the span.
+  for (const char* tick : {">0</text>", ">500</text>", ">1000</text>", ">1500</text>"}) {
+    EXPECT_NE(svg.find(tick), std::string::npos) << tick << "\n" << svg;
+  }
+  EXPECT_EQ(svg.find(">300</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("time since the job started (ms)"), std::string::npos);
+  EXPECT_NE(svg.find("<title>825-900 ms: "), std::string::npos) << svg;  // the 12th interval's tooltip
+}
+
+TEST(ReportDuration, PicksTheUnitThatFitsTheLength) {
+  EXPECT_EQ(Duration(0.0123), "12.3 ms");
+  EXPECT_EQ(Duration(1.5), "1500 ms");
+  EXPECT_EQ(Duration(45), "45 s");
+  EXPECT_EQ(Duration(600), "10 min");
+  EXPECT_EQ(Duration(3 * 3600), "3 h");
 }
 
 TEST_F(JobReportTest, ChartsWithoutTheirMetricsSaySo) {

@@ -47,6 +47,14 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
 std::string ColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
                         std::string_view unit, std::string_view x_label);
 
+// Vertical columns over equal intervals of time from 0 to `span_s`: the x axis is a time axis whose
+// unit follows the length (ms under 2 s, s under 2 min, min under 2 h, else h), ticks included.
+std::string TimeColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
+                            std::string_view unit, double span_s);
+
+// A duration with the unit that fits its length, as a reader says it: "45 ms", "3.2 s", "12 min".
+std::string Duration(double seconds);
+
 // A Gantt-style timeline: one row per label, each span drawn at [start, end] on a shared time axis
 // from 0 to `total` (at least the latest end).
 struct Span {
