@@ -234,7 +234,81 @@ std::string EncodeValue(const Value& v) {
 
 Result<Value> DecodeValue(std::string_view& in) { return Decode(in, 0); }
 
+namespace {
+
+char* PutVarintRaw(char* p, uint64_t n) {
+  while (n >= 0x80) {
+    *p++ = static_cast<char>((n & 0x7f) | 0x80);
+    n >>= 7;
+  }
+  *p++ = static_cast<char>(n);
+  return p;
+}
+
+char* PutFixed64Raw(char* p, uint64_t x) {
+  for (int i = 0; i < 8; ++i) *p++ = static_cast<char>((x >> (8 * i)) & 0xff);  // one store on little-endian
+  return p;
+}
+
+// A row whose fields are all scalars or strings (rows read from files nearly always are) is written
+// through one resize and a raw pointer, the same bytes AppendEncodedValue would append one by one.
+// False (nothing written) for a row with a list or a nested row.
+bool AppendFlatRow(std::string& out, const Row& row) {
+  constexpr std::size_t kVarintMax = 10;
+  std::size_t bound = 1 + kVarintMax;
+  for (const Field& f : row.fields()) {
+    bound += kVarintMax + f.name.size() + 1;
+    switch (f.value.kind()) {
+      case Value::Kind::kString: bound += kVarintMax + f.value.as_string().size(); break;
+      case Value::Kind::kList:
+      case Value::Kind::kRow: return false;
+      default: bound += 8;
+    }
+  }
+  const std::size_t old = out.size();
+  out.resize(old + bound);
+  char* p = out.data() + old;
+  *p++ = static_cast<char>(kRow);
+  p = PutVarintRaw(p, row.size());
+  for (const Field& f : row.fields()) {
+    p = PutVarintRaw(p, f.name.size());
+    std::memcpy(p, f.name.data(), f.name.size());
+    p += f.name.size();
+    const Value& v = f.value;
+    switch (v.kind()) {
+      case Value::Kind::kNull: *p++ = static_cast<char>(kNull); break;
+      case Value::Kind::kBool: *p++ = static_cast<char>(v.as_bool() ? kTrue : kFalse); break;
+      case Value::Kind::kInt:
+        *p++ = static_cast<char>(kInt);
+        p = PutFixed64Raw(p, static_cast<uint64_t>(v.as_int()));
+        break;
+      case Value::Kind::kFloat: {
+        *p++ = static_cast<char>(kFloat);
+        uint64_t x;
+        const double d = v.as_float();
+        std::memcpy(&x, &d, sizeof x);
+        p = PutFixed64Raw(p, x);
+        break;
+      }
+      case Value::Kind::kString: {
+        const std::string& str = v.as_string();
+        *p++ = static_cast<char>(kString);
+        p = PutVarintRaw(p, str.size());
+        std::memcpy(p, str.data(), str.size());
+        p += str.size();
+        break;
+      }
+      default: break;  // excluded above
+    }
+  }
+  out.resize(static_cast<std::size_t>(p - out.data()));
+  return true;
+}
+
+}  // namespace
+
 void AppendEncodedRow(std::string& out, const Row& row) {
+  if (AppendFlatRow(out, row)) return;
   out.push_back(static_cast<char>(kRow));
   AppendVarint(out, row.size());
   for (const Field& f : row.fields()) {
