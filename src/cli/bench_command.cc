@@ -32,6 +32,7 @@
 #include "dfw/launcher/pipeline_job_plan.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
+#include "dfw/common/process.h"
 
 namespace dfw::cli {
 namespace {
@@ -248,9 +249,7 @@ report::RunMeasurement RunOnce(ProcessLauncher& launcher, const std::string& yam
   report::RunMeasurement m;
   fs::create_directories(run_dir);
   ProcessSpec spec;
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  spec.argv = {ec ? std::string("/proc/self/exe") : self.string(), "run", yaml_path, "--job_dir=" + run_dir + "/job",
+  spec.argv = {SelfExecutable(), "run", yaml_path, "--job_dir=" + run_dir + "/job",
                "--log_level=warn"};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.log_path = run_dir + "/run.log";

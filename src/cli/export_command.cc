@@ -20,6 +20,7 @@
 #include "dfw/validate/validate.h"
 #include "dfw/launcher/host_info.h"
 #include "dfw/launcher/launch_check.h"
+#include "dfw/common/process.h"
 
 namespace dfw::cli {
 namespace {
@@ -40,8 +41,8 @@ std::string FindCompanionDir() {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<fs::path> starts = {fs::current_path(ec)};
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) starts.push_back(exe.parent_path());
+  const fs::path exe = SelfExecutable();
+  if (exe.is_absolute()) starts.push_back(exe.parent_path());
   for (fs::path dir : starts) {
     for (int up = 0; up < 6 && !dir.empty(); ++up, dir = dir.parent_path()) {
       if (fs::exists(dir / "python" / "dfworker_beam" / "__init__.py", ec)) return (dir / "python").string();

@@ -193,7 +193,8 @@ ChildExit StopChild(pid_t pid, std::chrono::milliseconds grace) {
 std::string SelfExecutable() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfworker";
+  // Unreadable link (no /proc): the magic path still execs this very binary.
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "/proc/self/exe";
 }
 
 }  // namespace dfw

@@ -66,8 +66,8 @@ struct ReadyChild {
 // caller judges the line and stops the child if it must.
 Result<ReadyChild> SpawnAndAwaitReady(SpawnSpec spec, int ready_fd, std::chrono::milliseconds timeout);
 
-// This process's executable (/proc/self/exe), to start children of the same binary; "dfworker"
-// when it cannot be read.
+// This process's executable (the target of /proc/self/exe), to start children of the same binary;
+// "/proc/self/exe" itself when the link cannot be read (it still execs this binary).
 std::string SelfExecutable();
 
 struct Reaped {
