@@ -187,14 +187,17 @@ std::string RangeChart(std::string_view id, std::string_view title, const std::v
   return out + "</svg></figure>\n";
 }
 
-std::string ColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
-                        std::string_view unit, std::string_view x_label) {
+namespace {
+
+// The value grid (left ticks) and one column per value between x0 and x1, top and bottom; the
+// tooltip of column i is tip(i) followed by its value and unit.
+template <typename Tip>
+std::string Columns(const std::vector<double>& values, std::string_view unit, double x0, double x1, double top,
+                    double bottom, Tip tip) {
   double max = 0;
   for (double v : values) max = std::max(max, v);
   max = NiceMax(max);
-  const int height = 220, top = 10, bottom = height - 40;
-  const double x0 = 70, x1 = kWidth - 20;
-  std::string out = Head(id, title, height);
+  std::string out;
   for (int i = 0; i <= kTicks; ++i) {
     const double y = bottom - (bottom - top) * i / kTicks;
     out += "<line x1=\"" + Num(x0) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(x1) + "\" y2=\"" + Num(y) + "\" class=\"grid\"/>";
@@ -205,14 +208,10 @@ std::string ColumnChart(std::string_view id, std::string_view title, const std::
     const double h = (bottom - top) * std::max(0.0, values[i]) / max;
     out += "<rect x=\"" + Num(x0 + step * static_cast<double>(i) + step * 0.1) + "\" y=\"" + Num(bottom - h) +
            "\" width=\"" + Num(std::max(1.0, step * 0.8)) + "\" height=\"" + Num(h) + "\" class=\"col\"><title>" +
-           std::to_string(i + 1) + ": " + ShortNumber(values[i]) + " " + Escape(unit) + "</title></rect>";
+           tip(i) + ": " + ShortNumber(values[i]) + " " + Escape(unit) + "</title></rect>";
   }
-  out += Text((x0 + x1) / 2, height - 10, std::string(x_label) + " (" + std::to_string(values.size()) + ")", "middle", "tick");
-  out += Text(14, top + 10, std::string(unit), "start", "tick");
-  return out + "</svg></figure>\n";
+  return out;
 }
-
-namespace {
 
 // The unit a time axis of `span_s` seconds reads in, and seconds per unit.
 std::pair<const char*, double> TimeUnit(double span_s) {
@@ -224,6 +223,17 @@ std::pair<const char*, double> TimeUnit(double span_s) {
 
 }  // namespace
 
+std::string ColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
+                        std::string_view unit, std::string_view x_label) {
+  const int height = 220, top = 10, bottom = height - 40;
+  const double x0 = 70, x1 = kWidth - 20;
+  std::string out = Head(id, title, height);
+  out += Columns(values, unit, x0, x1, top, bottom, [](std::size_t i) { return std::to_string(i + 1); });
+  out += Text((x0 + x1) / 2, height - 10, std::string(x_label) + " (" + std::to_string(values.size()) + ")", "middle", "tick");
+  out += Text(14, top + 10, std::string(unit), "start", "tick");
+  return out + "</svg></figure>\n";
+}
+
 std::string Duration(double seconds) {
   const auto [unit, per] = TimeUnit(seconds);
   const double v = seconds / per;
@@ -234,28 +244,16 @@ std::string Duration(double seconds) {
 
 std::string TimeColumnChart(std::string_view id, std::string_view title, const std::vector<double>& values,
                             std::string_view unit, double span_s) {
-  double max = 0;
-  for (double v : values) max = std::max(max, v);
-  max = NiceMax(max);
   const int height = 232, top = 24, bottom = height - 40;  // the unit sits above the top tick
   const double x0 = 70, x1 = kWidth - 20;
   const auto [time_unit, per] = TimeUnit(span_s);
   const double span_u = span_s > 0 ? span_s / per : 0;
-  std::string out = Head(id, title, height);
-  for (int i = 0; i <= kTicks; ++i) {
-    const double y = bottom - (bottom - top) * i / kTicks;
-    out += "<line x1=\"" + Num(x0) + "\" y1=\"" + Num(y) + "\" x2=\"" + Num(x1) + "\" y2=\"" + Num(y) + "\" class=\"grid\"/>";
-    out += Text(x0 - 6, y + 4, ShortNumber(max * i / kTicks), "end", "tick");
-  }
-  const double step = values.empty() ? 0 : (x1 - x0) / static_cast<double>(values.size());
   const double per_column_u = values.empty() ? 0 : span_u / static_cast<double>(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const double h = (bottom - top) * std::max(0.0, values[i]) / max;
-    out += "<rect x=\"" + Num(x0 + step * static_cast<double>(i) + step * 0.1) + "\" y=\"" + Num(bottom - h) +
-           "\" width=\"" + Num(std::max(1.0, step * 0.8)) + "\" height=\"" + Num(h) + "\" class=\"col\"><title>" +
-           ShortNumber(per_column_u * static_cast<double>(i)) + "-" + ShortNumber(per_column_u * static_cast<double>(i + 1)) +
-           " " + time_unit + ": " + ShortNumber(values[i]) + " " + Escape(unit) + "</title></rect>";
-  }
+  std::string out = Head(id, title, height);
+  out += Columns(values, unit, x0, x1, top, bottom, [&](std::size_t i) {
+    return ShortNumber(per_column_u * static_cast<double>(i)) + "-" +
+           ShortNumber(per_column_u * static_cast<double>(i + 1)) + " " + time_unit;
+  });
   // Round time ticks (1, 2, 2.5 or 5 × 10^k apart, at most kTicks + 1 of them) placed where they fall.
   const double tick = NiceMax(span_u / kTicks);
   for (int i = 0; span_u > 0 && i * tick <= span_u * (1 + 1e-9); ++i) {
