@@ -80,6 +80,23 @@ inline constexpr const char* kEnvironmentVariable = "DFW_PYTHON_ENV";
 // kFailedPrecondition when Python has already started with another environment.
 Status UseEnvironment(const std::string& path);
 
+// Beam YAML's `dependencies:` (a transform's config, as Beam's yaml_transform
+// extract_extra_dependencies reads it): pip requirements installed into a venv cached per list,
+// CACHE/<sha256 of the base python and the sorted list>, made under a lock (concurrent runs wait
+// for one install) and visible only once complete. The venv sees the base Python's packages
+// (--system-site-packages); pass its folder to UseEnvironment. pip honours its own variables
+// (PIP_INDEX_URL, PIP_NO_INDEX, PIP_FIND_LINKS) and `pip_args`.
+struct DependencyOptions {
+  std::string base_environment;        // --python_env whose python makes the venv ("" = /usr/bin/python3.11)
+  std::string cache_dir;               // "" = $DFW_PYTHON_VENV_CACHE, else $XDG_CACHE_HOME or ~/.cache, /dfworker/venvs
+  std::vector<std::string> pip_args;   // e.g. {"--no-index", "--find-links", DIR}
+  int64_t timeout_ms = 15 * 60 * 1000;  // for the whole install
+};
+// The venv's folder; kUnavailable naming each package pip found no distribution for (or pip's
+// error) and the commands that install them by hand; kInvalidArgument for an entry that is not a
+// requirement (empty, or an option such as "--index-url").
+Result<std::string> InstallDependencies(const std::vector<std::string>& packages, const DependencyOptions& options = {});
+
 // Loads libdfw_python.so and starts the interpreter, once per process (later calls return the
 // first outcome). kUnavailable with what is missing and the package to install.
 Status EnsureStarted();
