@@ -12,6 +12,8 @@
 # DFW_STRESS_MODE=finalize makes every iteration a kill during finalize.
 # DFW_STRESS_MODE=join: a two-stage Join job (rows x keys through the shuffle), a random SDK process
 # or the launcher SIGKILLed after a random 0-0.6 s; the output must be every joined row once.
+# DFW_STRESS_MODE=generation: a text-generation job (the tiny Llama of testdata/hf/decoders, seeded
+# sampling, 64 prompts in 16 files), killed the same way; the output must equal an unkilled run's.
 # DFW_STRESS_MODE=rebalance: one input file of 20,000 records that is ONE bundle (test hook
 # DFW_TEST_BUNDLE_BYTES) read slowly (DFW_TEST_SOURCE_BATCH_DELAY_MS, default 60), so the work
 # reaches the other processes only by dynamic work rebalancing (splits of the running bundle).
@@ -26,6 +28,7 @@ BUILD=${1:-build}
 ITER=${2:-20}
 PROCS=${3:-4}
 BIN="$(cd "$BUILD" 2>/dev/null && pwd)/src/cli/dfworker"
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 [[ -x "$BIN" ]] || { echo "stress_kill: $BIN not built (cmake --build $BUILD --target dfworker)" >&2; exit 2; }
 export DFW_TEST_BUNDLE_DELAY_MS=${DFW_TEST_BUNDLE_DELAY_MS:-20}
 FILES=80
@@ -109,26 +112,9 @@ if [[ ${DFW_STRESS_MODE:-} == rebalance ]]; then
   echo "stress_kill (rebalance): FAILED" >&2
   exit 1
 fi
-if [[ ${DFW_STRESS_MODE:-} == join ]]; then
-  # A two-stage job: 40 files of rows joined (Join, inner, through the shuffle) with 25 keys. Each
-  # iteration SIGKILLs, after a random 0-0.6 s, a random SDK process (4 in 5) or the launcher (then
-  # --resume); the output must be every joined row exactly once.
-  rm -f in/*.jsonl
-  for f in $(seq 0 39); do
-    awk -v f="$f" 'BEGIN { for (i = 0; i < 25; i++) printf "{\"id\": %d, \"x\": %d}\n", f * 25 + i, i }' > "in/part-$((1000 + f)).jsonl"
-  done
-  awk 'BEGIN { for (k = 0; k < 25; k++) printf "{\"k\": %d, \"name\": \"n%d\"}\n", k, k }' > keys.jsonl
-  awk 'BEGIN { for (id = 0; id < 1000; id++) printf "{\"id\":%d,\"x\":%d,\"name\":\"n%d\"}\n", id, id % 25, id % 25 }' | sort > expected.txt
-  cat > p.yaml <<'EOF2'
-pipeline:
-  transforms:
-    - {type: ReadFromJson, name: Rows, config: {path: in/*.jsonl}}
-    - {type: ReadFromJson, name: Keys, config: {path: keys.jsonl}}
-    - type: Join
-      input: {r: Rows, k: Keys}
-      config: {type: inner, equalities: [{r: x, k: k}], fields: {r: [id, x], k: [name]}}
-    - {type: WriteToJson, input: Join, config: {path: out/rows, file_name_suffix: .jsonl}}
-EOF2
+# Runs p.yaml ITER times, each SIGKILLing after a random 0-0.6 s a random SDK process (4 in 5) or the
+# launcher (then --resume); every run's sorted output must equal expected.txt. Sets fail and killed.
+random_kill_loop() {
   for i in $(seq 1 "$ITER"); do
     jd="$WORK/job-$i"; log="$WORK/log-$i.txt"
     rm -rf out
@@ -166,11 +152,74 @@ EOF2
     fi
     rm -rf "$jd"
   done
+}
+if [[ ${DFW_STRESS_MODE:-} == join ]]; then
+  # A two-stage job: 40 files of rows joined (Join, inner, through the shuffle) with 25 keys. Each
+  # iteration SIGKILLs, after a random 0-0.6 s, a random SDK process (4 in 5) or the launcher (then
+  # --resume); the output must be every joined row exactly once.
+  rm -f in/*.jsonl
+  for f in $(seq 0 39); do
+    awk -v f="$f" 'BEGIN { for (i = 0; i < 25; i++) printf "{\"id\": %d, \"x\": %d}\n", f * 25 + i, i }' > "in/part-$((1000 + f)).jsonl"
+  done
+  awk 'BEGIN { for (k = 0; k < 25; k++) printf "{\"k\": %d, \"name\": \"n%d\"}\n", k, k }' > keys.jsonl
+  awk 'BEGIN { for (id = 0; id < 1000; id++) printf "{\"id\":%d,\"x\":%d,\"name\":\"n%d\"}\n", id, id % 25, id % 25 }' | sort > expected.txt
+  cat > p.yaml <<'EOF2'
+pipeline:
+  transforms:
+    - {type: ReadFromJson, name: Rows, config: {path: in/*.jsonl}}
+    - {type: ReadFromJson, name: Keys, config: {path: keys.jsonl}}
+    - type: Join
+      input: {r: Rows, k: Keys}
+      config: {type: inner, equalities: [{r: x, k: k}], fields: {r: [id, x], k: [name]}}
+    - {type: WriteToJson, input: Join, config: {path: out/rows, file_name_suffix: .jsonl}}
+EOF2
+  random_kill_loop
   if (( fail == 0 )); then
     echo "stress_kill (join): $ITER iterations, $killed kills landed mid-run, every joined row exactly once"
     exit 0
   fi
   echo "stress_kill (join): FAILED" >&2
+  exit 1
+fi
+if [[ ${DFW_STRESS_MODE:-} == generation ]]; then
+  # Seeded sampling gives each prompt the same text on any process, batch or attempt, so a killed and
+  # resumed job must write exactly what an unkilled one wrote.
+  rm -f in/*.jsonl
+  for f in $(seq 0 15); do
+    awk -v f="$f" 'BEGIN { for (i = 0; i < 4; i++) printf "{\"id\": %d, \"prompt\": \"story %d begins\"}\n", f * 4 + i, f * 4 + i }' \
+      > "in/part-$((1000 + f)).jsonl"
+  done
+  cat > p.yaml <<EOF2
+options:
+  yaml_experimental_features: [ML]
+pipeline:
+  type: chain
+  source: {type: ReadFromJson, config: {path: in/*.jsonl}}
+  transforms:
+    - type: RunInference
+      name: Generate
+      config:
+        inference_args: {max_new_tokens: 24, do_sample: true, temperature: 0.9}
+        model_handler:
+          type: HuggingFacePipelineModelHandler
+          config:
+            task: text-generation
+            model: $SRC/testdata/hf/decoders/llama
+            device: CPU
+            load_pipeline_args: {seed: 7}
+            preprocess: {callable: 'lambda row: row.prompt'}
+  sink: {type: WriteToJson, config: {path: out/rows, file_name_suffix: .jsonl}}
+EOF2
+  rm -rf out
+  "$BIN" run p.yaml "${FLAGS[@]}" --job_dir "$WORK/reference" > reference.log 2>&1 || { cat reference.log >&2; exit 1; }
+  cat out/rows-*.jsonl | sort > expected.txt
+  (( $(wc -l < expected.txt) == 64 )) || { echo "stress_kill (generation): the unkilled run wrote $(wc -l < expected.txt) rows, not 64" >&2; exit 1; }
+  random_kill_loop
+  if (( fail == 0 )); then
+    echo "stress_kill (generation): $ITER iterations, $killed kills landed mid-run, every output equal to the unkilled run's"
+    exit 0
+  fi
+  echo "stress_kill (generation): FAILED" >&2
   exit 1
 fi
 if [[ ${DFW_STRESS_MODE:-} == rename ]]; then
