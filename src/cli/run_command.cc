@@ -158,6 +158,9 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
       !s.ok()) {
     return RunFailure(flags, "python-env", s.message());
   }
+  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) {
+    return RunFailure(flags, "python-dependencies", s.message());
+  }
   context.catalog = &*catalog;
   context.accelerator_backend = *backend;
   context.job_dir = flags.job_dir;

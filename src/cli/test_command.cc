@@ -10,11 +10,13 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "commands.h"
 #include "dfw/common/file.h"
 #include "dfw/common/logging.h"
 #include "dfw/options/parse.h"
+#include "dfw/pipeline/dependencies.h"
 #include "dfw/pipeline/pipeline_tests.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/python/python.h"
@@ -121,6 +123,21 @@ Status UsePipelinePythonEnv(const std::string& yaml, const std::string& file, co
   return python::UseEnvironment(options.python_env ? options.python_env->value : std::string());
 }
 
+Status UsePipelineDependencies(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args) {
+  ASSIGN_OR_RETURN(std::vector<std::string> packages, PythonDependencies(yaml, file));
+  if (packages.empty()) return Status::OK();
+  OptionsParser parser;
+  parser.AddYamlFile(yaml, file);
+  parser.AddCommandLine(pipeline_args);
+  const PipelineOptions options = std::move(parser).Finish();
+  python::DependencyOptions install;
+  if (options.python_env) install.base_environment = options.python_env->value;
+  spdlog::info("dependencies: {} Python package(s) for the pipeline's transforms, in a venv cached per list "
+               "(installed by pip the first time)", packages.size());
+  ASSIGN_OR_RETURN(std::string venv, python::InstallDependencies(packages, install));
+  return python::UseEnvironment(venv);
+}
+
 int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pipeline_args) {
   constexpr const char* kWho = "dfworker test";
   if (flags.pipeline_path.empty()) return InvocationError(kWho, "a pipeline file is expected");
@@ -133,6 +150,7 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
   Result<std::string> yaml = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!yaml.ok()) return InvocationError(kWho, yaml.status().message());
   if (Status s = UsePipelinePythonEnv(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
+  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
   StageRegistry registry;
   RegisterBuiltinStages(registry);
   Result<PipelineSpec> spec = LoadPipelineString(*yaml, registry, flags.pipeline_path);

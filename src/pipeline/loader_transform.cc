@@ -9,6 +9,7 @@
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config_yaml.h"
 #include "loader_internal.h"
+#include "dfw/pipeline/dependencies.h"
 
 namespace dfw::loader_internal {
 namespace {
@@ -22,13 +23,6 @@ const std::map<std::string, std::string>& RefusedLeafTypes() {
   };
   return kTypes;
 }
-
-// Beam YAML's `dependencies:` (pip packages or jars for a UDF) cannot be honoured: say why and what to do.
-constexpr const char* kDependenciesRefusal =
-    "'dependencies' (pip packages or jars for a UDF) is valid Beam YAML but dfworker's workers have no Python or Java "
-    "runtime to install them into: expressions and lambdas run in dfworker's own evaluator. Remove it and keep to the "
-    "expression subset (builtins such as len, str, int, float, round, abs, min, max and string methods), or run this "
-    "pipeline on Beam (DirectRunner or Dataflow)";
 
 // Beam's hint names (apache_beam/transforms/resources.py); the options module parses their values
 // (src/options/resource_hints.cc keeps the same list).
@@ -58,11 +52,26 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
   std::string what = fmt::format("transform '{}' ({}) config", cfg.name, cfg.type);
   const bool absent = !n.IsDefined() || n.IsNull();
   if (!absent && !n.IsMap()) return Err(n, what + ": expected a mapping of parameters");
-  const YAML::Node yaml_config = absent ? YAML::Node(YAML::NodeType::Map) : n;
+  // The stage's config without `dependencies` (installed before the load, dfw/pipeline/dependencies.h):
+  // the same key and value nodes, their marks kept, in a new mapping (never an assignment to a
+  // yaml-cpp node that exists, which would rewrite the document's node).
+  const YAML::Node yaml_config = [&] {
+    if (absent) return YAML::Node(YAML::NodeType::Map);
+    if (!n["dependencies"].IsDefined()) return n;
+    YAML::Node rest(YAML::NodeType::Map);
+    for (const auto& kv : n) {
+      if (!(kv.first.IsScalar() && kv.first.Scalar() == "dependencies")) rest.force_insert(kv.first, kv.second);
+    }
+    return rest;
+  }();
   std::vector<std::string> allowed = info.allowed_keys;
+  if (!absent && n["dependencies"].IsDefined()) {
+    if (std::string problem = DependencyListProblem(n["dependencies"]); !problem.empty()) {
+      return Err(n["dependencies"], what + ": " + problem);
+    }
+  }
   for (const auto& kv : yaml_config) {
     std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
-    if (key == "dependencies") return Refuse(kv.first, what + ": " + kDependenciesRefusal);
     if (key != "error_handling") continue;
     if (!info.traits.can_fail_per_record) {
       return Err(kv.first, fmt::format("{}: {} has no per-record failures, so 'error_handling' is not allowed here",
@@ -171,7 +180,7 @@ Status Loader::ParseLeafInputs(const YAML::Node& n, const Scope& scope, Leaf& ou
 
 Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const YAML::Node& windowing, Entry& entry) {
   RETURN_IF_ERROR(CheckKeys(n, {"type", "name", "input", "config", "resource_hints", "windowing"}, "transform",
-                            {{"dependencies", "dfworker cannot install them (see the config-level message)"}}));
+                            {{"dependencies", "only inside the transform's config: config: {dependencies: [...]}"}}));
   Leaf out;
   StageConfig& cfg = out.spec.config;
   cfg.type = entry.type;

@@ -1,5 +1,6 @@
 #include <gmock/gmock.h>
 
+#include "dfw/pipeline/dependencies.h"
 #include "pipeline_test_util.h"
 
 namespace dfw {
@@ -93,10 +94,14 @@ const std::vector<BadCase>& BadCases() {
       {"bad config value",
        "pipeline:\n  type: chain\n  source:\n    type: ReadFromCsv\n    config: {path: x, delimiter: ';;'}\n",
        StatusCode::kInvalidArgument, {"p.yaml:5:", "delimiter", "single character"}},
-      {"dependencies refused with the reason",
+      {"dependencies that are not a list of requirements",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
-       "      config:\n        language: python\n        dependencies: [numpy]\n        fields: {y: element}\n",
-       StatusCode::kUnimplemented, {"p.yaml:9:9:", "no Python or Java runtime", "run this pipeline on Beam"}},
+       "      config:\n        language: python\n        dependencies: numpy\n        fields: {y: element}\n",
+       StatusCode::kInvalidArgument, {"p.yaml:9:23:", "'dependencies' must be a list of pip requirements"}},
+      {"dependencies beside config, not in it",
+       "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: MapToFields\n"
+       "      dependencies: [numpy]\n      config: {language: python, fields: {y: element}}\n",
+       StatusCode::kUnimplemented, {"p.yaml:7:7:", "'dependencies' is valid Beam YAML but only inside the transform's config"}},
       {"duplicate key in a config",
        "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [1]}\n    - type: Filter\n"
        "      config:\n        keep: 'element > 0'\n        keep: 'element > 5'\n",
@@ -165,6 +170,39 @@ TEST(Loader, AnAliasBombIsRefusedBeforeItExpands) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(), HasSubstr("YAML nodes (aliases expanding?)"));
+}
+
+// Beam's extract_extra_dependencies: a transform's config may list pip requirements; they are
+// installed before the load (dfw/pipeline/dependencies.h) and are no key of the stage's config.
+TEST(Loader, DependenciesInAConfigAreCollectedAndNotTheStages) {
+  const std::string yaml =
+      "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [{a: 1}]}\n"
+      "    - type: composite\n      name: Inner\n      transforms:\n"
+      "        - type: MapToFields\n          input: input\n"
+      "          config: {language: python, dependencies: [numpy, 'pyarrow>=14'], fields: {b: a}}\n"
+      "        - type: Filter\n          input: MapToFields\n"
+      "          config: {language: python, dependencies: [numpy], keep: 'b > 0', bogus: 1}\n";
+  Result<std::vector<std::string>> deps = PythonDependencies(yaml, "p.yaml");
+  ASSERT_TRUE(deps.ok()) << deps.status().ToString();
+  std::vector<std::string> sorted = *deps;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (std::vector<std::string>{"numpy", "pyarrow>=14"}));
+  // The stage sees its config without the list, and a bad key beside it keeps its place in the file.
+  StageRegistry r = TestRegistry();
+  Result<PipelineSpec> spec = LoadYaml(yaml, r);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_THAT(spec.status().message(), HasSubstr("p.yaml:14:76:"));
+  EXPECT_THAT(spec.status().message(), HasSubstr("unknown key 'bogus'"));
+  std::string fixed = yaml;
+  fixed.replace(fixed.find(", bogus: 1"), 10, "");
+  spec = LoadYaml(fixed, r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  for (const TransformSpec& t : spec->transforms) EXPECT_FALSE(t.config.config["dependencies"].IsDefined()) << t.config.name;
+  EXPECT_EQ(PythonDependencies("pipeline: [\n", "p.yaml")->size(), 0u);  // the loader reports the syntax
+  Result<std::vector<std::string>> bad = PythonDependencies(
+      "pipeline:\n  transforms:\n    - type: MapToFields\n      config: {dependencies: [[numpy]]}\n", "p.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("p.yaml:4:30: every entry of 'dependencies' must be one requirement string"));
 }
 
 TEST(Loader, ChainWithSourceSinkAndExtraTransformsIsWiredInOrder) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cli/cli_test_util.h"
 #include "dfw/python/python.h"
 #include "test_util.h"
 
@@ -70,6 +71,37 @@ TEST(PythonDependencies, APackageNoIndexHasIsNamedWithTheCommandsThatInstallIt) 
   EXPECT_NE(m.find("DIR/bin/pip install dfwnosuchpackage==2.0, then run with --python_env=DIR"), std::string::npos) << m;
   // The failed venv is removed: nothing but the lock is left in the cache.
   EXPECT_EQ(std::system(("test \"$(ls " + options.cache_dir + " | grep -v '\\.lock$' | wc -l)\" = 0").c_str()), 0);
+}
+
+// Through the real binary: a transform's `config: dependencies:` is installed before the load (the
+// callable imports the package at module level) and reaches the SDK processes; a package pip cannot
+// find stops the run with exit 2 naming it, before any process starts.
+TEST(PythonDependencies, APipelinesDependenciesAreInstalledAndReachItsCallables) {
+  TempDir dir("dfw-pydeps");
+  ASSERT_TRUE(WriteWheel(dir));
+  auto pipeline = [](const std::string& requirement) {
+    return "pipeline:\n  type: chain\n  transforms:\n    - type: Create\n      config: {elements: [{a: 1}, {a: 2}]}\n"
+           "    - type: MapToFields\n      config:\n        language: python\n        dependencies: ['" + requirement + "']\n"
+           "        fields:\n          b:\n            callable: |\n              import dfwdeptest\n"
+           "              def f(row):\n                return row.a * dfwdeptest.VALUE\n"
+           "    - type: WriteToJson\n      config: {path: out/rows, file_name_suffix: .jsonl}\n";
+  };
+  const std::string good = dir.Write("good.yaml", pipeline("dfwdeptest==1.0"));
+  const std::string env = "DFW_CACHE_DIR=none DFW_PYTHON_VENV_CACHE=" + (dir / "cache") +
+                          " PIP_NO_INDEX=1 PIP_FIND_LINKS=" + dir.path();
+  auto run = dfw::testing::RunDfworker({"run", good, "--job_dir", dir / "job", "--machine_type=n1-standard-2"}, dir.path(), env);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::string rows;
+  for (const char* shard : {"out/rows-00000-of-00002.jsonl", "out/rows-00001-of-00002.jsonl", "out/rows-00000-of-00001.jsonl"}) {
+    if (Exists(dir / shard)) rows += dfw::testing::ReadFile(dir / shard);
+  }
+  EXPECT_NE(rows.find("\"b\":7"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("\"b\":14"), std::string::npos) << rows;
+  const std::string bad = dir.Write("bad.yaml", pipeline("dfwnosuchpackage==2.0"));
+  auto refused = dfw::testing::RunDfworker({"run", bad, "--job_dir", dir / "job2"}, dir.path(), env);
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("dfwnosuchpackage==2.0"), std::string::npos) << refused.out;
+  EXPECT_FALSE(Exists(dir / "job2/manifest.jsonl")) << refused.out;
 }
 
 TEST(PythonDependencies, WhatIsNotARequirementIsRefused) {
