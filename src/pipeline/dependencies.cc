@@ -27,18 +27,20 @@ Result<std::vector<std::string>> PythonDependencies(const std::string& yaml, con
     return std::vector<std::string>{};  // the loader says what is wrong with the file
   }
   std::vector<std::string> out;
-  // Iterative, with a cap on nodes visited: aliases can make a small file a huge tree.
-  std::vector<YAML::Node> stack = {root};
+  // Only transforms: `pipeline:` and, at any depth, a composite's or chain's source, sink, transforms
+  // and extra_transforms (a Create's elements may hold any mapping). Iterative, and capped: aliases
+  // can make a small file a huge tree.
+  std::vector<YAML::Node> stack;
+  if (root.IsMap() && root["pipeline"].IsMap()) stack.push_back(root["pipeline"]);
+  if (root.IsMap() && root["pipeline"].IsSequence()) {  // a bare list of transforms
+    for (const YAML::Node& t : root["pipeline"]) stack.push_back(t);
+  }
   int64_t visited = 0;
   while (!stack.empty() && ++visited < (int64_t{1} << 22)) {
     const YAML::Node n = std::move(stack.back());
     stack.pop_back();
-    if (n.IsSequence()) {
-      for (const YAML::Node& child : n) stack.push_back(child);
-      continue;
-    }
     if (!n.IsMap()) continue;
-    const YAML::Node config = n["type"].IsDefined() ? n["config"] : YAML::Node();
+    const YAML::Node config = n["config"];
     if (config.IsDefined() && config.IsMap() && config["dependencies"].IsDefined()) {
       const YAML::Node deps = config["dependencies"];
       if (std::string problem = DependencyListProblem(deps); !problem.empty()) {
@@ -49,7 +51,14 @@ Result<std::vector<std::string>> PythonDependencies(const std::string& yaml, con
         if (std::find(out.begin(), out.end(), item.Scalar()) == out.end()) out.push_back(item.Scalar());
       }
     }
-    for (const auto& kv : n) stack.push_back(kv.second);
+    for (const char* key : {"source", "sink"}) {
+      if (n[key].IsDefined()) stack.push_back(n[key]);
+    }
+    for (const char* key : {"transforms", "extra_transforms"}) {
+      if (n[key].IsDefined() && n[key].IsSequence()) {
+        for (const YAML::Node& t : n[key]) stack.push_back(t);
+      }
+    }
   }
   return out;
 }

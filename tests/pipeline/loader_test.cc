@@ -199,6 +199,11 @@ TEST(Loader, DependenciesInAConfigAreCollectedAndNotTheStages) {
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   for (const TransformSpec& t : spec->transforms) EXPECT_FALSE(t.config.config["dependencies"].IsDefined()) << t.config.name;
   EXPECT_EQ(PythonDependencies("pipeline: [\n", "p.yaml")->size(), 0u);  // the loader reports the syntax
+  // Data that looks like a transform (a Create's element) is no transform.
+  Result<std::vector<std::string>> data = PythonDependencies(
+      "pipeline:\n  transforms:\n    - type: Create\n      config: {elements: [{type: x, config: {dependencies: 3}}]}\n", "p.yaml");
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_TRUE(data->empty());
   Result<std::vector<std::string>> bad = PythonDependencies(
       "pipeline:\n  transforms:\n    - type: MapToFields\n      config: {dependencies: [[numpy]]}\n", "p.yaml");
   ASSERT_FALSE(bad.ok());
