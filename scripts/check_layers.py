@@ -25,6 +25,8 @@ GETENV_ALLOWED = {
     "src/catalog/catalog.cc": "DFW_CATALOG_DIR",
     "src/backend/registry.cc": "DFW_CUDA_BACKEND_PATH, DFW_CUDA_UNAVAILABLE",
     "src/python/runtime.cc": "DFW_PYTHON_LIBRARY",
+    "src/python/environment.cc": "DFW_PYTHON_ENV (the launcher -> SDK process contract, or a user's export)",
+    "src/python/dependencies.cc": "DFW_PYTHON_VENV_CACHE, XDG_CACHE_HOME, HOME (where dependencies' venvs are kept)",
     "src/backend/cpu/kernels.cc": "DFW_CPU_KERNELS",
     "src/inference/decoder_kernels.cc": "DFW_CPU_KERNELS (scalar: the decode kernels too)",
     "src/inference/device_memory.cc": "the launcher's child contract (ModelProcessContextFromEnv)",

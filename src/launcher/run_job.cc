@@ -28,6 +28,7 @@
 #include "dfw/inference/shared_copy.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/launcher/pipeline_launch.h"
+#include "dfw/python/python.h"
 #include "launcher/model_hosts.h"
 
 namespace dfw {
@@ -127,6 +128,10 @@ int RunJob(const RunContext& context) {
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExecutable();
   launch.sdk_env_defaults = child_defaults;
+  // The run's Python environment (--python_env, dependencies:), the same in every SDK process.
+  if (const std::string py = python::EnvironmentRoot(); !py.empty()) {
+    launch.sdk_env.push_back(EnvEntry(python::kEnvironmentVariable, py));
+  }
   // A tenant's launcher grows when the tenants run lends it the slots of finished tenants (tenants.md).
   if (context.tenant) launch.processes_control_dir = context.resume_dir.empty() ? context.job_dir : context.resume_dir;
   const std::vector<ModelHostSpec> shared = SharedCopySpecs(context);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,20 @@ Result<std::string> ResolveEnvironment(const std::string& path) {
                          ", " + (libs.empty() ? std::string("no lib/python*") : "lib/: " + libs));
 }
 
+namespace {
+
+// The environment UseEnvironment configured in this process ("" none), for the children it starts.
+std::string& ChosenRoot() {
+  static std::string root;
+  return root;
+}
+std::mutex& ChosenRootMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+}  // namespace
+
 Status UseEnvironment(const std::string& path) {
   if (path.empty()) {
     const char* inherited = std::getenv(kEnvironmentVariable);
@@ -117,10 +132,15 @@ Status UseEnvironment(const std::string& path) {
     return FailedPrecondition(s.message() + " (--python_env '" + path + "' came after Python had started: give it on the "
                               "command line when the pipeline file is a Jinja template)");
   }
-  // SDK processes and model hosts inherit the environment: they use the same Python.
-  const std::string root = exe.substr(0, exe.rfind("/bin/"));
-  if (::setenv(kEnvironmentVariable, root.c_str(), 1) != 0) return Internal("setenv " + std::string(kEnvironmentVariable) + " failed");
+  // The launcher states it in each SDK process's environment (EnvironmentRoot): they use the same Python.
+  std::lock_guard<std::mutex> lock(ChosenRootMutex());
+  ChosenRoot() = exe.substr(0, exe.rfind("/bin/"));
   return Status::OK();
+}
+
+std::string EnvironmentRoot() {
+  std::lock_guard<std::mutex> lock(ChosenRootMutex());
+  return ChosenRoot();
 }
 
 }  // namespace dfw::python

@@ -74,11 +74,14 @@ Result<std::string> ResolveEnvironment(const std::string& path);
 // The variable that hands the environment to the processes a run starts (SDK processes).
 inline constexpr const char* kEnvironmentVariable = "DFW_PYTHON_ENV";
 
-// Resolves `path` and configures the interpreter with it, then exports it as
-// kEnvironmentVariable so that child processes use the same Python. "" = the path in
-// kEnvironmentVariable when set (an SDK process, or a user's export), else nothing to do.
-// kFailedPrecondition when Python has already started with another environment.
+// Resolves `path` and configures the interpreter with it; EnvironmentRoot() then names it, and the
+// launcher states it as kEnvironmentVariable in every SDK process's environment so that they use the
+// same Python. "" = the path in kEnvironmentVariable when set (an SDK process, or a user's export),
+// else nothing to do. kFailedPrecondition when Python has already started with another environment.
 Status UseEnvironment(const std::string& path);
+
+// The environment the last successful UseEnvironment chose (its root folder), "" when none.
+std::string EnvironmentRoot();
 
 // Beam YAML's `dependencies:` (a transform's config, as Beam's yaml_transform
 // extract_extra_dependencies reads it): pip requirements installed into a venv cached per list,
