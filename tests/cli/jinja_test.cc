@@ -3,7 +3,10 @@
 // what the job records for its SDK processes.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -166,3 +169,27 @@ TEST(Jinja, TheJobRecordsTheRenderedPipelineForItsSdkProcesses) {
 }
 
 }  // namespace
+
+// An include that is not a regular file is refused by name and kind before it is opened (a FIFO
+// would block the launcher, /dev/zero never end); a missing one says where it was looked for.
+TEST(Jinja, AnIncludeThatIsNotARegularFileIsRefusedNamingItsKind) {
+  TempDir dir("dfw-jinja");
+  ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
+  fs::create_directories(dir / "folder.yaml");
+  fs::create_symlink("/dev/zero", dir / "zero.yaml");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fifo.yaml", "is not a regular file: it is a FIFO"},
+      {"folder.yaml", "is not a regular file: it is a directory"},
+      {"zero.yaml", "is not a regular file: it is a character device"},
+      {"absent.yaml", "template 'absent.yaml' not found (looked for absent.yaml, "},
+  };
+  for (const auto& [name, expected] : cases) {
+    SCOPED_TRACE(name);
+    const std::string p = dir.Write("p-" + name, "pipeline:\n  type: chain\n  transforms:\n"
+                                                 "    - type: Create\n      config: {elements: [1]}\n"
+                                                 "{% include '" + name + "' %}\n");
+    auto o = RunDfworker({"run", p, "--dry_run"}, dir.path());
+    EXPECT_EQ(o.exit_code, 2) << o.out;
+    EXPECT_NE(o.out.find(expected), std::string::npos) << o.out;
+  }
+}

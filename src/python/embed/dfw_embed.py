@@ -11,6 +11,7 @@ import collections
 import importlib
 import json
 import os
+import stat
 import traceback
 import types
 
@@ -237,6 +238,23 @@ def _pipeline_variables(request_json):
     return variables
 
 
+_MAX_TEMPLATE_BYTES = 4 << 20  # as for the pipeline file itself
+
+
+def _file_kind(mode):
+    if stat.S_ISDIR(mode):
+        return 'a directory'
+    if stat.S_ISFIFO(mode):
+        return 'a FIFO'
+    if stat.S_ISCHR(mode):
+        return 'a character device'
+    if stat.S_ISBLK(mode):
+        return 'a block device'
+    if stat.S_ISSOCK(mode):
+        return 'a socket'
+    return 'not a regular file'
+
+
 def render_pipeline(path, source, request_json):
     """Beam's expand_jinja: StrictUndefined, templates loaded by path (as given, then beside the
     pipeline file), `datetime` and the variables in scope."""
@@ -250,12 +268,25 @@ def render_pipeline(path, source, request_json):
         def get_source(self, environment, name):
             if name == path:
                 return source, path, lambda: True
+            tried = []
             for candidate in (name, os.path.join(base, name)):
-                if os.path.isfile(candidate):
-                    with open(candidate, encoding='utf-8') as f:
-                        names.append(candidate)
-                        return f.read(), candidate, lambda: True
-            raise jinja2.TemplateNotFound(name)
+                try:
+                    st = os.stat(candidate)
+                except OSError:
+                    tried.append(candidate)
+                    continue
+                # Never open what is not a regular file (a FIFO would block, a device never end).
+                if not stat.S_ISREG(st.st_mode):
+                    raise jinja2.TemplateError("template '%s' is not a regular file: it is %s"
+                                               % (candidate, _file_kind(st.st_mode)))
+                if st.st_size > _MAX_TEMPLATE_BYTES:
+                    raise jinja2.TemplateError("template '%s' is %d bytes, over the limit of 4 MiB for a template"
+                                               % (candidate, st.st_size))
+                with open(candidate, encoding='utf-8') as f:
+                    names.append(candidate)
+                    return f.read(), candidate, lambda: True
+            raise jinja2.TemplateNotFound(name, message="template '%s' not found (looked for %s)"
+                                          % (name, ', '.join(dict.fromkeys(tried))))
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, loader=_Loader())
     try:
