@@ -31,7 +31,8 @@ TEST(PythonTemplate, IncludesAreFoundBesideThePipelineFile) {
   const std::string path = dir.path() + "/parts/p.yaml";
   EXPECT_EQ(Render("{% include 'common.yaml' %}\n{% import 'macros.j2' as m %}{{ m.twice('ab') }}", R"({"k": 1})", path),
             "shared: 1\nabab");
-  EXPECT_EQ(Render("{% include 'gone.yaml' %}", "{}", path), "error: " + path + ":1: gone.yaml");
+  EXPECT_EQ(Render("{% include 'gone.yaml' %}", "{}", path),
+            "error: " + path + ":1: template 'gone.yaml' not found (looked for gone.yaml, " + dir.path() + "/parts/gone.yaml)");
 }
 
 TEST(PythonTemplate, TheVariablesMustBeAnObjectAndDeepJsonIsAnError) {
