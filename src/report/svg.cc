@@ -246,7 +246,10 @@ std::string TimeColumnChart(std::string_view id, std::string_view title, const s
                             std::string_view unit, double span_s) {
   const int height = 232, top = 24, bottom = height - 40;  // the unit sits above the top tick
   const double x0 = 70, x1 = kWidth - 20;
-  const auto [time_unit, per] = TimeUnit(span_s);
+  // Not a structured binding: the tooltip lambda captures the unit (clang 14 cannot capture bindings).
+  const std::pair<const char*, double> axis = TimeUnit(span_s);
+  const char* const time_unit = axis.first;
+  const double per = axis.second;
   const double span_u = span_s > 0 ? span_s / per : 0;
   const double per_column_u = values.empty() ? 0 : span_u / static_cast<double>(values.size());
   std::string out = Head(id, title, height);
