@@ -203,6 +203,7 @@ LinearDType PrecisionChoice::DTypeFor(int tokens) const {
 
 std::string PrecisionChoice::BucketName(std::size_t b) const {
   if (bucket_limits.empty()) return "";
+  b = std::min(b, bucket_limits.size());  // past the last limit: the open bucket
   const int lo = b == 0 ? 1 : bucket_limits[b - 1] + 1;
   if (b >= bucket_limits.size()) return std::to_string(lo) + "+ tokens";
   return std::to_string(lo) + "-" + std::to_string(bucket_limits[b]) + " tokens";

@@ -88,6 +88,9 @@ std::optional<PrecisionChoice> DecodePrecisionChoice(const std::string& text, co
         word != "candidate" || nb > kMaxBuckets) {
       return std::nullopt;
     }
+    // A candidate's figures are per bucket of this choice, or none (a file another writer damaged
+    // could name more buckets than the choice has: it is measured again).
+    if (nb != 0 && nb != choice.bucket_limits.size() + 1) return std::nullopt;
     for (std::size_t b = 0; b < nb; ++b) {
       double a = 0;
       int rows = 0, ok = 0;

@@ -280,6 +280,12 @@ TEST(ChoosePrecision, TheCacheTextRoundTripsAndRefusesAnotherKey) {
   // A version-1 file (no buckets) is measured again.
   EXPECT_FALSE(DecodePrecisionChoice("dfw-precision 1 int8 embedding\nkey k1\ncandidate float32 0 0.25 1 1 1 1\n", "k1")
                    .has_value());
+  // A candidate with figures for more buckets than the choice has (found by the cache fuzzer: its
+  // description then read a bucket limit past the end) is measured again.
+  const std::string buckets = "dfw-precision 2 int8 embedding 1.999 0.995 0.001\nkey k\nbuckets 3 8 16 64 4 float32 int8 int8 int8\n";
+  EXPECT_TRUE(DecodePrecisionChoice(buckets + "candidate float32 0 0.19 1 1 1 1 4 1 20 1 1 10 1 1 30 1 1 6 1\n", "k").has_value());
+  EXPECT_FALSE(DecodePrecisionChoice(buckets + "candidate float32 0 0.19 1 1 1 1 5 1 20 1 1 10 1 1 30 1 1 6 1 1 3 1\n", "k")
+                   .has_value());
 }
 
 // Rows 0 and 1 are short (3 tokens), row 2 has 20 and row 3 100 tokens.
