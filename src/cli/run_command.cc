@@ -158,7 +158,9 @@ int Run(const RunFlags& flags, const std::vector<std::string>& leftovers, std::v
       !s.ok()) {
     return RunFailure(flags, "python-env", s.message());
   }
-  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) {
+  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path,
+                                         context.options.python_env ? context.options.python_env->value : std::string());
+      !s.ok()) {
     return RunFailure(flags, "python-dependencies", s.message());
   }
   context.catalog = &*catalog;

@@ -115,23 +115,23 @@ Status WriteTestsFile(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-Status UsePipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args) {
+std::string PipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args) {
   OptionsParser parser;
   if (!yaml.empty()) parser.AddYamlFile(yaml, file);
   parser.AddCommandLine(pipeline_args);
   const PipelineOptions options = std::move(parser).Finish();
-  return python::UseEnvironment(options.python_env ? options.python_env->value : std::string());
+  return options.python_env ? options.python_env->value : std::string();
 }
 
-Status UsePipelineDependencies(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args) {
+Status UsePipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args) {
+  return python::UseEnvironment(PipelinePythonEnv(yaml, file, pipeline_args));
+}
+
+Status UsePipelineDependencies(const std::string& yaml, const std::string& file, const std::string& base_environment) {
   ASSIGN_OR_RETURN(std::vector<std::string> packages, PythonDependencies(yaml, file));
   if (packages.empty()) return Status::OK();
-  OptionsParser parser;
-  parser.AddYamlFile(yaml, file);
-  parser.AddCommandLine(pipeline_args);
-  const PipelineOptions options = std::move(parser).Finish();
   python::DependencyOptions install;
-  if (options.python_env) install.base_environment = options.python_env->value;
+  install.base_environment = base_environment;
   spdlog::info("dependencies: {} Python package(s) for the pipeline's transforms, in a venv cached per list "
                "(installed by pip the first time)", packages.size());
   ASSIGN_OR_RETURN(std::string venv, python::InstallDependencies(packages, install));
@@ -149,8 +149,9 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
   if (Status s = UsePipelinePythonEnv("", flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
   Result<std::string> yaml = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!yaml.ok()) return InvocationError(kWho, yaml.status().message());
-  if (Status s = UsePipelinePythonEnv(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
-  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path, pipeline_args); !s.ok()) return InvocationError(kWho, s.message());
+  const std::string python_env = PipelinePythonEnv(*yaml, flags.pipeline_path, pipeline_args);
+  if (Status s = python::UseEnvironment(python_env); !s.ok()) return InvocationError(kWho, s.message());
+  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path, python_env); !s.ok()) return InvocationError(kWho, s.message());
   StageRegistry registry;
   RegisterBuiltinStages(registry);
   Result<PipelineSpec> spec = LoadPipelineString(*yaml, registry, flags.pipeline_path);

@@ -29,13 +29,16 @@ int RunPipelineTests(const PipelineTestFlags& flags, std::vector<std::string> pi
 // embedded Python with it (dfw/python/python.h UseEnvironment); kInvalidArgument for a path that is
 // not a Python 3.11 venv or prefix.
 Status UsePipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args);
+// The --python_env value UsePipelinePythonEnv uses ("" when none is given).
+std::string PipelinePythonEnv(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args);
 
 // Beam YAML's `dependencies:` of the pipeline's transforms (dfw/pipeline/dependencies.h): when there
 // are any, installs them into a venv cached per list (dfw/python/python.h InstallDependencies, pip
 // from --python_env's Python, honouring PIP_INDEX_URL / PIP_NO_INDEX / PIP_FIND_LINKS) and makes it
-// the embedded Python's environment, for this process and the SDK processes it starts. Call after
-// UsePipelinePythonEnv with the rendered file. kInvalidArgument for a bad list (file:line:col),
+// the embedded Python's environment, for this process and the SDK processes it starts; the venv is
+// made from `base_environment` (--python_env, "" = the system's). Call after UsePipelinePythonEnv.
+// kInvalidArgument for a bad list (file:line:col),
 // kUnavailable naming what pip could not install and how to install it by hand.
-Status UsePipelineDependencies(const std::string& yaml, const std::string& file, const std::vector<std::string>& pipeline_args);
+Status UsePipelineDependencies(const std::string& yaml, const std::string& file, const std::string& base_environment);
 
 }  // namespace dfw::cli
