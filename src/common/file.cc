@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 
 namespace dfw {
@@ -119,7 +120,7 @@ Status NotRegular(const std::string& path, mode_t mode, const char* what) {
 Status TooBig(const std::string& path, uint64_t size, bool exact, std::size_t max_bytes, const char* what) {
   std::string limit = (max_bytes % kMiB == 0 && max_bytes > 0) ? std::to_string(max_bytes / kMiB) + " MiB"
                                                                 : std::to_string(max_bytes) + " bytes";
-  return InvalidArgument("'" + path + "' is " + (exact ? "" : "over ") + DescribeBytes(size) + " (" + std::to_string(size) +
+  return InvalidArgument("'" + path + "' is " + (exact ? "" : "over ") + HumanBytes(size, ByteUnits::kDecimal) + " (" + std::to_string(size) +
                          " bytes), over the limit of " + limit +
                          (what != nullptr && what[0] != '\0' ? std::string(" for a ") + what : std::string()));
 }
@@ -162,20 +163,6 @@ Result<std::string> ReadRegular(const std::string& path, std::size_t max_bytes, 
 }
 
 }  // namespace
-
-std::string DescribeBytes(uint64_t bytes) {
-  const char* units[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1000 && u < 6) {
-    v /= 1000;
-    ++u;
-  }
-  char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
-}
 
 Result<std::string> ReadWholeFile(const std::string& path, std::size_t max_bytes) { return ReadRegular(path, max_bytes, ""); }
 

@@ -92,17 +92,22 @@ std::optional<double> ParseDouble(std::string_view s) {
   return v;
 }
 
-std::string HumanBytes(uint64_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+std::string HumanBytes(uint64_t bytes, ByteUnits units) {
+  static const char* kBinaryUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  static const char* kDecimalUnits[] = {"bytes", "KB", "MB", "GB", "TB", "PB", "EB"};
+  const bool binary = units == ByteUnits::kBinary;
+  const char* const* names = binary ? kBinaryUnits : kDecimalUnits;
+  const double step = binary ? 1024.0 : 1000.0;
+  const int last = binary ? 4 : 6;
   double v = static_cast<double>(bytes);
   int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
+  while (v >= step && u < last) {
+    v /= step;
     ++u;
   }
   char buf[32];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu %s", static_cast<unsigned long long>(bytes), names[0]);
+  else std::snprintf(buf, sizeof buf, "%.1f %s", v, names[u]);
   return buf;
 }
 

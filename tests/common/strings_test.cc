@@ -40,6 +40,14 @@ TEST(Strings, SplitsKeepingEmptyPieces) {
   EXPECT_EQ(HumanBytes(1536), "1.5 KiB");
 }
 
+TEST(Strings, HumanBytesSpeaksBinaryOrDecimalUnits) {
+  EXPECT_EQ(HumanBytes(17), "17 B");
+  EXPECT_EQ(HumanBytes(3u << 30), "3.0 GiB");
+  EXPECT_EQ(HumanBytes(17, ByteUnits::kDecimal), "17 bytes");
+  EXPECT_EQ(HumanBytes(1536, ByteUnits::kDecimal), "1.5 KB");
+  EXPECT_EQ(HumanBytes(3'200'000'000ULL, ByteUnits::kDecimal), "3.2 GB");
+}
+
 TEST(Strings, HexRoundTripsEveryByteAndRejectsNonHex) {
   std::string all;
   for (int b = 0; b < 256; ++b) all.push_back(static_cast<char>(b));

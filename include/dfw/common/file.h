@@ -93,9 +93,6 @@ Result<std::string> ReadWholeFile(const std::string& path, const FileKind& kind)
 // never taken as absent.
 Result<std::optional<std::string>> ReadFileIfPresent(const std::string& path, const FileKind& kind);
 
-// "1.5 KB", "3.2 GB", "64 MiB" style sizes for messages (decimal units for a measured size).
-std::string DescribeBytes(uint64_t bytes);
-
 // Writes `contents` to `path` via a temporary file unique to this process and call, fsync and
 // rename (never half-written, and two writers never clobber each other's temporary file). The file
 // gets `mode` whatever the umask. `sync` false skips the fsync (the file is still never seen

@@ -31,8 +31,11 @@ std::string_view Trim(std::string_view s);
 std::optional<int64_t> ParseInt64(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);
 
-// "1.5 GiB", "512 MiB", "12 KiB", "17 B".
-std::string HumanBytes(uint64_t bytes);
+// A size for messages, to one decimal. Binary units for sizes people plan in ("1.5 GiB", "512 MiB",
+// "12 KiB", "17 B"); decimal units for a measured size, as `ls -lh --si` or a disk vendor says it
+// ("3.2 GB", "1.5 KB", "17 bytes").
+enum class ByteUnits { kBinary, kDecimal };
+std::string HumanBytes(uint64_t bytes, ByteUnits units = ByteUnits::kBinary);
 
 // Lower-case hex of every byte ("\x01\xab" -> "01ab"), and back: nullopt for an odd length or a
 // character that is not a hex digit (either case).
