@@ -2,10 +2,7 @@
 #include "dfw/inference/precision_choice.h"
 
 #include "dfw/common/file.h"
-
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
+#include "dfw/common/file_lock.h"
 
 #include <fmt/format.h>
 
@@ -13,16 +10,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
-#include <thread>
 
 namespace dfw {
 namespace {
 
 constexpr double kMargin = 0.95;  // a lower precision must take <= 95% of the best time so far
+// The measuring of another process of the job is waited for this long at most (FileLock).
+constexpr std::chrono::milliseconds kPrecisionLockWait{120'000};
+constexpr std::size_t kPrecisionCacheMaxBytes = kMiB;  // one choice and its figures
 
 bool RowKeepsTolerance(const PrecisionTolerance& t, LinearDType d, double agreement, bool argmax_same) {
   if (d == LinearDType::kFloat32) return true;
@@ -150,11 +147,10 @@ Result<PrecisionChoice> Measure(const PrecisionProbe& probe, const PrecisionChoi
   return choice;
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// A cache file's text; "" when it cannot be read (the choice is then measured again).
+std::string ReadCacheFile(const std::string& path) {
+  Result<std::string> text = ReadWholeFile(path, kPrecisionCacheMaxBytes);
+  return text.ok() ? std::move(text).value() : std::string();
 }
 
 }  // namespace
@@ -319,35 +315,24 @@ Result<PrecisionChoice> ChooseUncached(const PrecisionProbe& probe, const Precis
     RETURN_IF_ERROR(probe.use(choice.dtype));
     return choice;
   }
-  // Read or measure-and-write under the lock. The holder measures for a few seconds (longer on a
-  // loaded machine); one that never lets go is not waited for past ~120 s: this process then
-  // measures alone.
-  const int lock = ::open((o.cache_path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  bool locked = false;
-  for (int i = 0; lock >= 0 && i < 24000; ++i) {
-    if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
-      locked = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // Read or measure-and-write under the lock (FileLock). The holder measures for a few seconds
+  // (longer on a loaded machine); one that never lets go is not waited for past
+  // kPrecisionLockWait: this process then measures alone.
+  const FileLock lock = FileLock::TryFor(o.cache_path + ".lock", kPrecisionLockWait);
+  const bool locked = lock.held();
   // Never seen half-written (a temporary file per writer, then rename); a file that cannot be
   // written only means the next reader measures again.
   auto write = [&](const std::string& path, const PrecisionChoice& c) {
     (void)WriteFileAtomically(path, EncodePrecisionChoice(c, o.cache_key), /*sync=*/false);
   };
-  std::optional<PrecisionChoice> cached = locked ? DecodePrecisionChoice(ReadAll(o.cache_path), o.cache_key) : std::nullopt;
-  if (cached && probe.use(cached->dtype).ok()) {
-    if (lock >= 0) ::close(lock);
-    return *cached;
-  }
+  std::optional<PrecisionChoice> cached = locked ? DecodePrecisionChoice(ReadCacheFile(o.cache_path), o.cache_key) : std::nullopt;
+  if (cached && probe.use(cached->dtype).ok()) return *cached;
   // An earlier job on this machine decided for the same key: the job's file gets it for the other
   // processes, and nothing is measured.
   if (locked && !o.shared_cache_path.empty()) {
-    std::optional<PrecisionChoice> earlier = DecodePrecisionChoice(ReadAll(o.shared_cache_path), o.cache_key);
+    std::optional<PrecisionChoice> earlier = DecodePrecisionChoice(ReadCacheFile(o.shared_cache_path), o.cache_key);
     if (earlier && probe.use(earlier->dtype).ok()) {
       write(o.cache_path, *earlier);
-      ::close(lock);
       return *earlier;
     }
   }
@@ -356,7 +341,6 @@ Result<PrecisionChoice> ChooseUncached(const PrecisionProbe& probe, const Precis
     write(o.cache_path, *choice);
     if (!o.shared_cache_path.empty()) write(o.shared_cache_path, *choice);
   }
-  if (lock >= 0) ::close(lock);  // releases the flock
   if (!choice.ok()) return choice.status();
   RETURN_IF_ERROR(probe.use(choice->dtype));
   return choice;

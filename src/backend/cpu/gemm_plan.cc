@@ -5,24 +5,19 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include "dfw/backend/cpu_isa.h"
+#include "dfw/common/file.h"
+#include "dfw/common/file_lock.h"
 #include "dnnl_gemm.h"
 
 namespace dfw::cpu_gemm {
@@ -184,6 +179,9 @@ std::string GemmPlan::Describe() const {
 
 namespace {
 
+constexpr std::chrono::milliseconds kPlanLockWait{5000};
+constexpr std::size_t kPlanFileMaxBytes = 4096;  // one line of figures
+
 std::mutex& CacheMutex() {
   static std::mutex mu;
   return mu;
@@ -193,40 +191,26 @@ std::string& CachePath() {
   return path;
 }
 
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string text;
-  std::getline(in, text);
-  return text;
+// The first line of the plan file; "" when it cannot be read (the plan is then measured again).
+std::string ReadPlanLine(const std::string& path) {
+  Result<std::string> text = ReadWholeFile(path, kPlanFileMaxBytes);
+  if (!text.ok()) return "";
+  return text->substr(0, text->find('\n'));
 }
 
-// The shared plan for `threads` at `base`: read it, or measure it and write it, under an exclusive
-// lock on the lock file, so that N processes starting together measure once rather than N times
-// on the same CPUs (which also skews what they measure). A holder that does not let go within a
-// few seconds (stopped) is not waited for: this process measures alone.
+// The shared plan for `threads` at `base`: read it, or measure it and write it, under the lock
+// (FileLock), so that N processes starting together measure once rather than N times on the same
+// CPUs (which also skews what they measure). Measuring takes about a second; a holder that does
+// not let go within kPlanLockWait (stopped) is not waited for: this process measures alone.
 GemmPlan SharedPlan(const std::string& base, int threads) {
   const std::string path = base + "-t" + std::to_string(threads);
-  int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  bool locked = false;
-  for (int i = 0; lock >= 0 && i < 1000; ++i) {
-    if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
-      locked = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const FileLock lock = FileLock::TryFor(path + ".lock", kPlanLockWait);
+  if (auto cached = lock.held() ? DecodePlan(ReadPlanLine(path)) : std::nullopt; cached && cached->threads == threads) {
+    return *cached;
   }
-  GemmPlan plan;
-  if (auto cached = locked ? DecodePlan(ReadSmallFile(path)) : std::nullopt; cached && cached->threads == threads) {
-    plan = *cached;
-  } else {
-    plan = Measure(threads);
-    if (locked && plan.error.empty()) {
-      const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-      std::ofstream(tmp) << EncodePlan(plan) << "\n";
-      if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
-    }
-  }
-  if (lock >= 0) ::close(lock);  // releases the flock
+  GemmPlan plan = Measure(threads);
+  // Never seen half-written; a file that cannot be written only means the next process measures.
+  if (lock.held() && plan.error.empty()) (void)WriteFileAtomically(path, EncodePlan(plan) + "\n", /*sync=*/false, kOutputFileMode);
   return plan;
 }
 
