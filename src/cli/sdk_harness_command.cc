@@ -34,10 +34,7 @@ Status RunSdkProcess(SdkHarnessOptions options) {
   const std::string name = "sdk-" + std::to_string(options.index);
   ASSIGN_OR_RETURN(std::optional<device::MpsClientSession> mps, device::MpsClientSession::RegisterFromEnv(name));
   ASSIGN_OR_RETURN(ModelProcessContext model_context, ModelProcessContextFromEnv(name, options.index));
-  if (mps && mps->pinned_mem_limit_bytes()) {  // the daemon's default pinned limit applies when lower
-    model_context.pinned_limit_bytes =
-        std::min(model_context.pinned_limit_bytes.value_or(UINT64_MAX), *mps->pinned_mem_limit_bytes());
-  }
+  if (mps) ApplyDaemonPinnedLimit(model_context, mps->pinned_mem_limit_bytes());
   options.model_process = std::move(model_context);
   return RunSdkHarnessMain(options);
 }

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
@@ -28,6 +29,11 @@ Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, 
   ASSIGN_OR_RETURN(device::MpsClientLimits limits, device::MpsClientLimitsFromEnv());
   c.pinned_limit_bytes = limits.pinned_mem_limit_bytes;
   return c;
+}
+
+void ApplyDaemonPinnedLimit(ModelProcessContext& context, std::optional<uint64_t> daemon_limit) {
+  if (!daemon_limit) return;
+  context.pinned_limit_bytes = std::min(context.pinned_limit_bytes.value_or(UINT64_MAX), *daemon_limit);
 }
 
 Result<std::unique_ptr<DeviceMemoryCharge>> DeviceMemoryCharge::Open(const ModelProcessContext& context) {

@@ -71,9 +71,7 @@ Status Start(const ModelHostOptions& o, Holdings& h) {
   }
   ASSIGN_OR_RETURN(ModelProcessContext context, ModelProcessContextFromEnv(o.name, 0));
   ASSIGN_OR_RETURN(h.mps, device::MpsClientSession::RegisterFromEnv(o.name));
-  if (h.mps && h.mps->pinned_mem_limit_bytes()) {  // the daemon's default applies when lower
-    context.pinned_limit_bytes = std::min(context.pinned_limit_bytes.value_or(UINT64_MAX), *h.mps->pinned_mem_limit_bytes());
-  }
+  if (h.mps) ApplyDaemonPinnedLimit(context, h.mps->pinned_mem_limit_bytes());
   ASSIGN_OR_RETURN(h.files, SharedCopyFilesFor(o.models_dir, o.weights_path, o.copy));
   ASSIGN_OR_RETURN(h.bytes, PublishF32Copy(o.weights_path, h.files.weights));
   ASSIGN_OR_RETURN(h.copy, SafetensorsFile::Open(h.files.weights));

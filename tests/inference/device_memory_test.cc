@@ -209,5 +209,17 @@ TEST(ModelProcessContext, ReadsLedgerModelsDirAndPinnedLimitFromTheEnvironment) 
   EXPECT_NE(bad.status().message().find("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"), std::string::npos);
 }
 
+TEST(ModelProcessContext, TheDaemonsPinnedLimitAppliesOnlyWhenLower) {
+  ModelProcessContext c;
+  ApplyDaemonPinnedLimit(c, std::nullopt);
+  EXPECT_FALSE(c.pinned_limit_bytes.has_value());
+  ApplyDaemonPinnedLimit(c, uint64_t{8} << 30);  // no limit of its own: the daemon's
+  EXPECT_EQ(c.pinned_limit_bytes, uint64_t{8} << 30);
+  ApplyDaemonPinnedLimit(c, uint64_t{16} << 30);  // higher: the process keeps its own
+  EXPECT_EQ(c.pinned_limit_bytes, uint64_t{8} << 30);
+  ApplyDaemonPinnedLimit(c, uint64_t{2} << 30);
+  EXPECT_EQ(c.pinned_limit_bytes, uint64_t{2} << 30);
+}
+
 }  // namespace
 }  // namespace dfw

@@ -36,6 +36,11 @@ inline constexpr std::string_view kTenantEnv = device::kTenantEnv;
 // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT). A malformed pinned limit is kInvalidArgument naming it.
 Result<ModelProcessContext> ModelProcessContextFromEnv(std::string client_name, int sdk_index);
 
+// For a process registered as an MPS client: `daemon_limit` is the pinned limit the daemon granted
+// (MpsClientSession::pinned_mem_limit_bytes(), its default for every client). The lower of it and
+// the context's own limit applies; nullopt leaves the context as it is.
+void ApplyDaemonPinnedLimit(ModelProcessContext& context, std::optional<uint64_t> daemon_limit);
+
 // One owner's charges on the ledger (a model's weights and workspace). Not thread-safe: used by
 // the Model that owns it, which runs on one thread at a time.
 class DeviceMemoryCharge {
