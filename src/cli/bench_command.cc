@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "jinja_flags.h"
+#include "dfw/common/file.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/strings.h"
 #include "dfw/job/job_dir.h"
@@ -225,9 +226,9 @@ std::vector<std::string> PointArgs(const SweepPoint& point, const std::vector<st
 
 // This host's CPU as /proc/cpuinfo names it ("" when it does not).
 std::string HostCpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
+  Result<std::string> cpuinfo = ReadWholeFile("/proc/cpuinfo", 16 * kMiB);
+  if (!cpuinfo.ok()) return "";
+  for (const std::string& line : Split(*cpuinfo, '\n')) {
     if (!line.starts_with("model name")) continue;
     const std::size_t colon = line.find(':');
     if (colon != std::string::npos) return std::string(Trim(line.substr(colon + 1)));

@@ -6,12 +6,12 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "dfw/common/file.h"
 #include "dfw/common/logging.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/mps_controller.h"
@@ -131,9 +131,11 @@ class NvidiaMpsController final : public MpsController {
   }
 
   pid_t ReadPid() const {
-    std::ifstream in(options_.dirs.pipe_dir + "/" + kPidFile);
-    long pid = 0;
-    return (in >> pid) && pid > 0 ? static_cast<pid_t>(pid) : 0;
+    Result<std::string> text = ReadWholeFile(options_.dirs.pipe_dir + "/" + kPidFile, 4096);
+    if (!text.ok()) return 0;
+    const std::string_view digits = Trim(*text);
+    const std::optional<int64_t> pid = ParseInt64(digits.substr(0, digits.find_first_of(" \t\n")));
+    return pid && *pid > 0 ? static_cast<pid_t>(*pid) : 0;
   }
 
   Result<std::string> Control(const std::string& command) {

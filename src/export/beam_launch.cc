@@ -4,13 +4,13 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "beam_internal.h"
+#include "dfw/common/file.h"
 
 namespace dfw {
 namespace {
@@ -170,17 +170,9 @@ Status WriteBeamExport(const BeamExport& e, const std::string& out_dir) {
   if (ec) return IoError("--out '" + out_dir + "': cannot create the folder: " + ec.message());
   for (const auto& [name, text] : std::vector<std::pair<std::string, const std::string*>>{
            {"pipeline.yaml", &e.pipeline_yaml}, {"README.md", &e.readme}, {"launch.sh", &e.launch_sh}}) {
-    const std::string path = out_dir + "/" + name, tmp = path + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      out << *text;
-      out.close();
-      if (!out) return IoError("cannot write '" + tmp + "'");
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) return IoError("cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
+    const mode_t mode = name == "launch.sh" ? mode_t{0755} : kOutputFileMode;  // launch.sh is run as it is
+    RETURN_IF_ERROR(WriteFileAtomically(out_dir + "/" + name, *text, /*sync=*/true, mode));
   }
-  if (::chmod((out_dir + "/launch.sh").c_str(), 0755) != 0) return IoError("cannot make '" + out_dir + "/launch.sh' executable");
   return Status::OK();
 }
 

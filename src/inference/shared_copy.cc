@@ -8,11 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
+#include "dfw/common/file.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/process_info.h"
 #include "dfw/inference/mlp_handler.h"
@@ -21,6 +20,7 @@ namespace dfw {
 namespace {
 
 constexpr uint64_t kDataAlignment = 4096;
+constexpr FileKind kCopyHostRecordFile{"model host record", 64 * 1024};  // two short lines
 
 std::string Hex64(uint64_t v) {
   char buf[17];
@@ -159,22 +159,18 @@ Result<uint64_t> PublishF32Copy(const std::string& weights_path, const std::stri
 }
 
 Status WriteCopyHostRecord(const std::string& path, const CopyHostRecord& r) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << r.pid << " " << r.start_time << " " << r.name << "\n";
-    if (!r.cuda_ipc_handle.empty()) out << "cuda-ipc " << HexEncode(r.cuda_ipc_handle) << " " << r.cuda_ipc_bytes << "\n";
-    if (!out.good()) return IoError("write model host record '" + tmp + "'");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return ErrnoError("rename '" + tmp + "' to '" + path + "'", errno);
-  return Status::OK();
+  std::string text = std::to_string(r.pid) + " " + std::to_string(r.start_time) + " " + r.name + "\n";
+  if (!r.cuda_ipc_handle.empty()) text += "cuda-ipc " + HexEncode(r.cuda_ipc_handle) + " " + std::to_string(r.cuda_ipc_bytes) + "\n";
+  // No fsync: the record names a live process, which a crash of the machine ends anyway.
+  return WriteFileAtomically(path, text, /*sync=*/false).WithContext("write model host record");
 }
 
 Result<CopyHostRecord> ReadCopyHostRecord(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("model host record '" + path + "' does not exist");
-  std::string line;
-  std::getline(in, line);
+  Result<std::optional<std::string>> text = ReadFileIfPresent(path, kCopyHostRecordFile);
+  if (!text.ok()) return text.status().WithContext("model host record");
+  if (!*text) return NotFound("model host record '" + path + "' does not exist");
+  std::vector<std::string> lines = Split(**text, '\n');
+  std::string line = lines[0];
   std::vector<std::string> words = Split(Trim(line), ' ');
   std::optional<int64_t> pid = words.size() == 3 ? ParseInt64(words[0]) : std::nullopt;
   std::optional<int64_t> start = words.size() == 3 ? ParseInt64(words[1]) : std::nullopt;
@@ -182,7 +178,8 @@ Result<CopyHostRecord> ReadCopyHostRecord(const std::string& path) {
     return DataLoss("model host record '" + path + "' is malformed: '" + line + "' (expected 'PID START_TIME NAME')");
   }
   CopyHostRecord record{static_cast<pid_t>(*pid), static_cast<uint64_t>(*start), words[2]};
-  if (std::getline(in, line) && !Trim(line).empty()) {
+  if (lines.size() > 1 && !Trim(lines[1]).empty()) {
+    line = lines[1];
     std::vector<std::string> ipc = Split(Trim(line), ' ');
     const bool shaped = ipc.size() == 3 && ipc[0] == "cuda-ipc";
     std::string handle = shaped ? HexDecode(ipc[1]).value_or("") : "";

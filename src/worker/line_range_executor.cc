@@ -6,9 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
+#include "dfw/common/file.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/test_hooks.h"
 #include "dfw/job/protocol.h"
@@ -64,26 +64,24 @@ class LineRangeExecutor final : public BundleExecutor {
     if (!first || !end || *first < 0 || *end < *first) {
       return InvalidArgument("bundle id '" + bundle_id + "' is not a line range '<first>-<end>'");
     }
-    std::ifstream in(input_);
-    if (!in) return NotFound("input file '" + input_ + "' cannot be read");
+    ASSIGN_OR_RETURN(std::string input, ReadWholeFile(input_));
     std::string dir = staging_dir + "/" + sink_;
     if (::mkdir(staging_dir.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create '" + staging_dir + "'", errno);
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoError("create '" + dir + "'", errno);
-    std::string tmp = dir + "/bundle-" + bundle_id + ".tmp";
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return IoError("cannot create '" + tmp + "'");
-    std::string line;
+    std::string out;
     int64_t n = 0;
-    for (int64_t i = 0; i < *end && std::getline(in, line); ++i) {
+    std::size_t pos = 0;
+    for (int64_t i = 0; i < *end && pos < input.size(); ++i) {
+      std::size_t eol = input.find('\n', pos);
+      if (eol == std::string::npos) eol = input.size();
+      const std::string line = input.substr(pos, eol - pos);
+      pos = eol + 1;
       if (i < *first) continue;
       hooks_.OnRecord(line);
-      out << line << '\n';
+      out += line + '\n';
       ++n;
     }
-    out.close();
-    if (!out) return IoError("write '" + tmp + "' failed (disk full?)");
-    std::string done = dir + "/bundle-" + bundle_id + ".done";
-    if (::rename(tmp.c_str(), done.c_str()) != 0) return ErrnoError("rename '" + tmp + "'", errno);
+    RETURN_IF_ERROR(WriteFileAtomically(dir + "/bundle-" + bundle_id + ".done", out));
     metrics->counters[{kRecordsNamespace, kRecordsCounter}] += n;
     metrics->counters[{"dfworker", "bundles"}] += 1;
     return Status::OK();
