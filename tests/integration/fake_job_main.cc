@@ -5,8 +5,6 @@
 //   dfw_fake_job run --pipeline FILE.yaml --processes N [--job_dir DIR | --resume DIR]
 //                    (the production path: RunPipelineJob, pipeline executor in every SDK process)
 //   dfw_fake_job sdk_harness --job_dir DIR --index I --threads T      (started by the launcher)
-#include <limits.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -16,18 +14,13 @@
 #include "dfw/launcher/launcher.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
+#include "dfw/common/process.h"
 #include "dfw/launcher/pipeline_launch.h"
 #include "dfw/pipeline/spec.h"
 #include "dfw/stages/stage.h"
 #include "dfw/worker/sdk_harness.h"
 
 namespace {
-
-std::string SelfPath() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "dfw_fake_job";
-}
 
 // Concatenates committed bundle outputs in plan order into one output file.
 dfw::Status Finalize(const dfw::JobDir& dir, const std::string& output) {
@@ -99,7 +92,7 @@ int Run(int argc, char** argv) {
   opts.resume_dir = resume;
   opts.job_dir = job_dir;
   opts.processes = processes;
-  opts.sdk_command = {SelfPath(), "sdk_harness"};
+  opts.sdk_command = {dfw::SelfExecutable(), "sdk_harness"};
   opts.coordinator.lease_timeout = std::chrono::milliseconds(lease_ms);
   opts.grace = std::chrono::milliseconds(grace_ms);
   opts.progress_interval = std::chrono::milliseconds(500);
