@@ -127,7 +127,7 @@ std::string NewJobId() {
   return std::string("dfw-") + buf + "-" + hex;
 }
 
-Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool sync) {
+Result<JobLock> JobDir::CreateRoot(const std::string& root) {
   std::error_code ec;
   fs::path parent = fs::path(root).parent_path();
   if (!parent.empty() && !fs::exists(parent, ec)) {
@@ -174,8 +174,13 @@ Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool
     if (link_errno == EEXIST) return busy();
     return ErrnoError("create job dir lock '" + root + "/lock'", link_errno);
   }
+  return JobLock(fd);
+}
+
+Result<JobDir> JobDir::Create(const std::string& root, const JobInfo& info, bool sync) {
+  ASSIGN_OR_RETURN(JobLock lock, CreateRoot(root));
   JobDir dir(root, info);
-  dir.lock_ = std::make_shared<JobLock>(JobLock(fd));
+  dir.lock_ = std::make_shared<JobLock>(std::move(lock));
   for (const auto& sub : {dir.StagingDir(), dir.CommittedDir(), dir.LogsDir()}) RETURN_IF_ERROR(MakeDir(sub));
   RETURN_IF_ERROR(WriteFileAtomically(dir.JobJsonPath(), JobInfoToJson(info), sync));
   return dir;
@@ -288,7 +293,7 @@ Status ReclaimUnstartedJobDir(const std::string& root) {
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name == "lock") continue;
-    // Without a lock to hold (a staged job's root, which has none) only a staged job's first
+    // Without a lock to hold (a staged job's root made before it had one) only a staged job's first
     // rename's temporary file goes: anything else may be a racing run's that has just taken the dir.
     if (!lock && !name.starts_with("stages.json.tmp.")) continue;
     fs::remove_all(it->path(), ec);

@@ -1,12 +1,9 @@
 #include "dfw/launcher/pipeline_launch.h"
 
 #include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -263,21 +260,9 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
       auto stages = FuseStages(pipeline.spec, FuseOptionsFor(staged.stage));
       if (!stages.ok()) return Stop(stages.status().message(), ExitCodeFor(stages.status()));
       staged.stage.count = static_cast<int>(stages->size());
-      if (Status made = MakeFolders(root, kPrivateFolderMode); !made.ok()) {
-        return Stop("create job dir '" + root + "': " + made.message(), ExitCode::kRunFailed);
-      }
-      if (Status owned = CheckJobDirOwner(root); !owned.ok()) return Stop(owned.message(), ExitCodeFor(owned));
-      if (auto unstarted = IsUnstartedJobDir(root); unstarted.ok() && *unstarted) {
-        if (Status s = ReclaimUnstartedJobDir(root); !s.ok()) return Stop(s.message(), ExitCodeFor(s));
-      }
-      if (!std::filesystem::is_empty(root, ec)) {
-        return Stop("job dir '" + root + "' already exists and is not empty; finish it with --resume '" + root +
-                        "' or choose another --job_dir",
-                    ExitCode::kRunFailed);  // as JobDir::Create says it for a one-stage job
-      }
-      if (::chmod(root.c_str(), kPrivateFolderMode) != 0) {
-        return Stop("chmod 0700 job dir '" + root + "': " + std::strerror(errno), ExitCode::kRunFailed);
-      }
+      // Made and locked as JobDir::Create makes a job dir; the lock is held while the stages run.
+      Result<JobLock> lock = JobDir::CreateRoot(root);
+      if (!lock.ok()) return Stop(lock.status().message(), ExitCodeFor(lock.status()));
       Status wrote = WriteStagedJob(staged);
       if (!wrote.ok()) return Stop(wrote.message(), ExitCodeFor(wrote));
       ReportLine("job dir {}: {} fused stages (a Combine's or Join's shuffle between each two, {} partitions)", root, staged.stage.count,

@@ -213,6 +213,30 @@ TEST(LineChannel, ConnectingToNobodyIsUnavailableNamingThePath) {
 
 // What a launcher killed at its first rename leaves (the lock, the empty folders, a temporary
 // job.json): a fresh run reuses the dir instead of calling it busy.
+TEST_F(JobDirTest, CreateRootMakesAPrivateLockedRootWithNoJobOfItsOwn) {
+  std::string root = (base_ / "staged").string();
+  {
+    auto lock = JobDir::CreateRoot(root);
+    ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+    EXPECT_EQ(fs::status(root).permissions() & fs::perms::all, fs::perms::owner_all);
+    EXPECT_FALSE(fs::exists(root + "/job.json"));
+    auto second = JobDir::CreateRoot(root);  // a racing run on the same root
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.status().code(), StatusCode::kFailedPrecondition);
+    auto held = JobLock::Acquire(root);
+    ASSERT_FALSE(held.ok());
+    EXPECT_NE(held.status().message().find("in use"), std::string::npos);
+    std::ofstream(root + "/stages.json.tmp.4242.0") << "{";  // stopped before its first rename
+  }
+  // Released: a root holding nothing but the lock and a temporary file is unstarted, and a new
+  // run takes it.
+  auto unstarted = IsUnstartedJobDir(root);
+  ASSERT_TRUE(unstarted.ok() && *unstarted);
+  auto again = JobDir::CreateRoot(root);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(fs::exists(root + "/stages.json.tmp.4242.0"));
+}
+
 TEST_F(JobDirTest, CreateReusesADirStoppedBeforeItsJobJsonWasWritten) {
   std::string root = (base_ / "job").string();
   fs::create_directories(root + "/staging");

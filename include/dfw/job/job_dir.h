@@ -65,6 +65,12 @@ class JobDir {
   // into place but not fsync'd: the caller must call SyncJobJson() before anything depends on it
   // surviving a crash (the launcher does so while its SDK processes start).
   static Result<JobDir> Create(const std::string& root, const JobInfo& info, bool sync = true);
+  // The first step of Create alone, for a job's root that records no job.json of its own (a staged
+  // job's root: its stages are job dirs below it): makes `root` under the same rules (it must not
+  // exist, or be an empty folder, or one left unstarted, which is reclaimed; owned by this user;
+  // 0700) and takes its lock the same atomic way, with the same errors. The caller holds the
+  // returned lock for as long as it runs the job.
+  static Result<JobLock> CreateRoot(const std::string& root);
   // Opens an existing job dir and reads its job.json (kNotFound / kDataLoss naming the file). A
   // launcher takes the lock first (JobLock::Acquire) and hands it over, so nothing is read from a
   // job dir another launcher is using.
