@@ -1,10 +1,16 @@
 # Small helpers shared by module CMakeLists files.
 
-# dfw_module(NAME [DEPS target...]) : static library dfw_NAME from src/NAME/*.cc
-# (subfolders excluded; a module with subfolders, like backend, lists those itself).
+# dfw_module(NAME [RECURSE] [DEPS target...]) : static library dfw_NAME from src/NAME/*.cc; with
+# RECURSE from the .cc files of its subfolders too (tokenizers' models/). Without it subfolders are
+# left out, for the modules that list theirs themselves (stages' io/) or build them into another
+# target (python's embed/, a library of its own).
 function(dfw_module name)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
-  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  cmake_parse_arguments(ARG "RECURSE" "" "DEPS" ${ARGN})
+  if(ARG_RECURSE)
+    file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  else()
+    file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  endif()
   if(NOT srcs)
     return()  # module folder without sources yet
   endif()

@@ -5,7 +5,7 @@
 
 #include "dfw/common/file.h"
 #include "dfw/common/json_text.h"
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 
 namespace dfw::hf_generation {
 namespace {

@@ -14,7 +14,7 @@
 #include "dfw/common/file.h"
 #include "dfw/inference/decoder_config.h"
 #include "dfw/inference/generation.h"
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 #include "dfw/record/value.h"
 
 namespace dfw::hf_generation {

@@ -8,8 +8,6 @@
 
 #include <unistd.h>
 
-#include <utf8proc.h>
-
 #include "dfw/backend/cpu_isa.h"
 #include "dfw/backend/registry.h"
 #include "dfw/common/file.h"
@@ -18,6 +16,7 @@
 #include "dfw/inference/decoder_config.h"
 #include "dfw/inference/hf_model_dir.h"
 #include "dfw/inference/modernbert_encoder.h"
+#include "dfw/tokenizers/utf8.h"
 #include "hf_pipeline_settings.h"
 #include "hf_text_generation.h"
 
@@ -25,19 +24,6 @@ namespace dfw {
 namespace {
 
 constexpr int kHfEncodeBatch = 32;  // sequences per encoder call (the workspace is sized for it)
-
-// What the tokenizer accepts (utf8proc's validation), checked before batching so a bad text is one
-// error row rather than a failed batch.
-bool ValidUtf8(const std::string& s) {
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  for (std::size_t pos = 0; pos < s.size();) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
-    if (n <= 0 || cp < 0) return false;
-    pos += static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 class HfPipelineModel final : public Model {
  public:
@@ -50,7 +36,9 @@ class HfPipelineModel final : public Model {
       return InvalidArgument("task '" + s_.task + "' takes a string (the preprocess result), got " +
                              std::string(example.TypeName()) + " " + example.ToJson());
     }
-    if (!ValidUtf8(example.as_string())) return InvalidArgument("text is not valid UTF-8");
+    // What the tokenizer accepts, checked before batching so a bad text is one error row rather
+    // than a failed batch.
+    if (utf8::FirstInvalid(example.as_string())) return InvalidArgument("text is not valid UTF-8");
     if (s_.task == "fill-mask" && s_.tokenizer->IdToToken(s_.mask_id).size() > 0 &&
         example.as_string().find(s_.tokenizer->IdToToken(s_.mask_id)) == std::string::npos) {
       return InvalidArgument("fill-mask: no mask token (" + s_.tokenizer->IdToToken(s_.mask_id) + ") in the text");

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "dfw/inference/bert_encoder.h"
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 #include "dfw/inference/model_handler.h"
 #include "hf_heads.h"
 #include "hf_tasks.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dfw/tokenizers/utf8.h"
 #include "hf_tasks.h"
 
 namespace dfw {
@@ -25,9 +26,7 @@ struct Entity {
 };
 
 int64_t Chars(const std::string& text, uint32_t byte) {
-  int64_t n = 0;
-  for (uint32_t i = 0; i < byte && i < text.size(); ++i) n += (static_cast<unsigned char>(text[i]) & 0xC0) != 0x80;
-  return n;
+  return static_cast<int64_t>(utf8::CountCodePoints(std::string_view(text).substr(0, byte)));
 }
 
 std::size_t ArgMax(const std::vector<double>& v) { return static_cast<std::size_t>(std::max_element(v.begin(), v.end()) - v.begin()); }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "dfw/common/status.h"
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 #include "dfw/record/value.h"
 
 namespace dfw {

@@ -23,7 +23,7 @@
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/generation.h"
 #include "dfw/inference/hf_pipeline_handler.h"
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 #include "dfw/inference/safetensors.h"
 #include "dfw/python/python.h"
 

@@ -6,24 +6,10 @@
 #include <span>
 #include <vector>
 
-#include <utf8proc.h>
+#include "dfw/tokenizers/utf8.h"
 
 namespace dfw::sentence_embedding {
 namespace {
-
-bool IsValidUtf8(std::string_view s, std::size_t& bad_offset) {
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  for (std::size_t pos = 0; pos < s.size();) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size() - pos), &cp);
-    if (n <= 0 || cp < 0) {
-      bad_offset = pos;
-      return false;
-    }
-    pos += static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 void AddTokenCounts(EncoderTokenCounts& a, const EncoderTokenCounts& b) {
   a.real += b.real, a.computed += b.computed, a.flops += b.flops;
@@ -80,12 +66,7 @@ class SentenceEmbeddingModel final : public Model {
 
   Status CheckExample(const Value& example) const override {
     if (!example.is_string()) return InvalidArgument("expected a string (the text to embed), got " + std::string(example.TypeName()));
-    std::size_t bad = 0;
-    if (!IsValidUtf8(example.as_string(), bad)) {
-      return InvalidArgument("text is not valid UTF-8 (bad byte at offset " + std::to_string(bad) + " of " +
-                             std::to_string(example.as_string().size()) + ")");
-    }
-    return Status::OK();
+    return utf8::Check(example.as_string());
   }
 
   // Charges the weights to the job's ledger (emulated device; see device_memory.h). Shared copies

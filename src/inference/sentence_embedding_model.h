@@ -13,7 +13,7 @@
 #include "dfw/inference/precision_choice.h"
 #include "dfw/inference/precision_monitor.h"
 #include "dfw/inference/safetensors.h"
-#include "dfw/inference/tokenizer.h"
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
 
 namespace dfw::sentence_embedding {
 

@@ -5,13 +5,13 @@
 
 #include <utf8proc.h>
 
-#include "dfw/inference/tokenizer.h"
+#include "dfw/tokenizers/utf8.h"
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
 #include "unicode_class.h"
 
 namespace dfw {
 namespace {
 
-using unicode::AppendUtf8;
 using unicode::IsCjk;
 using unicode::IsControl;
 using unicode::IsPunctuation;
@@ -44,7 +44,7 @@ class WordBuilder {
   // A character that is a word by itself (CJK ideograph).
   void AddAlone(int32_t cp) {
     Flush();
-    AppendUtf8(word_, cp);
+    utf8::Append(word_, cp);
     Flush();
   }
 
@@ -58,7 +58,7 @@ class WordBuilder {
     if (IsPunctuation(cp)) {
       AddAlone(cp);
     } else {
-      AppendUtf8(word_, cp);
+      utf8::Append(word_, cp);
     }
   }
 
@@ -72,16 +72,13 @@ class WordBuilder {
 Result<std::vector<std::string>> BasicTokenize(std::string_view text, const TokenizerOptions& options) {
   std::vector<std::string> words;
   WordBuilder builder(options, words);
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  const auto size = static_cast<utf8proc_ssize_t>(text.size());
-  for (utf8proc_ssize_t pos = 0; pos < size;) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, size - pos, &cp);
-    if (n <= 0 || cp < 0) {
-      return InvalidArgument("text is not valid UTF-8 (bad byte 0x" +
-                             std::string(1, "0123456789abcdef"[p[pos] >> 4]) +
-                             std::string(1, "0123456789abcdef"[p[pos] & 15]) + " at offset " + std::to_string(pos) +
-                             " of " + std::to_string(size) + ")");
+  for (std::size_t pos = 0; pos < text.size();) {
+    const auto [cp, n] = utf8::Decode(text, pos);
+    if (n == 0) {
+      const auto bad = static_cast<unsigned char>(text[pos]);
+      return InvalidArgument("text is not valid UTF-8 (bad byte 0x" + std::string(1, "0123456789abcdef"[bad >> 4]) +
+                             std::string(1, "0123456789abcdef"[bad & 15]) + " at offset " + std::to_string(pos) +
+                             " of " + std::to_string(text.size()) + ")");
     }
     pos += n;
     if (cp == 0 || cp == 0xFFFD || IsControl(cp)) continue;

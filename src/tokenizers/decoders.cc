@@ -1,80 +1,15 @@
-// tokenizer.json decoders (token strings → text), GPT-2's byte ↔ character table, and the
-// lossy UTF-8 that ends ByteLevel and ByteFallback decoding.
-#include <array>
+// tokenizer.json decoders (token strings → text); ByteLevel and ByteFallback end in lossy UTF-8
+// (utf8::Lossy), their byte tables are byte_level.cc.
 #include <string>
 
-#include <utf8proc.h>
+#include "tokenizer_parts.h"
 
-#include "hf_tokenizer_parts.h"
-#include "unicode_class.h"
-
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
-
-// GPT-2's table: printable Latin-1 bytes map to themselves, the rest to U+0100 upwards in order.
-struct ByteTable {
-  std::array<int32_t, 256> to_char{};
-  ByteTable() {
-    int32_t next = 256;
-    for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-      to_char[static_cast<std::size_t>(b)] = printable ? b : next++;
-    }
-  }
-};
-const ByteTable& Bytes() {
-  static const ByteTable t;
-  return t;
-}
-
 
 void ReplaceAll(std::string& s, const std::string& from, const std::string& to) {
   for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
 }
-
-}  // namespace
-
-std::string LossyUtf8(const std::string& b) {
-  std::string out;
-  const std::size_t n = b.size();
-  for (std::size_t i = 0; i < n;) {
-    const unsigned char c = static_cast<unsigned char>(b[i]);
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c < 0x80) len = 1;
-    else if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-    else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-    if (len == 0) {
-      unicode::AppendUtf8(out, 0xFFFD);
-      ++i;
-      continue;
-    }
-    std::size_t k = 1;
-    for (; k < len && i + k < n; ++k) {
-      const unsigned char d = static_cast<unsigned char>(b[i + k]);
-      if (k == 1 ? (d < lo || d > hi) : (d < 0x80 || d > 0xBF)) break;
-    }
-    if (k == len) {
-      out.append(b, i, len);
-    } else {
-      unicode::AppendUtf8(out, 0xFFFD);
-    }
-    i += k;
-  }
-  return out;
-}
-
-int ByteToken(std::string_view t) {
-  // tokenizers: six bytes "<0x" HH ">", HH read by u8::from_str_radix (a leading '+' is accepted).
-  if (t.size() != 6 || t.substr(0, 3) != "<0x" || t[5] != '>') return -1;
-  auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
-  if (t[3] == '+') return hex(t[4]);
-  const int hi = hex(t[3]), lo = hex(t[4]);
-  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
-}
-
-namespace {
 
 class WordPieceDecoder final : public Decoder {
  public:
@@ -114,7 +49,7 @@ class ByteLevelDecoder final : public Decoder {
     for (const std::string& t : tokens) {
       std::string mapped;
       bool all = true;
-      for (int32_t cp : CodePoints(t)) {
+      for (int32_t cp : utf8::CodePoints(t)) {
         const int b = ByteFromChar(cp);
         if (b < 0) {
           all = false;
@@ -124,7 +59,7 @@ class ByteLevelDecoder final : public Decoder {
       }
       bytes += all ? mapped : t;
     }
-    tokens.assign(1, LossyUtf8(bytes));
+    tokens.assign(1, utf8::Lossy(bytes));
   }
 };
 
@@ -152,7 +87,7 @@ class ByteFallbackDecoder final : public Decoder {
     std::size_t run_tokens = 0;
     auto flush = [&] {
       if (run_tokens == 0) return;
-      if (LossyUtf8(run) == run) {
+      if (utf8::Lossy(run) == run) {
         out.push_back(run);
       } else {
         for (std::size_t i = 0; i < run_tokens; ++i) out.emplace_back("\xEF\xBF\xBD");
@@ -190,12 +125,12 @@ class StripDecoder final : public Decoder {
   StripDecoder(int32_t content, std::size_t start, std::size_t stop) : content_(content), start_(start), stop_(stop) {}
   void Decode(std::vector<std::string>& tokens) const override {
     for (std::string& t : tokens) {
-      const std::vector<int32_t> cps = CodePoints(t);
+      const std::vector<int32_t> cps = utf8::CodePoints(t);
       std::size_t b = 0, e = cps.size();
       while (b < start_ && b < e && cps[b] == content_) ++b;
       for (std::size_t k = 0; k < stop_ && e > b && cps[e - 1] == content_; ++k) --e;
       std::string kept;
-      for (std::size_t i = b; i < e; ++i) unicode::AppendUtf8(kept, cps[i]);
+      for (std::size_t i = b; i < e; ++i) utf8::Append(kept, cps[i]);
       t.swap(kept);
     }
   }
@@ -232,19 +167,6 @@ class MetaspaceDecoder final : public Decoder {
 
 }  // namespace
 
-int32_t ByteToChar(uint8_t b) { return Bytes().to_char[b]; }
-
-int ByteFromChar(int32_t cp) {
-  if (cp < 256) {
-    const int32_t mapped = Bytes().to_char[static_cast<std::size_t>(cp)];
-    if (mapped == cp) return cp;
-  }
-  for (int b = 0; b < 256; ++b) {
-    if (Bytes().to_char[static_cast<std::size_t>(b)] == cp) return b;
-  }
-  return -1;
-}
-
 Result<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j, const std::string& origin) {
   const nlohmann::json type = j.value("type", nlohmann::json());
   const std::string t = type.is_string() ? type.get<std::string>() : "";
@@ -271,7 +193,7 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j, const std:
   if (t == "Fuse") return std::unique_ptr<Decoder>(std::make_unique<FuseDecoder>());
   if (t == "Strip") {
     const nlohmann::json content = j.value("content", nlohmann::json(" "));
-    const std::vector<int32_t> cps = content.is_string() ? CodePoints(content.get<std::string>()) : std::vector<int32_t>();
+    const std::vector<int32_t> cps = content.is_string() ? utf8::CodePoints(content.get<std::string>()) : std::vector<int32_t>();
     const nlohmann::json start = j.value("start", nlohmann::json(0)), stop = j.value("stop", nlohmann::json(0));
     if (cps.size() != 1 || !start.is_number_unsigned() || !stop.is_number_unsigned()) {
       return InvalidArgument("'" + origin + "': decoder Strip needs one \"content\" character and counts \"start\", \"stop\" >= 0");
@@ -290,4 +212,4 @@ Result<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j, const std:
   return Unsupported(origin, "decoder", type, "WordPiece, ByteLevel, Metaspace, Replace (string pattern), ByteFallback, Fuse, Strip, Sequence");
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

@@ -1,6 +1,6 @@
 // tokenizer.json normalizers: each rewrites code points and keeps every output character tied to
 // the input character tokenizers ties it to (an expansion maps all its parts to the same input
-// range; Precompiled is in hf_precompiled.cc).
+// range; Precompiled is in precompiled.cc).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -9,17 +9,11 @@
 
 #include <utf8proc.h>
 
-#include "hf_tokenizer_parts.h"
+#include "tokenizer_parts.h"
 #include "unicode_class.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
-
-std::string ToUtf8String(const std::vector<int32_t>& cps, std::size_t b, std::size_t e) {
-  std::string s;
-  for (std::size_t i = b; i < e; ++i) unicode::AppendUtf8(s, cps[i]);
-  return s;
-}
 
 int CombiningClass(int32_t cp) { return utf8proc_get_property(cp)->combining_class; }
 
@@ -216,7 +210,7 @@ struct ReplacePattern {
 };
 std::optional<ReplacePattern> ParseRegex(const std::string& re) {
   static const std::string kMeta = "\\^$.|?*+()[]{}";
-  const std::vector<int32_t> cps = CodePoints(re);
+  const std::vector<int32_t> cps = utf8::CodePoints(re);
   ReplacePattern p;
   std::size_t i = 0;
   for (; i < cps.size(); ++i) {
@@ -239,7 +233,8 @@ std::optional<ReplacePattern> ParseRegex(const std::string& re) {
     return p;
   }
   if (cps[i] != '{' || cps.back() != '}') return std::nullopt;
-  const std::string body = ToUtf8String(cps, i + 1, cps.size() - 1);
+  std::string body;
+  for (std::size_t k = i + 1; k + 1 < cps.size(); ++k) utf8::Append(body, cps[k]);
   const std::size_t comma = body.find(',');
   auto number = [](const std::string& s, std::size_t& v) {
     if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
@@ -313,37 +308,6 @@ bool BoolOr(const nlohmann::json& j, const char* key, bool dflt) {
 
 }  // namespace
 
-void TransformChars(NormalizedText& text, const std::vector<CharChange>& changes) {
-  NormalizedText out;
-  out.reserve(changes.size());
-  const uint32_t base = text.empty() ? 0 : text[0].begin;
-  std::size_t next = 0;  // the next input character to consume
-  for (const CharChange& c : changes) {
-    if (c.change > 0) {  // inserted: the range of the character before (none at the start)
-      const std::size_t prev = std::min(next, text.size());
-      out.push_back(prev == 0 ? NChar{c.cp, base, base} : NChar{c.cp, text[prev - 1].begin, text[prev - 1].end});
-      continue;
-    }
-    const NChar& src = next < text.size() ? text[next] : (text.empty() ? NChar{0, base, base} : text.back());
-    out.push_back({c.cp, src.begin, src.end});
-    next += 1 + static_cast<std::size_t>(-c.change);
-  }
-  text.swap(out);
-}
-
-std::vector<int32_t> CodePoints(const std::string& s) {
-  std::vector<int32_t> out;
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
-  for (utf8proc_ssize_t pos = 0; pos < static_cast<utf8proc_ssize_t>(s.size());) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, static_cast<utf8proc_ssize_t>(s.size()) - pos, &cp);
-    if (n <= 0) break;
-    out.push_back(cp);
-    pos += n;
-  }
-  return out;
-}
-
 Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, const std::string& origin) {
   static const std::string kSupported =
       "BertNormalizer, Lowercase, StripAccents, NFD, NFKD, NFC, NFKC, Strip, Replace, Prepend, Precompiled, Sequence";
@@ -364,15 +328,15 @@ Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, cons
   if (t == "Strip") return std::unique_ptr<Normalizer>(std::make_unique<NormStrip>(BoolOr(j, "strip_left", true), BoolOr(j, "strip_right", true)));
   if (t == "Precompiled") return MakePrecompiled(j, origin);
   if (t == "Prepend" && j.value("prepend", nlohmann::json()).is_string()) {
-    return std::unique_ptr<Normalizer>(std::make_unique<NormPrepend>(CodePoints(j["prepend"].get<std::string>())));
+    return std::unique_ptr<Normalizer>(std::make_unique<NormPrepend>(utf8::CodePoints(j["prepend"].get<std::string>())));
   }
   if (t == "Replace") {
     const nlohmann::json pat = j.value("pattern", nlohmann::json());
     const nlohmann::json content = j.value("content", nlohmann::json());
     if (!content.is_string()) return InvalidArgument("'" + origin + "': normalizer Replace needs a string \"content\"");
-    std::vector<int32_t> to = CodePoints(content.get<std::string>());
+    std::vector<int32_t> to = utf8::CodePoints(content.get<std::string>());
     if (pat.is_object() && pat.contains("String") && pat["String"].is_string()) {
-      return std::unique_ptr<Normalizer>(std::make_unique<NormReplace>(CodePoints(pat["String"].get<std::string>()), std::move(to)));
+      return std::unique_ptr<Normalizer>(std::make_unique<NormReplace>(utf8::CodePoints(pat["String"].get<std::string>()), std::move(to)));
     }
     if (pat.is_object() && pat.contains("Regex") && pat["Regex"].is_string()) {
       if (auto p = ParseRegex(pat["Regex"].get<std::string>())) {
@@ -395,4 +359,4 @@ Result<std::unique_ptr<Normalizer>> MakeNormalizer(const nlohmann::json& j, cons
   return Unsupported(origin, "normalizer", type, kSupported);
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

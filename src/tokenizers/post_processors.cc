@@ -3,10 +3,10 @@
 #include <string>
 
 #include "dfw/common/json_text.h"
-#include "dfw/inference/hf_tokenizer.h"
-#include "hf_tokenizer_parts.h"
+#include "dfw/tokenizers/tokenizer.h"
+#include "tokenizer_parts.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
 
 // One item of a template: a special token's ids, or sequence A/B; with its segment id.
@@ -235,4 +235,4 @@ Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j
   return Unsupported(origin, "post_processor", type, "TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel");
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

@@ -7,10 +7,10 @@
 #include <pcre2.h>
 #include <utf8proc.h>
 
-#include "hf_tokenizer_parts.h"
+#include "tokenizer_parts.h"
 #include "unicode_class.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
 
 bool IsLetter(int32_t cp) {
@@ -159,14 +159,14 @@ class PreByteLevel final : public PreTokenizer {
         }
       });
     }
-    std::string utf8;
+    std::string encoded;
     for (NormalizedText& w : words) {
       NormalizedText bytes;
       bytes.reserve(w.size() * 2);
       for (const NChar& c : w) {
-        utf8.clear();
-        unicode::AppendUtf8(utf8, c.cp);
-        for (unsigned char b : utf8) bytes.push_back({ByteToChar(b), c.begin, c.end});
+        encoded.clear();
+        utf8::Append(encoded, c.cp);
+        for (unsigned char b : encoded) bytes.push_back({ByteToChar(b), c.begin, c.end});
       }
       w.swap(bytes);
     }
@@ -228,17 +228,17 @@ class PreSplit final : public PreTokenizer {
  private:
   // Delimiter matches of `w` as [begin, end) character indices.
   void Matches(const NormalizedText& w, std::vector<std::pair<std::size_t, std::size_t>>& m) const {
-    std::string utf8;
+    std::string encoded;
     std::vector<std::size_t> char_at;  // byte offset -> character index (size: bytes + 1)
     for (std::size_t i = 0; i < w.size(); ++i) {
-      const std::size_t before = utf8.size();
-      unicode::AppendUtf8(utf8, w[i].cp);
-      char_at.resize(utf8.size(), i);
+      const std::size_t before = encoded.size();
+      utf8::Append(encoded, w[i].cp);
+      char_at.resize(encoded.size(), i);
       (void)before;
     }
     char_at.push_back(w.size());
     if (re_ == nullptr) {
-      for (std::size_t at = 0; !literal_.empty() && (at = utf8.find(literal_, at)) != std::string::npos; at += literal_.size()) {
+      for (std::size_t at = 0; !literal_.empty() && (at = encoded.find(literal_, at)) != std::string::npos; at += literal_.size()) {
         m.emplace_back(char_at[at], char_at[at + literal_.size()]);
       }
       return;
@@ -255,15 +255,15 @@ class PreSplit final : public PreTokenizer {
       return c;
     }();
     PCRE2_SIZE start = 0;
-    const auto* subject = reinterpret_cast<PCRE2_SPTR>(utf8.data());
-    while (start <= utf8.size()) {
-      const int rc = pcre2_match(re_.get(), subject, utf8.size(), start, PCRE2_NO_UTF_CHECK, md.get(), ctx.get());
+    const auto* subject = reinterpret_cast<PCRE2_SPTR>(encoded.data());
+    while (start <= encoded.size()) {
+      const int rc = pcre2_match(re_.get(), subject, encoded.size(), start, PCRE2_NO_UTF_CHECK, md.get(), ctx.get());
       if (rc < 0) break;  // no more matches, or the match limit
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
       if (ov[1] == ov[0]) {  // an empty match delimits nothing; step one character on
-        if (ov[0] >= utf8.size()) break;
+        if (ov[0] >= encoded.size()) break;
         start = ov[0] + 1;
-        while (start < utf8.size() && (static_cast<unsigned char>(utf8[start]) & 0xC0) == 0x80) ++start;
+        while (start < encoded.size() && utf8::IsContinuation(encoded[start])) ++start;
         continue;
       }
       m.emplace_back(char_at[ov[0]], char_at[ov[1]]);
@@ -406,9 +406,8 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, 
   }
   if (t == "Metaspace") {
     const std::string rep = j.value("replacement", std::string("\xE2\x96\x81"));
-    utf8proc_int32_t cp = 0;
-    if (rep.empty() || utf8proc_iterate(reinterpret_cast<const utf8proc_uint8_t*>(rep.data()),
-                                        static_cast<utf8proc_ssize_t>(rep.size()), &cp) != static_cast<utf8proc_ssize_t>(rep.size())) {
+    const auto [cp, size] = utf8::Decode(rep, 0);
+    if (rep.empty() || size != rep.size()) {
       return InvalidArgument("'" + origin + "': Metaspace replacement must be one character");
     }
     std::string scheme = j.value("prepend_scheme", std::string());
@@ -431,4 +430,4 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, 
   return Unsupported(origin, "pre_tokenizer", type, kSupported);
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

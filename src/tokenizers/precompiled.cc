@@ -14,10 +14,10 @@
 
 #include <utf8proc.h>
 
-#include "hf_tokenizer_parts.h"
+#include "tokenizer_parts.h"
 #include "unicode_class.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
 
 std::optional<std::string> Base64Decode(std::string_view in) {
@@ -62,7 +62,7 @@ class Precompiled final : public Normalizer {
     // when there are fewer the last change written (the one before, for an empty replacement)
     // also removes the rest.
     auto replace = [&](std::string_view norm, int old_count) {
-      const std::vector<int32_t> cps = CodePoints(std::string(norm));
+      const std::vector<int32_t> cps = utf8::CodePoints(norm);
       const int diff = static_cast<int>(cps.size()) - old_count;
       for (std::size_t i = 0; i < cps.size(); ++i) {
         changes.push_back({cps[i], diff > 0 && static_cast<int>(cps.size() - i) <= diff ? 1 : 0});
@@ -121,7 +121,7 @@ class Precompiled final : public Normalizer {
         if (at > normalized_.size()) return std::nullopt;
         std::string_view rest = std::string_view(normalized_).substr(at);
         rest = rest.substr(0, rest.find('\0'));
-        if (LossyUtf8(std::string(rest)) != rest) return std::nullopt;  // cut inside a character
+        if (utf8::Lossy(rest) != rest) return std::nullopt;  // cut inside a character
         return rest;
       }
     }
@@ -153,8 +153,8 @@ Result<std::unique_ptr<Normalizer>> MakePrecompiled(const nlohmann::json& j, con
     units[i] = u[0] | (u[1] << 8) | (u[2] << 16) | (static_cast<uint32_t>(u[3]) << 24);
   }
   std::string normalized = blob->substr(4 + trie_size);
-  if (LossyUtf8(normalized) != normalized) return InvalidArgument(what + "the charsmap's normalized strings are not UTF-8");
+  if (utf8::Lossy(normalized) != normalized) return InvalidArgument(what + "the charsmap's normalized strings are not UTF-8");
   return std::unique_ptr<Normalizer>(std::make_unique<Precompiled>(std::move(units), std::move(normalized)));
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

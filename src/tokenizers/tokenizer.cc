@@ -1,47 +1,17 @@
 // HfTokenizer: loads tokenizer.json into its pipeline of stages and runs it (added tokens,
 // normalizer, pre-tokenizer, model, truncation, post-processor; decoder for Decode).
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
-#include <utf8proc.h>
-
 #include "dfw/common/file.h"
 #include "dfw/common/json_text.h"
 
-#include "hf_tokenizer_parts.h"
-#include "unicode_class.h"
+#include "tokenizer_parts.h"
 
 namespace dfw {
-namespace hf {
-
-std::string ToUtf8(const NChar* chars, std::size_t n) {
-  std::string s;
-  s.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) unicode::AppendUtf8(s, chars[i].cp);
-  return s;
-}
-
-void Vocabulary::Add(const std::string& token, int32_t id) {
-  if (tokens.size() <= static_cast<std::size_t>(id)) tokens.resize(static_cast<std::size_t>(id) + 1);
-  tokens[static_cast<std::size_t>(id)] = token;
-  index[token] = id;
-}
-
-int32_t Vocabulary::Find(std::string_view token) const {
-  auto it = index.find(std::string(token));
-  return it == index.end() ? -1 : it->second;
-}
-
-Status Unsupported(const std::string& origin, const std::string& component, const nlohmann::json& type,
-                   const std::string& supported) {
-  return InvalidArgument("'" + origin + "': " + component + " " + (type.is_null() ? "(no type)" : type.dump()) +
-                         " is not supported; supported: " + supported);
-}
-
-}  // namespace hf
 
 struct HfAddedToken {
   std::string content;
@@ -50,17 +20,17 @@ struct HfAddedToken {
 };
 
 struct HfTokenizer::Impl {
-  hf::Vocabulary vocab;
+  tokenizers::Vocabulary vocab;
   std::vector<HfAddedToken> added;  // longest content first (leftmost-longest matching)
-  std::unique_ptr<hf::Normalizer> normalizer;
-  std::unique_ptr<hf::PreTokenizer> pre;
-  std::unique_ptr<hf::TokenModel> model;
-  std::unique_ptr<hf::PostProcessor> post;
-  std::unique_ptr<hf::Decoder> decoder;
+  std::unique_ptr<tokenizers::Normalizer> normalizer;
+  std::unique_ptr<tokenizers::PreTokenizer> pre;
+  std::unique_ptr<tokenizers::TokenModel> model;
+  std::unique_ptr<tokenizers::PostProcessor> post;
+  std::unique_ptr<tokenizers::Decoder> decoder;
   std::vector<bool> special;  // by id
   bool clean_up = false;
 
-  Status Sequence(std::string_view text, hf::SeqTokens& out) const;
+  Status Sequence(std::string_view text, tokenizers::SeqTokens& out) const;
 };
 
 HfTokenizer::HfTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -72,14 +42,14 @@ Result<std::unique_ptr<HfTokenizer::Impl>> Build(const nlohmann::json& j, const 
   auto impl = std::make_unique<HfTokenizer::Impl>();
   const nlohmann::json& model = j.value("model", nlohmann::json());
   if (!model.is_object()) return InvalidArgument("'" + origin + "': \"model\" must be an object");
-  ASSIGN_OR_RETURN(impl->model, hf::MakeTokenModel(model, origin, impl->vocab));
+  ASSIGN_OR_RETURN(impl->model, tokenizers::MakeTokenModel(model, origin, impl->vocab));
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     for (const auto& a : j["added_tokens"]) {
       if (!a.is_object() || !a.value("content", nlohmann::json()).is_string() || !a.value("id", nlohmann::json()).is_number_integer()) {
         return InvalidArgument("'" + origin + "': an added token needs \"id\" and \"content\"");
       }
       // The id as written, checked before it is narrowed: get<int32_t> would make 2^40 into 0.
-      ASSIGN_OR_RETURN(int64_t id, JsonIntIn(a["id"], 0, hf::kMaxTokenId,
+      ASSIGN_OR_RETURN(int64_t id, JsonIntIn(a["id"], 0, tokenizers::kMaxTokenId,
                                              "'" + origin + "': the id of added token '" + a["content"].get<std::string>() + "'"));
       HfAddedToken t{a["content"].get<std::string>(), static_cast<int32_t>(id), a.value("lstrip", false), a.value("rstrip", false),
                    a.value("special", false)};
@@ -97,57 +67,40 @@ Result<std::unique_ptr<HfTokenizer::Impl>> Build(const nlohmann::json& j, const 
     return it == j.end() || it->is_null() ? nullptr : &*it;
   };
   if (const auto* n = component("normalizer")) {
-    ASSIGN_OR_RETURN(impl->normalizer, hf::MakeNormalizer(*n, origin));
+    ASSIGN_OR_RETURN(impl->normalizer, tokenizers::MakeNormalizer(*n, origin));
   }
   if (const auto* p = component("pre_tokenizer")) {
-    ASSIGN_OR_RETURN(impl->pre, hf::MakePreTokenizer(*p, origin));
+    ASSIGN_OR_RETURN(impl->pre, tokenizers::MakePreTokenizer(*p, origin));
   }
   if (const auto* p = component("post_processor")) {
-    ASSIGN_OR_RETURN(impl->post, hf::MakePostProcessor(*p, origin, impl->vocab));
+    ASSIGN_OR_RETURN(impl->post, tokenizers::MakePostProcessor(*p, origin, impl->vocab));
   }
   if (const auto* d = component("decoder")) {
-    ASSIGN_OR_RETURN(impl->decoder, hf::MakeDecoder(*d, origin));
+    ASSIGN_OR_RETURN(impl->decoder, tokenizers::MakeDecoder(*d, origin));
   }
   return impl;
 }
 
-// The input as NChars (one per code point, with its byte range); invalid UTF-8 is an error.
-Status DecodeUtf8(std::string_view text, uint32_t base, hf::NormalizedText& out) {
-  const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
-  const auto size = static_cast<utf8proc_ssize_t>(text.size());
-  for (utf8proc_ssize_t pos = 0; pos < size;) {
-    utf8proc_int32_t cp = 0;
-    const utf8proc_ssize_t n = utf8proc_iterate(p + pos, size - pos, &cp);
-    if (n <= 0 || cp < 0) {
-      return InvalidArgument("text is not valid UTF-8 (bad byte at offset " + std::to_string(pos) + " of " +
-                             std::to_string(size) + ")");
-    }
-    out.push_back({cp, base + static_cast<uint32_t>(pos), base + static_cast<uint32_t>(pos + n)});
-    pos += n;
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
-Status HfTokenizer::Impl::Sequence(std::string_view text, hf::SeqTokens& out) const {
+Status HfTokenizer::Impl::Sequence(std::string_view text, tokenizers::SeqTokens& out) const {
   out = {};
   int32_t word_index = 0;
-  std::vector<hf::Piece> pieces;
+  std::vector<tokenizers::Piece> pieces;
   // Runs the pipeline on text[b, e) (a stretch between added tokens).
   auto run = [&](std::size_t b, std::size_t e) -> Status {
     if (e <= b) return Status::OK();
-    hf::NormalizedText chars;
-    RETURN_IF_ERROR(DecodeUtf8(text.substr(b, e - b), static_cast<uint32_t>(b), chars));
+    tokenizers::NormalizedText chars;
+    RETURN_IF_ERROR(tokenizers::DecodeUtf8(text.substr(b, e - b), static_cast<uint32_t>(b), chars));
     if (normalizer) normalizer->Normalize(chars);
-    std::vector<hf::NormalizedText> words;
+    std::vector<tokenizers::NormalizedText> words;
     words.push_back(std::move(chars));
     if (pre) pre->Split(words);
-    for (const hf::NormalizedText& w : words) {
+    for (const tokenizers::NormalizedText& w : words) {
       if (w.empty()) continue;
       pieces.clear();
       RETURN_IF_ERROR(model->Tokenize(w, pieces));
-      for (const hf::Piece& p : pieces) {
+      for (const tokenizers::Piece& p : pieces) {
         out.ids.push_back(p.id);
         out.offsets.emplace_back(w[p.first].begin, w[p.last - 1].end);
         out.word.push_back(word_index);
@@ -210,7 +163,7 @@ Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Load(const std::string& path) 
 
 Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view> pair, int max_length,
                            TokenEncoding& out) const {
-  hf::SeqTokens a, b;
+  tokenizers::SeqTokens a, b;
   RETURN_IF_ERROR(impl_->Sequence(text, a));
   if (pair) RETURN_IF_ERROR(impl_->Sequence(*pair, b));
   if (max_length > 0) {
@@ -219,7 +172,7 @@ Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view
     // The first text is cut (a pair's second text, the hypothesis, is kept whole while the first
     // has tokens left), then the second.
     while (a.ids.size() + b.ids.size() > budget) {
-      hf::SeqTokens& s = a.ids.empty() ? b : a;
+      tokenizers::SeqTokens& s = a.ids.empty() ? b : a;
       s.ids.pop_back();
       s.offsets.pop_back();
       s.word.pop_back();
@@ -232,7 +185,7 @@ Status HfTokenizer::Encode(std::string_view text, std::optional<std::string_view
   }
   out.Clear();
   for (int s = 0; s < (pair ? 2 : 1); ++s) {
-    const hf::SeqTokens& q = s == 0 ? a : b;
+    const tokenizers::SeqTokens& q = s == 0 ? a : b;
     for (std::size_t i = 0; i < q.ids.size(); ++i) {
       out.ids.push_back(q.ids[i]);
       out.type_ids.push_back(s);

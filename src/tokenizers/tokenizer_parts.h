@@ -1,4 +1,6 @@
-// The stages of a tokenizer.json pipeline (hf_tokenizer.h), each a small class chosen by the file.
+// The stages of a tokenizer.json pipeline (dfw/tokenizers/tokenizer.h), each a small class chosen by
+// the file, and what they share. A stage's file depends on this header, utf8.h and unicode_class.h
+// only, never on another stage's file.
 // Text travels as NormalizedText: code points, each with the byte range of the input character it
 // came from, so offsets survive every normalisation and pre-tokenisation step.
 #pragma once
@@ -13,9 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "dfw/common/status.h"
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
+#include "dfw/tokenizers/utf8.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 
 struct NChar {
   int32_t cp;      // the (normalised) code point
@@ -24,15 +27,11 @@ struct NChar {
 };
 using NormalizedText = std::vector<NChar>;
 
-// UTF-8 of a run of NChars.
+// UTF-8 of a run of NChars (utf8.cc).
 std::string ToUtf8(const NChar* chars, std::size_t n);
-// The code points of UTF-8 text (stops at the first invalid sequence).
-std::vector<int32_t> CodePoints(const std::string& s);
-// `s` with each maximal invalid UTF-8 subpart replaced by one U+FFFD (Rust's
-// String::from_utf8_lossy, Python's errors="replace").
-std::string LossyUtf8(const std::string& s);
-// The byte of a "<0xNN>" token (SentencePiece's byte pieces), -1 for any other token.
-int ByteToken(std::string_view token);
+// Appends the characters of UTF-8 `text` to `out`, their byte ranges offset by `base` (utf8.cc).
+// Invalid UTF-8 is InvalidArgument naming the offset of the bad byte within `text`.
+Status DecodeUtf8(std::string_view text, uint32_t base, NormalizedText& out);
 
 // A model's output piece: a vocabulary id and the NChar range [first, last) of its word it covers.
 struct Piece {
@@ -67,7 +66,7 @@ class TokenModel {
   }
 };
 
-// The vocabulary shared by the model, added tokens and the post-processor.
+// The vocabulary shared by the model, added tokens and the post-processor (tokenizer_parts.cc).
 // The largest token id a tokenizer file may use (vocabularies are far smaller; an id past it is
 // refused where it is read, never narrowed).
 inline constexpr int64_t kMaxTokenId = int64_t{1} << 24;
@@ -111,7 +110,8 @@ struct CharChange {
   int change;
 };
 // Rewrites `text` as tokenizers' NormalizedString::transform does: input characters are consumed
-// in order by the changes, so each output character gets the original range its change names.
+// in order by the changes, so each output character gets the original range its change names
+// (tokenizer_parts.cc).
 void TransformChars(NormalizedText& text, const std::vector<CharChange>& changes);
 
 // Builders: `j` is the component's JSON object (never null here); errors name `origin`, the
@@ -121,18 +121,27 @@ Result<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const nlohmann::json& j, 
 Result<std::unique_ptr<TokenModel>> MakeTokenModel(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
 Result<std::unique_ptr<PostProcessor>> MakePostProcessor(const nlohmann::json& j, const std::string& origin,
                                                          const Vocabulary& vocab);
-// The Precompiled normalizer (SentencePiece's precompiled_charsmap; hf_precompiled.cc).
+// The Precompiled normalizer (SentencePiece's precompiled_charsmap; precompiled.cc).
 Result<std::unique_ptr<Normalizer>> MakePrecompiled(const nlohmann::json& j, const std::string& origin);
-// The Unigram model (hf_unigram.cc).
+// The models, one file each under models/; MakeTokenModel (models/model.cc) picks one by type.
+Result<std::unique_ptr<TokenModel>> MakeWordPiece(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
+Result<std::unique_ptr<TokenModel>> MakeBpe(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
 Result<std::unique_ptr<TokenModel>> MakeUnigram(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab);
+// A WordPiece or BPE model's "vocab" object ({token: id}), added to `vocab` (models/model.cc).
+Status ReadVocabObject(const nlohmann::json& model, const std::string& origin, Vocabulary& vocab);
+// j[key] when it is a string, else `dflt`.
+std::string StringOr(const nlohmann::json& j, const char* key, const std::string& dflt);
 Result<std::unique_ptr<Decoder>> MakeDecoder(const nlohmann::json& j, const std::string& origin);
 
-// GPT-2's byte ↔ printable-character table (ByteLevel pre-tokenizer and decoder).
+// Bytes as tokens (byte_level.cc). GPT-2's byte ↔ printable-character table (ByteLevel
+// pre-tokenizer, post-processor and decoder):
 int32_t ByteToChar(uint8_t b);
 int ByteFromChar(int32_t cp);  // -1 when cp is not in the table
+// The byte of a "<0xNN>" token (SentencePiece's byte pieces), -1 for any other token.
+int ByteToken(std::string_view token);
 
-// "'origin': <component> type 'X' is not supported; supported: A, B".
+// "'origin': <component> type 'X' is not supported; supported: A, B" (tokenizer_parts.cc).
 Status Unsupported(const std::string& origin, const std::string& component, const nlohmann::json& type,
                    const std::string& supported);
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

@@ -1,10 +1,9 @@
 // Character classes the Hugging Face tokenizers use (BERT's basic tokenizer, BertNormalizer,
-// BertPreTokenizer), shared by the WordPiece tokenizer and the tokenizer.json pipeline.
+// BertPreTokenizer), shared by the WordPiece tokenizer and the tokenizer.json pipeline. (UTF-8 itself
+// is dfw/tokenizers/utf8.h.)
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <string>
 
 #include <utf8proc.h>
 
@@ -45,12 +44,6 @@ inline bool IsCjk(int32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
          (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
-}
-
-inline void AppendUtf8(std::string& out, int32_t cp) {
-  std::array<utf8proc_uint8_t, 4> buf{};
-  const utf8proc_ssize_t n = utf8proc_encode_char(cp, buf.data());
-  out.append(reinterpret_cast<const char*>(buf.data()), static_cast<std::size_t>(n));
 }
 
 }  // namespace dfw::unicode

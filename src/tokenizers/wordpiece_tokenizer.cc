@@ -5,7 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/inference/tokenizer.h"
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
+#include "dfw/tokenizers/utf8.h"
 
 #include "dfw/common/file.h"
 #include "dfw/common/json_text.h"
@@ -104,13 +105,11 @@ int32_t WordPieceTokenizer::Find(std::string_view piece) const {
 
 void WordPieceTokenizer::AppendWordPieces(std::string_view word, std::string& scratch,
                                           std::vector<int32_t>& ids) const {
-  // Code-point boundaries (byte offsets), so pieces never cut a character.
-  int chars = 0;
-  for (char c : word) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  if (chars > options_.max_input_chars_per_word) {
+  if (utf8::CountCodePoints(word) > static_cast<std::size_t>(options_.max_input_chars_per_word)) {
     ids.push_back(unk_id_);
     return;
   }
+  // Pieces end on code-point boundaries (byte offsets), so they never cut a character.
   const std::size_t first_piece = ids.size();
   std::size_t start = 0;
   while (start < word.size()) {
@@ -122,7 +121,7 @@ void WordPieceTokenizer::AppendWordPieces(std::string_view word, std::string& sc
       found = Find(scratch);
       if (found >= 0) break;
       do --end;  // back up one whole code point
-      while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
+      while (end > start && utf8::IsContinuation(word[end]));
     }
     if (found < 0) {  // some suffix matches nothing: the whole word is unknown
       ids.resize(first_piece);

@@ -1,75 +1,15 @@
-// tokenizer.json models: WordPiece (greedy longest match) and BPE (merges by rank; Unigram is in
-// hf_unigram.cc). Each turns one pre-tokenized word into vocabulary pieces, each piece naming the
-// word characters it covers.
+// The BPE model (GPT-2, RoBERTa, Llama-style SentencePiece BPE): a word's characters merged pair by
+// pair by merge rank; byte-level or SentencePiece-style with byte_fallback, fuse_unk, ignore_merges.
+// Each piece names the word characters it covers.
 #include <climits>
 #include <cstdio>
 #include <string>
 #include <unordered_map>
 
-#include "dfw/common/json_text.h"
-#include "hf_tokenizer_parts.h"
+#include "tokenizers/tokenizer_parts.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
-
-class WordPiece final : public TokenModel {
- public:
-  WordPiece(const Vocabulary& v, int32_t unk, std::string prefix, int max_chars)
-      : v_(v), unk_(unk), prefix_(std::move(prefix)), max_chars_(max_chars) {}
-
-  Status Tokenize(const NormalizedText& word, std::vector<Piece>& out) const override {
-    const uint32_t n = static_cast<uint32_t>(word.size());
-    if (static_cast<int>(n) > max_chars_) {
-      out.push_back({unk_, 0, n});
-      return Status::OK();
-    }
-    // Byte offset of each character in the word's UTF-8, so a candidate is a substring.
-    utf8_ = ToUtf8(word.data(), word.size());
-    starts_.assign(n + 1, 0);
-    std::size_t pos = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-      starts_[i] = pos;
-      pos += ToUtf8(&word[i], 1).size();
-    }
-    starts_[n] = pos;
-    const std::size_t first_piece = out.size();
-    for (uint32_t start = 0; start < n;) {
-      int32_t found = -1;
-      uint32_t end = n;
-      for (; end > start; --end) {
-        candidate_.assign(start > 0 ? prefix_ : "");
-        candidate_.append(utf8_, starts_[start], starts_[end] - starts_[start]);
-        found = v_.Find(candidate_);
-        if (found >= 0) break;
-      }
-      if (found < 0) {  // a suffix matches nothing: the whole word is unknown
-        out.resize(first_piece);
-        out.push_back({unk_, 0, n});
-        return Status::OK();
-      }
-      out.push_back({found, start, end});
-      start = end;
-    }
-    return Status::OK();
-  }
-  const std::string& type() const override {
-    static const std::string kType = "WordPiece";
-    return kType;
-  }
-  const std::string& continuing_subword_prefix() const override { return prefix_; }
-
- private:
-  const Vocabulary& v_;
-  int32_t unk_;
-  std::string prefix_;
-  int max_chars_;
-  // Scratch (a tokenizer is shared across threads: thread_local would do; mutable members are
-  // not safe, so each call uses locals through these thread-local buffers).
-  static thread_local std::string utf8_, candidate_;
-  static thread_local std::vector<std::size_t> starts_;
-};
-thread_local std::string WordPiece::utf8_, WordPiece::candidate_;
-thread_local std::vector<std::size_t> WordPiece::starts_;
 
 class Bpe final : public TokenModel {
  public:
@@ -165,63 +105,33 @@ class Bpe final : public TokenModel {
   bool ignore_merges_, byte_fallback_, fuse_unk_;
 };
 
-std::string StringOr(const nlohmann::json& j, const char* key, const std::string& dflt) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : dflt;
-}
-
-Status ReadVocab(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab) {
-  auto it = j.find("vocab");
-  if (it == j.end() || !it->is_object()) return InvalidArgument("'" + origin + "': model.vocab must be an object {token: id}");
-  for (const auto& [token, id] : it->items()) {
-    ASSIGN_OR_RETURN(int64_t v, JsonIntIn(id, 0, kMaxTokenId, "'" + origin + "': model.vocab id of '" + token + "'"));
-    vocab.Add(token, static_cast<int32_t>(v));
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
-Result<std::unique_ptr<TokenModel>> MakeTokenModel(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab) {
-  const nlohmann::json type = j.value("type", nlohmann::json());
-  const std::string t = type.is_string() ? type.get<std::string>() : (j.contains("merges") ? "BPE" : "");
-  if (t == "WordPiece") {
-    RETURN_IF_ERROR(ReadVocab(j, origin, vocab));
-    const std::string unk = StringOr(j, "unk_token", "[UNK]");
-    const int32_t unk_id = vocab.Find(unk);
-    if (unk_id < 0) return InvalidArgument("'" + origin + "': WordPiece unk_token '" + unk + "' is not in the vocabulary");
-    const int max_chars = j.value("max_input_chars_per_word", 100);
-    return std::unique_ptr<TokenModel>(
-        std::make_unique<WordPiece>(vocab, unk_id, StringOr(j, "continuing_subword_prefix", "##"), max_chars));
+Result<std::unique_ptr<TokenModel>> MakeBpe(const nlohmann::json& j, const std::string& origin, Vocabulary& vocab) {
+  // dropout 0 merges as null does; anything else makes tokenization random.
+  if (j.contains("dropout") && !j["dropout"].is_null() && !(j["dropout"].is_number() && j["dropout"].get<double>() == 0)) {
+    return InvalidArgument("'" + origin + "': BPE dropout " + j["dropout"].dump() +
+                           " is not supported (it makes tokenization random); supported: null");
   }
-  if (t == "BPE") {
-    // dropout 0 merges as null does; anything else makes tokenization random.
-    if (j.contains("dropout") && !j["dropout"].is_null() && !(j["dropout"].is_number() && j["dropout"].get<double>() == 0)) {
-      return InvalidArgument("'" + origin + "': BPE dropout " + j["dropout"].dump() +
-                             " is not supported (it makes tokenization random); supported: null");
+  RETURN_IF_ERROR(ReadVocabObject(j, origin, vocab));
+  std::unordered_map<std::string, int> ranks;
+  auto merges = j.find("merges");
+  if (merges == j.end() || !merges->is_array()) return InvalidArgument("'" + origin + "': BPE model.merges must be a list");
+  int rank = 0;
+  for (const auto& m : *merges) {
+    if (m.is_string()) {
+      ranks.emplace(m.get<std::string>(), rank++);
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      ranks.emplace(m[0].get<std::string>() + " " + m[1].get<std::string>(), rank++);
+    } else {
+      return InvalidArgument("'" + origin + "': BPE merge " + std::to_string(rank) + " is neither \"a b\" nor [\"a\", \"b\"]");
     }
-    RETURN_IF_ERROR(ReadVocab(j, origin, vocab));
-    std::unordered_map<std::string, int> ranks;
-    auto merges = j.find("merges");
-    if (merges == j.end() || !merges->is_array()) return InvalidArgument("'" + origin + "': BPE model.merges must be a list");
-    int rank = 0;
-    for (const auto& m : *merges) {
-      if (m.is_string()) {
-        ranks.emplace(m.get<std::string>(), rank++);
-      } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-        ranks.emplace(m[0].get<std::string>() + " " + m[1].get<std::string>(), rank++);
-      } else {
-        return InvalidArgument("'" + origin + "': BPE merge " + std::to_string(rank) + " is neither \"a b\" nor [\"a\", \"b\"]");
-      }
-    }
-    const std::string unk = StringOr(j, "unk_token", "");
-    const int32_t unk_id = unk.empty() ? -1 : vocab.Find(unk);
-    return std::unique_ptr<TokenModel>(std::make_unique<Bpe>(
-        vocab, std::move(ranks), unk_id, StringOr(j, "continuing_subword_prefix", ""), StringOr(j, "end_of_word_suffix", ""),
-        j.value("ignore_merges", false), j.value("byte_fallback", false), j.value("fuse_unk", false)));
   }
-  if (t == "Unigram") return MakeUnigram(j, origin, vocab);
-  return Unsupported(origin, "model", type, "WordPiece, BPE, Unigram");
+  const std::string unk = StringOr(j, "unk_token", "");
+  const int32_t unk_id = unk.empty() ? -1 : vocab.Find(unk);
+  return std::unique_ptr<TokenModel>(std::make_unique<Bpe>(
+      vocab, std::move(ranks), unk_id, StringOr(j, "continuing_subword_prefix", ""), StringOr(j, "end_of_word_suffix", ""),
+      j.value("ignore_merges", false), j.value("byte_fallback", false), j.value("fuse_unk", false)));
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers

@@ -7,10 +7,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "hf_tokenizer_parts.h"
-#include "unicode_class.h"
+#include "tokenizers/tokenizer_parts.h"
 
-namespace dfw::hf {
+namespace dfw::tokenizers {
 namespace {
 
 constexpr double kUnkPenalty = 10.0;  // tokenizers' K_UNK_PENALTY
@@ -27,13 +26,13 @@ class Unigram final : public TokenModel {
 
   Status Tokenize(const NormalizedText& word, std::vector<Piece>& out) const override {
     const uint32_t n = static_cast<uint32_t>(word.size());
-    std::string utf8;  // the word's UTF-8 and each character's start in it
+    std::string encoded;  // the word's UTF-8 and each character's start in it
     std::vector<std::size_t> starts(n + 1, 0);
     for (uint32_t i = 0; i < n; ++i) {
-      starts[i] = utf8.size();
-      unicode::AppendUtf8(utf8, word[i].cp);
+      starts[i] = encoded.size();
+      utf8::Append(encoded, word[i].cp);
     }
-    starts[n] = utf8.size();
+    starts[n] = encoded.size();
     // best[e]: the best path over characters [0, e): its score, the start of its last piece and id.
     struct Node {
       double score = 0;
@@ -48,7 +47,7 @@ class Unigram final : public TokenModel {
       // Every vocabulary piece that starts here, shortest first (the trie's common-prefix order;
       // ties keep the first candidate, as tokenizers' strict comparison does).
       for (uint32_t e = b + 1; e <= n && starts[e] - starts[b] <= max_piece_bytes_; ++e) {
-        auto it = ids_.find(utf8.substr(starts[b], starts[e] - starts[b]));
+        auto it = ids_.find(encoded.substr(starts[b], starts[e] - starts[b]));
         if (it == ids_.end()) continue;
         const double candidate = scores_[static_cast<std::size_t>(it->second)] + here;
         Node& t = best[e];
@@ -85,7 +84,7 @@ class Unigram final : public TokenModel {
       e = b;
     }
     for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
-      const std::string piece = utf8.substr(starts[it->first], starts[it->last] - starts[it->first]);
+      const std::string piece = encoded.substr(starts[it->first], starts[it->last] - starts[it->first]);
       auto found = ids_.find(piece);
       if (found != ids_.end()) {
         out.push_back({found->second, it->first, it->last});
@@ -164,4 +163,4 @@ Result<std::unique_ptr<TokenModel>> MakeUnigram(const nlohmann::json& j, const s
   return std::unique_ptr<TokenModel>(std::make_unique<Unigram>(std::move(ids), std::move(scores), unk, bf.get<bool>(), max_bytes));
 }
 
-}  // namespace dfw::hf
+}  // namespace dfw::tokenizers
