@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the tokenizer.json files of testdata/hf/tokenizers/ and what `tokenizers` returns for them
 (testdata/hf/references/<name>-tokenizer.json, a name the pipeline
-reference test skips). tests/inference/hf_tokenizer_families_test.cc compares
+reference test skips). tests/tokenizers/tokenizer_families_test.cc compares
 HfTokenizer with these files: ids, character offsets and decoded text exactly.
 
 The tokenizers are trained here on a small multilingual corpus (accents precomposed and decomposed,

@@ -34,7 +34,7 @@ ctest --test-dir build --output-on-failure -j"$jobs" --timeout 300
 
 echo "== sanitizer build (clang, ASan + UBSan + libFuzzer): unit tests and fuzz targets in one tree"
 # The parsers and engines that take untrusted input; the process-level tests run in the main build.
-asan_modules=(common metrics record options catalog plan validate tenants report stages pipeline inference backend job)
+asan_modules=(common metrics record options catalog plan validate tenants report stages pipeline tokenizers inference backend job)
 asan_targets=(); for m in "${asan_modules[@]}"; do asan_targets+=("dfw_${m}_tests"); done
 label_regex="^($(IFS='|'; echo "${asan_modules[*]}"))$"
 # (Test sources build at -O0 in this tree, the code under test at -O1: cmake/dfw.cmake.)

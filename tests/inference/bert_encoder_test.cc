@@ -18,7 +18,7 @@
 
 #include "dfw/backend/registry.h"
 #include "dfw/inference/safetensors.h"
-#include "dfw/inference/tokenizer.h"
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
 
 namespace dfw {
 namespace bert_encoder_test {

@@ -1,7 +1,7 @@
 // SentenceEmbeddingHandler on the tiny BERT: config keys, per-example checks, embeddings.
 #include "dfw/inference/sentence_embedding_handler.h"
 #include "dfw/inference/mlp_handler.h"
-#include "dfw/inference/tokenizer.h"
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
 #include "dfw/inference/bert_encoder.h"
 
 #include <gmock/gmock.h>

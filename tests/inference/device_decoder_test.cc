@@ -21,7 +21,7 @@
 #include "dfw/inference/decoder_model.h"
 #include "dfw/inference/generation.h"
 #include "dfw/inference/hf_pipeline_handler.h"
-#include "inference/hf_test_util.h"
+#include "hf_test_util.h"
 
 namespace dfw::device_decoder_test {
 namespace {

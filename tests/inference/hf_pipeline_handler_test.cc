@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "inference/hf_test_util.h"
+#include "hf_test_util.h"
 #include "record/expression_test_util.h"
 
 namespace dfw {

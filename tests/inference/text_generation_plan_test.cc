@@ -9,7 +9,7 @@
 
 #include "dfw/inference/hf_pipeline_handler.h"
 #include "dfw/inference/model_handler.h"
-#include "inference/hf_test_util.h"
+#include "hf_test_util.h"
 
 namespace dfw::text_generation_plan_test {
 namespace {

@@ -17,7 +17,7 @@
 #include "dfw/inference/decoder_model.h"
 #include "dfw/inference/generation.h"
 #include "dfw/inference/hf_pipeline_handler.h"
-#include "inference/hf_test_util.h"
+#include "hf_test_util.h"
 #include "record/expression_test_util.h"
 
 namespace dfw::text_generation_test {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dfw/inference/hf_tokenizer.h"
-#include "inference/hf_test_util.h"
+#include "dfw/tokenizers/tokenizer.h"
+#include "hf_test_util.h"
 
 namespace dfw {
 namespace {

@@ -1,4 +1,4 @@
-#include "dfw/inference/hf_tokenizer.h"
+#include "dfw/tokenizers/tokenizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "inference/hf_test_util.h"
+#include "hf_test_util.h"
 
 namespace dfw {
 namespace {

@@ -1,4 +1,4 @@
-#include "dfw/inference/tokenizer.h"
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
