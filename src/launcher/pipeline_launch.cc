@@ -224,6 +224,9 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
     }
   }
   if (!o.resume_dir.empty() && Exists(o.resume_dir + "/" + kStagesFile)) {
+    // The root's lock, as a one-stage job's resume takes its job dir's: one launcher at a time.
+    Result<JobLock> lock = JobLock::Acquire(o.resume_dir);
+    if (!lock.ok()) return Stop(lock.status().message(), ExitCodeFor(lock.status()));
     auto staged = ReadStagedJob(o.resume_dir);
     if (!staged.ok()) return Stop(staged.status().message(), ExitCodeFor(staged.status()));
     auto loaded = LoadStagedPipeline(*staged);

@@ -2,6 +2,8 @@
 // reduce stage as two jobs; real SIGKILLs of the launcher in either stage (and between a stage's
 // finalize and its FINISHED mark), then --resume: every key once, with the exact figures.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -120,6 +122,16 @@ TEST_F(CombineRun, FourSdkProcessesShareBothStages) {
   // --resume of a finished job does nothing and succeeds.
   ASSERT_EQ(Run("again", {"--resume", JobDir()}), 0) << Log("again");
   ExpectEveryKeyOnce("again");
+  // The root's lock is a launcher's: while another holds it, a resume stops at once, and a fresh
+  // run into the same root is refused as for any job dir that is not empty.
+  const int held = ::open((JobDir() + "/lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(held, 0) << "a staged job's root has its lock file";
+  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  EXPECT_EQ(Run("busy", {"--resume", JobDir()}), 1) << Log("busy");
+  EXPECT_NE(Log("busy").find("is in use by another dfworker launcher"), std::string::npos) << Log("busy");
+  EXPECT_EQ(Run("fresh", {"--job_dir", JobDir()}), 1) << Log("fresh");
+  EXPECT_NE(Log("fresh").find("already exists and is not empty"), std::string::npos) << Log("fresh");
+  ::close(held);
 }
 
 // SIGKILL of the launcher at a point of either stage, then --resume.
