@@ -8,6 +8,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config_yaml.h"
+#include "dfw/stages/sql.h"
 #include "loader_internal.h"
 #include "dfw/pipeline/dependencies.h"
 
@@ -17,7 +18,6 @@ namespace {
 // Valid Beam YAML transform types that dfworker refuses, with why.
 const std::map<std::string, std::string>& RefusedLeafTypes() {
   static const std::map<std::string, std::string> kTypes = {
-      {"Sql", "SQL transforms need Beam's Java expansion service"},
       {"PyTransform", "arbitrary Python PTransforms need a Python SDK"},
       {"StripErrorMetadata", "not implemented yet"},
   };
@@ -190,7 +190,8 @@ Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const
   cfg.line = n.Mark().is_null() ? 1 : n.Mark().line + 1;
   cfg.column = n.Mark().is_null() ? 1 : n.Mark().column + 1;
   out.node = n;
-  const StageTypeInfo* info = IsInternalStageType(cfg.type) ? nullptr : registry_.Find(cfg.type);
+  const StageTypeInfo* info =
+      IsInternalStageType(cfg.type) || IsInternalSqlType(cfg.type) ? nullptr : registry_.Find(cfg.type);
   if (info == nullptr) {
     auto it = RefusedLeafTypes().find(cfg.type);
     if (it != RefusedLeafTypes().end()) {
@@ -253,6 +254,29 @@ Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const
       if (split) return Status::OK();
     }
     RETURN_IF_ERROR(checked);
+  }
+  if (cfg.type == kSqlType) {  // a query over every row: its steps around Combine's shuffle (dfw/stages/sql.h)
+    ASSIGN_OR_RETURN(std::vector<SqlStep> steps, SqlShuffleSteps(cfg));
+    const int base = static_cast<int>(leaves_.size());
+    for (SqlStep& s : steps) {
+      Leaf leaf;
+      leaf.spec.config = std::move(s.config);
+      const StageTypeInfo* step = registry_.Find(leaf.spec.config.type);
+      if (step == nullptr) return Err(n["type"], "Sql: step type '" + leaf.spec.config.type + "' is not registered");
+      leaf.spec.traits = step->traits;
+      if (step->check) RETURN_IF_ERROR(step->check(leaf.spec.config));
+      leaf.node = n;
+      leaf.scope = out.scope;
+      leaf.entry = out.entry;
+      leaf.refs = s.input < 0 ? out.refs : std::vector<RawRef>{RawRef{nullptr, "", -1, base + s.input, n}};
+      if (s.input < 0) leaf.windowing = out.windowing;
+      leaves_.push_back(std::move(leaf));
+    }
+    if (!steps.empty()) {
+      entry.leaf = base;  // a chain feeds the first step
+      entry.main_leaf = static_cast<int>(leaves_.size()) - 1;
+      return Status::OK();
+    }
   }
   if (info->named_outputs) {
     ASSIGN_OR_RETURN(out.spec.outputs, info->named_outputs(cfg));

@@ -2,6 +2,7 @@
 #include "dfw/stages/assert_equal.h"
 #include "dfw/stages/combine.h"
 #include "dfw/stages/join.h"
+#include "dfw/stages/sql.h"
 #include "dfw/stages/stage.h"
 #include "io/io_stages.h"
 
@@ -25,6 +26,7 @@ void RegisterBuiltinStages(StageRegistry& r, ModelChecks checks) {
   RegisterMLTransform(r, checks);
   RegisterCombine(r);
   RegisterJoin(r);
+  RegisterSql(r);
   RegisterWindowing(r);
   RegisterReadAvro(r);
   RegisterWriteAvro(r);

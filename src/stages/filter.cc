@@ -3,6 +3,7 @@
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
 #include "expression_config.h"
+#include "sql_stages.h"
 
 namespace dfw {
 namespace {
@@ -42,6 +43,7 @@ class Filter final : public Stage {
 };
 
 Result<std::unique_ptr<Stage>> MakeFilter(const StageConfig& config) {
+  if (stages_internal::IsSqlLanguage(config)) return stages_internal::MakeSqlFilter(config);
   FilterOptions o;
   ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
   const ConfigNode& keep = config.config["keep"];

@@ -8,6 +8,7 @@
 #include "dfw/stages/config.h"
 #include "dfw/stages/stage.h"
 #include "expression_config.h"
+#include "sql_stages.h"
 
 namespace dfw {
 namespace {
@@ -109,6 +110,7 @@ class MapToFields final : public Stage {
 };
 
 Result<std::unique_ptr<Stage>> MakeMapToFields(const StageConfig& config) {
+  if (stages_internal::IsSqlLanguage(config)) return stages_internal::MakeSqlMapToFields(config);
   MapToFieldsOptions o;
   ASSIGN_OR_RETURN(ExprLanguage lang, stages_internal::ConfigLanguage(config));
   ASSIGN_OR_RETURN(o.append, ConfigBool(config, "append", false));
