@@ -6,7 +6,7 @@ PACKAGES=(
   libcli11-dev libtbb-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   libsimdjson-dev nlohmann-json3-dev libopenblas-dev libdnnl-dev libutf8proc-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml libvalijson-dev
-  libavro-dev libisal-dev zlib1g-dev libsqlite3-dev
+  libavro-dev libisal-dev zlib1g-dev libssl-dev libsqlite3-dev
   libpython3.11-dev python3-jinja2 python3.11-venv python3-pip
 )
 missing=()

@@ -72,6 +72,8 @@ void AppendPyJson(const Value& v, std::string& out) {
     case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
     case Value::Kind::kFloat: out += PyFloat(v.as_float()); return;
     case Value::Kind::kString: AppendPyJsonString(v.as_string(), out); return;
+    case Value::Kind::kTimestamp:
+    case Value::Kind::kBytes: out += v.ToJson(); return;  // seconds; base64
     case Value::Kind::kList: {
       out += "[";
       bool first = true;

@@ -398,6 +398,13 @@ void AppendEqualityKey(const Value& v, std::string& out) {
       return;
     }
     case Value::Kind::kString: out += "S" + std::to_string(v.as_string().size()) + ":" + v.as_string(); return;
+    case Value::Kind::kBytes: out += "B" + std::to_string(v.as_bytes().size()) + ":" + v.as_bytes(); return;
+    case Value::Kind::kTimestamp: {  // equal to its seconds as a number (Beam's Timestamp.__eq__)
+      const int64_t us = v.as_timestamp_us();
+      if (us % 1000000 == 0) AppendEqualityKey(Value::Int(us / 1000000), out);
+      else AppendEqualityKey(Value::Float(static_cast<double>(us) / 1e6), out);
+      return;
+    }
     case Value::Kind::kList: {
       out += "[";
       for (const Value& e : v.as_list()) {

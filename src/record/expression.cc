@@ -39,7 +39,9 @@ bool IsTruthy(const Value& v) {
     case Value::Kind::kBool: return v.as_bool();
     case Value::Kind::kInt: return v.as_int() != 0;
     case Value::Kind::kFloat: return v.as_float() != 0.0;
+    case Value::Kind::kTimestamp: return true;  // an object without __bool__ or __len__
     case Value::Kind::kString: return !v.as_string().empty();
+    case Value::Kind::kBytes: return !v.as_bytes().empty();
     case Value::Kind::kList: return !v.as_list().empty();
     case Value::Kind::kRow: return !v.as_row().empty();
   }

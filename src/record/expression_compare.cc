@@ -83,6 +83,7 @@ Result<int64_t> SliceBound(const Value* v, int64_t dflt) {
 
 bool PyEquals(const Value& a, const Value& b) {
   if (IsNum(a) && IsNum(b)) return CompareNumbers(a, b) == 0;
+  if (a.is_timestamp() || b.is_timestamp()) return a == b;  // Beam's Timestamp.__eq__ (seconds)
   if (a.kind() != b.kind()) return false;
   if (a.is_list()) {
     const List& x = a.as_list();

@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "record/expression_ast.h"
 
 namespace dfw::expr {
@@ -54,15 +56,18 @@ void AppendFloat(std::string& out, double d) {
   out += std::to_string(a);
 }
 
-void AppendStrRepr(std::string& out, const std::string& s) {
+// repr() of a str, or (bytes_repr) of a bytes object: the same quoting, and bytes also escape every
+// byte from 0x80 up.
+void AppendStrRepr(std::string& out, const std::string& s, bool bytes_repr = false) {
   char q = (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
+  if (bytes_repr) out += 'b';
   out += q;
   for (unsigned char c : s) {
     if (c == static_cast<unsigned char>(q) || c == '\\') { out += '\\'; out += static_cast<char>(c); }
     else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
+    else if (c < 0x20 || c == 0x7f || (bytes_repr && c >= 0x80)) {
       out += "\\x";
       out += "0123456789abcdef"[c >> 4];
       out += "0123456789abcdef"[c & 15];
@@ -121,6 +126,16 @@ void AppendRepr(std::string& out, const Value& v) {
     case Value::Kind::kInt: out += std::to_string(v.as_int()); return;
     case Value::Kind::kFloat: AppendFloat(out, v.as_float()); return;
     case Value::Kind::kString: AppendStrRepr(out, v.as_string()); return;
+    case Value::Kind::kBytes: AppendStrRepr(out, v.as_bytes(), /*bytes_repr=*/true); return;
+    case Value::Kind::kTimestamp: {  // Beam's Timestamp.__repr__
+      const int64_t us = v.as_timestamp_us();
+      const uint64_t mag = us < 0 ? 0 - static_cast<uint64_t>(us) : static_cast<uint64_t>(us);
+      out += us < 0 ? "Timestamp(-" : "Timestamp(";
+      out += std::to_string(mag / 1000000);
+      if (mag % 1000000 != 0) out += fmt::format(".{:06d}", mag % 1000000);
+      out += ')';
+      return;
+    }
     case Value::Kind::kList: {
       out += '[';
       bool first = true;

@@ -1,5 +1,6 @@
 #include "dfw/record/value.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 namespace dfw {
 
@@ -31,7 +33,9 @@ std::string_view Value::TypeName() const {
     case Kind::kBool: return "bool";
     case Kind::kInt: return "int";
     case Kind::kFloat: return "float";
+    case Kind::kTimestamp: return "Timestamp";
     case Kind::kString: return "str";
+    case Kind::kBytes: return "bytes";
     case Kind::kList: return "list";
     case Kind::kRow: return "row";
   }
@@ -43,11 +47,19 @@ bool Value::operator==(const Value& o) const {
     if (is_int() && o.is_int()) return as_int() == o.as_int();
     return *AsNumber() == *o.AsNumber();
   }
+  // Beam's Timestamp.__eq__: a number is read as seconds, to the microsecond.
+  if (is_timestamp() && o.is_number()) return o == *this;
+  if (is_number() && o.is_timestamp()) {
+    const double micros = *AsNumber() * 1e6;
+    return micros >= -9.2e18 && micros <= 9.2e18 && static_cast<int64_t>(micros) == o.as_timestamp_us();
+  }
   if (kind() != o.kind()) return false;
   switch (kind()) {
     case Kind::kNull: return true;
     case Kind::kBool: return as_bool() == o.as_bool();
-    case Kind::kString: return as_string() == o.as_string();
+    case Kind::kTimestamp: return as_timestamp_us() == o.as_timestamp_us();
+    case Kind::kString:
+    case Kind::kBytes: return s_ == o.s_;
     case Kind::kList: {
       const List& a = as_list();
       const List& b = o.as_list();
@@ -100,11 +112,14 @@ constexpr auto kNeedsCare = [] {
 constexpr std::size_t kScalarBound = 32;  // int64 (20), shortest double (24) + ".0", null/true/false
 
 std::size_t StringBound(std::string_view s) { return 2 + 6 * s.size(); }
+// Quotes, 4 characters per 3 bytes and EVP_EncodeBlock's terminating NUL.
+std::size_t Base64Bound(std::size_t n) { return 3 + 4 * ((n + 2) / 3); }
 
 std::size_t Bound(const Row& row);
 std::size_t Bound(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kString: return StringBound(v.as_string());
+    case Value::Kind::kBytes: return Base64Bound(v.as_bytes().size());
     case Value::Kind::kList: {
       std::size_t n = 2;
       for (const Value& item : v.as_list()) n += 1 + Bound(item);
@@ -120,7 +135,7 @@ std::size_t Bound(const Row& row) {
     // Strings and scalars inline: only lists and rows take the call.
     const Value& v = f.value;
     n += 2 + StringBound(f.name) +
-         (v.is_string() ? StringBound(v.as_string()) : (v.is_list() || v.is_row()) ? Bound(v) : kScalarBound);
+         (v.is_string() ? StringBound(v.as_string()) : (v.is_list() || v.is_row() || v.is_bytes()) ? Bound(v) : kScalarBound);
   }
   return n;
 }
@@ -315,7 +330,21 @@ char* PutValue(char* p, const Value& v, ListMemo& memo) {
     case Value::Kind::kBool: return Put(p, v.as_bool() ? std::string_view("true") : std::string_view("false"));
     case Value::Kind::kInt: return std::to_chars(p, p + kScalarBound, v.as_int()).ptr;
     case Value::Kind::kFloat: return PutDouble(p, v.as_float());
+    case Value::Kind::kTimestamp: return PutDouble(p, static_cast<double>(v.as_timestamp_us()) / 1e6);
     case Value::Kind::kString: return PutStringShort(p, v.as_string());
+    case Value::Kind::kBytes: {
+      const std::string& b = v.as_bytes();
+      *p++ = '"';
+      // OpenSSL takes an int length: whole 3-byte groups at a time, so the pieces join up.
+      constexpr std::size_t kPiece = std::size_t{3} << 20;
+      for (std::size_t at = 0; at < b.size(); at += kPiece) {
+        const std::size_t n = std::min(kPiece, b.size() - at);
+        p += EVP_EncodeBlock(reinterpret_cast<unsigned char*>(p), reinterpret_cast<const unsigned char*>(b.data() + at),
+                             static_cast<int>(n));
+      }
+      *p++ = '"';
+      return p;
+    }
     case Value::Kind::kList: {
       const List& list = v.as_list();
       const bool remember = list.size() >= ListMemo::kMinItems;

@@ -6,7 +6,9 @@
 namespace dfw {
 namespace {
 
-enum Tag : uint8_t { kNull = 0, kFalse = 1, kTrue = 2, kInt = 3, kFloat = 4, kString = 5, kList = 6, kRow = 7 };
+enum Tag : uint8_t {
+  kNull = 0, kFalse = 1, kTrue = 2, kInt = 3, kFloat = 4, kString = 5, kList = 6, kRow = 7, kTimestamp = 8, kBytes = 9
+};
 
 void AppendBytes(std::string& out, std::string_view s) {
   AppendVarint(out, s.size());
@@ -127,6 +129,14 @@ Result<Value> Decode(std::string_view& in, int depth) {
       ASSIGN_OR_RETURN(std::string_view s, DecodeBytes(in));
       return Value::String(std::string(s));
     }
+    case kBytes: {
+      ASSIGN_OR_RETURN(std::string_view s, DecodeBytes(in));
+      return Value::Bytes(std::string(s));
+    }
+    case kTimestamp: {
+      ASSIGN_OR_RETURN(uint64_t x, DecodeFixed64(in));
+      return Value::Timestamp(static_cast<int64_t>(x));
+    }
     case kList: {
       ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
       if (n > in.size()) return DataLoss("encoded value: a list of " + std::to_string(n) + " items with " +
@@ -210,6 +220,14 @@ void AppendEncodedValue(std::string& out, const Value& v) {
       out.push_back(static_cast<char>(kString));
       AppendBytes(out, v.as_string());
       break;
+    case Value::Kind::kBytes:
+      out.push_back(static_cast<char>(kBytes));
+      AppendBytes(out, v.as_bytes());
+      break;
+    case Value::Kind::kTimestamp:
+      out.push_back(static_cast<char>(kTimestamp));
+      AppendFixed64(out, static_cast<uint64_t>(v.as_timestamp_us()));
+      break;
     case Value::Kind::kList:
       out.push_back(static_cast<char>(kList));
       AppendVarint(out, v.as_list().size());
@@ -260,6 +278,8 @@ bool AppendFlatRow(std::string& out, const Row& row) {
     bound += kVarintMax + f.name.size() + 1;
     switch (f.value.kind()) {
       case Value::Kind::kString: bound += kVarintMax + f.value.as_string().size(); break;
+      case Value::Kind::kTimestamp:  // rare: the general writer
+      case Value::Kind::kBytes:
       case Value::Kind::kList:
       case Value::Kind::kRow: return false;
       default: bound += 8;

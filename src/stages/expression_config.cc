@@ -107,8 +107,9 @@ Result<std::unique_ptr<CompiledExpression>> CompileCallableNode(const ConfigNode
                                                                 ExprLanguage language) {
   for (const ConfigEntry& kv : node.entries()) {
     const std::string key = kv.key.Scalar();
-    if (key != "callable" && key != "path" && key != "name") {
-      return InvalidArgument(where + ": unknown key '" + key + "' beside a callable; allowed: callable, or path and name");
+    if (key != "callable" && key != "path" && key != "name" && key != "output_type") {
+      return InvalidArgument(where + ": unknown key '" + key +
+                             "' beside a callable; allowed: callable, or path and name, and output_type");
     }
   }
   if (node["callable"].IsDefined()) {
@@ -142,6 +143,22 @@ Result<std::unique_ptr<CompiledExpression>> CompileCallableNode(const ConfigNode
   return made;
 }
 
+// `output_type:` beside an expression or a callable: a JSON-schema type name (or {type: NAME}), or
+// Beam's `bytes`; "" when absent.
+Result<std::string> OutputType(const ConfigNode& node, const std::string& where) {
+  if (!node["output_type"].IsDefined()) return std::string();
+  const ConfigNode* t = &node["output_type"];
+  if (t->IsMap() && (*t)["type"].IsScalar()) t = &(*t)["type"];
+  if (!t->IsScalar()) return InvalidArgument(where + ": output_type must be a JSON-schema type name");
+  std::string type = t->Scalar();
+  static const char* kTypes[] = {"string", "integer", "number", "boolean", "array", "object", "null", "bytes"};
+  for (const char* k : kTypes) {
+    if (type == k) return type;
+  }
+  return InvalidArgument(where + ": output_type '" + type +
+                         "' is not one of string, integer, number, boolean, array, object, null, bytes");
+}
+
 }  // namespace
 
 Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const ConfigNode& node,
@@ -153,6 +170,7 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
     source = node.Scalar();
   } else if (node.IsMap() && (node["callable"].IsDefined() || node["path"].IsDefined() || node["name"].IsDefined())) {
     ASSIGN_OR_RETURN(out.expr, CompileCallableNode(node, where, language));
+    ASSIGN_OR_RETURN(out.output_type, OutputType(node, where));
     return out;
   } else if (node.IsMap()) {
     for (const ConfigEntry& kv : node.entries()) {
@@ -165,19 +183,7 @@ Result<ConfiguredExpression> CompileConfigExpression(const StageConfig& c, const
       return InvalidArgument(where + ": a mapping needs 'expression: <text>'");
     }
     source = node["expression"].Scalar();
-    if (node["output_type"].IsDefined()) {
-      const ConfigNode* t = &node["output_type"];
-      if (t->IsMap() && (*t)["type"].IsScalar()) t = &(*t)["type"];
-      if (!t->IsScalar()) return InvalidArgument(where + ": output_type must be a JSON-schema type name");
-      out.output_type = t->Scalar();
-      static const char* kTypes[] = {"string", "integer", "number", "boolean", "array", "object", "null"};
-      bool known = false;
-      for (const char* k : kTypes) known = known || out.output_type == k;
-      if (!known) {
-        return InvalidArgument(where + ": output_type '" + out.output_type +
-                               "' is not one of string, integer, number, boolean, array, object, null");
-      }
-    }
+    ASSIGN_OR_RETURN(out.output_type, OutputType(node, where));
   } else {
     return InvalidArgument(where + ": expected an expression string");
   }
@@ -199,7 +205,7 @@ std::string CheckOutputType(const Value& v, const std::string& t) {
   if (t.empty()) return "";
   bool ok = (t == "string" && v.is_string()) || (t == "integer" && v.is_int()) || (t == "number" && v.is_number()) ||
             (t == "boolean" && v.is_bool()) || (t == "array" && v.is_list()) || (t == "object" && v.is_row()) ||
-            (t == "null" && v.is_null());
+            (t == "null" && v.is_null()) || (t == "bytes" && v.is_bytes());
   if (ok) return "";
   return fmt::format("output_type is {} but the expression returned {} ({})", t, v.TypeName(), v.ToJson());
 }

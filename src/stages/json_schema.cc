@@ -34,6 +34,9 @@ nlohmann::json ValueToSchemaJson(const Value& v) {
     case Value::Kind::kInt: return v.as_int();
     case Value::Kind::kFloat: return v.as_float();
     case Value::Kind::kString: return v.as_string();
+    // As dfworker writes them to JSON (Value::ToJson): seconds, base64.
+    case Value::Kind::kTimestamp:
+    case Value::Kind::kBytes: return nlohmann::json::parse(v.ToJson());
     case Value::Kind::kList: {
       nlohmann::json a = nlohmann::json::array();
       for (const Value& e : v.as_list()) a.push_back(ValueToSchemaJson(e));

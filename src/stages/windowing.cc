@@ -167,7 +167,7 @@ namespace {
 using stages_internal::WindowFn;
 
 // AssignTimestamps: the event timestamp from `timestamp` (a field or, with language: python, an
-// expression), in seconds since the epoch.
+// expression), in seconds since the epoch, or a Timestamp.
 class AssignTimestamps final : public Stage {
  public:
   explicit AssignTimestamps(std::unique_ptr<CompiledExpression> expr) : expr_(std::move(expr)) {}
@@ -177,6 +177,11 @@ class AssignTimestamps final : public Stage {
       Result<Value> v = expr_->Evaluate(row);
       if (!v.ok()) {
         RETURN_IF_ERROR(out.Fail(row, "timestamp '" + expr_->source() + "': " + v.status().message()));
+        continue;
+      }
+      if (v->is_timestamp()) {  // Beam's Timestamp.of takes a Timestamp as it is
+        row.set_timestamp_us(v->as_timestamp_us());
+        out.Emit(std::move(row));
         continue;
       }
       std::optional<double> seconds = v->AsNumber();
@@ -254,8 +259,8 @@ Result<std::unique_ptr<Stage>> MakeWindowInto(const StageConfig& c) {
   return std::unique_ptr<Stage>(new WindowInto(fn));
 }
 
-// ExtractWindowingInfo: the element's timestamp and window as fields (Beam's names and forms,
-// times as float seconds; window_object and pane_info as Python's str of Beam's objects).
+// ExtractWindowingInfo: the element's timestamp and window as fields (Beam's names and forms:
+// times as Timestamp values; window_object and pane_info as Python's str of Beam's objects).
 enum class Info { kTimestamp, kWindowStart, kWindowEnd, kWindowString, kWindowType, kWindowObject, kPaneInfo };
 
 // Beam's MIN_TIMESTAMP and MAX_TIMESTAMP (apache_beam/utils/timestamp.py: Java's millisecond range
@@ -279,14 +284,13 @@ class ExtractWindowingInfo final : public Stage {
         Value v;
         switch (info) {
           case Info::kTimestamp:
-            v = Value::Float(stages_internal::Seconds(row.timestamp_us() != Row::kNoTimestamp ? row.timestamp_us()
-                                                                                            : kBeamMinTimestampUs));
+            v = Value::Timestamp(row.timestamp_us() != Row::kNoTimestamp ? row.timestamp_us() : kBeamMinTimestampUs);
             break;
           case Info::kWindowStart:
-            v = Value::Float(stages_internal::Seconds(global ? kBeamMinTimestampUs : row.window_start_us()));
+            v = Value::Timestamp(global ? kBeamMinTimestampUs : row.window_start_us());
             break;
           case Info::kWindowEnd:
-            v = Value::Float(stages_internal::Seconds(global ? kGlobalWindowEndUs : row.window_end_us()));
+            v = Value::Timestamp(global ? kGlobalWindowEndUs : row.window_end_us());
             break;
           case Info::kWindowString:
           case Info::kWindowObject:  // the window as Python's str writes it: "GlobalWindow" or "[7.0, 30.0)"

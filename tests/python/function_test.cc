@@ -55,8 +55,8 @@ TEST(PythonFunction, ScriptsPickTheLastTopLevelDefOrLine) {
   EXPECT_EQ(Callable("import math\n# a comment\nlambda row: math.floor(row.x)"), "2");
   EXPECT_EQ(Callable("    def indented(row):\n        return row.n\n"), "7");
   EXPECT_EQ(Callable("class Upper:\n  def __init__(self, row):\n    self.v = row.name\n"),
-            "error: TypeError: a result of type 'Upper' is not a dfworker value (None, bool, int, float, str, list, "
-            "tuple, dict, a named tuple or beam.Row)");
+            "error: TypeError: a result of type 'Upper' is not a dfworker value (None, bool, int, float, str, bytes, "
+            "Timestamp, list, tuple, dict, a named tuple or beam.Row)");
 }
 
 TEST(PythonFunction, ExtensionModulesOfTheEnvironmentImport) {
@@ -77,6 +77,31 @@ TEST(PythonFunction, ResultsComeBackAsValues) {
   EXPECT_EQ(Callable("lambda r: 2 ** 63"), "error: OverflowError: int too large for a 64-bit integer");
   EXPECT_EQ(Callable("lambda r: -2 ** 63"), "-9223372036854775808");
   EXPECT_EQ(Callable("lambda r: {1: 2}"), "error: TypeError: a dict key of type 'int' cannot be a field name (str keys only)");
+}
+
+// Beam hands a window's bounds and an element's timestamp to Python as
+// apache_beam.utils.timestamp.Timestamp, and TFRecord records as bytes; both come back as they went.
+TEST(PythonFunction, TimestampsAndBytesAreBeamsValueTypes) {
+  Row r;
+  r.AppendNull("ts") = Value::Timestamp(-9223372036854775000);
+  r.AppendNull("end") = Value::Timestamp(9223371950454775000);
+  r.AppendNull("whole") = Value::Timestamp(-3'000'000);
+  r.AppendNull("b") = Value::Bytes("foo");
+  // Beam's extract_windowing_Info.yaml expects exactly these strings.
+  EXPECT_EQ(Callable("lambda x: str(x.ts)", r), R"x("Timestamp(-9223372036854.775000)")x");
+  EXPECT_EQ(Callable("lambda x: str(x.end)", r), R"x("Timestamp(9223371950454.775000)")x");
+  EXPECT_EQ(Callable("lambda x: repr(x.whole)", r), R"x("Timestamp(-3)")x");
+  EXPECT_EQ(Callable("lambda x: [x.whole == -3, x.whole < 0, float(x.whole), x.whole.micros]", r), "[true,true,-3.0,-3000000]");
+  EXPECT_EQ(Callable("lambda x: x.ts", r), "-9223372036854.775");  // back as a Timestamp: JSON writes its seconds
+  ASSERT_TRUE(Function::FromCallable("lambda x: x.whole + 1.5").ok());
+  auto shifted = Function::FromCallable("lambda x: x.whole + 1.5").value()->CallRow(r);
+  ASSERT_TRUE(shifted.ok() && shifted->is_timestamp()) << shifted.status().ToString();
+  EXPECT_EQ(shifted->as_timestamp_us(), -1'500'000);
+  EXPECT_EQ(Callable("lambda x: x.b.decode('utf-8')", r), R"("foo")");
+  auto encoded = Function::FromCallable("def process(row):\n  return row.b + 'é'.encode('utf-8')\n").value()->CallRow(r);
+  ASSERT_TRUE(encoded.ok() && encoded->is_bytes()) << encoded.status().ToString();
+  EXPECT_EQ(encoded->as_bytes(), "foo\xc3\xa9");
+  EXPECT_EQ(Callable("lambda x: bytearray(b'\\x00')", r), R"("AA==")");
 }
 
 TEST(PythonFunction, ErrorsArePythonsWithTheLine) {

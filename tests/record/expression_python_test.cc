@@ -28,6 +28,26 @@ TEST(PythonExpression, LiteralsAndNames) {
             {"()", "[]"}, {"[]", "[]"}, {"[a, b]", "[3,4.5]"}, {"1, 2", "[1,2]"}, {"a  # trailing comment", "3"}, {"(a +\n 1)", "4"}});
 }
 
+// The subset gives CPython's answer for Beam's Timestamp and bytes, or an error (and the stage hands
+// the row to CPython): never a different answer.
+TEST(PythonExpression, TimestampsAndBytesPrintAsPythonOrHandOver) {
+  Row row;
+  row.Append("ts", Value::Timestamp(-9223372036854775000));
+  row.Append("whole", Value::Timestamp(42'000'000));
+  row.Append("b", Value::Bytes(std::string("a'\x00\xff\n", 5)));
+  row.Append("q", Value::Bytes("it's \"x\""));
+  EXPECT_EQ(testing::Eval("str(ts)", row), R"x("Timestamp(-9223372036854.775000)")x");
+  EXPECT_EQ(testing::Eval("str(whole)", row), R"x("Timestamp(42)")x");
+  EXPECT_EQ(testing::Eval("str(b)", row), R"("b\"a'\\x00\\xff\\n\"")");  // b"a'\x00\xff\n"
+  EXPECT_EQ(testing::Eval("str(q)", row), R"("b'it\\'s \"x\"'")");       // b'it\'s "x"'
+  EXPECT_EQ(testing::Eval("b == 'a'", row), "false");
+  EXPECT_EQ(testing::Eval("whole == 42", row), "true");
+  for (const char* handed_over : {"ts + 1", "b + 'x'", "b.decode()", "ts < 3", "len(b)", "int(whole)", "b[0]"}) {
+    const std::string got = testing::Eval(handed_over, row);
+    EXPECT_TRUE(got.rfind("error: ", 0) == 0 || got.rfind("compile error: ", 0) == 0) << handed_over << " -> " << got;
+  }
+}
+
 TEST(PythonExpression, Arithmetic) {
   RunTable({{"a * 2 + b", "10.5"}, {"1 + 2 * 3", "7"}, {"(1 + 2) * 3", "9"}, {"2 ** 10", "1024"},
             {"2 ** -1", "0.5"}, {"-2 ** 2", "-4"}, {"2 ** 3 ** 2", "512"}, {"7 / 2", "3.5"}, {"4 / 2", "2.0"},

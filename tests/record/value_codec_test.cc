@@ -44,6 +44,29 @@ TEST(ValueCodec, RowsEncodeAsTheirValueAndDecodeExactly) {
   ASSERT_TRUE(value.ok() && value->is_row());
 }
 
+// Kinds survive the shuffle: a Timestamp stays a Timestamp (not its seconds), bytes stay bytes.
+TEST(ValueCodec, TimestampsAndBytesKeepTheirKind) {
+  Row row;
+  row.Append("t", Value::Timestamp(-9223372036854775000));
+  row.Append("b", Value::Bytes(std::string("\0\x80z", 3)));
+  row.Append("s", Value::String("z"));
+  std::string bytes;
+  AppendEncodedRow(bytes, row);
+  auto back = DecodeWholeRow(bytes);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_TRUE(back->fields()[0].value.is_timestamp());
+  EXPECT_EQ(back->fields()[0].value.as_timestamp_us(), -9223372036854775000);
+  ASSERT_TRUE(back->fields()[1].value.is_bytes());
+  EXPECT_EQ(back->fields()[1].value.as_bytes(), std::string("\0\x80z", 3));
+  EXPECT_TRUE(back->fields()[2].value.is_string());
+  auto list = DecodeWholeValue(EncodeValue(Value::FromList({Value::Bytes("q"), Value::Timestamp(7)})));
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->as_list()[0].is_bytes() && list->as_list()[1].is_timestamp());
+  std::string cut = EncodeValue(Value::Timestamp(7));
+  cut.pop_back();
+  EXPECT_FALSE(DecodeWholeValue(cut).ok());
+}
+
 TEST(ValueCodec, DamagedOrForeignBytesAreDataLossNeverARead) {
   std::string bytes;
   AppendEncodedRow(bytes, SampleRow());

@@ -18,6 +18,32 @@ TEST(Value, IntAndFloatCompareNumerically) {
   EXPECT_NE(Value::String("1"), Value::Int(1));
 }
 
+// Beam's Timestamp.__eq__ reads a number as seconds; Python's b'x' == 'x' is False.
+TEST(Value, TimestampsAndBytesCompareAsBeamsValuesDo) {
+  EXPECT_EQ(Value::Timestamp(1'500'000), Value::Float(1.5));
+  EXPECT_EQ(Value::Int(2), Value::Timestamp(2'000'000));
+  EXPECT_NE(Value::Timestamp(2'000'001), Value::Int(2));
+  EXPECT_EQ(Value::Timestamp(-5), Value::Timestamp(-5));
+  EXPECT_NE(Value::Timestamp(0), Value::Bool(false));
+  EXPECT_EQ(Value::Bytes("ab"), Value::Bytes("ab"));
+  EXPECT_NE(Value::Bytes("ab"), Value::String("ab"));
+  EXPECT_EQ(Value::Bytes("ab").TypeName(), "bytes");
+  EXPECT_EQ(Value::Timestamp(0).TypeName(), "Timestamp");
+  Value copy = Value::Bytes(std::string(1000, '\0'));
+  Value moved = std::move(copy);
+  EXPECT_EQ(moved.as_bytes().size(), 1000u);
+}
+
+// JSON has neither: a Timestamp is written as its seconds, bytes as base64 (protobuf's JSON form).
+TEST(Value, TimestampsAndBytesInJson) {
+  Row r;
+  r.Append("t", Value::Timestamp(-9223372036854775000));
+  r.Append("b", Value::Bytes(std::string("\x00\xff\x10hi", 5)));
+  r.Append("e", Value::Bytes(""));
+  r.Append("l", Value::FromList({Value::Bytes("foo"), Value::Timestamp(1'250'000)}));
+  EXPECT_EQ(r.ToJson(), R"({"t":-9223372036854.775,"b":"AP8QaGk=","e":"","l":["Zm9v",1.25]})");
+}
+
 TEST(Value, SerializesToCompactJson) {
   Row inner;
   inner.Append("k", Value::String("v\"\n"));

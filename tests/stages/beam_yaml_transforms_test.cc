@@ -58,9 +58,10 @@ TEST(BeamYamlTransforms, ExtractWindowingInfoOfAnElementWithoutTimestampIsBeams)
   ASSERT_TRUE((*stage)->Process(in, out).ok());
   ASSERT_EQ(out.main().size(), 1u);
   const Row& r = out.main()[0];
-  EXPECT_DOUBLE_EQ(r.Find("timestamp")->as_float(), -9223372036854.775);
-  EXPECT_DOUBLE_EQ(r.Find("window_start")->as_float(), -9223372036854.775);
-  EXPECT_DOUBLE_EQ(r.Find("window_end")->as_float(), 9223371950454.775);
+  // Timestamp values: Beam's MIN_TIMESTAMP and the global window's end, to the microsecond.
+  EXPECT_EQ(r.Find("timestamp")->as_timestamp_us(), -9223372036854775000);
+  EXPECT_EQ(r.Find("window_start")->as_timestamp_us(), -9223372036854775000);
+  EXPECT_EQ(r.Find("window_end")->as_timestamp_us(), 9223371950454775000);
   EXPECT_EQ(r.Find("window_string")->as_string(), "GlobalWindow");
   EXPECT_EQ(r.Find("window_type")->as_string(), "GlobalWindow");
   EXPECT_EQ(r.Find("window_object")->as_string(), "GlobalWindow");

@@ -40,13 +40,18 @@ TEST(TfRecordFormat, FramesAreTheBytesTensorFlowWrites) {
   EXPECT_EQ(out, kFooBarFrames);
 }
 
+// Records are bytes values (Beam's are Python bytes), which JSON shows as base64: Zm9v is b'foo',
+// YmFy b'bar'.
 TEST(TfRecordIo, ReadsTensorFlowsFileAsRecordRows) {
   TempDir dir;
   dir.Write("foobar.tfrecord", kFooBarFrames);
   auto read = testing::ReadSource("ReadFromTFRecord", "{file_pattern: '" + (dir / "*.tfrecord") + "'}");
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_TRUE(read->errors.empty());
-  EXPECT_THAT(testing::AsJson(read->main), ElementsAre(R"({"record":"foo"})", R"({"record":"bar"})"));
+  EXPECT_THAT(testing::AsJson(read->main), ElementsAre(R"({"record":"Zm9v"})", R"({"record":"YmFy"})"));
+  ASSERT_FALSE(read->main.empty());
+  ASSERT_TRUE(read->main[0].Find("record")->is_bytes());
+  EXPECT_EQ(read->main[0].Find("record")->as_bytes(), "foo");
 }
 
 // Beam's sdks/python/apache_beam/yaml/tests/tfrecord_write.yaml: rows {record: b'foo'} written with
@@ -66,7 +71,7 @@ TEST(TfRecordIo, BeamTfRecordWriteYamlRoundTrip) {
                                   "{file_pattern: '" + prefix + "*', compression_type: AUTO, validate: true}");
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_TRUE(read->errors.empty());
-  EXPECT_THAT(testing::AsJson(read->main), ElementsAre(R"({"record":"foo"})"));
+  EXPECT_THAT(testing::AsJson(read->main), ElementsAre(R"({"record":"Zm9v"})"));
 }
 
 TEST(TfRecordIo, CompressedRoundTripsWithBinaryRecords) {
@@ -118,12 +123,12 @@ TEST(TfRecordIo, DamagedFilesBecomeErrorRowsWithTheReason) {
     std::string error;
   };
   const std::vector<Case> cases = {
-      {"bad-data-crc", bad_data_crc, {R"({"record":"bar"})"}, "record 1 at byte 0: the data's CRC does not match"},
+      {"bad-data-crc", bad_data_crc, {R"({"record":"YmFy"})"}, "record 1 at byte 0: the data's CRC does not match"},
       {"bad-length-crc", bad_len_crc, {}, "record 1 at byte 0: the length's CRC does not match"},
       {"huge-length", huge, {}, "the length's CRC does not match"},
-      {"truncated-header", kFooBarFrames.substr(0, 25), {R"({"record":"foo"})"}, "record 2 at byte 19: truncated header (6 of 12 bytes)"},
-      {"truncated-data", kFooBarFrames.substr(0, 33), {R"({"record":"foo"})"}, "record 2 at byte 19: length 3 runs past the end"},
-      {"truncated-crc", kFooBarFrames.substr(0, 36), {R"({"record":"foo"})"}, "record 2 at byte 19: length 3 runs past the end"},
+      {"truncated-header", kFooBarFrames.substr(0, 25), {R"({"record":"Zm9v"})"}, "record 2 at byte 19: truncated header (6 of 12 bytes)"},
+      {"truncated-data", kFooBarFrames.substr(0, 33), {R"({"record":"Zm9v"})"}, "record 2 at byte 19: length 3 runs past the end"},
+      {"truncated-crc", kFooBarFrames.substr(0, 36), {R"({"record":"Zm9v"})"}, "record 2 at byte 19: length 3 runs past the end"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

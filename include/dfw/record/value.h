@@ -1,6 +1,8 @@
 // Rows and values: the data every stage passes around.
 //
-// A Value is null, bool, int (int64), float (double), str (UTF-8 std::string), list or row.
+// A Value is null, bool, int (int64), float (double), Timestamp (int64 microseconds since the epoch,
+// Beam's apache_beam.utils.timestamp.Timestamp), str (UTF-8 std::string), bytes (any octets, Python's
+// bytes: TFRecord records, Avro/Parquet binary, a callable's `.encode()`), list or row.
 // Lists and nested rows are immutable and shared (copying a Value never deep-copies them), so rows
 // can fan out to several outputs cheaply. A Row is an ordered list of named fields (Beam Rows are
 // schema'd; ours are schema-less like JSON objects, narrow, and looked up by linear scan).
@@ -27,7 +29,8 @@ using List = std::vector<Value>;
 
 class Value {
  public:
-  enum class Kind : uint8_t { kNull, kBool, kInt, kFloat, kString, kList, kRow };
+  // Scalars first: heavy() is every kind from kString on.
+  enum class Kind : uint8_t { kNull, kBool, kInt, kFloat, kTimestamp, kString, kBytes, kList, kRow };
 
   Value() noexcept : i_(0) {}  // null
   static Value Bool(bool b) {
@@ -49,6 +52,19 @@ class Value {
     Value v;
     new (&v.s_) std::string(std::move(s));
     v.kind_ = Kind::kString;
+    return v;
+  }
+  static Value Bytes(std::string b) {
+    Value v;
+    new (&v.s_) std::string(std::move(b));
+    v.kind_ = Kind::kBytes;
+    return v;
+  }
+  // A Beam Timestamp of `micros` microseconds since the epoch.
+  static Value Timestamp(int64_t micros) {
+    Value v;
+    v.i_ = micros;
+    v.kind_ = Kind::kTimestamp;
     return v;
   }
   static Value FromList(List items);
@@ -82,6 +98,8 @@ class Value {
   bool is_float() const { return kind() == Kind::kFloat; }
   bool is_number() const { return is_int() || is_float(); }  // bool is not a number here
   bool is_string() const { return kind() == Kind::kString; }
+  bool is_bytes() const { return kind() == Kind::kBytes; }
+  bool is_timestamp() const { return kind() == Kind::kTimestamp; }
   bool is_list() const { return kind() == Kind::kList; }
   bool is_row() const { return kind() == Kind::kRow; }
 
@@ -90,6 +108,8 @@ class Value {
   int64_t as_int() const { return assert(is_int()), i_; }
   double as_float() const { return assert(is_float()), d_; }
   const std::string& as_string() const { return assert(is_string()), s_; }
+  const std::string& as_bytes() const { return assert(is_bytes()), s_; }
+  int64_t as_timestamp_us() const { return assert(is_timestamp()), i_; }
   const List& as_list() const { return assert(is_list()), *l_; }
   const Row& as_row() const { return assert(is_row()), *r_; }
 
@@ -127,14 +147,18 @@ class Value {
     return std::nullopt;
   }
 
-  // Python-like names: "None", "bool", "int", "float", "str", "list", "row".
+  // Python-like names: "None", "bool", "int", "float", "Timestamp", "str", "bytes", "list", "row".
   std::string_view TypeName() const;
 
-  // Deep equality; int and float compare numerically (1 == 1.0), as in Python.
+  // Deep equality; int and float compare numerically (1 == 1.0), as in Python; a Timestamp equals
+  // another of the same microseconds, or a number of seconds (Beam's Timestamp.__eq__); bytes never
+  // equal a str.
   bool operator==(const Value& other) const;
   bool operator!=(const Value& other) const { return !(*this == other); }
 
-  // Compact JSON (rows as objects, non-finite floats as null, strings escaped per RFC 8259).
+  // Compact JSON (rows as objects, non-finite floats as null, strings escaped per RFC 8259; a
+  // Timestamp as its seconds, bytes as base64 as protobuf's JSON mapping writes them: Beam's
+  // json.dumps refuses both).
   std::string ToJson() const;
   void AppendJson(std::string& out) const;
 
@@ -150,7 +174,8 @@ class Value {
   }
   void DestroyHeavy() noexcept {
     switch (kind_) {
-      case Kind::kString: s_.~basic_string(); break;
+      case Kind::kString:
+      case Kind::kBytes: s_.~basic_string(); break;
       case Kind::kList: l_.~shared_ptr(); break;
       case Kind::kRow: r_.~shared_ptr(); break;
       default: break;
@@ -163,7 +188,9 @@ class Value {
       case Kind::kBool: b_ = o.b_; break;
       case Kind::kInt: i_ = o.i_; break;
       case Kind::kFloat: d_ = o.d_; break;
-      case Kind::kString: new (&s_) std::string(o.s_); break;
+      case Kind::kTimestamp: i_ = o.i_; break;
+      case Kind::kString:
+      case Kind::kBytes: new (&s_) std::string(o.s_); break;
       case Kind::kList: new (&l_) std::shared_ptr<const List>(o.l_); break;
       case Kind::kRow: new (&r_) std::shared_ptr<const Row>(o.r_); break;
     }
@@ -175,7 +202,9 @@ class Value {
       case Kind::kBool: b_ = o.b_; break;
       case Kind::kInt: i_ = o.i_; break;
       case Kind::kFloat: d_ = o.d_; break;
-      case Kind::kString: new (&s_) std::string(std::move(o.s_)); break;
+      case Kind::kTimestamp: i_ = o.i_; break;
+      case Kind::kString:
+      case Kind::kBytes: new (&s_) std::string(std::move(o.s_)); break;
       case Kind::kList: new (&l_) std::shared_ptr<const List>(std::move(o.l_)); break;
       case Kind::kRow: new (&r_) std::shared_ptr<const Row>(std::move(o.r_)); break;
     }

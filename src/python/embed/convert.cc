@@ -7,6 +7,7 @@ namespace dfw::python_embed {
 namespace {
 
 PyObject* g_row_type = nullptr;  // borrowed from the prelude's module, which lives forever
+PyObject* g_timestamp = nullptr;  // the prelude's timestamp_from_micros, likewise
 
 // The named-tuple class for `row`'s field names: the previous row's class when the names are the
 // same (rows of one batch nearly always share them), else the prelude's cached one.
@@ -89,6 +90,17 @@ PyObject* ToPythonAt(const Value& v, int depth) {
       const std::string& s = v.as_string();
       return PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
     }
+    case Value::Kind::kBytes: {
+      const std::string& b = v.as_bytes();
+      return PyBytes_FromStringAndSize(b.data(), static_cast<Py_ssize_t>(b.size()));
+    }
+    case Value::Kind::kTimestamp: {
+      PyObject* micros = PyLong_FromLongLong(v.as_timestamp_us());
+      if (micros == nullptr) return nullptr;
+      PyObject* t = PyObject_CallOneArg(g_timestamp, micros);
+      Py_DECREF(micros);
+      return t;
+    }
     case Value::Kind::kList: {
       const List& l = v.as_list();
       PyObject* out = PyList_New(static_cast<Py_ssize_t>(l.size()));
@@ -122,6 +134,23 @@ Result<std::string> Utf8(PyObject* s) {
   return std::string(p, static_cast<std::size_t>(n));
 }
 
+Result<Value> TimestampOf(PyObject* obj) {
+  PyObject* micros = PyObject_GetAttrString(obj, "micros");
+  if (micros == nullptr) {
+    PyErr_Clear();
+    return TypeError("a Timestamp without 'micros'");
+  }
+  int overflow = 0;
+  const long long us = PyLong_Check(micros) ? PyLong_AsLongLongAndOverflow(micros, &overflow) : -1;
+  const bool bad = !PyLong_Check(micros) || overflow != 0 || (us == -1 && PyErr_Occurred());
+  Py_DECREF(micros);
+  if (bad) {
+    PyErr_Clear();
+    return InvalidArgument("OverflowError: a Timestamp's micros must be a 64-bit int");
+  }
+  return Value::Timestamp(us);
+}
+
 class FromPythonConverter {
  public:
   Result<Value> Convert(PyObject* obj, int depth) {
@@ -147,6 +176,12 @@ class FromPythonConverter {
       ASSIGN_OR_RETURN(std::string s, Utf8(obj));
       return Value::String(std::move(s));
     }
+    if (PyBytes_Check(obj)) {
+      return Value::Bytes(std::string(PyBytes_AS_STRING(obj), static_cast<std::size_t>(PyBytes_GET_SIZE(obj))));
+    }
+    if (PyByteArray_Check(obj)) {
+      return Value::Bytes(std::string(PyByteArray_AS_STRING(obj), static_cast<std::size_t>(PyByteArray_GET_SIZE(obj))));
+    }
     if (PyTuple_Check(obj)) {
       PyObject* fields = PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(obj)), "_fields");
       if (fields == nullptr) PyErr_Clear();
@@ -171,8 +206,11 @@ class FromPythonConverter {
       }
       Py_XDECREF(d);
     }
+    // A Timestamp (the prelude's, or Beam's own when it is installed): its whole microseconds.
+    if (std::string_view(Py_TYPE(obj)->tp_name) == "Timestamp") return TimestampOf(obj);
     return TypeError("a result of type '" + TypeNameOf(obj) +
-                     "' is not a dfworker value (None, bool, int, float, str, list, tuple, dict, a named tuple or beam.Row)");
+                     "' is not a dfworker value (None, bool, int, float, str, bytes, Timestamp, list, tuple, dict, a "
+                     "named tuple or beam.Row)");
   }
 
  private:
@@ -222,6 +260,7 @@ class FromPythonConverter {
 }  // namespace
 
 void SetRowTypeFactory(PyObject* factory) { g_row_type = factory; }
+void SetTimestampFactory(PyObject* factory) { g_timestamp = factory; }
 
 PyObject* ToPython(const Value& v) { return ToPythonAt(v, 0); }
 PyObject* RowToPython(const Row& row) { return RowToPythonAt(row, 0); }

@@ -1,9 +1,11 @@
 // Private to libdfw_python.so: dfworker values to Python objects and back, under the GIL.
 //
-// To Python: null/bool/int/float/str as themselves, a list as a list, a row as an instance of the
+// To Python: null/bool/int/float/str/bytes as themselves, a Timestamp as the prelude's Timestamp
+// (Beam's: whole microseconds, Beam's repr), a list as a list, a row as an instance of the
 // named-tuple class the prelude keeps per field-name tuple (Beam hands rows to callables as
 // schema'd named tuples: row.field, row[i], row._asdict()).
-// From Python: None, bool, int (64-bit; larger is OverflowError), float, str, list and tuple as a
+// From Python: None, bool, int (64-bit; larger is OverflowError), float, str, bytes and bytearray,
+// a Timestamp (any class of that name with int `micros`: Beam's own too), list and tuple as a
 // list, dict (str keys), named tuples and beam.Row as a row. Anything else is a TypeError naming
 // the type. Nesting deeper than kMaxNesting or more than kMaxNodes values (a list holding itself,
 // or sub-lists shared 2^60 times) is a ValueError, never unbounded recursion or memory.
@@ -24,6 +26,8 @@ inline constexpr long kMaxNodes = 1L << 22;
 
 // The prelude's `row_type(names)` function; set once at start-up.
 void SetRowTypeFactory(PyObject* factory);
+// The prelude's `timestamp_from_micros(micros)`; set once at start-up.
+void SetTimestampFactory(PyObject* factory);
 
 // A new reference, or nullptr with a Python exception set.
 PyObject* ToPython(const Value& v);

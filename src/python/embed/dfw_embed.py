@@ -75,6 +75,83 @@ class Row(object):
         return 'Row(%s)' % ', '.join('%s=%r' % kv for kv in self.__dict__.items())
 
 
+class Timestamp(object):
+    """Beam's apache_beam.utils.timestamp.Timestamp as rows carry it (an element's timestamp, a
+    window's bounds): whole microseconds since the epoch, printed and compared as Beam does."""
+
+    __slots__ = ('micros',)
+
+    def __init__(self, seconds=0, micros=0):
+        if not isinstance(seconds, (int, float)) or not isinstance(micros, (int, float)):
+            raise TypeError('Cannot interpret %r as a Timestamp.' % ((seconds, micros),))
+        self.micros = int(seconds * 1000000) + int(micros)
+
+    @staticmethod
+    def of(seconds):
+        return seconds if isinstance(seconds, Timestamp) else Timestamp(seconds)
+
+    def seconds(self):
+        return self.micros // 1000000
+
+    def __repr__(self):
+        micros = abs(self.micros)
+        sign = '-' if self.micros < 0 else ''
+        whole, frac = divmod(micros, 1000000)
+        return 'Timestamp(%s%d.%06d)' % (sign, whole, frac) if frac else 'Timestamp(%s%d)' % (sign, whole)
+
+    def __float__(self):
+        return self.micros / 1000000
+
+    def __int__(self):
+        return self.micros // 1000000
+
+    def _other(self, other):
+        return other.micros if isinstance(other, Timestamp) else Timestamp.of(other).micros
+
+    def __eq__(self, other):
+        if not isinstance(other, (Timestamp, int, float)) or isinstance(other, bool):
+            return NotImplemented
+        return self.micros == self._other(other)
+
+    def __lt__(self, other):
+        return self.micros < self._other(other)
+
+    def __le__(self, other):
+        return self.micros <= self._other(other)
+
+    def __gt__(self, other):
+        return self.micros > self._other(other)
+
+    def __ge__(self, other):
+        return self.micros >= self._other(other)
+
+    def __hash__(self):
+        return hash(self.micros)
+
+    def __add__(self, seconds):
+        return Timestamp(micros=self.micros + int(seconds * 1000000))
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, Timestamp):
+            return (self.micros - other.micros) / 1000000
+        return Timestamp(micros=self.micros - int(other * 1000000))
+
+    def to_utc_datetime(self):
+        import datetime
+        return datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=self.micros)
+
+    def to_rfc3339(self):
+        return self.to_utc_datetime().isoformat() + 'Z'
+
+
+def timestamp_from_micros(micros):
+    t = Timestamp.__new__(Timestamp)
+    t.micros = micros
+    return t
+
+
 _beam = types.ModuleType('apache_beam')
 _beam.Row = Row
 

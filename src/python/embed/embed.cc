@@ -279,11 +279,13 @@ class Interpreter final : public Embedded {
     render_pipeline_ = get("render_pipeline");
     render_chat_ = get("render_chat");
     PyObject* row_type = get("row_type");
+    PyObject* timestamp = get("timestamp_from_micros");
     if (!describe_ || !callable_from_source_ || !callable_from_module_ || !expression_function_ || !render_pipeline_ ||
-        !render_chat_ || !row_type) {
+        !render_chat_ || !row_type || !timestamp) {
       return "the embedded prelude lacks one of its entry points";
     }
     SetRowTypeFactory(row_type);
+    SetTimestampFactory(timestamp);
     return "";
   }
 

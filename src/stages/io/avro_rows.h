@@ -27,7 +27,7 @@ struct AvroField;
 // The Avro type of one field, derived from the rows a writer was given (what Beam derives from
 // the PCollection's schema).
 struct AvroFieldType {
-  enum class Kind { kNull, kBoolean, kLong, kDouble, kString, kArray, kRecord };
+  enum class Kind { kNull, kBoolean, kLong, kDouble, kString, kBytes, kTimestamp, kArray, kRecord };
   Kind kind = Kind::kNull;  // kNull until a non-null value is seen
   bool nullable = false;    // some row had null here or lacked the field
   std::unique_ptr<AvroFieldType> items;  // kArray

@@ -1,5 +1,5 @@
 // ReadFromTFRecord: each record of TFRecord files as a row {record: <bytes>} (Beam's YAML
-// ReadFromTFRecord; dfworker has no bytes type, so the bytes are a string value). Beam's TFRecord
+// ReadFromTFRecord; a bytes value, as Beam's is). Beam's TFRecord
 // source does not split files; neither does this one.
 #include <mutex>
 
@@ -52,7 +52,7 @@ class TfRecordSplitReader final : public SplitReader {
         continue;
       }
       Row row;
-      row.AppendNull("record").AssignString(bytes);
+      row.AppendNull("record") = Value::Bytes(bytes);
       out.Emit(std::move(row));
     }
     return true;

@@ -1,4 +1,4 @@
-// WriteToTFRecord: the sole field of each row (bytes; here a string holding them) as one TFRecord
+// WriteToTFRecord: the sole field of each row (bytes, or a str written as its UTF-8) as one TFRecord
 // record, each bundle one file (Beam's YAML WriteToTFRecord, which takes rows of exactly one field).
 #include <fmt/format.h>
 
@@ -39,12 +39,12 @@ class WriteTfRecord final : public Stage {
         continue;
       }
       const Value& v = row.fields()[0].value;
-      if (!v.is_string()) {
+      if (!v.is_string() && !v.is_bytes()) {
         RETURN_IF_ERROR(out.Fail(row, fmt::format("WriteToTFRecord writes bytes; field '{}' is a {}",
                                                   row.fields()[0].name, v.TypeName())));
         continue;
       }
-      stages_io::AppendTfRecordFrame(frames_, v.as_string());
+      stages_io::AppendTfRecordFrame(frames_, v.is_bytes() ? v.as_bytes() : v.as_string());
     }
     encoded_.clear();
     RETURN_IF_ERROR(compressor_.Append(frames_, encoded_));
