@@ -29,7 +29,7 @@ class Bytes {
   size_t at_ = 0;
 };
 
-const char* kFields[] = {"a", "b", "s", "flag", "xs", "n"};
+const char* kFields[] = {"a", "b", "s", "flag", "xs", "n", "ts", "by"};
 const char* kStrings[] = {"''", "'x'", "'Hello World'", "' pad '", "'a,b,,c'", "'ä'", "'10'", "'-3.5'"};
 const char* kBinary[] = {"+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", ">=", "and", "or", "in"};
 const char* kCalls[] = {"len", "str", "int", "float", "round", "abs", "bool"};
@@ -39,7 +39,7 @@ const char* kMethods[] = {"lower()", "upper()", "strip()", "split()", "split(','
 std::string Expr(Bytes& in, int depth) {
   const int choice = depth >= 4 ? in.Pick(3) : in.Pick(10);
   switch (choice) {
-    case 0: return kFields[in.Pick(6)];
+    case 0: return kFields[in.Pick(8)];
     case 1: return std::to_string(static_cast<int>(in.Next()) - 128);
     case 2: return in.Pick(2) ? kStrings[in.Pick(8)] : std::to_string((static_cast<int>(in.Next()) - 128) / 8.0);
     case 3: return "(" + Expr(in, depth + 1) + " " + kBinary[in.Pick(16)] + " " + Expr(in, depth + 1) + ")";
@@ -61,6 +61,9 @@ dfw::Row MakeRow(Bytes& in) {
   r.AppendNull("flag") = dfw::Value::Bool(in.Pick(2) == 1);
   r.AppendNull("xs") = dfw::Value::FromList({dfw::Value::Int(in.Pick(5)), dfw::Value::String("a"), dfw::Value::Float(2.5)});
   r.AppendNull("n") = dfw::Value();
+  // Beam's value types: a Timestamp (whole or fractional seconds, either sign) and bytes.
+  r.AppendNull("ts") = dfw::Value::Timestamp((static_cast<int64_t>(in.Next()) - 128) * (in.Pick(2) ? 1000000 : 250001));
+  r.AppendNull("by") = dfw::Value::Bytes(in.Pick(2) ? std::string("a'\0\xff", 4) : std::string("x\"y"));
   return r;
 }
 
