@@ -12,12 +12,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "commands.h"
 #include "jinja_flags.h"
@@ -74,12 +78,19 @@ std::string SetMps(const std::string& text, bool on) {
   return text.substr(0, begin) + Join(kept, ";") + text.substr(end);
 }
 
-// What the bench rewrites in the pipeline file, found once.
+// What the bench rewrites in the pipeline file, found once from the loader's pipeline: which
+// transforms are which (the loader's own reading of the file, composites and chains included), and
+// where each one stands in the file, to edit the YAML of every point there.
 struct PipelineEdits {
-  YAML::Node root;
-  std::map<std::string, report::StageKind> kinds;
+  std::string text;  // the pipeline (after Jinja), parsed again for each point
+  std::map<std::string, report::StageKind> kinds;  // by transform name, as its metrics name it
   bool accelerator_in_yaml = false;
-  int run_inference_count = 0;  // RunInference transforms (what batch_size / model_copies edit)
+  // 1-based line and column of a transform's mapping in `text` (StageConfig::line/column).
+  using Position = std::pair<int, int>;
+  std::vector<Position> run_inference;  // RunInference transforms (what batch_size / model_copies edit)
+  // Sources replaced by a sample and sinks moved under the point's folder: the new `config.path`
+  // ("@OUT@/" starts a sink's, replaced by the point's output folder).
+  std::vector<std::pair<Position, std::string>> paths;
 };
 
 report::StageKind KindOf(const std::string& type) {
@@ -89,22 +100,22 @@ report::StageKind KindOf(const std::string& type) {
   return report::StageKind::kTransform;
 }
 
-// Every transform mapping under `pipeline:` (chain source/sink, transforms, extra_transforms).
-void EachTransform(YAML::Node node, const std::function<void(YAML::Node)>& f) {
-  if (node.IsMap()) {
-    if (node["type"] && node["type"].IsScalar() && node["type"].Scalar() != "chain" && node["type"].Scalar() != "composite") {
-      f(node);
+// Every mapping of the document by its 1-based position, as the loader records a transform's
+// (the mapping's own mark). Iterative, over a document the loader has already checked.
+std::map<PipelineEdits::Position, YAML::Node> MappingsByPosition(const YAML::Node& root) {
+  std::map<PipelineEdits::Position, YAML::Node> out;
+  std::vector<YAML::Node> todo{root};
+  while (!todo.empty()) {
+    YAML::Node n = todo.back();
+    todo.pop_back();
+    if (n.IsMap()) {
+      if (!n.Mark().is_null()) out.emplace(PipelineEdits::Position{n.Mark().line + 1, n.Mark().column + 1}, n);
+      for (auto kv : n) todo.push_back(kv.second);
+    } else if (n.IsSequence()) {
+      for (auto item : n) todo.push_back(item);
     }
-    for (auto kv : node) {
-      if (kv.second.IsMap() || kv.second.IsSequence()) {
-        const std::string key = kv.first.Scalar();
-        if (key == "config") continue;  // a transform's config is not a transform
-        EachTransform(kv.second, f);
-      }
-    }
-  } else if (node.IsSequence()) {
-    for (auto n : node) EachTransform(n, f);
   }
+  return out;
 }
 
 // Writes the first `records` records of `path` (a CSV keeps its header) to `out`.
@@ -123,92 +134,100 @@ Status Sample(const std::string& path, bool csv, int64_t records, const std::str
   return Status::OK();
 }
 
-Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& pipeline_text, const std::string& root_dir) {
+Result<PipelineEdits> LoadEdits(const BenchFlags& flags, const std::string& pipeline_text, const PipelineSpec& spec,
+                                const std::string& root_dir) {
   PipelineEdits e;
-  try {
-    e.root = YAML::Load(pipeline_text);
-  } catch (const YAML::Exception& ex) {
-    return InvalidArgument(flags.pipeline_path + ": not valid YAML: " + ex.msg);
-  }
-  if (!e.root.IsMap() || !e.root["pipeline"]) return InvalidArgument(flags.pipeline_path + ": no 'pipeline:' block");
+  e.text = pipeline_text;
   int index = 0;
-  Status status;
-  EachTransform(e.root["pipeline"], [&](YAML::Node t) {
-    const std::string type = t["type"].Scalar();
-    const std::string name = t["name"] && t["name"].IsScalar() ? t["name"].Scalar() : type;
-    e.kinds[name] = KindOf(type);
-    e.run_inference_count += type == "RunInference" ? 1 : 0;
-    YAML::Node config = t["config"];
-    if (!config || !config.IsMap() || !config["path"] || !config["path"].IsScalar()) return;
-    const std::string path = config["path"].Scalar();
+  for (const TransformSpec& t : spec.transforms) {
+    const StageConfig& c = t.config;
+    e.kinds[c.name] = KindOf(c.type);
+    const PipelineEdits::Position at{c.line, c.column};
+    if (c.type == "RunInference") e.run_inference.push_back(at);
+    if (!c.config["path"].IsScalar()) continue;
+    const std::string path = c.config["path"].Scalar();
     const int i = index++;
-    if (type.starts_with("WriteTo")) {
+    if (c.type.starts_with("WriteTo")) {
       // Private outputs per point: the job's own folder, never the pipeline's out/.
-      config["path"] = "@OUT@/" + std::to_string(i) + "/" + fs::path(path).filename().string();
-    } else if (type.starts_with("ReadFrom") && flags.records > 0 && status.ok()) {
+      e.paths.push_back({at, "@OUT@/" + std::to_string(i) + "/" + fs::path(path).filename().string()});
+    } else if (c.type.starts_with("ReadFrom") && flags.records > 0) {
       std::error_code ec;
       if (!fs::is_regular_file(path, ec)) {
-        status = InvalidArgument("--records samples a source file, but '" + name + "' reads '" + path +
-                                 "' (not one file: a pattern or a folder); leave --records out to read it all");
-        return;
+        return InvalidArgument("--records samples a source file, but '" + c.name + "' reads '" + path +
+                               "' (not one file: a pattern or a folder); leave --records out to read it all");
       }
       const std::string sample = root_dir + "/sample-" + std::to_string(i) + fs::path(path).extension().string();
       int64_t written = 0;
-      status = Sample(path, type == "ReadFromCsv", flags.records, sample, written);
-      if (status.ok() && written < flags.records) {
-        std::cerr << "[bench] " << name << ": '" << path << "' has " << written << " records, fewer than --records "
+      RETURN_IF_ERROR(Sample(path, c.type == "ReadFromCsv", flags.records, sample, written));
+      if (written < flags.records) {
+        std::cerr << "[bench] " << c.name << ": '" << path << "' has " << written << " records, fewer than --records "
                   << flags.records << "; using them all\n";
       }
-      config["path"] = sample;
+      e.paths.push_back({at, sample});
     }
-  });
-  RETURN_IF_ERROR(status);
-  if (YAML::Node opts = e.root["options"]; opts && opts.IsMap()) {
-    for (const char* key : {"dataflow_service_options", "experiments"}) {
-      if (YAML::Node v = opts[key]; v) e.accelerator_in_yaml |= YAML::Dump(v).find("worker_accelerator=") != std::string::npos;
+  }
+  try {
+    const YAML::Node root = YAML::Load(pipeline_text);
+    if (YAML::Node opts = root["options"]; opts && opts.IsMap()) {
+      for (const char* key : {"dataflow_service_options", "experiments"}) {
+        if (YAML::Node v = opts[key]; v) e.accelerator_in_yaml |= YAML::Dump(v).find("worker_accelerator=") != std::string::npos;
+      }
     }
+  } catch (const YAML::Exception& ex) {  // (the loader read it: not expected)
+    return InvalidArgument(flags.pipeline_path + ": not valid YAML: " + ex.msg);
   }
   return e;
 }
 
 // The pipeline file of one point: batch size, model copies and dtype in every RunInference, MPS
-// in the YAML accelerator, outputs under `out_dir`.
-std::string PointYaml(const PipelineEdits& e, const SweepPoint& point, const std::string& out_dir) {
-  YAML::Node root = YAML::Clone(e.root);
-  EachTransform(root["pipeline"], [&](YAML::Node t) {
-    YAML::Node config = t["config"];
-    if (!config || !config.IsMap()) return;
-    if (config["path"] && config["path"].IsScalar() && config["path"].Scalar().starts_with("@OUT@/")) {
-      config["path"] = out_dir + config["path"].Scalar().substr(5);
+// in the YAML accelerator, sources and outputs as LoadEdits chose them (outputs under `out_dir`).
+Result<std::string> PointYaml(const PipelineEdits& e, const SweepPoint& point, const std::string& out_dir) {
+  try {
+    YAML::Node root = YAML::Load(e.text);
+    const std::map<PipelineEdits::Position, YAML::Node> at = MappingsByPosition(root);
+    auto transform = [&](const PipelineEdits::Position& p) -> Result<YAML::Node> {
+      auto it = at.find(p);
+      if (it == at.end()) return Internal(fmt::format("bench: no transform at line {}, column {}", p.first, p.second));
+      return it->second;
+    };
+    for (const auto& [p, path] : e.paths) {
+      ASSIGN_OR_RETURN(YAML::Node t, transform(p));
+      t["config"]["path"] = path.starts_with("@OUT@/") ? out_dir + path.substr(5) : path;
     }
-    if (t["type"].Scalar() != "RunInference" || !config["model_handler"] || !config["model_handler"]["config"]) return;
-    YAML::Node handler = config["model_handler"]["config"];
-    if (auto it = point.find("batch_size"); it != point.end()) {
-      handler["min_batch_size"] = it->second;
-      handler["max_batch_size"] = it->second;
-    }
-    if (auto it = point.find("model_copies"); it != point.end()) handler["model_copies"] = it->second;
-    // dtype where the handler takes one (an explicit dtype this CPU cannot run fails the point at
-    // load, exit 2, with the reason in the table).
-    if (auto it = point.find("dtype"); it != point.end()) {
-      const std::string type = config["model_handler"]["type"] ? config["model_handler"]["type"].Scalar() : "";
-      if (type == "SentenceEmbeddingHandler" || type == "MlpModelHandlerSafetensors") handler["dtype"] = it->second;
-    }
-  });
-  if (auto it = point.find("mps"); it != point.end() && e.accelerator_in_yaml) {
-    YAML::Node opts = root["options"];
-    for (const char* key : {"dataflow_service_options", "experiments"}) {
-      YAML::Node v = opts[key];
-      if (!v) continue;
-      if (v.IsScalar()) opts[key] = SetMps(v.Scalar(), it->second == "on");
-      if (v.IsSequence()) {
-        for (std::size_t i = 0; i < v.size(); ++i) v[i] = SetMps(v[i].Scalar(), it->second == "on");
+    for (const PipelineEdits::Position& p : e.run_inference) {
+      ASSIGN_OR_RETURN(YAML::Node t, transform(p));
+      YAML::Node config = t["config"];
+      if (!config || !config.IsMap() || !config["model_handler"] || !config["model_handler"]["config"]) continue;
+      YAML::Node handler = config["model_handler"]["config"];
+      if (auto it = point.find("batch_size"); it != point.end()) {
+        handler["min_batch_size"] = it->second;
+        handler["max_batch_size"] = it->second;
+      }
+      if (auto it = point.find("model_copies"); it != point.end()) handler["model_copies"] = it->second;
+      // dtype where the handler takes one (an explicit dtype this CPU cannot run fails the point at
+      // load, exit 2, with the reason in the table).
+      if (auto it = point.find("dtype"); it != point.end()) {
+        const std::string type = config["model_handler"]["type"] ? config["model_handler"]["type"].Scalar() : "";
+        if (type == "SentenceEmbeddingHandler" || type == "MlpModelHandlerSafetensors") handler["dtype"] = it->second;
       }
     }
+    if (auto it = point.find("mps"); it != point.end() && e.accelerator_in_yaml) {
+      YAML::Node opts = root["options"];
+      for (const char* key : {"dataflow_service_options", "experiments"}) {
+        YAML::Node v = opts[key];
+        if (!v) continue;
+        if (v.IsScalar()) opts[key] = SetMps(v.Scalar(), it->second == "on");
+        if (v.IsSequence()) {
+          for (std::size_t i = 0; i < v.size(); ++i) v[i] = SetMps(v[i].Scalar(), it->second == "on");
+        }
+      }
+    }
+    YAML::Emitter out;
+    out << root;
+    return std::string(out.c_str()) + "\n";
+  } catch (const YAML::Exception& ex) {
+    return Internal("bench: editing the pipeline for a point: " + ex.msg);
   }
-  YAML::Emitter out;
-  out << root;
-  return std::string(out.c_str()) + "\n";
 }
 
 std::vector<std::string> PointArgs(const SweepPoint& point, const std::vector<std::string>& pipeline_args) {
@@ -321,11 +340,13 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   if (!variables.ok()) return InvocationError("dfworker bench", variables.status().message());
   Result<std::string> pipeline_text = ReadPipelineFile(flags.pipeline_path, *variables);
   if (!pipeline_text.ok()) return InvocationError("dfworker bench", pipeline_text.status().message());
+  StageRegistry registry;
+  RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // (each point's run checks it in full)
+  // What the bench edits is found in the loader's pipeline; a pipeline it refuses would fail every point.
+  Result<PipelineSpec> spec = LoadPipelineString(*pipeline_text, registry, flags.pipeline_path);
+  if (!spec.ok()) return InvocationError("dfworker bench", spec.status().message());
   {
-    StageRegistry registry;
-    RegisterBuiltinStages(registry, ModelChecks::kConfigOnly);  // (each point's run checks it in full)
-    auto spec = LoadPipelineString(*pipeline_text, registry, flags.pipeline_path);
-    auto stages = spec.ok() ? DescribePipelineStages(*spec, 1) : Result<PipelineStages>(spec.status());
+    auto stages = DescribePipelineStages(*spec, 1);
     if (stages.ok() && stages->count > 1) {
       return InvocationError("dfworker bench", "the pipeline has a Combine or Join, so it runs as " + std::to_string(stages->count) +
                    " fused stages, each a job dir with its own metrics; bench does not sweep staged pipelines yet "
@@ -336,7 +357,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
   std::string root_template = (fs::temp_directory_path() / "dfw-bench-XXXXXX").string();
   if (::mkdtemp(root_template.data()) == nullptr) return InvocationError("dfworker bench", "cannot create a temporary folder under " + fs::temp_directory_path().string());
   const std::string root = root_template;
-  auto edits = LoadEdits(flags, *pipeline_text, root);
+  auto edits = LoadEdits(flags, *pipeline_text, *spec, root);
   bool has_accelerator = false;
   for (const std::string& a : pipeline_args) has_accelerator |= a.find("worker_accelerator=") != std::string::npos;
   int code = 0;
@@ -346,7 +367,7 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
              !edits->accelerator_in_yaml) {
     code = InvocationError("dfworker bench", "--sweep mps needs a worker_accelerator to switch MPS on and off, e.g. "
                  "--dataflow_service_options=\"worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\"");
-  } else if (edits->run_inference_count == 0) {
+  } else if (edits->run_inference.empty()) {
     // These keys edit RunInference's model_handler: without one every point would be the same run.
     for (const auto& a : axes) {
       if (a.key == "batch_size" || a.key == "model_copies" || a.key == "dtype") {
@@ -388,7 +409,9 @@ int Bench(const BenchFlags& flags, const std::vector<std::string>& leftovers, st
       const std::string run_dir = point_dir + "/run-" + std::to_string(r);
       const std::string yaml_path = run_dir + ".yaml";
       report::RunMeasurement m;
-      if (Status wrote = WriteFileAtomically(yaml_path, PointYaml(*edits, point, run_dir + "/out"), /*sync=*/false); !wrote.ok()) {
+      Result<std::string> yaml = PointYaml(*edits, point, run_dir + "/out");
+      Status wrote = yaml.ok() ? WriteFileAtomically(yaml_path, *yaml, /*sync=*/false) : yaml.status();
+      if (!wrote.ok()) {
         m.exit_code = 1;
         m.error = "cannot write the point's pipeline: " + wrote.message();  // a failed point, said so
       } else {

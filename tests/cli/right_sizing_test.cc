@@ -260,6 +260,14 @@ TEST(RightSizing, BenchNamesTheStageMadeSlowOnPurpose) {
   EXPECT_NE(embed.out.find("inference-bound (Embed:"), std::string::npos) << embed.out;
 }
 
+TEST(RightSizing, BenchKnowsTheStagesOfANestedChainByTheirScopedNames) {
+  // The stage kinds come from the pipeline loader: the RunInference inside the chain 'Encode' is
+  // 'Encode/Embed' in the metrics, and is still the inference stage.
+  auto r = RunDfworker({"bench", "testdata/right_sizing/nested_inference.yaml", "--sweep", "batch_size=8", "--repeat", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("inference-bound (Encode/Embed:"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace dfw
 
