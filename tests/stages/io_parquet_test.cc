@@ -77,6 +77,31 @@ TEST(ParquetIo, NestedValuesNullsAndMissingFieldsRoundTrip) {
                           R"({"id":2,"score":null,"tags":[],"who":{"name":"y","ok":false},"note":"hi"})"));
 }
 
+// bytes are Parquet binary and a Timestamp a UTC timestamp[us] column; both read back as they were.
+TEST(ParquetIo, BytesAndTimestampsRoundTrip) {
+  SKIP_WITHOUT_PYARROW();
+  TempDir dir;
+  Row a;
+  a.Append("b", Value::Bytes(std::string("\0\xffz", 3)));
+  a.Append("t", Value::Timestamp(-1'500'001));
+  Row b;
+  b.Append("b", Value());
+  b.Append("t", Value::Timestamp(1'700'000'000'123'456));
+  ASSERT_TRUE(testing::WriteShard("WriteToParquet", "{path: '" + (dir / "o") + "', file_name_suffix: .parquet}", {a, b},
+                                  dir, dir / "o-00000-of-00001.parquet")
+                  .ok());
+  auto read = testing::ReadSource("ReadFromParquet", "{path: '" + (dir / "*.parquet") + "'}");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_TRUE(read->errors.empty()) << testing::ErrorMessages(read->errors)[0];
+  ASSERT_EQ(read->main.size(), 2u);
+  ASSERT_TRUE(read->main[0].Find("b")->is_bytes());
+  EXPECT_EQ(read->main[0].Find("b")->as_bytes(), std::string("\0\xffz", 3));
+  ASSERT_TRUE(read->main[0].Find("t")->is_timestamp());
+  EXPECT_EQ(read->main[0].Find("t")->as_timestamp_us(), -1'500'001);
+  EXPECT_TRUE(read->main[1].Find("b")->is_null());
+  EXPECT_EQ(read->main[1].Find("t")->as_timestamp_us(), 1'700'000'000'123'456);
+}
+
 TEST(ParquetIo, DamagedFilesBecomeErrorRowsNamingTheFile) {
   SKIP_WITHOUT_PYARROW();
   TempDir dir;

@@ -10,22 +10,47 @@ namespace dfw::stages_io {
 
 namespace {
 
-// Rows come in as named tuples; pyarrow wants dicts (nested too), one schema for all rows.
+// Rows come in as named tuples; pyarrow wants dicts (nested too), one schema for all rows. A
+// Timestamp (any class of that name with `micros`, as dfworker's rows hand them over) is written as
+// a UTC timestamp[us] column and a timestamp column is read back as Timestamps; bytes are binary.
 constexpr const char* kParquetModule = R"(
+import datetime
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+_MICRO = datetime.timedelta(microseconds=1)
+
+class Timestamp(object):
+    __slots__ = ('micros',)
+    def __init__(self, micros):
+        self.micros = micros
+
+def _micros(dt):
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=datetime.timezone.utc)
+    return (dt - _EPOCH) // _MICRO
 
 def row_groups(path):
     return pq.ParquetFile(path).metadata.num_row_groups
 
 def read_row_group(path, group):
-    return pq.ParquetFile(path).read_row_group(group).to_pylist()
+    table = pq.ParquetFile(path).read_row_group(group)
+    rows = table.to_pylist()
+    times = [f.name for f in table.schema if pa.types.is_timestamp(f.type)]
+    for r in rows if times else ():
+        for n in times:
+            if r[n] is not None:
+                r[n] = Timestamp(_micros(r[n]))
+    return rows
 
 def _plain(v):
     if hasattr(v, '_asdict'):
         return {k: _plain(x) for k, x in v._asdict().items()}
     if isinstance(v, list):
         return [_plain(x) for x in v]
+    if type(v).__name__ == 'Timestamp':
+        return _EPOCH + datetime.timedelta(microseconds=v.micros)
     return v
 
 def write(path, rows):
