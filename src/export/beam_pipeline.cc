@@ -332,6 +332,14 @@ Status Exporter::Transform(const YAML::Node& t, std::vector<YAML::Node>& nodes) 
     }
   } else if (type == "MapToFields" || type == "Filter") {
     MaybePython(name, type, cfg);
+    if (cfg && cfg.IsMap() && cfg["language"] && cfg["language"].IsScalar() &&
+        (cfg["language"].Scalar() == "sql" || cfg["language"].Scalar() == "calcite")) {
+      Note(name, type, "Beam runs language: sql on Beam SQL (Calcite): the job needs Java for the expansion service; "
+                       "dfworker ran it on SQLite (docs/beam.md, SQL, lists where the two differ)");
+    }
+  } else if (type == "Sql") {
+    Note(name, type, "Beam runs Sql on Beam SQL (Calcite): the job needs Java for the expansion service; dfworker ran "
+                     "the query on SQLite (docs/beam.md, SQL, lists where the two differ)");
   } else if (type == "MLTransform") {
     DropErrorOutput(name, type, cfg, "Beam's MLTransform has no error_handling and fails the pipeline on a bad row");
     out_.uses_ml = true;

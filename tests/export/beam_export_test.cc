@@ -419,6 +419,27 @@ TEST(BeamExport, JoinKeepsItsNamedInputsAndSaysBeamRunsItOnSql) {
   EXPECT_TRUE(said);
 }
 
+TEST(BeamExport, SqlAndLanguageSqlAreKeptAndSayBeamRunsThemOnBeamSql) {
+  auto r = Export(R"(pipeline:
+  type: chain
+  transforms:
+    - {type: Create, config: {elements: [{a: x, b: 1}]}}
+    - {type: Sql, config: {query: "SELECT a, sum(b) AS s FROM PCOLLECTION GROUP BY a"}}
+    - {type: Filter, config: {language: sql, keep: "s > 0"}}
+    - {type: MapToFields, config: {language: sql, append: true, fields: {t: "s * 2"}}}
+)");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const YAML::Node ts = r->yaml["pipeline"]["transforms"];
+  EXPECT_EQ(ts[1]["type"].as<std::string>(), "Sql");
+  EXPECT_EQ(ts[1]["config"]["query"].as<std::string>(), "SELECT a, sum(b) AS s FROM PCOLLECTION GROUP BY a");
+  EXPECT_EQ(ts[2]["config"]["language"].as<std::string>(), "sql");
+  EXPECT_EQ(ts[2]["config"]["keep"].as<std::string>(), "s > 0");
+  EXPECT_EQ(ts[3]["config"]["language"].as<std::string>(), "sql");
+  int said = 0;
+  for (const std::string& n : r->e.notes) said += n.find("Beam SQL (Calcite)") != std::string::npos ? 1 : 0;
+  EXPECT_EQ(said, 3);
+}
+
 }  // namespace
 }  // namespace dfw
 
