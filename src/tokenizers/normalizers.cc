@@ -15,7 +15,9 @@
 namespace dfw::tokenizers {
 namespace {
 
-int CombiningClass(int32_t cp) { return utf8proc_get_property(cp)->combining_class; }
+// No character below U+0300 (the first combining mark) has a combining class: a shortcut for text
+// that is mostly ASCII and Latin-1.
+int CombiningClass(int32_t cp) { return cp < 0x300 ? 0 : utf8proc_get_property(cp)->combining_class; }
 
 // The composition of `a` and `b` (NFC's primary composites, Hangul included), or -1.
 int32_t ComposePair(int32_t a, int32_t b) {
@@ -33,7 +35,13 @@ void UnicodeNormalize(NormalizedText& text, bool compat, bool compose) {
   std::array<utf8proc_int32_t, 32> parts{};
   const utf8proc_option_t opt = static_cast<utf8proc_option_t>(UTF8PROC_DECOMPOSE | (compat ? UTF8PROC_COMPAT : 0));
   bool changed = false;
+  // Below U+00C0 no character has a canonical decomposition, below U+00A0 none has any.
+  const int32_t plain_below = compat ? 0xA0 : 0xC0;
   for (const NChar& c : text) {
+    if (c.cp < plain_below) {
+      seq.push_back({c.cp, 0});
+      continue;
+    }
     const utf8proc_ssize_t n = utf8proc_decompose_char(c.cp, parts.data(), static_cast<utf8proc_ssize_t>(parts.size()), opt, nullptr);
     if (n <= 0 || n > static_cast<utf8proc_ssize_t>(parts.size())) {
       seq.push_back({c.cp, 0});

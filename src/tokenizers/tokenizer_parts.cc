@@ -13,7 +13,7 @@ void Vocabulary::Add(const std::string& token, int32_t id) {
 }
 
 int32_t Vocabulary::Find(std::string_view token) const {
-  auto it = index.find(std::string(token));
+  auto it = index.find(token);
   return it == index.end() ? -1 : it->second;
 }
 

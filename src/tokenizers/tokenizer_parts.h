@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -72,8 +73,12 @@ class TokenModel {
 inline constexpr int64_t kMaxTokenId = int64_t{1} << 24;
 
 struct Vocabulary {
-  std::vector<std::string> tokens;                    // by id
-  std::unordered_map<std::string, int32_t> index;     // token → id
+  struct Hash {  // lets Find look up a string_view without copying it
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<std::string> tokens;                                         // by id
+  std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> index;  // token → id
   void Add(const std::string& token, int32_t id);     // grows `tokens` as needed
   int32_t Find(std::string_view token) const;         // -1 when absent
 };

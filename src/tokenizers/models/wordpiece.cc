@@ -21,14 +21,13 @@ class WordPiece final : public TokenModel {
       return Status::OK();
     }
     // Byte offset of each character in the word's UTF-8, so a candidate is a substring.
-    utf8_ = ToUtf8(word.data(), word.size());
+    utf8_.clear();
     starts_.assign(n + 1, 0);
-    std::size_t pos = 0;
     for (uint32_t i = 0; i < n; ++i) {
-      starts_[i] = pos;
-      pos += ToUtf8(&word[i], 1).size();
+      starts_[i] = utf8_.size();
+      utf8::Append(utf8_, word[i].cp);
     }
-    starts_[n] = pos;
+    starts_[n] = utf8_.size();
     const std::size_t first_piece = out.size();
     for (uint32_t start = 0; start < n;) {
       int32_t found = -1;
