@@ -144,6 +144,11 @@ Status HfTokenizer::Impl::Sequence(std::string_view text, tokenizers::SeqTokens&
 Result<std::unique_ptr<HfTokenizer>> HfTokenizer::Parse(std::string_view json_text, const std::string& origin) {
   nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
+  return FromJson(j, origin);
+}
+
+Result<std::unique_ptr<HfTokenizer>> HfTokenizer::FromJson(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) return InvalidArgument("'" + origin + "' is not a JSON object");
   // Its parts (Sequence of Sequence of ...) are built by recursion: the depth is bounded first.
   RETURN_IF_ERROR(CheckJsonDepth(j, origin));
   // nlohmann's typed accessors throw on a wrong type; the file is untrusted input, so they are

@@ -79,8 +79,10 @@ std::optional<std::size_t> FirstInvalid(std::string_view s) {
 
 Status Check(std::string_view s) {
   if (const auto bad = FirstInvalid(s)) {
-    return InvalidArgument("text is not valid UTF-8 (bad byte at offset " + std::to_string(*bad) + " of " +
-                           std::to_string(s.size()) + ")");
+    static const char kHex[] = "0123456789abcdef";
+    const auto b = static_cast<unsigned char>(s[*bad]);
+    return InvalidArgument(std::string("text is not valid UTF-8 (bad byte 0x") + kHex[b >> 4] + kHex[b & 15] + " at offset " +
+                           std::to_string(*bad) + " of " + std::to_string(s.size()) + ")");
   }
   return Status::OK();
 }

@@ -1,15 +1,17 @@
-// WordPiece: vocabulary loading, greedy longest-match pieces, [CLS]/[SEP] framing and truncation.
+// BERT's vocab.txt and tokenizer_config.json as a builder of the tokenizer.json pipeline that
+// BertTokenizerFast declares for them (wordpiece_tokenizer.h); Encode and Tokenize run that pipeline.
+#include "dfw/tokenizers/wordpiece_tokenizer.h"
+
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "dfw/tokenizers/wordpiece_tokenizer.h"
-#include "dfw/tokenizers/utf8.h"
-
 #include "dfw/common/file.h"
 #include "dfw/common/json_text.h"
+#include "dfw/tokenizers/utf8.h"
+#include "tokenizer_parts.h"
 
 namespace dfw {
 namespace {
@@ -42,26 +44,49 @@ Status ApplyTokenizerConfig(const std::string& path, TokenizerOptions& options) 
   return Status::OK();
 }
 
+// The tokenizer.json parts BertTokenizerFast writes for these options.
+nlohmann::json BertNormalizerJson(const TokenizerOptions& o) {
+  return {{"type", "BertNormalizer"},
+          {"clean_text", true},
+          {"handle_chinese_chars", o.tokenize_chinese_chars},
+          {"strip_accents", o.strip_accents ? nlohmann::json(*o.strip_accents) : nlohmann::json()},  // null: as lowercase
+          {"lowercase", o.do_lower_case}};
+}
+const nlohmann::json& BertPreTokenizerJson() {
+  static const nlohmann::json j = {{"type", "BertPreTokenizer"}};
+  return j;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> BasicTokenize(std::string_view text, const TokenizerOptions& options) {
+  RETURN_IF_ERROR(utf8::Check(text));
+  ASSIGN_OR_RETURN(auto normalizer, tokenizers::MakeNormalizer(BertNormalizerJson(options), "BasicTokenize"));
+  ASSIGN_OR_RETURN(auto pre, tokenizers::MakePreTokenizer(BertPreTokenizerJson(), "BasicTokenize"));
+  std::vector<tokenizers::NormalizedText> words(1);
+  RETURN_IF_ERROR(tokenizers::DecodeUtf8(text, 0, words[0]));
+  normalizer->Normalize(words[0]);
+  pre->Split(words);
+  std::vector<std::string> out;
+  for (const auto& w : words) {
+    if (!w.empty()) out.push_back(tokenizers::ToUtf8(w.data(), w.size()));
+  }
+  return out;
+}
 
 Result<WordPieceTokenizer> WordPieceTokenizer::Make(std::vector<std::string> vocab, TokenizerOptions options) {
   if (options.max_input_chars_per_word < 1) {
     return InvalidArgument("max_input_chars_per_word must be >= 1, got " +
                            std::to_string(options.max_input_chars_per_word));
   }
-  auto v = std::make_shared<Vocab>();
-  v->index.reserve(vocab.size());
-  for (std::size_t i = 0; i < vocab.size(); ++i) {
-    // A repeated token keeps its last id, as Hugging Face's vocab loader does.
-    v->index.insert_or_assign(vocab[i], static_cast<int32_t>(i));
-  }
-  v->tokens = std::move(vocab);
+  // {token: id}: a repeated token keeps its last id, as Hugging Face's vocab loader does.
+  nlohmann::json ids = nlohmann::json::object();
+  for (std::size_t i = 0; i < vocab.size(); ++i) ids[vocab[i]] = i;
   WordPieceTokenizer t;
-  t.options_ = options;
-  t.vocab_ = std::move(v);
   std::vector<std::string> missing;
   auto special = [&](const char* name, int32_t& id) {
-    id = t.Find(name);
+    auto it = ids.find(name);
+    id = it == ids.end() ? -1 : it->get<int32_t>();
     if (id < 0) missing.emplace_back(name);
   };
   special("[CLS]", t.cls_id_);
@@ -71,10 +96,23 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Make(std::vector<std::string> voc
   if (!missing.empty()) {
     std::string names;
     for (const auto& m : missing) names += (names.empty() ? "" : ", ") + m;
-    return InvalidArgument("vocabulary lacks the special token(s) " + names + " (" +
-                           std::to_string(t.vocab_size()) +
+    return InvalidArgument("vocabulary lacks the special token(s) " + names + " (" + std::to_string(vocab.size()) +
                            " tokens); a BERT vocab.txt needs [CLS], [SEP], [UNK] and [PAD]");
   }
+  const nlohmann::json file = {
+      {"normalizer", BertNormalizerJson(options)},
+      {"pre_tokenizer", BertPreTokenizerJson()},
+      {"model",
+       {{"type", "WordPiece"},
+        {"unk_token", "[UNK]"},
+        {"continuing_subword_prefix", "##"},
+        {"max_input_chars_per_word", options.max_input_chars_per_word},
+        {"vocab", std::move(ids)}}},
+      {"post_processor", {{"type", "BertProcessing"}, {"cls", {"[CLS]", t.cls_id_}}, {"sep", {"[SEP]", t.sep_id_}}}},
+      {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}}};
+  ASSIGN_OR_RETURN(std::unique_ptr<HfTokenizer> built, HfTokenizer::FromJson(file, "vocab.txt"));
+  t.options_ = options;
+  t.tokenizer_ = std::move(built);
   return t;
 }
 
@@ -98,49 +136,14 @@ Result<WordPieceTokenizer> WordPieceTokenizer::Load(const std::string& model_dir
   return t;
 }
 
-int32_t WordPieceTokenizer::Find(std::string_view piece) const {
-  auto it = vocab_->index.find(piece);
-  return it == vocab_->index.end() ? -1 : it->second;
-}
-
-void WordPieceTokenizer::AppendWordPieces(std::string_view word, std::string& scratch,
-                                          std::vector<int32_t>& ids) const {
-  if (utf8::CountCodePoints(word) > static_cast<std::size_t>(options_.max_input_chars_per_word)) {
-    ids.push_back(unk_id_);
-    return;
-  }
-  // Pieces end on code-point boundaries (byte offsets), so they never cut a character.
-  const std::size_t first_piece = ids.size();
-  std::size_t start = 0;
-  while (start < word.size()) {
-    std::size_t end = word.size();
-    int32_t found = -1;
-    while (end > start) {
-      scratch.assign(start > 0 ? "##" : "");
-      scratch.append(word.substr(start, end - start));
-      found = Find(scratch);
-      if (found >= 0) break;
-      do --end;  // back up one whole code point
-      while (end > start && utf8::IsContinuation(word[end]));
-    }
-    if (found < 0) {  // some suffix matches nothing: the whole word is unknown
-      ids.resize(first_piece);
-      ids.push_back(unk_id_);
-      return;
-    }
-    ids.push_back(found);
-    start = end;
-  }
-}
-
 Result<std::vector<std::string>> WordPieceTokenizer::Tokenize(std::string_view text) const {
-  ASSIGN_OR_RETURN(std::vector<std::string> words, BasicTokenize(text, options_));
-  std::vector<int32_t> ids;
-  std::string scratch;
-  for (const auto& w : words) AppendWordPieces(w, scratch, ids);
+  TokenEncoding e;
+  RETURN_IF_ERROR(tokenizer_->Encode(text, std::nullopt, 0, e));
   std::vector<std::string> pieces;
-  pieces.reserve(ids.size());
-  for (int32_t id : ids) pieces.push_back(token(id));
+  pieces.reserve(e.size());
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    if (e.sequence[i] == 0) pieces.push_back(token(e.ids[i]));  // not [CLS]/[SEP]
+  }
   return pieces;
 }
 
@@ -148,17 +151,9 @@ Status WordPieceTokenizer::Encode(std::string_view text, int max_seq_length, std
   if (max_seq_length < 2) {
     return InvalidArgument("max_seq_length must be >= 2 ([CLS] and [SEP]), got " + std::to_string(max_seq_length));
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> words, BasicTokenize(text, options_));
-  ids.clear();
-  ids.push_back(cls_id_);
-  const std::size_t limit = static_cast<std::size_t>(max_seq_length) - 1;  // room for [SEP]
-  std::string scratch;
-  for (const auto& w : words) {
-    if (ids.size() >= limit) break;  // the rest would be truncated anyway
-    AppendWordPieces(w, scratch, ids);
-  }
-  if (ids.size() > limit) ids.resize(limit);
-  ids.push_back(sep_id_);
+  thread_local TokenEncoding e;  // scratch reused across rows (Encode clears it)
+  RETURN_IF_ERROR(tokenizer_->Encode(text, std::nullopt, max_seq_length, e));
+  ids.assign(e.ids.begin(), e.ids.end());
   return Status::OK();
 }
 

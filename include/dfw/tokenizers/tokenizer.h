@@ -30,6 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "dfw/common/status.h"
 
 namespace dfw {
@@ -63,6 +65,9 @@ class HfTokenizer {
   static Result<std::unique_ptr<HfTokenizer>> Parse(std::string_view json_text, const std::string& origin);
   // Reads and parses `path` (a tokenizer.json file).
   static Result<std::unique_ptr<HfTokenizer>> Load(const std::string& path);
+  // Builds the tokenizer a parsed tokenizer.json declares (what Parse does once it has parsed;
+  // BERT's vocab.txt is turned into such a file, wordpiece_tokenizer.h).
+  static Result<std::unique_ptr<HfTokenizer>> FromJson(const nlohmann::json& j, const std::string& origin);
   ~HfTokenizer();
 
   // Encodes `text` (and `pair` for sequence-pair models, e.g. NLI premise/hypothesis) with the

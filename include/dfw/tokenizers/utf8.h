@@ -38,7 +38,7 @@ std::string Lossy(std::string_view s);
 // The byte offset of the first invalid sequence of `s`; none when `s` is valid UTF-8.
 std::optional<std::size_t> FirstInvalid(std::string_view s);
 
-// OK for valid UTF-8, else InvalidArgument "text is not valid UTF-8 (bad byte at offset P of N)".
+// OK for valid UTF-8, else InvalidArgument "text is not valid UTF-8 (bad byte 0xHH at offset P of N)".
 Status Check(std::string_view s);
 
 // Whether byte `c` continues a character (10xxxxxx) rather than starting one.

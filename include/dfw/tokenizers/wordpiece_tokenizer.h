@@ -1,19 +1,22 @@
 // BERT WordPiece tokenizer: the text → token-id half of a sentence-embedding model.
 //
-// Matches Hugging Face's BertTokenizer/BertTokenizerFast for uncased and cased BERT vocabularies:
-//   1. basic tokenizer: drop NUL, U+FFFD and control characters; whitespace → split point;
-//      surround CJK ideographs with split points; lower-case and strip accents (NFD, drop Mn)
-//      when `do_lower_case`; split every punctuation character (ASCII !-/ :-@ [-` {-~ and Unicode
-//      P*) into its own token;
+// A vocab.txt (and tokenizer_config.json) is a builder of the tokenizer.json pipeline
+// (dfw/tokenizers/tokenizer.h) that transformers' BertTokenizerFast declares for it, so the two
+// paths run the same code:
+//   1. BertNormalizer: drop NUL, U+FFFD and control characters; whitespace → space; surround CJK
+//      ideographs with spaces; strip accents (NFD, drop Mn) and lower-case when `do_lower_case`;
+//      BertPreTokenizer: split on whitespace and around every punctuation character (ASCII !-/
+//      :-@ [-` {-~ and Unicode P*);
 //   2. WordPiece: greedy longest match of each word against the vocabulary, continuation pieces
 //      prefixed "##"; a word with no full match, or longer than `max_input_chars_per_word` code
 //      points, becomes [UNK];
-//   3. Encode: [CLS] pieces… [SEP], pieces truncated so the whole is at most `max_seq_length`.
+//   3. BertProcessing: [CLS] pieces… [SEP], pieces truncated so the whole is at most
+//      `max_seq_length`.
 // It follows the fast (Rust) tokenizer that sentence-transformers loads: accents are stripped
 // before lower-casing, character by character (no Greek final-sigma rule, no NFC pass). Known
 // differences: special-token strings typed inside the text ("[SEP]") are tokenized as text, not
-// as special tokens; characters assigned after utf8proc's Unicode version may be classed
-// differently.
+// as special tokens (the built pipeline declares no added tokens); characters assigned after
+// utf8proc's Unicode version may be classed differently.
 //
 // Threading: a WordPieceTokenizer is immutable after Make/Load; all methods are const and may be
 // called concurrently.
@@ -24,10 +27,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "dfw/common/status.h"
+#include "dfw/tokenizers/tokenizer.h"
 
 namespace dfw {
 
@@ -44,8 +47,8 @@ struct TokenizerOptions {
   int max_input_chars_per_word = 100;
 };
 
-// Step 1 alone: the basic tokenizer's words (UTF-8). Invalid UTF-8 → InvalidArgument naming the
-// byte offset. Exposed for tests and tools.
+// Step 1 alone: the words of the normalizer and pre-tokenizer (UTF-8). Invalid UTF-8 →
+// InvalidArgument naming the byte offset. Exposed for tests and tools.
 Result<std::vector<std::string>> BasicTokenize(std::string_view text, const TokenizerOptions& options);
 
 class WordPieceTokenizer {
@@ -70,27 +73,15 @@ class WordPieceTokenizer {
   int32_t sep_id() const { return sep_id_; }
   int32_t pad_id() const { return pad_id_; }
   int32_t unk_id() const { return unk_id_; }
-  std::size_t vocab_size() const { return vocab_->tokens.size(); }
-  const std::string& token(int32_t id) const { return vocab_->tokens[static_cast<std::size_t>(id)]; }
+  std::size_t vocab_size() const { return tokenizer_->vocab_size(); }
+  const std::string& token(int32_t id) const { return tokenizer_->IdToToken(id); }
   const TokenizerOptions& options() const { return options_; }
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  struct Vocab {
-    std::vector<std::string> tokens;  // by id
-    std::unordered_map<std::string, int32_t, Hash, std::equal_to<>> index;
-  };
-
   WordPieceTokenizer() = default;
-  // Appends the pieces of one basic-tokenizer word.
-  void AppendWordPieces(std::string_view word, std::string& scratch, std::vector<int32_t>& ids) const;
-  int32_t Find(std::string_view piece) const;
 
   TokenizerOptions options_;
-  std::shared_ptr<const Vocab> vocab_;  // shared: copies of a tokenizer are cheap
+  std::shared_ptr<const HfTokenizer> tokenizer_;  // shared: copies of a tokenizer are cheap
   int32_t cls_id_ = -1, sep_id_ = -1, pad_id_ = -1, unk_id_ = -1;
 };
 
