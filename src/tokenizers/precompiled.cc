@@ -15,7 +15,6 @@
 #include <utf8proc.h>
 
 #include "tokenizer_parts.h"
-#include "unicode_class.h"
 
 namespace dfw::tokenizers {
 namespace {

@@ -1,6 +1,6 @@
-// Character classes the Hugging Face tokenizers use (BERT's basic tokenizer, BertNormalizer,
-// BertPreTokenizer), shared by the WordPiece tokenizer and the tokenizer.json pipeline. (UTF-8 itself
-// is dfw/tokenizers/utf8.h.)
+// Character classes the Hugging Face tokenizers use (BertNormalizer and BertPreTokenizer, which
+// are also BERT's basic tokenizer; the Whitespace pre-tokenizer). UTF-8 itself is
+// dfw/tokenizers/utf8.h.
 #pragma once
 
 #include <cstdint>
