@@ -24,6 +24,8 @@ const char* SqlTypeOf(const Value& v) {
     case Value::Kind::kInt: return "BIGINT";
     case Value::Kind::kFloat: return "DOUBLE";
     case Value::Kind::kString: return "VARCHAR";
+    case Value::Kind::kBytes: return "VARBINARY";
+    case Value::Kind::kTimestamp: return "TIMESTAMP";
     default: return "";
   }
 }
@@ -34,9 +36,12 @@ int SqlBind(sqlite3_stmt* stmt, int i, const Value& v) {
     case Value::Kind::kBool: return sqlite3_bind_int(stmt, i, v.as_bool() ? 1 : 0);
     case Value::Kind::kInt: return sqlite3_bind_int64(stmt, i, v.as_int());
     case Value::Kind::kFloat: return sqlite3_bind_double(stmt, i, v.as_float());
+    case Value::Kind::kTimestamp: return sqlite3_bind_int64(stmt, i, v.as_timestamp_us());
     case Value::Kind::kString:
       return sqlite3_bind_text64(stmt, i, v.as_string().data(), v.as_string().size(), SQLITE_STATIC, SQLITE_UTF8);
-    default: return SQLITE_MISMATCH;  // other kinds are refused before (SqlColumnsOf)
+    case Value::Kind::kBytes:
+      return sqlite3_bind_blob64(stmt, i, v.as_bytes().data(), v.as_bytes().size(), SQLITE_STATIC);
+    default: return SQLITE_MISMATCH;  // lists and rows are refused before (SqlColumnsOf)
   }
 }
 
@@ -46,16 +51,18 @@ Value SqlColumnValue(sqlite3_stmt* stmt, int i) {
   switch (sqlite3_column_type(stmt, i)) {
     case SQLITE_INTEGER: {
       const int64_t x = sqlite3_column_int64(stmt, i);
-      return type == "BOOLEAN" ? Value::Bool(x != 0) : Value::Int(x);
+      if (type == "BOOLEAN") return Value::Bool(x != 0);
+      if (type == "TIMESTAMP") return Value::Timestamp(x);
+      return Value::Int(x);
     }
     case SQLITE_FLOAT: return Value::Float(sqlite3_column_double(stmt, i));
     case SQLITE_TEXT: {
       const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt, i));
       return Value::String(std::string(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, i))));
     }
-    case SQLITE_BLOB: {  // zeroblob(), randomblob(), x'..' literals: their octets as a string
+    case SQLITE_BLOB: {
       const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt, i));
-      return Value::String(std::string(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, i))));
+      return Value::Bytes(std::string(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, i))));
     }
     default: return Value();
   }
@@ -73,9 +80,9 @@ Result<std::vector<SqlColumn>> SqlColumnsOf(const std::vector<const Row*>& rows)
   std::vector<SqlColumn> cols;
   for (const Row* row : rows) {
     for (const Field& f : row->fields()) {
-      if (!(f.value.is_null() || f.value.is_bool() || f.value.is_number() || f.value.is_string())) {
+      if (f.value.is_list() || f.value.is_row()) {
         return InvalidArgument(fmt::format("field '{}' is a {}; SQL here reads scalar fields only (string, integer, "
-                                           "float, boolean, null)", f.name, f.value.TypeName()));
+                                           "float, boolean, bytes, Timestamp, null)", f.name, f.value.TypeName()));
       }
       auto it = std::find_if(cols.begin(), cols.end(), [&](const SqlColumn& c) { return c.name == f.name; });
       if (it == cols.end()) {

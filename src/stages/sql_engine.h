@@ -73,7 +73,7 @@ Result<sqlite3_stmt*> PrepareUserQuery(sqlite3* db, const std::string& text);
 std::string QuoteSqlName(std::string_view name);
 
 // A column of an input table: its name and SQL type (from its values: BIGINT, DOUBLE, VARCHAR,
-// BOOLEAN; "" when every value is null).
+// BOOLEAN, VARBINARY, TIMESTAMP (microseconds since the epoch); "" when every value is null).
 struct SqlColumn {
   std::string name;
   std::string type;
@@ -91,7 +91,7 @@ class SqlQuery {
 
   // Runs the query with inputs[k] as table k (columns: the union of the rows' fields, in order of
   // appearance; a field a row lacks is NULL) and appends one row per result row to `out`, named by
-  // the result's columns. A BOOLEAN column comes back as bool. Errors (a list
+  // the result's columns. A BOOLEAN or TIMESTAMP column comes back as that type, a BLOB as bytes. Errors (a list
   // or row field, an unknown column, the budget or the heap limit) are kInvalidArgument with
   // SQLite's message; `out` may then hold part of the result.
   Status Run(const std::vector<std::vector<const Row*>>& inputs, std::vector<Row>& out);

@@ -120,12 +120,15 @@ TEST(SqlQuery, GroupsAsBeamsSqlYamlDoes) {
 
 TEST(SqlQuery, ValuesKeepTheirTypesBothWays) {
   Row r = JsonRow({{"s", Value::String("it's")}, {"i", Value::Int(-7)}, {"f", Value::Float(2.5)}, {"ok", Value::Bool(true)},
-                   {"n", Value()}, {"long", Value::String(std::string(100, 'z'))}});
+                   {"n", Value()}, {"long", Value::String(std::string(100, 'z'))},
+                   {"t", Value::Timestamp(1'700'000'000'000'000)}, {"raw", Value::Bytes(std::string("\0x", 2))}});
   Result<std::vector<Row>> out = RunQuery("SELECT * FROM PCOLLECTION", {r});
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->size(), 1u);
   EXPECT_EQ((*out)[0], r) << (*out)[0].ToJson() << " vs " << r.ToJson();
   EXPECT_TRUE((*out)[0].Find("ok")->is_bool());
+  EXPECT_TRUE((*out)[0].Find("t")->is_timestamp());
+  EXPECT_TRUE((*out)[0].Find("raw")->is_bytes());
 }
 
 TEST(SqlQuery, ColumnsAreTheUnionOfTheRowsFieldsAndMissingOnesAreNull) {
