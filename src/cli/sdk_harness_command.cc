@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/spdlog.h>
+
 #include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
@@ -28,7 +30,20 @@
 namespace dfw::cli {
 namespace {
 
-Status RunSdkProcess(SdkHarnessOptions options) {
+// The launcher's bounds on this process's Python (launcher/run_job.cc PythonBoundsArgs): its
+// share of the machine type's memory and --python_row_timeout.
+struct PythonBounds {
+  int64_t memory_mb = 0;  // 0 = the library's default cap
+  int64_t row_timeout_ms = 0;
+};
+
+Status RunSdkProcess(SdkHarnessOptions options, const PythonBounds& bounds) {
+  python::RuntimeOptions py = python::ConfiguredOptions();
+  if (bounds.memory_mb > 0) py.memory_limit_bytes = bounds.memory_mb << 20;
+  py.row_time_limit_ms = bounds.row_timeout_ms;
+  RETURN_IF_ERROR(python::Configure(py));
+  spdlog::info("Python bounds: heap cap {} MiB, per-row time limit {}", py.memory_limit_bytes >> 20,
+               py.row_time_limit_ms > 0 ? std::to_string(py.row_time_limit_ms) + " ms" : std::string("none"));
   // The launcher's --python_env, checked there and handed down in DFW_PYTHON_ENV.
   RETURN_IF_ERROR(python::UseEnvironment(""));
   const std::string name = "sdk-" + std::to_string(options.index);
@@ -44,6 +59,7 @@ Status RunSdkProcess(SdkHarnessOptions options) {
 void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
   auto options = std::make_shared<SdkHarnessOptions>();
   auto log_level = std::make_shared<std::string>("info");
+  auto bounds = std::make_shared<PythonBounds>();
   CLI::App* sdk = app.add_subcommand("sdk_harness", "One SDK process of a running job (started by the launcher)");
   sdk->group("");  // hidden
   sdk->add_option("--job_dir", options->job_dir, "The job dir the launcher created")->required();
@@ -54,13 +70,17 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
                   "SDK processes now sharing the machine, when the launcher grew the job past job.json's count")
       ->check(CLI::Range(1, 1024));
   sdk->add_option("--log_level", *log_level, "trace|debug|info|warn|error");
-  sdk->callback([options, log_level, &context] {
+  sdk->add_option("--python_memory_mb", bounds->memory_mb, "Cap on this process's Python heap, MiB")
+      ->check(CLI::Range(int64_t{16}, int64_t{1} << 30));
+  sdk->add_option("--python_row_timeout_ms", bounds->row_timeout_ms, "Per-row time limit of Python callables, ms")
+      ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
+  sdk->callback([options, log_level, bounds, &context] {
     ::umask(077);  // as the launcher sets it (run_command.cc), for one started by hand
     options->launcher_pid = ::getppid();  // checked at every bundle gate (SdkHarnessOptions::launcher_pid)
     Status s = InitLogging(*log_level, "sdk-" + std::to_string(options->index));
     // The launcher's stop request reaches long loops (decode steps) before its grace period ends.
     if (s.ok()) s = InstallStopRequestHandler();
-    if (s.ok()) s = RunSdkProcess(*options);
+    if (s.ok()) s = RunSdkProcess(*options, *bounds);
     if (!s.ok()) ReportLineAs("sdk-" + std::to_string(options->index), "error: {}", s.message());
     context.exit_code = static_cast<int>(ExitCodeFor(s));
   });

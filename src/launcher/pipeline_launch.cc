@@ -196,6 +196,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.processes = o.processes;
   opts.threads = o.threads;
   opts.sdk_command = {o.self_exe.empty() ? SelfExecutable() : o.self_exe, "sdk_harness"};
+  opts.sdk_command.insert(opts.sdk_command.end(), o.sdk_args.begin(), o.sdk_args.end());
   opts.sdk_env = o.sdk_env;
   opts.sdk_env_defaults = o.sdk_env_defaults;
   if (o.processes > 1) {

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -39,6 +40,38 @@ namespace {
 std::string_view MpsKind(const WorkerPlan& plan) { return plan.accelerator.backend == device::Accelerator::Kind::kCuda ? "auto" : "emulated"; }
 
 std::string EnvEntry(std::string_view key, const std::string& value) { return std::string(key) + "=" + value; }
+
+// The Python bounds of every SDK process (sdk_harness flags). Memory: on Dataflow the SDK processes
+// of a worker share its VM's memory, so each interpreter's heap is capped at the machine type's
+// memory over the SDK processes — or half the host's memory where that is smaller or no machine type
+// is given, so that a run never takes the machine it runs on (the launcher, model hosts and the
+// system keep the rest). A runaway callable then ends as a MemoryError in its row, as it does at
+// that size on the VM. Only the interpreter's heap is counted (model weights and batches are not
+// Python objects).
+std::vector<std::string> PythonBoundsArgs(const RunContext& context) {
+  const WorkerPlan& plan = context.plan;
+  uint64_t memory = 0;
+  if (!plan.machine_type.empty()) {
+    if (std::optional<MachineType> m = context.catalog->FindMachine(plan.machine_type)) {
+      memory = m->memory_bytes;
+    } else if (auto custom = context.catalog->CustomMachine(plan.machine_type); custom && custom->ok()) {
+      memory = (*custom)->memory_bytes;
+    }
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  const uint64_t host = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  if (memory == 0 || (host > 0 && host / 2 < memory)) memory = host / 2;
+  std::vector<std::string> args;
+  if (memory > 0) {
+    const uint64_t share_mb = std::max<uint64_t>(64, memory / static_cast<uint64_t>(std::max(1, plan.sdk_processes)) >> 20);
+    args.push_back("--python_memory_mb=" + std::to_string(share_mb));
+  }
+  if (context.options.python_row_timeout_s > 0) {
+    args.push_back("--python_row_timeout_ms=" + std::to_string(int64_t{context.options.python_row_timeout_s} * 1000));
+  }
+  return args;
+}
 
 // One host per shared copy, numbered across the pipeline's models in order. Only handlers that
 // attach to published copies get hosts; the others load per process (and say so).
@@ -128,6 +161,7 @@ int RunJob(const RunContext& context) {
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExecutable();
   launch.sdk_env_defaults = child_defaults;
+  launch.sdk_args = PythonBoundsArgs(context);
   // The run's Python environment (--python_env, dependencies:), the same in every SDK process.
   if (const std::string py = python::EnvironmentRoot(); !py.empty()) {
     launch.sdk_env.push_back(EnvEntry(python::kEnvironmentVariable, py));

@@ -146,18 +146,24 @@ class Applier {
   template <typename Raw>
   void ApplyInt(const oi::FlagSpec& spec, const Raw& raw) {
     bool threads = spec.dest == oi::FlagDest::kHarnessThreads;
+    const bool row_timeout = spec.dest == oi::FlagDest::kPythonRowTimeout;
     int64_t min = threads ? 1 : 0;
+    const int64_t max = row_timeout ? 86400 : 4096;
     auto n = ParseInt64(raw.value);
-    if (!n || *n < min || *n > 4096) {
+    if (!n || *n < min || *n > max) {
       return Syntax(raw.origin, raw.origin.value_offset, raw.value.size(),
-                    "--" + raw.name + " expects a whole number from " + std::to_string(min) + " to 4096, got '" +
-                        raw.value + "'",
-                    threads ? "the number of threads per SDK process, e.g. 4"
-                            : "the number of SDK processes per worker (0 lets the runner choose)");
+                    "--" + raw.name + " expects a whole number from " + std::to_string(min) + " to " +
+                        std::to_string(max) + ", got '" + raw.value + "'",
+                    threads       ? "the number of threads per SDK process, e.g. 4"
+                    : row_timeout ? "seconds a Python callable may spend on one row (0 = no limit)"
+                                  : "the number of SDK processes per worker (0 lets the runner choose)");
     }
     OptionValue v{raw.value, raw.origin};
     MarkSource(spec, raw.from_yaml, /*list=*/false);
-    if (threads) {
+    if (row_timeout) {
+      o_.python_row_timeout_s = static_cast<int>(*n);
+      o_.python_row_timeout_origin = v;
+    } else if (threads) {
       o_.number_of_worker_harness_threads = static_cast<int>(*n);
       o_.number_of_worker_harness_threads_origin = v;
     } else {

@@ -65,6 +65,9 @@ constexpr FlagSpec kFlags[] = {
     // dfworker's own: the user's Python environment (a venv or prefix of Python 3.11) for callables,
     // Jinja templates and the Python-backed IOs, in the launcher and every SDK process.
     {"python_env", D::kPythonEnv, K::kString},
+    // dfworker's own: seconds a Python callable may spend on one row before that row fails with
+    // TimeoutError (0 or absent: no limit, as on Dataflow).
+    {"python_row_timeout", D::kPythonRowTimeout, K::kInt},
     {"labels", D::kOther, K::kIgnored},
     {"environment_type", D::kOther, K::kIgnored},
     {"environment_config", D::kOther, K::kIgnored},

@@ -20,7 +20,8 @@ enum class FlagKind {
 // Destination of a flag in PipelineOptions.
 enum class FlagDest {
   kServiceOptions, kExperiments, kResourceHints, kMachineType, kHarnessThreads, kSdkWorkerParallelism,
-  kSdkContainerImage, kRunner, kProject, kRegion, kTempLocation, kStreaming, kFlexrsGoal, kPythonEnv, kOther,
+  kSdkContainerImage, kRunner, kProject, kRegion, kTempLocation, kStreaming, kFlexrsGoal, kPythonEnv,
+  kPythonRowTimeout, kOther,
 };
 
 struct FlagSpec {

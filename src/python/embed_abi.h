@@ -28,6 +28,7 @@ struct EmbedConfig {
   int recursion_limit = 1000;      // sys.setrecursionlimit
   int64_t load_time_limit_ms = 0;  // MakeFunction and Render end with TimeoutError past it; 0 = none
   std::string python_executable;   // the python3.11 of a venv or prefix ("" = /usr/bin/python3.11)
+  int64_t row_time_limit_ms = 0;   // one row of CallRows ends with TimeoutError past it; 0 = none
 };
 
 // How a function is named in its source (see dfw/python/python.h for the rules of each).

@@ -126,7 +126,7 @@ Status UseEnvironment(const std::string& path) {
     return UseEnvironment(inherited);
   }
   ASSIGN_OR_RETURN(std::string exe, ResolveEnvironment(path));
-  RuntimeOptions options;
+  RuntimeOptions options = ConfiguredOptions();  // the limits the caller set stay
   options.python_executable = exe;
   if (Status s = Configure(options); !s.ok()) {
     return FailedPrecondition(s.message() + " (--python_env '" + path + "' came after Python had started: give it on the "

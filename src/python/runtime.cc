@@ -82,6 +82,7 @@ Status Load(const RuntimeOptions& options, Embedded** out) {
   config.recursion_limit = options.recursion_limit;
   config.load_time_limit_ms = options.load_time_limit_ms;
   if (std::optional<std::string> s = test_hooks::Get("PYTHON_LOAD_SECONDS")) config.load_time_limit_ms = std::atoll(s->c_str()) * 1000;
+  config.row_time_limit_ms = options.row_time_limit_ms;
   config.python_executable = options.python_executable;
   std::string error(1024, '\0');
   Embedded* embedded = create(&config, error.data(), error.size());
@@ -103,12 +104,19 @@ Status Configure(const RuntimeOptions& options) {
     const bool same = s.options.memory_limit_bytes == options.memory_limit_bytes &&
                       s.options.recursion_limit == options.recursion_limit &&
                       s.options.load_time_limit_ms == options.load_time_limit_ms &&
+                      s.options.row_time_limit_ms == options.row_time_limit_ms &&
                       s.options.python_executable == options.python_executable;
     if (same) return Status::OK();
     return FailedPrecondition("the Python interpreter has already started with other options");
   }
   s.options = options;
   return Status::OK();
+}
+
+RuntimeOptions ConfiguredOptions() {
+  RuntimeState& s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.options;
 }
 
 Status EnsureStarted() { return python_internal::Interpreter().status(); }

@@ -126,7 +126,7 @@ TEST(PythonBounds, InSdkProcessesRunawayRowsAreTheirRowsErrors) {
       "                  if row.a == 1:\n"
       "                      return deep(0)\n"
       "                  if row.a == 2:\n"
-      "                      return len('x' * (1 << 31))\n"
+      "                      return len('x' * (1 << 40))\n"
       "                  return row.a * 10\n"
       "  sink:\n"
       "    type: WriteToJson\n"
@@ -145,6 +145,55 @@ TEST(PythonBounds, InSdkProcessesRunawayRowsAreTheirRowsErrors) {
   EXPECT_NE(good.find("\"b\":30"), std::string::npos) << good;
   EXPECT_NE(bad.find("RecursionError: maximum recursion depth exceeded"), std::string::npos) << bad;
   EXPECT_NE(bad.find("MemoryError"), std::string::npos) << bad;
+}
+
+TEST(PythonBounds, ARowPastThePerRowTimeLimitIsItsRowsError) {
+  // --python_row_timeout: the row stuck in its callable fails with TimeoutError and goes to the
+  // error output; the rows before and after it (in the same batch) go through.
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write(
+      "p.yaml",
+      "pipeline:\n"
+      "  type: chain\n"
+      "  transforms:\n"
+      "    - type: Create\n"
+      "      config: {elements: [{a: 1}, {a: 2}, {a: 3}]}\n"
+      "    - type: MapToFields\n"
+      "      name: Udf\n"
+      "      config:\n"
+      "        language: python\n"
+      "        error_handling: {output: bad}\n"
+      "        fields:\n"
+      "          b:\n"
+      "            callable: |\n"
+      "              def f(row):\n"
+      "                  while row.a == 2:\n"
+      "                      pass\n"
+      "                  return row.a * 10\n"
+      "  sink:\n"
+      "    type: WriteToJson\n"
+      "    config: {path: \"" + dir.path() + "/out/good\", file_name_suffix: .jsonl}\n"
+      "  extra_transforms:\n"
+      "    - type: WriteToJson\n"
+      "      input: Udf.bad\n"
+      "      config: {path: \"" + dir.path() + "/out/bad\", file_name_suffix: .jsonl}\n");
+  auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job", "--python_row_timeout=1",
+                        "--machine_type=n1-standard-2"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::string good, bad;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/out")) {
+    const std::string name = e.path().filename().string();
+    (name.rfind("good", 0) == 0 ? good : bad) += dfw::testing::ReadFile(e.path().string());
+  }
+  EXPECT_NE(good.find("\"b\":10"), std::string::npos) << good;
+  EXPECT_NE(good.find("\"b\":30"), std::string::npos) << good;
+  EXPECT_NE(bad.find("TimeoutError: the callable ran past the per-row time limit of 1000 ms"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("\"a\":2"), std::string::npos) << bad;
+  // Each SDK process's interpreter got its share of n1-standard-2's 7.5 GB (or of half the host's
+  // memory, where that is smaller) and the limit.
+  const std::string log = dfw::testing::ReadFile(dir.path() + "/job/logs/sdk-0.log");
+  EXPECT_NE(log.find("Python bounds: heap cap "), std::string::npos) << log;
+  EXPECT_NE(log.find("per-row time limit 1000 ms"), std::string::npos) << log;
 }
 
 TEST(PythonBounds, AMissingLibraryIsExitTwoNamingIt) {

@@ -108,6 +108,10 @@ struct PipelineOptions {
   // --python_env: a venv or prefix of Python 3.11 whose packages the embedded Python imports
   // (dfw/python/python.h UseEnvironment); checked by the commands that start Python.
   std::optional<OptionValue> python_env;
+  // --python_row_timeout: seconds a Python callable may spend on one row before that row fails with
+  // TimeoutError (its error output); 0 = no limit (Dataflow has none: it reports the step stuck).
+  int python_row_timeout_s = 0;
+  std::optional<OptionValue> python_row_timeout_origin;
   std::map<std::string, std::string> other;                 // known Beam flags dfworker ignores
 
   // --- provenance ---

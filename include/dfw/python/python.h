@@ -54,8 +54,12 @@ struct RuntimeOptions {
   int recursion_limit = 1000;
   // Wall time for compiling a function (its module-level code) or rendering a template, ms: past
   // it Python raises TimeoutError (checked between bytecodes; a single long C call is not cut
-  // short). <= 0: no limit. Calls on rows have none, as on Beam.
+  // short). <= 0: no limit.
   int64_t load_time_limit_ms = 60'000;
+  // Wall time for one row's call, ms: past it that row fails with TimeoutError (checked between
+  // bytecodes, like the load limit) and the batch goes on with the next row. <= 0: none, as on Beam
+  // (--python_row_timeout sets it in SDK processes).
+  int64_t row_time_limit_ms = 0;
   // The interpreter of the user's environment: a venv's bin/python (its site-packages are then
   // importable) or a prefix's python3.11. "" = the system's /usr/bin/python3.11.
   std::string python_executable;
@@ -64,6 +68,10 @@ struct RuntimeOptions {
 // Sets the options the interpreter starts with. kFailedPrecondition once it has started (with
 // other options).
 Status Configure(const RuntimeOptions& options);
+
+// The options Configure last set (the defaults before any call): a caller changes one and passes
+// them back, keeping what others set.
+RuntimeOptions ConfiguredOptions();
 
 // The user's Python environment (--python_env, docs/options.md): `path` is a venv (a folder with
 // pyvenv.cfg) or an installation prefix (bin/python3.11 and lib/python3.11) of Python 3.11. Returns

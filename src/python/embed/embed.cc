@@ -89,20 +89,38 @@ class Interpreter final : public Embedded {
   }
 
   void CallRows(FunctionHandle fn, const Row* rows, std::size_t n, Result<Value>* out) override {
-    Run([&] {
+    const int64_t limit_ms = config_.row_time_limit_ms;
+    auto job = [&] {
       PyObject* f = reinterpret_cast<PyObject*>(fn);
       for (std::size_t i = 0; i < n; ++i) {
+        if (limit_ms > 0) {  // this row's clock (RunRows watches it)
+          row_timed_out_ = false;
+          row_started_ns_ = SteadyNowNs();
+          ++row_seq_;
+        }
         PyObject* arg = RowToPython(rows[i]);
         PyObject* r = arg != nullptr ? PyObject_CallOneArg(f, arg) : nullptr;
         Py_XDECREF(arg);
         if (r == nullptr) {
           out[i] = FetchError(describe_);
-          continue;
+          if (row_timed_out_) {
+            out[i] = InvalidArgument("TimeoutError: the callable ran past the per-row time limit of " +
+                                     std::to_string(limit_ms) + " ms (--python_row_timeout) on this row");
+          }
+        } else {
+          out[i] = FromPython(r);
+          Py_DECREF(r);
         }
-        out[i] = FromPython(r);
-        Py_DECREF(r);
+        // A timeout that landed after the row ended (under the GIL, as RunRows sends it) must not
+        // fail the next row.
+        if (limit_ms > 0) PyThreadState_SetAsyncExc(py_thread_id_, nullptr);
       }
-    });
+    };
+    if (limit_ms > 0) {
+      RunRows(job, limit_ms);
+    } else {
+      Run(job);
+    }
   }
 
   Result<Value> Call(FunctionHandle fn, const Value* args, std::size_t n) override {
@@ -190,6 +208,42 @@ class Interpreter final : public Embedded {
   }
   // Module-level code and templates: under the load time limit.
   void RunBounded(const std::function<void()>& job) { Run(job, config_.load_time_limit_ms); }
+
+  static int64_t SteadyNowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+
+  // As Run, with a clock per row: `job` (CallRows) starts each row's clock (row_seq_,
+  // row_started_ns_); a row past `limit_ms` gets TimeoutError at its next check between bytecodes
+  // (again every second while it is still that row). The row is re-checked under the GIL, which
+  // the interpreter thread holds while it moves to the next row, so a late timeout never names
+  // the wrong row; CallRows clears one that lands after its row ended.
+  void RunRows(const std::function<void()>& job, int64_t limit_ms) {
+    std::lock_guard<std::mutex> serial(run_mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    row_seq_ = 0;
+    row_started_ns_ = SteadyNowNs();
+    job_ = &job;
+    job_done_ = false;
+    cv_.notify_all();
+    const int64_t limit_ns = limit_ms * 1'000'000;
+    for (;;) {
+      const uint64_t seq = row_seq_;
+      const std::chrono::steady_clock::time_point deadline{std::chrono::nanoseconds(row_started_ns_ + limit_ns)};
+      if (cv_.wait_until(lock, deadline, [this] { return job_done_; })) return;
+      if (row_seq_ != seq) continue;  // that row ended in time: watch the one running now
+      lock.unlock();
+      PyGILState_STATE gil = PyGILState_Ensure();
+      if (job_running_ && row_seq_ == seq) {
+        row_timed_out_ = true;
+        PyThreadState_SetAsyncExc(py_thread_id_, PyExc_TimeoutError);
+      }
+      PyGILState_Release(gil);
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::seconds(1), [&] { return job_done_ || row_seq_ != seq; });
+      if (job_done_) return;
+    }
+  }
 
   void ThreadMain() {
     std::string error = Initialize();
@@ -300,6 +354,10 @@ class Interpreter final : public Embedded {
   bool job_done_ = false;
   unsigned long py_thread_id_ = 0;      // the interpreter thread, as Python names it
   std::atomic<bool> job_running_{false};  // written by the interpreter thread under the GIL
+  // CallRows' per-row clock (RunRows): written by the interpreter thread under the GIL.
+  std::atomic<uint64_t> row_seq_{0};
+  std::atomic<int64_t> row_started_ns_{0};
+  std::atomic<bool> row_timed_out_{false};  // set by RunRows under the GIL
   PyObject* module_ = nullptr;
   PyObject* describe_ = nullptr;
   PyObject* callable_from_source_ = nullptr;
