@@ -9,14 +9,29 @@
 #include <tbb/flow_graph.h>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "dfw/common/strings.h"
+#include "dfw/common/stuck_watch.h"
 #include "dfw/common/test_hooks.h"
 
 namespace dfw::pipeline_internal {
 namespace {
 
 namespace flow = tbb::flow;
+
+// Every step's work on a batch, watched as Dataflow's worker watches it: still running after 5
+// minutes, the SDK process's log says "Processing stuck in step STEP for at least 05m00s ...", and
+// again at 10, 20, ... minutes, with the transform's name. (A test hook shortens the 5 minutes.)
+StuckWatch& StepWatch() {
+  static StuckWatch* watch = [] {
+    const int64_t ms = ParseInt64(test_hooks::Get("STUCK_REPORT_MS").value_or("")).value_or(5 * 60 * 1000);
+    return new StuckWatch(std::chrono::milliseconds(ms), [](const std::string& step, std::chrono::milliseconds elapsed) {
+      spdlog::warn("{}", StuckReportLine(step, elapsed));
+    });
+  }();  // never destroyed: batches may still run while the process exits
+  return *watch;
+}
 
 int64_t MicrosSince(std::chrono::steady_clock::time_point started) {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count();
@@ -130,6 +145,7 @@ class BundleRun {
     Status st;
     const auto started = std::chrono::steady_clock::now();
     try {
+      StuckWatch::Scope watched = StepWatch().Watch(t.config.name);
       st = s.stage->Process(b->rows, out);
     } catch (...) {
       st = FromCurrentException(t.config.Where());

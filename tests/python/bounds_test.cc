@@ -196,6 +196,38 @@ TEST(PythonBounds, ARowPastThePerRowTimeLimitIsItsRowsError) {
   EXPECT_NE(log.find("per-row time limit 1000 ms"), std::string::npos) << log;
 }
 
+TEST(PythonBounds, ARowStuckInItsCallableIsReportedAsDataflowReportsIt) {
+  // Dataflow's worker logs a step still processing after 5 minutes; a test hook makes that 300 ms.
+  // The callable sleeps 1.5 s: reported at 0.3, 0.6 and 1.2 s, the run then ends normally.
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml",
+                                  "pipeline:\n"
+                                  "  type: chain\n"
+                                  "  transforms:\n"
+                                  "    - type: Create\n"
+                                  "      config: {elements: [{a: 1}]}\n"
+                                  "    - type: MapToFields\n"
+                                  "      name: Udf\n"
+                                  "      config:\n"
+                                  "        language: python\n"
+                                  "        fields:\n"
+                                  "          b:\n"
+                                  "            callable: |\n"
+                                  "              import time\n"
+                                  "              def f(row):\n"
+                                  "                  time.sleep(1.5)\n"
+                                  "                  return row.a\n"
+                                  "    - type: LogForTesting\n");
+  auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job"}, DFW_SOURCE_DIR, "DFW_TEST_STUCK_REPORT_MS=300");
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  std::string logs;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/job/logs")) {
+    logs += dfw::testing::ReadFile(e.path().string());
+  }
+  EXPECT_NE(logs.find("Processing stuck in step Udf for at least 00m0"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("without outputting or completing in state process"), std::string::npos) << logs;
+}
+
 TEST(PythonBounds, AMissingLibraryIsExitTwoNamingIt) {
   TempDir dir("dfw-pybounds");
   const std::string p = dir.Write("p.yaml", CallablePipeline("import re"));
