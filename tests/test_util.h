@@ -58,13 +58,15 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+    if (!path_.empty() && !keep_) std::filesystem::remove_all(path_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
   const std::string& path() const { return path_; }
   std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  // Leaves the directory in place (a failed test's, to look at what the run left).
+  void Keep() { keep_ = true; }
   // Writes `text` to `name` inside the directory (subdirectories created) and returns its path.
   std::string Write(const std::string& name, const std::string& text) const {
     WriteFile(*this / name, text);
@@ -73,6 +75,7 @@ class TempDir {
 
  private:
   std::string path_;
+  bool keep_ = false;
 };
 
 }  // namespace dfw::testing

@@ -5,10 +5,31 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 namespace dfw::testing {
+
+// A fresh temporary directory laid out like the repository root (its pipelines/, testdata/ and
+// configs/ are links to the real ones): the shipped pipelines run from it as committed, and their
+// relative outputs (out/...) land in it, never in the source tree nor in another test's way.
+class RepoRootView {
+ public:
+  RepoRootView() {
+    for (const char* d : {"pipelines", "testdata", "configs"}) {
+      std::filesystem::create_directory_symlink(std::filesystem::path(DFW_SOURCE_DIR) / d, dir_ / d);
+    }
+  }
+  const std::string& path() const { return dir_.path(); }
+  std::string operator/(const std::string& name) const { return dir_ / name; }
+  void Keep() { dir_.Keep(); }
+
+ private:
+  TempDir dir_{"dfw-root"};  // short: an MPS socket path under it must stay under 108 bytes
+};
 
 struct CliOutcome {
   int exit_code = -1;  // -1 when the binary did not exit normally

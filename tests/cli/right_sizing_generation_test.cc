@@ -62,8 +62,10 @@ TEST(RightSizingGeneration, DryRunSaysHowManySequencesFitAndRunNeedsTheWeights) 
       << dry.out;
   EXPECT_NE(dry.out.find("max_position_embeddings 8192 (no prompt limit is set"), std::string::npos) << dry.out;
   EXPECT_NE(dry.out.find("warning[model-weights-absent]"), std::string::npos) << dry.out;
+  const testing::RepoRootView root;  // the run makes its output folder (out/...) there, not in the source tree
   auto run = RunDfworker({"run", kPipeline, "--machine_type=g2-standard-8", "--sdk_worker_parallelism=4", l4,
-                          "--job_dir", (fs::temp_directory_path() / ("dfw_gemma_run_" + std::to_string(::getpid()))).string()});
+                          "--job_dir", root / "job"},
+                         root.path());
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("no model.safetensors"), std::string::npos) << run.out;
 }
@@ -75,25 +77,27 @@ TEST(RightSizingGeneration, NotOneSequenceOfTheContextIsRefusedExitTwoWithTheNum
   const std::string from = "{max_new_tokens: 256, do_sample: false}";
   ASSERT_NE(yaml.find(from), std::string::npos);
   yaml.replace(yaml.find(from), from.size(), "{max_length: 32768, do_sample: false}");
-  const fs::path file = fs::path(DFW_SOURCE_DIR) / ("out/gemma_32k_" + std::to_string(::getpid()) + ".yaml");
-  fs::create_directories(file.parent_path());
+  const testing::RepoRootView root;  // the edited copy goes there, not into the source tree
+  const fs::path file = root / "gemma_32k.yaml";
   std::ofstream(file) << yaml;
   auto dry = RunDfworker({"run", file.string(), "--dry_run", "--machine_type=g2-standard-8", "--sdk_worker_parallelism=4",
-                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver"});
+                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver"},
+                         root.path());
   EXPECT_EQ(dry.exit_code, 2) << dry.out;
   EXPECT_NE(dry.out.find("error[kv-cache-no-sequence]"), std::string::npos) << dry.out;
   EXPECT_NE(dry.out.find("not one sequence of 32768 tokens (max_length 32768"), std::string::npos) << dry.out;
   EXPECT_NE(dry.out.find("one sequence needs 576.0 MiB"), std::string::npos) << dry.out;
   // With MPS and a shared copy the same context fits: the refusal is about this configuration.
   auto mps = RunDfworker({"run", file.string(), "--dry_run", "--machine_type=g2-standard-8", "--sdk_worker_parallelism=4",
-                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps"});
+                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps"},
+                         root.path());
   EXPECT_EQ(mps.exit_code, 0) << mps.out;
   // `dfworker plan` on the only L4 machine type it may use: no row holds one, exit 2 with the closest.
-  auto plan = RunDfworker({"plan", file.string(), "--sdk_worker_parallelism=4", "--machine_type=g2-standard-4", "--gpu", "nvidia-l4"});
+  auto plan = RunDfworker({"plan", file.string(), "--sdk_worker_parallelism=4", "--machine_type=g2-standard-4", "--gpu", "nvidia-l4"},
+                          root.path());
   EXPECT_EQ(plan.exit_code, 2) << plan.out;
   EXPECT_NE(plan.out.find("no configuration holds one sequence; the closest, nvidia-l4 g2-standard-4"), std::string::npos)
       << plan.out;
-  fs::remove(file);
 }
 
 }  // namespace

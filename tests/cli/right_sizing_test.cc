@@ -23,12 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::RunDfworker;
 
-fs::path TempDir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("dfw_rightsize_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
-}
-
 TEST(RightSizing, PlanListsConfigurationsAsJsonAndRefusesBadRequests) {
   auto ok = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4,nvidia-h200-141gb", "--format=json"});
   ASSERT_EQ(ok.exit_code, 0) << ok.out;
@@ -106,7 +100,8 @@ TEST(RightSizing, PlanObjectiveDecidesWhatLeads) {
 }
 
 TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
-  const fs::path dir = TempDir("prices");
+  const testing::TempDir tmp;
+  const fs::path dir = tmp.path();
   fs::create_directories(dir);
   std::ofstream(dir / "bad.yaml") << "prices:\n  - region: r\n    source: s\n    read: \"2026-01-01\"\n"
                                      "    batch: {vcpu_hour: -1, memory_gb_hour: 0.003}\n";
@@ -146,13 +141,14 @@ TEST(RightSizing, PlanRefusesBadEstimateInputsExitTwo) {
   ASSERT_EQ(mine.exit_code, 0) << mine.out;
   EXPECT_NE(mine.out.find("x 0.04 + "), std::string::npos) << mine.out;
   EXPECT_NE(mine.out.find("mine batch, negotiated"), std::string::npos) << mine.out;
-  fs::remove_all(dir);
 }
 
 TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
-  const fs::path dir = TempDir("job");
+  const testing::RepoRootView root;  // the demo's out/ goes there, not into the source tree
+  const fs::path dir = root / "job";
   auto run = RunDfworker({"run", "pipelines/default.yaml", "--job_dir=" + dir.string(), "--sdk_worker_parallelism=2",
-                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;use_nvidia_mps"});
+                          "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;use_nvidia_mps"},
+                         root.path());
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const std::string prom = ReadFile(dir / "metrics.prom");
   EXPECT_NE(prom.find("# TYPE num_inferences counter\n"), std::string::npos) << prom;
@@ -195,8 +191,6 @@ TEST(RightSizing, RunWritesMetricsPromAndReportRendersTheJobDir) {
   auto not_job = RunDfworker({"report", DFW_SOURCE_DIR "/pipelines"});
   EXPECT_EQ(not_job.exit_code, 2);
   EXPECT_NE(not_job.out.find("is not a job dir"), std::string::npos) << not_job.out;
-  fs::remove_all(dir);
-  fs::remove(html);
 }
 
 TEST(RightSizing, BenchRefusesBadSweepsWithExitTwo) {
@@ -222,7 +216,8 @@ TEST(RightSizing, BenchRefusesBadSweepsWithExitTwo) {
 }
 
 TEST(RightSizing, BenchSweepsASampleAndRecommends) {
-  const fs::path html = TempDir("bench.html");
+  const testing::TempDir tmp;
+  const fs::path html = tmp / "bench.html";
   auto r = RunDfworker({"bench", "pipelines/default.yaml", "--sweep", "batch_size=8,64", "--records", "300", "--repeat", "1",
                         "--report", html.string(), "--keep"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -230,7 +225,6 @@ TEST(RightSizing, BenchSweepsASampleAndRecommends) {
   EXPECT_NE(r.out.find("recommended: batch_size="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("min_batch_size: "), std::string::npos) << r.out;
   EXPECT_EQ(report::testing::CheckWellFormed(ReadFile(html)), "");
-  fs::remove(html);
   // Every point writes under its own run folder (kept with --keep), not into the pipeline's out/.
   const std::string kept = "[bench] job dirs kept under ";
   const std::size_t at = r.out.find(kept);

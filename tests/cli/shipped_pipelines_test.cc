@@ -1,5 +1,6 @@
 // Every pipeline in pipelines/ runs as committed, from the repository root, with the data it ships
-// (pipelines/data/): what a newcomer tries first must work.
+// (pipelines/data/): what a newcomer tries first must work. The root is a RepoRootView, so the
+// outputs (out/...) go to a temporary directory, not into the source tree.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@ namespace dfw {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RepoRootView;
 using testing::RunDfworker;
 
 class ShippedPipeline : public ::testing::TestWithParam<std::string> {};
@@ -32,17 +34,17 @@ int64_t ShardRows(const fs::path& prefix) {
 
 TEST_P(ShippedPipeline, RunsAsCommittedFromTheRepositoryRoot) {
   const std::string file = GetParam();
-  fs::path job = fs::temp_directory_path() / ("dfw_shipped_" + std::to_string(::getpid()) + "_" + fs::path(file).stem().string());
-  fs::remove_all(job);
-  testing::CliOutcome o = RunDfworker({"run", "pipelines/" + file, "--job_dir", job.string()});
+  RepoRootView root;
+  const fs::path job = root / "job";
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/" + file, "--job_dir", job.string()}, root.path());
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_TRUE(fs::exists(job / "FINISHED")) << o.out;
   EXPECT_NE(o.out.find("output of"), std::string::npos) << "the report says where the output went\n" << o.out;
-  fs::remove_all(job);
+  EXPECT_TRUE(fs::is_directory(root / "out")) << "the outputs are in the run's working directory\n" << o.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Pipelines, ShippedPipeline,
-                         // default.yaml: TheDefaultDemo... below (one writer of out/default at a time)
+                         // default.yaml: TheDefaultDemo... below
                          ::testing::Values("embed_sentences.yaml", "json_clean.yaml", "csv_explode.yaml", "beam_ml_embeddings.yaml",
                                            "orders_by_size.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return fs::path(p.param).stem().string(); });
@@ -59,58 +61,47 @@ TEST(ShippedPipelines, EveryFileInPipelinesIsCovered) {
 }
 
 TEST(ShippedPipelines, TheDefaultDemoClassifiesEveryGoodRowAndDeadLettersTheFourBadOnes) {
-  fs::path job = fs::temp_directory_path() / ("dfw_shipped_demo_" + std::to_string(::getpid()));
-  fs::remove_all(job);
-  fs::remove_all(fs::path(DFW_SOURCE_DIR) / "out/default");
+  RepoRootView root;
   // The README's command, on a 4-vCPU G2 (an emulated L4 with MPS here).
-  testing::CliOutcome o = RunDfworker({"run", "pipelines/default.yaml", "--job_dir", job.string(), "--machine_type=g2-standard-4",
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/default.yaml", "--job_dir", root / "job", "--machine_type=g2-standard-4",
                                        "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps",
-                                       "--accelerator_backend=emulated"});
+                                       "--accelerator_backend=emulated"},
+                                      root.path());
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/default/predictions"), 5720) << o.out;
-  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/default/errors"), 4) << o.out;
+  EXPECT_EQ(ShardRows(root / "out/default/predictions"), 5720) << o.out;
+  EXPECT_EQ(ShardRows(root / "out/default/errors"), 4) << o.out;
   EXPECT_NE(o.out.find("SDK processes: 4 (records per process: min "), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find("min 0,"), std::string::npos) << "every SDK process gets work\n" << o.out;
-  fs::remove_all(job);
 }
 
 // Beam's HuggingFacePipelineModelHandler as committed: the four text rows labelled, the number row
 // (its preprocess result is not a string) on the error output.
 TEST(ShippedPipelines, HfSentimentLabelsEveryTextRowAndDeadLettersTheNumber) {
-  fs::path job = fs::temp_directory_path() / ("dfw_shipped_hf_" + std::to_string(::getpid()));
-  fs::remove_all(job);
-  fs::remove_all(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment");
-  testing::CliOutcome o = RunDfworker({"run", "pipelines/hf_sentiment.yaml", "--job_dir", job.string()});
+  RepoRootView root;
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/hf_sentiment.yaml", "--job_dir", root / "job"}, root.path());
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment/reviews"), 4) << o.out;
-  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_sentiment/errors"), 1) << o.out;
-  fs::remove_all(job);
+  EXPECT_EQ(ShardRows(root / "out/hf_sentiment/reviews"), 4) << o.out;
+  EXPECT_EQ(ShardRows(root / "out/hf_sentiment/errors"), 1) << o.out;
 }
 
 // Text generation as committed: five prompts (one a chat) completed, the number row dead-lettered.
 TEST(ShippedPipelines, HfGenerateCompletesEveryPromptAndDeadLettersTheNumber) {
-  fs::path job = fs::temp_directory_path() / ("dfw_shipped_gen_" + std::to_string(::getpid()));
-  fs::remove_all(job);
-  fs::remove_all(fs::path(DFW_SOURCE_DIR) / "out/hf_generate");
-  testing::CliOutcome o = RunDfworker({"run", "pipelines/hf_generate.yaml", "--job_dir", job.string()});
+  RepoRootView root;
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/hf_generate.yaml", "--job_dir", root / "job"}, root.path());
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_generate/completions"), 5) << o.out;
-  EXPECT_EQ(ShardRows(fs::path(DFW_SOURCE_DIR) / "out/hf_generate/errors"), 1) << o.out;
-  std::ifstream metrics(job / "metrics.json");
-  const std::string m((std::istreambuf_iterator<char>(metrics)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(ShardRows(root / "out/hf_generate/completions"), 5) << o.out;
+  EXPECT_EQ(ShardRows(root / "out/hf_generate/errors"), 1) << o.out;
+  const std::string m = testing::ReadFile(root / "job/metrics.json");
   EXPECT_NE(m.find("\"num_generated_tokens\""), std::string::npos);
   EXPECT_NE(m.find("\"time_to_first_token_ms\""), std::string::npos);
-  fs::remove_all(job);
 }
 
 // Seeded sampling gives every row the same text with 1 SDK process and with 4 (the rows land in
 // different bundles and share their steps with different neighbours).
 TEST(ShippedPipelines, SeededSamplingIsTheSameForEveryProcessCount) {
-  const fs::path dir = fs::temp_directory_path() / ("dfw_gen_seed_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  std::ifstream in(fs::path(DFW_SOURCE_DIR) / "pipelines/hf_generate.yaml");
-  std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const testing::TempDir tmp;  // (qualified: right_sizing_test.cc has a TempDir() of its own)
+  const fs::path dir = tmp.path();
+  std::string yaml = testing::ReadFile(std::string(DFW_SOURCE_DIR) + "/pipelines/hf_generate.yaml");
   auto replace = [&](const std::string& from, const std::string& to) {
     const std::size_t at = yaml.find(from);
     ASSERT_NE(at, std::string::npos) << from;
@@ -145,16 +136,14 @@ TEST(ShippedPipelines, SeededSamplingIsTheSameForEveryProcessCount) {
     by_processes[std::string(machine) == "n1-standard-1" ? 1 : 4] = rows;
   }
   EXPECT_EQ(by_processes[1], by_processes[4]);
-  fs::remove_all(dir);
 }
 
 // RunInference, then a Combine through the shuffle: the confusion matrix covers every good row once.
 TEST(ShippedPipelines, PredictionsPerLabelCountsEveryGoodRowOnceThroughTheShuffle) {
-  fs::path job = fs::temp_directory_path() / ("dfw_shipped_matrix_" + std::to_string(::getpid()));
-  fs::remove_all(job);
-  const fs::path out = fs::path(DFW_SOURCE_DIR) / "out/predictions_per_label";
-  fs::remove_all(out);
-  testing::CliOutcome o = RunDfworker({"run", "pipelines/predictions_per_label.yaml", "--job_dir", job.string()});
+  RepoRootView root;
+  const fs::path job = root / "job";
+  const fs::path out = root / "out/predictions_per_label";
+  testing::CliOutcome o = RunDfworker({"run", "pipelines/predictions_per_label.yaml", "--job_dir", job.string()}, root.path());
   ASSERT_EQ(o.exit_code, 0) << o.out;
   EXPECT_TRUE(fs::exists(job / "stage-1" / "FINISHED")) << o.out;
   EXPECT_EQ(ShardRows(out / "errors"), 4) << o.out;
@@ -172,7 +161,6 @@ TEST(ShippedPipelines, PredictionsPerLabelCountsEveryGoodRowOnceThroughTheShuffl
   EXPECT_EQ(rows, 5720) << o.out;
   EXPECT_GE(cells, 2);
   EXPECT_LE(cells, 4);
-  fs::remove_all(job);
 }
 
 }  // namespace

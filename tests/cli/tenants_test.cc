@@ -25,19 +25,12 @@ using testing::RunDfworker;
 const std::string kL4 =
     "--dataflow_service_options=worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver;use_nvidia_mps";
 
-// A directory laid out like the repository root (its pipelines/, testdata/ and configs/ linked),
-// so that a run's relative outputs (out/...) do not race other tests writing the real out/.
+// Runs from a RepoRootView, so that a run's relative outputs (out/...) do not race other tests
+// writing the real out/.
 class TenantsRun : public ::testing::Test {
  protected:
-  void SetUp() override {
-    static int count = 0;  // short: the MPS socket path under it must stay under 108 bytes
-    root_ = fs::temp_directory_path() / ("dfw_ten_" + std::to_string(::getpid()) + "_" + std::to_string(count++));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-    for (const char* d : {"pipelines", "testdata", "configs"}) fs::create_directory_symlink(fs::path(DFW_SOURCE_DIR) / d, root_ / d);
-  }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(root_);
+    if (HasFailure()) view_.Keep();
   }
   void Write(const std::string& name, const std::string& text) { std::ofstream(root_ / name) << text; }
 
@@ -97,7 +90,8 @@ class TenantsRun : public ::testing::Test {
   testing::CliOutcome Run(const std::vector<std::string>& args, const std::string& env = "") {
     return RunDfworker(args, root_.string(), env);
   }
-  fs::path root_;
+  testing::RepoRootView view_;
+  const fs::path root_ = view_.path();
 };
 
 TEST_F(TenantsRun, TheShippedFileIsAdmittedAndExplainsItsIsolation) {
