@@ -27,8 +27,7 @@ class CombineRun : public ::testing::Test {
   void SetUp() override {
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::replace(name.begin(), name.end(), '/', '_');
-    base_ = fs::path("/tmp") / ("dfw_combine_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     std::ofstream(base_ / "p.yaml") << "pipeline:\n"
                                        "  type: chain\n"
@@ -61,7 +60,7 @@ class CombineRun : public ::testing::Test {
     }
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
 
   std::string JobDir() const { return (base_ / "job").string(); }
@@ -105,6 +104,7 @@ class CombineRun : public ::testing::Test {
     int64_t total = 0, n = 0;
     int biggest = -1;
   };
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   std::map<int, Figures> expected_;
 };

@@ -36,8 +36,7 @@ class DfworkerRun : public ::testing::Test {
   void SetUp() override {
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::replace(name.begin(), name.end(), '/', '_');  // parameterised names contain '/'
-    base_ = fs::path("/tmp") / ("dfw_run_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     for (int f = 0; f < kFiles; ++f) {
       std::ofstream in(base_ / "in" / ("part-" + std::to_string(100 + f) + ".jsonl"));
@@ -57,7 +56,7 @@ class DfworkerRun : public ::testing::Test {
                                        "  sink: {type: WriteToJson, config: {path: out/rows, file_name_suffix: .jsonl}}\n";
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
 
   std::string JobDir() const { return (base_ / "job").string(); }
@@ -112,17 +111,12 @@ class DfworkerRun : public ::testing::Test {
   // Every id 0..999 exactly once with its computed field, 40 shards, 40 manifest lines, and
   // metrics.json counting 1000 records (each bundle once, across kills and resumes).
   void ExpectExactlyOnce(const std::string& log_name) {
-    std::map<int, int> seen;
     static const std::regex kRow(R"re(^\{"id":(\d+),"y":(\d+)\}$)re");
-    for (const std::string& line : OutputLines()) {
-      std::smatch m;
-      ASSERT_TRUE(std::regex_match(line, m, kRow)) << "unexpected output line: " << line;
-      int id = std::stoi(m[1]);
-      EXPECT_EQ(std::stoi(m[2]), 2 * (id % kRecordsPerFile) + id) << line;
-      ++seen[id];
-    }
-    EXPECT_EQ(seen.size(), static_cast<std::size_t>(kFiles * kRecordsPerFile)) << Log(log_name);
-    for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << "record " << id << " duplicated";
+    dfw::testing::ExpectExactlyOnce(OutputLines(), kRow, static_cast<std::size_t>(kFiles * kRecordsPerFile), Log(log_name),
+                                    [](const std::smatch& m) {
+                                      const int id = std::stoi(m[1]);
+                                      EXPECT_EQ(std::stoi(m[2]), 2 * (id % kRecordsPerFile) + id) << m[0];
+                                    });
     EXPECT_EQ(OutputShards(), kFiles);
     EXPECT_EQ(Commits(), kFiles) << "each bundle is in the manifest exactly once";
     EXPECT_NE(ReadFile(JobDir() + "/metrics.json").find("\"value\": 1000"), std::string::npos)
@@ -140,6 +134,7 @@ class DfworkerRun : public ::testing::Test {
   // SDK processes of this job still alive (their command line names the job dir).
   std::size_t JobProcesses() const { return ProcessesMentioning(JobDir()).size(); }
 
+  dfw::testing::TempDir tmp_;
   fs::path base_;
 };
 

@@ -23,9 +23,8 @@ TEST(GenerationStop, SigtermStopsALongGenerationBetweenDecodeStepsAndResumeFinis
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   // The source tree, from this file's path (the integration tests have no DFW_SOURCE_DIR).
   const std::string kLlama = (fs::path(__FILE__).parent_path().parent_path().parent_path() / "testdata/hf/decoders/llama").string();
-  const fs::path base = fs::path("/tmp") / ("dfw_genstop_" + std::to_string(::getpid()));
-  fs::remove_all(base);
-  fs::create_directories(base);
+  dfw::testing::TempDir base_tmp;
+  const std::filesystem::path base = base_tmp.path();
   std::ofstream(base / "prompts.jsonl") << "{\"prompt\": \"hello there\"}\n";
   std::ofstream(base / "p.yaml")
       << "options:\n  yaml_experimental_features: [ML]\n"
@@ -57,7 +56,7 @@ TEST(GenerationStop, SigtermStopsALongGenerationBetweenDecodeStepsAndResumeFinis
   EXPECT_FALSE(fs::exists(job + "/FINISHED"));
   ASSERT_EQ(WaitExit(launch("resume", {"--resume", job}, {}).pid), 0) << ReadFile((base / "resume.err").string());
   EXPECT_TRUE(fs::exists(job + "/FINISHED"));
-  if (!::testing::Test::HasFailure()) fs::remove_all(base);
+  if (::testing::Test::HasFailure()) base_tmp.Keep();
 }
 
 }  // namespace

@@ -26,8 +26,7 @@ class JoinRun : public ::testing::Test {
   void SetUp() override {
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::replace(name.begin(), name.end(), '/', '_');
-    base_ = fs::path("/tmp") / ("dfw_join_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "users");
     fs::create_directories(base_ / "orders");
     std::ofstream(base_ / "p.yaml") << "pipeline:\n"
@@ -59,7 +58,7 @@ class JoinRun : public ::testing::Test {
     }
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
 
   std::string JobDir() const { return (base_ / "job").string(); }
@@ -112,6 +111,7 @@ class JoinRun : public ::testing::Test {
     }
   }
 
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   std::map<int, int> orders_of_;  // uid -> orders
 };

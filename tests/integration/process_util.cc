@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -108,6 +111,35 @@ int CountLines(const std::string& path) {
   int n = 0;
   for (char c : text) n += c == '\n';
   return n;
+}
+
+std::vector<std::string> LinesOfFilesIn(const std::filesystem::path& folder, int* files) {
+  std::vector<std::string> lines;
+  int n = 0;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    ++n;
+    std::ifstream in(it->path());
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  if (files != nullptr) *files = n;
+  return lines;
+}
+
+void ExpectExactlyOnce(const std::vector<std::string>& lines, const std::regex& row, std::size_t expected,
+                       const std::string& context, const std::function<void(const std::smatch&)>& check) {
+  std::map<long, int> seen;
+  for (const std::string& line : lines) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) {
+      ADD_FAILURE() << "unexpected output line: " << line;
+      continue;
+    }
+    if (check) check(m);
+    ++seen[std::stol(m[1])];
+  }
+  EXPECT_EQ(seen.size(), expected) << context;
+  for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << "record " << id << " written " << count << " times";
 }
 
 }  // namespace dfw::testing

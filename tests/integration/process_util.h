@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <filesystem>
 #include <functional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,17 @@ std::vector<pid_t> ChildrenOf(pid_t parent);
 // PIDs (not zombies) whose command line contains `needle`.
 std::vector<pid_t> ProcessesMentioning(const std::string& needle);
 int CountLines(const std::string& path);
+
+// Every line of every file in `folder` (none when it does not exist); `*files` gets the number of
+// files (an output's shards).
+std::vector<std::string> LinesOfFilesIn(const std::filesystem::path& folder, int* files = nullptr);
+
+// The exactly-once check of a run's output: every line matches `row`, whose first group is a
+// record id, each id is there once, and there are `expected` ids in all. `check` sees every match
+// (a value computed from the id); `context` (a log) is printed with a failure. Failures are
+// gtest EXPECTs, so every bad line and repeat is reported.
+void ExpectExactlyOnce(const std::vector<std::string>& lines, const std::regex& row, std::size_t expected,
+                       const std::string& context, const std::function<void(const std::smatch&)>& check = {});
 
 }  // namespace dfw::testing
 

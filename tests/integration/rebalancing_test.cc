@@ -24,8 +24,7 @@ class Rebalancing : public ::testing::Test {
   void SetUp() override {
     std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::replace(name.begin(), name.end(), '/', '_');
-    base_ = fs::path("/tmp") / ("dfw_rebalance_" + std::to_string(::getpid()) + "_" + name);
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     std::ofstream(base_ / "p.yaml") << "pipeline:\n"
                                        "  type: chain\n"
@@ -36,7 +35,7 @@ class Rebalancing : public ::testing::Test {
                                        "  sink: {type: WriteToJson, config: {path: out/rows, file_name_suffix: .jsonl}}\n";
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
 
   // One file of `rows` records (about 60 bytes each).
@@ -69,25 +68,13 @@ class Rebalancing : public ::testing::Test {
 
   // Every id exactly once with its computed field; returns the number of output shards.
   int ExpectExactlyOnce(const std::string& log_name) {
-    std::map<int, int> seen;
     static const std::regex kRow(R"re(^\{"id":(\d+),"y":(\d+)\}$)re");
     int shards = 0;
-    if (fs::exists(base_ / "out")) {
-      for (const auto& e : fs::directory_iterator(base_ / "out")) {
-        ++shards;
-        std::ifstream in(e.path());
-        for (std::string line; std::getline(in, line);) {
-          std::smatch m;
-          EXPECT_TRUE(std::regex_match(line, m, kRow)) << "unexpected output line: " << line;
-          if (!std::regex_match(line, m, kRow)) continue;
-          int id = std::stoi(m[1]);
-          EXPECT_EQ(std::stoi(m[2]), 2 * (id % 11) + id) << line;
-          ++seen[id];
-        }
-      }
-    }
-    EXPECT_EQ(seen.size(), static_cast<std::size_t>(total_)) << Log(log_name);
-    for (const auto& [id, count] : seen) EXPECT_EQ(count, 1) << "record " << id << " seen " << count << " times";
+    const std::vector<std::string> lines = LinesOfFilesIn(base_ / "out", &shards);
+    dfw::testing::ExpectExactlyOnce(lines, kRow, static_cast<std::size_t>(total_), Log(log_name), [](const std::smatch& m) {
+      const int id = std::stoi(m[1]);
+      EXPECT_EQ(std::stoi(m[2]), 2 * (id % 11) + id) << m[0];
+    });
     return shards;
   }
 
@@ -109,6 +96,7 @@ class Rebalancing : public ::testing::Test {
     return env;
   }
 
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   int total_ = 0;
 };

@@ -25,8 +25,7 @@ using json = nlohmann::json;
 class TenantsBorrow : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path("/tmp") / ("dfw_tbor_" + std::to_string(::getpid()));  // short: MPS socket paths
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     Write("small", 1);   // 1 file, 20 records: one bundle
     Write("large", 12);  // 12 files, 240 records: twelve bundles
@@ -38,7 +37,7 @@ class TenantsBorrow : public ::testing::Test {
         << "  - {name: large, pipeline: large.yaml, gpu_memory: 1GiB, sdk_processes: 1, over_quota_weight: 2}\n";
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
   void Write(const std::string& t, int files) {
     for (int f = 0; f < files; ++f) {
@@ -52,20 +51,12 @@ class TenantsBorrow : public ::testing::Test {
         << "  sink: {type: WriteToJson, config: {path: out/" << t << "/rows, file_name_suffix: .jsonl}}\n";
   }
   void ExpectExactlyOnce(const std::string& t) {
-    std::map<int, int> seen;
     static const std::regex kRow(R"re(^\{"id":(\d+)\}$)re");
-    for (const auto& e : fs::directory_iterator(base_ / "out" / t)) {
-      std::ifstream in(e.path());
-      for (std::string line; std::getline(in, line);) {
-        std::smatch m;
-        ASSERT_TRUE(std::regex_match(line, m, kRow)) << line;
-        ++seen[std::stoi(m[1])];
-      }
-    }
-    EXPECT_EQ(seen.size(), static_cast<std::size_t>(records_[t])) << t;
-    for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << t << " id " << id;
+    dfw::testing::ExpectExactlyOnce(LinesOfFilesIn(base_ / "out" / t), kRow, static_cast<std::size_t>(records_[t]),
+                                    "tenant " + t);
   }
   static constexpr int kPerFile = 20;
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   std::map<std::string, int> records_;
 };

@@ -23,8 +23,7 @@ constexpr int kRecords = 200;
 class TenantsSignal : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path("/tmp") / ("dfw_tsig_" + std::to_string(::getpid()));  // short: MPS socket paths
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     for (const char* t : {"a", "b"}) {
       for (int f = 0; f < 4; ++f) {
@@ -44,7 +43,7 @@ class TenantsSignal : public ::testing::Test {
         << "  - {name: b, pipeline: b.yaml, gpu_memory: 1GiB, sdk_processes: 2}\n";
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
   Started Launch(const std::string& name, const std::vector<std::string>& extra, const std::vector<std::string>& env = {}) {
     std::vector<std::string> argv = {"/bin/sh", "-c", "cd '" + base_.string() + "' && exec \"$@\"", "sh", DFW_DFWORKER,
@@ -54,19 +53,10 @@ class TenantsSignal : public ::testing::Test {
   }
   // Every id of tenant `t` exactly once.
   void ExpectExactlyOnce(const std::string& t) {
-    std::map<int, int> seen;
     static const std::regex kRow(R"re(^\{"id":(\d+)\}$)re");
-    for (const auto& e : fs::directory_iterator(base_ / "out" / t)) {
-      std::ifstream in(e.path());
-      for (std::string line; std::getline(in, line);) {
-        std::smatch m;
-        ASSERT_TRUE(std::regex_match(line, m, kRow)) << line;
-        ++seen[std::stoi(m[1])];
-      }
-    }
-    EXPECT_EQ(seen.size(), static_cast<std::size_t>(kRecords)) << t;
-    for (const auto& [id, n] : seen) EXPECT_EQ(n, 1) << t << " id " << id;
+    dfw::testing::ExpectExactlyOnce(LinesOfFilesIn(base_ / "out" / t), kRow, kRecords, "tenant " + t);
   }
+  dfw::testing::TempDir tmp_;
   fs::path base_;
 };
 

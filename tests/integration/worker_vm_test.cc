@@ -19,14 +19,11 @@ using namespace dfw::testing;
 class WorkerVmTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::path("/tmp") / ("dfw_it_" + std::to_string(::getpid()) + "_" +
-                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
-    fs::create_directories(base_);
+    base_ = tmp_.path();
     WriteInput(400);
   }
   void TearDown() override {
-    if (!HasFailure()) fs::remove_all(base_);
+    if (HasFailure()) tmp_.Keep();
   }
   void WriteInput(int lines) {
     std::ofstream in(Input());
@@ -61,6 +58,7 @@ class WorkerVmTest : public ::testing::Test {
     EXPECT_EQ(Commits(), 40) << "each bundle is in the manifest exactly once";
   }
 
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   std::string expected_;
 };
@@ -195,8 +193,8 @@ class PipelineJob : public ::testing::TestWithParam<int> {};
 // The production path: SDK processes run the pipeline module's runner on each bundle (one bundle
 // per input file here) and the launcher finalizes Beam-sharded outputs.
 TEST_P(PipelineJob, ProcessCountsGiveIdenticalShardedOutputs) {
-  fs::path base = fs::path("/tmp") / ("dfw_it_pipeline_" + std::to_string(::getpid()) + "_" + std::to_string(GetParam()));
-  fs::remove_all(base);
+  dfw::testing::TempDir base_tmp;
+  const std::filesystem::path base = base_tmp.path();
   fs::create_directories(base / "in");
   for (int f = 0; f < 6; ++f) {
     std::ofstream in(base / "in" / ("part-" + std::to_string(f) + ".txt"));
@@ -220,7 +218,7 @@ TEST_P(PipelineJob, ProcessCountsGiveIdenticalShardedOutputs) {
   }
   EXPECT_NE(ReadFile((base / "job" / "metrics.json").string()).find("\"value\": 300"), std::string::npos)
       << ReadFile((base / "job" / "metrics.json").string());
-  if (!HasFailure()) fs::remove_all(base);
+  if (HasFailure()) base_tmp.Keep();
 }
 
 INSTANTIATE_TEST_SUITE_P(N, PipelineJob, ::testing::Values(1, 4));
