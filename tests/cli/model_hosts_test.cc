@@ -37,13 +37,10 @@ constexpr uint64_t kGiB = 1ull << 30;
 class ModelHostsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dfw-hosts-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = tmp_.path();
     fs::create_directories(dir_ / "logs");
     ledger_path_ = device::LedgerPathForJob(dir_.string());
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   ModelHostGroupOptions Options(std::vector<std::string> extra_env = {}) {
     ModelHostGroupOptions o;
@@ -65,6 +62,7 @@ class ModelHostsTest : public ::testing::Test {
     }
     return out;
   }
+  dfw::testing::TempDir tmp_;
   fs::path dir_;
   std::string ledger_path_;
 };
@@ -202,14 +200,14 @@ TEST_F(ModelHostsTest, ADeadHostIsRestartedUpToTheLimit) {
   ASSERT_EQ(::kill(last, SIGKILL), 0);
   killed.push_back(last);
   EXPECT_EQ(wait_for_pid0([](pid_t p) { return p == 0; }), 0) << "the watchdog noticed the third death";
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ((*group)->pids()[0], 0) << "not restarted a third time";
   EXPECT_EQ((*group)->pids()[1], other) << "the other host was never touched";
-  EXPECT_EQ((*group)->restarts(), 2);
   auto a = AttachSharedCopy(dir_.string() + "/models", kModel, 2, 0);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_EQ(a->copy, 1);
+  // Stop() joins the watchdog, so the count it leaves is final: a third restart, even one still
+  // under way, would be in it (it grows before the host is spawned).
   Status stop = (*group)->Stop();
+  EXPECT_EQ((*group)->restarts(), 2) << "not restarted a third time";
   ASSERT_FALSE(stop.ok());
   for (pid_t k : killed) {
     EXPECT_NE(stop.message().find("model host 'model-host-0' (pid " + std::to_string(k) + ") killed by signal 9 (SIGKILL) during the run"),
