@@ -8,6 +8,7 @@
 
 #include "backend/cpu/gemm_plan.h"
 #include "dfw/backend/registry.h"
+#include "test_util.h"
 
 namespace dfw::cpu_gemm {
 namespace {
@@ -40,8 +41,8 @@ TEST(GemmPlanCache, TextRoundTripsAndAnythingElseIsRefused) {
 }
 
 TEST(GemmPlanCache, APlanInTheCacheIsReadNotMeasured) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dfw-gemm-cache-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const dfw::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   const std::string base = (dir / "gemm_plan").string();
   // A thread count no other test of this binary asks for, so the process has no plan for it yet.
   constexpr int kThreads = 7;
@@ -58,7 +59,6 @@ TEST(GemmPlanCache, APlanInTheCacheIsReadNotMeasured) {
   EXPECT_TRUE(got.onednn_large);
   EXPECT_DOUBLE_EQ(got.onednn_large_gflops, 123.5);
   EXPECT_NE(got.Describe().find("by another process"), std::string::npos) << got.Describe();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(GemmPlan, AnSseEraOpenBlasCoreIsGenericOnlyOnACpuWithAvx2) {

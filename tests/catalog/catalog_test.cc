@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "catalog/catalog_test_util.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
@@ -128,8 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Catalog, LocatePrefersTheFlagThenTheEnvironment) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("dfw_catalog_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const dfw::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   {
     std::ofstream(dir / "gpus.yaml") << "gpus: [\n";
   }
@@ -143,7 +144,6 @@ TEST(Catalog, LocatePrefersTheFlagThenTheEnvironment) {
   EXPECT_TRUE(Catalog::Locate().ok());
   ::unsetenv("DFW_CATALOG_DIR");
   EXPECT_EQ(Catalog::LoadDir((dir / "missing").string()).status().code(), StatusCode::kNotFound);
-  fs::remove_all(dir);
 }
 
 }  // namespace

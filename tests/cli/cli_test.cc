@@ -66,7 +66,8 @@ TEST(Cli, InvalidOptionsExitTwoAndReportEveryError) {
 
 TEST(Cli, PipelineFileOptionsBlockIsRead) {
   namespace fs = std::filesystem;
-  fs::path file = fs::temp_directory_path() / ("dfw_cli_" + std::to_string(::getpid()) + ".yaml");
+  const dfw::testing::TempDir tmp;
+  const std::filesystem::path file = tmp / "p.yaml";
   std::ofstream(file) << "options:\n  machine_type: g2-standard-4\n  dataflow_service_options:\n"
                          "    - worker_accelerator=type:nvidia-l4;count:1;install-nvidia-driver\n"
                          "pipeline:\n  type: chain\n  transforms:\n"
@@ -107,8 +108,8 @@ TEST(Cli, UnknownFlagWarnsButMisspelledFlagFails) {
 
 TEST(Cli, MalformedCatalogExitsTwoNamingFileAndLine) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("dfw_cli_catalog_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const dfw::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   std::ofstream(dir / "gpus.yaml") << "gpus:\n  - name: x\n";
   std::string pipeline = std::string(DFW_SOURCE_DIR) + "/pipelines/default.yaml";
   Outcome flag = RunDfworker({"run", pipeline, "--dry_run", "--catalog_dir", dir.string()});
@@ -117,13 +118,12 @@ TEST(Cli, MalformedCatalogExitsTwoNamingFileAndLine) {
   Outcome env = RunDfworker({"run", pipeline, "--dry_run"}, "/", "DFW_CATALOG_DIR=" + dfw::testing::ShellQuote(dir.string()));
   EXPECT_EQ(env.exit_code, 2);
   EXPECT_NE(env.out.find("gpus.yaml:2:5"), std::string::npos) << env.out;
-  fs::remove_all(dir);
 }
 
 TEST(Cli, APipelineFileThatIsAFifoOrTooBigExitsTwoAtOnce) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("dfw_cli_pipefile_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
+  const dfw::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   ASSERT_EQ(::mkfifo((dir / "fifo.yaml").c_str(), 0600), 0);
   Outcome fifo = RunDfworker({"run", (dir / "fifo.yaml").string(), "--dry_run"});  // must not block
   EXPECT_EQ(fifo.exit_code, 2);
@@ -132,7 +132,6 @@ TEST(Cli, APipelineFileThatIsAFifoOrTooBigExitsTwoAtOnce) {
   Outcome big = RunDfworker({"run", (dir / "big.yaml").string(), "--dry_run"});
   EXPECT_EQ(big.exit_code, 2);
   EXPECT_NE(big.out.find("pipeline files are at most 4 MiB"), std::string::npos) << big.out;
-  fs::remove_all(dir);
 }
 
 }  // namespace

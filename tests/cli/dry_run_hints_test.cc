@@ -23,12 +23,7 @@ using dfw::testing::RunDfworker;
 class HintFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dfw_dry_hints_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
+    dir_ = tmp_.path();
   }
   // Create → MapToFields 'Embed' with `resource_hints: HINTS` → LogForTesting; pipeline-level hints optional.
   std::string Write(const std::string& name, const std::string& hints, const std::string& pipeline_hints = "") {
@@ -40,6 +35,7 @@ class HintFiles : public ::testing::Test {
                         "      resource_hints: " << hints << "\n    - type: LogForTesting\n";
     return p.string();
   }
+  dfw::testing::TempDir tmp_;
   fs::path dir_;
 };
 

@@ -42,7 +42,7 @@ std::string Quote(const std::string& s) {
 // One temp dir per test binary: models (big sparse, corrupt), input data, pipeline files.
 class Workspace {
  public:
-  Workspace() : dir_(fs::temp_directory_path() / ("dfw_dry_models_" + std::to_string(::getpid()))) {
+  Workspace() : dir_(tmp_.path()) {
     fs::create_directories(dir_ / "big");
     fs::create_directories(dir_ / "corrupt");
     std::ofstream(dir_ / "data.jsonl") << "{\"features\": [1, 2]}\n";
@@ -55,10 +55,6 @@ class Workspace {
     const char len[8] = {24, 0, 0, 0, 0, 0, 0, 0};
     corrupt.write(len, 8);
     corrupt << "{\"fc1.weight\": not json}";
-  }
-  ~Workspace() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
   const fs::path& dir() const { return dir_; }
 
@@ -92,6 +88,7 @@ class Workspace {
     ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(bytes.size() + kBigModelBytes)), 0);  // sparse: no data blocks
     ::close(fd);
   }
+  dfw::testing::TempDir tmp_;  // (declared first: dir_ is made from it)
   fs::path dir_;
 };
 

@@ -20,13 +20,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::RunDfworker;
 
-fs::path MeasuredTempDir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("dfw_measured_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-
 // FNV-1a 64 of a file's bytes, written out here (the bench's content hash, docs/right-sizing.md).
 std::string Fnv1aOfFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -90,7 +83,8 @@ TEST(RightSizingMeasured, BenchWritesJsonThatPlanReads) {
   ASSERT_EQ(p["models"].size(), 1u) << p.dump();
   EXPECT_GT(p["models"][0]["gflops"].get<double>(), 0) << p.dump();  // the MLP's arithmetic over its inference time
 
-  const fs::path dir = MeasuredTempDir("bench");
+  const testing::TempDir tmp;
+  const fs::path dir = tmp.path();
   std::ofstream(dir / "bench.json") << bench.out.substr(bench.out.find("{\n"));
   auto plan = RunDfworker({"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4", "--cpu_rate_from",
                            (dir / "bench.json").string(), "--format=json"});
@@ -99,7 +93,6 @@ TEST(RightSizingMeasured, BenchWritesJsonThatPlanReads) {
   ASSERT_FALSE(pj.is_discarded()) << plan.out;
   EXPECT_DOUBLE_EQ(pj["estimate_inputs"]["cpu_records_per_vcpu_second"].get<double>(),
                    p["cpu_records_per_vcpu_second"].get<double>());
-  fs::remove_all(dir);
 }
 
 // The MLP reports each batch's arithmetic (2 x in x out per layer and row: 3,008 FLOPs for the demo's
@@ -128,11 +121,11 @@ TEST(RightSizingMeasured, MlpReportsItsArithmeticPerBatch) {
   ASSERT_GT(batches, 0) << m["total"].dump();
   // Each batch's figure is rounded to a whole kFLOP.
   EXPECT_NEAR(kflop, inferences * 3.008, 0.5 * batches);
-  fs::remove_all(dir);
 }
 
 TEST(RightSizingMeasured, PlanTakesTheRecommendedPointsCpuRate) {
-  const fs::path dir = MeasuredTempDir("handmade");
+  const testing::TempDir tmp;
+  const fs::path dir = tmp.path();
   // 6,000 records in 0.5 CPU-s outside RunInference: 12,000 records/s per vCPU.
   std::ofstream(dir / "bench.json") << HandMadeBench("pipelines/default.yaml", 6000, 0.5).dump(2);
   const std::vector<std::string> plan = {"plan", "pipelines/default.yaml", "--gpu", "nvidia-l4",
@@ -170,11 +163,11 @@ TEST(RightSizingMeasured, PlanTakesTheRecommendedPointsCpuRate) {
   ASSERT_NE(fit_table, std::string::npos) << text.out;
   std::istringstream lines(text.out.substr(0, fit_table));
   for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 100u) << line;
-  fs::remove_all(dir);
 }
 
 TEST(RightSizingMeasured, PlanRefusesBadBenchResultsWithExitTwo) {
-  const fs::path dir = MeasuredTempDir("bad");
+  const testing::TempDir tmp;
+  const fs::path dir = tmp.path();
   std::ofstream(dir / "broken.json") << "{\n  \"format\": \"dfworker-bench\",\n  \"points\": [\n}\n";
   std::ofstream(dir / "foreign.json") << "{\"rows\": [], \"cheapest_row\": -1}";
   std::ofstream(dir / "other.json") << HandMadeBench("pipelines/default.yaml", 6000, 0.5).dump();
@@ -201,7 +194,6 @@ TEST(RightSizingMeasured, PlanRefusesBadBenchResultsWithExitTwo) {
     EXPECT_NE(r.out.find("dfworker plan: error: --cpu_rate_from"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(b.expected), std::string::npos) << r.out;
   }
-  fs::remove_all(dir);
 }
 
 TEST(RightSizingMeasured, PlanTakesTheMeasuredHandlerEfficiency) {
@@ -239,7 +231,8 @@ TEST(RightSizingMeasured, PlanTakesTheMeasuredHandlerEfficiency) {
             std::string::npos)
       << text.out;
 
-  const fs::path dir = MeasuredTempDir("eff");
+  const testing::TempDir tmp;
+  const fs::path dir = tmp.path();
   std::ofstream(dir / "broken.json") << "{\"format\": \"dfworker-gpu-efficiency\",";
   std::ofstream(dir / "unknown_gpu.json") << "{\"format\": \"dfworker-gpu-efficiency\", \"format_version\": 1, \"gpu\": "
                                              "\"nvidia-l5\", \"handlers\": [{\"handler\": \"SentenceEmbeddingHandler\", "
@@ -264,7 +257,6 @@ TEST(RightSizingMeasured, PlanTakesTheMeasuredHandlerEfficiency) {
     EXPECT_EQ(bad.exit_code, 2) << b.expected << "\n" << bad.out;
     EXPECT_NE(bad.out.find(b.expected), std::string::npos) << bad.out;
   }
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -62,10 +62,7 @@ std::vector<int> ProcessesThatWorked(const fs::path& job) {
 class RunEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dfw-e2e-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tmp_.path();
     const std::string model = std::string(DFW_SOURCE_DIR) + "/pipelines/models/breast_cancer_mlp";
     std::ofstream(dir_ / "p.yaml") << "pipeline:\n"
                                       "  type: chain\n"
@@ -91,7 +88,7 @@ class RunEndToEnd : public ::testing::Test {
                                       "      input: Classify.failed\n"
                                       "      config: {path: out/err, file_name_suffix: .jsonl}\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  dfw::testing::TempDir tmp_;
   fs::path dir_;
 };
 

@@ -29,12 +29,8 @@ const std::string kT4Mps =
 class RunSharedCopies : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dfw-shared-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tmp_.path();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // The default model over the good rows of its sample (clean.jsonl, so that only the device can
   // fail a bundle); `extra` goes into model_handler.config; errors dead-lettered when `dead_letter`.
@@ -76,6 +72,7 @@ class RunSharedCopies : public ::testing::Test {
     s << in.rdbuf();
     return s.str();
   }
+  dfw::testing::TempDir tmp_;
   fs::path dir_;
   int good_rows_ = 0;
 

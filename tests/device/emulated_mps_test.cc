@@ -27,15 +27,12 @@ using dfw::testing::kGiB;
 class EmulatedMpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dfw_mps_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    job_dir_ = tmpl;
+    job_dir_ = tmp_.path();
     options_.dirs = MpsDirsForJob(job_dir_);
     options_.max_clients_per_device = 4;
     options_.default_active_thread_percentage = 50;
     options_.default_pinned_mem_limit_bytes = 4 * kGiB;
   }
-  void TearDown() override { std::filesystem::remove_all(job_dir_); }
 
   std::unique_ptr<MpsController> StartDaemon() {
     Result<std::unique_ptr<MpsController>> c = MakeMpsController("emulated", options_);
@@ -45,6 +42,7 @@ class EmulatedMpsTest : public ::testing::Test {
     return std::move(*c);
   }
 
+  dfw::testing::TempDir tmp_;
   std::string job_dir_;
   MpsDaemonOptions options_;
 };

@@ -18,12 +18,9 @@ using dfw::testing::kMiB;
 class MemoryLedgerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dfw_ledger_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     path_ = LedgerPathForJob(dir_);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Forks a child that allocates `bytes` as "sdk-N", signals readiness through a pipe, then
   // sleeps until killed. Returns its pid.
@@ -46,6 +43,7 @@ class MemoryLedgerTest : public ::testing::Test {
     return pid;
   }
 
+  dfw::testing::TempDir tmp_;
   std::string dir_;
   std::string path_;
 };

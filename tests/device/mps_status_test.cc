@@ -18,11 +18,9 @@ using dfw::testing::kGiB;
 class MpsStatusTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dfw_status_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    job_dir_ = tmpl;
+    job_dir_ = tmp_.path();
   }
-  void TearDown() override { std::filesystem::remove_all(job_dir_); }
+  dfw::testing::TempDir tmp_;
   std::string job_dir_;
 };
 

@@ -26,9 +26,7 @@ using dfw::testing::ReadFile;
 class NvidiaMpsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dfw_nvmps_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    job_dir_ = tmpl;
+    job_dir_ = tmp_.path();
     options_.dirs = MpsDirsForJob(job_dir_);
     options_.control_program = std::string(DFW_SOURCE_DIR) + "/tests/device/testdata/fake-nvidia-cuda-mps-control";
     options_.default_active_thread_percentage = 50;
@@ -36,10 +34,10 @@ class NvidiaMpsTest : public ::testing::Test {
   }
   void TearDown() override {
     ::unsetenv("FAKE_MPS_FAIL_START");
-    std::filesystem::remove_all(job_dir_);
   }
   std::string Log() { return ReadFile(options_.dirs.log_dir + "/control.log"); }
 
+  dfw::testing::TempDir tmp_;
   std::string job_dir_;
   MpsDaemonOptions options_;
 };

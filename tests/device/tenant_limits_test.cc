@@ -23,9 +23,7 @@ using dfw::testing::kGiB;
 class TenantLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/dfw_tenant_dev_XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     path_ = LedgerPathForJob(dir_);
   }
   void TearDown() override {
@@ -33,7 +31,6 @@ class TenantLimitsTest : public ::testing::Test {
       ::kill(p, SIGKILL);
       ::waitpid(p, nullptr, 0);
     }
-    std::filesystem::remove_all(dir_);
   }
 
   // A child process of `tenant` that allocates `bytes` and then waits to be killed; returns its
@@ -70,6 +67,7 @@ class TenantLimitsTest : public ::testing::Test {
     return c;
   }
 
+  dfw::testing::TempDir tmp_;
   std::string dir_, path_;
   std::vector<pid_t> children_;
 };

@@ -10,6 +10,7 @@
 #include "dfw/inference/hf_pipeline_handler.h"
 #include "dfw/inference/model_handler.h"
 #include "hf_test_util.h"
+#include "test_util.h"
 
 namespace dfw::text_generation_plan_test {
 namespace {
@@ -73,14 +74,12 @@ TEST(TextGenerationPlan, WithTheWeightsPresentConfigOnlyKeepsTheFullCheck) {
   EXPECT_FALSE((*h)->EstimateWorkspace()->weights_absent);
   // Weights that disagree with the config (gemma's beside llama's config) fail with config_only too.
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("dfw_tgplan_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const dfw::testing::TempDir tmp;
+  const std::filesystem::path dir = tmp.path();
   for (const char* f : {"config.json", "tokenizer.json", "tokenizer_config.json"}) fs::copy_file(llama + "/" + f, dir / f);
   fs::copy_file(testing::HfDir() + "/decoders/gemma/model.safetensors", dir / "model.safetensors");
   EXPECT_FALSE(Handler(dir.string(), true).ok());
   EXPECT_FALSE(Handler(dir.string(), false).ok());
-  fs::remove_all(dir);
 }
 
 TEST(TextGenerationPlan, WorkPerRecordIsTwoFlopsPerParameterPerTokenPlusAttention) {

@@ -12,6 +12,7 @@
 
 #include "dfw/common/unix_socket.h"
 #include "dfw/job/line_channel.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
@@ -21,17 +22,14 @@ namespace fs = std::filesystem;
 class JobDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::temp_directory_path() / ("dfw_jobdir_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
-    fs::create_directories(base_);
+    base_ = tmp_.path();
     info_.job_id = "dfw-test";
     info_.bundles = {"0-5", "5-10"};
     info_.executor = "lines";
     info_.params = {{"input", "/x/in.txt"}};
     info_.heartbeat_ms = 50;
   }
-  void TearDown() override { fs::remove_all(base_); }
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   JobInfo info_;
 };

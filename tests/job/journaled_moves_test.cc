@@ -1,5 +1,6 @@
 // Finalize's journaled moves: redoable from any point, never losing a committed output.
 #include "dfw/job/journaled_moves.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,9 +18,7 @@ namespace fs = std::filesystem;
 class JournaledMoves : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = fs::temp_directory_path() / ("dfw_moves_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
+    base_ = tmp_.path();
     fs::create_directories(base_ / "committed");
     fs::create_directories(base_ / "out");
     for (int i = 0; i < 5; ++i) {
@@ -28,7 +27,6 @@ class JournaledMoves : public ::testing::Test {
       moves_.push_back({from, (base_ / "out" / ("part-0000" + std::to_string(i) + "-of-00005")).string()});
     }
   }
-  void TearDown() override { fs::remove_all(base_); }
   std::string Journal() const { return (base_ / "finalize.json").string(); }
   static std::string Read(const std::string& path) {
     std::ifstream in(path);
@@ -42,6 +40,7 @@ class JournaledMoves : public ::testing::Test {
       EXPECT_EQ(Read(moves_[i].to), "rows of bundle " + std::to_string(i) + "\n") << moves_[i].to;
     }
   }
+  dfw::testing::TempDir tmp_;
   fs::path base_;
   std::vector<FileMove> moves_;
 };

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "dfw/job/job_dir.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
@@ -14,13 +15,10 @@ namespace {
 class ManifestTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("dfw_manifest_" + std::to_string(::getpid()) + "_" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
+    dir_ = tmp_.path();
     path_ = (dir_ / "manifest.jsonl").string();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  dfw::testing::TempDir tmp_;
   std::filesystem::path dir_;
   std::string path_;
 };

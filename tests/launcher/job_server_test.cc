@@ -21,6 +21,7 @@
 #include "dfw/job/manifest.h"
 #include "dfw/job/protocol.h"
 #include "dfw/launcher/launcher.h"
+#include "test_util.h"
 
 namespace dfw::job_server_test {
 namespace {
@@ -44,14 +45,10 @@ std::string ValueAfter(const ProcessSpec& spec, const std::string& flag) {
 class JobServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dfw-js-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = tmp_.path();
   }
   void TearDown() override {
     for (std::thread& t : sdks_) t.join();
-    fs::remove_all(dir_);
   }
 
   LauncherOptions Options(std::vector<std::string> bundles, int processes) {
@@ -126,6 +123,7 @@ class JobServerTest : public ::testing::Test {
     return leases_;
   }
 
+  dfw::testing::TempDir tmp_;
   fs::path dir_;
   FakeProcessLauncher fake_;
   std::vector<std::thread> sdks_;  // joined in TearDown (RunLauncher has closed their sockets by then)

@@ -10,6 +10,7 @@
 #include "dfw/launcher/metrics_report.h"
 #include "dfw/report/svg.h"
 #include "report/html_check.h"
+#include "test_util.h"
 
 namespace dfw::report {
 namespace {
@@ -19,11 +20,8 @@ namespace fs = std::filesystem;
 class JobReportTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("dfw_report_test_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    root_ = tmp_.path();
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   static MetricsSnapshot Bundle(int64_t records, int64_t busy_ms) {
     MetricsSnapshot s;
@@ -69,6 +67,7 @@ class JobReportTest : public ::testing::Test {
     return root_.string();
   }
 
+  dfw::testing::TempDir tmp_;
   fs::path root_;
 };
 
