@@ -10,12 +10,14 @@
 
 #include "commands.h"
 #include "jinja_flags.h"
+#include "test_command.h"
 #include "dfw/catalog/catalog.h"
 #include "dfw/catalog/prices.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/job/job_dir.h"
 #include "dfw/options/parse.h"
+#include "dfw/python/python.h"
 #include "dfw/plan/catalog_plan.h"
 #include "dfw/report/bench_json.h"
 #include "dfw/validate/report.h"
@@ -227,6 +229,12 @@ int Plan(const PlanFlags& flags, const std::vector<std::string>& leftovers, std:
   auto catalog = Catalog::Locate(flags.catalog_dir);
   if (!catalog.ok()) return InvocationError("dfworker plan", "catalog: " + catalog.status().message());
   PipelineOptions options = ParsePipelineOptions(pipeline_args, *yaml, flags.pipeline_path);
+  // The user's Python, as `run` takes it: the pipeline's callables load in it below.
+  const std::string python_env = options.python_env ? options.python_env->value : std::string();
+  if (Status s = python::UseEnvironment(python_env); !s.ok()) return InvocationError("dfworker plan", s.message());
+  if (Status s = UsePipelineDependencies(*yaml, flags.pipeline_path, python_env); !s.ok()) {
+    return InvocationError("dfworker plan", s.message());
+  }
   // The launch check's loading half: the catalog-wide plan below replaces the one-worker plan.
   LaunchRequest launch;
   launch.pipeline_path = flags.pipeline_path;

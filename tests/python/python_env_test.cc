@@ -115,6 +115,12 @@ TEST(PythonEnv, AVenvsPackagesReachTheSdkProcesses) {
   auto tested = RunDfworker({"run", flag, "--dry_run", "--python_env=" + (dir / "nowhere")}, dir.path());
   EXPECT_EQ(tested.exit_code, 2) << tested.out;
   EXPECT_NE(tested.out.find("--python_env '" + (dir / "nowhere") + "' does not exist"), std::string::npos) << tested.out;
+  // `plan` loads the callables too, in the same Python: it checks the flag as `run` does.
+  auto planned = RunDfworker({"plan", flag, "--python_env=" + (dir / "nowhere")}, dir.path());
+  EXPECT_EQ(planned.exit_code, 2) << planned.out;
+  EXPECT_NE(planned.out.find("--python_env '" + (dir / "nowhere") + "' does not exist"), std::string::npos) << planned.out;
+  auto planned_in_venv = RunDfworker({"plan", block}, dir.path(), "DFW_CACHE_DIR=none");
+  EXPECT_EQ(planned_in_venv.exit_code, 0) << planned_in_venv.out;
 }
 
 }  // namespace dfw::python_env_test
