@@ -168,6 +168,18 @@ Status Loader::ParseLeafInputs(const YAML::Node& n, const Scope& scope, Leaf& ou
   };
   if (n.IsMap()) {
     if (n.size() == 0) return Err(n, "input: an empty mapping; name at least one transform");
+    if (n.size() > 1 && out.spec.config.type == kSqlType) {  // Beam: each tag is a table of the query
+      for (const auto& kv : n) {
+        const std::string tag = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        if (!IsIdentifier(tag)) return Err(kv.first, fmt::format("input: tag '{}' must be an identifier (letters, digits, _; not first a digit)", tag));
+        if (!kv.second.IsScalar()) return Err(kv.second, "input: '" + tag + "' must name one transform");
+        const auto& names = out.spec.config.input_names;
+        if (std::find(names.begin(), names.end(), tag) != names.end()) return Err(kv.first, "input: tag '" + tag + "' repeats");
+        out.spec.config.input_names.push_back(tag);
+        out.refs.push_back(ref(kv.second));
+      }
+      return Status::OK();
+    }
     if (n.size() > 1 && out.spec.config.type != "Flatten") {
       return Err(n, fmt::format("input: {} takes one input, not {} tags; name one transform (input: X), or a list "
                                 "of them to flatten", out.spec.config.type, n.size()));
@@ -268,8 +280,17 @@ Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const
       leaf.node = n;
       leaf.scope = out.scope;
       leaf.entry = out.entry;
-      leaf.refs = s.input < 0 ? out.refs : std::vector<RawRef>{RawRef{nullptr, "", -1, base + s.input, n}};
-      if (s.input < 0) leaf.windowing = out.windowing;
+      for (int from : s.inputs) {
+        if (from >= 0) {
+          leaf.refs.push_back(RawRef{nullptr, "", -1, base + from, n});
+        } else if (cfg.input_names.size() > 1) {  // one input of a mapping: its tag's reference
+          leaf.refs.push_back(out.refs[static_cast<std::size_t>(-1 - from)]);
+          leaf.windowing = out.windowing;
+        } else {
+          leaf.refs.insert(leaf.refs.end(), out.refs.begin(), out.refs.end());
+          leaf.windowing = out.windowing;
+        }
+      }
       leaves_.push_back(std::move(leaf));
     }
     if (!steps.empty()) {

@@ -170,6 +170,10 @@ Status SqlQuery::Run(const std::vector<std::vector<const Row*>>& inputs, std::ve
     ASSIGN_OR_RETURN(schema[t], SqlColumnsOf(inputs[t]));
     rows += static_cast<int64_t>(inputs[t].size());
   }
+  // The budget covers the whole run: loading the rows (the progress handler counts inserts too)
+  // and the query.
+  steps_ = 0;
+  budget_ = kSqlBaseBudget + kSqlBudgetPerRow * rows;
   if (!defined_ || schema != schema_) {
     RETURN_IF_ERROR(Define(schema));
   } else {
@@ -193,8 +197,6 @@ Status SqlQuery::Run(const std::vector<std::vector<const Row*>>& inputs, std::ve
       if (rc != SQLITE_DONE) return Error("reading a row");
     }
   }
-  steps_ = 0;
-  budget_ = kSqlBaseBudget + kSqlBudgetPerRow * rows;
   const int ncol = sqlite3_column_count(query_);
   std::vector<std::string> names(static_cast<std::size_t>(ncol));
   for (int c = 0; c < ncol; ++c) {

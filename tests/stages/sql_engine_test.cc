@@ -155,6 +155,15 @@ TEST(SqlQuery, ARunawayQueryStopsAtItsBudget) {
   EXPECT_THAT(out.status().message(), HasSubstr("ran past its budget"));
 }
 
+TEST(SqlQuery, TheBudgetGrowsWithTheRowsLoaded) {
+  std::vector<Row> rows;
+  for (int i = 0; i < 5000; ++i) rows.push_back(JsonRow({{"k", Value::Int(i % 3)}}));
+  Result<std::vector<Row>> out = RunQuery("SELECT count(*) AS n FROM PCOLLECTION", rows);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].ToJson(), R"({"n":5000})");
+}
+
 TEST(SqlQuery, StringsLongerThanTheLimitAreRefused) {
   Row plain = JsonRow({{"a", Value::Int(1)}});
   Result<std::vector<Row>> out = RunQuery("SELECT zeroblob(100000000) AS z FROM PCOLLECTION", {plain});

@@ -58,8 +58,9 @@ TEST(Sql, AGroupingQueryIsThreeStepsAroundCombinesShuffle) {
   EXPECT_EQ((*steps)[1].config.type, "Combine");
   EXPECT_EQ((*steps)[2].config.type, kSqlRunType);
   EXPECT_EQ((*steps)[2].config.name, "Sql");
-  EXPECT_EQ((*steps)[1].input, 0);
-  EXPECT_EQ((*steps)[2].input, 1);
+  EXPECT_EQ((*steps)[0].inputs, std::vector<int>{-1});
+  EXPECT_EQ((*steps)[1].inputs, std::vector<int>{0});
+  EXPECT_EQ((*steps)[2].inputs, std::vector<int>{1});
   // The steps in turn, the Combine's merge output made by hand: one row of every [input, row].
   Result<testing::Outputs> packed = RunSql((*steps)[0].config, SqlYamlRows());
   ASSERT_TRUE(packed.ok()) << packed.status().ToString();
@@ -73,6 +74,34 @@ TEST(Sql, AGroupingQueryIsThreeStepsAroundCombinesShuffle) {
   // A row-wise query has no steps; the stage made from a grouping query refuses to run per row.
   EXPECT_TRUE(SqlShuffleSteps(MakeConfig("Sql", "{query: 'SELECT a FROM PCOLLECTION'}"))->empty());
   EXPECT_EQ(testing::MakeStage(c).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(Sql, SeveralInputsAreTablesNamedByTheirTagsAndJoinInOnePlace) {
+  StageConfig c = MakeConfig("Sql", "{query: 'SELECT o.id, u.name FROM orders o JOIN users u ON o.uid = u.uid ORDER BY o.id'}");
+  c.input_names = {"orders", "users"};
+  Result<std::vector<SqlStep>> steps = SqlShuffleSteps(c);
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  ASSERT_EQ(steps->size(), 4u);  // a Pack per input, the Gather, the run
+  EXPECT_EQ((*steps)[0].config.name, "Sql/Pack[orders]");
+  EXPECT_EQ((*steps)[1].inputs, std::vector<int>{-2});
+  EXPECT_EQ((*steps)[2].inputs, (std::vector<int>{0, 1}));
+  EXPECT_TRUE((*steps)[3].config.input_names.empty());
+  List items;
+  RowBatch orders = {JsonRow({{"id", Value::Int(1)}, {"uid", Value::Int(7)}}), JsonRow({{"id", Value::Int(2)}, {"uid", Value::Int(8)}}),
+                     JsonRow({{"id", Value::Int(3)}, {"uid", Value::Int(7)}})};
+  RowBatch users = {JsonRow({{"uid", Value::Int(7)}, {"name", Value::String("ann")}})};
+  for (int k = 0; k < 2; ++k) {
+    Result<testing::Outputs> packed = RunSql((*steps)[static_cast<std::size_t>(k)].config, k == 0 ? orders : users);
+    ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+    for (const Row& p : packed->main) items.push_back(p.fields()[0].value);
+  }
+  Result<testing::Outputs> out = RunSql((*steps)[3].config, {JsonRow({{"__sql_items", Value::FromList(items)}})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // python3 sqlite3, the same tables and query: [(1, 'ann'), (3, 'ann')].
+  EXPECT_THAT(Json(out->main), ::testing::ElementsAre(R"({"id":1,"name":"ann"})", R"({"id":3,"name":"ann"})"));
+  // The tags are the only tables: PCOLLECTION is not one of them.
+  c.config = ConfigNodeFromYaml(YAML::Load("{query: 'SELECT * FROM PCOLLECTION'}"));
+  EXPECT_THAT(SqlShuffleSteps(c).status().message(), HasSubstr("no such table: PCOLLECTION"));
 }
 
 TEST(Sql, LoadErrorsNameTheQuerysPlace) {

@@ -7,7 +7,9 @@
 //   <name>/Pack    each row as one value, [input, row]               (Sql/pack)
 //   <name>/Gather  a Combine with group_by: [] collecting them all  (one key: one place, per window)
 //   <name>         the query over the gathered rows                  (Sql/run)
-// so the query runs once over every row of the job (of each window), in one process.
+// so the query runs once over every row of the job (of each window), in one process. A Sql over
+// several inputs (`input: {orders: A, users: B}`: the query reads tables `orders` and `users`, as
+// on Beam) always runs so, with one Pack per input.
 #pragma once
 
 #include <string>
@@ -30,8 +32,9 @@ bool IsInternalSqlType(std::string_view type);
 // the Sql) and where its inputs come from.
 struct SqlStep {
   StageConfig config;
-  // >= 0: the main output of that earlier step; -1: the Sql's own inputs (all of them).
-  int input = -1;
+  // Each >= 0: the main output of that earlier step; -1 - k: the Sql's input k (tag k of a
+  // mapping input; with one input, everything its `input:` names).
+  std::vector<int> inputs;
 };
 
 // The steps above for a Sql transform whose query needs every row; empty when it is row-wise (the
