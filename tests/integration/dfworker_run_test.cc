@@ -34,8 +34,6 @@ constexpr int kRecordsPerFile = 25;  // 1000 records in all
 class DfworkerRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');  // parameterised names contain '/'
     base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     for (int f = 0; f < kFiles; ++f) {

@@ -24,8 +24,6 @@ constexpr int kJoinOrders = 12000;
 class JoinRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');
     base_ = tmp_.path();
     fs::create_directories(base_ / "users");
     fs::create_directories(base_ / "orders");

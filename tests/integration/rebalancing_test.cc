@@ -22,8 +22,6 @@ using namespace dfw::testing;
 class Rebalancing : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');
     base_ = tmp_.path();
     fs::create_directories(base_ / "in");
     std::ofstream(base_ / "p.yaml") << "pipeline:\n"
