@@ -8,7 +8,7 @@
 4. No setenv/putenv/unsetenv in src/: a child's environment is stated when it is spawned
    (dfw/common/child_env.h), never by changing this process's.
 5. getenv outside the cli and common entry points only in the files of GETENV_ALLOWED, the
-   environment contracts the README's "Environment variables" table lists; a variable read there
+   environment contracts the "Environment variables" table of docs/environment.md lists; a variable read there
    must be in that table too.
 
 Prints each violation with file:line and exits 1 when there is any; exits 0 silently otherwise.
@@ -20,7 +20,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "src")
 
-# file -> the contract its getenv calls belong to (README "Environment variables").
+# file -> the contract its getenv calls belong to (docs/environment.md "Environment variables").
 GETENV_ALLOWED = {
     "src/catalog/catalog.cc": "DFW_CATALOG_DIR",
     "src/backend/registry.cc": "DFW_CUDA_BACKEND_PATH, DFW_CUDA_UNAVAILABLE",
@@ -95,8 +95,8 @@ def main():
     env_re = re.compile(r"(?<![\w.])(setenv|putenv|unsetenv|clearenv)\s*\(")
     getenv_re = re.compile(r"(?<![\w.])(getenv|secure_getenv)\s*\(")
     literal_re = re.compile(r'getenv\("([A-Z_]+)"\)')
-    readme = open(os.path.join(ROOT, "README.md"), errors="replace").read()
-    env_table = readme.split("## Environment variables", 1)[1].split("\n## ", 1)[0] if "## Environment variables" in readme else ""
+    env_doc = open(os.path.join(ROOT, "docs", "environment.md"), errors="replace").read()
+    env_table = env_doc.split("## Environment variables", 1)[1].split("\n## ", 1)[0] if "## Environment variables" in env_doc else ""
     for path in sources(SRC):
         rel = os.path.relpath(path, ROOT)
         for n, line in enumerate(open(path, errors="replace"), 1):
@@ -109,11 +109,11 @@ def main():
             top = rel.split(os.sep)[1] if rel.count(os.sep) >= 2 else ""
             if getenv_re.search(code) and top not in ("cli", "common") and rel not in GETENV_ALLOWED:
                 problems.append(f"{rel}:{n}: getenv outside the entry points; pass the value down (options, "
-                                f"RunnerOptions, StageConfig::run) or document the contract (README, "
+                                f"RunnerOptions, StageConfig::run) or document the contract (docs/environment.md, "
                                 f"GETENV_ALLOWED): {line.strip()}")
             for var in literal_re.findall(code):
                 if f"`{var}`" not in env_table and top not in ("common",):
-                    problems.append(f"{rel}:{n}: {var} is read but not in the README's \"Environment variables\" table")
+                    problems.append(f"{rel}:{n}: {var} is read but not in docs/environment.md's \"Environment variables\" table")
     for p in problems:
         print(p)
     return 1 if problems else 0

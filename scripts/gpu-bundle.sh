@@ -7,7 +7,7 @@
 #   bash scripts/gpu-bundle.sh            # configure + build (build-gpu-bundle/), collect into .gpu/
 #   bash scripts/gpu-bundle.sh --no-build # collect again from the existing build
 #   bash scripts/gpu-bundle.sh --check    # check an existing bundle here (see below)
-#   then, on the GPU machine: bash scripts/gpu-check.sh --bundle .gpu   (README.md, "GPU")
+#   then, on the GPU machine: bash scripts/gpu-check.sh --bundle .gpu   (docs/building.md, "GPU check")
 #
 # The build: -DDFW_WITH_CUDA=ON, CUDA code as sm_90 SASS + compute_90 PTX (H100/H200, compute
 # capability 9.0; PTX lets a newer chip JIT it), Release at -O2 without debug info, the DFW_TEST_*
