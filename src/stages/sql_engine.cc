@@ -68,6 +68,22 @@ Value SqlColumnValue(sqlite3_stmt* stmt, int i) {
   }
 }
 
+// True when `rows` make exactly `cols` again (SqlColumnsOf's result), or `cols` with NULLs where a
+// type was seen before — then the tables stay as they are (the common case: every row of a
+// source has the same fields), and nothing is allocated to tell.
+bool SqlRowsFit(const std::vector<const Row*>& rows, const std::vector<SqlColumn>& cols) {
+  for (const Row* row : rows) {
+    const std::vector<Field>& fields = row->fields();
+    if (fields.size() != cols.size()) return false;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      const Value& v = fields[i].value;
+      if (fields[i].name != cols[i].name || v.is_list() || v.is_row()) return false;
+      if (!v.is_null() && cols[i].type != SqlTypeOf(v)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Status SqlRowError(const std::string& where, const std::string& msg, const Row& element) {
@@ -107,7 +123,7 @@ SqlQuery::SqlQuery(sqlite3* db, std::string text, std::vector<std::string> table
 
 SqlQuery::~SqlQuery() {
   for (sqlite3_stmt* s : insert_) sqlite3_finalize(s);
-  for (sqlite3_stmt* s : clear_) sqlite3_finalize(s);
+  for (sqlite3_stmt* s : trim_) sqlite3_finalize(s);
   sqlite3_finalize(query_);
   sqlite3_close_v2(db_);
 }
@@ -129,34 +145,49 @@ Status SqlQuery::Error(std::string_view what) const {
 
 Status SqlQuery::Define(const std::vector<std::vector<SqlColumn>>& schema) {
   for (sqlite3_stmt* s : insert_) sqlite3_finalize(s);
-  for (sqlite3_stmt* s : clear_) sqlite3_finalize(s);
+  for (sqlite3_stmt* s : trim_) sqlite3_finalize(s);
   sqlite3_finalize(query_);
   insert_.assign(tables_.size(), nullptr);
-  clear_.assign(tables_.size(), nullptr);
+  trim_.assign(tables_.size(), nullptr);
+  loaded_.assign(tables_.size(), 0);
   query_ = nullptr;
   defined_ = false;
   for (std::size_t t = 0; t < tables_.size(); ++t) {
     const std::string name = QuoteSqlName(tables_[t]);
-    std::string cols, marks;
+    std::string cols, names = "rowid", marks = "?";
     for (const SqlColumn& c : schema[t]) {
       cols += fmt::format("{}{} {}", cols.empty() ? "" : ", ", QuoteSqlName(c.name), c.type);
-      marks += marks.empty() ? "?" : ", ?";
+      names += ", " + QuoteSqlName(c.name);
+      marks += ", ?";
     }
     if (cols.empty()) cols = "\"_\"";  // a table of rows with no fields
     const std::string ddl = fmt::format("DROP TABLE IF EXISTS {0}; CREATE TABLE {0} ({1})", name, cols);
     if (sqlite3_exec(db_, ddl.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
       return Error(fmt::format("input '{}'", tables_[t]));
     }
-    const std::string ins = marks.empty() ? fmt::format("INSERT INTO {} DEFAULT VALUES", name)
-                                          : fmt::format("INSERT INTO {} VALUES ({})", name, marks);
+    // Row i of a run is rowid i + 1, replacing the last run's; the rest of a longer run is trimmed.
+    const std::string ins = fmt::format("INSERT OR REPLACE INTO {} ({}) VALUES ({})", name, names, marks);
+    const std::string trim = fmt::format("DELETE FROM {} WHERE rowid > ?", name);
     if (sqlite3_prepare_v2(db_, ins.c_str(), -1, &insert_[t], nullptr) != SQLITE_OK ||
-        sqlite3_prepare_v2(db_, fmt::format("DELETE FROM {}", name).c_str(), -1, &clear_[t], nullptr) != SQLITE_OK) {
+        sqlite3_prepare_v2(db_, trim.c_str(), -1, &trim_[t], nullptr) != SQLITE_OK) {
       return Error(fmt::format("input '{}'", tables_[t]));
     }
   }
   Result<sqlite3_stmt*> q = PrepareUserQuery(db_, text_);
   if (!q.ok()) return q.status();
   query_ = *q;
+  const int ncol = sqlite3_column_count(query_);
+  names_.assign(static_cast<std::size_t>(ncol), "");
+  for (int c = 0; c < ncol; ++c) {
+    const char* name = sqlite3_column_name(query_, c);
+    names_[static_cast<std::size_t>(c)] = name ? name : fmt::format("EXPR${}", c);
+    for (int d = 0; d < c; ++d) {
+      if (names_[static_cast<std::size_t>(d)] == names_[static_cast<std::size_t>(c)]) {
+        return InvalidArgument(fmt::format("the query's result has two columns named '{}'; name them apart with AS",
+                                           names_[static_cast<std::size_t>(c)]));
+      }
+    }
+  }
   schema_ = schema;
   defined_ = true;
   return Status::OK();
@@ -164,56 +195,56 @@ Status SqlQuery::Define(const std::vector<std::vector<SqlColumn>>& schema) {
 
 Status SqlQuery::Run(const std::vector<std::vector<const Row*>>& inputs, std::vector<Row>& out) {
   if (inputs.size() != tables_.size()) return Internal("SQL query: input count differs from its tables");
-  std::vector<std::vector<SqlColumn>> schema(tables_.size());
   int64_t rows = 0;
+  bool fits = defined_;
   for (std::size_t t = 0; t < tables_.size(); ++t) {
-    ASSIGN_OR_RETURN(schema[t], SqlColumnsOf(inputs[t]));
     rows += static_cast<int64_t>(inputs[t].size());
+    fits = fits && SqlRowsFit(inputs[t], schema_[t]);
   }
   // The budget covers the whole run: loading the rows (the progress handler counts inserts too)
   // and the query.
   steps_ = 0;
   budget_ = kSqlBaseBudget + kSqlBudgetPerRow * rows;
-  if (!defined_ || schema != schema_) {
-    RETURN_IF_ERROR(Define(schema));
-  } else {
-    for (sqlite3_stmt* clear : clear_) {
-      if (sqlite3_step(clear) != SQLITE_DONE) return Error("clearing the input");
-      sqlite3_reset(clear);
+  if (!fits) {
+    std::vector<std::vector<SqlColumn>> schema(tables_.size());
+    for (std::size_t t = 0; t < tables_.size(); ++t) {
+      ASSIGN_OR_RETURN(schema[t], SqlColumnsOf(inputs[t]));
     }
+    if (!defined_ || schema != schema_) RETURN_IF_ERROR(Define(schema));
   }
   for (std::size_t t = 0; t < tables_.size(); ++t) {
     sqlite3_stmt* ins = insert_[t];
+    int64_t rowid = 0;
     for (const Row* row : inputs[t]) {
+      sqlite3_bind_int64(ins, 1, ++rowid);
+      const std::vector<Field>& fields = row->fields();
       for (std::size_t c = 0; c < schema_[t].size(); ++c) {
         static const Value kMissing;
-        const Value* v = row->Find(schema_[t][c].name);
+        // The row's own fields in the table's order when they are (SqlRowsFit), else by name.
+        const Value* v = c < fields.size() && fields[c].name == schema_[t][c].name ? &fields[c].value
+                                                                                   : row->Find(schema_[t][c].name);
         // Bound without a copy (SQLITE_STATIC): the row's own value, alive until the step below.
-        if (SqlBind(ins, static_cast<int>(c) + 1, v != nullptr ? *v : kMissing) != SQLITE_OK) return Error("reading a row");
+        if (SqlBind(ins, static_cast<int>(c) + 2, v != nullptr ? *v : kMissing) != SQLITE_OK) return Error("reading a row");
       }
       const int rc = sqlite3_step(ins);
       sqlite3_reset(ins);
       sqlite3_clear_bindings(ins);
       if (rc != SQLITE_DONE) return Error("reading a row");
     }
-  }
-  const int ncol = sqlite3_column_count(query_);
-  std::vector<std::string> names(static_cast<std::size_t>(ncol));
-  for (int c = 0; c < ncol; ++c) {
-    const char* name = sqlite3_column_name(query_, c);
-    names[static_cast<std::size_t>(c)] = name ? name : fmt::format("EXPR${}", c);
-    for (int d = 0; d < c; ++d) {
-      if (names[static_cast<std::size_t>(d)] == names[static_cast<std::size_t>(c)]) {
-        return InvalidArgument(fmt::format("the query's result has two columns named '{}'; name them apart with AS",
-                                           names[static_cast<std::size_t>(c)]));
-      }
+    if (loaded_[t] > rowid) {
+      sqlite3_bind_int64(trim_[t], 1, rowid);
+      const int rc = sqlite3_step(trim_[t]);
+      sqlite3_reset(trim_[t]);
+      if (rc != SQLITE_DONE) return Error("clearing the input");
     }
+    loaded_[t] = rowid;
   }
+  const int ncol = static_cast<int>(names_.size());
   int rc;
   while ((rc = sqlite3_step(query_)) == SQLITE_ROW) {
     Row& r = out.emplace_back();
     r.Reserve(static_cast<std::size_t>(ncol));
-    for (int c = 0; c < ncol; ++c) r.Append(names[static_cast<std::size_t>(c)], SqlColumnValue(query_, c));
+    for (int c = 0; c < ncol; ++c) r.Append(names_[static_cast<std::size_t>(c)], SqlColumnValue(query_, c));
   }
   Status st = rc == SQLITE_DONE ? Status::OK() : Error("running the query");
   sqlite3_reset(query_);

@@ -106,8 +106,10 @@ class SqlQuery {
   std::string text_;
   std::vector<std::string> tables_;
   std::vector<std::vector<SqlColumn>> schema_;  // the tables as now defined
-  std::vector<sqlite3_stmt*> insert_;           // per table
-  std::vector<sqlite3_stmt*> clear_;            // per table
+  std::vector<sqlite3_stmt*> insert_;           // per table: INSERT OR REPLACE by rowid
+  std::vector<sqlite3_stmt*> trim_;             // per table: DELETE the rows past a rowid
+  std::vector<int64_t> loaded_;                 // per table: rows now in it (rowids 1..n)
+  std::vector<std::string> names_;              // the query's result columns
   sqlite3_stmt* query_ = nullptr;
   bool defined_ = false;
   int64_t steps_ = 0;   // progress callbacks in this Run

@@ -183,6 +183,13 @@ TEST(SqlQuery, OneConnectionFollowsRowsWhoseColumnsChange) {
   ASSERT_EQ(out.size(), 3u);  // one row each: the table was emptied between runs
   EXPECT_EQ(out[1].ToJson(), R"({"a":2})");
   EXPECT_EQ(out[2].ToJson(), R"({"b":"x","a":0.5})");
+  // Three rows, then one (with a NULL where a string was): the second run sees only its own row.
+  const Row third = JsonRow({{"b", Value()}, {"a", Value::Float(1.5)}});
+  out.clear();
+  ASSERT_TRUE((*q)->Run({{&other, &other, &other}}, out).ok());
+  ASSERT_TRUE((*q)->Run({{&third}}, out).ok());
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[3].ToJson(), R"({"b":null,"a":1.5})");
 }
 
 }  // namespace sql_engine_test
