@@ -18,6 +18,24 @@ class Compiled final : public CompiledExpression {
     return std::move(out.owned);
   }
 
+  // Each row's result is built in its place in `out` (no Result<Value> temporary moved in).
+  void EvaluateBatch(const Row* rows, std::size_t n, std::vector<Result<Value>>& out) const override {
+    out.clear();
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      expr::EvalContext ctx{rows[i]};
+      expr::Slot slot;
+      Status s = expr::Evaluate(program_, program_.root, ctx, slot);
+      if (!s.ok()) {
+        out.emplace_back(std::move(s));
+      } else if (slot.ref != nullptr) {
+        out.emplace_back(*slot.ref);
+      } else {
+        out.emplace_back(std::move(slot.owned));
+      }
+    }
+  }
+
   const std::vector<std::string>& referenced_fields() const override { return program_.fields; }
   const std::string& source() const override { return program_.source; }
 

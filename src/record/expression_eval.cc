@@ -93,7 +93,19 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       Slot a, b;
       RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, a));
       RETURN_IF_ERROR(Evaluate(p, n.kids[1], ctx, b));
-      return SetResult(BinaryOp(n.op, a.get(), b.get(), ctx), out);
+      // + - * of two floats, or of a float and an int: IEEE arithmetic, no error possible, the
+      // same double BinaryOp computes (an int operand converts exactly as FloatOf does).
+      const Value& x = a.get();
+      const Value& y = b.get();
+      if ((n.op == Op::kAdd || n.op == Op::kSub || n.op == Op::kMul) &&
+          ((x.is_float() && (y.is_float() || y.is_int())) || (x.is_int() && y.is_float()))) {
+        const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
+        const double v = y.is_float() ? y.as_float() : static_cast<double>(y.as_int());
+        out.ref = nullptr;
+        out.owned.AssignFloat(n.op == Op::kAdd ? u + v : n.op == Op::kSub ? u - v : u * v);
+        return Status::OK();
+      }
+      return SetResult(BinaryOp(n.op, x, y, ctx), out);
     }
     case NodeKind::kAnd:
     case NodeKind::kOr: {
@@ -108,6 +120,34 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
     case NodeKind::kCompare: {
       Slot left, right;
       RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, left));
+      if (n.ops.size() == 1) {  // one comparison of two floats (or float and small int): no Result
+        RETURN_IF_ERROR(Evaluate(p, n.kids[1], ctx, right));
+        const Value& x = left.get();
+        const Value& y = right.get();
+        const bool floats = (x.is_float() && (y.is_float() || (y.is_int() && y.as_int() >= -(int64_t{1} << 53) &&
+                                                                 y.as_int() <= (int64_t{1} << 53)))) ||
+                            (y.is_float() && x.is_int() && x.as_int() >= -(int64_t{1} << 53) && x.as_int() <= (int64_t{1} << 53));
+        if (floats && n.ops[0] >= Op::kEq && n.ops[0] <= Op::kGe) {
+          const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
+          const double v = y.is_float() ? y.as_float() : static_cast<double>(y.as_int());
+          bool r = false;
+          switch (n.ops[0]) {
+            case Op::kEq: r = u == v; break;
+            case Op::kNe: r = u != v; break;
+            case Op::kLt: r = u < v; break;
+            case Op::kLe: r = u <= v; break;
+            case Op::kGt: r = u > v; break;
+            default: r = u >= v; break;
+          }
+          out.ref = nullptr;
+          out.owned.AssignBool(r);
+          return Status::OK();
+        }
+        Result<bool> r = CompareOp(n.ops[0], x, y);
+        if (!r.ok()) return r.status();
+        out.Set(Value::Bool(*r));
+        return Status::OK();
+      }
       for (std::size_t i = 0; i < n.ops.size(); ++i) {
         RETURN_IF_ERROR(Evaluate(p, n.kids[i + 1], ctx, right));
         Result<bool> r = CompareOp(n.ops[i], left.get(), right.get());
