@@ -131,12 +131,15 @@ TEST(SqlFilter, KeepsRowsAsBeamsFilterYaml) {
 
 TEST(SqlFilter, ARowSQLCannotReadGoesToTheErrorOutput) {
   StageConfig c = MakeConfig("Filter", "{language: sql, keep: 'b > 1'}", "errors");
-  RowBatch rows = {JsonRow({{"b", Value::Int(2)}}), JsonRow({{"b", Value::FromList({Value::Int(1)})}})};
+  RowBatch rows = {JsonRow({{"b", Value::Int(2)}}), JsonRow({{"b", Value::FromList({Value::Int(1)})}}),
+                   JsonRow({{"c", Value::Int(5)}}), JsonRow({{"b", Value::Int(0)}})};
   Result<testing::Outputs> out = RunSql(c, std::move(rows));
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->main.size(), 1u);
-  ASSERT_EQ(out->errors.size(), 1u);
+  EXPECT_EQ(out->filtered, 1);
+  ASSERT_EQ(out->errors.size(), 2u);
   EXPECT_THAT(out->errors[0].Find("msg")->as_string(), HasSubstr("field 'b' is a list"));
+  EXPECT_THAT(out->errors[1].Find("msg")->as_string(), HasSubstr("no such column: b"));
 }
 
 TEST(SqlFilter, AnAggregateIsRefusedAtLoad) {
