@@ -96,7 +96,7 @@ TEST(Transforms, BadConfigsAreLoadErrors) {
       {"MapToFields", "{fields: {b: {path: f.txt, name: fn}}, language: python}", "File \"f.txt\" is not a valid .py file."},
       {"MapToFields", "{fields: {b: {path: no/such.py, name: fn}}, language: python}", "no/such.py"},
       {"MapToFields", "{fields: {b: {path: no/such.py}}, language: python}", "needs both 'path'"},
-      {"MapToFields", "{fields: {b: a}, language: sql}", "language 'sql' is valid Beam YAML"},
+      {"MapToFields", "{fields: {b: 'a +'}, language: sql}", "fields.b: near \")\": syntax error"},
       {"MapToFields", "{fields: {b: a}, language: cobol}", "unknown language 'cobol'"},
       {"Filter", "{}", "config 'keep' is required"},
       {"Explode", "{fields: [a, b]}", "cross_product must be specified"},
