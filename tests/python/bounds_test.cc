@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 
 #include "cli/cli_test_util.h"
 #include "test_util.h"
@@ -101,47 +102,66 @@ TEST(PythonBounds, DeeplyNestedJinjaVariablesAreExitTwo) {
   ExpectExit2With(RunDfworker({"run", p, "--dry_run", "--jinja_variables=" + deep}), "--jinja_variables: nested too deeply");
 }
 
-TEST(PythonBounds, InSdkProcessesRunawayRowsAreTheirRowsErrors) {
-  // A real run: the SDK processes load CPython themselves; a row whose callable recurses without
-  // end or builds past the heap cap goes to the error output with the reason, the others through.
-  TempDir dir("dfw-pybounds");
-  const std::string p = dir.Write(
-      "p.yaml",
-      "pipeline:\n"
-      "  type: chain\n"
-      "  transforms:\n"
-      "    - type: Create\n"
-      "      config: {elements: [{a: 1}, {a: 2}, {a: 3}]}\n"
-      "    - type: MapToFields\n"
-      "      name: Udf\n"
-      "      config:\n"
-      "        language: python\n"
-      "        error_handling: {output: bad}\n"
-      "        fields:\n"
-      "          b:\n"
-      "            callable: |\n"
-      "              def deep(n):\n"
-      "                  return deep(n + 1)\n"
-      "              def f(row):\n"
-      "                  if row.a == 1:\n"
-      "                      return deep(0)\n"
-      "                  if row.a == 2:\n"
-      "                      return len('x' * (1 << 40))\n"
-      "                  return row.a * 10\n"
-      "  sink:\n"
-      "    type: WriteToJson\n"
-      "    config: {path: \"" + dir.path() + "/out/good\", file_name_suffix: .jsonl}\n"
-      "  extra_transforms:\n"
-      "    - type: WriteToJson\n"
-      "      input: Udf.bad\n"
-      "      config: {path: \"" + dir.path() + "/out/bad\", file_name_suffix: .jsonl}\n");
-  auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job"});
-  ASSERT_EQ(o.exit_code, 0) << o.out;
+// Create {a: 1..3} -> MapToFields 'Udf' (b: `callable`, its lines indented as given, with
+// error_handling) -> WriteToJson out/good, and Udf's error output -> WriteToJson out/bad.
+std::string ErrorOutputPipeline(const TempDir& dir, const std::string& callable) {
+  std::string body;
+  std::size_t at = 0;
+  while (at < callable.size()) {
+    std::size_t end = callable.find('\n', at);
+    if (end == std::string::npos) end = callable.size();
+    body += "              " + callable.substr(at, end - at) + "\n";
+    at = end + 1;
+  }
+  return "pipeline:\n"
+         "  type: chain\n"
+         "  transforms:\n"
+         "    - type: Create\n"
+         "      config: {elements: [{a: 1}, {a: 2}, {a: 3}]}\n"
+         "    - type: MapToFields\n"
+         "      name: Udf\n"
+         "      config:\n"
+         "        language: python\n"
+         "        error_handling: {output: bad}\n"
+         "        fields:\n"
+         "          b:\n"
+         "            callable: |\n" +
+         body +
+         "  sink:\n"
+         "    type: WriteToJson\n"
+         "    config: {path: \"" + dir.path() + "/out/good\", file_name_suffix: .jsonl}\n"
+         "  extra_transforms:\n"
+         "    - type: WriteToJson\n"
+         "      input: Udf.bad\n"
+         "      config: {path: \"" + dir.path() + "/out/bad\", file_name_suffix: .jsonl}\n";
+}
+
+// The rows ErrorOutputPipeline wrote: {good, bad}, each the files' text joined.
+std::pair<std::string, std::string> GoodAndBad(const TempDir& dir) {
   std::string good, bad;
   for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/out")) {
     const std::string name = e.path().filename().string();
     (name.rfind("good", 0) == 0 ? good : bad) += dfw::testing::ReadFile(e.path().string());
   }
+  return {good, bad};
+}
+
+TEST(PythonBounds, InSdkProcessesRunawayRowsAreTheirRowsErrors) {
+  // A real run: the SDK processes load CPython themselves; a row whose callable recurses without
+  // end or builds past the heap cap goes to the error output with the reason, the others through.
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml", ErrorOutputPipeline(dir,
+                                                                "def deep(n):\n"
+                                                                "    return deep(n + 1)\n"
+                                                                "def f(row):\n"
+                                                                "    if row.a == 1:\n"
+                                                                "        return deep(0)\n"
+                                                                "    if row.a == 2:\n"
+                                                                "        return len('x' * (1 << 40))\n"
+                                                                "    return row.a * 10"));
+  auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job"});
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  const auto [good, bad] = GoodAndBad(dir);
   EXPECT_NE(good.find("\"b\":30"), std::string::npos) << good;
   EXPECT_NE(bad.find("RecursionError: maximum recursion depth exceeded"), std::string::npos) << bad;
   EXPECT_NE(bad.find("MemoryError"), std::string::npos) << bad;
@@ -151,40 +171,15 @@ TEST(PythonBounds, ARowPastThePerRowTimeLimitIsItsRowsError) {
   // --python_row_timeout: the row stuck in its callable fails with TimeoutError and goes to the
   // error output; the rows before and after it (in the same batch) go through.
   TempDir dir("dfw-pybounds");
-  const std::string p = dir.Write(
-      "p.yaml",
-      "pipeline:\n"
-      "  type: chain\n"
-      "  transforms:\n"
-      "    - type: Create\n"
-      "      config: {elements: [{a: 1}, {a: 2}, {a: 3}]}\n"
-      "    - type: MapToFields\n"
-      "      name: Udf\n"
-      "      config:\n"
-      "        language: python\n"
-      "        error_handling: {output: bad}\n"
-      "        fields:\n"
-      "          b:\n"
-      "            callable: |\n"
-      "              def f(row):\n"
-      "                  while row.a == 2:\n"
-      "                      pass\n"
-      "                  return row.a * 10\n"
-      "  sink:\n"
-      "    type: WriteToJson\n"
-      "    config: {path: \"" + dir.path() + "/out/good\", file_name_suffix: .jsonl}\n"
-      "  extra_transforms:\n"
-      "    - type: WriteToJson\n"
-      "      input: Udf.bad\n"
-      "      config: {path: \"" + dir.path() + "/out/bad\", file_name_suffix: .jsonl}\n");
+  const std::string p = dir.Write("p.yaml", ErrorOutputPipeline(dir,
+                                                                "def f(row):\n"
+                                                                "    while row.a == 2:\n"
+                                                                "        pass\n"
+                                                                "    return row.a * 10"));
   auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job", "--python_row_timeout=1",
                         "--machine_type=n1-standard-2"});
   ASSERT_EQ(o.exit_code, 0) << o.out;
-  std::string good, bad;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path() + "/out")) {
-    const std::string name = e.path().filename().string();
-    (name.rfind("good", 0) == 0 ? good : bad) += dfw::testing::ReadFile(e.path().string());
-  }
+  const auto [good, bad] = GoodAndBad(dir);
   EXPECT_NE(good.find("\"b\":10"), std::string::npos) << good;
   EXPECT_NE(good.find("\"b\":30"), std::string::npos) << good;
   EXPECT_NE(bad.find("TimeoutError: the callable ran past the per-row time limit of 1000 ms"), std::string::npos) << bad;
