@@ -16,7 +16,7 @@ struct HfCacheEnv {
   std::string hf_home;       // $HF_HOME
   std::string home;          // $HOME
 };
-// This process's HF_HUB_CACHE, HF_HOME and HOME (README "Environment variables").
+// This process's HF_HUB_CACHE, HF_HOME and HOME (docs/environment.md).
 HfCacheEnv HfCacheEnvFromProcess();
 
 // The model directory for `model`. A missing model is kInvalidArgument naming every place looked
