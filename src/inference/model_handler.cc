@@ -1,4 +1,5 @@
-// Shared option checks and the table of handler types (the one place that knows which exist).
+// Shared option checks and the table of handler types: it starts from the built-in list
+// (builtin_handlers.cc, the one place that knows which handlers exist) and takes registrations.
 #include "dfw/inference/model_handler.h"
 
 #include <algorithm>
@@ -7,11 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "builtin_handlers.h"
 #include "dfw/backend/registry.h"
 #include "dfw/common/strings.h"
-#include "dfw/inference/hf_pipeline_handler.h"
-#include "dfw/inference/mlp_handler.h"
-#include "dfw/inference/sentence_embedding_handler.h"
 
 namespace dfw {
 
@@ -19,11 +18,7 @@ namespace {
 
 struct HandlerTable {
   std::mutex mu;
-  std::vector<ModelHandlerTypeInfo> types = {
-      {std::string(kMlpHandlerType), {"dtype"}, MakeMlpModelHandler},
-      {std::string(kSentenceEmbeddingHandlerType), SentenceEmbeddingHandlerKeys(), MakeSentenceEmbeddingHandler},
-      {std::string(kHfPipelineHandlerType), HfPipelineHandlerKeys(), MakeHfPipelineHandler},
-  };
+  std::vector<ModelHandlerTypeInfo> types = BuiltinModelHandlerTypes();
 };
 
 HandlerTable& Table() {

@@ -199,7 +199,8 @@ class ModelHandler {
 // key, the value and what is allowed.
 Status ValidateModelHandlerOptions(const ModelHandlerOptions& options);
 
-// One entry per handler type; the table lives in src/inference/model_handler.cc (one line each).
+// One entry per handler type; the built-in ones are listed in src/inference/builtin_handlers.cc
+// (one line each).
 struct ModelHandlerTypeInfo {
   std::string type;                     // as written in YAML: model_handler.type
   std::vector<std::string> extra_keys;  // handler-specific config keys allowed in `extra`
