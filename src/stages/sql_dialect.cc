@@ -174,13 +174,69 @@ bool SqlLooksBoolean(std::string_view e) {
     }
     if (parens == 0 && cases == 0 && (c == '=' || c == '<' || c == '>' || (c == '!' && i + 1 < e.size() && e[i + 1] == '='))) {
       const bool shift = i + 1 < e.size() && (c == '<' || c == '>') && e[i + 1] == c;
-      if (!shift) return true;
+      const bool arrow = c == '>' && i > 0 && e[i - 1] == '-';  // SQLite's JSON -> and ->>
+      if (!shift && !arrow) return true;
       i += 2;
       continue;
     }
     ++i;
   }
   return false;
+}
+
+std::vector<bool> SqlSelectBooleans(std::string_view q) {
+  static const char* const kEnds[] = {"FROM", "WHERE", "GROUP", "HAVING", "WINDOW", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT"};
+  std::vector<bool> out;
+  int parens = 0, cases = 0;
+  std::size_t item = std::string_view::npos;  // where the select list's current item starts
+  auto close_item = [&](std::size_t end) {
+    std::string_view text = q.substr(item, end - item);
+    const std::size_t last = text.find_last_not_of(" \t\n");
+    if (last == std::string_view::npos || text[last] == '*') return false;  // `*` or `t.*`: columns unknown here
+    out.push_back(SqlLooksBoolean(text));
+    return true;
+  };
+  for (std::size_t i = 0; i < q.size();) {
+    const char c = q[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      std::size_t j = i + 1;
+      while (j < q.size() && !(q[j] == c && (j + 1 >= q.size() || q[j + 1] != c))) j += q[j] == c ? 2 : 1;
+      i = j + 1;
+      continue;
+    }
+    if (SqlWordStart(c)) {
+      std::size_t j = i;
+      while (j < q.size() && SqlWordChar(q[j])) ++j;
+      const std::string w = SqlUpper(q.substr(i, j - i));
+      cases += w == "CASE" ? 1 : (w == "END" && cases > 0 ? -1 : 0);
+      if (parens == 0 && cases == 0) {
+        if (item == std::string_view::npos && w == "SELECT") {
+          item = j;
+          std::size_t k = j;  // DISTINCT / ALL belong to SELECT, not to the first item
+          while (k < q.size() && std::isspace(static_cast<unsigned char>(q[k]))) ++k;
+          std::size_t e = k;
+          while (e < q.size() && SqlWordChar(q[e])) ++e;
+          const std::string next = SqlUpper(q.substr(k, e - k));
+          if (next == "DISTINCT" || next == "ALL") item = j = e;
+        } else if (item != std::string_view::npos) {
+          for (const char* end : kEnds) {
+            if (w == end) return close_item(i) ? out : std::vector<bool>{};
+          }
+        }
+      }
+      i = j;
+      continue;
+    }
+    if (c == '(') ++parens;
+    if (c == ')') --parens;
+    if (c == ',' && parens == 0 && cases == 0 && item != std::string_view::npos) {
+      if (!close_item(i)) return {};
+      item = i + 1;
+    }
+    ++i;
+  }
+  if (item == std::string_view::npos || !close_item(q.size())) return {};
+  return out;
 }
 
 }  // namespace dfw::stages_internal

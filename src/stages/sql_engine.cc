@@ -45,13 +45,13 @@ int SqlBind(sqlite3_stmt* stmt, int i, const Value& v) {
   }
 }
 
-Value SqlColumnValue(sqlite3_stmt* stmt, int i) {
+Value SqlColumnValue(sqlite3_stmt* stmt, int i, bool as_bool) {
   const char* decl = sqlite3_column_decltype(stmt, i);
   const std::string_view type = decl ? decl : "";
   switch (sqlite3_column_type(stmt, i)) {
     case SQLITE_INTEGER: {
       const int64_t x = sqlite3_column_int64(stmt, i);
-      if (type == "BOOLEAN") return Value::Bool(x != 0);
+      if (type == "BOOLEAN" || as_bool) return Value::Bool(x != 0);
       if (type == "TIMESTAMP") return Value::Timestamp(x);
       return Value::Int(x);
     }
@@ -117,7 +117,7 @@ Result<std::unique_ptr<SqlQuery>> SqlQuery::Make(std::string sqlite_text, std::v
 }
 
 SqlQuery::SqlQuery(sqlite3* db, std::string text, std::vector<std::string> tables)
-    : db_(db), text_(std::move(text)), tables_(std::move(tables)) {
+    : db_(db), text_(std::move(text)), tables_(std::move(tables)), booleans_(SqlSelectBooleans(text_)) {
   sqlite3_progress_handler(db_, kSqlStepsPerCallback, &SqlQuery::OnProgress, this);
 }
 
@@ -188,6 +188,8 @@ Status SqlQuery::Define(const std::vector<std::vector<SqlColumn>>& schema) {
       }
     }
   }
+  // A comparison or logic in the select list is BOOLEAN in Calcite; SQLite computes 0/1.
+  as_bool_ = booleans_.size() == names_.size() ? booleans_ : std::vector<bool>(names_.size(), false);
   schema_ = schema;
   defined_ = true;
   return Status::OK();
@@ -244,7 +246,7 @@ Status SqlQuery::Run(const std::vector<std::vector<const Row*>>& inputs, std::ve
   while ((rc = sqlite3_step(query_)) == SQLITE_ROW) {
     Row& r = out.emplace_back();
     r.Reserve(static_cast<std::size_t>(ncol));
-    for (int c = 0; c < ncol; ++c) r.Append(names_[static_cast<std::size_t>(c)], SqlColumnValue(query_, c));
+    for (int c = 0; c < ncol; ++c) r.Append(names_[static_cast<std::size_t>(c)], SqlColumnValue(query_, c, as_bool_[static_cast<std::size_t>(c)]));
   }
   Status st = rc == SQLITE_DONE ? Status::OK() : Error("running the query");
   sqlite3_reset(query_);

@@ -41,6 +41,10 @@ Result<SqlText> TranslateSql(std::string_view query);
 // computes these as 1/0; Calcite's type is BOOLEAN, which MapToFields gives back.
 bool SqlLooksBoolean(std::string_view expr);
 
+// SqlLooksBoolean of each item of the query's (first, outermost) select list, in order; empty
+// when the list is not known from the text (a `*`, no SELECT).
+std::vector<bool> SqlSelectBooleans(std::string_view query);
+
 // What rows a query needs.
 enum class SqlShape {
   kRowWise,     // one row in, its result rows out: runs per row wherever the row is
@@ -110,6 +114,8 @@ class SqlQuery {
   std::vector<sqlite3_stmt*> trim_;             // per table: DELETE the rows past a rowid
   std::vector<int64_t> loaded_;                 // per table: rows now in it (rowids 1..n)
   std::vector<std::string> names_;              // the query's result columns
+  std::vector<bool> booleans_;                  // SqlSelectBooleans of the text
+  std::vector<bool> as_bool_;                   // per result column: 0/1 given back as bool
   sqlite3_stmt* query_ = nullptr;
   bool defined_ = false;
   int64_t steps_ = 0;   // progress callbacks in this Run

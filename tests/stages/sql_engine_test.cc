@@ -95,6 +95,16 @@ TEST(SqlLooksBoolean, ComparisonsAndLogicAtTheTopLevelOnly) {
   EXPECT_FALSE(SqlLooksBoolean("b << 2"));
 }
 
+TEST(SqlSelectBooleans, EachSelectListItemOfTheOutermostSelect) {
+  EXPECT_EQ(SqlSelectBooleans("SELECT a, b > 1 AS big, count(*) FROM t GROUP BY a"), (std::vector<bool>{false, true, false}));
+  EXPECT_EQ(SqlSelectBooleans("SELECT DISTINCT (a = 'x'), CASE WHEN b > 1 THEN 1 END FROM t"), (std::vector<bool>{true, false}));
+  EXPECT_EQ(SqlSelectBooleans("WITH c AS (SELECT b > 1 AS x FROM t) SELECT x, x IS NULL FROM c"), (std::vector<bool>{false, true}));
+  EXPECT_EQ(SqlSelectBooleans("SELECT f(a, b) <> 0, 'a, b' FROM t"), (std::vector<bool>{true, false}));
+  EXPECT_TRUE(SqlSelectBooleans("SELECT * FROM t").empty());
+  EXPECT_TRUE(SqlSelectBooleans("SELECT t.*, a > 1 FROM t").empty());
+  EXPECT_TRUE(SqlSelectBooleans("VALUES (1)").empty());
+}
+
 Result<std::vector<Row>> RunQuery(const std::string& query, const std::vector<Row>& rows) {
   ASSIGN_OR_RETURN(SqlText text, TranslateSql(query));
   ASSIGN_OR_RETURN(std::unique_ptr<SqlQuery> q, SqlQuery::Make(text.sqlite, {kSqlInputTable}));
@@ -116,6 +126,15 @@ TEST(SqlQuery, GroupsAsBeamsSqlYamlDoes) {
   ASSERT_EQ(out->size(), 2u);
   EXPECT_EQ((*out)[0].ToJson(), R"({"a":"x","s":6})");
   EXPECT_EQ((*out)[1].ToJson(), R"({"a":"y","s":10})");
+}
+
+TEST(SqlQuery, ComparisonsInTheSelectListComeBackAsBooleans) {
+  // python3 sqlite3 gives (1, 0, 2) for the three columns; Calcite types the first two BOOLEAN.
+  std::vector<Row> rows = {JsonRow({{"b", Value::Int(2)}})};
+  Result<std::vector<Row>> out = RunQuery("SELECT b > 1 AS big, NOT (b > 1) AS small, b FROM PCOLLECTION", rows);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].ToJson(), R"({"big":true,"small":false,"b":2})");
 }
 
 TEST(SqlQuery, ValuesKeepTheirTypesBothWays) {
