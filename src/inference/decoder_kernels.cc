@@ -12,7 +12,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "dfw/inference/mlp_handler.h"  // BFloat16ToFloat
+#include "dtype_convert.h"
 
 namespace dfw::decoder_kernels {
 namespace {

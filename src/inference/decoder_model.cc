@@ -8,8 +8,8 @@
 #include <numbers>
 
 #include "decoder_kernels.h"
+#include "dtype_convert.h"
 #include "dfw/backend/registry.h"
-#include "dfw/inference/mlp_handler.h"
 
 namespace dfw {
 
@@ -237,16 +237,7 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::Read(const DecoderConfig& c,
     if (check_only) return static_cast<const float*>(nullptr);
     std::vector<float>& out = m->owned_.emplace_back(n);
     const uint8_t* src = file->Data(*t);
-    if (t->dtype == TensorDType::kF32) {
-      std::memcpy(out.data(), src, n * sizeof(float));
-    } else {
-      const bool half = t->dtype == TensorDType::kF16;
-      for (std::size_t i = 0; i < n; ++i) {
-        uint16_t v;
-        std::memcpy(&v, src + 2 * i, 2);
-        out[i] = half ? HalfToFloat(v) : BFloat16ToFloat(v);
-      }
-    }
+    RETURN_IF_ERROR(WidenToFloat32(t->dtype, src, n, out.data()));
     if (transpose) {  // Conv1D [in x out] → nn.Linear [out x in]
       const std::size_t rows = static_cast<std::size_t>(t->shape[0]), cols = static_cast<std::size_t>(t->shape[1]);
       std::vector<float> tr(n);

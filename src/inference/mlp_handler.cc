@@ -21,6 +21,7 @@
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/precision_choice.h"
 #include "dfw/inference/shared_copy.h"
+#include "dtype_convert.h"
 
 namespace dfw {
 namespace {
@@ -78,16 +79,7 @@ Result<const float*> AsF32(const SafetensorsFile& file, const TensorInfo& t, std
     return reinterpret_cast<const float*>(src);
   }
   owned.resize(n);
-  if (t.dtype == TensorDType::kF32) {
-    std::memcpy(owned.data(), src, n * sizeof(float));  // misaligned in the file: copy once
-  } else {
-    const bool half = t.dtype == TensorDType::kF16;
-    for (std::size_t i = 0; i < n; ++i) {
-      uint16_t v;
-      std::memcpy(&v, src + 2 * i, 2);
-      owned[i] = half ? HalfToFloat(v) : BFloat16ToFloat(v);
-    }
-  }
+  RETURN_IF_ERROR(WidenToFloat32(t.dtype, src, n, owned.data()));  // F32 misaligned in the file: copied once
   return static_cast<const float*>(owned.data());
 }
 
@@ -515,39 +507,6 @@ Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions op
   auto handler = std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config), dtype);
   handler->set_header_loaded_bytes(file->header().loaded_bytes());
   return std::unique_ptr<ModelHandler>(std::move(handler));
-}
-
-float HalfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400) == 0);
-      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
-    }
-  } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | mant << 13;  // inf / NaN
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-float BFloat16ToFloat(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 }  // namespace dfw

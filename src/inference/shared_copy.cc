@@ -14,7 +14,7 @@
 #include "dfw/common/file.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/process_info.h"
-#include "dfw/inference/mlp_handler.h"
+#include "dtype_convert.h"
 
 namespace dfw {
 namespace {
@@ -83,15 +83,10 @@ bool Converted(TensorDType d) { return d == TensorDType::kF16 || d == TensorDTyp
 // bounded chunks, so a multi-GiB model needs no second in-memory copy.
 Status WriteTensor(OutFile& out, const TensorInfo& t, const uint8_t* src) {
   if (!Converted(t.dtype)) return out.Write(src, t.num_bytes());
-  const bool half = t.dtype == TensorDType::kF16;
   std::vector<float> chunk(std::min<uint64_t>(t.num_elements(), 1 << 16));
   for (uint64_t i = 0, n = t.num_elements(); i < n;) {
     const uint64_t m = std::min<uint64_t>(chunk.size(), n - i);
-    for (uint64_t j = 0; j < m; ++j) {
-      uint16_t v;
-      std::memcpy(&v, src + 2 * (i + j), 2);
-      chunk[j] = half ? HalfToFloat(v) : BFloat16ToFloat(v);
-    }
+    RETURN_IF_ERROR(WidenToFloat32(t.dtype, src + 2 * i, m, chunk.data()));
     RETURN_IF_ERROR(out.Write(chunk.data(), m * sizeof(float)));
     i += m;
   }

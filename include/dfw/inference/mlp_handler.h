@@ -46,8 +46,4 @@ Status CheckMlpWeights(const MlpConfig& config, const SafetensorsHeader& header)
 // Makes the handler; reads config.json and the safetensors header (not the weights) and checks they agree.
 Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions options);
 
-// IEEE half and bfloat16 to float (exact: every value is representable).
-float HalfToFloat(uint16_t h);
-float BFloat16ToFloat(uint16_t b);
-
 }  // namespace dfw
