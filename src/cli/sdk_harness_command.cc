@@ -24,6 +24,7 @@
 #include "dfw/common/stop_request.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/inference/device_memory.h"
+#include "dfw/launcher/memory_cgroup.h"
 #include "dfw/python/python.h"
 #include "dfw/worker/sdk_harness.h"
 
@@ -35,9 +36,15 @@ namespace {
 struct PythonBounds {
   int64_t memory_mb = 0;  // 0 = the library's default cap
   int64_t row_timeout_ms = 0;
+  std::string memory_cgroup;  // the job's memory cgroup to join ("" none: dfw/launcher/memory_cgroup.h)
 };
 
 Status RunSdkProcess(SdkHarnessOptions options, const PythonBounds& bounds) {
+  if (!bounds.memory_cgroup.empty()) {  // first, so that everything this process allocates counts
+    if (Status s = JoinMemoryCgroup(bounds.memory_cgroup); !s.ok()) {
+      spdlog::warn("not in the worker's memory cgroup: {}", s.message());
+    }
+  }
   python::RuntimeOptions py = python::ConfiguredOptions();
   if (bounds.memory_mb > 0) py.memory_limit_bytes = bounds.memory_mb << 20;
   py.row_time_limit_ms = bounds.row_timeout_ms;
@@ -74,6 +81,7 @@ void AddSdkHarnessCommand(CLI::App& app, CliContext& context) {
       ->check(CLI::Range(int64_t{16}, int64_t{1} << 30));
   sdk->add_option("--python_row_timeout_ms", bounds->row_timeout_ms, "Per-row time limit of Python callables, ms")
       ->check(CLI::Range(int64_t{0}, int64_t{86'400'000}));
+  sdk->add_option("--memory_cgroup", bounds->memory_cgroup, "The job's memory cgroup to join");
   sdk->callback([options, log_level, bounds, &context] {
     ::umask(077);  // as the launcher sets it (run_command.cc), for one started by hand
     options->launcher_pid = ::getppid();  // checked at every bundle gate (SdkHarnessOptions::launcher_pid)

@@ -168,10 +168,11 @@ void JobServer::ReapChildren() {
     }
     std::string who = "SDK process " + std::to_string(*index) + " (pid " + std::to_string(e.pid) + ")";
     bool running = !coord_.finished() && !coord_.failed() && !coord_.stopping();
-    int lost = coord_.ProcessEnded(e.pid, who + " " + e.exit.Describe() + "; see " + dir_.ProcessLogPath(*index));
+    const std::string ended = e.exit.Describe() + (opts_.death_note ? opts_.death_note() : std::string());
+    int lost = coord_.ProcessEnded(e.pid, who + " " + ended + "; see " + dir_.ProcessLogPath(*index));
     if (!running) continue;
-    last_death_ = who + " " + e.exit.Describe();
-    ReportLine("{} {}{}; starting a new one", who, e.exit.Describe(), lost ? ", its bundle goes back to the queue" : "");
+    last_death_ = who + " " + ended;
+    ReportLine("{} {}{}; starting a new one", who, ended, lost ? ", its bundle goes back to the queue" : "");
     if (++deaths_since_commit_ > std::max(8, 4 * sup_.size())) {
       coord_.FailJob("SDK processes keep ending without committing work; last: " + last_death_ + "; see " +
                      dir_.LogsDir());

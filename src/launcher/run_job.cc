@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 #include <optional>
 
 #include "dfw/backend/registry.h"
@@ -21,6 +22,7 @@
 #include "dfw/common/logging.h"
 #include "dfw/common/process.h"
 #include "dfw/common/strings.h"
+#include "dfw/common/test_hooks.h"
 #include "dfw/device/memory_ledger.h"
 #include "dfw/device/mps_controller.h"
 #include "dfw/device/mps_env.h"
@@ -28,6 +30,7 @@
 #include "dfw/inference/mlp_handler.h"
 #include "dfw/inference/shared_copy.h"
 #include "dfw/job/job_dir.h"
+#include "dfw/launcher/memory_cgroup.h"
 #include "dfw/launcher/pipeline_launch.h"
 #include "dfw/python/python.h"
 #include "launcher/model_hosts.h"
@@ -41,30 +44,50 @@ std::string_view MpsKind(const WorkerPlan& plan) { return plan.accelerator.backe
 
 std::string EnvEntry(std::string_view key, const std::string& value) { return std::string(key) + "=" + value; }
 
-// The Python bounds of every SDK process (sdk_harness flags). Memory: on Dataflow the SDK processes
-// of a worker share its VM's memory, so each interpreter's heap is capped at the machine type's
-// memory over the SDK processes — or half the host's memory where that is smaller or no machine type
-// is given, so that a run never takes the machine it runs on (the launcher, model hosts and the
-// system keep the rest). A runaway callable then ends as a MemoryError in its row, as it does at
-// that size on the VM. Only the interpreter's heap is counted (model weights and batches are not
-// Python objects).
-std::vector<std::string> PythonBoundsArgs(const RunContext& context) {
+// The worker's memory, as its SDK processes share it: the machine type's, capped at three quarters
+// of the host's (all of it where no machine type is given), so that a run never takes the machine
+// it runs on (the launcher, model hosts and the system keep the rest).
+struct WorkerMemory {
+  uint64_t bytes = 0;  // 0 = unknown
+  std::string what;    // "the memory of n1-standard-2", "3/4 of this host's memory"
+};
+
+WorkerMemory WorkerMemoryOf(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
-  uint64_t memory = 0;
+  WorkerMemory m;
   if (!plan.machine_type.empty()) {
-    if (std::optional<MachineType> m = context.catalog->FindMachine(plan.machine_type)) {
-      memory = m->memory_bytes;
+    if (std::optional<MachineType> t = context.catalog->FindMachine(plan.machine_type)) {
+      m.bytes = t->memory_bytes;
     } else if (auto custom = context.catalog->CustomMachine(plan.machine_type); custom && custom->ok()) {
-      memory = (*custom)->memory_bytes;
+      m.bytes = (*custom)->memory_bytes;
     }
+    m.what = "the memory of " + plan.machine_type;
   }
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);
   const uint64_t host = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  if (memory == 0 || (host > 0 && host / 2 < memory)) memory = host / 2;
+  if (m.bytes == 0 || (host > 0 && host / 4 * 3 < m.bytes)) {
+    m.bytes = host / 4 * 3;
+    m.what = plan.machine_type.empty() ? "3/4 of this host's memory (no --machine_type)"
+                                       : "3/4 of this host's memory, less than the memory of " + plan.machine_type;
+  }
+  // A test hook: a small worker, so that a test reaches its limit in a moment.
+  if (auto mb = ParseInt64(test_hooks::Get("WORKER_MEMORY_MB").value_or("")); mb && *mb > 0) {
+    m.bytes = static_cast<uint64_t>(*mb) << 20;
+    m.what = "DFW_TEST_WORKER_MEMORY_MB";
+  }
+  return m;
+}
+
+// The Python bounds of every SDK process (sdk_harness flags): each interpreter's heap is capped at
+// the worker's memory over the SDK processes, as they share the VM on Dataflow, so a runaway
+// callable ends as a MemoryError in its row. Only the interpreter's heap is counted (model weights
+// and batches are not Python objects): the memory cgroup bounds the rest.
+std::vector<std::string> PythonBoundsArgs(const RunContext& context, const WorkerMemory& memory) {
+  const WorkerPlan& plan = context.plan;
   std::vector<std::string> args;
-  if (memory > 0) {
-    const uint64_t share_mb = std::max<uint64_t>(64, memory / static_cast<uint64_t>(std::max(1, plan.sdk_processes)) >> 20);
+  if (memory.bytes > 0) {
+    const uint64_t share_mb = std::max<uint64_t>(64, memory.bytes / static_cast<uint64_t>(std::max(1, plan.sdk_processes)) >> 20);
     args.push_back("--python_memory_mb=" + std::to_string(share_mb));
   }
   if (context.options.python_row_timeout_s > 0) {
@@ -161,7 +184,32 @@ int RunJob(const RunContext& context) {
   launch.resume_dir = context.resume_dir;
   launch.self_exe = SelfExecutable();
   launch.sdk_env_defaults = child_defaults;
-  launch.sdk_args = PythonBoundsArgs(context);
+  const WorkerMemory memory = WorkerMemoryOf(context);
+  launch.sdk_args = PythonBoundsArgs(context, memory);
+  // The SDK processes together get the worker's memory (memory_cgroup.h); where the host offers no
+  // memory cgroup, the Python heap caps above are the bound.
+  std::optional<MemoryCgroup> cgroup;
+  int64_t oom_kills_seen = 0;
+  if (memory.bytes > 0) {
+    auto made = MemoryCgroup::Create("dfworker-" + std::to_string(::getpid()), memory.bytes);
+    if (made.ok()) {
+      cgroup.emplace(std::move(made).value());
+      launch.sdk_args.push_back("--memory_cgroup=" + cgroup->dir());
+      spdlog::info("worker memory: the SDK processes share {} ({}), a memory cgroup ({})", HumanBytes(memory.bytes),
+                   memory.what, cgroup->dir());
+    } else {
+      spdlog::info("worker memory: {}; each SDK process's Python heap is capped at its share of {} ({})",
+                   made.status().message(), HumanBytes(memory.bytes), memory.what);
+    }
+  }
+  launch.death_note = [&]() -> std::string {
+    if (!cgroup) return "";
+    const int64_t kills = cgroup->OomKills();
+    if (kills <= oom_kills_seen) return "";
+    oom_kills_seen = kills;
+    return " — out of memory: the SDK processes together reached the worker's " + HumanBytes(cgroup->limit_bytes()) +
+           " (" + memory.what + ") and the kernel's OOM killer ended this one";
+  };
   // The run's Python environment (--python_env, dependencies:), the same in every SDK process.
   if (const std::string py = python::EnvironmentRoot(); !py.empty()) {
     launch.sdk_env.push_back(EnvEntry(python::kEnvironmentVariable, py));

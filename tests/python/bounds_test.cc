@@ -184,7 +184,7 @@ TEST(PythonBounds, ARowPastThePerRowTimeLimitIsItsRowsError) {
   EXPECT_NE(good.find("\"b\":30"), std::string::npos) << good;
   EXPECT_NE(bad.find("TimeoutError: the callable ran past the per-row time limit of 1000 ms"), std::string::npos) << bad;
   EXPECT_NE(bad.find("\"a\":2"), std::string::npos) << bad;
-  // Each SDK process's interpreter got its share of n1-standard-2's 7.5 GB (or of half the host's
+  // Each SDK process's interpreter got its share of n1-standard-2's 7.5 GB (or of 3/4 of the host's
   // memory, where that is smaller) and the limit.
   const std::string log = dfw::testing::ReadFile(dir.path() + "/job/logs/sdk-0.log");
   EXPECT_NE(log.find("Python bounds: heap cap "), std::string::npos) << log;
@@ -221,6 +221,41 @@ TEST(PythonBounds, ARowStuckInItsCallableIsReportedAsDataflowReportsIt) {
   }
   EXPECT_NE(logs.find("Processing stuck in step Udf for at least 00m0"), std::string::npos) << logs;
   EXPECT_NE(logs.find("without outputting or completing in state process"), std::string::npos) << logs;
+}
+
+TEST(PythonBounds, TheSdkProcessesTogetherGetTheWorkersMemory) {
+  // The job's memory cgroup (dfw/launcher/memory_cgroup.h) at 200 MiB (a test hook; a real run gets
+  // the machine type's memory), the Python heap cap raised past it (another hook) so that memory
+  // outside Python's own bound is what runs out: the kernel ends the SDK process, the bundle is
+  // retried, and the job fails after its 4 attempts saying it was memory. Skips where this host
+  // offers no memory cgroup.
+  TempDir dir("dfw-pybounds");
+  const std::string p = dir.Write("p.yaml",
+                                  "pipeline:\n"
+                                  "  type: chain\n"
+                                  "  transforms:\n"
+                                  "    - type: Create\n"
+                                  "      config: {elements: [{a: 1}]}\n"
+                                  "    - type: MapToFields\n"
+                                  "      name: Hog\n"
+                                  "      config:\n"
+                                  "        language: python\n"
+                                  "        fields:\n"
+                                  "          b:\n"
+                                  "            callable: |\n"
+                                  "              held = []\n"
+                                  "              def f(row):\n"
+                                  "                  held.append(b'x' * (300 << 20))\n"
+                                  "                  return row.a\n"
+                                  "    - type: LogForTesting\n");
+  auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job", "--sdk_worker_parallelism=1"}, DFW_SOURCE_DIR,
+                       "DFW_TEST_WORKER_MEMORY_MB=200 DFW_TEST_PYTHON_MEMORY_MB=1024");
+  if (o.out.find("worker memory: no memory cgroup") != std::string::npos) GTEST_SKIP() << o.out;
+  EXPECT_EQ(o.exit_code, 1) << o.out;
+  EXPECT_NE(o.out.find("failed 4 attempts"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("killed by signal 9 (SIGKILL) — out of memory: the SDK processes together reached the worker's 200.0 MiB"),
+            std::string::npos)
+      << o.out;
 }
 
 TEST(PythonBounds, AMissingLibraryIsExitTwoNamingIt) {

@@ -46,6 +46,9 @@ struct LauncherOptions {
   // the launcher's environment lacks the key (dfw/common/child_env.h).
   std::vector<std::string> sdk_env;
   std::vector<std::string> sdk_env_defaults;
+  // Called for each SDK process that ends while the job runs: what to add to the line that
+  // reports it (and to the bundle's error), e.g. that the kernel ended it for memory. Null = nothing.
+  std::function<std::string()> death_note;
   // Lease expiry and attempts (a silent process's lease expires and the process is killed).
   CoordinatorOptions coordinator;
   // After the first SIGINT/SIGTERM: how long in-flight bundles may still commit.

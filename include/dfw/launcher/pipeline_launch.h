@@ -23,6 +23,7 @@ struct PipelineLaunchOptions {
   std::string self_exe;       // the dfworker binary; empty = /proc/self/exe
   std::vector<std::string> sdk_env;  // extra environment for SDK processes (MPS pipe dirs, ...)
   std::vector<std::string> sdk_args;  // extra `sdk_harness` flags (the Python bounds, ...)
+  std::function<std::string()> death_note;  // LauncherOptions::death_note
   std::vector<std::string> sdk_env_defaults;  // for keys the launcher's environment lacks (dfw/common/child_env.h)
   std::chrono::milliseconds grace{10000};  // after the first SIGINT/SIGTERM
   std::string processes_control_dir;  // see LauncherOptions::processes_control_dir ("" = off)
