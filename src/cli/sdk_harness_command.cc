@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "dfw/common/exit_code.h"
 #include "dfw/common/logging.h"
+#include "dfw/common/step_board.h"
 #include "dfw/common/stop_request.h"
 #include "dfw/device/mps_client.h"
 #include "dfw/inference/device_memory.h"
@@ -54,6 +55,10 @@ Status RunSdkProcess(SdkHarnessOptions options, const PythonBounds& bounds) {
   // The launcher's --python_env, checked there and handed down in DFW_PYTHON_ENV.
   RETURN_IF_ERROR(python::UseEnvironment(""));
   const std::string name = "sdk-" + std::to_string(options.index);
+  // The steps this process is in, for the launcher to name should the process be killed.
+  if (Status s = StepBoard::Open(options.job_dir + "/logs/" + name + ".steps"); !s.ok()) {
+    spdlog::warn("the launcher will not know which step this process was in if it is killed: {}", s.message());
+  }
   ASSIGN_OR_RETURN(std::optional<device::MpsClientSession> mps, device::MpsClientSession::RegisterFromEnv(name));
   ASSIGN_OR_RETURN(ModelProcessContext model_context, ModelProcessContextFromEnv(name, options.index));
   if (mps) ApplyDaemonPinnedLimit(model_context, mps->pinned_mem_limit_bytes());

@@ -24,6 +24,7 @@
 #include "dfw/launcher/metrics_report.h"
 #include "dfw/launcher/progress.h"
 #include "dfw/launcher/signal_watcher.h"
+#include "dfw/common/step_board.h"
 #include "dfw/launcher/supervisor.h"
 #include "dfw/common/stop_request.h"
 
@@ -168,7 +169,14 @@ void JobServer::ReapChildren() {
     }
     std::string who = "SDK process " + std::to_string(*index) + " (pid " + std::to_string(e.pid) + ")";
     bool running = !coord_.finished() && !coord_.failed() && !coord_.stopping();
-    const std::string ended = e.exit.Describe() + (opts_.death_note ? opts_.death_note() : std::string());
+    // The steps it was in when it ended (StepBoard: what a killed process could not say itself).
+    std::string in_steps;
+    if (e.exit.signaled) {  // a process that exits by itself says what went wrong in its log
+      for (const std::string& step : StepBoard::Read(dir_.LogsDir() + "/sdk-" + std::to_string(*index) + ".steps")) {
+        in_steps += (in_steps.empty() ? " while in step '" : ", '") + step + "'";
+      }
+    }
+    const std::string ended = e.exit.Describe() + in_steps + (opts_.death_note ? opts_.death_note() : std::string());
     int lost = coord_.ProcessEnded(e.pid, who + " " + ended + "; see " + dir_.ProcessLogPath(*index));
     if (!running) continue;
     last_death_ = who + " " + ended;

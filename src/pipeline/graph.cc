@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "dfw/common/step_board.h"
 #include "dfw/common/strings.h"
 #include "dfw/common/stuck_watch.h"
 #include "dfw/common/test_hooks.h"
@@ -146,6 +147,7 @@ class BundleRun {
     const auto started = std::chrono::steady_clock::now();
     try {
       StuckWatch::Scope watched = StepWatch().Watch(t.config.name);
+      StepBoard::Scope on_board(t.config.name);  // read by the launcher if this process is killed
       st = s.stage->Process(b->rows, out);
     } catch (...) {
       st = FromCurrentException(t.config.Where());

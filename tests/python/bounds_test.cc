@@ -253,7 +253,8 @@ TEST(PythonBounds, TheSdkProcessesTogetherGetTheWorkersMemory) {
   if (o.out.find("worker memory: no memory cgroup") != std::string::npos) GTEST_SKIP() << o.out;
   EXPECT_EQ(o.exit_code, 1) << o.out;
   EXPECT_NE(o.out.find("failed 4 attempts"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("killed by signal 9 (SIGKILL) — out of memory: the SDK processes together reached the worker's 200.0 MiB"),
+  EXPECT_NE(o.out.find("killed by signal 9 (SIGKILL) while in step 'Hog' — out of memory: the SDK processes together "
+                       "reached the worker's 200.0 MiB"),
             std::string::npos)
       << o.out;
 }
