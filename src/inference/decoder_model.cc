@@ -121,7 +121,7 @@ float Activate(DecoderActivation a, float x) {
       return 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
     }
     case DecoderActivation::kGelu:
-      return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
+      return Gelu(x);  // the backend's (dfw/backend/backend.h), as every other layer computes it
   }
   return x;
 }

@@ -27,6 +27,22 @@ TEST(CpuFastMath, GeluMatchesExactErfFormulaAcrossItsRange) {
   }
 }
 
+// dfw::Gelu, the scalar the host-side layers apply: the exact form within the same bound, and the
+// kernels' value within it too.
+TEST(CpuFastMath, HostGeluMatchesExactErfFormulaAndTheKernels) {
+  auto backend = MakeCpuBackend();
+  std::vector<float> x;
+  for (float v = -12.f; v <= 12.f; v += 1.f / 64) x.push_back(v);
+  for (float v : {-80.f, -4.f, -3.35f, -1e-6f, 0.f, 1e-6f, 3.35f, 4.f, 80.f, 1e6f}) x.push_back(v);
+  std::vector<float> y = x;
+  ASSERT_TRUE(backend->BiasActivation(y.data(), 1, static_cast<int>(y.size()), nullptr, Activation::kGelu).ok());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], want = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    EXPECT_NEAR(Gelu(x[i]), want, 1e-6 * std::max(1.0, std::fabs(want))) << "gelu(" << v << ")";
+    EXPECT_NEAR(Gelu(x[i]), y[i], 1e-6 * std::max(1.0f, std::fabs(y[i]))) << "gelu(" << v << ")";
+  }
+}
+
 TEST(CpuFastMath, SoftmaxMatchesLibmExpOverWideLogits) {
   auto backend = MakeCpuBackend();
   // Rows of 37 logits spread over [-spread, spread]: exp arguments down to -2 * spread after the

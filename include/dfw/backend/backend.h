@@ -38,6 +38,12 @@ enum class Activation : uint8_t {
 
 std::string_view ActivationName(Activation a);
 
+// GELU (Activation::kGelu) of one value, the function the CPU backend's kernels compute: erf by
+// the rational approximation of src/backend/cpu/fast_math.h (within 1e-6 of the exact form;
+// tests/backend/cpu_fast_math_test.cc). Host-side layers (the encoders' heads, ModernBERT's MLP,
+// the CPU decoder's MLP) call this one, so every layer of a model applies the same GELU.
+float Gelu(float x);
+
 enum class DType : uint8_t { kF32, kF16, kBF16 };
 
 // The precision a Linear layer runs in (PrepareLinear). Activations arrive and leave as float32

@@ -18,6 +18,12 @@
 #define DFW_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
+namespace dfw {
+
+float Gelu(float x) { return 0.5f * x * (1.0f + cpu_math::FastErf(x * 0.70710678118654752f)); }
+
+}  // namespace dfw
+
 namespace dfw::cpu_kernels {
 namespace {
 
@@ -30,7 +36,7 @@ inline float Apply(Activation act, float x) {
     case Activation::kRelu:
       return x > 0.0f ? x : 0.0f;
     case Activation::kGelu:
-      return 0.5f * x * (1.0f + cpu_math::FastErf(x * 0.70710678118654752f));
+      return Gelu(x);
     case Activation::kGeluTanh: {
       const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
       return 0.5f * x * (1.0f + std::tanh(inner));
