@@ -34,7 +34,7 @@
 #include "join_spec.h"
 #include "shuffle_format.h"
 #include "shuffle_read.h"
-#include "sink_file.h"
+#include "stages/sink_file.h"
 
 namespace dfw {
 

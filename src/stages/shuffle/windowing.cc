@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "dfw/stages/config.h"
-#include "expression_config.h"
+#include "stages/expression_config.h"
 
 namespace dfw {
 namespace stages_internal {

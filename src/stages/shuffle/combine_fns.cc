@@ -7,7 +7,7 @@
 
 #include "dfw/common/strings.h"
 #include "dfw/stages/config.h"
-#include "expression_config.h"
+#include "stages/expression_config.h"
 
 namespace dfw::stages_internal {
 namespace {

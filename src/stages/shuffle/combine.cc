@@ -38,7 +38,7 @@
 #include "dfw/stages/sink.h"
 #include "dfw/stages/stage.h"
 #include "shuffle_format.h"
-#include "sink_file.h"
+#include "stages/sink_file.h"
 
 namespace dfw {
 namespace {
