@@ -47,11 +47,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   c.name = "J";
   c.type = "Join/merge";
   c.input_names = {"u", "o"};
-  c.config = dfw::ConfigNodeFromYaml(YAML::Load("{type: outer, equalities: [{u: uid, o: uid}], shuffle_partitions: 256}"));
-  dfw::ConfigNode dirs = dfw::ConfigNode::Sequence();
-  dirs.Append(dfw::ConfigNode::Scalar(Dir()));
-  dirs.Append(dfw::ConfigNode::Scalar(Dir()));
-  c.config.Set("shuffle_dirs", std::move(dirs));
+  c.config = dfw::ConfigNodeFromYaml(YAML::Load("{type: outer, equalities: [{u: uid, o: uid}]}"));
+  c.shuffle.partitions = 256;
+  c.shuffle.join_dirs = {Dir(), Dir()};
   auto stage = registry->Find("Join/merge")->factory(c);
   if (!stage.ok()) std::abort();
   auto splits = (*stage)->Split(1);  // one range per non-empty partition

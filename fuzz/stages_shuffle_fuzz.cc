@@ -45,8 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   dfw::StageConfig c;
   c.name = c.type = "Combine/merge";
   c.config = dfw::ConfigNodeFromYaml(YAML::Load("{language: python, group_by: k, combine: {s: {value: x, fn: sum}, m: {value: x, fn: mean}, "
-                        "t: {value: x, fn: {type: top_largest, config: {n: 2}}}}, shuffle_partitions: 4}"));
-  c.config.Set("shuffle_dir", dfw::ConfigNode::Scalar(Dir()));
+                        "t: {value: x, fn: {type: top_largest, config: {n: 2}}}}}"));
+  c.shuffle.partitions = 4;
+  c.shuffle.dir = Dir();
   auto stage = registry->Find("Combine/merge")->factory(c);
   if (!stage.ok()) std::abort();
   auto splits = (*stage)->Split(1);  // one range per non-empty partition

@@ -19,12 +19,12 @@ std::string InputTag(const TransformSpec& t, std::size_t j) {
   return j < t.config.input_names.size() ? t.config.input_names[j] : std::to_string(j);
 }
 
-// A copy of the Combine's or Join's config with the keys the fused stages add.
-ConfigNode FusedConfig(const TransformSpec& combine, int64_t partitions, const std::string& dir) {
-  ConfigNode config = combine.config.config;
-  config.Set(kShufflePartitionsKey, ConfigNode::Scalar(std::to_string(partitions)));
-  if (!dir.empty()) config.Set(kShuffleDirKey, ConfigNode::Scalar(dir));
-  return config;
+// What the fused stages tell a Combine's or Join's half (StageConfig::shuffle).
+ShuffleContext Shuffle(int64_t partitions, const std::string& dir) {
+  ShuffleContext s;
+  s.partitions = partitions;
+  s.dir = dir;
+  return s;
 }
 
 }  // namespace
@@ -75,14 +75,12 @@ Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseO
       TransformSpec merge;
       merge.config = t.config;
       merge.config.type = IsJoin(t) ? kJoinMergeType : kCombineMergeType;
-      merge.config.config = FusedConfig(t, options.partitions, IsJoin(t) ? "" : options.committed_dir(k - 1) + "/" + t.config.name);
+      merge.config.shuffle = Shuffle(options.partitions, IsJoin(t) ? "" : options.committed_dir(k - 1) + "/" + t.config.name);
       if (IsJoin(t)) {  // each input's shuffle, committed by the stage its partial sink ran in
-        ConfigNode dirs = ConfigNode::Sequence();
         for (std::size_t j = 0; j < t.inputs.size(); ++j) {
           const int at = output_level(static_cast<std::size_t>(t.inputs[j].from));
-          dirs.Append(ConfigNode::Scalar(options.committed_dir(at) + "/" + JoinShuffleName(t.config.name, InputTag(t, j))));
+          merge.config.shuffle.join_dirs.push_back(options.committed_dir(at) + "/" + JoinShuffleName(t.config.name, InputTag(t, j)));
         }
-        merge.config.config.Set(kJoinShuffleDirsKey, std::move(dirs));
       }
       merge.traits.is_source = true;
       position[static_cast<int>(i)] = static_cast<int>(stage.spec.transforms.size());
@@ -98,8 +96,8 @@ Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseO
           TransformSpec partial;
           partial.config = t.config;  // the Join's name: its rows count as the Join's (accounting)
           partial.config.type = kJoinPartialType;
-          partial.config.config = FusedConfig(t, options.partitions, "");
-          partial.config.config.Set(kJoinInputKey, ConfigNode::Scalar(std::to_string(j)));
+          partial.config.shuffle = Shuffle(options.partitions, "");
+          partial.config.shuffle.join_input = static_cast<int>(j);
           partial.traits.is_sink = true;
           partial.traits.serial = true;  // a bundle's rows buffered by partition, in order
           InputRef in = t.inputs[j];
@@ -115,7 +113,7 @@ Result<std::vector<FusedStage>> FuseStages(const PipelineSpec& spec, const FuseO
       for (InputRef& in : copy.inputs) in.from = position.at(in.from);
       if (IsCombine(t)) {
         copy.config.type = kCombinePartialType;
-        copy.config.config = FusedConfig(t, options.partitions, "");
+        copy.config.shuffle = Shuffle(options.partitions, "");
         copy.traits = StageTraits{};
         copy.traits.is_sink = true;  // concurrent Process calls (each folds into a table of its own)
       } else {

@@ -196,7 +196,7 @@ TEST(Combine, ChainedCombinesRunAsThreeStages) {
   ASSERT_TRUE(stages.ok()) << stages.status().ToString();
   ASSERT_EQ(stages->size(), 3u);
   EXPECT_EQ((*stages)[1].spec.transforms[0].config.type, "Combine/merge");
-  EXPECT_EQ((*stages)[1].spec.transforms[0].config.config["shuffle_dir"].Scalar(), "/stage-0/PerFruit");
+  EXPECT_EQ((*stages)[1].spec.transforms[0].config.shuffle.dir, "/stage-0/PerFruit");
   EXPECT_EQ((*stages)[1].spec.transforms[1].config.type, "Combine/partial");
   EXPECT_EQ((*stages)[2].spec.transforms.back().config.name, "Out");
 

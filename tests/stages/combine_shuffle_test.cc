@@ -18,7 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kConfig = "{group_by: k, combine: {n: {value: k, fn: count}}, shuffle_partitions: 64}";
+constexpr const char* kConfig = "{group_by: k, combine: {n: {value: k, fn: count}}}";
 
 class CombineShuffle : public ::testing::Test {
  protected:
@@ -35,7 +35,8 @@ class CombineShuffle : public ::testing::Test {
     c.name = "C";
     c.type = type;
     c.config = ConfigNodeFromYaml(YAML::Load(kConfig));
-    if (std::string(type) == kCombineMergeType) c.config.Set("shuffle_dir", ConfigNode::Scalar(dir_ + "/C"));
+    c.shuffle.partitions = 64;
+    if (std::string(type) == kCombineMergeType) c.shuffle.dir = dir_ + "/C";
     return c;
   }
 

@@ -24,9 +24,8 @@ class StageRegistry;
 inline constexpr const char* kCombineType = "Combine";
 inline constexpr const char* kCombinePartialType = "Combine/partial";  // internal (fused stages only)
 inline constexpr const char* kCombineMergeType = "Combine/merge";      // internal (fused stages only)
-// Config keys the fused stages add to the Combine's own config.
-inline constexpr const char* kShufflePartitionsKey = "shuffle_partitions";
-inline constexpr const char* kShuffleDirKey = "shuffle_dir";  // merge: <committed dir>/<combine name>
+// The fused stages tell the partial and the merge their partitions and folder in
+// StageConfig::shuffle (dfw/stages/stage.h), never in the config.
 
 // Marks a partial stage's shuffle as complete: writes <shuffle_dir>/shuffle.index naming the
 // committed bundles (atomically). A merge source refuses to read a shuffle without it, so a reduce

@@ -29,11 +29,8 @@ class StageRegistry;
 inline constexpr const char* kJoinType = "Join";
 inline constexpr const char* kJoinPartialType = "Join/partial";  // internal (fused stages only)
 inline constexpr const char* kJoinMergeType = "Join/merge";      // internal (fused stages only)
-// Config key the fused stages add to a partial sink's copy of the Join's config: which input
-// (0-based, in `input:` order) it writes.
-inline constexpr const char* kJoinInputKey = "join_input";
-// Config key of the merge's copy: each input's committed shuffle folder, in `input:` order.
-inline constexpr const char* kJoinShuffleDirsKey = "shuffle_dirs";
+// The fused stages tell a partial sink which input it writes (0-based, in `input:` order) and the
+// merge each input's committed shuffle folder in StageConfig::shuffle (dfw/stages/stage.h).
 
 // A partial sink's shuffle folder under the committed dir: <join name>/<input tag>.
 std::string JoinShuffleName(std::string_view join_name, std::string_view tag);

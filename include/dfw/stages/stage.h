@@ -47,8 +47,17 @@ struct StageRunContext {
   ModelProcessContext model_process;   // RunInference: how model loads meet the job's device
 };
 
+// What the fused-stage plan (dfw/pipeline/fused_stages.h) tells the halves of a Combine or Join
+// that it splits at a shuffle: never the transform's YAML, so no pipeline can set them.
+struct ShuffleContext {
+  int64_t partitions = 1;        // shuffle partitions; 1 when the transform is not split
+  std::string dir;               // Combine's merge: <committed dir of the previous stage>/<combine name>
+  int join_input = -1;           // Join's partial: the input it shuffles
+  std::vector<std::string> join_dirs;  // Join's merge: each input's shuffle, in input order
+};
+
 // Where one transform came from and how it was configured (filled by the pipeline loader), and
-// what the run tells it (`run`, filled by the runner).
+// what the run tells it (`run`, filled by the runner; `shuffle`, by the fused-stage plan).
 struct StageConfig {
   std::string name;          // transform name (defaults to the type); metrics namespace
   std::string type;          // e.g. "MapToFields"
@@ -66,6 +75,7 @@ struct StageConfig {
   // Named inputs (`input: {left: A, right: B}`, Join), in file order; empty for the other types.
   std::vector<std::string> input_names;
   StageRunContext run;      // set by the runner
+  ShuffleContext shuffle;   // set by the fused-stage plan (FuseStages)
 
   // "pipeline.yaml:12:7: transform 'Parse' (MapToFields)": prefix for every error about this stage.
   std::string Where() const;

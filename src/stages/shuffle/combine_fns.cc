@@ -227,10 +227,8 @@ Result<CombineSpec> ParseCombineSpec(const StageConfig& c) {
     ASSIGN_OR_RETURN(WindowFn w, ParseWindowing(c, c.windowing, /*sessions_allowed=*/true));
     spec.window = w;
   }
-  if (cfg["shuffle_partitions"].IsDefined()) {
-    ASSIGN_OR_RETURN(spec.partitions, ConfigInt(c, "shuffle_partitions"));
-    if (spec.partitions < 1) return ConfigKeyError(c, "shuffle_partitions", "must be >= 1");
-  }
+  spec.partitions = c.shuffle.partitions;
+  if (spec.partitions < 1) return c.ConfigError("shuffle partitions must be >= 1, got " + std::to_string(spec.partitions));
   return spec;
 }
 

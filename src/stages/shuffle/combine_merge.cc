@@ -224,9 +224,8 @@ class CombineMerge final : public Stage {
 
 Result<std::unique_ptr<Stage>> MakeCombineMerge(const StageConfig& c) {
   ASSIGN_OR_RETURN(CombineSpec spec, stages_internal::ParseCombineSpec(c));
-  ASSIGN_OR_RETURN(std::string dir, ConfigString(c, kShuffleDirKey));
-  if (dir.empty()) return ConfigKeyError(c, kShuffleDirKey, "must not be empty");
-  return std::unique_ptr<Stage>(new CombineMerge(std::move(spec), std::move(dir)));
+  if (c.shuffle.dir.empty()) return c.ConfigError("a Combine's merge needs its shuffle's folder (the fused-stage plan sets it)");
+  return std::unique_ptr<Stage>(new CombineMerge(std::move(spec), c.shuffle.dir));
 }
 
 }  // namespace stages_internal

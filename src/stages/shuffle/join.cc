@@ -43,9 +43,9 @@ std::string JoinShuffleName(std::string_view join_name, std::string_view tag) {
 }
 
 Result<std::string> JoinPartialShuffleName(const StageConfig& partial) {
-  ASSIGN_OR_RETURN(int64_t input, ConfigInt(partial, kJoinInputKey));
+  const int64_t input = partial.shuffle.join_input;
   if (input < 0 || input >= static_cast<int64_t>(partial.input_names.size())) {
-    return ConfigKeyError(partial, kJoinInputKey, fmt::format("{} names no input of {}", input, partial.input_names.size()));
+    return partial.ConfigError(fmt::format("the Join's partial: input {} names no input of {}", input, partial.input_names.size()));
   }
   return JoinShuffleName(partial.name, partial.input_names[static_cast<std::size_t>(input)]);
 }
@@ -446,18 +446,18 @@ Result<std::unique_ptr<Stage>> MakeJoin(const StageConfig& c) {
 
 Result<std::unique_ptr<Stage>> MakeJoinPartial(const StageConfig& c) {
   ASSIGN_OR_RETURN(JoinSpec spec, stages_internal::ParseJoinSpec(c));
-  ASSIGN_OR_RETURN(int64_t input, ConfigInt(c, kJoinInputKey));
   ASSIGN_OR_RETURN(std::string dir, JoinPartialShuffleName(c));
-  return std::unique_ptr<Stage>(new JoinPartial(c, std::move(spec), static_cast<int>(input), std::move(dir)));
+  return std::unique_ptr<Stage>(new JoinPartial(c, std::move(spec), c.shuffle.join_input, std::move(dir)));
 }
 
 Result<std::unique_ptr<Stage>> MakeJoinMerge(const StageConfig& c) {
   ASSIGN_OR_RETURN(JoinSpec spec, stages_internal::ParseJoinSpec(c));
-  ASSIGN_OR_RETURN(std::vector<std::string> dirs, ConfigStringList(c, kJoinShuffleDirsKey));
+  const std::vector<std::string>& dirs = c.shuffle.join_dirs;
   if (dirs.size() != spec.inputs.size() || std::find(dirs.begin(), dirs.end(), "") != dirs.end()) {
-    return ConfigKeyError(c, kJoinShuffleDirsKey, fmt::format("expected {} folders, one per input", spec.inputs.size()));
+    return c.ConfigError(fmt::format("the Join's merge needs {} shuffle folders, one per input (the fused-stage plan sets them)",
+                                     spec.inputs.size()));
   }
-  return std::unique_ptr<Stage>(new JoinMerge(c, std::move(spec), std::move(dirs)));
+  return std::unique_ptr<Stage>(new JoinMerge(c, std::move(spec), dirs));
 }
 
 }  // namespace

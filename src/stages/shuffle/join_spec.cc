@@ -220,8 +220,8 @@ Result<JoinSpec> ParseJoinSpec(const StageConfig& c) {
   RETURN_IF_ERROR(ParseKinds(c, spec));
   RETURN_IF_ERROR(ParseEqualities(c, spec));
   RETURN_IF_ERROR(ParseFields(c, spec));
-  ASSIGN_OR_RETURN(spec.partitions, ConfigInt(c, kShufflePartitionsKey, 1));
-  if (spec.partitions < 1) return ConfigKeyError(c, kShufflePartitionsKey, "must be >= 1");
+  spec.partitions = c.shuffle.partitions;
+  if (spec.partitions < 1) return c.ConfigError("shuffle partitions must be >= 1, got " + std::to_string(spec.partitions));
   return spec;
 }
 

@@ -115,7 +115,7 @@ class KeyTable {
   std::vector<std::pair<std::string, Accumulators>> entries_;
 };
 
-// Combine/merge (combine_merge.cc): config keys shuffle_dir and shuffle_partitions.
+// Combine/merge (combine_merge.cc): its folder and partitions from StageConfig::shuffle.
 Result<std::unique_ptr<Stage>> MakeCombineMerge(const StageConfig& c);
 
 }  // namespace dfw::stages_internal
