@@ -2,7 +2,11 @@
 // transformers renders them.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "dfw/python/python.h"
 #include "test_util.h"
@@ -55,6 +59,43 @@ TEST(PythonTemplate, RunawayTemplatesEndAsErrors) {
   const std::string doubling =
       "{% macro d(x, n) %}{% if n > 0 %}{{ d(x + x, n - 1) }}{% else %}{{ x|length }}{% endif %}{% endmacro %}{{ d([1], 40) }}";
   EXPECT_NE(Render(doubling).find("MemoryError"), std::string::npos) << Render(doubling);
+}
+
+// The chat templates of Llama 3.1, Qwen2.5, Gemma 2 and Mistral Nemo checkpoints, rendered with the
+// variables the text-generation engine passes (hf_text_generation.cc RenderChat: the messages,
+// add_generation_prompt, tools and documents none, the special tokens), byte for byte as transformers'
+// apply_chat_template renders them (testdata/chat_templates/references.json, written by
+// scripts/chat_template_references.py); where transformers raises, the template's own message.
+TEST(PythonTemplate, CheckpointChatTemplatesRenderByteForByteAsTransformers) {
+  const std::string dir = std::string(DFW_SOURCE_DIR) + "/testdata/chat_templates/";
+  std::ifstream in(dir + "references.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json refs = nlohmann::json::parse(in);
+  int checked = 0;
+  for (const auto& t : refs.at("templates")) {
+    std::ifstream file(dir + t.at("file").get<std::string>(), std::ios::binary);
+    std::stringstream text;
+    text << file.rdbuf();
+    ASSERT_FALSE(text.str().empty()) << t.at("file");
+    for (const auto& c : t.at("cases")) {
+      SCOPED_TRACE(t.at("file").get<std::string>() + " / " + c.at("name").get<std::string>());
+      nlohmann::json vars = {{"messages", c.at("messages")},
+                             {"add_generation_prompt", c.at("add_generation_prompt")},
+                             {"tools", nullptr},
+                             {"documents", nullptr}};
+      for (const auto& [k, v] : t.at("special_tokens").items()) vars[k] = v;
+      Result<std::string> r = RenderChatTemplate("chat_template", text.str(), vars.dump());
+      if (c.contains("error")) {
+        ASSERT_FALSE(r.ok()) << *r;
+        EXPECT_NE(r.status().message().find(c.at("error").get<std::string>()), std::string::npos) << r.status().message();
+      } else {
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        EXPECT_EQ(*r, c.at("output").get<std::string>());
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 20);  // 4 checkpoints x 5 conversations
 }
 
 TEST(PythonTemplate, ChatTemplatesRenderAsTransformersDoes) {
