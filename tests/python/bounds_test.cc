@@ -16,30 +16,36 @@ namespace dfw::python_bounds_test {
 using dfw::testing::RunDfworker;
 using dfw::testing::TempDir;
 
-// Create → MapToFields (a callable with `module_code` before its def) → LogForTesting.
-std::string CallablePipeline(const std::string& module_code) {
-  std::string indented;
+// `text`'s lines, each indented by `spaces`.
+std::string Indent(const std::string& text, int spaces) {
+  std::string out;
   std::size_t at = 0;
-  while (at < module_code.size()) {
-    std::size_t end = module_code.find('\n', at);
-    if (end == std::string::npos) end = module_code.size();
-    indented += "              " + module_code.substr(at, end - at) + "\n";
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    out += std::string(static_cast<std::size_t>(spaces), ' ') + text.substr(at, end - at) + "\n";
     at = end + 1;
   }
+  return out;
+}
+
+// Create {a: 1} → MapToFields `name` (b: a callable, `module_code` before `def f(row):` and `body`
+// as its lines) → LogForTesting.
+std::string CallablePipeline(const std::string& module_code, const std::string& body = "return row.a",
+                             const std::string& name = "Udf") {
   return "pipeline:\n"
          "  type: chain\n"
          "  transforms:\n"
          "    - type: Create\n"
          "      config: {elements: [{a: 1}]}\n"
          "    - type: MapToFields\n"
+         "      name: " + name + "\n"
          "      config:\n"
          "        language: python\n"
          "        fields:\n"
          "          b:\n"
          "            callable: |\n" +
-         indented +
-         "              def f(row):\n"
-         "                  return row.a\n"
+         Indent(module_code, 14) + Indent("def f(row):", 14) + Indent(body, 18) +
          "    - type: LogForTesting\n";
 }
 
@@ -105,14 +111,6 @@ TEST(PythonBounds, DeeplyNestedJinjaVariablesAreExitTwo) {
 // Create {a: 1..3} -> MapToFields 'Udf' (b: `callable`, its lines indented as given, with
 // error_handling) -> WriteToJson out/good, and Udf's error output -> WriteToJson out/bad.
 std::string ErrorOutputPipeline(const TempDir& dir, const std::string& callable) {
-  std::string body;
-  std::size_t at = 0;
-  while (at < callable.size()) {
-    std::size_t end = callable.find('\n', at);
-    if (end == std::string::npos) end = callable.size();
-    body += "              " + callable.substr(at, end - at) + "\n";
-    at = end + 1;
-  }
   return "pipeline:\n"
          "  type: chain\n"
          "  transforms:\n"
@@ -126,7 +124,7 @@ std::string ErrorOutputPipeline(const TempDir& dir, const std::string& callable)
          "        fields:\n"
          "          b:\n"
          "            callable: |\n" +
-         body +
+         Indent(callable, 14) +
          "  sink:\n"
          "    type: WriteToJson\n"
          "    config: {path: \"" + dir.path() + "/out/good\", file_name_suffix: .jsonl}\n"
@@ -195,24 +193,7 @@ TEST(PythonBounds, ARowStuckInItsCallableIsReportedAsDataflowReportsIt) {
   // Dataflow's worker logs a step still processing after 5 minutes; a test hook makes that 300 ms.
   // The callable sleeps 1.5 s: reported at 0.3, 0.6 and 1.2 s, the run then ends normally.
   TempDir dir("dfw-pybounds");
-  const std::string p = dir.Write("p.yaml",
-                                  "pipeline:\n"
-                                  "  type: chain\n"
-                                  "  transforms:\n"
-                                  "    - type: Create\n"
-                                  "      config: {elements: [{a: 1}]}\n"
-                                  "    - type: MapToFields\n"
-                                  "      name: Udf\n"
-                                  "      config:\n"
-                                  "        language: python\n"
-                                  "        fields:\n"
-                                  "          b:\n"
-                                  "            callable: |\n"
-                                  "              import time\n"
-                                  "              def f(row):\n"
-                                  "                  time.sleep(1.5)\n"
-                                  "                  return row.a\n"
-                                  "    - type: LogForTesting\n");
+  const std::string p = dir.Write("p.yaml", CallablePipeline("import time", "time.sleep(1.5)\nreturn row.a"));
   auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job"}, DFW_SOURCE_DIR, "DFW_TEST_STUCK_REPORT_MS=300");
   ASSERT_EQ(o.exit_code, 0) << o.out;
   std::string logs;
@@ -230,24 +211,8 @@ TEST(PythonBounds, TheSdkProcessesTogetherGetTheWorkersMemory) {
   // retried, and the job fails after its 4 attempts saying it was memory. Skips where this host
   // offers no memory cgroup.
   TempDir dir("dfw-pybounds");
-  const std::string p = dir.Write("p.yaml",
-                                  "pipeline:\n"
-                                  "  type: chain\n"
-                                  "  transforms:\n"
-                                  "    - type: Create\n"
-                                  "      config: {elements: [{a: 1}]}\n"
-                                  "    - type: MapToFields\n"
-                                  "      name: Hog\n"
-                                  "      config:\n"
-                                  "        language: python\n"
-                                  "        fields:\n"
-                                  "          b:\n"
-                                  "            callable: |\n"
-                                  "              held = []\n"
-                                  "              def f(row):\n"
-                                  "                  held.append(b'x' * (300 << 20))\n"
-                                  "                  return row.a\n"
-                                  "    - type: LogForTesting\n");
+  const std::string p =
+      dir.Write("p.yaml", CallablePipeline("held = []", "held.append(b'x' * (300 << 20))\nreturn row.a", "Hog"));
   auto o = RunDfworker({"run", p, "--job_dir=" + dir.path() + "/job", "--sdk_worker_parallelism=1"}, DFW_SOURCE_DIR,
                        "DFW_TEST_WORKER_MEMORY_MB=200 DFW_TEST_PYTHON_MEMORY_MB=1024");
   if (o.out.find("worker memory: no memory cgroup") != std::string::npos) GTEST_SKIP() << o.out;
