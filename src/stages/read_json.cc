@@ -3,11 +3,16 @@
 
 // simdjson 3.0's inline DOM accessors trip g++ 12's -Wdangling-pointer / -Wmaybe-uninitialized
 // false positives inside the library header; silence them for that header only.
+// (clang has neither warning and would warn about the unknown names.)
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdangling-pointer"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <simdjson.h>
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 #include <fmt/format.h>
 

@@ -93,9 +93,9 @@ TEST(TfRecordIo, CompressedRoundTripsWithBinaryRecords) {
     auto read = testing::ReadSource("ReadFromTFRecord", std::string("{file_pattern: '") + shard + "', compression_type: " + mode + "}");
     ASSERT_TRUE(read.ok()) << read.status().ToString();
     ASSERT_EQ(read->main.size(), 3u);
-    EXPECT_EQ(read->main[0].Find("record")->as_string(), binary);
-    EXPECT_EQ(read->main[1].Find("record")->as_string(), std::string(100000, 'x'));
-    EXPECT_EQ(read->main[2].Find("record")->as_string(), "");
+    EXPECT_EQ(read->main[0].Find("record")->as_bytes(), binary);
+    EXPECT_EQ(read->main[1].Find("record")->as_bytes(), std::string(100000, 'x'));
+    EXPECT_EQ(read->main[2].Find("record")->as_bytes(), "");
   }
 }
 
