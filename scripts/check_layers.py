@@ -28,12 +28,12 @@ GETENV_ALLOWED = {
     "src/python/environment.cc": "DFW_PYTHON_ENV (the launcher -> SDK process contract, or a user's export)",
     "src/python/dependencies.cc": "DFW_PYTHON_VENV_CACHE, XDG_CACHE_HOME, HOME (where dependencies' venvs are kept)",
     "src/backend/cpu/kernels.cc": "DFW_CPU_KERNELS",
-    "src/inference/decoder_kernels.cc": "DFW_CPU_KERNELS (scalar: the decode kernels too)",
-    "src/inference/device_memory.cc": "the launcher's child contract (ModelProcessContextFromEnv)",
+    "src/inference/decoders/decoder_kernels.cc": "DFW_CPU_KERNELS (scalar: the decode kernels too)",
+    "src/inference/runtime/device_memory.cc": "the launcher's child contract (ModelProcessContextFromEnv)",
     "src/device/mps_client.cc": "CUDA_MPS_PIPE_DIRECTORY, DFW_TENANT",
     "src/device/mps_env.cc": "NVIDIA MPS's client variables",
     "src/device/subprocess.cc": "PATH",
-    "src/inference/hf_model_dir.cc": "HF_HUB_CACHE, HF_HOME, HOME (the Hugging Face cache)",
+    "src/inference/weights/hf_model_dir.cc": "HF_HUB_CACHE, HF_HOME, HOME (the Hugging Face cache)",
 }
 
 

@@ -1,6 +1,6 @@
 // The list of built-in model handler types: the single place that knows which handlers exist
 // (one line each). A new handler type is one more line here.
-#include "builtin_handlers.h"
+#include "inference/builtin_handlers.h"
 
 #include <string>
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <random>
 
-#include "inference/dtype_convert.h"
+#include "inference/weights/dtype_convert.h"
 #include "inference/mlp_test_util.h"
 
 namespace dfw {

@@ -498,7 +498,7 @@ TEST(TextGeneration, ACausalLmWithoutTaskRunsTextGeneration) {
 }  // namespace
 }  // namespace dfw::text_generation_test
 
-#include "inference/decoder_kernels.h"
+#include "inference/decoders/decoder_kernels.h"
 
 namespace dfw::text_generation_test {
 namespace {

@@ -1,5 +1,5 @@
 // Kernels of the CUDA decoder step; decoder_kernels.h states what each computes. The formulas are
-// DecoderModel's host ones (src/inference/decoder_model.cc); comments say where the order of a
+// DecoderModel's host ones (src/inference/decoders/decoder_model.cc); comments say where the order of a
 // sum differs (a block reduction instead of a loop).
 #include <cfloat>
 #include <cmath>

@@ -7,8 +7,8 @@
 #include <cstring>
 #include <numbers>
 
-#include "decoder_kernels.h"
-#include "dtype_convert.h"
+#include "inference/decoders/decoder_kernels.h"
+#include "inference/weights/dtype_convert.h"
 #include "dfw/backend/registry.h"
 
 namespace dfw {

@@ -7,8 +7,8 @@
 #include "dfw/inference/bert_encoder.h"
 #include "dfw/tokenizers/tokenizer.h"
 #include "dfw/inference/model_handler.h"
-#include "hf_heads.h"
-#include "hf_tasks.h"
+#include "inference/encoders/hf_heads.h"
+#include "inference/handlers/hf_tasks.h"
 
 namespace dfw {
 

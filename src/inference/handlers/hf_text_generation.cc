@@ -1,8 +1,8 @@
 // task: text-generation — arguments resolved as transformers resolves them, prompts built as the
 // pipeline builds them (prefix, chat template), the engine, and results shaped as the pipeline's.
-#include "hf_text_generation.h"
+#include "inference/handlers/hf_text_generation.h"
 
-#include "hf_generation_args.h"
+#include "inference/decoders/hf_generation_args.h"
 
 #include <algorithm>
 #include <chrono>

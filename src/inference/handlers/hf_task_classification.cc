@@ -3,7 +3,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "hf_tasks.h"
+#include "inference/handlers/hf_tasks.h"
 
 namespace dfw {
 namespace {

@@ -1,4 +1,4 @@
-#include "hf_generation_args.h"
+#include "inference/decoders/hf_generation_args.h"
 
 
 #include <climits>

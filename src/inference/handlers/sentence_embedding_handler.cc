@@ -3,7 +3,7 @@
 
 #include "dfw/common/file.h"
 #include "dfw/inference/sentence_transformers_dir.h"
-#include "sentence_embedding_model.h"
+#include "inference/handlers/sentence_embedding_model.h"
 
 #include <sys/stat.h>
 

@@ -2,7 +2,7 @@
 // token, each with its score, id, decoded token and the decoded sequence with it filled in.
 #include <algorithm>
 
-#include "hf_tasks.h"
+#include "inference/handlers/hf_tasks.h"
 
 namespace dfw {
 

@@ -6,7 +6,7 @@
 #include "dfw/common/file.h"
 #include "dfw/common/json_text.h"
 #include "dfw/inference/bert_encoder.h"
-#include "encoder_families.h"
+#include "inference/encoders/encoder_families.h"
 
 namespace dfw {
 namespace {

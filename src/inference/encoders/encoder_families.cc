@@ -1,5 +1,5 @@
 // DistilBERT and RoBERTa on the BERT encoder: config fields, tensor names and position ids.
-#include "encoder_families.h"
+#include "inference/encoders/encoder_families.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "dtype_convert.h"
+#include "inference/weights/dtype_convert.h"
 
 #include <string>
 

@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "builtin_handlers.h"
+#include "inference/builtin_handlers.h"
 #include "dfw/backend/registry.h"
 #include "dfw/common/strings.h"
 

@@ -7,12 +7,12 @@
 #include <limits>
 
 #include "dfw/inference/safetensors.h"
-#include "host_ops.h"
+#include "inference/encoders/host_ops.h"
 
 namespace dfw {
 namespace {
 
-void LayerNormRows(const float* x, const float* g, const float* b, float* y, int rows, int h, float eps) {
+void EncoderLayerNormRows(const float* x, const float* g, const float* b, float* y, int rows, int h, float eps) {
   for (int r = 0; r < rows; ++r) {
     const std::size_t at = static_cast<std::size_t>(r) * h;
     host_ops::LayerNormRow(x + at, g, b, y + at, static_cast<std::size_t>(h), eps);
@@ -232,14 +232,14 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     }
   }
   const int rows = static_cast<int>(tokens);
-  LayerNormRows(a_.data(), emb_norm_g_, emb_norm_b_, x_.data(), rows, h, c.layer_norm_eps);
+  EncoderLayerNormRows(a_.data(), emb_norm_g_, emb_norm_b_, x_.data(), rows, h, c.layer_norm_eps);
   InferenceBackend& be = *backend_;
   for (std::size_t li = 0; li < layers_.size(); ++li) {
     const Layer& l = layers_[li];
     const bool sliding = c.modern.sliding[li] != 0;
     const float* in = x_.data();
     if (li > 0) {
-      LayerNormRows(x_.data(), l.attn_norm_g, l.attn_norm_b, a_.data(), rows, h, c.layer_norm_eps);
+      EncoderLayerNormRows(x_.data(), l.attn_norm_g, l.attn_norm_b, a_.data(), rows, h, c.layer_norm_eps);
       in = a_.data();
     }
     RETURN_IF_ERROR(be.Linear(in, *l.qkv, l.bqkv, qkv_.data(), rows, Activation::kNone));
@@ -265,7 +265,7 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     Attention(qkv_.data(), lengths, seq, sliding, ctx_.data());
     RETURN_IF_ERROR(be.Linear(ctx_.data(), *l.out, l.bo, o_.data(), rows, Activation::kNone));
     for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];
-    LayerNormRows(x_.data(), l.mlp_norm_g, l.mlp_norm_b, a_.data(), rows, h, c.layer_norm_eps);
+    EncoderLayerNormRows(x_.data(), l.mlp_norm_g, l.mlp_norm_b, a_.data(), rows, h, c.layer_norm_eps);
     RETURN_IF_ERROR(be.Linear(a_.data(), *l.in, l.bi, wi_.data(), rows, Activation::kNone));
     for (std::size_t r = 0; r < tokens; ++r) {
       const float* u = wi_.data() + r * 2 * I;
@@ -276,7 +276,7 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];
   }
   out.resize(tokens * h);
-  LayerNormRows(x_.data(), final_norm_g_, final_norm_b_, out.data(), rows, h, c.layer_norm_eps);
+  EncoderLayerNormRows(x_.data(), final_norm_g_, final_norm_b_, out.data(), rows, h, c.layer_norm_eps);
   for (int len : lengths) tokens_.real += len;
   tokens_.computed += static_cast<int64_t>(tokens);
   tokens_.flops += Flops(c, batch, seq);

@@ -1,5 +1,5 @@
 // The SentenceEmbeddingHandler's model; see sentence_embedding_model.h.
-#include "sentence_embedding_model.h"
+#include "inference/handlers/sentence_embedding_model.h"
 
 #include <algorithm>
 #include <map>

@@ -1,10 +1,10 @@
 // Encoder heads by family: tensor names as transformers saves them, run on the host.
-#include "hf_heads.h"
+#include "inference/encoders/hf_heads.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "host_ops.h"
+#include "inference/encoders/host_ops.h"
 
 namespace dfw {
 namespace {

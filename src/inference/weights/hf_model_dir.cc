@@ -14,24 +14,24 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsDir(const std::string& p) {
+bool IsHfDir(const std::string& p) {
   std::error_code ec;
   return fs::is_directory(p, ec);
 }
-bool IsFile(const std::string& p) {
+bool IsHfFile(const std::string& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);
 }
 
 // The checkpoint must be one model.safetensors.
 Status CheckWeights(const std::string& dir, const std::string& model) {
-  if (IsFile(dir + "/model.safetensors")) return Status::OK();
-  if (IsFile(dir + "/model.safetensors.index.json")) {
+  if (IsHfFile(dir + "/model.safetensors")) return Status::OK();
+  if (IsHfFile(dir + "/model.safetensors.index.json")) {
     return InvalidArgument("model '" + model + "' ('" + dir +
                            "') is a sharded safetensors checkpoint (model.safetensors.index.json); dfworker reads one "
                            "model.safetensors");
   }
-  if (IsFile(dir + "/pytorch_model.bin")) {
+  if (IsHfFile(dir + "/pytorch_model.bin")) {
     return InvalidArgument("model '" + model + "' ('" + dir +
                            "') has pytorch_model.bin and no model.safetensors; dfworker reads safetensors only (it "
                            "never unpickles). Convert it once with transformers: python -c \"from transformers import "
@@ -58,7 +58,7 @@ HfCacheEnv HfCacheEnvFromProcess() {
 
 Result<std::string> ResolveHfModelDir(const std::string& model, const HfCacheEnv& env) {
   if (model.empty()) return InvalidArgument("'model' is empty; give a local model directory or a hub id");
-  if (IsDir(model)) {
+  if (IsHfDir(model)) {
     RETURN_IF_ERROR(CheckWeights(model, model));
     return model;
   }
@@ -78,7 +78,7 @@ Result<std::string> ResolveHfModelDir(const std::string& model, const HfCacheEnv
       std::string rev = ref ? ref->substr(0, ref->find('\n')) : std::string();
       if (!Trimmed(rev).empty()) {
         const std::string snap = base + "/snapshots/" + Trimmed(rev);
-        if (IsDir(snap)) {
+        if (IsHfDir(snap)) {
           RETURN_IF_ERROR(CheckWeights(snap, model));
           return snap;
         }

@@ -17,8 +17,8 @@
 #include "dfw/inference/hf_model_dir.h"
 #include "dfw/inference/modernbert_encoder.h"
 #include "dfw/tokenizers/utf8.h"
-#include "hf_pipeline_settings.h"
-#include "hf_text_generation.h"
+#include "inference/handlers/hf_pipeline_settings.h"
+#include "inference/handlers/hf_text_generation.h"
 
 namespace dfw {
 namespace {

@@ -9,7 +9,7 @@
 #include "dfw/common/json_text.h"
 #include "dfw/inference/hf_model_dir.h"
 #include "dfw/inference/hf_pipeline_handler.h"
-#include "hf_pipeline_settings.h"
+#include "inference/handlers/hf_pipeline_settings.h"
 
 namespace dfw {
 namespace {

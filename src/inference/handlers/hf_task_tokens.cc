@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "dfw/tokenizers/utf8.h"
-#include "hf_tasks.h"
+#include "inference/handlers/hf_tasks.h"
 
 namespace dfw {
 namespace {

@@ -14,7 +14,7 @@
 #include "dfw/common/file.h"
 #include "dfw/common/strings.h"
 #include "dfw/device/process_info.h"
-#include "dtype_convert.h"
+#include "inference/weights/dtype_convert.h"
 
 namespace dfw {
 namespace {

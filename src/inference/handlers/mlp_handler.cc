@@ -21,7 +21,7 @@
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/precision_choice.h"
 #include "dfw/inference/shared_copy.h"
-#include "dtype_convert.h"
+#include "inference/weights/dtype_convert.h"
 
 namespace dfw {
 namespace {

@@ -1,4 +1,4 @@
-#include "decoder_kernels.h"
+#include "inference/decoders/decoder_kernels.h"
 
 #include <immintrin.h>
 
@@ -12,7 +12,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "dtype_convert.h"
+#include "inference/weights/dtype_convert.h"
 
 namespace dfw::decoder_kernels {
 namespace {
