@@ -72,4 +72,10 @@ std::vector<std::string> StepBoard::Read(const std::string& path) {
   return names;
 }
 
+std::string StepBoard::DescribeSteps(const std::string& path) {
+  std::string out;
+  for (const std::string& step : Read(path)) out += (out.empty() ? " while in step '" : ", '") + step + "'";
+  return out;
+}
+
 }  // namespace dfw

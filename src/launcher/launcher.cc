@@ -169,13 +169,10 @@ void JobServer::ReapChildren() {
     }
     std::string who = "SDK process " + std::to_string(*index) + " (pid " + std::to_string(e.pid) + ")";
     bool running = !coord_.finished() && !coord_.failed() && !coord_.stopping();
-    // The steps it was in when it ended (StepBoard: what a killed process could not say itself).
-    std::string in_steps;
-    if (e.exit.signaled) {  // a process that exits by itself says what went wrong in its log
-      for (const std::string& step : StepBoard::Read(dir_.LogsDir() + "/sdk-" + std::to_string(*index) + ".steps")) {
-        in_steps += (in_steps.empty() ? " while in step '" : ", '") + step + "'";
-      }
-    }
+    // The steps a killed process was in (StepBoard: what it could not say itself; a process that
+    // exits by itself says what went wrong in its log).
+    const std::string in_steps =
+        e.exit.signaled ? StepBoard::DescribeSteps(dir_.LogsDir() + "/sdk-" + std::to_string(*index) + ".steps") : "";
     const std::string ended = e.exit.Describe() + in_steps + (opts_.death_note ? opts_.death_note() : std::string());
     int lost = coord_.ProcessEnded(e.pid, who + " " + ended + "; see " + dir_.ProcessLogPath(*index));
     if (!running) continue;

@@ -1,5 +1,7 @@
 #include "dfw/launcher/memory_cgroup.h"
 
+#include "dfw/common/file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,19 +16,11 @@
 namespace dfw {
 namespace {
 
-// Reads a small kernel file (cgroupfs files report size 0, so no size is trusted).
+// A small kernel file ("" when unreadable); ReadWholeFile reads to the end whatever size the
+// file states (cgroupfs and /proc state 0).
 std::string ReadKernelFile(const std::string& path) {
-  std::string out;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0 || out.size() > (1u << 20)) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
+  Result<std::string> text = ReadWholeFile(path, 1 << 20);
+  return text.ok() ? std::move(text).value() : std::string();
 }
 
 Status WriteKernelFile(const std::string& path, const std::string& value) {

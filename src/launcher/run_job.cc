@@ -56,11 +56,8 @@ WorkerMemory WorkerMemoryOf(const RunContext& context) {
   const WorkerPlan& plan = context.plan;
   WorkerMemory m;
   if (!plan.machine_type.empty()) {
-    if (std::optional<MachineType> t = context.catalog->FindMachine(plan.machine_type)) {
-      m.bytes = t->memory_bytes;
-    } else if (auto custom = context.catalog->CustomMachine(plan.machine_type); custom && custom->ok()) {
-      m.bytes = (*custom)->memory_bytes;
-    }
+    // FindMachine knows fixed, family and valid custom types.
+    if (std::optional<MachineType> t = context.catalog->FindMachine(plan.machine_type)) m.bytes = t->memory_bytes;
     m.what = "the memory of " + plan.machine_type;
   }
   const long pages = ::sysconf(_SC_PHYS_PAGES);

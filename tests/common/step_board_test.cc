@@ -38,6 +38,8 @@ TEST(StepBoard, AKilledProcessLeavesTheStepsItWasIn) {
   ASSERT_TRUE(WIFSIGNALED(status));
   const std::vector<std::string> steps = StepBoard::Read(path);
   EXPECT_THAT(steps, ElementsAre("Udf", "Encode/Embed"));
+  EXPECT_EQ(StepBoard::DescribeSteps(path), " while in step 'Udf', 'Encode/Embed'");
+  EXPECT_EQ(StepBoard::DescribeSteps(dir.path() + "/missing.steps"), "");
   EXPECT_TRUE(StepBoard::Read(dir.path() + "/missing.steps").empty());
 }
 

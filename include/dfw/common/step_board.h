@@ -29,6 +29,9 @@ class StepBoard {
 
   // The names in `path`'s slots, in slot order (a missing or short file: none).
   static std::vector<std::string> Read(const std::string& path);
+  // " while in step 'A'" (", 'B'" for each further one) for a report of the process's death; "" when
+  // the board names no step.
+  static std::string DescribeSteps(const std::string& path);
 
   // Enter on construction, Leave on destruction.
   class Scope {
