@@ -103,9 +103,9 @@ class DecoderModel {
   //    cache's memory is the decoder's, so the cache passed to Step keeps ids only (kv_storage()).
   //  - host (the backend has none: the CPU backend): the step runs here with the Linear layers
   //    prepared on `backend` in `linear_dtype`. Steps of at most `skinny_rows` rows (decode) run
-  //    their products on the streaming kernels of decoder_kernels.h (bfloat16 weights when
-  //    linear_dtype is kBFloat16); larger ones (prefill) on the backend's Linear. 0: always the
-  //    backend.
+  //    their products on the backend's streaming kernels (dfw/backend/skinny_kernels.h; bfloat16
+  //    weights when linear_dtype is kBFloat16); larger ones (prefill) on the backend's Linear. 0:
+  //    always the backend.
   // Any CreateDecoder failure other than kUnimplemented (device memory, a refused dtype) fails the
   // load.
   static Result<std::unique_ptr<DecoderModel>> Load(const DecoderConfig& config, const SafetensorsFile& file,

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <numbers>
 
-#include "inference/decoders/decoder_kernels.h"
-#include "inference/weights/dtype_convert.h"
 #include "dfw/backend/registry.h"
+#include "dfw/backend/skinny_kernels.h"
+#include "inference/weights/dtype_convert.h"
 
 namespace dfw {
 
@@ -87,7 +87,7 @@ struct DecoderModel::Projection {
   const float* w = nullptr;  // host float32 [n x k] (owned_)
   int n = 0, k = 0;
   std::unique_ptr<PreparedLinear> prepared;
-  decoder_kernels::SkinnyWeights skinny;
+  skinny_kernels::SkinnyWeights skinny;
 };
 
 struct DecoderModel::Layer {
@@ -421,7 +421,7 @@ Status DecoderModel::PrepareHost(Projection& p) {
   const float* d = dev->f32();
   device_.push_back(std::move(dev));
   ASSIGN_OR_RETURN(p.prepared, backend_->PrepareLinear(d, p.n, p.k, linear_dtype_));
-  decoder_kernels::MakeSkinnyWeights(p.w, p.n, p.k, linear_dtype_ == LinearDType::kBFloat16, p.skinny);
+  skinny_kernels::MakeSkinnyWeights(p.w, p.n, p.k, linear_dtype_ == LinearDType::kBFloat16, p.skinny);
   streamed_bytes_ += static_cast<int64_t>(p.skinny.bytes());
   return Status::OK();
 }
@@ -553,13 +553,13 @@ Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, Page
   };
   int64_t work = 0;
   for (const DecoderRow& row : rows) work += static_cast<int64_t>(row.position + 1) * H * hd;
-  decoder_kernels::ParallelFor(static_cast<int>(rows.size()), work > (1 << 18) ? BlasThreads() : 1, rows_in);
+  skinny_kernels::ParallelFor(static_cast<int>(rows.size()), work > (1 << 18) ? BlasThreads() : 1, rows_in);
   return Status::OK();
 }
 
 Status DecoderModel::Project(const float* x, int m, const Projection& p, const float* bias, float* y) {
   if (m <= skinny_rows_) {
-    decoder_kernels::SkinnyLinear(x, m, p.skinny, bias, y, BlasThreads());
+    skinny_kernels::SkinnyLinear(x, m, p.skinny, bias, y, BlasThreads());
     return Status::OK();
   }
   return backend_->Linear(x, *p.prepared, bias, y, m, Activation::kNone);

@@ -5,15 +5,17 @@
 // over output rows across the backend's thread count. W is float32 or bfloat16 (half the bytes to
 // stream, widened in registers), row-major [n x k] as nn.Linear stores it.
 //
-// AVX-512 and AVX2+FMA versions are chosen at run time (the binary targets baseline x86-64); the
-// scalar one is the reference and the fallback.
+// AVX-512 and AVX2+FMA versions are chosen at run time (the binary targets baseline x86-64) by the
+// CPU backend's one choice of instruction set (src/backend/cpu/kernels.h BestIsa, which
+// DFW_CPU_KERNELS=scalar or =avx2 caps); the scalar one is the reference and the fallback.
+// The decoder's host step (src/inference/decoders/decoder_model.cc) runs its decode products here.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <vector>
 
-namespace dfw::decoder_kernels {
+namespace dfw::skinny_kernels {
 
 inline constexpr int kSkinnyGroup = 8;
 
@@ -34,7 +36,8 @@ void SkinnyLinear(const float* x, int m, const SkinnyWeights& w, const float* bi
 // SkinnyLinear); runs inline when threads <= 1 or n <= 1.
 void ParallelFor(int n, int threads, const std::function<void(int, int)>& fn);
 
-// Which implementation runs on this CPU: "avx512", "avx2" or "scalar" (DFW_CPU_KERNELS=scalar forces it).
+// Which implementation runs: "avx512", "avx2" or "scalar", the backend's BestIsa (the CPU's widest,
+// or what DFW_CPU_KERNELS caps it to).
 const char* SkinnyIsa();
 
-}  // namespace dfw::decoder_kernels
+}  // namespace dfw::skinny_kernels

@@ -1,9 +1,10 @@
-#include "inference/decoders/decoder_kernels.h"
+// The decode step's streaming products (dfw/backend/skinny_kernels.h): scalar, AVX2 + FMA and
+// AVX-512 versions, the one that runs chosen by the backend's BestIsa (kernels.h).
+#include "dfw/backend/skinny_kernels.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <type_traits>
@@ -12,27 +13,20 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
-#include "inference/weights/dtype_convert.h"
+#include "kernels.h"
 
-namespace dfw::decoder_kernels {
+namespace dfw::skinny_kernels {
 namespace {
 
-enum class Isa { kScalar, kAvx2, kAvx512 };
+using cpu_kernels::Isa;
 
-Isa Detect() {
-  const char* force = std::getenv("DFW_CPU_KERNELS");
-  if (force != nullptr && std::strcmp(force, "scalar") == 0) return Isa::kScalar;
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return Isa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
-  return Isa::kScalar;
+// bfloat16 to float (exact: the top 16 bits of a float).
+inline float BFloat16ToFloat(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
 }
-
-Isa BestIsa() {
-  static const Isa isa = Detect();
-  return isa;
-}
-
 
 uint16_t F32ToBf16(float f) {
   uint32_t u;
@@ -197,7 +191,7 @@ void MakeSkinnyWeights(const float* w, int n, int k, bool to_bf16, SkinnyWeights
 }
 
 void SkinnyLinear(const float* x, int m, const SkinnyWeights& w, const float* bias, float* y, int threads) {
-  const Isa isa = BestIsa();
+  const Isa isa = cpu_kernels::BestIsa();
   const int n = w.n, k = w.k;
   auto run = [&](int j0, int j1) {
     for (int r0 = 0; r0 < m; r0 += kSkinnyGroup) {
@@ -239,7 +233,7 @@ void ParallelFor(int n, int threads, const std::function<void(int, int)>& fn) {
 }
 
 const char* SkinnyIsa() {
-  switch (BestIsa()) {
+  switch (cpu_kernels::BestIsa()) {
     case Isa::kAvx512: return "avx512";
     case Isa::kAvx2: return "avx2";
     case Isa::kScalar: return "scalar";
@@ -247,4 +241,4 @@ const char* SkinnyIsa() {
   return "scalar";
 }
 
-}  // namespace dfw::decoder_kernels
+}  // namespace dfw::skinny_kernels
