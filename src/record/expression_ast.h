@@ -5,6 +5,7 @@
 // by the parser and only read afterwards, so one Program may be evaluated from many threads.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,6 +49,17 @@ enum class Op : uint8_t {
   kEq, kNe, kLt, kLe, kGt, kGe, kIn, kNotIn, kIs, kIsNot,                             // compare
 };
 
+// Where a kName node's field was found last: the rows of a batch (and of a job) mostly share one
+// layout, so the lookup first tries that index and only scans when the name is not there. Shared
+// by every thread evaluating the program (a relaxed atomic: a stale index only costs the scan);
+// copies start cold.
+struct FieldHint {
+  mutable std::atomic<int32_t> index{-1};
+  FieldHint() = default;
+  FieldHint(const FieldHint&) {}
+  FieldHint& operator=(const FieldHint&) { return *this; }
+};
+
 struct Node {
   NodeKind kind = NodeKind::kConst;
   Op op = Op::kAdd;
@@ -58,6 +70,7 @@ struct Node {
   Value value;           // kConst only
   std::string name;      // kName / kAttr
   std::vector<std::string> kw;  // kCall* only: keyword names of the last kw.size() arguments
+  FieldHint hint;               // kName only
 };
 
 struct Program {

@@ -72,6 +72,31 @@ Status EvalContext::Charge(std::size_t bytes) {
                          " MiB of strings/lists for one row");
 }
 
+namespace {
+
+// row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
+// the field at the hinted index, when it has the name, is the one Find would return.
+const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
+  const std::vector<Field>& fields = row.fields();
+  const int32_t h = hint.index.load(std::memory_order_relaxed);
+  if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
+    const std::string& at = fields[static_cast<std::size_t>(h)].name;
+    if (at.size() == name.size() && std::char_traits<char>::compare(at.data(), name.data(), name.size()) == 0) {
+      return &fields[static_cast<std::size_t>(h)].value;
+    }
+  }
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const std::string& at = fields[i].name;
+    if (at.size() == name.size() && std::char_traits<char>::compare(at.data(), name.data(), name.size()) == 0) {
+      if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
+      return &fields[i].value;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
   const Node& n = p.nodes[static_cast<std::size_t>(index)];
   switch (n.kind) {
@@ -79,7 +104,7 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       out.Borrow(n.value);
       return Status::OK();
     case NodeKind::kName: {
-      const Value* v = ctx.row.Find(n.name);
+      const Value* v = FindHinted(ctx.row, n.name, n.hint);
       if (v == nullptr) return MissingName(p, n, ctx.row);
       out.Borrow(*v);
       return Status::OK();

@@ -39,30 +39,33 @@ class MapToFields final : public Stage {
     for (std::size_t f = 0; f < options_.fields.size(); ++f) {
       options_.fields[f].expr.expr->EvaluateBatch(in.data(), in.size(), results[f]);
     }
-    std::vector<Value> values;
-    values.reserve(options_.fields.size());
     std::string error;
     for (std::size_t i = 0; i < in.size(); ++i) {
       Row& row = in[i];
-      if (!Collect(row, results, i, values, error)) {
+      if (!Check(row, results, i, error)) {
         RETURN_IF_ERROR(out.Fail(row, error));
         error.clear();
         continue;
       }
+      // Every field of row i succeeded: its values move from the results into the row.
       if (options_.append) {
         if (!options_.drop.empty()) {
           auto& fields = row.mutable_fields();
           fields.erase(std::remove_if(fields.begin(), fields.end(), [&](const Field& f) { return IsDropped(f.name); }),
                        fields.end());
         }
-        row.Reserve(row.size() + values.size());
-        for (std::size_t k = 0; k < values.size(); ++k) row.AppendNull(options_.fields[k].name) = std::move(values[k]);
+        row.Reserve(row.size() + options_.fields.size());
+        for (std::size_t k = 0; k < options_.fields.size(); ++k) {
+          row.AppendNull(options_.fields[k].name) = std::move(*results[k][i]);
+        }
         out.Emit(std::move(row));
       } else {
         Row result;
         result.CopyMetadataFrom(row);  // the event timestamp and window stay with the element
-        result.Reserve(values.size());
-        for (std::size_t k = 0; k < values.size(); ++k) result.AppendNull(options_.fields[k].name) = std::move(values[k]);
+        result.Reserve(options_.fields.size());
+        for (std::size_t k = 0; k < options_.fields.size(); ++k) {
+          result.AppendNull(options_.fields[k].name) = std::move(*results[k][i]);
+        }
         out.Emit(std::move(result));
       }
     }
@@ -74,12 +77,10 @@ class MapToFields final : public Stage {
     return std::find(options_.drop.begin(), options_.drop.end(), name) != options_.drop.end();
   }
 
-  // Row i's output values (expressions read the untouched input, dropped fields included) into
-  // `values` (cleared first). False with `error` set for a redefined input field or the first
-  // field that failed.
-  bool Collect(const Row& row, std::vector<std::vector<Result<Value>>>& results, std::size_t i, std::vector<Value>& values,
-               std::string& error) const {
-    values.clear();
+  // Whether row i's output can be built: false with `error` set for a redefined input field or
+  // the first field that failed or has the wrong output_type. (Expressions read the untouched
+  // input, dropped fields included.)
+  bool Check(const Row& row, const std::vector<std::vector<Result<Value>>>& results, std::size_t i, std::string& error) const {
     if (options_.append) {
       for (const OutputField& f : options_.fields) {
         if (row.Has(f.name) && !IsDropped(f.name)) {
@@ -90,17 +91,18 @@ class MapToFields final : public Stage {
     }
     for (std::size_t k = 0; k < options_.fields.size(); ++k) {
       const OutputField& f = options_.fields[k];
-      Result<Value>& v = results[k][i];
+      const Result<Value>& v = results[k][i];
       if (!v.ok()) {
         error = fmt::format("field '{}' = {}: {}", f.name, f.expr.expr->source(), v.status().message());
         return false;
       }
-      std::string type_error = stages_internal::CheckOutputType(*v, f.expr.output_type);
-      if (!type_error.empty()) {
-        error = fmt::format("field '{}': {}", f.name, type_error);
-        return false;
+      if (!f.expr.output_type.empty()) {
+        std::string type_error = stages_internal::CheckOutputType(*v, f.expr.output_type);
+        if (!type_error.empty()) {
+          error = fmt::format("field '{}': {}", f.name, type_error);
+          return false;
+        }
       }
-      values.push_back(std::move(v).value());
     }
     return true;
   }

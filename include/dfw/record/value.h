@@ -253,7 +253,12 @@ class Row {
   // Appends without checking for an existing field (caller guarantees uniqueness; hot paths).
   void Append(std::string name, Value v) { fields_.push_back(Field{std::move(name), std::move(v)}); }
   // Appends a null field named `name` (unchecked, as Append) and returns its value to fill in place.
-  Value& AppendNull(std::string_view name) { return fields_.emplace_back(Field{std::string(name), Value()}).value; }
+  // (Built in place: no temporary Field to move in.)
+  Value& AppendNull(std::string_view name) {
+    Field& f = fields_.emplace_back();
+    f.name.append(name.data(), name.size());
+    return f.value;
+  }
   // Removes the field; false when absent.
   bool Erase(std::string_view name);
   void Reserve(std::size_t n) { fields_.reserve(n); }
