@@ -43,6 +43,22 @@ TEST(CpuFastMath, HostGeluMatchesExactErfFormulaAndTheKernels) {
   }
 }
 
+// dfw::GeluTanh, the one tanh GELU (host-side layers and the kernels): within float32 rounding of
+// the double-precision formula, and exactly the kernels' value (the kernels call it).
+TEST(CpuFastMath, GeluTanhMatchesTheFormulaAndIsTheKernelsValue) {
+  auto backend = MakeCpuBackend();
+  std::vector<float> x;
+  for (float v = -12.f; v <= 12.f; v += 1.f / 64) x.push_back(v);
+  for (float v : {-80.f, -4.f, -1e-6f, 0.f, 1e-6f, 4.f, 80.f, 1e6f}) x.push_back(v);
+  std::vector<float> y = x;
+  ASSERT_TRUE(backend->BiasActivation(y.data(), 1, static_cast<int>(y.size()), nullptr, Activation::kGeluTanh).ok());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i], want = 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+    EXPECT_NEAR(GeluTanh(x[i]), want, 1e-6 * std::max(1.0, std::fabs(want))) << "gelu_tanh(" << v << ")";
+    EXPECT_EQ(GeluTanh(x[i]), y[i]) << "gelu_tanh(" << v << ")";
+  }
+}
+
 TEST(CpuFastMath, SoftmaxMatchesLibmExpOverWideLogits) {
   auto backend = MakeCpuBackend();
   // Rows of 37 logits spread over [-spread, spread]: exp arguments down to -2 * spread after the

@@ -43,6 +43,11 @@ std::string_view ActivationName(Activation a);
 // tests/backend/cpu_fast_math_test.cc). Host-side layers (the encoders' heads, ModernBERT's MLP,
 // the CPU decoder's MLP) call this one, so every layer of a model applies the same GELU.
 float Gelu(float x);
+// GELU's tanh approximation (Activation::kGeluTanh, "gelu_new" / "gelu_pytorch_tanh") of one value:
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³))) in float32 with libm's tanh, the function the CPU
+// backend's kernels compute; the encoders' heads, ModernBERT's GeGLU and the CPU decoder's MLP call
+// this one.
+float GeluTanh(float x);
 
 enum class DType : uint8_t { kF32, kF16, kBF16 };
 

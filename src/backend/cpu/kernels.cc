@@ -22,6 +22,11 @@ namespace dfw {
 
 float Gelu(float x) { return 0.5f * x * (1.0f + cpu_math::FastErf(x * 0.70710678118654752f)); }
 
+float GeluTanh(float x) {
+  const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);  // sqrt(2 / pi)
+  return 0.5f * x * (1.0f + std::tanh(inner));
+}
+
 }  // namespace dfw
 
 namespace dfw::cpu_kernels {
@@ -37,10 +42,8 @@ inline float Apply(Activation act, float x) {
       return x > 0.0f ? x : 0.0f;
     case Activation::kGelu:
       return Gelu(x);
-    case Activation::kGeluTanh: {
-      const float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-      return 0.5f * x * (1.0f + std::tanh(inner));
-    }
+    case Activation::kGeluTanh:
+      return GeluTanh(x);
     case Activation::kTanh:
       return std::tanh(x);
     case Activation::kSigmoid:

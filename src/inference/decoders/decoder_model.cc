@@ -116,12 +116,10 @@ float Activate(DecoderActivation a, float x) {
   switch (a) {
     case DecoderActivation::kSilu:
       return x / (1.0f + std::exp(-x));
-    case DecoderActivation::kGeluTanh: {
-      const float c = 0.7978845608028654f;  // sqrt(2 / pi)
-      return 0.5f * x * (1.0f + std::tanh(c * (x + 0.044715f * x * x * x)));
-    }
+    case DecoderActivation::kGeluTanh:
+      return GeluTanh(x);  // the backend's (dfw/backend/backend.h), as every other layer computes it
     case DecoderActivation::kGelu:
-      return Gelu(x);  // the backend's (dfw/backend/backend.h), as every other layer computes it
+      return Gelu(x);  // likewise
   }
   return x;
 }

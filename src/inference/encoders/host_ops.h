@@ -1,6 +1,6 @@
 // Small float32 helpers the encoders' host-side code shares (heads, ModernBERT's layers): one
-// activation value (GELU is the backend's dfw::Gelu, the function its kernels apply) and one
-// LayerNorm row, each as transformers computes it.
+// activation value (GELU and its tanh form are the backend's dfw::Gelu and dfw::GeluTanh, the
+// functions its kernels apply) and one LayerNorm row, each as transformers computes it.
 #pragma once
 
 #include <cmath>
@@ -14,7 +14,7 @@ inline float Activate(Activation a, float x) {
   switch (a) {
     case Activation::kRelu: return x > 0 ? x : 0;
     case Activation::kGelu: return Gelu(x);  // the backend's, as the encoder layers compute it
-    case Activation::kGeluTanh: return 0.5f * x * (1.f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+    case Activation::kGeluTanh: return GeluTanh(x);  // the backend's too
     default: return x;
   }
 }
