@@ -211,11 +211,33 @@ namespace dfw::stages_internal {
 Result<std::unique_ptr<SplitReader>> LineSplitReader::Open(const SourceSplit& split, std::size_t padding, LineFn fn,
                                                            bool check_utf8) {
   ASSIGN_OR_RETURN(RangeBuffer data, ReadRangeBuffer(split, padding));
-  return std::unique_ptr<SplitReader>(new LineSplitReader(split, std::move(data), std::move(fn), check_utf8));
+  return std::unique_ptr<SplitReader>(new LineSplitReader(split, std::move(data), std::move(fn), nullptr, check_utf8));
+}
+
+Result<std::unique_ptr<SplitReader>> LineSplitReader::OpenChunked(const SourceSplit& split, std::size_t padding,
+                                                                  ChunkFn fn) {
+  ASSIGN_OR_RETURN(RangeBuffer data, ReadRangeBuffer(split, padding));
+  return std::unique_ptr<SplitReader>(new LineSplitReader(split, std::move(data), nullptr, std::move(fn), false));
+}
+
+Result<bool> LineSplitReader::NextChunk(StageOutput& out, std::size_t max_rows) {
+  chunk_.clear();
+  std::string_view line;
+  bool more = true;
+  for (std::size_t n = 0; n < max_rows; ++n) {
+    if (!cursor_.Next(line)) {
+      more = false;
+      break;
+    }
+    if (!line.empty()) chunk_.push_back({line, cursor_.line_number()});
+  }
+  if (!chunk_.empty()) RETURN_IF_ERROR(chunk_fn_(chunk_, out));
+  return more && cursor_.offset() < cursor_.size();
 }
 
 Result<bool> LineSplitReader::Next(StageOutput& out, std::size_t max_rows) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (chunk_fn_) return NextChunk(out, max_rows);
   std::string_view line;
   for (std::size_t n = 0; n < max_rows; ++n) {
     if (!cursor_.Next(line)) return false;

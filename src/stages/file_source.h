@@ -83,23 +83,37 @@ namespace dfw::stages_internal {
 // 1-based line number) to `fn`, at most `max_rows` lines per Next(). Empty lines are skipped.
 // Lines that are not valid UTF-8 are failed here ("line N of 'path': not valid UTF-8") unless
 // `check_utf8` is false: then `fn` must validate (simdjson does while parsing, so JSON skips a 2nd pass).
+// One line handed to a chunk reader: its text (without the terminator) and its 1-based number in
+// the file. The lines of one chunk lie in order in one buffer, `padding` readable bytes after each.
+struct NumberedLine {
+  std::string_view text;
+  int64_t number = 0;
+};
+
 class LineSplitReader : public SplitReader {
  public:
   using LineFn = std::function<Status(std::string_view line, int64_t line_no, StageOutput& out)>;
+  // The non-empty lines of one Next call at once (a reader that parses many lines in one pass);
+  // the UTF-8 check is the callee's.
+  using ChunkFn = std::function<Status(const std::vector<NumberedLine>& lines, StageOutput& out)>;
   static Result<std::unique_ptr<SplitReader>> Open(const SourceSplit& split, std::size_t padding, LineFn fn,
                                                    bool check_utf8 = true);
+  static Result<std::unique_ptr<SplitReader>> OpenChunked(const SourceSplit& split, std::size_t padding, ChunkFn fn);
   Result<bool> Next(StageOutput& out, std::size_t max_rows) override;
   std::optional<SplitProgress> Progress() const override;
   std::optional<SourceSplit> TrySplit(double fraction) override;
 
  private:
-  LineSplitReader(SourceSplit split, RangeBuffer data, LineFn fn, bool check_utf8)
+  LineSplitReader(SourceSplit split, RangeBuffer data, LineFn fn, ChunkFn chunk_fn, bool check_utf8)
       : split_(std::move(split)), data_(std::move(data)), cursor_(data_.view(), split_.first_line), fn_(std::move(fn)),
-        check_utf8_(check_utf8) {}
+        chunk_fn_(std::move(chunk_fn)), check_utf8_(check_utf8) {}
+  Result<bool> NextChunk(StageOutput& out, std::size_t max_rows);
   SourceSplit split_;
   RangeBuffer data_;
   LineCursor cursor_;
-  LineFn fn_;
+  LineFn fn_;         // one line at a time, or
+  ChunkFn chunk_fn_;  // the lines of a Next call at once
+  std::vector<NumberedLine> chunk_;
   bool check_utf8_;
   mutable std::mutex mu_;  // Next against Progress/TrySplit (another thread)
 };
