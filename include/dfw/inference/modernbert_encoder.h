@@ -65,7 +65,6 @@ class ModernBertEncoder final : public TokenEncoder {
   };
   ModernBertEncoder(BertConfig config, InferenceBackend* backend, int max_seq_length);
   Status LoadWeights(const SafetensorsFile& weights, bool shapes_only);
-  void Attention(const float* qkv, const std::vector<int>& lengths, int seq, bool sliding, float* ctx);
 
   BertConfig config_;
   InferenceBackend* backend_ = nullptr;

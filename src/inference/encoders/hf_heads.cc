@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "dfw/backend/encoder_kernels.h"
 #include "inference/encoders/host_ops.h"
 
 namespace dfw {
@@ -172,7 +173,7 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
     scratch_.resize(static_cast<std::size_t>(dense_.out));
     dense_.Apply(hidden, scratch_.data());
     for (float& v : scratch_) v = host_ops::Activate(act_, v);
-    host_ops::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
+    encoder_kernels::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
     out_.Apply(scratch_.data(), out.data());
     return;
   }
@@ -184,7 +185,7 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   dense_.Apply(hidden, scratch_.data());
   const bool tanh = kind_ == HeadKind::kSequenceClassification && family_ != EncoderFamily::kDistilBert;
   for (float& v : scratch_) v = tanh ? std::tanh(v) : host_ops::Activate(act_, v);
-  if (kind_ == HeadKind::kMaskedLm) host_ops::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
+  if (kind_ == HeadKind::kMaskedLm) encoder_kernels::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
   out_.Apply(scratch_.data(), out.data());
 }
 

@@ -1,41 +1,15 @@
-// ModernBertEncoder (dfw/inference/modernbert_encoder.h): weights, RoPE tables, the forward pass.
+// ModernBertEncoder (dfw/inference/modernbert_encoder.h): weights, RoPE tables, the forward pass
+// (GEMMs on the backend's Linear; LayerNorm, RoPE and attention on its encoder kernels).
 #include "dfw/inference/modernbert_encoder.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 
+#include "dfw/backend/encoder_kernels.h"
 #include "dfw/inference/safetensors.h"
 #include "inference/encoders/host_ops.h"
 
 namespace dfw {
-namespace {
-
-void EncoderLayerNormRows(const float* x, const float* g, const float* b, float* y, int rows, int h, float eps) {
-  for (int r = 0; r < rows; ++r) {
-    const std::size_t at = static_cast<std::size_t>(r) * h;
-    host_ops::LayerNormRow(x + at, g, b, y + at, static_cast<std::size_t>(h), eps);
-  }
-}
-
-// cos/sin of position p × inv_freq[i] for p < positions, i < half (inv_freq as torch computes it:
-// 1 / theta^(2i / d) in float32).
-void RopeTable(float theta, int head_dim, int positions, std::vector<float>& cos_t, std::vector<float>& sin_t) {
-  const int half = head_dim / 2;
-  cos_t.resize(static_cast<std::size_t>(positions) * half);
-  sin_t.resize(cos_t.size());
-  for (int i = 0; i < half; ++i) {
-    const float inv = 1.f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(head_dim));
-    for (int p = 0; p < positions; ++p) {
-      const float angle = static_cast<float>(p) * inv;
-      cos_t[static_cast<std::size_t>(p) * half + i] = std::cos(angle);
-      sin_t[static_cast<std::size_t>(p) * half + i] = std::sin(angle);
-    }
-  }
-}
-
-}  // namespace
 
 ModernBertEncoder::ModernBertEncoder(BertConfig config, InferenceBackend* backend, int max_seq_length)
     : config_(std::move(config)), backend_(backend), max_seq_length_(max_seq_length) {}
@@ -59,8 +33,8 @@ Result<std::unique_ptr<ModernBertEncoder>> ModernBertEncoder::Make(const BertCon
   std::unique_ptr<ModernBertEncoder> e(new ModernBertEncoder(config, backend, max_seq_length));
   RETURN_IF_ERROR(e->LoadWeights(weights, /*shapes_only=*/false).WithContext("'" + weights.path() + "'"));
   const int dh = config.hidden_size / config.num_attention_heads;
-  RopeTable(config.modern.global_rope_theta, dh, max_seq_length, e->cos_full_, e->sin_full_);
-  RopeTable(config.modern.local_rope_theta, dh, max_seq_length, e->cos_local_, e->sin_local_);
+  encoder_kernels::RopeTable(config.modern.global_rope_theta, dh, max_seq_length, e->cos_full_, e->sin_full_);
+  encoder_kernels::RopeTable(config.modern.local_rope_theta, dh, max_seq_length, e->cos_local_, e->sin_local_);
   RETURN_IF_ERROR(e->SetLinearDType(dtype));
   return e;
 }
@@ -149,53 +123,10 @@ double ModernBertEncoder::Flops(const BertConfig& c, int batch, int seq) {
   return static_cast<double>(batch) * s * c.num_hidden_layers * (8 * h * h + 6 * h * i + 4 * s * h);
 }
 
-// ctx[b][t] = softmax over the keys a query may see of (q·k / √d) · v, per head; the query and key
-// halves of each head already rotated.
-void ModernBertEncoder::Attention(const float* qkv, const std::vector<int>& lengths, int seq, bool sliding, float* ctx) {
-  const int h = config_.hidden_size, heads = config_.num_attention_heads, dh = h / heads, h3 = 3 * h;
-  const int window = config_.modern.local_attention / 2;
-  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-  scores_.resize(static_cast<std::size_t>(seq));
-  for (std::size_t b = 0; b < lengths.size(); ++b) {
-    const int len = lengths[b];
-    const float* base = qkv + b * static_cast<std::size_t>(seq) * h3;
-    for (int head = 0; head < heads; ++head) {
-      for (int i = 0; i < seq; ++i) {
-        const float* q = base + static_cast<std::size_t>(i) * h3 + head * dh;
-        const int lo = sliding ? std::max(0, i - window) : 0;
-        const int hi = sliding ? std::min(len, i + window + 1) : len;
-        float* out = ctx + (b * static_cast<std::size_t>(seq) + i) * h + head * dh;
-        std::fill(out, out + dh, 0.f);
-        if (lo >= hi) continue;  // a padding query past every key it may see (its row is unused)
-        float top = -std::numeric_limits<float>::infinity();
-        for (int j = lo; j < hi; ++j) {
-          const float* k = base + static_cast<std::size_t>(j) * h3 + h + head * dh;
-          float dot = 0.f;
-          for (int d = 0; d < dh; ++d) dot += q[d] * k[d];
-          scores_[static_cast<std::size_t>(j)] = dot * scale;
-          top = std::max(top, scores_[static_cast<std::size_t>(j)]);
-        }
-        double sum = 0;
-        for (int j = lo; j < hi; ++j) {
-          const float e = std::exp(scores_[static_cast<std::size_t>(j)] - top);
-          scores_[static_cast<std::size_t>(j)] = e;
-          sum += e;
-        }
-        const float inv = static_cast<float>(1.0 / sum);
-        for (int j = lo; j < hi; ++j) {
-          const float p = scores_[static_cast<std::size_t>(j)] * inv;
-          const float* v = base + static_cast<std::size_t>(j) * h3 + 2 * h + head * dh;
-          for (int d = 0; d < dh; ++d) out[d] += p * v[d];
-        }
-      }
-    }
-  }
-}
-
 Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>> sequences,
                                        std::span<const std::span<const int32_t>>, std::vector<float>& out, int& seq) {
   const BertConfig& c = config_;
-  const int h = c.hidden_size, I = c.intermediate_size, heads = c.num_attention_heads, dh = h / heads, half = dh / 2;
+  const int h = c.hidden_size, I = c.intermediate_size, heads = c.num_attention_heads;
   const int batch = static_cast<int>(sequences.size());
   seq = 0;
   std::vector<int> lengths;
@@ -232,40 +163,27 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     }
   }
   const int rows = static_cast<int>(tokens);
-  EncoderLayerNormRows(a_.data(), emb_norm_g_, emb_norm_b_, x_.data(), rows, h, c.layer_norm_eps);
+  encoder_kernels::LayerNormRows(a_.data(), emb_norm_g_, emb_norm_b_, x_.data(), rows, h, c.layer_norm_eps);
   InferenceBackend& be = *backend_;
   for (std::size_t li = 0; li < layers_.size(); ++li) {
     const Layer& l = layers_[li];
     const bool sliding = c.modern.sliding[li] != 0;
     const float* in = x_.data();
     if (li > 0) {
-      EncoderLayerNormRows(x_.data(), l.attn_norm_g, l.attn_norm_b, a_.data(), rows, h, c.layer_norm_eps);
+      encoder_kernels::LayerNormRows(x_.data(), l.attn_norm_g, l.attn_norm_b, a_.data(), rows, h, c.layer_norm_eps);
       in = a_.data();
     }
     RETURN_IF_ERROR(be.Linear(in, *l.qkv, l.bqkv, qkv_.data(), rows, Activation::kNone));
+    // RoPE on q and k, then attention over the keys each query may see (a local layer: those
+    // within half its window).
     const std::vector<float>& cs = sliding ? cos_local_ : cos_full_;
     const std::vector<float>& sn = sliding ? sin_local_ : sin_full_;
-    for (int b = 0; b < batch; ++b) {
-      for (int t = 0; t < seq; ++t) {
-        float* row = qkv_.data() + (static_cast<std::size_t>(b) * seq + t) * 3 * h;
-        const float* cp = cs.data() + static_cast<std::size_t>(t) * half;
-        const float* sp = sn.data() + static_cast<std::size_t>(t) * half;
-        for (int part = 0; part < 2; ++part) {  // q, then k
-          for (int head = 0; head < heads; ++head) {
-            float* v = row + part * h + head * dh;
-            for (int i = 0; i < half; ++i) {
-              const float x1 = v[i], x2 = v[i + half];
-              v[i] = x1 * cp[i] - x2 * sp[i];
-              v[i + half] = x2 * cp[i] + x1 * sp[i];
-            }
-          }
-        }
-      }
-    }
-    Attention(qkv_.data(), lengths, seq, sliding, ctx_.data());
+    encoder_kernels::RopeRotateHalfQk(qkv_.data(), batch, seq, h, heads, cs.data(), sn.data());
+    encoder_kernels::BidirectionalAttention(qkv_.data(), lengths, seq, h, heads, sliding ? c.modern.local_attention / 2 : -1,
+                                            ctx_.data(), scores_);
     RETURN_IF_ERROR(be.Linear(ctx_.data(), *l.out, l.bo, o_.data(), rows, Activation::kNone));
     for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];
-    EncoderLayerNormRows(x_.data(), l.mlp_norm_g, l.mlp_norm_b, a_.data(), rows, h, c.layer_norm_eps);
+    encoder_kernels::LayerNormRows(x_.data(), l.mlp_norm_g, l.mlp_norm_b, a_.data(), rows, h, c.layer_norm_eps);
     RETURN_IF_ERROR(be.Linear(a_.data(), *l.in, l.bi, wi_.data(), rows, Activation::kNone));
     for (std::size_t r = 0; r < tokens; ++r) {
       const float* u = wi_.data() + r * 2 * I;
@@ -276,7 +194,7 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];
   }
   out.resize(tokens * h);
-  EncoderLayerNormRows(x_.data(), final_norm_g_, final_norm_b_, out.data(), rows, h, c.layer_norm_eps);
+  encoder_kernels::LayerNormRows(x_.data(), final_norm_g_, final_norm_b_, out.data(), rows, h, c.layer_norm_eps);
   for (int len : lengths) tokens_.real += len;
   tokens_.computed += static_cast<int64_t>(tokens);
   tokens_.flops += Flops(c, batch, seq);
