@@ -1,8 +1,8 @@
 # Small helpers shared by module CMakeLists files.
 
 # dfw_module(NAME [RECURSE] [DEPS target...]) : static library dfw_NAME from src/NAME/*.cc; with
-# RECURSE from the .cc files of its subfolders too (tokenizers' models/). Without it subfolders are
-# left out, for the modules that list theirs themselves (stages' io/) or build them into another
+# RECURSE from the .cc files of its subfolders too (tokenizers' models/, stages' io/ and shuffle/,
+# inference's rooms). Without it subfolders are left out, for a module that builds them into another
 # target (python's embed/, a library of its own).
 function(dfw_module name)
   cmake_parse_arguments(ARG "RECURSE" "" "DEPS" ${ARGN})

@@ -1,7 +1,7 @@
 // The callable hand-off (design.md "The user's Python"): a Python expression or callable runs in
 // the compiled expression subset (dfw/record/expression.h) when that compiles it, and in CPython
 // (dfw/python/python.h) otherwise. A row the subset fails on is handed to CPython as well, so every
-// answer, error included, is CPython's (fuzz/record_python_diff_fuzz.cc keeps the two equal).
+// answer, error included, is CPython's (fuzz/python_expression_diff_fuzz.cc keeps the two equal).
 #pragma once
 
 #include <memory>

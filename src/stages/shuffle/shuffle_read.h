@@ -1,5 +1,5 @@
 // Reading a committed shuffle (the file format: combine.cc's header comment), shared by the
-// reduce-stage sources of Combine (combine_merge.cc) and Join (join_merge.cc): a file's validated
+// reduce-stage sources of Combine (combine_merge.cc) and Join (join.cc): a file's validated
 // index, the shuffle's list of committed bundles, the byte space over its partitions that the
 // bundle planner cuts, and the cursor a reader claims partitions with (dynamic work rebalancing
 // splits it at a partition boundary).
