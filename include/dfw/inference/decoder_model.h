@@ -169,6 +169,10 @@ class DecoderModel {
   int64_t streamed_bytes_ = 0;
   // Scratch, per step.
   std::vector<float> x_, h_, qkv_, attn_, mlp_, act_, last_;
+  // Each row's KV-cache blocks (base pointers) for the attention kernel: row r's are
+  // row_blocks_[row_block_at_[r], row_block_at_[r + 1]).
+  std::vector<const float*> row_blocks_;
+  std::vector<std::size_t> row_block_at_;
   // The device engine (null: the host step) and its per-step tables.
   std::unique_ptr<DeviceDecoder> decoder_;
   std::vector<DeviceStepRow> step_rows_;

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <numbers>
 
+#include "dfw/backend/decoder_kernels.h"
 #include "dfw/backend/registry.h"
 #include "dfw/backend/skinny_kernels.h"
 #include "inference/weights/dtype_convert.h"
@@ -112,42 +113,13 @@ std::string Shape(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-float Activate(DecoderActivation a, float x) {
+DecoderGateActivation DecoderGateActivationOf(DecoderActivation a) {
   switch (a) {
-    case DecoderActivation::kSilu:
-      return x / (1.0f + std::exp(-x));
-    case DecoderActivation::kGeluTanh:
-      return GeluTanh(x);  // the backend's (dfw/backend/backend.h), as every other layer computes it
-    case DecoderActivation::kGelu:
-      return Gelu(x);  // likewise
+    case DecoderActivation::kSilu: return DecoderGateActivation::kSilu;
+    case DecoderActivation::kGeluTanh: return DecoderGateActivation::kGeluTanh;
+    case DecoderActivation::kGelu: return DecoderGateActivation::kGelu;
   }
-  return x;
-}
-
-// RMSNorm over each row of x[m x n] into y (transformers: in float32, x · rsqrt(mean(x²) + eps) · w,
-// gemma: · (1 + w)).
-void RmsNorm(const float* x, const float* w, float* y, int m, int n, float eps, bool plus_one) {
-  for (int r = 0; r < m; ++r) {
-    const float* xr = x + static_cast<std::size_t>(r) * n;
-    float* yr = y + static_cast<std::size_t>(r) * n;
-    double ss = 0;
-    for (int i = 0; i < n; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / n) + eps);
-    for (int i = 0; i < n; ++i) yr[i] = (xr[i] * inv) * (plus_one ? 1.0f + w[i] : w[i]);
-  }
-}
-
-void LayerNormRows(const float* x, const float* w, const float* b, float* y, int m, int n, float eps) {
-  for (int r = 0; r < m; ++r) {
-    const float* xr = x + static_cast<std::size_t>(r) * n;
-    float* yr = y + static_cast<std::size_t>(r) * n;
-    double mean = 0, var = 0;
-    for (int i = 0; i < n; ++i) mean += xr[i];
-    mean /= n;
-    for (int i = 0; i < n; ++i) var += (xr[i] - mean) * (xr[i] - mean);
-    const float inv = 1.0f / std::sqrt(static_cast<float>(var / n) + eps);
-    for (int i = 0; i < n; ++i) yr[i] = static_cast<float>(xr[i] - mean) * inv * w[i] + b[i];
-  }
+  return DecoderGateActivation::kSilu;
 }
 
 // transformers' inverse frequencies: 1 / theta^(2i / d), then the rope_scaling rule.
@@ -175,18 +147,6 @@ std::vector<float> InverseFrequencies(const DecoderConfig& c) {
     }
   }
   return f;
-}
-
-// Rotates one head's vector in place (rotate-half: pairs (i, i + d/2)).
-void Rope(float* v, int head_dim, const std::vector<float>& inv_freq, int position) {
-  const int half = head_dim / 2;
-  for (int i = 0; i < half; ++i) {
-    const float angle = inv_freq[static_cast<std::size_t>(i)] * static_cast<float>(position);
-    const float c = std::cos(angle), s = std::sin(angle);
-    const float a = v[i], b = v[i + half];
-    v[i] = a * c - b * s;
-    v[i + half] = b * c + a * s;
-  }
 }
 
 }  // namespace
@@ -438,11 +398,7 @@ DecoderSpec DecoderSpecFromConfig(const DecoderConfig& c, LinearDType linear_dty
   s.norm_eps = c.norm_eps;
   s.norm_plus_one = c.norm_plus_one;
   s.scale_embeddings = c.scale_embeddings;
-  switch (c.act) {
-    case DecoderActivation::kSilu: s.act = DecoderGateActivation::kSilu; break;
-    case DecoderActivation::kGeluTanh: s.act = DecoderGateActivation::kGeluTanh; break;
-    case DecoderActivation::kGelu: s.act = DecoderGateActivation::kGelu; break;
-  }
+  s.act = DecoderGateActivationOf(c.act);
   s.sandwich_norms = c.sandwich_norms;
   s.query_scale = c.query_scale;
   s.attn_logit_softcap = c.attn_logit_softcap;
@@ -490,7 +446,7 @@ Status DecoderModel::DeviceStep(std::span<const DecoderRow> rows, const PagedKvC
 
 Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, PagedKvCache& cache) {
   const DecoderConfig& c = config_;
-  const int hd = c.head_dim, H = c.num_heads, KV = c.num_kv_heads, group = H / KV;
+  const int hd = c.head_dim, H = c.num_heads, KV = c.num_kv_heads;
   const int qkv_w = (H + 2 * KV) * hd;
   constexpr int B = PagedKvCache::kBlockTokens;
   const bool gpt2 = c.family == DecoderFamily::kGpt2;
@@ -499,7 +455,7 @@ Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, Page
   for (std::size_t r = 0; r < rows.size(); ++r) {
     float* row = qkv_.data() + r * static_cast<std::size_t>(qkv_w);
     if (!gpt2) {
-      for (int head = 0; head < H + KV; ++head) Rope(row + head * hd, hd, inv_freq_, rows[r].position);
+      for (int head = 0; head < H + KV; ++head) decoder_kernels::RopeRotateHalf(row + head * hd, hd, inv_freq_.data(), rows[r].position);
     }
     const int off = rows[r].position % B;
     for (int g = 0; g < KV; ++g) {
@@ -508,7 +464,6 @@ Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, Page
     }
   }
   const bool window = c.sliding_window > 0 && c.sliding[static_cast<std::size_t>(layer)];
-  const float cap = c.attn_logit_softcap;
   // Rows are independent here (their keys are all in the cache): split them across the threads
   // when there is enough work (long prompts), each with its own score buffer.
   auto rows_in = [&](int r0, int r1) {
@@ -517,36 +472,9 @@ Status DecoderModel::Attention(std::span<const DecoderRow> rows, int layer, Page
       const std::size_t r = static_cast<std::size_t>(ri);
       const DecoderRow& row = rows[r];
       const int first = window ? std::max(0, row.position - c.sliding_window + 1) : 0;
-      const int n = row.position - first + 1;
-      scores.resize(static_cast<std::size_t>(n));
-      const float* qrow = qkv_.data() + r * static_cast<std::size_t>(qkv_w);
-      float* out = attn_.data() + r * static_cast<std::size_t>(H) * hd;
-      for (int head = 0; head < H; ++head) {
-        const float* qh = qrow + head * hd;
-        const int g = head / group;
-        float best = -INFINITY;
-        for (int j = first; j <= row.position; ++j) {
-          const float* k = cache.BlockHead(row.seq, j, layer, 0, g) + (j % B) * hd;
-          float dot = 0;
-          for (int d = 0; d < hd; ++d) dot += qh[d] * k[d];
-          float s = dot * c.query_scale;
-          if (cap > 0) s = cap * std::tanh(s / cap);
-          scores[static_cast<std::size_t>(j - first)] = s;
-          best = std::max(best, s);
-        }
-        float sum = 0;
-        for (float& s : scores) {
-          s = std::exp(s - best);
-          sum += s;
-        }
-        float* oh = out + head * hd;
-        std::fill(oh, oh + hd, 0.0f);
-        for (int j = first; j <= row.position; ++j) {
-          const float p = scores[static_cast<std::size_t>(j - first)] / sum;
-          const float* vv = cache.BlockHead(row.seq, j, layer, 1, g) + (j % B) * hd;
-          for (int d = 0; d < hd; ++d) oh[d] += p * vv[d];
-        }
-      }
+      const std::span<const float* const> blocks(row_blocks_.data() + row_block_at_[r], row_block_at_[r + 1] - row_block_at_[r]);
+      decoder_kernels::PagedAttentionRow(qkv_.data() + r * static_cast<std::size_t>(qkv_w), attn_.data() + r * static_cast<std::size_t>(H) * hd,
+                                         row.position, first, blocks, layer, H, KV, hd, c.query_scale, c.attn_logit_softcap, scores);
     }
   };
   int64_t work = 0;
@@ -583,6 +511,12 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
   if (cache.storage() != PagedKvCache::Storage::kHost) {
     return Internal("the host decoder step needs a KV cache with host storage, not an ids-only one");
   }
+  row_blocks_.clear();
+  row_block_at_.assign(1, 0);
+  for (const DecoderRow& r : rows) {
+    for (int p = 0; p <= r.position; p += PagedKvCache::kBlockTokens) row_blocks_.push_back(cache.BlockHead(r.seq, p, 0, 0, 0));
+    row_block_at_.push_back(row_blocks_.size());
+  }
   const std::size_t mh = static_cast<std::size_t>(m) * hidden;
   x_.resize(mh);
   h_.resize(mh);
@@ -602,9 +536,9 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
   }
   auto norm = [&](const float* w, const float* b, const float* in, float* out) {
     if (gpt2) {
-      LayerNormRows(in, w, b, out, m, hidden, c.norm_eps);
+      decoder_kernels::LayerNormRows(in, w, b, out, m, hidden, c.norm_eps);
     } else {
-      RmsNorm(in, w, out, m, hidden, c.norm_eps, c.norm_plus_one);
+      decoder_kernels::RmsNormRows(in, w, out, m, hidden, c.norm_eps, c.norm_plus_one);
     }
   };
   auto add_into_x = [&](const float* y) {
@@ -620,17 +554,7 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
     add_into_x(h_.data());
     norm(c.sandwich_norms ? L.pre_ff_w : L.norm2_w, L.norm2_b, x_.data(), h_.data());
     RETURN_IF_ERROR(Project(h_.data(), m, *L.up, L.up_b, act_.data()));
-    for (int r = 0; r < m; ++r) {
-      float* out = mlp_.data() + static_cast<std::size_t>(r) * inter;
-      if (gpt2) {
-        const float* a = act_.data() + static_cast<std::size_t>(r) * inter;
-        for (int i = 0; i < inter; ++i) out[i] = Activate(c.act, a[i]);
-      } else {
-        const float* gate = act_.data() + static_cast<std::size_t>(r) * 2 * inter;
-        const float* up = gate + inter;
-        for (int i = 0; i < inter; ++i) out[i] = Activate(c.act, gate[i]) * up[i];
-      }
-    }
+    decoder_kernels::MlpActivationRows(DecoderGateActivationOf(c.act), !gpt2, act_.data(), m, inter, mlp_.data());
     RETURN_IF_ERROR(Project(mlp_.data(), m, *L.down, L.down_b, h_.data()));
     if (c.sandwich_norms) norm(L.post_ff_w, nullptr, h_.data(), h_.data());
     add_into_x(h_.data());
@@ -646,9 +570,9 @@ Status DecoderModel::Step(std::span<const DecoderRow> rows, PagedKvCache& cache,
   if (n == 0) return Status::OK();
   last_.resize(static_cast<std::size_t>(n) * hidden);
   if (gpt2) {
-    LayerNormRows(x_.data(), final_norm_w_, final_norm_b_, last_.data(), n, hidden, c.norm_eps);
+    decoder_kernels::LayerNormRows(x_.data(), final_norm_w_, final_norm_b_, last_.data(), n, hidden, c.norm_eps);
   } else {
-    RmsNorm(x_.data(), final_norm_w_, last_.data(), n, hidden, c.norm_eps, c.norm_plus_one);
+    decoder_kernels::RmsNormRows(x_.data(), final_norm_w_, last_.data(), n, hidden, c.norm_eps, c.norm_plus_one);
   }
   const std::size_t before = logits.size();
   logits.resize(before + static_cast<std::size_t>(n) * c.vocab_size);
