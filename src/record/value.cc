@@ -259,9 +259,46 @@ inline char* PutStringShort(char* p, std::string_view s) {
 // Fixed notation (nearly every float in practice) is written here from Dragonbox's digits and
 // exponent, which skips fmt's general writer (its format-spec handling and digit grouping); the
 // exponent form goes through fmt::format_to, the same text as before.
+//
+//
+// Before that, the short decimals most data holds (prices, rates, measurements: 45.67, 0.5, 3.0)
+// skip Dragonbox. m = the nearest integer to |d|·1000; when m / 1000 == |d| (both sides correctly
+// rounded from the same real number) the text "m with 3 decimals" reads back as d, and so does m
+// without its trailing zeros, the fewest digits that do: any text of at most 3 decimals that reads
+// back as d is m's value (|d| < 1e12 puts the 3-decimal grid points of different doubles apart), so
+// it is the digit string Dragonbox finds. One multiply, round and divide when it does not apply.
+// Limited to 1e-3 <= |d| < 1e12: fixed notation in Python's repr, and m stays below 2^53.
+char* PutShortDecimal(char* p, double d) {
+  const double a = std::fabs(d);
+  if (!(a >= 1e-3 && a < 1e12)) return nullptr;
+  const double m = std::round(a * 1000);
+  if (m / 1000 != a) return nullptr;
+  auto digits = static_cast<uint64_t>(m);
+  int k = 3;
+  while (k > 0 && digits % 10 == 0) {
+    digits /= 10;
+    --k;
+  }
+  static constexpr uint64_t kPow10[] = {1, 10, 100, 1000};
+  if (std::signbit(d)) *p++ = '-';
+  p = std::to_chars(p, p + 20, digits / kPow10[k]).ptr;
+  *p++ = '.';
+  if (k == 0) {
+    *p++ = '0';
+    return p;
+  }
+  uint64_t frac = digits % kPow10[k];
+  for (int i = k - 1; i >= 0; --i) {
+    p[i] = static_cast<char>('0' + frac % 10);
+    frac /= 10;
+  }
+  return p + k;
+}
+
 char* PutDouble(char* p, double d) {
   if (!std::isfinite(d)) return Put(p, "null");
   if (d == 0) return Put(p, std::signbit(d) ? std::string_view("-0.0") : std::string_view("0.0"));
+  if (char* end = PutShortDecimal(p, d)) return end;
   const auto dec = fmt::detail::dragonbox::to_decimal(std::fabs(d));
   if (std::signbit(d)) *p++ = '-';
   // The digits go straight to p (at most 17, and the bound leaves 32) and are moved into place.

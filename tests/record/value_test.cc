@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -59,6 +63,67 @@ TEST(Value, ReplacesInvalidUtf8InJson) {
   std::string out;
   AppendJsonString(out, std::string("a\xff" "b\xc3\xa9", 5));
   EXPECT_EQ(out, "\"a\xEF\xBF\xBD" "b\xc3\xa9\"");
+}
+
+// Python's repr of a double, built independently of the writer: the shortest round-trip digits
+// and exponent from std::to_chars (libstdc++'s Ryu), laid out as repr lays them out (fixed for
+// decimal exponents in [-4, 16), else d.ddde+XX).
+std::string PythonRepr(double d) {
+  if (!std::isfinite(d)) return "null";
+  if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
+  char buf[64];
+  char* end = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific).ptr;
+  std::string sci(buf, end);  // -d.ddde[+-]XX
+  const std::string sign = sci[0] == '-' ? "-" : "";
+  if (!sign.empty()) sci.erase(0, 1);
+  const std::size_t e = sci.find('e');
+  const int exp = std::stoi(sci.substr(e + 1));
+  std::string digits = sci.substr(0, e);
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  if (exp < -4 || exp >= 16) {
+    std::string mant = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
+    return sign + mant + "e" + (exp < 0 ? "-" : "+") + (std::abs(exp) < 10 ? "0" : "") + std::to_string(std::abs(exp));
+  }
+  const int point = exp + 1;  // digits before the decimal point
+  std::string out;
+  if (point <= 0) {
+    out = "0." + std::string(static_cast<std::size_t>(-point), '0') + digits;
+  } else if (static_cast<std::size_t>(point) >= digits.size()) {
+    out = digits + std::string(static_cast<std::size_t>(point) - digits.size(), '0') + ".0";
+  } else {
+    out = digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+  }
+  return sign + out;
+}
+
+TEST(Value, JsonOfDoublesIsPythonsReprOnShortDecimalsAndEverythingElse) {
+  std::mt19937_64 rng(11);
+  std::vector<double> ds = {0.001, 0.0015, 999999999999.999, 1e12, 1e12 - 0.5, 0.1 + 0.2, 45.67 * 7, 2.5, 1e-3 * 3,
+                            4503599627370495.5, 0.0009999, 123456.789, 0.3, 1.005, 8.675, 1e15 + 0.25};
+  for (int i = 0; i < 400000; ++i) {
+    const int kind = i % 4;
+    double d;
+    if (kind == 0) {  // a decimal with 0-4 digits after the point
+      const double scale[] = {1, 10, 100, 1000, 10000};
+      d = static_cast<double>(rng() % 2000000000000ULL) / scale[rng() % 5];
+    } else if (kind == 1) {  // a product of two short decimals, as a map computes
+      d = static_cast<double>(rng() % 10000) / 100 * static_cast<double>(rng() % 13);
+    } else if (kind == 2) {  // any bit pattern
+      uint64_t bits = rng();
+      std::memcpy(&d, &bits, sizeof d);
+    } else {  // around the fast path's bounds
+      d = std::ldexp(static_cast<double>(rng() % 1000000) + 0.5, static_cast<int>(rng() % 60) - 30);
+    }
+    if (rng() % 2) d = -d;
+    ds.push_back(d);
+  }
+  int mismatches = 0;
+  for (double d : ds) {
+    const std::string got = Value::Float(d).ToJson();
+    const std::string want = PythonRepr(d);
+    if (got != want && ++mismatches <= 5) ADD_FAILURE() << "double " << std::hexfloat << d << ": " << got << " vs " << want;
+  }
+  EXPECT_EQ(mismatches, 0);
 }
 
 TEST(Value, JsonOfEveryScalarAndEscapeTable) {
