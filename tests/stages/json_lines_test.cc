@@ -48,25 +48,23 @@ Outcome Collect(StageOutput& out) {
   return o;
 }
 
-Outcome Chunked(const std::string& text) {
+// `text` through one parser: the chunk path (ParseLines) or every line alone (ParseLine).
+Outcome Parse(const std::string& text, bool chunked) {
   StageConfig c = ErrorHandlingConfig();
   StageOutput out(&c);
   Lines l(text);
   JsonLinesParser parser("in.jsonl");
-  EXPECT_TRUE(parser.ParseLines(l.lines, out).ok());
+  if (chunked) {
+    EXPECT_TRUE(parser.ParseLines(l.lines, out).ok());
+  } else {
+    for (const NumberedLine& line : l.lines) EXPECT_TRUE(parser.ParseLine(line.text, line.number, out).ok());
+  }
   Outcome o = Collect(out);
   o.in_one_pass = parser.lines_in_one_pass();
   return o;
 }
-
-Outcome OneByOne(const std::string& text) {
-  StageConfig c = ErrorHandlingConfig();
-  StageOutput out(&c);
-  Lines l(text);
-  JsonLinesParser parser("in.jsonl");
-  for (const NumberedLine& line : l.lines) EXPECT_TRUE(parser.ParseLine(line.text, line.number, out).ok());
-  return Collect(out);
-}
+Outcome Chunked(const std::string& text) { return Parse(text, true); }
+Outcome OneByOne(const std::string& text) { return Parse(text, false); }
 
 const char* const kGood[] = {
     R"({"id": 1, "name": "a", "price": 1.5})",
