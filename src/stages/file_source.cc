@@ -71,11 +71,17 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
   for (const std::string& path : files) {
     FilePtr f(std::fopen(path.c_str(), "rb"));
     if (!f) return ErrnoError("open '" + path + "'", errno);
+    struct stat st {};
+    if (::fstat(::fileno(f.get()), &st) != 0) return ErrnoError("stat '" + path + "'", errno);
+    const auto size = static_cast<int64_t>(st.st_size);
     SourceSplit cur{path, 0, 0, 1};
     int64_t offset = 0, line = 1;
     bool in_quotes = false;
     size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) {
+    // Once what is left from the current range's start is within the target, no cut can follow:
+    // the rest is the last range, and its bytes need not be read here (a file within the target is
+    // not read at all; the SDK process reads it once, when it runs the range).
+    while (cur.begin + target_bytes < size && (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) {
       const char* data = buf.data();
       if (csv_quotes) {  // every byte matters: a newline inside quotes is not a record boundary
         for (size_t i = 0; i < n; ++i) {
@@ -115,8 +121,9 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
       offset += static_cast<int64_t>(n);
     }
     if (std::ferror(f.get())) return ErrnoError("read '" + path + "'", errno);
-    if (offset > cur.begin) {
-      cur.end = offset;
+    const int64_t end = cur.begin + target_bytes < size ? offset : size;  // read to the end, or the last range
+    if (end > cur.begin) {
+      cur.end = end;
       out.push_back(cur);
     }
   }
