@@ -271,14 +271,14 @@ class JoinReader final : public SplitReader {
     std::size_t emitted = 0;
     while (emitted < max_rows) {
       if (next_combo_ < combos_.size()) {
-        out.Emit(MakeRow(combos_[next_combo_++]));
+        out.Emit(MakeRow(combos_.data() + next_combo_));
+        next_combo_ += spec_->inputs.size();
         ++emitted;
         continue;
       }
       if (next_group_ < groups_.size()) {
-        combos_.clear();
         next_combo_ = 0;
-        stages_internal::JoinGroup(*spec_, groups_[next_group_].rows, combos_);
+        stages_internal::JoinGroup(*spec_, groups_[next_group_].rows, combos_, scratch_);
         window_ = groups_[next_group_].window;
         ++next_group_;
         continue;
@@ -365,7 +365,8 @@ class JoinReader final : public SplitReader {
     return std::make_optional(std::make_pair(w.as_list()[0].as_int(), w.as_list()[1].as_int()));
   }
 
-  Row MakeRow(const std::vector<const Row*>& combo) const {
+  // `combo`: one row (or nullptr) per input.
+  Row MakeRow(const Row* const* combo) const {
     Row row;
     row.Reserve(layout_->columns.size());
     for (const JoinSpec::Field& f : layout_->columns) {
@@ -387,8 +388,9 @@ class JoinReader final : public SplitReader {
   std::deque<Row> rows_;  // the partition's rows (a deque: stable addresses as it grows)
   std::vector<Group> groups_;
   std::size_t next_group_ = 0;
-  std::vector<std::vector<const Row*>> combos_;  // the group being emitted
-  std::size_t next_combo_ = 0;
+  std::vector<const Row*> combos_;   // the group being emitted, one row per input a combination
+  std::vector<const Row*> scratch_;  // JoinGroup's working room
+  std::size_t next_combo_ = 0;       // index into combos_ of the next combination
   std::optional<std::pair<int64_t, int64_t>> window_;
 };
 

@@ -282,43 +282,45 @@ Result<std::vector<JoinSpec::Field>> JoinOutputColumns(const StageConfig& c, con
   return out;
 }
 
-void JoinGroup(const JoinSpec& spec, const std::vector<std::vector<const Row*>>& rows,
-               std::vector<std::vector<const Row*>>& out) {
+void JoinGroup(const JoinSpec& spec, const std::vector<std::vector<const Row*>>& rows, std::vector<const Row*>& out,
+               std::vector<const Row*>& scratch) {
   const std::size_t n = spec.inputs.size();
-  std::vector<std::vector<const Row*>> cur, next;
+  std::vector<const Row*>& cur = out;  // the combinations so far, n entries each
+  std::vector<const Row*>& next = scratch;
+  cur.clear();
   for (const Row* r : rows[0]) {
-    cur.emplace_back(n, nullptr);
-    cur.back()[0] = r;
+    cur.push_back(r);
+    cur.insert(cur.end(), n - 1, nullptr);
   }
   for (std::size_t j = 1; j < n; ++j) {
     const JoinKind kind = spec.kinds[j];
     const auto& right = rows[j];
     next.clear();
     bool any = false;
-    for (auto& combo : cur) {
+    for (std::size_t c = 0; c < cur.size(); c += n) {
+      const Row* const* combo = cur.data() + c;
       bool match = !right.empty();
       for (int i : spec.refs[j]) match = match && combo[static_cast<std::size_t>(i)] != nullptr;
       if (match) {
         any = true;
         for (const Row* r : right) {
-          next.push_back(combo);
-          next.back()[j] = r;
+          next.insert(next.end(), combo, combo + n);
+          next[next.size() - n + j] = r;
         }
       } else if (kind == JoinKind::kLeft || kind == JoinKind::kFull) {
-        next.push_back(std::move(combo));
+        next.insert(next.end(), combo, combo + n);
       }
     }
     // Every combination that matches one of input j's rows matches them all (one key group), so
     // they are unmatched exactly when no combination matched.
     if (!any && (kind == JoinKind::kRight || kind == JoinKind::kFull)) {
       for (const Row* r : right) {
-        next.emplace_back(n, nullptr);
-        next.back()[j] = r;
+        next.insert(next.end(), n, nullptr);
+        next[next.size() - n + j] = r;
       }
     }
-    std::swap(cur, next);
+    std::swap(cur, next);  // swaps the two vectors' contents: `out` holds the latest
   }
-  for (auto& combo : cur) out.push_back(std::move(combo));
 }
 
 }  // namespace dfw::stages_internal

@@ -51,8 +51,11 @@ Result<std::vector<JoinSpec::Field>> JoinOutputColumns(const StageConfig& c, con
                                                        const std::vector<std::vector<std::string>>& schemas);
 
 // The joined rows of one key group: rows[i] are input i's rows with that key. Left-deep, in
-// `input:` order, with each step's kind; a null-extended input contributes nulls.
-void JoinGroup(const JoinSpec& spec, const std::vector<std::vector<const Row*>>& rows,
-               std::vector<std::vector<const Row*>>& out);
+// `input:` order, with each step's kind; a null-extended input contributes nulls. The combinations
+// go to `out` (cleared first) flat, n = inputs entries each: combination c is out[c*n .. c*n + n)
+// (one vector for the group, not one per combination). `scratch` is working room, kept by the
+// caller across groups so its capacity is reused.
+void JoinGroup(const JoinSpec& spec, const std::vector<std::vector<const Row*>>& rows, std::vector<const Row*>& out,
+               std::vector<const Row*>& scratch);
 
 }  // namespace dfw::stages_internal
