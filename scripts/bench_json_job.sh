@@ -11,7 +11,9 @@
 # ROUNDS rounds, the order rotating each round, the best time of each; the three outputs are
 # compared row for row as multisets (ints and strings exactly, floats by value).
 #   scripts/bench_json_job.sh [BUILD_DIR=build] [RECORDS=1000000] [FILES=8] [ROUNDS=3]
-# Env: DFW_BENCH_VENV (default ~/.cache/dfworker/bench-venv) holds duckdb and polars.
+# Env: DFW_BENCH_VENV (default ~/.cache/dfworker/bench-venv) holds duckdb and polars;
+#      DFW_BENCH_BASELINE=/path/to/an/older/dfworker adds that binary to the rotation (a change's
+#      before and after, side by side in one run; its output is compared too).
 set -euo pipefail
 BUILD=${1:-build}
 RECORDS=${2:-1000000}
@@ -70,11 +72,14 @@ schema = {"id": pl.Int64, "name": pl.Utf8, "price": pl.Float64, "qty": pl.Int64,
 print(f"{time.perf_counter() - t0:.4f}")
 PY
 now() { date +%s.%N; }
-declare -A best=([dfw]=999999 [duck]=999999 [polars]=999999)
+declare -A best=([dfw]=999999 [duck]=999999 [polars]=999999 [base]=999999)
 engines=(dfw duck polars)
+BASELINE=${DFW_BENCH_BASELINE:-}
+[[ -z "$BASELINE" ]] || { [[ -x "$BASELINE" ]] || { echo "bench_json_job: DFW_BENCH_BASELINE=$BASELINE is not executable" >&2; exit 2; }; engines+=(base); }
+n=${#engines[@]}
 for r in $(seq 1 "$ROUNDS"); do
-  for k in 0 1 2; do
-    who=${engines[$(( (k + r - 1) % 3 ))]}
+  for k in $(seq 0 $((n - 1))); do
+    who=${engines[$(( (k + r - 1) % n ))]}
     rm -rf out jd && mkdir -p out
     case $who in
       dfw)
@@ -82,6 +87,11 @@ for r in $(seq 1 "$ROUNDS"); do
         "$BIN" run p.yaml --job_dir jd > dfw.log 2>&1 || { cat dfw.log >&2; exit 1; }
         t=$(echo "$(now) - $t0" | bc -l)
         rm -rf dfw-out && cp -r out/dfw dfw-out ;;
+      base)
+        t0=$(now)
+        "$BASELINE" run p.yaml --job_dir jd > base.log 2>&1 || { cat base.log >&2; exit 1; }
+        t=$(echo "$(now) - $t0" | bc -l)
+        rm -rf base-out && cp -r out/dfw base-out ;;
       duck) t=$("$VENV/bin/python" duck.py); cp out/duck.jsonl duck.jsonl ;;
       polars) t=$(POLARS_MAX_THREADS=$threads "$VENV/bin/python" polars_job.py); cp out/polars.jsonl polars.jsonl ;;
     esac
@@ -100,13 +110,19 @@ def rows(paths):
             c[tuple(float(r[k]) if k in ("price", "total") else r[k] for k in KEYS)] += 1
     return c
 dfw = rows(glob.glob("dfw-out/*"))
-for name, other in (("DuckDB", rows(["duck.jsonl"])), ("Polars", rows(["polars.jsonl"]))):
+others = [("DuckDB", rows(["duck.jsonl"])), ("Polars", rows(["polars.jsonl"]))]
+if glob.glob("base-out/*"):
+    others.append(("the baseline dfworker", rows(glob.glob("base-out/*"))))
+for name, other in others:
     if dfw != other:
         a, b = dfw - other, other - dfw
         raise SystemExit(f"outputs differ from {name}: {sum(a.values())} rows only in dfworker (e.g. {list(a)[:2]}), "
                          f"{sum(b.values())} only in {name} (e.g. {list(b)[:2]})")
-print(f"outputs agree: {sum(dfw.values())} rows in all three")
+print(f"outputs agree: {sum(dfw.values())} rows in all {len(others) + 1}")
 PY
 printf "best: dfworker %.3f s (whole process), DuckDB %.3f s, Polars %.3f s (engine time)\n" "${best[dfw]}" "${best[duck]}" "${best[polars]}"
 printf "dfworker speed / DuckDB = %.2f, dfworker speed / Polars = %.2f (above 1: dfworker faster)\n" \
   "$(echo "${best[duck]} / ${best[dfw]}" | bc -l)" "$(echo "${best[polars]} / ${best[dfw]}" | bc -l)"
+if [[ -n "$BASELINE" ]]; then
+  printf "baseline dfworker %.3f s: this build's speed / the baseline's = %.2f\n" "${best[base]}" "$(echo "${best[base]} / ${best[dfw]}" | bc -l)"
+fi
