@@ -38,6 +38,7 @@
 #include "dfw/stages/sink.h"
 #include "dfw/stages/stage.h"
 #include "shuffle_format.h"
+#include "unfused_stage.h"
 #include "stages/sink_file.h"
 
 namespace dfw {
@@ -294,17 +295,10 @@ class CombinePartial final : public Stage {
 
 // ---- the user-facing type -------------------------------------------------------------------------
 
-class UnfusedCombine final : public Stage {
- public:
-  Status Process(RowBatch&, StageOutput&) override {
-    return Internal("Combine runs as fused stages (pipeline/fused_stages.h); this runner was given the unfused pipeline");
-  }
-};
-
 Result<std::unique_ptr<Stage>> MakeCombine(const StageConfig& c) {
   ASSIGN_OR_RETURN(CombineSpec spec, stages_internal::ParseCombineSpec(c));
   (void)spec;
-  return std::unique_ptr<Stage>(new UnfusedCombine());
+  return std::unique_ptr<Stage>(new stages_internal::UnfusedShuffleStage("Combine"));
 }
 
 Result<std::unique_ptr<Stage>> MakePartial(const StageConfig& c) {

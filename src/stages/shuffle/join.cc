@@ -33,6 +33,7 @@
 #include "dfw/stages/stage.h"
 #include "join_spec.h"
 #include "shuffle_format.h"
+#include "unfused_stage.h"
 #include "shuffle_read.h"
 #include "stages/sink_file.h"
 
@@ -433,17 +434,10 @@ class JoinMerge final : public Stage {
 
 // ---- the user-facing type -------------------------------------------------------------------------
 
-class UnfusedJoin final : public Stage {
- public:
-  Status Process(RowBatch&, StageOutput&) override {
-    return Internal("Join runs as fused stages (pipeline/fused_stages.h); this runner was given the unfused pipeline");
-  }
-};
-
 Result<std::unique_ptr<Stage>> MakeJoin(const StageConfig& c) {
   ASSIGN_OR_RETURN(JoinSpec spec, stages_internal::ParseJoinSpec(c));
   (void)spec;
-  return std::unique_ptr<Stage>(new UnfusedJoin());
+  return std::unique_ptr<Stage>(new stages_internal::UnfusedShuffleStage("Join"));
 }
 
 Result<std::unique_ptr<Stage>> MakeJoinPartial(const StageConfig& c) {
