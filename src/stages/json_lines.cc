@@ -21,9 +21,10 @@ namespace dfw::stages_internal {
 namespace {
 
 // Chunks shorter than this go line by line (parse_many's set-up is not worth it), as do chunks
-// longer than kMaxChunkBytes (the parser's buffers grow with the window it scans at once).
+// longer than kMaxChunkBytes: the parser's buffers grow with the window it scans at once (about
+// 14 bytes a byte of window), and lines that long amortise a per-line set-up anyway.
 constexpr std::size_t kMinChunkLines = 4;
-constexpr std::size_t kMaxChunkBytes = std::size_t{4} << 20;
+constexpr std::size_t kMaxChunkBytes = std::size_t{1} << 20;
 constexpr std::size_t kMinWindowBytes = std::size_t{64} << 10;
 
 // Fields reserved beyond the object's own: downstream stages typically append a few (MapToFields
