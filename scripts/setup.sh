@@ -8,6 +8,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml libvalijson-dev
   libavro-dev libisal-dev zlib1g-dev libssl-dev libsqlite3-dev
   libpython3.11-dev python3-jinja2 python3.11-venv python3-pip
+  libtcmalloc-minimal4
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
