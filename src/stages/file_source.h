@@ -79,10 +79,6 @@ std::optional<LineCut> FindLineCut(std::string_view data, std::size_t pos, doubl
 
 namespace dfw::stages_internal {
 
-// A SplitReader over the lines of one split: reads the range once, then hands each line (and its
-// 1-based line number) to `fn`, at most `max_rows` lines per Next(). Empty lines are skipped.
-// Lines that are not valid UTF-8 are failed here ("line N of 'path': not valid UTF-8") unless
-// `check_utf8` is false: then `fn` must validate (simdjson does while parsing, so JSON skips a 2nd pass).
 // One line handed to a chunk reader: its text (without the terminator) and its 1-based number in
 // the file. The lines of one chunk lie in order in one buffer, `padding` readable bytes after each.
 struct NumberedLine {
@@ -90,6 +86,12 @@ struct NumberedLine {
   int64_t number = 0;
 };
 
+// A SplitReader over the lines of one split: reads the range once, then hands each line (and its
+// 1-based line number) to `fn`, at most `max_rows` lines per Next(), or (OpenChunked) the lines of
+// each Next() at once to a chunk function. Empty lines are skipped. Lines that are not valid UTF-8
+// are failed here ("line N of 'path': not valid UTF-8") unless `check_utf8` is false (always so
+// for a chunk function): then the callee must validate (simdjson does while parsing, so JSON skips
+// a 2nd pass).
 class LineSplitReader : public SplitReader {
  public:
   using LineFn = std::function<Status(std::string_view line, int64_t line_no, StageOutput& out)>;
