@@ -80,14 +80,10 @@ const Value* FindHinted(const Row& row, const std::string& name, const FieldHint
   const std::vector<Field>& fields = row.fields();
   const int32_t h = hint.index.load(std::memory_order_relaxed);
   if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
-    const std::string& at = fields[static_cast<std::size_t>(h)].name;
-    if (at.size() == name.size() && std::char_traits<char>::compare(at.data(), name.data(), name.size()) == 0) {
-      return &fields[static_cast<std::size_t>(h)].value;
-    }
+    if (Row::SameFieldName(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
   }
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    const std::string& at = fields[i].name;
-    if (at.size() == name.size() && std::char_traits<char>::compare(at.data(), name.data(), name.size()) == 0) {
+    if (Row::SameFieldName(fields[i].name, name)) {
       if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
       return &fields[i].value;
     }

@@ -239,11 +239,19 @@ class Row {
   // nullptr when absent. Inline: every expression field read and every JSON key goes through it.
   const Value* Find(std::string_view name) const {
     for (const Field& f : fields_) {
-      if (f.name.size() == name.size() && std::char_traits<char>::compare(f.name.data(), name.data(), name.size()) == 0) {
-        return &f.value;
-      }
+      if (SameFieldName(f.name, name)) return &f.value;
     }
     return nullptr;
+  }
+  // a == b for field names: sizes first, then short names (nearly all) byte by byte inline rather
+  // than through a call to memcmp per candidate field.
+  static bool SameFieldName(const std::string& a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    if (b.size() > 16) return std::char_traits<char>::compare(a.data(), b.data(), b.size()) == 0;
+    for (std::size_t i = 0; i < b.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
   }
   Value* FindMutable(std::string_view name) { return const_cast<Value*>(std::as_const(*this).Find(name)); }
   bool Has(std::string_view name) const { return Find(name) != nullptr; }
