@@ -373,7 +373,8 @@ class JoinReader final : public SplitReader {
     for (const JoinSpec::Field& f : layout_->columns) {
       const Row* from = combo[static_cast<std::size_t>(f.input)];
       const Value* v = from == nullptr ? nullptr : from->Find(f.column);
-      row.Append(f.alias, v == nullptr ? Value() : *v);
+      Value& out = row.AppendNull(f.alias);  // built in place: no temporary field to move in
+      if (v != nullptr) out = *v;
     }
     if (window_) {  // a windowed group's output lives in that window, at its end (as Combine's)
       row.set_window(window_->first, window_->second);
