@@ -259,7 +259,12 @@ class Row {
   // Replaces the field's value, or appends the field when absent.
   void Set(std::string_view name, Value v);
   // Appends without checking for an existing field (caller guarantees uniqueness; hot paths).
-  void Append(std::string name, Value v) { fields_.push_back(Field{std::move(name), std::move(v)}); }
+  // Built in place, as AppendNull: no temporary Field moved into the vector.
+  void Append(std::string name, Value v) {
+    Field& f = fields_.emplace_back();
+    f.name = std::move(name);
+    f.value = std::move(v);
+  }
   // Appends a null field named `name` (unchecked, as Append) and returns its value to fill in place.
   // (Built in place: no temporary Field to move in.)
   Value& AppendNull(std::string_view name) {
