@@ -4,7 +4,6 @@
 // CUDA backend is compared against, so every op checks its arguments and computes in float with
 // double accumulators where rows are reduced. GELU's erf and the softmax exp use the branch-free
 // approximations in fast_math.h (errors < 1e-6, far inside the 1e-5 the tests allow).
-#include <cblas.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "dnnl_lowp.h"
 #include "gemm_plan.h"
 #include "kernels.h"
+#include "openblas_api.h"
 
 namespace dfw {
 namespace {
@@ -77,7 +77,7 @@ Status CheckGemmArgs(bool trans_a, bool trans_b, int m, int n, int k, const floa
   return Status::OK();
 }
 
-int OpenBlasThreads() { return openblas_get_num_threads(); }
+int OpenBlasThreads() { return cpu_blas::Threads(); }
 
 class CpuBackend final : public InferenceBackend {
  public:
@@ -100,7 +100,7 @@ class CpuBackend final : public InferenceBackend {
   std::string_view name() const override { return "cpu"; }
 
   std::string description() const override {
-    std::string config = openblas_get_config();
+    std::string config = blas_.ok() ? (*blas_)->get_config() : blas_.status().message();
     while (!config.empty() && config.back() == ' ') config.pop_back();
     std::string gemm = "GEMM path " + std::string(CpuGemmPathName(path_));
     if (path_ != CpuGemmPath::kOpenBlas) {
@@ -112,7 +112,7 @@ class CpuBackend final : public InferenceBackend {
         gemm += plan_ != nullptr ? " [" + plan_->Describe() + "]" : " [calibrated at the first product that is not small]";
       }
     }
-    return "OpenBLAS (" + config + ", " + std::to_string(openblas_get_num_threads()) + " threads), " + gemm + ", " +
+    return "OpenBLAS (" + config + ", " + std::to_string(OpenBlasThreads()) + " threads), " + gemm + ", " +
            cpu_kernels::IsaName(isa_) + " row kernels; CPU " + cpu_.Flags();
   }
 
@@ -136,11 +136,12 @@ class CpuBackend final : public InferenceBackend {
               int ldb, float beta, float* c, int ldc) override {
     RETURN_IF_ERROR(CheckGemmArgs(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc));
     if (m == 0 || n == 0) return Status::OK();
+    RETURN_IF_ERROR(blas_.status());
     if (UseOneDnn(m, n, k, 1)) {
       ASSIGN_OR_RETURN(const bool ran, dnnl_->Gemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc));
       if (ran) return Status::OK();
     }
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
+    (*blas_)->sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k,
                 alpha, a, lda, b, ldb, beta, c, ldc);
     return Status::OK();
   }
@@ -205,6 +206,7 @@ class CpuBackend final : public InferenceBackend {
     const int ld = std::max(1, k);  // k = 0 (an empty product) still needs valid strides
     RETURN_IF_ERROR(CheckGemmArgs(false, true, m, n, k, x, ld, w, ld, y, n));
     if (m == 0 || n == 0) return Status::OK();
+    RETURN_IF_ERROR(blas_.status());
     if (UseOneDnn(m, n, k, 1) && static_cast<int>(act) <= static_cast<int>(Activation::kSigmoid)) {
       ASSIGN_OR_RETURN(const bool ran, dnnl_->Linear(x, w, bias, y, m, n, k, act));
       if (ran) return Status::OK();
@@ -218,7 +220,7 @@ class CpuBackend final : public InferenceBackend {
       }
     }
     if (k > 0) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x, k, w, k, bias != nullptr ? 1.f : 0.f,
+      (*blas_)->sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x, k, w, k, bias != nullptr ? 1.f : 0.f,
                   y, n);
     }
     return act == Activation::kNone ? Status::OK() : BiasActivation(y, m, n, nullptr, act);
@@ -296,6 +298,9 @@ class CpuBackend final : public InferenceBackend {
   }
 
  private:
+  // OpenBLAS, loaded when the first CPU backend is made (openblas_api.h): the GEMMs' reference
+  // path. When it cannot load, every product returns its error.
+  const Result<const cpu_blas::OpenBlasApi*> blas_ = cpu_blas::OpenBlas();
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
   const CpuIsa cpu_;  // what CheckLinearDType judges by (CpuBackendOptions::isa)
@@ -385,11 +390,11 @@ int DefaultBlasThreads(int sdk_processes, int inference_lanes) {
 
 Status SetBlasThreads(int threads) {
   if (threads < 1) return InvalidArgument("BLAS threads: " + std::to_string(threads) + " must be >= 1");
-  openblas_set_num_threads(threads);
+  cpu_blas::SetThreads(threads);
   return Status::OK();
 }
 
-int BlasThreads() { return openblas_get_num_threads(); }
+int BlasThreads() { return cpu_blas::Threads(); }
 
 void SetCpuGemmPlanCache(const std::string& path) { cpu_gemm::SetPlanCachePath(path); }
 std::string CpuGemmPlanCache() { return cpu_gemm::PlanCachePath(); }

@@ -1,7 +1,6 @@
 // The calibration behind GemmPlan; see gemm_plan.h for what is measured and why.
 #include "gemm_plan.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -19,6 +18,7 @@
 #include "dfw/common/file.h"
 #include "dfw/common/file_lock.h"
 #include "dnnl_gemm.h"
+#include "openblas_api.h"
 
 namespace dfw::cpu_gemm {
 namespace {
@@ -54,7 +54,13 @@ std::vector<float> Filled(std::size_t n) {
 GemmPlan Measure(int threads) {
   GemmPlan plan;
   plan.threads = threads;
-  plan.openblas_core = openblas_get_corename();
+  Result<const cpu_blas::OpenBlasApi*> blas = cpu_blas::OpenBlas();
+  if (!blas.ok()) {
+    plan.error = blas.status().message();
+    return plan;
+  }
+  const auto sgemm = (*blas)->sgemm;
+  plan.openblas_core = (*blas)->get_corename();
   plan.openblas_generic = OpenBlasIsGeneric();
   const auto start = std::chrono::steady_clock::now();
   cpu_dnnl::DnnlGemmOptions options;
@@ -79,7 +85,7 @@ GemmPlan Measure(int threads) {
   std::vector<float> y(std::size_t{m} * n);
   auto blas_large = [&] {
     for (int i = 0; i < m; ++i) std::copy(bias.begin(), bias.end(), y.begin() + std::size_t{n} * i);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x.data(), k, w.data(), k, 1.f, y.data(), n);
+    sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x.data(), k, w.data(), k, 1.f, y.data(), n);
     return true;
   };
   auto dnnl_large = [&] {
@@ -95,7 +101,7 @@ GemmPlan Measure(int threads) {
   auto blas_batched = [&] {
     for (int b = 0; b < batch; ++b) {
       for (int hd = 0; hd < heads; ++hd) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, dh, 1.f, qkv.data() + b * seq_stride + hd * dh, h3,
+        sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, dh, 1.f, qkv.data() + b * seq_stride + hd * dh, h3,
                     keys + b * seq_stride + hd * dh, h3, 0.f, sc.data() + b * score_stride + hd * score_head, s);
       }
     }
@@ -115,7 +121,7 @@ GemmPlan Measure(int threads) {
   const std::vector<float> sx = Filled(sk), sw = Filled(std::size_t{sn} * sk);
   std::vector<float> sy(sn);
   auto blas_small = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 1, sn, sk, 1.f, sx.data(), sk, sw.data(), sk, 0.f, sy.data(), sn);
+    sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, 1, sn, sk, 1.f, sx.data(), sk, sw.data(), sk, 0.f, sy.data(), sn);
     return true;
   };
   auto dnnl_small = [&] { return ran(d.Gemm(false, true, 1, sn, sk, 1.f, sx.data(), sk, sw.data(), sk, 0.f, sy.data(), sn)); };
@@ -245,7 +251,11 @@ bool IsGenericCoreFor(const std::string& core, bool cpu_has_avx2) {
 }
 
 bool OpenBlasIsGeneric() {
-  static const bool generic = IsGenericCoreFor(openblas_get_corename(), DetectCpuIsa().avx2);
+  // An OpenBLAS that cannot load runs nothing: as a generic core, every class goes to oneDNN.
+  static const bool generic = [] {
+    Result<const cpu_blas::OpenBlasApi*> blas = cpu_blas::OpenBlas();
+    return !blas.ok() || IsGenericCoreFor((*blas)->get_corename(), DetectCpuIsa().avx2);
+  }();
   return generic;
 }
 
@@ -268,7 +278,7 @@ std::optional<GemmPlan> DecodePlan(const std::string& text) {
   p.onednn_large = large == 1;
   p.onednn_batched = batched == 1;
   p.onednn_small = small == 1;
-  p.openblas_core = openblas_get_corename();
+  if (Result<const cpu_blas::OpenBlasApi*> blas = cpu_blas::OpenBlas(); blas.ok()) p.openblas_core = (*blas)->get_corename();
   p.openblas_generic = OpenBlasIsGeneric();
   p.from_cache = true;
   return p;
