@@ -1,5 +1,5 @@
-// The default InferenceBackend::CreateDecoder (no device decoder) and the spec's checks; built into
-// dfw_backend and into libdfw_backend_cuda.so, whose backend overrides the default.
+// The default InferenceBackend::CreateDecoder (no decoder engine) and the spec's checks; built into
+// dfw_backend and into libdfw_backend_cuda.so. The CPU and CUDA backends override the default.
 #include "dfw/backend/device_decoder.h"
 
 #include <string>
@@ -8,7 +8,7 @@ namespace dfw {
 
 Result<std::unique_ptr<DeviceDecoder>> InferenceBackend::CreateDecoder(const DecoderSpec& spec) {
   (void)spec;
-  return Unimplemented(std::string(name()) + " backend has no device decoder: the decoder step runs on the host");
+  return Unimplemented(std::string(name()) + " backend has no decoder engine (InferenceBackend::CreateDecoder): it cannot run a decoder-only model");
 }
 
 Status ValidateDecoderSpec(const DecoderSpec& s) {

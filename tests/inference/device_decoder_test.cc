@@ -1,8 +1,9 @@
-// The host side of the device decoder engine (dfw/backend/device_decoder.h): the KV cache's
-// ids-only mode, the spec a config gives, and DecoderModel handing every step to a device decoder
-// — here a fake, implemented below, that keeps a token "KV pool" indexed by the block ids it is
-// given and answers logits computed from what it reads back through the block tables, so a wrong
-// table, a shared block or a lost write changes the generated tokens.
+// The model side of the decoder engine (dfw/backend/device_decoder.h): the KV cache's block ids,
+// the spec a config gives, and DecoderModel handing every step to the backend's decoder — here a
+// fake, implemented below, that keeps a token "KV pool" indexed by the block ids it is given and
+// answers logits computed from what it reads back through the block tables, so a wrong table, a
+// shared block or a lost write changes the generated tokens; and the CPU backend's decoder on a
+// committed checkpoint against transformers' logits.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +30,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::HfDir;
+using testing::HfReference;
 
 DecoderConfig Config(const std::string& model) {
   auto c = DecoderConfig::Load(HfDir() + "/decoders/" + model + "/config.json");
@@ -35,43 +38,34 @@ DecoderConfig Config(const std::string& model) {
   return c.ok() ? *c : DecoderConfig{};
 }
 
-// ---------------------------------------------------------------- the ids-only cache
+// ---------------------------------------------------------------- the cache's block ids
 
-// The same operations on a host cache and an ids-only one: the same block ids, the same free
-// counts, the same refusals; only the host one allocates memory.
-TEST(PagedKvCache, IdsOnlyModeHandsOutTheHostModesBlocksWithoutMemory) {
+// Ids are handed out densely from 0, freed ones reused first; a reservation the pool cannot hold
+// changes nothing.
+TEST(PagedKvCache, HandsOutBlockIdsDenselyAndReusesFreedOnes) {
   const DecoderConfig c = Config("llama");
   const uint64_t budget = 6 * c.KvBytesPerToken(sizeof(float)) * PagedKvCache::kBlockTokens;  // 6 blocks
-  PagedKvCache host(c, budget), ids(c, budget, PagedKvCache::Storage::kIdsOnly);
-  EXPECT_EQ(ids.storage(), PagedKvCache::Storage::kIdsOnly);
-  EXPECT_EQ(ids.max_blocks(), 6);
-  EXPECT_EQ(ids.block_bytes(), host.block_bytes());
-  auto same = [&](int seq) {
-    const auto a = host.blocks(seq), b = ids.blocks(seq);
-    EXPECT_EQ(std::vector<int>(a.begin(), a.end()), std::vector<int>(b.begin(), b.end())) << "sequence " << seq;
-    EXPECT_EQ(host.free_blocks(), ids.free_blocks());
-  };
-  const int a = host.AddSequence(), b = host.AddSequence();
-  ASSERT_EQ(ids.AddSequence(), a);
-  ASSERT_EQ(ids.AddSequence(), b);
-  ASSERT_TRUE(host.Reserve(a, 20) && ids.Reserve(a, 20));  // 2 blocks
-  ASSERT_TRUE(host.Reserve(b, 33) && ids.Reserve(b, 33));  // 3 blocks
-  same(a);
-  same(b);
-  EXPECT_EQ(ids.blocks(b).size(), 3u);
-  EXPECT_EQ(ids.capacity_tokens(b), 48);
-  EXPECT_FALSE(host.Reserve(a, 64));  // 2 more: 1 left
-  EXPECT_FALSE(ids.Reserve(a, 64));
-  same(a);
-  host.Release(a);
-  ids.Release(a);
-  const int c2 = host.AddSequence();
-  ASSERT_EQ(ids.AddSequence(), c2);
-  ASSERT_TRUE(host.Reserve(c2, 48) && ids.Reserve(c2, 48));  // reuses a's blocks and one new
-  same(c2);
-  same(b);
-  EXPECT_GT(host.allocated_bytes(), 0u);
-  EXPECT_EQ(ids.allocated_bytes(), 0u);
+  PagedKvCache cache(c, budget);
+  EXPECT_EQ(cache.max_blocks(), 6);
+  EXPECT_EQ(cache.block_bytes(), c.KvBytesPerToken(sizeof(float)) * PagedKvCache::kBlockTokens);
+  auto ids = [&](int seq) { return std::vector<int>(cache.blocks(seq).begin(), cache.blocks(seq).end()); };
+  const int a = cache.AddSequence(), b = cache.AddSequence();
+  ASSERT_TRUE(cache.Reserve(a, 20));  // 2 blocks
+  ASSERT_TRUE(cache.Reserve(b, 33));  // 3 blocks
+  EXPECT_EQ(ids(a), (std::vector<int>{0, 1}));
+  EXPECT_EQ(ids(b), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(cache.capacity_tokens(b), 48);
+  EXPECT_EQ(cache.free_blocks(), 1);
+  EXPECT_FALSE(cache.Reserve(a, 64));  // 2 more: 1 left
+  EXPECT_EQ(ids(a), (std::vector<int>{0, 1}));
+  cache.Release(a);
+  EXPECT_EQ(cache.free_blocks(), 3);
+  const int c2 = cache.AddSequence();
+  EXPECT_EQ(c2, a);  // the sequence id is reused too
+  ASSERT_TRUE(cache.Reserve(c2, 48));  // a's blocks, then the one never handed out
+  EXPECT_EQ(ids(c2), (std::vector<int>{1, 0, 5}));
+  EXPECT_EQ(ids(b), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(cache.free_blocks(), 0);
 }
 
 // ---------------------------------------------------------------- the spec
@@ -249,6 +243,7 @@ class FakeDeviceBackend final : public InferenceBackend {
     const std::size_t h = static_cast<std::size_t>(spec.hidden_size);
     seen.spec = spec;
     seen.spec.layers.clear();
+    seen.spec.host_weights_owner.reset();  // a decoder that copies the weights lets them go
     seen.embed_row1.assign(spec.embed + h, spec.embed + 2 * h);
     seen.lm_head_row0.assign(spec.lm_head, spec.lm_head + h);
     seen.qkv0_row0.assign(spec.layers[0].qkv, spec.layers[0].qkv + h);
@@ -301,8 +296,6 @@ DeviceLoaded LoadOnFake(const std::string& name = "llama") {
 TEST(DecoderModelOnDevice, HandsTheDecoderTheCheckpointsWeightsAndTheConfigsSwitches) {
   DeviceLoaded l = LoadOnFake();
   ASSERT_NE(l.model, nullptr);
-  EXPECT_TRUE(l.model->on_device());
-  EXPECT_EQ(l.model->kv_storage(), PagedKvCache::Storage::kIdsOnly);
   EXPECT_EQ(l.model->engine_description(), "fake device decoder");
   const SeenSpec& s = l.backend->seen;
   const std::size_t h = static_cast<std::size_t>(l.config.hidden_size);
@@ -327,7 +320,7 @@ TEST(DecoderModelOnDevice, HandsTheDecoderTheCheckpointsWeightsAndTheConfigsSwit
 TEST(DecoderModelOnDevice, StepPassesEachSequencesBlockTable) {
   DeviceLoaded l = LoadOnFake();
   ASSERT_NE(l.model, nullptr);
-  PagedKvCache cache(l.config, 8 * l.config.KvBytesPerToken(4) * PagedKvCache::kBlockTokens, l.model->kv_storage());
+  PagedKvCache cache(l.config, 8 * l.config.KvBytesPerToken(4) * PagedKvCache::kBlockTokens);
   const int a = cache.AddSequence(), b = cache.AddSequence();
   ASSERT_TRUE(cache.Reserve(b, 5));   // 1 block: id 0
   ASSERT_TRUE(cache.Reserve(a, 40));  // 3 blocks: ids 1..3
@@ -402,7 +395,9 @@ TEST(DecoderModelOnDevice, EngineDrivesTheDevicePoolThroughPreemption) {
   }
 }
 
-TEST(DecoderModelOnDevice, ADeviceFailureOtherThanUnimplementedFailsTheLoad) {
+// Whatever CreateDecoder answers other than a decoder fails the load, naming the backend: there is
+// no other engine to fall back on.
+TEST(DecoderModelOnDevice, EveryCreateDecoderFailureFailsTheLoad) {
   const DecoderConfig c = Config("llama");
   auto file = SafetensorsFile::Open(HfDir() + "/decoders/llama/model.safetensors").value();
   FakeDeviceBackend backend;
@@ -411,26 +406,95 @@ TEST(DecoderModelOnDevice, ADeviceFailureOtherThanUnimplementedFailsTheLoad) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted);
   EXPECT_THAT(m.status().message(), HasSubstr("out of device memory"));
+  EXPECT_THAT(m.status().message(), HasSubstr("fake backend"));
+  backend.fail_with = Unimplemented("no decoder here");
+  m = DecoderModel::Load(c, *file, &backend, LinearDType::kFloat32);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(m.status().message(), HasSubstr("fake backend"));
 }
 
-// The CPU backend has no device decoder: the host step, a host cache, and an ids-only cache refused.
-TEST(DecoderModelOnHost, TheCpuBackendKeepsTheHostStep) {
+// ---------------------------------------------------------------- the CPU backend's decoder
+
+// The CPU backend makes the decoder engine: it holds the float32 weights read (every tensor of the
+// checkpoint, once), and a step reads every product once in the products' precision.
+TEST(CpuDecoderEngine, HoldsTheCheckpointsFloat32WeightsAndStreamsEveryProduct) {
+  auto backend = MakeCpuBackend();
+  for (const std::string name : {"llama", "llama-linear-tied", "gpt2", "gemma2"}) {
+    const DecoderConfig c = Config(name);
+    auto file = SafetensorsFile::Open(HfDir() + "/decoders/" + name + "/model.safetensors").value();
+    auto m = DecoderModel::Load(c, *file, backend.get(), LinearDType::kFloat32);
+    ASSERT_TRUE(m.ok()) << name << ": " << m.status().ToString();
+    EXPECT_THAT((*m)->engine_description(), HasSubstr("cpu decoder engine (float32 products"));
+    int64_t saved = 0;
+    for (const TensorInfo& t : file->header().tensors) saved += t.num_elements();
+    EXPECT_EQ((*m)->weight_bytes(), 4 * saved) << name;
+    const int64_t q = int64_t{c.num_heads} * c.head_dim, kv = int64_t{c.num_kv_heads} * c.head_dim;
+    const int64_t h = c.hidden_size, inter = c.intermediate_size;
+    const int64_t up = c.family == DecoderFamily::kGpt2 ? inter : 2 * inter;
+    const int64_t per_layer = (q + 2 * kv) * h + h * q + up * h + h * inter;
+    EXPECT_EQ((*m)->streamed_weight_bytes(), 4 * (c.num_layers * per_layer + int64_t{c.vocab_size} * h)) << name;
+  }
+}
+
+// The CPU decoder's Step straight from a spec of the committed llama checkpoint, with its blocks at
+// scattered pool ids: the prompt's last logits are transformers'.
+TEST(CpuDecoderEngine, StepOnScatteredBlocksGivesTransformersLogits) {
+  const nlohmann::json ref = HfReference("text_generation_llama");
+  ASSERT_TRUE(ref.is_object());
+  const std::vector<int32_t> prompt = ref["prompt_last_logits"]["prompt_token_ids"].get<std::vector<int32_t>>();
+  const std::vector<float> want = ref["prompt_last_logits"]["logits"].get<std::vector<float>>();
   const DecoderConfig c = Config("llama");
   auto file = SafetensorsFile::Open(HfDir() + "/decoders/llama/model.safetensors").value();
+  auto owned = std::make_shared<std::vector<std::vector<float>>>();
+  auto all = [&](const std::vector<std::string>& names) {
+    std::vector<float>& out = owned->emplace_back();
+    for (const std::string& n : names) {
+      const TensorInfo* t = file->header().Find("model." + n);
+      if (t == nullptr) t = file->header().Find(n);
+      EXPECT_NE(t, nullptr) << n;
+      if (t == nullptr) continue;
+      const std::vector<float> v = Tensor(*file, t->name, 0, static_cast<std::size_t>(t->num_elements()));
+      out.insert(out.end(), v.begin(), v.end());
+    }
+    return static_cast<const float*>(out.data());
+  };
+  DecoderSpec spec = DecoderSpecFromConfig(c, LinearDType::kFloat32);
+  spec.embed = all({"embed_tokens.weight"});
+  for (int l = 0; l < c.num_layers; ++l) {
+    const std::string p = "layers." + std::to_string(l) + ".";
+    DecoderLayerWeights& w = spec.layers.emplace_back();
+    w.norm1_w = all({p + "input_layernorm.weight"});
+    w.norm2_w = all({p + "post_attention_layernorm.weight"});
+    w.qkv = all({p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "self_attn.v_proj.weight"});
+    w.o = all({p + "self_attn.o_proj.weight"});
+    w.up = all({p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"});
+    w.down = all({p + "mlp.down_proj.weight"});
+  }
+  spec.final_norm_w = all({"norm.weight"});
+  spec.lm_head = all({"lm_head.weight"});
+  spec.host_weights_owner = owned;
   auto backend = MakeCpuBackend();
-  auto m = DecoderModel::Load(c, *file, backend.get(), LinearDType::kFloat32);
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  EXPECT_FALSE((*m)->on_device());
-  EXPECT_EQ((*m)->kv_storage(), PagedKvCache::Storage::kHost);
-  EXPECT_THAT((*m)->engine_description(), HasSubstr("cpu host decoder engine"));
-  PagedKvCache ids(c, 1 << 20, PagedKvCache::Storage::kIdsOnly);
-  const int seq = ids.AddSequence();
-  ASSERT_TRUE(ids.Reserve(seq, 1));
-  std::vector<DecoderRow> rows = {{seq, 0, 5, true}};
-  std::vector<float> logits;
-  const Status s = (*m)->Step(rows, ids, logits);
-  EXPECT_EQ(s.code(), StatusCode::kInternal);
-  EXPECT_THAT(s.message(), HasSubstr("ids-only"));
+  auto decoder = backend->CreateDecoder(spec);
+  ASSERT_TRUE(decoder.ok()) << decoder.status().ToString();
+  const int blocks = PagedKvCache::BlocksFor(static_cast<int>(prompt.size()));
+  std::vector<int32_t> ids;
+  for (int b = 0; b < blocks; ++b) ids.push_back(2 * (blocks - b) + 1);  // descending, odd: 2 blocks apart
+  const std::vector<int32_t> offsets = {0, static_cast<int32_t>(ids.size())};
+  for (int chunk : {1000, 3}) {  // the whole prompt (the backend's Linear), then small steps (the streaming kernels)
+    std::vector<float> got;
+    for (std::size_t start = 0; start < prompt.size(); start += static_cast<std::size_t>(chunk)) {
+      std::vector<DeviceStepRow> rows;
+      for (std::size_t i = start; i < std::min(prompt.size(), start + static_cast<std::size_t>(chunk)); ++i) {
+        rows.push_back({prompt[i], static_cast<int32_t>(i), 0, i + 1 == prompt.size()});
+      }
+      got.clear();
+      const Status s = (*decoder)->Step(rows, DeviceBlockTables{offsets, ids, 2 * blocks + 2}, got);
+      ASSERT_TRUE(s.ok()) << s.ToString();
+    }
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << "chunk " << chunk << " logit " << i;
+  }
 }
 
 // device: GPU runs the CUDA engine where a GPU is usable and falls back to the CPU engine (Beam's

@@ -1,24 +1,27 @@
-// DeviceDecoder: a decoder-only transformer's whole forward step run on a backend's device, so a
-// GPU run keeps embedding, norms, RoPE, attention, the MLP and the LM head on the GPU
-// (InferenceBackend::CreateDecoder makes one; the CUDA backend implements it).
+// DeviceDecoder: a decoder-only transformer's whole forward step run by a backend, so the step's
+// embedding, norms, RoPE, attention, the MLP and the LM head stay where the backend computes
+// (InferenceBackend::CreateDecoder makes one). Every backend a decoder runs on implements it: the
+// CUDA backend on the GPU (src/backend/cuda/decoder_cuda.cc), the CPU backend in host memory over its
+// own products and row kernels (src/backend/cpu/cpu_decoder.cc).
 //
 // The caller (DecoderModel, dfw/inference/decoder_model.h) reads the checkpoint and keeps the
-// KV-cache bookkeeping on the host: which blocks each sequence owns (PagedKvCache in its ids-only
-// mode). The device decoder owns the weights on the device and the KV memory: a pool of blocks
-// indexed by those block ids, each laid out as PagedKvCache lays out a host block,
+// KV-cache bookkeeping: which blocks each sequence owns (PagedKvCache, block ids only). The decoder
+// owns the weights (a device copy, or on the CPU the host weights handed over in the spec) and the
+// KV memory: a pool of blocks indexed by those block ids, each laid out
 // [layer][K|V][kv_head][kDeviceKvBlockTokens tokens][head_dim] float32.
 //
-// Numerics are those of DecoderModel's host step (float32 activations and accumulation; RMSNorm /
+// Numerics (the CPU decoder's are the reference): float32 activations and accumulation; RMSNorm /
 // LayerNorm, rotate-half RoPE at each row's position, causal and sliding-window attention with
-// soft-capping, grouped-query heads, SwiGLU / GeGLU / GELU), so greedy output matches the CPU
-// engine up to the rounding of a different summation order.
+// soft-capping, grouped-query heads, SwiGLU / GeGLU / GELU. Greedy output of the CUDA decoder
+// matches the CPU's up to the rounding of a different summation order.
 //
 // This header needs no CUDA header: the spec is plain data and host pointers.
 //
-// Threading: one thread at a time per decoder (it owns scratch buffers and a stream).
+// Threading: one thread at a time per decoder (it owns scratch buffers, and on CUDA a stream).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -58,7 +61,9 @@ struct DecoderLayerWeights {
 };
 
 // What the forward step needs of the model: sizes and switches (DecoderConfig's, read on the host)
-// and host pointers to the weights, valid until CreateDecoder returns (they are copied).
+// and host pointers to the weights. The pointers are valid until CreateDecoder returns, and after
+// for as long as `host_weights_owner` is held: a decoder that copies the weights (CUDA) keeps
+// neither; one that reads them in place (CPU) keeps the owner, and refuses a spec without one.
 struct DecoderSpec {
   bool gpt2 = false;  // learned positions, LayerNorm with bias, no RoPE, ungated MLP
   int vocab_size = 0;
@@ -83,6 +88,13 @@ struct DecoderSpec {
   // The products' precision: float32, or bfloat16 weights and activations with float32
   // accumulation (the backend's CheckLinearDType decides whether it runs).
   LinearDType linear_dtype = LinearDType::kFloat32;
+  // Steps of at most this many rows (decode) run their products on the streaming kernels
+  // (dfw/backend/skinny_kernels.h; bfloat16 weights when linear_dtype is kBFloat16), larger ones
+  // (prefill) on the backend's Linear; 0: always the Linear. The CPU decoder's switch; CUDA ignores it.
+  int skinny_rows = 8;
+  // Keeps the host weights below alive: a decoder that uses them in place (CPU) keeps it, one that
+  // copies them (CUDA) may drop it, so they are freed once uploaded.
+  std::shared_ptr<const void> host_weights_owner;
 
   const float* embed = nullptr;      // [vocab x hidden]
   const float* positions = nullptr;  // gpt2: [max_positions x hidden]
@@ -123,10 +135,13 @@ class DeviceDecoder {
   // `logits`, on the host. Pool memory is allocated in slabs of 64 blocks (the last one cut to
   // pool_blocks) the first time a table names an id in them: PagedKvCache hands out ids densely
   // from 0, so the pool grows as the host cache fills. Pool blocks hold no state between steps
-  // beyond what the rows wrote: one host cache at a time may drive a decoder.
+  // beyond what the rows wrote: one host cache at a time may drive a decoder. Tables that do not
+  // span their ids, a row naming a table that is not there, a position its table does not cover,
+  // a token outside the vocabulary or an id outside [0, pool_blocks): kInvalidArgument, nothing run.
   virtual Status Step(std::span<const DeviceStepRow> rows, const DeviceBlockTables& tables, std::vector<float>& logits) = 0;
 
-  // Bytes of weights held on the device, and of KV pool allocated so far.
+  // Bytes of weights the decoder holds (CUDA: its device copies, in the products' precision; CPU:
+  // the float32 host weights it reads, each tensor once), and of KV pool allocated so far.
   virtual int64_t weight_bytes() const = 0;
   virtual int64_t kv_pool_bytes() const = 0;
   // One line for the log: the engine, its device and the products' precision.

@@ -8,11 +8,12 @@
 //
 // Numerics follow transformers' float32 forward: RMSNorm / LayerNorm, RoPE (rotate-half, inverse
 // frequencies with linear or llama3 scaling), grouped-query attention with causal and sliding-window
-// masks, soft-capping, SwiGLU / GeGLU / GELU MLPs. Weights are read as saved (F32, F16, BF16) and
-// held in float32; the Linear layers run in `linear_dtype` (float32, or bfloat16 / int8 where the
-// backend has them).
+// masks, soft-capping, SwiGLU / GeGLU / GELU MLPs. Weights are read as saved (F32, F16, BF16),
+// converted to float32 and handed to the backend's decoder engine, which runs every step (the CPU
+// backend's in host memory, the CUDA backend's on the GPU); the Linear layers run in `linear_dtype`
+// (float32, or bfloat16 / int8 where the backend has them).
 //
-// Threading: one thread at a time per model (it owns scratch buffers); the weights are immutable.
+// Threading: one thread at a time per model (its decoder engine owns scratch buffers).
 #pragma once
 
 #include <cstdint>
@@ -29,21 +30,18 @@
 
 namespace dfw {
 
-// The K and V of every sequence, in blocks of kBlockTokens tokens taken from a pool as sequences
-// grow and returned when they end. Block layout: [layer][K|V][kv_head][token in block][head_dim],
-// so one head's keys of a block are contiguous (what attention reads). Blocks are allocated in
-// slabs up to `max_bytes`; slabs are never moved, so a block's memory is stable.
-//
-// Storage::kIdsOnly keeps the bookkeeping alone (block ids, tables, the pool's size arithmetic)
-// and allocates no memory: the K/V live in a device decoder's pool, which the same ids index
-// (DeviceDecoder, dfw/backend/device_decoder.h). BlockHead is then not to be called.
+// Which KV-cache blocks every sequence owns, kBlockTokens tokens a block, taken from a pool of
+// ids as sequences grow and returned when they end. The K/V themselves live in the decoder engine's
+// pool, which these ids index (DeviceDecoder, dfw/backend/device_decoder.h; block layout
+// [layer][K|V][kv_head][token in block][head_dim] float32): this is the bookkeeping alone, the
+// pool's size arithmetic included, and allocates no K/V memory. Ids are handed out densely from 0
+// (freed ones first), so the engine's pool grows as the cache fills.
 class PagedKvCache {
  public:
   static constexpr int kBlockTokens = kDeviceKvBlockTokens;
-  enum class Storage : uint8_t { kHost, kIdsOnly };
 
-  PagedKvCache(const DecoderConfig& config, uint64_t max_bytes, Storage storage = Storage::kHost);
-  Storage storage() const { return storage_; }
+  // A pool of as many blocks as fit in `max_bytes`.
+  PagedKvCache(const DecoderConfig& config, uint64_t max_bytes);
 
   // A new empty sequence; its id indexes the block tables.
   int AddSequence();
@@ -58,24 +56,14 @@ class PagedKvCache {
   int free_blocks() const { return max_blocks_ - used_blocks_; }
   int capacity_tokens(int seq) const { return static_cast<int>(tables_[static_cast<std::size_t>(seq)].size()) * kBlockTokens; }
   uint64_t block_bytes() const { return block_floats_ * sizeof(float); }
-  uint64_t allocated_bytes() const;  // slabs allocated so far (0 with Storage::kIdsOnly)
   // The block ids of `seq`, block i holding positions [16 i, 16 i + 16). Valid until the next
   // Reserve or Release of `seq`.
   std::span<const int> blocks(int seq) const { return tables_[static_cast<std::size_t>(seq)]; }
 
-  // K (kv = 0) or V (kv = 1) of `layer`, `kv_head` for tokens [block start, block start + 16) of the
-  // block holding position `pos` of `seq`: kBlockTokens × head_dim floats. Storage::kHost only.
-  float* BlockHead(int seq, int pos, int layer, int kv, int kv_head);
-
  private:
-  float* Block(int id);
-  Storage storage_;
-  int layers_, kv_heads_, head_dim_;
   uint64_t block_floats_;
   int max_blocks_;
   int used_blocks_ = 0;
-  static constexpr int kSlabBlocks = 64;
-  std::vector<std::unique_ptr<float[]>> slabs_;
   std::vector<int> free_;  // block ids ready for reuse
   int next_block_ = 0;     // first id never handed out
   std::vector<std::vector<int>> tables_;
@@ -96,18 +84,15 @@ DecoderSpec DecoderSpecFromConfig(const DecoderConfig& config, LinearDType linea
 
 class DecoderModel {
  public:
-  // Reads and checks every tensor against `config` (names as transformers saves them) and
-  // converts them to float32. Then two engines:
-  //  - device: when `backend` makes a device decoder (InferenceBackend::CreateDecoder: the CUDA
-  //    backend), every step runs on it and the host weights are freed once uploaded; the KV
-  //    cache's memory is the decoder's, so the cache passed to Step keeps ids only (kv_storage()).
-  //  - host (the backend has none: the CPU backend): the step runs here with the Linear layers
-  //    prepared on `backend` in `linear_dtype`. Steps of at most `skinny_rows` rows (decode) run
-  //    their products on the backend's streaming kernels (dfw/backend/skinny_kernels.h; bfloat16
-  //    weights when linear_dtype is kBFloat16); larger ones (prefill) on the backend's Linear. 0:
-  //    always the backend.
-  // Any CreateDecoder failure other than kUnimplemented (device memory, a refused dtype) fails the
-  // load.
+  // Reads and checks every tensor against `config` (names as transformers saves them), converts
+  // them to float32 and hands them to `backend`'s decoder engine (InferenceBackend::CreateDecoder,
+  // dfw/backend/device_decoder.h), which runs every step with its Linear layers in `linear_dtype`:
+  // the CUDA backend's on the GPU (it copies the weights; the host ones are freed once uploaded),
+  // the CPU backend's in host memory (it keeps the float32 weights and reads them in place). Steps
+  // of at most `skinny_rows` rows (decode) run their products on the CPU backend's streaming kernels
+  // (dfw/backend/skinny_kernels.h), larger ones (prefill) on its Linear; 0: always the Linear.
+  // Any CreateDecoder failure (a backend without a decoder engine, device memory, a refused dtype)
+  // fails the load, naming the backend.
   static Result<std::unique_ptr<DecoderModel>> Load(const DecoderConfig& config, const SafetensorsFile& file,
                                                     InferenceBackend* backend, LinearDType linear_dtype,
                                                     int skinny_rows = 8);
@@ -117,64 +102,34 @@ class DecoderModel {
 
   // Runs `rows` through the model. Each row's sequence must have cache blocks for its position
   // (PagedKvCache::Reserve), and the rows of one sequence must come in position order, every
-  // earlier position already cached or in this step. Writes the rows' K/V into `cache`, and for
-  // each row with `logits` set, vocab_size logits into `logits` (in row order). With a device
-  // decoder the K/V go to its pool at the blocks `cache` assigns (one cache at a time per model);
-  // the host step needs a Storage::kHost cache.
-  Status Step(std::span<const DecoderRow> rows, PagedKvCache& cache, std::vector<float>& logits);
+  // earlier position already cached or in this step. The decoder engine writes the rows' K/V into
+  // its pool at the blocks `cache` assigns (one cache at a time per model), and for each row with
+  // `logits` set, vocab_size logits are appended to `logits` (in row order).
+  Status Step(std::span<const DecoderRow> rows, const PagedKvCache& cache, std::vector<float>& logits);
 
-  // Whether steps run on a device decoder, the storage the KV cache needs for that, and one line
-  // naming the engine for the log.
-  bool on_device() const { return decoder_ != nullptr; }
-  PagedKvCache::Storage kv_storage() const { return on_device() ? PagedKvCache::Storage::kIdsOnly : PagedKvCache::Storage::kHost; }
-  std::string engine_description() const;
+  // One line naming the engine for the log (the decoder engine's).
+  std::string engine_description() const { return decoder_->description(); }
 
   const DecoderConfig& config() const { return config_; }
-  int64_t weight_bytes() const { return weight_bytes_; }
-  // Bytes of weights read from memory per step (every Linear layer and the embedding rows): the
-  // decode bandwidth bound is this ÷ memory bandwidth per step.
+  // Bytes of weights the engine holds (DeviceDecoder::weight_bytes: on the CPU the float32 weights).
+  int64_t weight_bytes() const { return decoder_->weight_bytes(); }
+  // Bytes of weights read from memory per step (every Linear layer, in the products' precision):
+  // the decode bandwidth bound is this ÷ memory bandwidth per step.
   int64_t streamed_weight_bytes() const { return streamed_bytes_; }
   LinearDType linear_dtype() const { return linear_dtype_; }
 
-  struct Layer;
-
  private:
-  DecoderModel(const DecoderConfig& config, InferenceBackend* backend, LinearDType dtype);
+  DecoderModel(const DecoderConfig& config, LinearDType dtype);
   // Load, or with file == nullptr the checks only.
   static Result<std::unique_ptr<DecoderModel>> Read(const DecoderConfig& config, const SafetensorsHeader& header,
                                                     const SafetensorsFile* file, InferenceBackend* backend, LinearDType dtype,
                                                     int skinny_rows);
-  Status Attention(std::span<const DecoderRow> rows, int layer, PagedKvCache& cache);
-  struct Projection;
-  Status Project(const float* x, int m, const Projection& p, const float* bias, float* y);
-  // The host step's preparation of one projection (backend Linear and streaming weights).
-  Status PrepareHost(Projection& p);
-  // Step on the device decoder: the rows with one block table per sequence.
-  Status DeviceStep(std::span<const DecoderRow> rows, const PagedKvCache& cache, std::vector<float>& logits);
 
   DecoderConfig config_;
-  InferenceBackend* backend_;
   LinearDType linear_dtype_;
-  std::vector<std::vector<float>> owned_;  // every weight, float32
-  std::vector<std::unique_ptr<DeviceBuffer>> device_;
-  std::vector<Layer> layers_;
-  const float* embed_ = nullptr;      // [vocab x hidden]
-  const float* positions_ = nullptr;  // gpt2: [n_positions x hidden]
-  const float* final_norm_w_ = nullptr;
-  const float* final_norm_b_ = nullptr;
-  std::unique_ptr<Projection> lm_head_;
-  int skinny_rows_ = 8;
-  std::vector<float> inv_freq_;  // head_dim / 2 RoPE inverse frequencies
-  int64_t weight_bytes_ = 0;
   int64_t streamed_bytes_ = 0;
-  // Scratch, per step.
-  std::vector<float> x_, h_, qkv_, attn_, mlp_, act_, last_;
-  // Each row's KV-cache blocks (base pointers) for the attention kernel: row r's are
-  // row_blocks_[row_block_at_[r], row_block_at_[r + 1]).
-  std::vector<const float*> row_blocks_;
-  std::vector<std::size_t> row_block_at_;
-  // The device engine (null: the host step) and its per-step tables.
   std::unique_ptr<DeviceDecoder> decoder_;
+  // Per step: the rows with one block table per sequence.
   std::vector<DeviceStepRow> step_rows_;
   std::vector<int32_t> table_offsets_, table_ids_;
   std::vector<int> table_seqs_;  // the cache sequence of each table

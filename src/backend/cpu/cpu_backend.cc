@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "dfw/backend/backend.h"
+#include "dfw/backend/device_decoder.h"
 #include "dfw/backend/registry.h"
 #include "attention_kernels.h"
+#include "cpu_decoder.h"
 #include "dnnl_gemm.h"
 #include "dnnl_lowp.h"
 #include "gemm_plan.h"
@@ -247,6 +249,13 @@ class CpuBackend final : public InferenceBackend {
     ASSIGN_OR_RETURN(const cpu_dnnl::LowpMatmul::Ran ran, lowp_->Run(x, w, bias, y, m, act));
     if (!ran.ran) return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
     return ran.act_pending ? BiasActivation(y, m, w.n(), nullptr, act) : Status::OK();
+  }
+
+  // The whole decoder step in host memory (cpu_decoder.cc, which validates the spec), its
+  // products on this backend.
+  Result<std::unique_ptr<DeviceDecoder>> CreateDecoder(const DecoderSpec& spec) override {
+    RETURN_IF_ERROR(CheckLinearDType(spec.linear_dtype));
+    return cpu_decoder::MakeCpuDecoder(spec, *this);
   }
 
   Status BiasActivation(float* x, int m, int n, const float* bias, Activation act) override {

@@ -73,6 +73,7 @@ class CudaDecoder final : public DeviceDecoder {
     // The host pointers are valid only during CreateDecoder: keep none.
     s_.embed = s_.positions = s_.final_norm_w = s_.final_norm_b = s_.lm_head = nullptr;
     s_.layers.clear();
+    s_.host_weights_owner.reset();  // the caller frees the host weights once they are uploaded
     block_floats_ = static_cast<long long>(s_.num_layers) * 2 * s_.num_kv_heads * kKvBlockTokens * s_.head_dim;
   }
 

@@ -118,7 +118,7 @@ int32_t ChooseToken(std::span<float> logits, std::span<const int32_t> context, c
 // ---------------------------------------------------------------- engine
 
 GenerationEngine::GenerationEngine(DecoderModel* model, EngineOptions options)
-    : model_(model), options_(options), cache_(model->config(), options.kv_cache_bytes, model->kv_storage()) {}
+    : model_(model), options_(options), cache_(model->config(), options.kv_cache_bytes) {}
 
 Status GenerationEngine::CheckFits(int tokens) const {
   const int need = PagedKvCache::BlocksFor(tokens);
