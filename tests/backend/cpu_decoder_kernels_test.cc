@@ -1,4 +1,4 @@
-// The decoder host step's kernels (dfw/backend/decoder_kernels.h) against double-precision loops
+// The CPU decoder step's kernels (dfw/backend/decoder_kernels.h) against double-precision loops
 // written from the formulas: RMSNorm, and attention over a paged KV cache whose blocks are out of
 // order in memory, with grouped heads, a sliding window and soft-capping.
 #include "dfw/backend/decoder_kernels.h"

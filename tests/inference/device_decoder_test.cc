@@ -212,8 +212,8 @@ class FakeDecoder final : public DeviceDecoder {
   std::map<int32_t, Slots> pool_;
 };
 
-// A backend with a device decoder and nothing else: any host-step call (weights, products) fails,
-// so a model that ran its step on the host, or prepared host Linear layers, shows.
+// A backend with a decoder engine and nothing else: any other call (weights, products) fails, so a
+// model that computed or uploaded anything outside its decoder shows.
 class FakeDeviceBackend final : public InferenceBackend {
  public:
   std::string_view name() const override { return "fake"; }
@@ -260,7 +260,7 @@ class FakeDeviceBackend final : public InferenceBackend {
   std::vector<std::string> problems;
 
  private:
-  static Status No(const char* what) { return Internal(std::string("fake device backend: ") + what + " is not for the host step"); }
+  static Status No(const char* what) { return Internal(std::string("fake device backend: ") + what + " is not for a model on a decoder engine"); }
 };
 
 // A tensor of the checkpoint as float32 (the tiny models are saved in F32).

@@ -1,4 +1,4 @@
-// The decoder host step's kernels (dfw/backend/decoder_kernels.h).
+// The CPU decoder step's kernels (dfw/backend/decoder_kernels.h; cpu_decoder.cc runs them).
 #include "dfw/backend/decoder_kernels.h"
 
 #include <algorithm>

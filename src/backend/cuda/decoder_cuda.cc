@@ -1,4 +1,4 @@
-// The CUDA decoder step: DecoderModel's host step (src/inference/decoders/decoder_model.cc) with every piece
+// The CUDA decoder step: the CPU decoder's step (src/backend/cpu/cpu_decoder.cc) with every piece
 // on the GPU — the products through cuBLAS (as CudaBackend's Linear runs them), the rest on
 // decoder_kernels.cu — and the KV cache a device pool of blocks addressed by the host's block ids.
 #include "decoder_cuda.h"

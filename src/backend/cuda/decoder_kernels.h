@@ -1,6 +1,6 @@
-// The kernels of the CUDA decoder step (decoder_cuda.cc): each mirrors a piece of DecoderModel's
-// host step (src/inference/decoders/decoder_model.cc) formula for formula, float32 values, the norms'
-// sums in double as the host sums them. Each Launch* enqueues on `stream` and returns the launch
+// The kernels of the CUDA decoder step (decoder_cuda.cc): each mirrors a piece of the CPU decoder's
+// step (src/backend/cpu/cpu_decoder.cc) formula for formula, float32 values, the norms' sums in
+// double as the CPU sums them. Each Launch* enqueues on `stream` and returns the launch
 // error (cudaGetLastError) for DFW_CUDA_CHECK; sizes and pointers are validated by the caller.
 #pragma once
 

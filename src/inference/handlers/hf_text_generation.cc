@@ -282,8 +282,8 @@ Result<std::unique_ptr<Model>> TextGenerationHandler::LoadModel(const ModelProce
   ASSIGN_OR_RETURN(auto charge, DeviceMemoryCharge::Open(process));
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(s_.dir + "/model.safetensors"));
   RETURN_IF_ERROR(file->CheckFiniteTensors());
-  // device GPU: the CUDA backend, whose device decoder runs the whole step on the GPU; otherwise,
-  // or when no GPU is usable (MakeBackendForDevice logs why), the CPU backend and the host step.
+  // device GPU: the CUDA backend, whose decoder engine runs the whole step on the GPU; otherwise,
+  // or when no GPU is usable (MakeBackendForDevice logs why), the CPU backend's decoder engine.
   std::unique_ptr<InferenceBackend> backend = MakeBackendForDevice();
   ASSIGN_OR_RETURN(auto model, DecoderModel::Load(s_.config, *file, backend.get(), s_.dtype));
   spdlog::info("text generation engine: {}", model->engine_description());
