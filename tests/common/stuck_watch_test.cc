@@ -68,5 +68,23 @@ TEST(StuckWatch, AnActivityThatEndedIsNotReported) {
   for (const auto& [name, elapsed] : seen) EXPECT_EQ(name, "Slow");
 }
 
+// The watch thread is not woken when an activity starts: one started while it sleeps (its last
+// activity ended) is still reported, and not before its own first report is due.
+TEST(StuckWatch, AnActivityStartedWhileTheWatchSleepsIsReportedWhenDue) {
+  Reports reports;
+  StuckWatch watch(milliseconds(80), [&](const std::string& n, milliseconds e) { reports.Add(n, e); });
+  { auto first = watch.Watch("First"); }  // starts the thread, which then sleeps with nothing open
+  // Start the next one partway through that sleep, at a time the thread did not plan for.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait_for(lock, milliseconds(30));
+  auto late = watch.Watch("Late");
+  auto seen = reports.WaitFor(1);
+  ASSERT_GE(seen.size(), 1u);
+  EXPECT_EQ(seen[0].first, "Late");
+  EXPECT_GE(seen[0].second, milliseconds(80));  // its own running time when reported
+}
+
 }  // namespace
 }  // namespace dfw
