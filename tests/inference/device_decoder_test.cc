@@ -420,7 +420,7 @@ TEST(DecoderModelOnDevice, EveryCreateDecoderFailureFailsTheLoad) {
 // checkpoint, once), and a step reads every product once in the products' precision.
 TEST(CpuDecoderEngine, HoldsTheCheckpointsFloat32WeightsAndStreamsEveryProduct) {
   auto backend = MakeCpuBackend();
-  for (const std::string name : {"llama", "llama-linear-tied", "gpt2", "gemma2"}) {
+  for (const char* name : {"llama", "llama-linear-tied", "gpt2", "gemma2"}) {
     const DecoderConfig c = Config(name);
     auto file = SafetensorsFile::Open(HfDir() + "/decoders/" + name + "/model.safetensors").value();
     auto m = DecoderModel::Load(c, *file, backend.get(), LinearDType::kFloat32);
