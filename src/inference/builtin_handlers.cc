@@ -12,7 +12,7 @@ namespace dfw {
 
 std::vector<ModelHandlerTypeInfo> BuiltinModelHandlerTypes() {
   return {
-      {std::string(kMlpHandlerType), {"dtype"}, MakeMlpModelHandler},
+      {std::string(kMlpHandlerType), {"dtype", "precision_check_every", "max_prob_diff"}, MakeMlpModelHandler},
       {std::string(kSentenceEmbeddingHandlerType), SentenceEmbeddingHandlerKeys(), MakeSentenceEmbeddingHandler},
       {std::string(kHfPipelineHandlerType), HfPipelineHandlerKeys(), MakeHfPipelineHandler},
   };

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <random>
 
+#include "dfw/backend/cpu_isa.h"
+#include "dfw/backend/registry.h"
 #include "inference/weights/dtype_convert.h"
 #include "inference/mlp_test_util.h"
 
@@ -271,6 +273,141 @@ TEST(MlpHandler, WeightsThatAreAllNanAreRefusedWhenTheModelLoads) {
   EXPECT_NE(model.status().message().find("tensor 'fc.weight' [2, 3] has a non-finite value (NaN or Inf) at flat index 0"),
             std::string::npos)
       << model.status().ToString();
+}
+
+// The run-time precision check (precision_monitor.h) on the MLP handler.
+std::unique_ptr<ModelHandler> MakeCheckedHandler(const std::string& dir, const char* dtype, int64_t every, double max_diff) {
+  ModelHandlerOptions o;
+  o.model_path = dir;
+  o.input_field = "x";
+  o.extra.Append("dtype", Value::String(dtype));
+  o.extra.Append("precision_check_every", Value::Int(every));
+  o.extra.Append("max_prob_diff", Value::Float(max_diff));
+  auto h = MakeModelHandler(kMlpHandlerType, o);
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  return h.ok() ? std::move(h).value() : nullptr;
+}
+
+std::vector<Value> RandomExamples(int rows, int dim, int seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<Value> out;
+  for (int r = 0; r < rows; ++r) {
+    List xs;
+    for (int j = 0; j < dim; ++j) xs.push_back(Value::Float(normal(rng)));
+    out.push_back(Value::FromList(std::move(xs)));
+  }
+  return out;
+}
+
+int64_t FigureSum(const std::vector<std::pair<std::string, int64_t>>& figures, const std::string& name, int* count = nullptr) {
+  int64_t sum = 0;
+  int n = 0;
+  for (const auto& [k, v] : figures) {
+    if (k == name) sum += v, ++n;
+  }
+  if (count != nullptr) *count = n;
+  return sum;
+}
+
+// A bound no reduced dtype keeps (1e-12): the first checked batch moves int8 to bfloat16, the next
+// bfloat16 to float32; from then on the model computes exactly what a float32 handler computes.
+TEST(MlpHandler, ARunTimeCheckOutsideTheBoundMovesTheModelToSaferDTypes) {
+  const CpuIsa isa = DetectCpuIsa();
+  if (!CheckLinearDTypeOn(isa, LinearDType::kInt8).ok()) GTEST_SKIP() << "this CPU runs no int8 products";
+  const bool bf16 = CheckLinearDTypeOn(isa, LinearDType::kBFloat16).ok();
+  TempDir dir;
+  WriteModel(MlpCase{"m", 48, {{96, "relu"}, {10, "none"}}, true, "F32", 1}, dir.path());
+  auto handler = MakeCheckedHandler(dir.path(), "int8", 1, 1e-12);
+  auto reference = MakeHandler(dir.path(), "float32");
+  ASSERT_NE(handler, nullptr);
+  ASSERT_NE(reference, nullptr);
+  auto model = handler->LoadModel({});
+  auto f32 = reference->LoadModel({});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE(f32.ok());
+  const std::vector<Value> examples = RandomExamples(24, 48, 11);
+  std::vector<const Value*> batch;
+  for (const Value& v : examples) batch.push_back(&v);
+
+  std::vector<Value> preds;
+  ASSERT_TRUE((*model)->RunInference(batch, preds).ok());
+  auto figures = (*model)->BatchFigures();
+  int checked = 0;
+  FigureSum(figures, "precision_check_argmax_same", &checked);
+  EXPECT_EQ(checked, 24);  // every row of the batch, in int8
+  EXPECT_EQ(FigureSum(figures, "precision_switches"), 1);
+  EXPECT_EQ(FigureSum(figures, "linear_dtype_bits"), bf16 ? 16 : 32);
+  EXPECT_GT(FigureSum(figures, "precision_check_prob_diff_ppm"), 0);
+
+  if (bf16) {  // the next batch runs bfloat16, is checked, and moves on to float32
+    preds.clear();
+    ASSERT_TRUE((*model)->RunInference(batch, preds).ok());
+    figures = (*model)->BatchFigures();
+    EXPECT_EQ(FigureSum(figures, "precision_switches"), 1);
+    EXPECT_EQ(FigureSum(figures, "linear_dtype_bits"), 32);
+  }
+  preds.clear();
+  ASSERT_TRUE((*model)->RunInference(batch, preds).ok());
+  figures = (*model)->BatchFigures();
+  FigureSum(figures, "precision_check_argmax_same", &checked);
+  EXPECT_EQ(checked, 0);  // float32 rows are not checked
+  EXPECT_EQ((*model)->LoadFigures(), (std::vector<std::pair<std::string, int64_t>>{{"linear_dtype_bits", 32}}));
+  std::vector<Value> want;
+  ASSERT_TRUE((*f32)->RunInference(batch, want).ok());
+  ASSERT_EQ(preds.size(), want.size());
+  for (std::size_t r = 0; r < preds.size(); ++r) EXPECT_EQ(preds[r].ToJson(), want[r].ToJson()) << "row " << r;
+}
+
+// Within the bound the dtype stays; one batch in `precision_check_every` is checked; 0 checks none.
+TEST(MlpHandler, ARunTimeCheckWithinTheBoundKeepsTheDTypeAndSamplesOneBatchInN) {
+  if (!CheckLinearDTypeOn(DetectCpuIsa(), LinearDType::kInt8).ok()) GTEST_SKIP() << "this CPU runs no int8 products";
+  TempDir dir;
+  WriteModel(MlpCase{"m", 16, {{32, "relu"}, {4, "none"}}, true, "F32", 1}, dir.path());
+  const std::vector<Value> examples = RandomExamples(8, 16, 5);
+  std::vector<const Value*> batch;
+  for (const Value& v : examples) batch.push_back(&v);
+  for (int64_t every : {2, 0}) {
+    auto handler = MakeCheckedHandler(dir.path(), "int8", every, 1.0);
+    ASSERT_NE(handler, nullptr);
+    auto model = handler->LoadModel({});
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    std::vector<int> checked_rows;
+    for (int b = 0; b < 4; ++b) {
+      std::vector<Value> preds;
+      ASSERT_TRUE((*model)->RunInference(batch, preds).ok());
+      const auto figures = (*model)->BatchFigures();
+      int checked = 0;
+      FigureSum(figures, "precision_check_argmax_same", &checked);
+      checked_rows.push_back(checked);
+      EXPECT_EQ(FigureSum(figures, "precision_switches"), 0);
+    }
+    if (every == 2) {
+      EXPECT_EQ(checked_rows, (std::vector<int>{8, 0, 8, 0}));
+    } else {
+      EXPECT_EQ(checked_rows, (std::vector<int>{0, 0, 0, 0}));
+    }
+    EXPECT_EQ((*model)->LoadFigures(), (std::vector<std::pair<std::string, int64_t>>{{"linear_dtype_bits", 8}}));
+  }
+}
+
+TEST(MlpHandler, PrecisionCheckSettingsOutOfRangeAreRejected) {
+  TempDir dir;
+  WriteModel(MlpCase{"m", 3, {{2, "relu"}}, false, "F32", 1}, dir.path());
+  struct Bad {
+    const char* key;
+    Value v;
+  };
+  for (const Bad& b : {Bad{"precision_check_every", Value::Int(-1)}, Bad{"precision_check_every", Value::String("x")},
+                       Bad{"max_prob_diff", Value::Float(0)}, Bad{"max_prob_diff", Value::Float(1.5)}}) {
+    ModelHandlerOptions o;
+    o.model_path = dir.path();
+    o.input_field = "x";
+    o.extra.Append(b.key, b.v);
+    auto h = MakeModelHandler(kMlpHandlerType, o);
+    ASSERT_FALSE(h.ok()) << b.key << " " << b.v.ToJson();
+    EXPECT_NE(h.status().message().find(std::string("config '") + b.key + "'"), std::string::npos) << h.status().message();
+  }
 }
 
 TEST(ModelHandler, UnknownTypeAndKeysAndOptionsAreRejected) {

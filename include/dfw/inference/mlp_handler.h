@@ -11,6 +11,11 @@
 // (default) keeps the fastest this CPU runs that leaves every row's argmax unchanged and every output
 // within 1e-3 of float32 on a fixed batch of 64 standard-normal inputs (precision_choice.h);
 // softmax stays float32. An explicit dtype the CPU cannot run is refused when the handler is made.
+// At run time (precision_monitor.h) one batch in `precision_check_every` (default 64, the first
+// included; 0: none) run in a reduced dtype is recomputed in float32: a changed argmax or an output
+// more than `max_prob_diff` (default 1e-3) from float32 moves the model to the next safer dtype for
+// the rest of the job in this process (logged; the figures precision_check_argmax_same,
+// precision_check_prob_diff_ppm and precision_switches reach metrics.json and the report).
 // Shared copies (model_copies / large_model) inside a `dfworker run` job: the weights come from a
 // model host's published F32 copy (shared_copy.h: round robin by SDK index, failover to a live
 // host before a batch). On the emulated device the process charges its private weights and its

@@ -28,6 +28,9 @@
 
 namespace dfw {
 
+// The handlers' default `precision_check_every`: one batch in 64 recomputed in float32.
+inline constexpr int kDefaultPrecisionCheckEvery = 64;
+
 // What the lanes of one handler run in this process: the choice (with its buckets) as switches
 // left it, and a generation that each switch bumps, so a lane sees when to re-prepare.
 class PrecisionPlanState {

@@ -20,6 +20,7 @@
 #include "dfw/common/strings.h"
 #include "dfw/inference/device_memory.h"
 #include "dfw/inference/precision_choice.h"
+#include "dfw/inference/precision_monitor.h"
 #include "dfw/inference/shared_copy.h"
 #include "inference/weights/dtype_convert.h"
 
@@ -83,6 +84,13 @@ Result<const float*> AsF32(const SafetensorsFile& file, const TensorInfo& t, std
   return static_cast<const float*>(owned.data());
 }
 
+// `dtype` (nullopt: auto), `precision_check_every` and `max_prob_diff` of the handler's config.
+struct MlpPrecisionSettings {
+  std::optional<LinearDType> dtype;
+  int check_every = kDefaultPrecisionCheckEvery;
+  PrecisionTolerance tolerance;  // kind kClassifier
+};
+
 // Where a shared model's weights come from (device_memory.h, shared_copy.h).
 struct SharedSource {
   std::string models_dir;
@@ -114,8 +122,18 @@ class MlpModel final : public Model {
     }
   }
 
+  // The run-time check (precision_monitor.h): one batch in `every` (the first included) run in a
+  // reduced dtype is recomputed in float32 and compared by `tolerance` (argmax and largest output
+  // difference); a row outside it moves the plan the handler's lanes share, and with it this
+  // model, to the next safer dtype for the rest of the job in this process.
+  void Monitor(std::shared_ptr<PrecisionPlanState> state, PrecisionTolerance tolerance, int every, std::string id) {
+    generation_ = state->generation();
+    monitor_.emplace(std::move(state), tolerance, every, std::move(id));
+  }
+
   Status Load() {
     weights_.clear();
+    reference_.clear();
     host_device_copy_.reset();
     if (shared_ && !shared_->host.cuda_ipc_handle.empty() && backend_->name() == "cuda") {
       Status opened = OpenHostDeviceCopy();
@@ -169,7 +187,8 @@ class MlpModel final : public Model {
   const MlpConfig& config() const { return config_; }
 
   // The layers on `rows` rows already in host_in_; the output (rows x output_dim) in host_out_.
-  Status Forward(int rows) {
+  // `reference`: with the float32 weights of the run-time check instead of the model's dtype.
+  Status Forward(int rows, bool reference = false) {
     const int64_t in_dim = config_.input_dim;
     float* x = act_a_->f32();
     float* y = act_b_->f32();
@@ -177,7 +196,8 @@ class MlpModel final : public Model {
     for (std::size_t i = 0; i < config_.layers.size(); ++i) {
       // y[rows x out] = act(x[rows x in] · Wᵀ + b), W stored [out x in] (nn.Linear layout).
       const float* bias = weights_[i].dev_b ? weights_[i].dev_b->f32() : nullptr;
-      RETURN_IF_ERROR(backend_->Linear(x, *weights_[i].prepared, bias, y, rows, config_.layers[i].activation));
+      const PreparedLinear& w = reference ? *reference_[i] : *weights_[i].prepared;
+      RETURN_IF_ERROR(backend_->Linear(x, w, bias, y, rows, config_.layers[i].activation));
       std::swap(x, y);
     }
     const int out_dim = static_cast<int>(config_.output_dim());
@@ -224,6 +244,11 @@ class MlpModel final : public Model {
     RETURN_IF_ERROR(EnsureSharedCopy());
     if (charge_ != nullptr) RETURN_IF_ERROR(charge_->Settle());
     RETURN_IF_ERROR(EnsureCapacity(rows));
+    checks_.clear();
+    if (monitor_ && monitor_->state().generation() != generation_) {  // a check here or in another lane switched
+      generation_ = monitor_->state().generation();
+      RETURN_IF_ERROR(SetLinearDType(monitor_->state().plan().dtype));
+    }
     const int64_t in_dim = config_.input_dim;
     for (int r = 0; r < rows; ++r) {
       RETURN_IF_ERROR(CheckExample(*batch[r]).WithContext("example " + std::to_string(r)));
@@ -232,6 +257,7 @@ class MlpModel final : public Model {
       for (int64_t j = 0; j < in_dim; ++j) dst[j] = static_cast<float>(*xs[j].AsNumber());
     }
     RETURN_IF_ERROR(Forward(rows));
+    if (monitor_ && monitor_->Due() && dtype_ != LinearDType::kFloat32) RETURN_IF_ERROR(CheckInFloat32(rows));
     last_batch_rows_ = rows;
     const int out_dim = static_cast<int>(config_.output_dim());
     predictions.reserve(predictions.size() + rows);
@@ -270,10 +296,36 @@ class MlpModel final : public Model {
       flops_per_row += 2.0 * static_cast<double>(in) * static_cast<double>(l.out_features);
       in = l.out_features;
     }
-    return {{"batch_kflop", std::llround(flops_per_row * last_batch_rows_ / 1e3)}};
+    std::vector<std::pair<std::string, int64_t>> out = {{"batch_kflop", std::llround(flops_per_row * last_batch_rows_ / 1e3)}};
+    out.insert(out.end(), checks_.begin(), checks_.end());
+    return out;
   }
 
  private:
+  // The batch just computed (in host_out_), again with float32 weights, against what it got. The
+  // batch's predictions stay what its dtype computed.
+  Status CheckInFloat32(int rows) {
+    const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(config_.output_dim());
+    if (reference_.empty()) {
+      std::vector<std::unique_ptr<PreparedLinear>> made;
+      for (std::size_t i = 0; i < config_.layers.size(); ++i) {
+        const MlpLayerConfig& l = config_.layers[i];
+        ASSIGN_OR_RETURN(auto p, backend_->PrepareLinear(weights_[i].dev_w->f32(), static_cast<int>(l.out_features),
+                                                         static_cast<int>(l.in_features), LinearDType::kFloat32));
+        made.push_back(std::move(p));
+      }
+      reference_ = std::move(made);
+    }
+    got_.assign(host_out_.begin(), host_out_.begin() + static_cast<std::ptrdiff_t>(n));
+    RETURN_IF_ERROR(Forward(rows, /*reference=*/true));
+    ref_.assign(host_out_.begin(), host_out_.begin() + static_cast<std::ptrdiff_t>(n));
+    std::copy(got_.begin(), got_.end(), host_out_.begin());
+    row_dtypes_.assign(static_cast<std::size_t>(rows), dtype_);
+    monitor_->Check(ref_, got_, static_cast<int>(config_.output_dim()), row_dtypes_);
+    checks_ = monitor_->TakeFigures();
+    return Status::OK();
+  }
+
   // A shared copy whose model host died is gone (on CUDA its device memory goes with the host):
   // move to the next copy whose host runs, or fail the batch naming the hosts.
   Status EnsureSharedCopy() {
@@ -347,14 +399,26 @@ class MlpModel final : public Model {
   int64_t max_width_ = 0;
   int capacity_ = 0;
   int last_batch_rows_ = 0;  // rows of the last RunInference call (BatchFigures)
+  // The run-time check: unset when the handler runs none.
+  std::optional<PrecisionMonitor> monitor_;
+  int generation_ = 0;  // the shared plan's generation this model's dtype follows
+  std::vector<std::unique_ptr<PreparedLinear>> reference_;  // float32 weights, made at the first check
+  std::vector<float> got_, ref_;
+  std::vector<LinearDType> row_dtypes_;
+  std::vector<std::pair<std::string, int64_t>> checks_;  // the last batch's check figures
   std::unique_ptr<DeviceBuffer> act_a_, act_b_;
   std::vector<float> host_in_, host_out_;
 };
 
 class MlpHandler final : public ModelHandler {
  public:
-  MlpHandler(ModelHandlerOptions options, ModelFiles files, MlpConfig config, std::optional<LinearDType> dtype)
-      : ModelHandler(std::move(options)), files_(std::move(files)), config_(std::move(config)), dtype_(dtype) {}
+  MlpHandler(ModelHandlerOptions options, ModelFiles files, MlpConfig config, MlpPrecisionSettings precision)
+      : ModelHandler(std::move(options)),
+        files_(std::move(files)),
+        config_(std::move(config)),
+        dtype_(precision.dtype),
+        check_every_(precision.check_every),
+        tolerance_(precision.tolerance) {}
 
   std::string_view type() const override { return kMlpHandlerType; }
 
@@ -422,6 +486,7 @@ class MlpHandler final : public ModelHandler {
     } else {
       RETURN_IF_ERROR(ChooseDType(*model));
     }
+    if (check_every_ > 0) model->Monitor(PlanState(model->backend()), tolerance_, check_every_, ModelId());
     model->ChargeWeights(ModelId());
     return std::unique_ptr<Model>(std::move(model));
   }
@@ -444,18 +509,44 @@ class MlpHandler final : public ModelHandler {
     probe.use = [&model](LinearDType d) { return model.SetLinearDType(d); };
     probe.run = [&]() { return model.Run(inputs, kRows); };
     PrecisionChoiceOptions o;
-    o.tolerance.kind = PrecisionTolerance::Kind::kClassifier;
+    o.tolerance = tolerance_;
     ASSIGN_OR_RETURN(PrecisionChoice choice, ChoosePrecision(probe, o));
     spdlog::info("model '{}' on {}: Linear layers in {}", ModelId(), model.backend().name(), choice.Describe());
     choice_ = std::move(choice);
     return Status::OK();
   }
 
+  // The plan the lanes of this process share (a run-time check may move it to safer dtypes): made
+  // by the first lane from the choice or the explicit dtype.
+  std::shared_ptr<PrecisionPlanState> PlanState(const InferenceBackend& backend) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != nullptr) return state_;
+    PrecisionChoice plan;
+    if (choice_.has_value()) {
+      plan = *choice_;
+    } else {
+      plan.dtype = dtype_.value_or(LinearDType::kFloat32);
+      plan.kind = tolerance_.kind;
+      plan.tolerance = tolerance_;
+    }
+    std::function<Status(LinearDType)> can_run = [](LinearDType d) { return CheckLinearDTypeOn(DetectCpuIsa(), d); };
+    if (backend.name() != "cpu") {
+      can_run = [](LinearDType d) {
+        return d == LinearDType::kFloat32 ? Status::OK() : Unimplemented("float32 only off the CPU");
+      };
+    }
+    state_ = std::make_shared<PrecisionPlanState>(std::move(plan), std::move(can_run));
+    return state_;
+  }
+
   ModelFiles files_;
   MlpConfig config_;
   std::optional<LinearDType> dtype_;  // nullopt: auto
+  int check_every_;                   // `precision_check_every`; 0: no run-time check
+  PrecisionTolerance tolerance_;      // kClassifier; `max_prob_diff`
   mutable std::mutex mu_;
   mutable std::optional<PrecisionChoice> choice_;
+  mutable std::shared_ptr<PrecisionPlanState> state_;
 };
 
 }  // namespace
@@ -490,10 +581,28 @@ Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions op
   // The header only (no weights read): a disagreeing model fails before any record is read.
   ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(files.weights_path));
   RETURN_IF_ERROR(CheckMlpWeights(config, file->header()).WithContext("model '" + files.weights_path + "'"));
-  std::optional<LinearDType> dtype;
+  MlpPrecisionSettings precision;
+  precision.tolerance.kind = PrecisionTolerance::Kind::kClassifier;
   for (const Field& f : options.extra.fields()) {
+    const std::string bad = "model_handler " + std::string(kMlpHandlerType) + " config '" + f.name + "': " + f.value.ToJson();
+    if (f.name == "precision_check_every") {
+      if (!f.value.is_int() || f.value.as_int() < 0 || f.value.as_int() > 1000000) {
+        return InvalidArgument(bad + " is not allowed; allowed: an integer in [0, 1000000] (one batch in N recomputed in "
+                               "float32; 0: none)");
+      }
+      precision.check_every = static_cast<int>(f.value.as_int());
+      continue;
+    }
+    if (f.name == "max_prob_diff") {
+      const double x = f.value.is_int() ? static_cast<double>(f.value.as_int()) : f.value.is_float() ? f.value.as_float() : -1;
+      if (!(x > 0 && x <= 1)) {
+        return InvalidArgument(bad + " is not allowed; allowed: a number in (0, 1], the largest difference from float32 "
+                               "any output may have");
+      }
+      precision.tolerance.max_prob_diff = x;
+      continue;
+    }
     if (f.name != "dtype") continue;
-    const std::string bad = "model_handler " + std::string(kMlpHandlerType) + " config 'dtype': " + f.value.ToJson();
     if (!f.value.is_string()) return InvalidArgument(bad + " is not allowed; allowed: auto, float32, bfloat16, int8");
     if (f.value.as_string() == "auto") continue;
     auto d = ParseLinearDType(f.value.as_string());
@@ -502,9 +611,9 @@ Result<std::unique_ptr<ModelHandler>> MakeMlpModelHandler(ModelHandlerOptions op
     if (Status ok = options.device == "CPU" ? CheckLinearDTypeOn(DetectCpuIsa(), *d) : Status::OK(); !ok.ok()) {
       return InvalidArgument(bad + " cannot run here: " + ok.message());
     }
-    dtype = *d;
+    precision.dtype = *d;
   }
-  auto handler = std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config), dtype);
+  auto handler = std::make_unique<MlpHandler>(std::move(options), std::move(files), std::move(config), precision);
   handler->set_header_loaded_bytes(file->header().loaded_bytes());
   return std::unique_ptr<ModelHandler>(std::move(handler));
 }

@@ -18,7 +18,7 @@
 namespace dfw::sentence_embedding {
 
 inline constexpr int kEncodeBatch = 32;        // sub-batch of the length-sorted batch (workspace size)
-inline constexpr int kDefaultCheckEvery = 64;  // one batch in 64 recomputed in float32 (precision_monitor.h)
+inline constexpr int kDefaultCheckEvery = kDefaultPrecisionCheckEvery;  // precision_monitor.h
 inline constexpr int kCheckBatch = 4;          // the float32 check encoder's sub-batch (a small workspace)
 
 // The handler's config, read once (sentence_embedding_handler.h lists the keys).
