@@ -131,7 +131,20 @@ int64_t MemoryCgroup::OomKills() const {
 }
 
 Status JoinMemoryCgroup(const std::string& dir) {
-  return WriteKernelFile(dir + "/cgroup.procs", std::to_string(::getpid()));
+  if (InMemoryCgroup(dir, ::getpid())) return Status::OK();
+  return MoveIntoMemoryCgroup(dir, ::getpid());
+}
+
+Status MoveIntoMemoryCgroup(const std::string& dir, int pid) {
+  return WriteKernelFile(dir + "/cgroup.procs", std::to_string(pid));
+}
+
+bool InMemoryCgroup(const std::string& dir, int pid) {
+  std::istringstream procs(ReadKernelFile(dir + "/cgroup.procs"));
+  for (long p = 0; procs >> p;) {
+    if (p == pid) return true;
+  }
+  return false;
 }
 
 }  // namespace dfw

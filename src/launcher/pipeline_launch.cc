@@ -199,6 +199,7 @@ int RunPipelineJob(const PipelineLaunchOptions& o) {
   opts.sdk_command.insert(opts.sdk_command.end(), o.sdk_args.begin(), o.sdk_args.end());
   opts.sdk_env = o.sdk_env;
   opts.sdk_env_defaults = o.sdk_env_defaults;
+  opts.memory_cgroup = o.memory_cgroup;
   opts.death_note = o.death_note;
   if (o.processes > 1) {
     // With several SDK processes each gets one BLAS thread (DefaultBlasThreads). OpenBLAS starts

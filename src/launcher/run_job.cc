@@ -192,6 +192,7 @@ int RunJob(const RunContext& context) {
     if (made.ok()) {
       cgroup.emplace(std::move(made).value());
       launch.sdk_args.push_back("--memory_cgroup=" + cgroup->dir());
+      launch.memory_cgroup = cgroup->dir();
       spdlog::info("worker memory: the SDK processes share {} ({}), a memory cgroup ({})", HumanBytes(memory.bytes),
                    memory.what, cgroup->dir());
     } else {

@@ -56,6 +56,35 @@ TEST(MemoryCgroup, ChildrenAboveTheLimitAreOomKilledAndCounted) {
   EXPECT_FALSE(Exists(dir)) << "the cgroup was not removed";
 }
 
+// The launcher's side: a child moved in by its parent is in the cgroup, says so, and its own join
+// is then a no-op; a process that was never moved is not in it.
+TEST(MemoryCgroup, AChildMovedInByItsParentIsInItAndItsJoinChangesNothing) {
+  auto cg = MemoryCgroup::Create("dfw-test-move-" + std::to_string(::getpid()), uint64_t{256} << 20);
+  if (!cg.ok()) GTEST_SKIP() << cg.status().message();
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(go[1]);
+    char c;
+    if (::read(go[0], &c, 1) != 1) ::_exit(2);  // moved by the parent by now
+    if (!InMemoryCgroup(cg->dir(), ::getpid())) ::_exit(3);
+    if (!JoinMemoryCgroup(cg->dir()).ok()) ::_exit(4);
+    ::_exit(InMemoryCgroup(cg->dir(), ::getpid()) ? 0 : 5);
+  }
+  ::close(go[0]);
+  EXPECT_FALSE(InMemoryCgroup(cg->dir(), pid));
+  EXPECT_TRUE(MoveIntoMemoryCgroup(cg->dir(), pid).ok());
+  EXPECT_TRUE(InMemoryCgroup(cg->dir(), pid));
+  EXPECT_FALSE(InMemoryCgroup(cg->dir(), ::getpid()));  // the parent stays where it was
+  ASSERT_EQ(::write(go[1], "x", 1), 1);
+  ::close(go[1]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_FALSE(MoveIntoMemoryCgroup(cg->dir(), pid).ok());  // gone: the kernel refuses, nothing else happens
+}
+
 TEST(MemoryCgroup, JoiningWhatIsNotACgroupIsAnError) {
   EXPECT_FALSE(JoinMemoryCgroup("/nonexistent/dfw-cgroup").ok());
 }

@@ -46,6 +46,9 @@ struct LauncherOptions {
   // the launcher's environment lacks the key (dfw/common/child_env.h).
   std::vector<std::string> sdk_env;
   std::vector<std::string> sdk_env_defaults;
+  // The job's memory cgroup (memory_cgroup.h; "" none): each SDK process started is moved into it
+  // at once (MoveIntoMemoryCgroup), overlapping the kernel's wait with the process's start-up.
+  std::string memory_cgroup;
   // Called for each SDK process that ends while the job runs: what to add to the line that
   // reports it (and to the bundle's error), e.g. that the kernel ended it for memory. Null = nothing.
   std::function<std::string()> death_note;

@@ -42,7 +42,18 @@ class MemoryCgroup {
   uint64_t limit_ = 0;
 };
 
-// Moves the calling process into the cgroup at `dir` (an SDK process, at its start).
+// Moves the calling process into the cgroup at `dir` (an SDK process, at its start); nothing to do
+// when it is in it already (the launcher moved it: MoveIntoMemoryCgroup).
 Status JoinMemoryCgroup(const std::string& dir);
+
+// Moves process `pid` into the cgroup at `dir`. The launcher moves each SDK process it starts right
+// after the fork: the first move into a cgroup waits for the kernel (an RCU grace period, ~14 ms
+// measured on this VM's kernel; later moves take microseconds), and done here that wait overlaps
+// the child's exec and start-up instead of delaying its first bundle. The child still checks and
+// joins by itself (JoinMemoryCgroup), so a move that loses a race or fails changes nothing.
+Status MoveIntoMemoryCgroup(const std::string& dir, int pid);
+
+// Whether process `pid` is in the cgroup at `dir` (its cgroup.procs lists it); false when unreadable.
+bool InMemoryCgroup(const std::string& dir, int pid);
 
 }  // namespace dfw

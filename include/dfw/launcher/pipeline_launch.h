@@ -25,6 +25,7 @@ struct PipelineLaunchOptions {
   std::vector<std::string> sdk_args;  // extra `sdk_harness` flags (the Python bounds, ...)
   std::function<std::string()> death_note;  // LauncherOptions::death_note
   std::vector<std::string> sdk_env_defaults;  // for keys the launcher's environment lacks (dfw/common/child_env.h)
+  std::string memory_cgroup;                  // see LauncherOptions::memory_cgroup ("" = none)
   std::chrono::milliseconds grace{10000};  // after the first SIGINT/SIGTERM
   std::string processes_control_dir;  // see LauncherOptions::processes_control_dir ("" = off)
   // See LauncherOptions::before_start (the MPS daemon is started there).
