@@ -170,6 +170,31 @@ TEST(Value, JsonOfEveryScalarAndEscapeTable) {
   }
 }
 
+// Short strings (keys and most values: up to 16 bytes) take a fast path; every length around its
+// limit, with a byte needing care at every position or none, must give what the general string
+// writer gives, as a value, as a key, and short strings written back to back (the fast path's
+// 16-byte store lands on what follows and must leave it intact).
+TEST(Value, ShortStringsInJsonMatchTheGeneralWriter) {
+  std::mt19937 rng(17);
+  const std::string specials = std::string("\"\\\x01\x1f\x7f\x80\xc3\xa9\xff", 10);
+  for (std::size_t n = 0; n <= 20; ++n) {
+    for (int round = 0; round < 200; ++round) {
+      std::string s(n, 'a');
+      for (char& c : s) c = static_cast<char>('a' + rng() % 26);
+      if (round % 2 == 1 && n > 0) s[rng() % n] = specials[rng() % specials.size()];
+      std::string want;
+      AppendJsonString(want, s);
+      EXPECT_EQ(Value::String(s).ToJson(), want) << "length " << n;
+      Row r;
+      r.Append(s, Value::String(s));
+      r.Append("k", Value::String(s.substr(0, n / 2)));
+      std::string half;
+      AppendJsonString(half, s.substr(0, n / 2));
+      EXPECT_EQ(r.ToJson(), "{" + want + ":" + want + ",\"k\":" + half + "}") << "length " << n;
+    }
+  }
+}
+
 TEST(Value, JsonOfWorstCaseEscapingIsComplete) {
   // Every byte a control character: each becomes six bytes, the writer's worst case.
   std::string controls(1000, '\x02');
