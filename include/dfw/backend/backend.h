@@ -220,10 +220,11 @@ class InferenceBackend {
                            int m, int n, float eps) = 0;
 
   // ---- a whole decoder-only model on the device (dfw/backend/device_decoder.h) ----
-  // Copies `spec`'s weights to the device once and returns the decoder that runs every forward
-  // step there, with its KV pool on the device. The default is kUnimplemented: the caller then runs
-  // the step on the host over this backend's Linear (the CPU backend). Other errors (out of device
-  // memory, a refused linear_dtype, a spec ValidateDecoderSpec refuses) are the load's failure.
+  // Takes `spec`'s weights (the CUDA backend copies them to the device once; the CPU backend keeps
+  // the host weights through spec.host_weights_owner) and returns the decoder that runs every
+  // forward step, with its KV pool. The default is kUnimplemented (a backend with no decoder
+  // engine); DecoderModel::Load fails on any error (out of device memory, a refused linear_dtype,
+  // a spec ValidateDecoderSpec refuses), naming the backend.
   // Defined in src/backend/device_decoder.cc (the result's type is incomplete here).
   virtual Result<std::unique_ptr<DeviceDecoder>> CreateDecoder(const DecoderSpec& spec);
 };

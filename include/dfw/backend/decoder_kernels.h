@@ -1,5 +1,5 @@
-// The CPU backend's kernels for a decoder-only model's host step (DecoderModel's, dfw/inference/
-// decoder_model.h): RMSNorm and GPT-2's LayerNorm rows, rotate-half RoPE, the MLP's activation, and
+// The CPU backend's kernels for a decoder-only model's step on the CPU (the CPU decoder engine,
+// src/backend/cpu/cpu_decoder.cc, behind DecoderModel): RMSNorm and GPT-2's LayerNorm rows, rotate-half RoPE, the MLP's activation, and
 // causal attention of one row against a paged KV cache. Float32 as transformers computes them (the
 // numerics dfw/backend/device_decoder.h states for every decoder step). The products are the
 // backend's Linear and skinny_kernels.h's.

@@ -8,7 +8,7 @@
 // AVX-512 and AVX2+FMA versions are chosen at run time (the binary targets baseline x86-64) by the
 // CPU backend's one choice of instruction set (src/backend/cpu/kernels.h BestIsa, which
 // DFW_CPU_KERNELS=scalar or =avx2 caps); the scalar one is the reference and the fallback.
-// The decoder's host step (src/inference/decoders/decoder_model.cc) runs its decode products here.
+// The CPU decoder engine (src/backend/cpu/cpu_decoder.cc) runs its decode products here.
 #pragma once
 
 #include <cstdint>
