@@ -10,7 +10,28 @@
 #include <span>
 #include <vector>
 
+#include "dfw/backend/backend.h"
+
 namespace dfw::encoder_kernels {
+
+// One activation value as the encoders' host-side layers apply it (the heads, ModernBERT's gated
+// MLP): ReLU, or the backend's GELU and tanh GELU (dfw::Gelu, dfw::GeluTanh: what its row kernels
+// apply); any other Activation is the identity.
+inline float Activate(Activation a, float x) {
+  switch (a) {
+    case Activation::kRelu: return x > 0 ? x : 0;
+    case Activation::kGelu: return Gelu(x);
+    case Activation::kGeluTanh: return GeluTanh(x);
+    default: return x;
+  }
+}
+
+// y[r][i] = Activate(act, u[r][i]) * u[r][inner + i] for `rows` rows of u [rows x 2 inner] (the
+// [input | gate] halves of ModernBERT's Wi projection), y [rows x inner].
+void GatedActivationRows(Activation act, const float* u, float* y, int rows, int inner);
+
+// x[i] += y[i] for i < n (a residual add).
+void AddInPlace(float* x, const float* y, std::size_t n);
 
 // y = (x - mean) / sqrt(var + eps) * g + b over one row of h values (b may be nullptr: no bias);
 // y may be x. Mean and variance in double.

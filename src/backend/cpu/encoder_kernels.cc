@@ -1,4 +1,5 @@
-// The encoders' host-side kernels (dfw/backend/encoder_kernels.h): LayerNorm rows, RoPE, attention.
+// The encoders' host-side kernels (dfw/backend/encoder_kernels.h): the gated activation, residual
+// adds, LayerNorm rows, RoPE, attention.
 #include "dfw/backend/encoder_kernels.h"
 
 #include <algorithm>
@@ -15,6 +16,18 @@ void LayerNormRow(const float* x, const float* g, const float* b, float* y, std:
   var /= static_cast<double>(h);
   const double inv = 1.0 / std::sqrt(var + eps);
   for (std::size_t i = 0; i < h; ++i) y[i] = static_cast<float>((x[i] - mean) * inv) * g[i] + (b != nullptr ? b[i] : 0.f);
+}
+
+void GatedActivationRows(Activation act, const float* u, float* y, int rows, int inner) {
+  for (int r = 0; r < rows; ++r) {
+    const float* ur = u + static_cast<std::size_t>(r) * 2 * inner;
+    float* yr = y + static_cast<std::size_t>(r) * inner;
+    for (int i = 0; i < inner; ++i) yr[i] = Activate(act, ur[i]) * ur[inner + i];
+  }
+}
+
+void AddInPlace(float* x, const float* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) x[i] += y[i];
 }
 
 void LayerNormRows(const float* x, const float* g, const float* b, float* y, int rows, int h, float eps) {

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "dfw/backend/encoder_kernels.h"
-#include "inference/encoders/host_ops.h"
 
 namespace dfw {
 namespace {
@@ -172,7 +171,7 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   if (family_ == EncoderFamily::kModernBert) {  // dense → act → LayerNorm → out, for every head
     scratch_.resize(static_cast<std::size_t>(dense_.out));
     dense_.Apply(hidden, scratch_.data());
-    for (float& v : scratch_) v = host_ops::Activate(act_, v);
+    for (float& v : scratch_) v = encoder_kernels::Activate(act_, v);
     encoder_kernels::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
     out_.Apply(scratch_.data(), out.data());
     return;
@@ -184,7 +183,7 @@ void EncoderHead::Logits(const float* hidden, std::vector<float>& out) const {
   scratch_.resize(static_cast<std::size_t>(dense_.out));
   dense_.Apply(hidden, scratch_.data());
   const bool tanh = kind_ == HeadKind::kSequenceClassification && family_ != EncoderFamily::kDistilBert;
-  for (float& v : scratch_) v = tanh ? std::tanh(v) : host_ops::Activate(act_, v);
+  for (float& v : scratch_) v = tanh ? std::tanh(v) : encoder_kernels::Activate(act_, v);
   if (kind_ == HeadKind::kMaskedLm) encoder_kernels::LayerNormRow(scratch_.data(), ln_g_.data(), ln_b_.data(), scratch_.data(), scratch_.size(), eps_);
   out_.Apply(scratch_.data(), out.data());
 }

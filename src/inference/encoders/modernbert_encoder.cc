@@ -7,7 +7,6 @@
 
 #include "dfw/backend/encoder_kernels.h"
 #include "dfw/inference/safetensors.h"
-#include "inference/encoders/host_ops.h"
 
 namespace dfw {
 
@@ -182,16 +181,12 @@ Status ModernBertEncoder::EncodeTokens(std::span<const std::span<const int32_t>>
     encoder_kernels::BidirectionalAttention(qkv_.data(), lengths, seq, h, heads, sliding ? c.modern.local_attention / 2 : -1,
                                             ctx_.data(), scores_);
     RETURN_IF_ERROR(be.Linear(ctx_.data(), *l.out, l.bo, o_.data(), rows, Activation::kNone));
-    for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];
+    encoder_kernels::AddInPlace(x_.data(), o_.data(), tokens * h);
     encoder_kernels::LayerNormRows(x_.data(), l.mlp_norm_g, l.mlp_norm_b, a_.data(), rows, h, c.layer_norm_eps);
     RETURN_IF_ERROR(be.Linear(a_.data(), *l.in, l.bi, wi_.data(), rows, Activation::kNone));
-    for (std::size_t r = 0; r < tokens; ++r) {
-      const float* u = wi_.data() + r * 2 * I;
-      float* gr = g_.data() + r * I;
-      for (int i = 0; i < I; ++i) gr[i] = host_ops::Activate(c.hidden_act, u[i]) * u[I + i];
-    }
+    encoder_kernels::GatedActivationRows(c.hidden_act, wi_.data(), g_.data(), rows, I);
     RETURN_IF_ERROR(be.Linear(g_.data(), *l.mlp_out, l.bo2, o_.data(), rows, Activation::kNone));
-    for (std::size_t i = 0; i < tokens * h; ++i) x_[i] += o_[i];
+    encoder_kernels::AddInPlace(x_.data(), o_.data(), tokens * h);
   }
   out.resize(tokens * h);
   encoder_kernels::LayerNormRows(x_.data(), final_norm_g_, final_norm_b_, out.data(), rows, h, c.layer_norm_eps);
