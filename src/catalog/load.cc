@@ -2,6 +2,7 @@
 // and the price table (GPU types: load_gpu.cc). Every schema error names "file:line:col", the
 // entry and the field.
 #include <algorithm>
+#include <future>
 #include <set>
 
 #include "loader.h"
@@ -107,9 +108,22 @@ Status CatalogLoader::Mps(const YAML::Node& n) {
 }
 
 Result<Catalog> Catalog::Make(const std::vector<CatalogFile>& files) {
+  // Parsing is most of a load (yaml-cpp: 4.4 of ~7 ms for the shipped files here, gpus.yaml the
+  // longest), and every dfworker run pays it before its first SDK process starts: the files parse
+  // at once, each on its own thread, then load in order (so errors come in file order, as before).
+  std::vector<std::future<Result<YAML::Node>>> parsed;
+  parsed.reserve(files.size());
+  for (std::size_t i = 1; i < files.size(); ++i) {
+    parsed.push_back(std::async(std::launch::async, [&files, i] { return CatalogLoader::Parse(files[i]); }));
+  }
   Catalog catalog;
   CatalogLoader loader(catalog);
-  for (const CatalogFile& f : files) RETURN_IF_ERROR(loader.LoadFile(f));
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    // The first on this thread, meanwhile; a future still running when an error returns early
+    // is waited for by its destructor.
+    ASSIGN_OR_RETURN(YAML::Node root, i == 0 ? CatalogLoader::Parse(files[0]) : parsed[i - 1].get());
+    RETURN_IF_ERROR(loader.LoadFile(files[i], root));
+  }
   RETURN_IF_ERROR(loader.Finish());
   return catalog;
 }
