@@ -2,7 +2,6 @@
 // shuffle files, CommitShuffle marks them complete, the merge source plans byte ranges of whole
 // partitions, and a running range split for rebalancing gives every key exactly once.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -12,6 +11,7 @@
 #include "dfw/stages/combine.h"
 #include "dfw/stages/config_yaml.h"
 #include "dfw/stages/stage.h"
+#include "test_util.h"
 
 namespace dfw {
 namespace {
@@ -24,11 +24,9 @@ class CombineShuffle : public ::testing::Test {
  protected:
   void SetUp() override {
     RegisterBuiltinStages(registry_);
-    char pattern[] = "/tmp/dfw-shuffle-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(tmp_.path().empty());
+    dir_ = tmp_.path();
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   StageConfig Config(const char* type) const {
     StageConfig c;
@@ -72,6 +70,7 @@ class CombineShuffle : public ::testing::Test {
   }
 
   StageRegistry registry_;
+  testing::TempDir tmp_{"dfw-shuffle-test"};
   std::string dir_;
 };
 
