@@ -19,8 +19,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -49,6 +51,14 @@ class PrecisionPlanState {
   int generation_ = 0;
   std::function<Status(LinearDType)> can_run_;
 };
+
+// The plan for a handler's lanes in this process: `choice` (what `dtype: auto` chose) or, without
+// one, the explicit `dtype` (float32 when unset) judged by `tolerance`. A switch may move to any
+// dtype this CPU runs; off the CPU backend (`backend_name` not "cpu") only to float32.
+std::shared_ptr<PrecisionPlanState> MakePrecisionPlanState(const std::optional<PrecisionChoice>& choice,
+                                                           std::optional<LinearDType> dtype,
+                                                           const PrecisionTolerance& tolerance,
+                                                           std::string_view backend_name);
 
 class PrecisionMonitor {
  public:

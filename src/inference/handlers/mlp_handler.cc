@@ -520,22 +520,7 @@ class MlpHandler final : public ModelHandler {
   // by the first lane from the choice or the explicit dtype.
   std::shared_ptr<PrecisionPlanState> PlanState(const InferenceBackend& backend) const {
     std::lock_guard<std::mutex> lock(mu_);
-    if (state_ != nullptr) return state_;
-    PrecisionChoice plan;
-    if (choice_.has_value()) {
-      plan = *choice_;
-    } else {
-      plan.dtype = dtype_.value_or(LinearDType::kFloat32);
-      plan.kind = tolerance_.kind;
-      plan.tolerance = tolerance_;
-    }
-    std::function<Status(LinearDType)> can_run = [](LinearDType d) { return CheckLinearDTypeOn(DetectCpuIsa(), d); };
-    if (backend.name() != "cpu") {
-      can_run = [](LinearDType d) {
-        return d == LinearDType::kFloat32 ? Status::OK() : Unimplemented("float32 only off the CPU");
-      };
-    }
-    state_ = std::make_shared<PrecisionPlanState>(std::move(plan), std::move(can_run));
+    if (state_ == nullptr) state_ = MakePrecisionPlanState(choice_, dtype_, tolerance_, backend.name());
     return state_;
   }
 

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <map>
 
+#include "dfw/backend/cpu_isa.h"
+
 namespace dfw {
 
 PrecisionChoice PrecisionPlanState::plan() const {
@@ -18,6 +20,27 @@ PrecisionChoice PrecisionPlanState::plan() const {
 int PrecisionPlanState::generation() const {
   std::lock_guard<std::mutex> lock(mu_);
   return generation_;
+}
+
+std::shared_ptr<PrecisionPlanState> MakePrecisionPlanState(const std::optional<PrecisionChoice>& choice,
+                                                           std::optional<LinearDType> dtype,
+                                                           const PrecisionTolerance& tolerance,
+                                                           std::string_view backend_name) {
+  PrecisionChoice plan;
+  if (choice.has_value()) {
+    plan = *choice;
+  } else {
+    plan.dtype = dtype.value_or(LinearDType::kFloat32);
+    plan.kind = tolerance.kind;
+    plan.tolerance = tolerance;
+  }
+  std::function<Status(LinearDType)> can_run = [](LinearDType d) { return CheckLinearDTypeOn(DetectCpuIsa(), d); };
+  if (backend_name != "cpu") {
+    can_run = [](LinearDType d) {
+      return d == LinearDType::kFloat32 ? Status::OK() : Unimplemented("float32 only off the CPU");
+    };
+  }
+  return std::make_shared<PrecisionPlanState>(std::move(plan), std::move(can_run));
 }
 
 bool PrecisionPlanState::Demote(LinearDType d, LinearDType& to) {
