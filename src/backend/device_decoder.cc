@@ -1,4 +1,4 @@
-// The default InferenceBackend::CreateDecoder (no decoder engine) and the spec's checks; built into
+// The default InferenceBackend::CreateDecoder (no decoder engine) and the spec's and a step's checks; built into
 // dfw_backend and into libdfw_backend_cuda.so. The CPU and CUDA backends override the default.
 #include "dfw/backend/device_decoder.h"
 
@@ -57,6 +57,49 @@ Status ValidateDecoderSpec(const DecoderSpec& s) {
     if (w.norm1_w == nullptr || w.norm2_w == nullptr || w.qkv == nullptr || w.o == nullptr || w.up == nullptr ||
         w.down == nullptr || !sandwich_ok || !gpt2_ok) {
       return InvalidArgument("decoder spec: layer " + std::to_string(l) + " lacks a weight its family needs");
+    }
+  }
+  return Status::OK();
+}
+
+Status ValidateDecoderStep(std::string_view engine, const DecoderSpec& spec, std::span<const DeviceStepRow> rows,
+                           const DeviceBlockTables& tables) {
+  const std::string who(engine);
+  const int num_tables = static_cast<int>(tables.offsets.size()) - 1;
+  if (num_tables < 1) return InvalidArgument(who + ": a step needs block tables");
+  if (tables.offsets.front() != 0 || tables.offsets.back() != static_cast<int64_t>(tables.block_ids.size())) {
+    return InvalidArgument(who + ": block table offsets do not span the " + std::to_string(tables.block_ids.size()) +
+                           " block ids");
+  }
+  for (int t = 0; t < num_tables; ++t) {
+    if (tables.offsets[static_cast<std::size_t>(t) + 1] < tables.offsets[static_cast<std::size_t>(t)]) {
+      return InvalidArgument(who + ": block table offsets decrease at table " + std::to_string(t));
+    }
+  }
+  for (int32_t id : tables.block_ids) {
+    if (id < 0 || id >= tables.pool_blocks) {
+      return InvalidArgument(who + ": block id " + std::to_string(id) + " is outside the pool of " +
+                             std::to_string(tables.pool_blocks) + " blocks");
+    }
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const DeviceStepRow& row = rows[r];
+    const std::string name = who + ": row " + std::to_string(r);
+    if (row.table < 0 || row.table >= num_tables) {
+      return InvalidArgument(name + " names block table " + std::to_string(row.table) + " of " + std::to_string(num_tables));
+    }
+    const int blocks = tables.offsets[static_cast<std::size_t>(row.table) + 1] - tables.offsets[static_cast<std::size_t>(row.table)];
+    if (row.position < 0 || row.position / kDeviceKvBlockTokens >= blocks) {
+      return InvalidArgument(name + ": position " + std::to_string(row.position) + " is not covered by its table's " +
+                             std::to_string(blocks) + " blocks");
+    }
+    if (row.token < 0 || row.token >= spec.vocab_size) {
+      return InvalidArgument(name + ": token " + std::to_string(row.token) + " is outside the vocabulary of " +
+                             std::to_string(spec.vocab_size));
+    }
+    if (spec.gpt2 && row.position >= spec.max_positions) {
+      return InvalidArgument(name + ": position " + std::to_string(row.position) + " is past GPT-2's " +
+                             std::to_string(spec.max_positions) + " positions");
     }
   }
   return Status::OK();

@@ -24,6 +24,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dfw/backend/backend.h"
@@ -123,6 +124,13 @@ struct DeviceBlockTables {
   std::span<const int32_t> block_ids;
   int pool_blocks = 0;  // the most blocks the host cache hands out: every id is below it
 };
+
+// Checks a step as every engine needs it (DeviceDecoder::Step's contract): the tables' offsets
+// span block_ids and never decrease, every id is below pool_blocks, and each row names a table
+// that covers its position, a token of the vocabulary and (GPT-2) a position it has.
+// kInvalidArgument naming `engine` ("cpu decoder") and the first thing that is wrong.
+Status ValidateDecoderStep(std::string_view engine, const DecoderSpec& spec, std::span<const DeviceStepRow> rows,
+                           const DeviceBlockTables& tables);
 
 class DeviceDecoder {
  public:

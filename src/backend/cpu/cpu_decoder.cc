@@ -52,7 +52,6 @@ class CpuDecoder final : public DeviceDecoder {
 
  private:
   Status PrepareProduct(const float* w, int n, int k, CpuDecoderProduct& p);
-  Status CheckStep(std::span<const DeviceStepRow> rows, const DeviceBlockTables& tables) const;
   Status EnsurePool(int need, int pool_blocks);
   float* Block(int32_t id) const {
     return slabs_[static_cast<std::size_t>(id / kCpuPoolSlabBlocks)].get() +
@@ -125,47 +124,6 @@ Status CpuDecoder::PrepareProduct(const float* w, int n, int k, CpuDecoderProduc
   // Host memory is this backend's device memory: the weights are prepared where they are.
   ASSIGN_OR_RETURN(p.prepared, backend_.PrepareLinear(w, n, k, s_.linear_dtype));
   skinny_kernels::MakeSkinnyWeights(w, n, k, s_.linear_dtype == LinearDType::kBFloat16, p.skinny);
-  return Status::OK();
-}
-
-Status CpuDecoder::CheckStep(std::span<const DeviceStepRow> rows, const DeviceBlockTables& tables) const {
-  const int num_tables = static_cast<int>(tables.offsets.size()) - 1;
-  if (num_tables < 1) return InvalidArgument("cpu decoder: a step needs block tables");
-  if (tables.offsets.front() != 0 || tables.offsets.back() != static_cast<int64_t>(tables.block_ids.size())) {
-    return InvalidArgument("cpu decoder: block table offsets do not span the " + std::to_string(tables.block_ids.size()) +
-                           " block ids");
-  }
-  for (int t = 0; t < num_tables; ++t) {
-    if (tables.offsets[static_cast<std::size_t>(t) + 1] < tables.offsets[static_cast<std::size_t>(t)]) {
-      return InvalidArgument("cpu decoder: block table offsets decrease at table " + std::to_string(t));
-    }
-  }
-  for (int32_t id : tables.block_ids) {
-    if (id < 0 || id >= tables.pool_blocks) {
-      return InvalidArgument("cpu decoder: block id " + std::to_string(id) + " is outside the pool of " +
-                             std::to_string(tables.pool_blocks) + " blocks");
-    }
-  }
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const DeviceStepRow& row = rows[r];
-    const std::string name = "cpu decoder: row " + std::to_string(r);
-    if (row.table < 0 || row.table >= num_tables) {
-      return InvalidArgument(name + " names block table " + std::to_string(row.table) + " of " + std::to_string(num_tables));
-    }
-    const int blocks = tables.offsets[static_cast<std::size_t>(row.table) + 1] - tables.offsets[static_cast<std::size_t>(row.table)];
-    if (row.position < 0 || row.position / kDeviceKvBlockTokens >= blocks) {
-      return InvalidArgument(name + ": position " + std::to_string(row.position) + " is not covered by its table's " +
-                             std::to_string(blocks) + " blocks");
-    }
-    if (row.token < 0 || row.token >= s_.vocab_size) {
-      return InvalidArgument(name + ": token " + std::to_string(row.token) + " is outside the vocabulary of " +
-                             std::to_string(s_.vocab_size));
-    }
-    if (s_.gpt2 && row.position >= s_.max_positions) {
-      return InvalidArgument(name + ": position " + std::to_string(row.position) + " is past GPT-2's " +
-                             std::to_string(s_.max_positions) + " positions");
-    }
-  }
   return Status::OK();
 }
 
@@ -250,7 +208,7 @@ Status CpuDecoder::Project(const float* x, int m, const CpuDecoderProduct& p, co
 Status CpuDecoder::Step(std::span<const DeviceStepRow> rows, const DeviceBlockTables& tables, std::vector<float>& logits) {
   const int m = static_cast<int>(rows.size());
   if (m == 0) return Status::OK();
-  RETURN_IF_ERROR(CheckStep(rows, tables));
+  RETURN_IF_ERROR(ValidateDecoderStep("cpu decoder", s_, rows, tables));
   const int max_id = tables.block_ids.empty() ? -1 : *std::max_element(tables.block_ids.begin(), tables.block_ids.end());
   RETURN_IF_ERROR(EnsurePool(max_id + 1, tables.pool_blocks));
   row_blocks_.clear();

@@ -261,43 +261,16 @@ class CudaDecoder final : public DeviceDecoder {
 Status CudaDecoder::Step(std::span<const DeviceStepRow> rows, const DeviceBlockTables& tables, std::vector<float>& logits) {
   const int m = static_cast<int>(rows.size());
   if (m == 0) return Status::OK();
-  const int num_tables = static_cast<int>(tables.offsets.size()) - 1;
-  if (num_tables < 1) return InvalidArgument("cuda decoder: a step needs block tables");
-  if (tables.offsets.front() != 0 || tables.offsets.back() != static_cast<int64_t>(tables.block_ids.size())) {
-    return InvalidArgument("cuda decoder: block table offsets do not span the " + std::to_string(tables.block_ids.size()) +
-                           " block ids");
-  }
-  for (int t = 0; t < num_tables; ++t) {
-    if (tables.offsets[static_cast<std::size_t>(t) + 1] < tables.offsets[static_cast<std::size_t>(t)]) {
-      return InvalidArgument("cuda decoder: block table offsets decrease at table " + std::to_string(t));
-    }
-  }
+  RETURN_IF_ERROR(ValidateDecoderStep("cuda decoder", s_, rows, tables));
   // The ints the kernels read, in one upload: tokens, positions, each row's table start, the
   // logits rows, then every block id.
   host_ints_.assign(static_cast<std::size_t>(3 * m), 0);
   int max_id = -1;
-  for (int32_t id : tables.block_ids) {
-    if (id < 0 || id >= tables.pool_blocks) {
-      return InvalidArgument("cuda decoder: block id " + std::to_string(id) + " is outside the pool of " +
-                             std::to_string(tables.pool_blocks) + " blocks");
-    }
-    max_id = std::max(max_id, static_cast<int>(id));
-  }
+  for (int32_t id : tables.block_ids) max_id = std::max(max_id, static_cast<int>(id));
   int n = 0;
   for (int r = 0; r < m; ++r) {
     const DeviceStepRow& row = rows[static_cast<std::size_t>(r)];
-    if (row.table < 0 || row.table >= num_tables) {
-      return InvalidArgument("cuda decoder: row " + std::to_string(r) + " names block table " + std::to_string(row.table) +
-                             " of " + std::to_string(num_tables));
-    }
     const int start = tables.offsets[static_cast<std::size_t>(row.table)];
-    const int blocks = tables.offsets[static_cast<std::size_t>(row.table) + 1] - start;
-    if (row.position < 0 || row.position >= blocks * kKvBlockTokens || row.token < 0 || row.token >= s_.vocab_size ||
-        (s_.gpt2 && row.position >= s_.max_positions)) {
-      return InvalidArgument("cuda decoder: row " + std::to_string(r) + " (token " + std::to_string(row.token) + ", position " +
-                             std::to_string(row.position) + ") is outside the vocabulary, its positions or its " +
-                             std::to_string(blocks) + " blocks");
-    }
     host_ints_[static_cast<std::size_t>(r)] = row.token;
     host_ints_[static_cast<std::size_t>(m + r)] = row.position;
     host_ints_[static_cast<std::size_t>(2 * m + r)] = start;
