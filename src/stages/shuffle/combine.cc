@@ -49,7 +49,6 @@ using stages_internal::CombineSpec;
 
 using stages_internal::KeyTable;
 
-constexpr std::string_view kMagic = stages_internal::kShuffleMagic;
 constexpr std::size_t kSpillKeys = 1 << 18;
 
 // The spill threshold; a test hook (DFW_TEST_COMBINE_SPILL_KEYS) lowers it so that tests spill.
@@ -115,10 +114,7 @@ class CombinePartial final : public Stage {
     index_.clear();
     written_ = 0;
     RETURN_IF_ERROR(file_.Open(bundle, config_.name).WithContext(Location(config_)));
-    std::string header(kMagic);
-    AppendVarint(header, static_cast<uint64_t>(spec_.partitions));
-    AppendVarint(header, spec_.aggregations.size());
-    return Write(header);
+    return Write(stages_internal::ShuffleHeader(static_cast<uint64_t>(spec_.partitions), spec_.aggregations.size()));
   }
 
   Status Process(RowBatch& in, StageOutput& out) override {
@@ -130,26 +126,12 @@ class CombinePartial final : public Stage {
 
   Status FinishBundle(StageOutput&) override {
     for (auto& f : folders_) RETURN_IF_ERROR(Spill(*f));
-    std::string footer;
-    AppendVarint(footer, index_.size());
-    for (const Section& s : index_) {
-      AppendVarint(footer, static_cast<uint64_t>(s.partition));
-      AppendVarint(footer, s.offset);
-      AppendVarint(footer, s.length);
-    }
-    AppendFixed64(footer, written_);
-    footer.append(kMagic);
-    RETURN_IF_ERROR(Write(footer));
+    RETURN_IF_ERROR(Write(stages_internal::ShuffleFooter(index_, written_)));
     if (shuffle_bytes_ != nullptr) shuffle_bytes_->Inc(static_cast<int64_t>(written_));
     return file_.Commit().WithContext(Location(config_));
   }
 
  private:
-  struct Section {
-    int64_t partition;
-    uint64_t offset, length;
-  };
-
   Folder* TakeFolder() {
     std::lock_guard<std::mutex> lock(folders_mu_);
     if (!idle_.empty()) {
@@ -265,7 +247,7 @@ class CombinePartial final : public Stage {
     std::lock_guard<std::mutex> lock(file_mu_);  // sections of one spill stay together in the file
     for (std::size_t p = 0; p < sections.size(); ++p) {
       if (sections[p].empty()) continue;
-      index_.push_back(Section{static_cast<int64_t>(p), written_, sections[p].size()});
+      index_.push_back(stages_internal::ShuffleSection{static_cast<int64_t>(p), written_, sections[p].size()});
       RETURN_IF_ERROR(Write(sections[p]));
     }
     if (spills_ != nullptr) spills_->Inc();
@@ -287,7 +269,7 @@ class CombinePartial final : public Stage {
   std::vector<Folder*> idle_;
   std::mutex file_mu_;
   stages_internal::BundleFile file_;
-  std::vector<Section> index_;
+  std::vector<stages_internal::ShuffleSection> index_;
   uint64_t written_ = 0;
   CounterCell* spills_ = nullptr;         // spills (one per Folder per bundle, more when one held too many keys)
   CounterCell* shuffle_bytes_ = nullptr;  // bytes of the bundles' shuffle files

@@ -90,10 +90,7 @@ class JoinPartial final : public Stage {
     written_ = 0;
     null_rows_ = 0;
     RETURN_IF_ERROR(file_.Open(bundle, dir_).WithContext(config_.Where()));
-    std::string header(stages_internal::kShuffleMagic);
-    AppendVarint(header, static_cast<uint64_t>(spec_.partitions) + 1);
-    AppendVarint(header, kArity);
-    return Write(header);
+    return Write(stages_internal::ShuffleHeader(static_cast<uint64_t>(spec_.partitions) + 1, kArity));
   }
 
   // Serial (registered so): one bundle's rows in arrival order, no lock.
@@ -140,26 +137,12 @@ class JoinPartial final : public Stage {
     AppendVarint(schema, encoded.size());
     schema.append(encoded);
     RETURN_IF_ERROR(WriteSection(spec_.partitions, schema));
-    std::string footer;
-    AppendVarint(footer, index_.size());
-    for (const Section& s : index_) {
-      AppendVarint(footer, static_cast<uint64_t>(s.partition));
-      AppendVarint(footer, s.offset);
-      AppendVarint(footer, s.length);
-    }
-    AppendFixed64(footer, written_);
-    footer.append(stages_internal::kShuffleMagic);
-    RETURN_IF_ERROR(Write(footer));
+    RETURN_IF_ERROR(Write(stages_internal::ShuffleFooter(index_, written_)));
     if (shuffle_bytes_ != nullptr) shuffle_bytes_->Inc(static_cast<int64_t>(written_));
     return file_.Commit().WithContext(config_.Where());
   }
 
  private:
-  struct Section {
-    int64_t partition;
-    uint64_t offset, length;
-  };
-
   bool SameFieldsAsLast(const Row& row) const {
     if (row.size() != last_fields_.size()) return false;
     for (std::size_t i = 0; i < last_fields_.size(); ++i) {
@@ -178,7 +161,7 @@ class JoinPartial final : public Stage {
     return Status::OK();
   }
   Status WriteSection(int64_t partition, std::string_view bytes) {
-    index_.push_back(Section{partition, written_, bytes.size()});
+    index_.push_back(stages_internal::ShuffleSection{partition, written_, bytes.size()});
     return Write(bytes);
   }
   Status Write(std::string_view bytes) {
@@ -200,7 +183,7 @@ class JoinPartial final : public Stage {
   std::string key_, row_;
   uint64_t null_rows_ = 0;
   stages_internal::BundleFile file_;
-  std::vector<Section> index_;
+  std::vector<stages_internal::ShuffleSection> index_;
   uint64_t written_ = 0;
   CounterCell* shuffle_bytes_ = nullptr;
   CounterCell* null_keys_ = nullptr;

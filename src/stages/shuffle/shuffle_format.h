@@ -1,5 +1,5 @@
-// The Combine shuffle's shared pieces (combine.cc writes it, combine_merge.cc reads it): the file
-// format's constants, how an encoded key splits into its group values and window, the partition a
+// The shuffle's shared pieces (combine.cc and join.cc write it, combine_merge.cc and join.cc read
+// it through shuffle_read.h): the file format's constants, header and footer, how an encoded key splits into its group values and window, the partition a
 // key goes to, and the key table both halves fold into.
 #pragma once
 
@@ -21,6 +21,34 @@ namespace dfw::stages_internal {
 inline constexpr std::string_view kShuffleMagic = "DFWSHUF1";
 inline constexpr const char* kShuffleIndexFile = "shuffle.index";
 inline constexpr std::string_view kShuffleIndexHeader = "dfworker shuffle v1\n";
+
+// The writer's side of a shuffle file (Combine's and Join's partial sinks write it,
+// ReadShuffleFileIndex reads it): the header, the magic then varints `partitions` (the number of
+// partition slots) and `arity` (what the records carry per key); then sections of records, each
+// one partition's; then the footer, the section index (count, then partition, offset, length
+// each), the bytes written before it (fixed64) and the magic again.
+struct ShuffleSection {
+  int64_t partition;
+  uint64_t offset, length;
+};
+inline std::string ShuffleHeader(uint64_t partitions, uint64_t arity) {
+  std::string header(kShuffleMagic);
+  AppendVarint(header, partitions);
+  AppendVarint(header, arity);
+  return header;
+}
+inline std::string ShuffleFooter(const std::vector<ShuffleSection>& index, uint64_t written) {
+  std::string footer;
+  AppendVarint(footer, index.size());
+  for (const ShuffleSection& s : index) {
+    AppendVarint(footer, static_cast<uint64_t>(s.partition));
+    AppendVarint(footer, s.offset);
+    AppendVarint(footer, s.length);
+  }
+  AppendFixed64(footer, written);
+  footer.append(kShuffleMagic);
+  return footer;
+}
 
 // A key's slot hash: KeyHash (which picks the partition, h % partitions) mixed again (murmur3's
 // finaliser). Every key of one partition shares h's low bits, so a table of one partition indexed
