@@ -19,7 +19,9 @@
 #            all of them except glibc's pieces and the loader (libc, libm, libpthread, libdl, librt,
 #            libresolv, libutil, libmvec, ld-linux, vdso) and the NVIDIA driver/toolkit libraries
 #            (libcuda, libnvidia-*, libcublas*, libcudart*, libnvrtc*, libnvJitLink*), which the GPU
-#            machine has. A library over 8 MiB (libopenblas, 36 MB) is stored gzipped (NAME.gz);
+#            machine has, and libopenblas.so.0 with its closure (dfworker loads it with dlopen, so
+#            ldd does not list it). A library over 2 MiB (libopenblas 36 MB, libdnnl, libcrypto,
+#            libgfortran) is stored gzipped (NAME.gz), which keeps the bundle under its limit;
 #            gpu-check unpacks it.
 #   lib/cxx/ libstdc++ and libgcc_s of g++ 12: a host's own may be older than what our binaries need
 #            (GLIBCXX_3.4.30), but Debian 12's libstdc++ needs glibc 2.36 (arc4random): gpu-check uses
@@ -293,10 +295,16 @@ done
 cp "$BUILD/$CUDA_LIB" "$DEST/lib/"
 strip --strip-unneeded "$DEST"/bin/* "$DEST/lib/libdfw_backend_cuda.so"
 
+# Loaded at run time with dlopen, so in no ldd list: OpenBLAS (src/backend/cpu/openblas_api.cc
+# looks in the build's libdir, then by soname, which finds this copy through LD_LIBRARY_PATH).
+openblas="$(pkg-config --variable=libdir openblas)/libopenblas.so.0"
+[ -e "$openblas" ] || die "OpenBLAS ($openblas), which dfworker loads at run time, is not found here"
+cp -L "$openblas" "$DEST/lib/libopenblas.so.0"
+
 # The ldd closure of everything bundled (ldd lists indirect needs too), minus the excluded set.
 declare -A seen=()
 nvidia_needed=()
-for f in "$DEST"/bin/* "$DEST/lib/libdfw_backend_cuda.so"; do
+for f in "$DEST"/bin/* "$DEST/lib/libdfw_backend_cuda.so" "$DEST/lib/libopenblas.so.0"; do
   while read -r name arrow path _; do
     [ "$arrow" = "=>" ] || continue
     if [[ $name =~ $NVIDIA_RE ]]; then
@@ -313,9 +321,9 @@ for f in "$DEST"/bin/* "$DEST/lib/libdfw_backend_cuda.so"; do
     esac
   done < <(ldd "$f")
 done
-# A few large libraries are stored gzipped (gzip is on every host; gpu-check unpacks them).
+# The large libraries are stored gzipped (gzip is on every host; gpu-check unpacks them).
 for f in "$DEST"/lib/*; do
-  if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt $((8 * 1048576)) ]; then gzip -9n "$f"; fi
+  if [ -f "$f" ] && [ "$(stat -c %s "$f")" -gt $((2 * 1048576)) ]; then gzip -9n "$f"; fi
 done
 
 # The tracked files the steps read, as they are in this working tree.
