@@ -21,7 +21,6 @@
 #include "dfw/job/protocol.h"
 #include "dfw/job/work_range.h"
 #include "dfw/metrics/job_metrics.h"
-#include "dfw/launcher/memory_cgroup.h"
 #include "dfw/launcher/metrics_report.h"
 #include "dfw/launcher/progress.h"
 #include "dfw/launcher/signal_watcher.h"
@@ -59,7 +58,7 @@ class JobServer {
         manifest_(std::move(manifest)),
         coord_(std::move(coord)),
         pl_(pl),
-        sup_(pl, opts.processes, [this](int i) { return SpecFor(i); }),
+        sup_(pl, opts.processes, [this](int i) { return SpecFor(i); }, opts.memory_cgroup),
         listen_fd_(std::move(listen_fd)),
         progress_(stderr, ::isatty(STDERR_FILENO) != 0, opts.progress_interval),
         report_(opts.processes),
@@ -78,7 +77,6 @@ class JobServer {
   ProcessSpec SpecFor(int index) const;
   void OnSignal(int sig, Clock::time_point now);
   void ReapChildren();
-  void MoveIntoCgroup(int first, int last = -1);
   void AcceptClients();
   void ReadClients(const std::vector<pollfd>& fds, Clock::time_point now);
   void HandleLine(Client& c, const std::string& line, Clock::time_point now);
@@ -140,18 +138,6 @@ ProcessSpec JobServer::SpecFor(int index) const {
   return spec;
 }
 
-// The SDK processes in slots [first, last) (last -1: to the end) that are running, into the job's
-// memory cgroup (memory_cgroup.h). A process that has ended or joined already is no failure: each
-// one joins by itself too.
-void JobServer::MoveIntoCgroup(int first, int last) {
-  if (opts_.memory_cgroup.empty()) return;
-  if (last < 0) last = sup_.size();
-  for (int i = first; i < last; ++i) {
-    const pid_t pid = sup_.PidOf(i);
-    if (pid > 0) (void)MoveIntoMemoryCgroup(opts_.memory_cgroup, pid);
-  }
-}
-
 void JobServer::OnSignal(int sig, Clock::time_point now) {
   if (sig == SIGCHLD) return;  // children are reaped every iteration
   if (sig == SIGUSR1) {        // a request to grow (processes.want)
@@ -200,7 +186,6 @@ void JobServer::ReapChildren() {
     if (coord_.failed()) continue;
     Status s = sup_.Restart(*index);
     if (!s.ok()) coord_.FailJob("cannot restart " + who + ": " + s.message());
-    MoveIntoCgroup(*index, *index + 1);
   }
 }
 
@@ -488,7 +473,6 @@ void JobServer::ReadProcessesWanted(Clock::time_point now) {
   const int first = report_.AddProcesses(more, at_s);
   growing_to_ = sup_.size() + more;
   Status s = sup_.Grow(more);
-  MoveIntoCgroup(first);
   for (int i = first; i < sup_.size(); ++i) added_.push_back({i, at_s});
   ReportLine("{} more SDK process{} asked for ({}): starting sdk-{}..sdk-{} at {:.1f} s; now {} ({} guaranteed)", more,
              more == 1 ? "" : "es", path, first, sup_.size() - 1, at_s, sup_.size(), opts_.processes);
@@ -529,7 +513,6 @@ LaunchResult JobServer::Run(SignalWatcher& signals) {
   Status started = sup_.StartAll();
   spawned_ = Clock::now();
   if (!started.ok()) coord_.FailJob("cannot start SDK processes: " + started.message());
-  MoveIntoCgroup(0);
   // job.json must be durable before the first commit reaches the manifest (a resumable job needs
   // it); syncing it now overlaps the disk wait with the SDK processes' start-up.
   if (Status synced = dir_.SyncJobJson(); !synced.ok()) coord_.FailJob("job dir: " + synced.message());

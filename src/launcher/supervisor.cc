@@ -1,24 +1,41 @@
 #include "dfw/launcher/supervisor.h"
 
+#include "dfw/launcher/memory_cgroup.h"
+
 namespace dfw {
+
+void Supervisor::MoveIntoCgroup(int first, int last) {
+  if (memory_cgroup_.empty()) return;
+  for (int i = first; i < last; ++i) {
+    // A process that has ended or moved already is no failure: each one also joins by itself.
+    if (pid_t pid = pids_[static_cast<std::size_t>(i)]; pid != 0) (void)MoveIntoMemoryCgroup(memory_cgroup_, pid);
+  }
+}
 
 Status Supervisor::StartAll() {
   for (int i = 0; i < size(); ++i) {
     if (pids_[static_cast<std::size_t>(i)] != 0) continue;
-    ASSIGN_OR_RETURN(pid_t pid, launcher_.Start(spec_for_(i)));
-    pids_[static_cast<std::size_t>(i)] = pid;
+    Result<pid_t> pid = launcher_.Start(spec_for_(i));
+    if (!pid.ok()) {
+      MoveIntoCgroup(0, i);
+      return pid.status();
+    }
+    pids_[static_cast<std::size_t>(i)] = *pid;
   }
+  MoveIntoCgroup(0, size());
   return Status::OK();
 }
 
 Status Supervisor::Grow(int n) {
   Status first = Status::OK();
+  const int from = size();
   for (int k = 0; k < n; ++k) {
     pids_.push_back(0);
     auto pid = launcher_.Start(spec_for_(size() - 1));
     if (pid.ok()) pids_.back() = *pid;
     else if (first.ok()) first = pid.status();
   }
+  MoveIntoCgroup(from, size());
   return first;
 }
 
@@ -28,6 +45,7 @@ Status Supervisor::Restart(int index) {
   ASSIGN_OR_RETURN(pid_t pid, launcher_.Start(spec_for_(index)));
   slot = pid;
   ++restarts_;
+  MoveIntoCgroup(index, index + 1);
   return Status::OK();
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "dfw/common/process_launcher.h"
@@ -20,8 +21,14 @@ class Supervisor {
   using SpecFn = std::function<ProcessSpec(int index)>;
 
   // `launcher` must outlive the supervisor. `spec_for(i)` builds the command of process i.
-  Supervisor(ProcessLauncher& launcher, int processes, SpecFn spec_for)
-      : launcher_(launcher), spec_for_(std::move(spec_for)), pids_(static_cast<std::size_t>(processes), 0) {}
+  // `memory_cgroup` (memory_cgroup.h; "" none): every process started is moved into it at once
+  // (MoveIntoMemoryCgroup), after a whole batch of starts, so the kernel's wait on the first move
+  // overlaps the processes' start-up; each process also joins by itself.
+  Supervisor(ProcessLauncher& launcher, int processes, SpecFn spec_for, std::string memory_cgroup = "")
+      : launcher_(launcher),
+        spec_for_(std::move(spec_for)),
+        pids_(static_cast<std::size_t>(processes), 0),
+        memory_cgroup_(std::move(memory_cgroup)) {}
 
   // Starts every slot that has no live process.
   Status StartAll();
@@ -42,9 +49,13 @@ class Supervisor {
   int restarts() const { return restarts_; }
 
  private:
+  // The live processes of slots [first, last) into memory_cgroup_.
+  void MoveIntoCgroup(int first, int last);
+
   ProcessLauncher& launcher_;
   SpecFn spec_for_;
   std::vector<pid_t> pids_;  // 0 = no live process in the slot
+  std::string memory_cgroup_;
   int restarts_ = 0;
 };
 
