@@ -284,7 +284,6 @@ inline char* PutStringShort(char* p, const std::string& s) {
 // exponent, which skips fmt's general writer (its format-spec handling and digit grouping); the
 // exponent form goes through fmt::format_to, the same text as before.
 //
-//
 // Before that, the short decimals most data holds (prices, rates, measurements: 45.67, 0.5, 3.0)
 // skip Dragonbox. m = the nearest integer to |d|·1000; when m / 1000 == |d| (both sides correctly
 // rounded from the same real number) the text "m with 3 decimals" reads back as d, and so does m

@@ -1,6 +1,5 @@
 #include "json_lines.h"
 
-#include <cstring>
 
 // simdjson 3.0's inline DOM accessors trip g++ 12's -Wdangling-pointer / -Wmaybe-uninitialized
 // false positives inside the library header; silence them for that header only.
@@ -33,31 +32,16 @@ constexpr std::size_t kRowHeadroom = 4;
 
 void AssignJsonValue(Value& out, simdjson::dom::element e);
 
-// The field of `row` named `key`, or nullptr. Rows read here are narrow; a first-byte check keeps
-// the repeated-key scan from calling memcmp for every earlier field.
-Field* FindReadField(std::vector<Field>& fields, std::string_view key) {
-  for (Field& f : fields) {
-    if (f.name.size() == key.size() && (key.empty() || (f.name[0] == key[0] && std::memcmp(f.name.data(), key.data(), key.size()) == 0))) {
-      return &f;
-    }
-  }
-  return nullptr;
-}
-
 Row JsonObjectToRow(simdjson::dom::object obj) {
   Row row;
-  std::vector<Field>& fields = row.mutable_fields();
-  fields.reserve(obj.size() + kRowHeadroom);
+  row.Reserve(obj.size() + kRowHeadroom);
   for (auto kv : obj) {
-    std::string_view key = kv.key;
-    Field* field = FindReadField(fields, key);
+    const std::string_view key = kv.key;
     // A repeated key keeps the last value; otherwise the field is built in place in the row's
     // vector (no temporary Field to move: each key and string value is copied once).
-    if (field == nullptr) {
-      field = &fields.emplace_back();
-      field->name.append(key.data(), key.size());  // cheaper than assign's general replace
-    }
-    AssignJsonValue(field->value, kv.value);
+    Value* value = row.FindMutable(key);
+    if (value == nullptr) value = &row.AppendNull(key);
+    AssignJsonValue(*value, kv.value);
   }
   return row;
 }

@@ -240,11 +240,12 @@ Status CpuDecoder::Step(std::span<const DeviceStepRow> rows, const DeviceBlockTa
       for (int i = 0; i < hidden; ++i) xr[i] += p[i];
     }
   }
-  auto norm = [&](const float* w, const float* b, const float* in, float* out) {
+  // `rows` rows of the model's norm (GPT-2: LayerNorm with bias; else RMSNorm).
+  auto norm = [&](const float* w, const float* b, const float* in, float* out, int rows) {
     if (gpt2) {
-      decoder_kernels::LayerNormRows(in, w, b, out, m, hidden, s_.norm_eps);
+      decoder_kernels::LayerNormRows(in, w, b, out, rows, hidden, s_.norm_eps);
     } else {
-      decoder_kernels::RmsNormRows(in, w, out, m, hidden, s_.norm_eps, s_.norm_plus_one);
+      decoder_kernels::RmsNormRows(in, w, out, rows, hidden, s_.norm_eps, s_.norm_plus_one);
     }
   };
   auto add_into_x = [&](const float* y) {
@@ -253,17 +254,17 @@ Status CpuDecoder::Step(std::span<const DeviceStepRow> rows, const DeviceBlockTa
   for (int l = 0; l < s_.num_layers; ++l) {
     const DecoderLayerWeights& W = s_.layers[static_cast<std::size_t>(l)];
     const CpuDecoderLayer& L = layers_[static_cast<std::size_t>(l)];
-    norm(W.norm1_w, W.norm1_b, x_.data(), h_.data());
+    norm(W.norm1_w, W.norm1_b, x_.data(), h_.data(), m);
     RETURN_IF_ERROR(Project(h_.data(), m, L.qkv, W.qkv_b, qkv_.data()));
     Attention(rows, l);
     RETURN_IF_ERROR(Project(attn_.data(), m, L.o, W.o_b, h_.data()));
-    if (s_.sandwich_norms) norm(W.norm2_w, nullptr, h_.data(), h_.data());
+    if (s_.sandwich_norms) norm(W.norm2_w, nullptr, h_.data(), h_.data(), m);
     add_into_x(h_.data());
-    norm(s_.sandwich_norms ? W.pre_ff_w : W.norm2_w, W.norm2_b, x_.data(), h_.data());
+    norm(s_.sandwich_norms ? W.pre_ff_w : W.norm2_w, W.norm2_b, x_.data(), h_.data(), m);
     RETURN_IF_ERROR(Project(h_.data(), m, L.up, W.up_b, act_.data()));
     decoder_kernels::MlpActivationRows(s_.act, !gpt2, act_.data(), m, inter, mlp_.data());
     RETURN_IF_ERROR(Project(mlp_.data(), m, L.down, W.down_b, h_.data()));
-    if (s_.sandwich_norms) norm(W.post_ff_w, nullptr, h_.data(), h_.data());
+    if (s_.sandwich_norms) norm(W.post_ff_w, nullptr, h_.data(), h_.data(), m);
     add_into_x(h_.data());
   }
   // The final norm and the LM head on the rows that want logits only.
@@ -276,11 +277,7 @@ Status CpuDecoder::Step(std::span<const DeviceStepRow> rows, const DeviceBlockTa
   }
   if (n == 0) return Status::OK();
   last_.resize(static_cast<std::size_t>(n) * hidden);
-  if (gpt2) {
-    decoder_kernels::LayerNormRows(x_.data(), s_.final_norm_w, s_.final_norm_b, last_.data(), n, hidden, s_.norm_eps);
-  } else {
-    decoder_kernels::RmsNormRows(x_.data(), s_.final_norm_w, last_.data(), n, hidden, s_.norm_eps, s_.norm_plus_one);
-  }
+  norm(s_.final_norm_w, s_.final_norm_b, x_.data(), last_.data(), n);
   const std::size_t before = logits.size();
   const std::size_t count = static_cast<std::size_t>(n) * static_cast<std::size_t>(s_.vocab_size);
   logits.resize(before + count);
