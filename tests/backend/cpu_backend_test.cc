@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <ostream>
 #include <random>
 #include <thread>
@@ -135,6 +136,20 @@ INSTANTIATE_TEST_SUITE_P(All, CpuBiasActivation,
                          ::testing::Values(Activation::kNone, Activation::kRelu, Activation::kGelu,
                                            Activation::kGeluTanh, Activation::kTanh, Activation::kSigmoid),
                          [](const auto& info) { return std::string(ActivationName(info.param)); });
+
+// The CPU backend sizes an encoder's calls to its core's cache: a sub-batch's widest activation
+// within 1 MiB (BERT-base / MiniLM's 1,536-wide feed-forward: 170 tokens), attention's scores
+// within 512 KiB; one at least however wide. The interface's default caps nothing.
+TEST(CpuBackend, EncoderCallsAreSizedToTheCache) {
+  auto b = MakeCpuBackend();
+  EXPECT_EQ(b->EncoderTokensPerCall(1536), 1024 * 1024 / (1536 * 4));
+  EXPECT_EQ(b->EncoderTokensPerCall(384), 1024 * 1024 / (384 * 4));
+  EXPECT_EQ(b->EncoderTokensPerCall(1 << 30), 1);
+  EXPECT_EQ(b->EncoderTokensPerCall(0), 1024 * 1024 / 4);
+  EXPECT_EQ(b->AttentionSequencesPerCall(12, 80), 512 * 1024 / (12 * 80 * 80 * 4));
+  EXPECT_EQ(b->AttentionSequencesPerCall(12, 4096), 1);
+  EXPECT_EQ(b->InferenceBackend::EncoderTokensPerCall(1536), std::numeric_limits<int>::max());
+}
 
 TEST(CpuBackend, SoftmaxRowsSumToOneAndMatchFormula) {
   auto backend = MakeCpuBackend();

@@ -9,6 +9,10 @@
 #include <random>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace dfw::cpu_kernels {
 namespace {
 
@@ -106,6 +110,26 @@ TEST_P(CpuKernels, FullyMaskedRowIsUniform) {
   std::vector<float> x(n, 1.f), mask(n, -INFINITY);
   SoftmaxRows(GetParam(), x.data(), 1, n, 1.f, mask.data());
   for (float v : x) EXPECT_FLOAT_EQ(v, 1.f / n);
+}
+
+// A padded key's probability is exp(-87.3) / sum, below FLT_MIN: flushed to exactly 0 while the
+// kernel runs (a denormal result costs a microcode assist per vector), and the caller's MXCSR is
+// as it was afterwards, so later float code on the thread keeps IEEE denormals.
+TEST_P(CpuKernels, SoftmaxFlushesPaddedKeysToZeroAndRestoresTheFloatMode) {
+  const int n = 19;
+  std::vector<float> x(n, 0.5f), mask(n, 0.f);
+  for (int j = 10; j < n; ++j) mask[static_cast<std::size_t>(j)] = -INFINITY;
+  volatile float tiny = 1e-39f;  // a denormal, through memory so the compiler cannot fold it
+#if defined(__x86_64__)
+  const unsigned before = _mm_getcsr();
+#endif
+  SoftmaxRows(GetParam(), x.data(), 1, n, 1.f, mask.data());
+#if defined(__x86_64__)
+  EXPECT_EQ(_mm_getcsr(), before);
+#endif
+  for (int j = 0; j < 10; ++j) EXPECT_FLOAT_EQ(x[static_cast<std::size_t>(j)], 0.1f);
+  for (int j = 10; j < n; ++j) EXPECT_EQ(x[static_cast<std::size_t>(j)], 0.f) << "key " << j;
+  EXPECT_GT(tiny * 0.5f, 0.f) << "denormals are flushed after the kernel returned";
 }
 
 TEST_P(CpuKernels, LayerNormMatchesScalarWithResidualInPlace) {

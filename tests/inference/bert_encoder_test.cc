@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -217,6 +219,69 @@ TEST(BertEncoder, RejectsBadOptionsAndInputs) {
   std::vector<std::span<const int32_t>> three{ok, ok, ok};
   out.assign(3 * 32, 0.f);
   EXPECT_TRUE((*enc)->EncodeMany(three, out).ok());
+}
+
+// EncodeMany cuts its length-sorted sequences by tokens as well as by count: each cap gives the
+// same embeddings as one uncapped call, and a cap of one token runs every sequence alone (nothing
+// padded), which the uncapped sub-batch of mixed lengths does not.
+TEST(BertEncoder, ATokenCapCutsSubBatchesAndKeepsEveryEmbedding) {
+  Model m = LoadModel();
+  const Expected& e = LoadExpected();
+  auto backend = MakeCpuBackend();
+  std::vector<std::span<const int32_t>> seqs;
+  std::size_t shortest = std::numeric_limits<std::size_t>::max(), longest = 0;
+  for (const Case& c : e.cases) {
+    seqs.emplace_back(c.ids);
+    shortest = std::min(shortest, c.ids.size());
+    longest = std::max(longest, c.ids.size());
+  }
+  ASSERT_LT(shortest, longest) << "the cases need different lengths";
+  const std::size_t h = static_cast<std::size_t>(m.config.hidden_size);
+  auto encode = [&](int max_tokens, std::vector<float>& out, EncoderTokenCounts& counts) {
+    BertEncoderOptions o;
+    o.max_seq_length = e.max_seq_length;
+    o.max_tokens = max_tokens;
+    auto enc = BertEncoder::Make(m.config, *m.weights, backend.get(), o);
+    ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+    EXPECT_EQ((*enc)->tokens_per_call(), max_tokens);
+    out.assign(seqs.size() * h, NAN);
+    ASSERT_TRUE((*enc)->EncodeMany(seqs, out, /*group_by_length=*/true).ok());
+    counts = (*enc)->token_counts();
+  };
+  std::vector<float> whole, capped;
+  EncoderTokenCounts whole_counts, capped_counts;
+  encode(1 << 20, whole, whole_counts);
+  EXPECT_GT(whole_counts.computed, whole_counts.real);  // one sub-batch padded to its longest
+  for (int cap : {1, static_cast<int>(2 * longest), static_cast<int>(3 * shortest)}) {
+    encode(cap, capped, capped_counts);
+    EXPECT_EQ(capped_counts.real, whole_counts.real);
+    EXPECT_LE(capped_counts.computed, whole_counts.computed) << "cap " << cap;
+    if (cap == 1) {
+      EXPECT_EQ(capped_counts.computed, capped_counts.real);
+    }
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      ASSERT_NEAR(capped[i], whole[i], 1e-5) << "cap " << cap << ", sentence " << i / h;
+    }
+  }
+  BertEncoderOptions bad;
+  bad.max_tokens = -1;
+  EXPECT_THAT(BertEncoder::Make(m.config, *m.weights, backend.get(), bad).status().message(),
+              HasSubstr("max tokens per sub-batch must be >= 0"));
+}
+
+TEST(SubBatchSize, CutsByCountAndByTokensAndTakesAtLeastOne) {
+  const std::vector<std::size_t> sorted{3, 5, 5, 9, 20};
+  auto len = [&](std::size_t i) { return sorted[i]; };
+  EXPECT_EQ(SubBatchSize(0, sorted.size(), 32, 16, len), 3u);  // 3 x 5 = 15; 4 x 9 = 36 > 16
+  EXPECT_EQ(SubBatchSize(3, sorted.size(), 32, 16, len), 1u);  // 2 x 20 > 16
+  EXPECT_EQ(SubBatchSize(4, sorted.size(), 32, 16, len), 1u);  // 20 > 16 alone: still one
+  EXPECT_EQ(SubBatchSize(0, sorted.size(), 2, 1000, len), 2u);  // the count cap
+  EXPECT_EQ(SubBatchSize(0, sorted.size(), 32, 1000, len), 5u);  // all that are left
+  EXPECT_EQ(SubBatchSize(1, 3, 32, 1000, len), 2u);             // up to `count`
+  // Not sorted: the longest so far decides, not the last.
+  const std::vector<std::size_t> mixed{9, 3, 3};
+  EXPECT_EQ(SubBatchSize(0, mixed.size(), 32, 17, [&](std::size_t i) { return mixed[i]; }), 1u);
+  EXPECT_EQ(SubBatchSize(0, mixed.size(), 32, 27, [&](std::size_t i) { return mixed[i]; }), 3u);
 }
 
 struct ConfigCase {

@@ -214,6 +214,15 @@ class InferenceBackend {
     (void)seq;
     return std::numeric_limits<int>::max();
   }
+  // How many tokens (sequences x their padded length) an encoder should run through its layers per
+  // call, for a model whose widest activation row is `widest_row` floats (BERT: the feed-forward
+  // width): no cap by default (a GPU wants few large launches; the caller's sequence count bounds
+  // the sub-batch); the CPU backend answers what keeps a sub-batch's activations in its core's
+  // cache. A sub-batch holds at least one sequence whatever this says.
+  virtual int EncoderTokensPerCall(int widest_row) const {
+    (void)widest_row;
+    return std::numeric_limits<int>::max();
+  }
   // y[m x n] = LayerNorm(x + residual) * gamma + beta over each row; residual may be nullptr;
   // y may alias x.
   virtual Status LayerNorm(const float* x, const float* residual, const float* gamma, const float* beta, float* y,

@@ -14,6 +14,8 @@
 // Threading: a BertEncoder owns scratch buffers and uses its backend; one thread at a time.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -99,11 +101,34 @@ class TokenEncoder {
   virtual int64_t weight_bytes() const = 0;
   virtual uint64_t workspace_bytes() const = 0;
   virtual EncoderTokenCounts token_counts() const = 0;
+  // The most tokens (sequences x their padded length) a call should carry: the backend's
+  // EncoderTokensPerCall for this model's widest activation (SubBatchSize cuts by it).
+  virtual int tokens_per_call() const = 0;
 };
+
+// The size of the next sub-batch of `count` sequences from `first`: at most `max_batch`, and as
+// many as keep their number x the longest of them (length_of(i): sequence i's tokens) within
+// `max_tokens`; always at least one. With the sequences in ascending length (the callers sort) the
+// sub-batches pad little.
+template <typename LengthOf>
+std::size_t SubBatchSize(std::size_t first, std::size_t count, std::size_t max_batch, std::size_t max_tokens,
+                         LengthOf length_of) {
+  std::size_t n = 1, longest = length_of(first);
+  while (n < max_batch && first + n < count) {
+    const std::size_t next = std::max<std::size_t>(longest, length_of(first + n));
+    if ((n + 1) * next > max_tokens) break;
+    longest = next;
+    ++n;
+  }
+  return n;
+}
 
 struct BertEncoderOptions {
   // Largest number of sequences per Encode() call (workspace is sized for it).
   int max_batch = 32;
+  // EncodeMany's sub-batches carry at most this many tokens (sequences x the longest of them; one
+  // sequence at least); 0: what the backend asks (InferenceBackend::EncoderTokensPerCall).
+  int max_tokens = 0;
   // Longest sequence in tokens, [CLS]/[SEP] included; at most max_position_embeddings.
   int max_seq_length = 128;
   // kMean: average of the token vectors under the attention mask (sentence-transformers'
@@ -168,6 +193,9 @@ class BertEncoder final : public TokenEncoder {
   // share of the work spent on padding.
   using TokenCounts = EncoderTokenCounts;  // flops: Flops() of every forward pass
   TokenCounts token_counts() const override { return tokens_; }
+  int tokens_per_call() const override {
+    return options_.max_tokens > 0 ? options_.max_tokens : backend_->EncoderTokensPerCall(config_.intermediate_size);
+  }
   // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
   static double Flops(const BertConfig& c, int batch, int seq);
 

@@ -51,6 +51,7 @@ class ModernBertEncoder final : public TokenEncoder {
   int64_t weight_bytes() const override { return weight_bytes_; }
   uint64_t workspace_bytes() const override;
   EncoderTokenCounts token_counts() const override { return tokens_; }
+  int tokens_per_call() const override { return backend_->EncoderTokensPerCall(2 * config_.intermediate_size); }
 
   // Multiply-adds ×2 of one forward pass over `batch` sequences padded to `seq` tokens.
   static double Flops(const BertConfig& c, int batch, int seq);

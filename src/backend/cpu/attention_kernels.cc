@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fast_math.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define DFW_AVX512 __attribute__((target("avx512f")))
@@ -138,22 +140,10 @@ DFW_AVX512 void ContextOne(const float* a, int lda, const float* b, int ldb, flo
   }
 }
 
-// Flush-to-zero and denormals-are-zero while a kernel runs, restored after: softmax leaves
-// probabilities below FLT_MIN for far-off keys, and an FMA on a denormal takes a microcode assist
-// (measured: P·V 10x slower than Q·Kᵀ on the same FLOPs). What is flushed is below 1.2e-38.
-class FlushDenormals {
- public:
-  FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
-  ~FlushDenormals() { _mm_setcsr(saved_); }
-
- private:
-  unsigned saved_;
-};
-
 }  // namespace
 
 void ScoresQkT(const Batched& p, std::vector<float>& scratch) {
-  const FlushDenormals ftz;
+  const cpu_math::FlushDenormalsScope ftz;
   for (int bi = 0; bi < p.batch; ++bi) {
     for (int h = 0; h < p.heads; ++h) {
       ScoresOne(p.a + bi * p.stride_a + h * p.head_stride_a, p.lda, p.b + bi * p.stride_b + h * p.head_stride_b, p.ldb,
@@ -163,7 +153,7 @@ void ScoresQkT(const Batched& p, std::vector<float>& scratch) {
 }
 
 void ContextPv(const Batched& p, std::vector<float>& scratch) {
-  const FlushDenormals ftz;
+  const cpu_math::FlushDenormalsScope ftz;
   const int nv = (p.n + 15) / 16, ldv = 16 * nv;
   scratch.resize(static_cast<std::size_t>(p.k) * ldv);
   for (int bi = 0; bi < p.batch; ++bi) {

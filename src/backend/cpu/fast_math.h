@@ -10,7 +10,33 @@
 #include <bit>
 #include <cstdint>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 namespace dfw::cpu_math {
+
+// Flush-to-zero and denormals-are-zero for the lifetime of the object, the caller's MXCSR restored
+// after (so code that runs later on the thread, the user's Python included, keeps IEEE denormals).
+// A float kernel that produces or reads a denormal takes a microcode assist on every such vector
+// (~100+ cycles): softmax's masked and far-off keys give probabilities below FLT_MIN, and the
+// products after it read them. What is flushed is below 1.2e-38. A no-op off x86-64.
+class FlushDenormalsScope {
+ public:
+#if defined(__x86_64__)
+  FlushDenormalsScope() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  ~FlushDenormalsScope() { _mm_setcsr(saved_); }
+#else
+  FlushDenormalsScope() = default;
+#endif
+  FlushDenormalsScope(const FlushDenormalsScope&) = delete;
+  FlushDenormalsScope& operator=(const FlushDenormalsScope&) = delete;
+
+ private:
+#if defined(__x86_64__)
+  unsigned saved_;
+#endif
+};
 
 inline float FastExp(float x) {
   // exp(x) = 2^n · exp(r), n = round(x / ln 2), r = x - n ln 2 in [-ln2/2, ln2/2].

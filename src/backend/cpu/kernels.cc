@@ -432,6 +432,9 @@ void BiasActivation(Isa isa, float* x, int m, int n, const float* bias, Activati
 
 void SoftmaxRows(Isa isa, float* x, std::size_t rows, int n, float scale, const float* mask) {
   if (n <= 0) return;
+  // Masked and far-off keys' probabilities fall below FLT_MIN at the final scaling: flushed to 0
+  // instead of a microcode assist per vector (measured: 54% of the softmax's time at that store).
+  const cpu_math::FlushDenormalsScope ftz;
 #if DFW_HAVE_AVX2_PATH
   if (UseAvx512(isa)) {
     for (std::size_t r = 0; r < rows; ++r) SoftmaxRowAvx512(x + r * static_cast<std::size_t>(n), n, scale, mask);

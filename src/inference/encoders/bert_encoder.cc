@@ -45,6 +45,10 @@ Result<std::unique_ptr<BertEncoder>> BertEncoder::Make(const BertConfig& config,
   if (options.max_batch < 1 || options.max_batch > 4096) {
     return InvalidArgument("max batch size must be in [1, 4096], got " + std::to_string(options.max_batch));
   }
+  if (options.max_tokens < 0) {
+    return InvalidArgument("max tokens per sub-batch must be >= 0 (0: the backend's), got " +
+                           std::to_string(options.max_tokens));
+  }
   const int max_positions = config.max_position_embeddings - config.position_offset;
   if (options.max_seq_length < 2 || options.max_seq_length > max_positions) {
     return InvalidArgument("max_seq_length must be in [2, " + std::to_string(max_positions) +

@@ -152,9 +152,11 @@ Status BertEncoder::EncodeMany(std::span<const std::span<const int32_t>> sequenc
                      [&](std::size_t a, std::size_t b) { return sequences[a].size() < sequences[b].size(); });
   }
   const std::size_t max_batch = static_cast<std::size_t>(options_.max_batch);
+  const std::size_t max_tokens = static_cast<std::size_t>(std::max(tokens_per_call(), 1));
   chunk_out_.resize(max_batch * hs);
-  for (std::size_t start = 0; start < order_.size(); start += max_batch) {
-    const std::size_t n = std::min(max_batch, order_.size() - start);
+  for (std::size_t start = 0, n = 0; start < order_.size(); start += n) {
+    n = SubBatchSize(start, order_.size(), max_batch, max_tokens,
+                     [&](std::size_t i) { return sequences[order_[i]].size(); });
     chunk_.clear();
     for (std::size_t i = 0; i < n; ++i) chunk_.push_back(sequences[order_[start + i]]);
     RETURN_IF_ERROR(Encode(chunk_, std::span<float>(chunk_out_.data(), n * hs)));

@@ -102,8 +102,8 @@ class HfPipelineModel final : public Model {
   std::string_view device() const override { return backend_->name(); }
 
  private:
-  // Every encoding through the encoder, kHfEncodeBatch at a time in order of length (stable), so a
-  // sub-batch pads to similar lengths; hidden_[e] = tokens × hidden, in the encodings' order.
+  // Every encoding through the encoder in order of length (stable), so a sub-batch pads to similar
+  // lengths, at most kHfEncodeBatch at a time and within the backend's tokens per call; hidden_[e] = tokens × hidden, in the encodings' order.
   Status EncodeAll() {
     const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size);
     hidden_.resize(encodings_.size());
@@ -111,8 +111,10 @@ class HfPipelineModel final : public Model {
     for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
     std::stable_sort(order_.begin(), order_.end(),
                      [&](std::size_t a, std::size_t b) { return encodings_[a].size() < encodings_[b].size(); });
-    for (std::size_t start = 0; start < encodings_.size(); start += kHfEncodeBatch) {
-      const std::size_t n = std::min<std::size_t>(kHfEncodeBatch, encodings_.size() - start);
+    const std::size_t max_tokens = static_cast<std::size_t>(std::max(encoder_->tokens_per_call(), 1));
+    for (std::size_t start = 0, n = 0; start < encodings_.size(); start += n) {
+      n = SubBatchSize(start, encodings_.size(), kHfEncodeBatch, max_tokens,
+                       [&](std::size_t i) { return encodings_[order_[i]].size(); });
       seqs_.clear();
       types_.clear();
       for (std::size_t k = 0; k < n; ++k) {
