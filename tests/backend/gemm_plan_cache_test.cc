@@ -77,6 +77,12 @@ TEST(GemmPlan, AGenericOpenBlasIsNeverChosen) {
   if (!plan.error.empty()) GTEST_SKIP() << "oneDNN unavailable: " << plan.error;
   EXPECT_TRUE(plan.onednn_large && plan.onednn_batched && plan.onednn_small) << plan.Describe();
   EXPECT_NE(plan.Describe().find("is generic"), std::string::npos) << plan.Describe();
+  // Nor timed: its figures stay 0, oneDNN's are measured.
+  EXPECT_EQ(plan.openblas_large_gflops, 0.0);
+  EXPECT_EQ(plan.openblas_batched_gflops, 0.0);
+  EXPECT_EQ(plan.openblas_small_gflops, 0.0);
+  EXPECT_GT(plan.onednn_large_gflops, 0.0);
+  EXPECT_NE(plan.Describe().find("OpenBLAS not timed"), std::string::npos) << plan.Describe();
 }
 
 }  // namespace
