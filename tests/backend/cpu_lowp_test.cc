@@ -178,6 +178,54 @@ TEST(CpuLowPrecision, WidePassesAgreeWithTheScalarReferenceExactly) {
   }
 }
 
+// The int8 weights made at load: the AVX-512 pass gives the scalar reference's bytes, scales and
+// sums exactly (ties rounded to even, rows shorter than, equal to and past 16 lanes, a row of
+// zeros), for 8-bit and 7-bit weights; each weight within half a step of its original.
+TEST(CpuLowPrecision, WeightQuantisationIsExactOnEveryPath) {
+  using cpu_kernels::Isa;
+  for (int k : {1, 15, 16, 17, 77, 384}) {
+    const int n = 9;
+    std::vector<float> w = Random(static_cast<std::size_t>(n) * k, 0.05f, 11 + k);
+    for (int p = 0; p < k; ++p) w[static_cast<std::size_t>(3) * k + p] = 0.f;  // a row of zeros
+    // Row 5: max 127, so the scale is 1 and x.5 values are ties: 2.5 -> 2, 3.5 -> 4, -0.5 -> -0.
+    if (k >= 4) {
+      float* r = w.data() + static_cast<std::size_t>(5) * k;
+      r[0] = 127.f, r[1] = 2.5f, r[2] = 3.5f, r[3] = -0.5f;
+      for (int p = 4; p < k; ++p) r[p] = 0.25f;
+    }
+    for (float top : {127.f, 63.f}) {
+      SCOPED_TRACE("k " + std::to_string(k) + ", top " + std::to_string(top));
+      std::vector<int8_t> q1(w.size()), q2(w.size());
+      std::vector<float> s1(n), s2(n);
+      std::vector<int32_t> z1(n), z2(n);
+      cpu_lowp::QuantizeWeightRows(Isa::kScalar, w.data(), n, k, top, q1.data(), s1.data(), z1.data());
+      EXPECT_EQ(s1[3], 1.f);
+      EXPECT_EQ(z1[3], 0);
+      if (k >= 4 && top == 127.f) {
+        EXPECT_EQ(s1[5], 1.f);
+        EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 1], 2);
+        EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 2], 4);
+        EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 3], 0);
+      }
+      for (int j = 0; j < n; ++j) {
+        int32_t total = 0;
+        for (int p = 0; p < k; ++p) {
+          const std::size_t i = static_cast<std::size_t>(j) * k + p;
+          EXPECT_LE(std::abs(q1[i]), static_cast<int>(top));
+          EXPECT_NEAR(q1[i] * s1[j], w[i], 0.5f * s1[j] * 1.0001f) << "row " << j << " col " << p;
+          total += q1[i];
+        }
+        EXPECT_EQ(z1[j], total);
+      }
+      if (cpu_kernels::BestIsa() != Isa::kAvx512) continue;  // no wide path to compare here
+      cpu_lowp::QuantizeWeightRows(Isa::kAvx512, w.data(), n, k, top, q2.data(), s2.data(), z2.data());
+      EXPECT_EQ(q1, q2);
+      EXPECT_EQ(s1, s2);
+      EXPECT_EQ(z1, z2);
+    }
+  }
+}
+
 // Products at the extremes of the integer ranges (every activation at the top of its row's range,
 // a weight pair at ±127 or ±63) against the exact integer result. Where oneDNN's u8·s8 kernels sum
 // pairs in int16 (no VNNI; ctest reruns this as onednn_avx2/... under ONEDNN_MAX_CPU_ISA=AVX2),

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "inference/mlp_test_util.h"
 
@@ -60,6 +63,48 @@ TEST(Safetensors, NonFiniteWeightsAreRefusedAtLoadNamingTensorAndIndex) {
     ASSERT_FALSE(finite.ok());
     EXPECT_EQ(finite.code(), StatusCode::kInvalidArgument);
     EXPECT_NE(finite.message().find("tensor 'fc1.weight' [2, 2]"), std::string::npos) << finite.ToString();
+    EXPECT_NE(finite.message().find(c.index), std::string::npos) << finite.ToString();
+  }
+}
+
+// The check runs over blocks of 4,096 values: a bad value found in a whole block, in the last
+// partial one and two in one block (the first is named), F32 and F64; a clean large tensor passes.
+TEST(Safetensors, NonFiniteWeightsAreFoundInEveryBlockOfALargeTensor) {
+  TempDir dir;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::size_t n = 3 * 4096 + 100;
+  auto f32 = [&](std::vector<std::pair<std::size_t, float>> bad) {
+    std::vector<float> v(n, 0.5f);
+    for (auto [i, x] : bad) v[i] = x;
+    return F32Bytes(v);
+  };
+  auto f64 = [&](std::size_t i) {
+    std::vector<double> v(n, 0.25);
+    v[i] = -std::numeric_limits<double>::infinity();
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
+  };
+  struct Case {
+    const char* dtype;
+    std::string bytes;
+    const char* index;  // nullptr: finite
+  };
+  for (const Case& c : {Case{"F32", f32({{5000, nan}}), "flat index 5000;"},
+                        Case{"F32", f32({{n - 1, inf}}), "flat index 12387;"},
+                        Case{"F32", f32({{8200, inf}, {8193, nan}}), "flat index 8193;"},
+                        Case{"F32", f32({{4095, -inf}}), "flat index 4095;"}, Case{"F64", f64(4096), "flat index 4096;"},
+                        Case{"F32", f32({}), nullptr}}) {
+    SCOPED_TRACE(std::string(c.dtype) + " " + (c.index ? c.index : "finite"));
+    const std::string path = (dir / (std::string("big_") + c.dtype + (c.index ? c.index : "ok") + ".safetensors"));
+    WriteFile(path, SafetensorsBytes({{"w", c.dtype, {static_cast<int64_t>(n)}, c.bytes}}));
+    auto file = SafetensorsFile::Open(path);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    const Status finite = (*file)->CheckFiniteTensors();
+    if (c.index == nullptr) {
+      EXPECT_TRUE(finite.ok()) << finite.ToString();
+      continue;
+    }
+    ASSERT_FALSE(finite.ok());
     EXPECT_NE(finite.message().find(c.index), std::string::npos) << finite.ToString();
   }
 }

@@ -53,26 +53,20 @@ class LowpWeights final : public PreparedLinear {
 // 0.016-0.041 on the same model (docs/precision.md).
 constexpr double kWeightBitError = 0.02;
 
-// w[n x k] → q = clamp(round(w / scale[j]), ±top) per output channel j (symmetric), with
-// scale[j] = max |w[j][*]| / top and sum[j] = Σ q[j][*]. Returns ||q·scale - w|| / ||w||.
-double QuantizeWeights(const float* w, int n, int k, float top, int8_t* q, float* scale, int32_t* sum) {
+// w[n x k] → int8 per output channel (cpu_lowp::QuantizeWeightRows). With `error`, returns
+// ||q·scale - w|| / ||w|| (0 without: that pass over doubles is only for the reduced-range choice).
+double QuantizeWeights(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
+                       int32_t* sum, bool error) {
+  cpu_lowp::QuantizeWeightRows(isa, w, n, k, top, q, scale, sum);
+  if (!error) return 0.0;
   double err = 0, norm = 0;
   for (int j = 0; j < n; ++j) {
-    const float* row = w + static_cast<std::size_t>(j) * k;
-    int8_t* qrow = q + static_cast<std::size_t>(j) * k;
-    float amax = 0.f;
-    for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-    const float sc = amax > 0.f ? amax / top : 1.f, inv = 1.f / sc;
-    int32_t total = 0;
     for (int p = 0; p < k; ++p) {
-      qrow[p] = static_cast<int8_t>(std::clamp(std::nearbyint(row[p] * inv), -top, top));
-      total += qrow[p];
-      const double d = static_cast<double>(qrow[p]) * sc - row[p];
+      const std::size_t i = static_cast<std::size_t>(j) * k + p;
+      const double d = static_cast<double>(q[i]) * scale[j] - w[i];
       err += d * d;
-      norm += static_cast<double>(row[p]) * row[p];
+      norm += static_cast<double>(w[i]) * w[i];
     }
-    scale[j] = sc;
-    sum[j] = total;
   }
   return norm > 0 ? std::sqrt(err / norm) : 0.0;
 }
@@ -208,10 +202,12 @@ Result<std::unique_ptr<PreparedLinear>> LowpMatmul::Prepare(const float* w, int 
     q.resize(static_cast<std::size_t>(n) * k);
     out->col_scale.resize(n);
     out->col_sum.resize(n);
-    auto quantize = [&](float top) { return QuantizeWeights(w, n, k, top, q.data(), out->col_scale.data(), out->col_sum.data()); };
+    auto quantize = [&](float top, bool error) {
+      return QuantizeWeights(im.isa, w, n, k, top, q.data(), out->col_scale.data(), out->col_sum.data(), error);
+    };
     // Reduced range: 7-bit weights unless they lose too much, then 8-bit weights, 7-bit activations.
-    const bool weight_bit = im.reduce_range && quantize(63.f) <= kWeightBitError;
-    if (!weight_bit) quantize(127.f);
+    const bool weight_bit = im.reduce_range && quantize(63.f, true) <= kWeightBitError;
+    if (!weight_bit) quantize(127.f, false);
     out->act_top = im.reduce_range && !weight_bit ? 127 : 255;
   }
   try {

@@ -182,6 +182,33 @@ DFW_LOWP_AVX512 void QuantizeRowsU8Avx512(const float* x, int m, int k, int top,
   }
 }
 
+DFW_LOWP_AVX512 void QuantizeWeightRowsAvx512(const float* w, int n, int k, float top, int8_t* q, float* scale,
+                                              int32_t* sum) {
+  const __m512 vtop = _mm512_set1_ps(top), vneg = _mm512_set1_ps(-top);
+  for (int j = 0; j < n; ++j) {
+    const float* row = w + static_cast<std::size_t>(j) * k;
+    int8_t* out = q + static_cast<std::size_t>(j) * k;
+    __m512 amax = _mm512_setzero_ps();
+    for (int p = 0; p < k; p += 16) {
+      const __mmask16 m = p + 16 <= k ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (k - p)) - 1u);
+      amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(m, row + p)));
+    }
+    const float a = _mm512_reduce_max_ps(amax);
+    const float sc = a > 0.f ? a / top : 1.f, inv = 1.f / sc;
+    const __m512 vinv = _mm512_set1_ps(inv);
+    __m512i total = _mm512_setzero_si512();
+    for (int p = 0; p < k; p += 16) {
+      const __mmask16 m = p + 16 <= k ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (k - p)) - 1u);
+      const __m512 v = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + p), vinv), vneg), vtop);
+      const __m512i r = _mm512_cvtps_epi32(v);  // the current rounding mode: to nearest even
+      total = _mm512_add_epi32(total, r);  // masked-off lanes are 0
+      _mm512_mask_cvtsepi32_storeu_epi8(out + p, m, r);
+    }
+    scale[j] = sc;
+    sum[j] = _mm512_reduce_add_epi32(total);
+  }
+}
+
 DFW_LOWP_AVX512 void DequantizeRowsAvx512(const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
                                           const float* col_scale, const int32_t* col_sum, const float* bias, float* y) {
   for (int i = 0; i < m; ++i) {
@@ -237,6 +264,30 @@ void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t*
     RowParams(lo, hi, top, scale[i], zp[i]);
     const float inv = 1.f / scale[i];
     for (int j = 0; j < k; ++j) q[static_cast<std::size_t>(i) * k + j] = Quantize(row[j], inv, zp[i], top);
+  }
+}
+
+void QuantizeWeightRows(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
+                        int32_t* sum) {
+#ifdef DFW_LOWP_AVX2
+  if (isa == cpu_kernels::Isa::kAvx512 && cpu_kernels::BestIsa() == cpu_kernels::Isa::kAvx512) {
+    return QuantizeWeightRowsAvx512(w, n, k, top, q, scale, sum);
+  }
+#endif
+  (void)isa;
+  for (int j = 0; j < n; ++j) {
+    const float* row = w + static_cast<std::size_t>(j) * k;
+    int8_t* out = q + static_cast<std::size_t>(j) * k;
+    float amax = 0.f;
+    for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+    const float sc = amax > 0.f ? amax / top : 1.f, inv = 1.f / sc;
+    int32_t total = 0;
+    for (int p = 0; p < k; ++p) {
+      out[p] = static_cast<int8_t>(std::nearbyint(std::clamp(row[p] * inv, -top, top)));
+      total += out[p];
+    }
+    scale[j] = sc;
+    sum[j] = total;
   }
 }
 

@@ -28,4 +28,10 @@ void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t*
 void DequantizeRows(cpu_kernels::Isa isa, const int32_t* acc, int m, int n, const float* scale, const int32_t* zp,
                     const float* col_scale, const int32_t* col_sum, const float* bias, float* y);
 
+// Row j of w[n x k] → q[j][*] = clamp(round(w[j][*] / scale[j]), -top, top) (symmetric, rounded
+// to nearest even), scale[j] = max |w[j][*]| / top (1 for a row of zeros), sum[j] = Σ q[j][*]: a
+// Linear layer's int8 weights per output channel, made once at load. top in 1..127; w finite.
+void QuantizeWeightRows(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
+                        int32_t* sum);
+
 }  // namespace dfw::cpu_lowp
