@@ -345,6 +345,12 @@ Result<Row> DecodeWholeRow(std::string_view in) {
   return row;
 }
 
+Result<uint64_t> EncodedListLength(std::string_view in) {
+  if (in.empty() || static_cast<uint8_t>(in[0]) != kList) return DataLoss("encoded value: not a list");
+  in.remove_prefix(1);
+  return DecodeVarint(in);
+}
+
 Result<Value> DecodeWholeValue(std::string_view in) {
   ASSIGN_OR_RETURN(Value v, Decode(in, 0));
   if (!in.empty()) return DataLoss("encoded value: " + std::to_string(in.size()) + " trailing bytes");

@@ -336,6 +336,9 @@ class JoinReader final : public SplitReader {
       if (!v.ok()) return bad(v.status().message());
       w = std::move(*v);
     } else {
+      auto items = EncodedListLength(key);  // most keys carry no window: told by the list's header
+      if (!items.ok()) return bad("a key is not a list");
+      if (*items == key_items) return none;
       auto v = DecodeWholeValue(key);
       if (!v.ok() || !v->is_list()) return bad("a key is not a list");
       if (v->as_list().size() == key_items) return none;
