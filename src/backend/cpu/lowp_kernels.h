@@ -30,7 +30,8 @@ void DequantizeRows(cpu_kernels::Isa isa, const int32_t* acc, int m, int n, cons
 
 // Row j of w[n x k] → q[j][*] = clamp(round(w[j][*] / scale[j]), -top, top) (symmetric, rounded
 // to nearest even), scale[j] = max |w[j][*]| / top (1 for a row of zeros), sum[j] = Σ q[j][*]: a
-// Linear layer's int8 weights per output channel, made once at load. top in 1..127; w finite.
+// Linear layer's int8 weights per output channel, made once at load. top in 1..127; w finite. A
+// scalar reference and an AVX-512 path (no AVX2 one: it runs once per model), bit-identical.
 void QuantizeWeightRows(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
                         int32_t* sum);
 

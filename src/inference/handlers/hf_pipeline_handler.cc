@@ -103,7 +103,8 @@ class HfPipelineModel final : public Model {
 
  private:
   // Every encoding through the encoder in order of length (stable), so a sub-batch pads to similar
-  // lengths, at most kHfEncodeBatch at a time and within the backend's tokens per call; hidden_[e] = tokens × hidden, in the encodings' order.
+  // lengths, at most kHfEncodeBatch at a time and within the backend's tokens per call;
+  // hidden_[e] = tokens × hidden, in the encodings' order.
   Status EncodeAll() {
     const std::size_t h = static_cast<std::size_t>(s_.config.hidden_size);
     hidden_.resize(encodings_.size());
