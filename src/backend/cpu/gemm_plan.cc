@@ -176,8 +176,8 @@ std::string GemmPlan::Describe() const {
                                      : fmt::format("in {:.0f} ms", calibration_ms);
   if (openblas_generic) {
     return fmt::format(
-        "OpenBLAS core {} is generic on this CPU: every product on oneDNN (linear {:.1f}, attention {:.1f}, small "
-        "{:.1f} GFLOP/s; OpenBLAS not timed); calibrated at {} thread{} {}",
+        "OpenBLAS core {} is generic on this CPU: every product on oneDNN; linear: oneDNN ({:.1f} GFLOP/s), "
+        "attention: oneDNN ({:.1f}), small: oneDNN ({:.1f}); OpenBLAS not timed; calibrated at {} thread{} {}",
         openblas_core, onednn_large_gflops, onednn_batched_gflops, onednn_small_gflops, threads, threads == 1 ? "" : "s",
         how);
   }
