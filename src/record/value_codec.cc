@@ -270,11 +270,15 @@ char* PutFixed64Raw(char* p, uint64_t x) {
 
 // A row whose fields are all scalars or strings (rows read from files nearly always are) is written
 // through one resize and a raw pointer, the same bytes AppendEncodedValue would append one by one.
-// False (nothing written) for a row with a list or a nested row.
-bool AppendFlatRow(std::string& out, const Row& row) {
+// False (nothing written) for a row with a list or a nested row. Only the fields `keep(field)`
+// accepts are written (the encoding of the row of those fields).
+template <typename Keep>
+bool AppendFlatRow(std::string& out, const Row& row, Keep keep) {
   constexpr std::size_t kVarintMax = 10;
-  std::size_t bound = 1 + kVarintMax;
+  std::size_t bound = 1 + kVarintMax, kept = 0;
   for (const Field& f : row.fields()) {
+    if (!keep(f)) continue;
+    ++kept;
     bound += kVarintMax + f.name.size() + 1;
     switch (f.value.kind()) {
       case Value::Kind::kString: bound += kVarintMax + f.value.as_string().size(); break;
@@ -289,8 +293,9 @@ bool AppendFlatRow(std::string& out, const Row& row) {
   out.resize(old + bound);
   char* p = out.data() + old;
   *p++ = static_cast<char>(kRow);
-  p = PutVarintRaw(p, row.size());
+  p = PutVarintRaw(p, kept);
   for (const Field& f : row.fields()) {
+    if (!keep(f)) continue;
     p = PutVarintRaw(p, f.name.size());
     std::memcpy(p, f.name.data(), f.name.size());
     p += f.name.size();
@@ -328,10 +333,26 @@ bool AppendFlatRow(std::string& out, const Row& row) {
 }  // namespace
 
 void AppendEncodedRow(std::string& out, const Row& row) {
-  if (AppendFlatRow(out, row)) return;
+  if (AppendFlatRow(out, row, [](const Field&) { return true; })) return;
   out.push_back(static_cast<char>(kRow));
   AppendVarint(out, row.size());
   for (const Field& f : row.fields()) {
+    AppendBytes(out, f.name);
+    AppendEncodedValue(out, f.value);
+  }
+}
+
+void AppendEncodedRowFields(std::string& out, const Row& row, const std::vector<uint8_t>& keep) {
+  const Field* first = row.fields().data();
+  auto kept = [&](const Field& f) {
+    const auto i = static_cast<std::size_t>(&f - first);
+    return i < keep.size() && keep[i] != 0;
+  };
+  if (AppendFlatRow(out, row, kept)) return;
+  out.push_back(static_cast<char>(kRow));
+  AppendVarint(out, static_cast<uint64_t>(std::count_if(row.fields().begin(), row.fields().end(), kept)));
+  for (const Field& f : row.fields()) {
+    if (!kept(f)) continue;
     AppendBytes(out, f.name);
     AppendEncodedValue(out, f.value);
   }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dfw/common/status.h"
 #include "dfw/record/value.h"
@@ -27,6 +28,9 @@ std::string EncodeValue(const Value& v);
 // The bytes AppendEncodedValue writes for Value::FromRow(row), without making that Value; and a
 // whole encoded row decoded straight into a Row (anything else is kDataLoss).
 void AppendEncodedRow(std::string& out, const Row& row);
+// The bytes AppendEncodedRow writes for the row of the fields i of `row` with keep[i] != 0 (in the
+// row's order; a field past the end of `keep` is left out), without making that row.
+void AppendEncodedRowFields(std::string& out, const Row& row, const std::vector<uint8_t>& keep);
 Result<Row> DecodeWholeRow(std::string_view in);
 
 // The item count of an encoded list, read from its header alone (kDataLoss when `in` is not a list).

@@ -73,6 +73,14 @@ class JoinPartial final : public Stage {
  public:
   JoinPartial(StageConfig config, JoinSpec spec, int input, std::string dir)
       : config_(std::move(config)), spec_(std::move(spec)), input_(input), dir_(std::move(dir)) {
+    // An input named in `fields` (not starred) has its rows shuffled with those columns only: the
+    // merge reads nothing else of them (the key travels on its own, the schema from the whole row).
+    if (!spec_.star[static_cast<std::size_t>(input_)]) {
+      keep_.emplace();
+      for (const JoinSpec::Field& f : spec_.fields) {
+        if (f.input == input_) keep_->push_back(f.column);
+      }
+    }
     if (config_.run.metrics != nullptr) {
       shuffle_bytes_ = config_.run.metrics->Counter(config_.name, "shuffle_bytes_written");
       null_keys_ = config_.run.metrics->Counter(config_.name, "join_null_keys");
@@ -86,6 +94,7 @@ class JoinPartial final : public Stage {
     schema_.clear();
     seen_.clear();
     last_fields_.clear();
+    keep_mask_.clear();
     index_.clear();
     written_ = 0;
     null_rows_ = 0;
@@ -98,9 +107,11 @@ class JoinPartial final : public Stage {
     for (Row& row : in) {
       if (!SameFieldsAsLast(row)) {  // rows of one source mostly repeat their fields
         last_fields_.clear();
+        keep_mask_.clear();
         for (const Field& f : row.fields()) {
           if (seen_.insert(f.name).second) schema_.push_back(f.name);
           last_fields_.push_back(f.name);
+          keep_mask_.push_back(keep_ && std::find(keep_->begin(), keep_->end(), f.name) != keep_->end() ? 1 : 0);
         }
       }
       key_.clear();
@@ -117,7 +128,11 @@ class JoinPartial final : public Stage {
       AppendVarint(buf, key_.size());
       buf.append(key_);
       row_.clear();
-      AppendEncodedRow(row_, row);
+      if (keep_) {
+        AppendEncodedRowFields(row_, row, keep_mask_);
+      } else {
+        AppendEncodedRow(row_, row);
+      }
       AppendVarint(buf, row_.size());
       buf.append(row_);
       buffered_ += buf.size() - before;
@@ -181,6 +196,8 @@ class JoinPartial final : public Stage {
   std::unordered_set<std::string> seen_;
   std::vector<std::string> last_fields_;  // the previous row's field names (already in schema_)
   std::string key_, row_;
+  std::optional<std::vector<std::string>> keep_;  // the columns shuffled; unset: every field
+  std::vector<uint8_t> keep_mask_;                // [i]: last_fields_[i] is one of keep_
   uint64_t null_rows_ = 0;
   stages_internal::BundleFile file_;
   std::vector<stages_internal::ShuffleSection> index_;
