@@ -2,7 +2,8 @@
 //
 // Precision is the backend's choice, made per model and CPU at load: every dtype the backend runs
 // on this machine (InferenceBackend::CheckLinearDType) is timed on the model's own calibration
-// batch (one warm-up, then the best of `reps` runs) and compared with float32's output on the
+// batch (one warm-up, then the best of `reps` runs; the dtypes within 2x of the fastest then timed
+// again in two rounds of turns, each keeping its best) and compared with float32's output on the
 // calibration rows (PrecisionProbe::run_all when given: a wider set than the timed batch); the
 // fastest that keeps the task's tolerance on every row wins, float32 (always acceptable) unless
 // another is at least 5% faster. The handler states only the tolerance:
