@@ -1,5 +1,6 @@
 #include "dfw/record/value_codec.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -330,32 +331,32 @@ bool AppendFlatRow(std::string& out, const Row& row, Keep keep) {
   return true;
 }
 
-}  // namespace
-
-void AppendEncodedRow(std::string& out, const Row& row) {
-  if (AppendFlatRow(out, row, [](const Field&) { return true; })) return;
+// The encoding of the row of `row`'s fields that `keep` accepts: the flat writer where it can,
+// else field by field.
+template <typename Keep>
+void AppendRowOf(std::string& out, const Row& row, Keep keep) {
+  if (AppendFlatRow(out, row, keep)) return;
   out.push_back(static_cast<char>(kRow));
-  AppendVarint(out, row.size());
+  AppendVarint(out, static_cast<uint64_t>(std::count_if(row.fields().begin(), row.fields().end(), keep)));
   for (const Field& f : row.fields()) {
+    if (!keep(f)) continue;
     AppendBytes(out, f.name);
     AppendEncodedValue(out, f.value);
   }
 }
 
+}  // namespace
+
+void AppendEncodedRow(std::string& out, const Row& row) {
+  AppendRowOf(out, row, [](const Field&) { return true; });
+}
+
 void AppendEncodedRowFields(std::string& out, const Row& row, const std::vector<uint8_t>& keep) {
   const Field* first = row.fields().data();
-  auto kept = [&](const Field& f) {
+  AppendRowOf(out, row, [&](const Field& f) {
     const auto i = static_cast<std::size_t>(&f - first);
     return i < keep.size() && keep[i] != 0;
-  };
-  if (AppendFlatRow(out, row, kept)) return;
-  out.push_back(static_cast<char>(kRow));
-  AppendVarint(out, static_cast<uint64_t>(std::count_if(row.fields().begin(), row.fields().end(), kept)));
-  for (const Field& f : row.fields()) {
-    if (!kept(f)) continue;
-    AppendBytes(out, f.name);
-    AppendEncodedValue(out, f.value);
-  }
+  });
 }
 
 Result<Row> DecodeWholeRow(std::string_view in) {
@@ -364,12 +365,6 @@ Result<Row> DecodeWholeRow(std::string_view in) {
   ASSIGN_OR_RETURN(Row row, DecodeRowFields(in, 0));
   if (!in.empty()) return DataLoss("encoded value: " + std::to_string(in.size()) + " trailing bytes");
   return row;
-}
-
-Result<uint64_t> EncodedListLength(std::string_view in) {
-  if (in.empty() || static_cast<uint8_t>(in[0]) != kList) return DataLoss("encoded value: not a list");
-  in.remove_prefix(1);
-  return DecodeVarint(in);
 }
 
 Result<Value> DecodeWholeValue(std::string_view in) {

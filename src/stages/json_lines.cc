@@ -1,6 +1,5 @@
 #include "json_lines.h"
 
-
 // simdjson 3.0's inline DOM accessors trip g++ 12's -Wdangling-pointer / -Wmaybe-uninitialized
 // false positives inside the library header; silence them for that header only.
 // (clang has neither warning and would warn about the unknown names.)

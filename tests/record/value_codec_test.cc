@@ -97,21 +97,6 @@ TEST(ValueCodec, TimestampsAndBytesKeepTheirKind) {
   EXPECT_FALSE(DecodeWholeValue(cut).ok());
 }
 
-// A list's item count from its header alone (the Join reads its keys' shape so), for short and
-// long lists; anything else, or a truncated header, is kDataLoss.
-TEST(ValueCodec, AListsLengthIsReadFromItsHeader) {
-  for (std::size_t n : {0u, 1u, 2u, 127u, 128u, 300u}) {
-    List items(n, Value::Int(7));
-    auto got = EncodedListLength(EncodeValue(Value::FromList(std::move(items))));
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(*got, n);
-  }
-  EXPECT_EQ(EncodedListLength(EncodeValue(Value::Int(3))).status().code(), StatusCode::kDataLoss);
-  EXPECT_EQ(EncodedListLength("").status().code(), StatusCode::kDataLoss);
-  const std::string header = EncodeValue(Value::FromList(List(300, Value())));
-  EXPECT_EQ(EncodedListLength(header.substr(0, 2)).status().code(), StatusCode::kDataLoss);  // varint cut short
-}
-
 TEST(ValueCodec, DamagedOrForeignBytesAreDataLossNeverARead) {
   std::string bytes;
   AppendEncodedRow(bytes, SampleRow());

@@ -33,9 +33,6 @@ void AppendEncodedRow(std::string& out, const Row& row);
 void AppendEncodedRowFields(std::string& out, const Row& row, const std::vector<uint8_t>& keep);
 Result<Row> DecodeWholeRow(std::string_view in);
 
-// The item count of an encoded list, read from its header alone (kDataLoss when `in` is not a list).
-Result<uint64_t> EncodedListLength(std::string_view in);
-
 // Decodes one Value from the front of `in` and advances it past the bytes used.
 Result<Value> DecodeValue(std::string_view& in);
 // Decodes `in` as exactly one Value (trailing bytes are kDataLoss).

@@ -111,7 +111,7 @@ class JoinPartial final : public Stage {
         for (const Field& f : row.fields()) {
           if (seen_.insert(f.name).second) schema_.push_back(f.name);
           last_fields_.push_back(f.name);
-          keep_mask_.push_back(keep_ && std::find(keep_->begin(), keep_->end(), f.name) != keep_->end() ? 1 : 0);
+          if (keep_) keep_mask_.push_back(std::find(keep_->begin(), keep_->end(), f.name) != keep_->end() ? 1 : 0);
         }
       }
       key_.clear();
@@ -353,9 +353,6 @@ class JoinReader final : public SplitReader {
       if (!v.ok()) return bad(v.status().message());
       w = std::move(*v);
     } else {
-      auto items = EncodedListLength(key);  // most keys carry no window: told by the list's header
-      if (!items.ok()) return bad("a key is not a list");
-      if (*items == key_items) return none;
       auto v = DecodeWholeValue(key);
       if (!v.ok() || !v->is_list()) return bad("a key is not a list");
       if (v->as_list().size() == key_items) return none;
