@@ -5,6 +5,7 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -139,21 +140,6 @@ Result<std::unique_ptr<PipelineRunner>> PipelineRunner::Make(const PipelineSpec&
 
 namespace {
 
-// Joins consecutive ranges of one file (each already cut at a record boundary) until a bundle
-// holds at least `target` bytes; a bundle never spans two files.
-std::vector<SourceSplit> CoalesceFileSplits(const std::vector<SourceSplit>& pieces, int64_t target) {
-  std::vector<SourceSplit> out;
-  for (const SourceSplit& p : pieces) {
-    if (!out.empty() && out.back().path == p.path && out.back().end == p.begin &&
-        out.back().end - out.back().begin < target) {
-      out.back().end = p.end;
-    } else {
-      out.push_back(p);
-    }
-  }
-  return out;
-}
-
 // Cuts in-memory ranges (element indexes; file ranges pass through) into runs of `per_bundle`
 // elements. An empty range stays one (empty) bundle so that sinks still write their shard.
 std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits, int64_t per_bundle) {
@@ -172,20 +158,44 @@ std::vector<SourceSplit> CutElementSplits(const std::vector<SourceSplit>& splits
 Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>>& sources, int64_t bundle_bytes,
                                         int processes, RowCost cost, BundleTarget& target) {
   const bool job_sized = bundle_bytes <= 0;
-  // Job-sized: cut every file at the floor first (one pass over the bytes, at the readers' own
-  // record boundaries), learn the job's size, then join the pieces up to the target.
-  const int64_t cut = job_sized ? MinBundleBytes(cost) : bundle_bytes;
+  // Job-sized: the job's size first, from one range per file (a file is not read for that: a
+  // splitter whose cut lies past a file's end only stats it), then the sources with a range over
+  // the target by more than a quarter are cut at it, at their readers' own record boundaries (one
+  // pass over those files' bytes, stopping where what is left fits). A file within that slack stays
+  // one bundle: cutting off a small tail would read the whole file here (to number the tail's
+  // lines) for one more, small, bundle. So a job of files of about the target's size, the usual
+  // shape of sharded input, reads none of them before its SDK processes start.
+  constexpr int64_t kWholeSource = int64_t{1} << 60;
   std::vector<std::pair<int, std::vector<SourceSplit>>> per_source;
   int64_t file_bytes = 0, elements = 0;
   for (const auto& [index, stage] : sources) {
-    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, stage->Split(cut));
+    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, stage->Split(job_sized ? kWholeSource : bundle_bytes));
     for (const SourceSplit& s : splits) (s.path.empty() ? elements : file_bytes) += s.end - s.begin;
     per_source.emplace_back(index, std::move(splits));
   }
   target = job_sized ? SizeBundles(file_bytes, elements, processes, cost) : BundleTarget{bundle_bytes, 0, 0};
   std::vector<Bundle> bundles;
-  for (auto& [source, splits] : per_source) {
-    if (job_sized) splits = CutElementSplits(CoalesceFileSplits(splits, target.bytes), target.elements);
+  for (std::size_t k = 0; k < per_source.size(); ++k) {
+    auto& [source, splits] = per_source[k];
+    if (job_sized) {
+      const auto too_big = [&](const SourceSplit& s) { return !s.path.empty() && s.end - s.begin > target.bytes + target.bytes / 4; };
+      if (std::any_of(splits.begin(), splits.end(), too_big)) {
+        ASSIGN_OR_RETURN(std::vector<SourceSplit> cut, sources[k].second->Split(target.bytes));
+        std::unordered_map<std::string, std::vector<SourceSplit>> cut_of;  // a file's ranges, in order
+        for (SourceSplit& c : cut) cut_of[c.path].push_back(std::move(c));
+        std::vector<SourceSplit> kept;
+        for (SourceSplit& whole : splits) {
+          auto it = too_big(whole) ? cut_of.find(whole.path) : cut_of.end();
+          if (it == cut_of.end()) {
+            kept.push_back(std::move(whole));
+          } else {
+            for (SourceSplit& c : it->second) kept.push_back(std::move(c));
+          }
+        }
+        splits = std::move(kept);
+      }
+      splits = CutElementSplits(splits, target.elements);
+    }
     for (SourceSplit& s : splits) bundles.push_back(Bundle{static_cast<int64_t>(bundles.size()), source, std::move(s)});
   }
   return bundles;

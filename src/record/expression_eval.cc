@@ -1,5 +1,6 @@
 // Tree-walking evaluation of a compiled Program against one row. Reads of fields and constants
 // borrow (Slot::Borrow) instead of copying; only operators that build a new value allocate.
+#include <optional>
 #include <string>
 
 #include "dfw/common/strings.h"
@@ -25,30 +26,75 @@ Status MissingName(const Program& p, const Node& n, const Row& row) {
                          "; fields of this row: " + fields);
 }
 
-// Calls keep their argument slots in their own frame (most calls take few arguments: a small
-// inline array, a vector past it), so Evaluate's own frame stays small: every node evaluation
-// would otherwise pay for initialising kMaxCallArgs slots.
+// row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
+// the field at the hinted index, when it has the name, is the one Find would return.
+[[gnu::always_inline]] inline const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
+  const std::vector<Field>& fields = row.fields();
+  const int32_t h = hint.index.load(std::memory_order_relaxed);
+  if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
+    if (Row::SameFieldName(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
+  }
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (Row::SameFieldName(fields[i].name, name)) {
+      if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
+      return &fields[i].value;
+    }
+  }
+  return nullptr;
+}
+
+// The value of a leaf operand, a constant or a field the row has, read in place: no Slot and no
+// call into Evaluate (most operands are leaves). nullptr for any other node and for a field the
+// row lacks; the caller then evaluates the node in full, which reports the missing name.
+[[gnu::always_inline]] inline const Value* Leaf(const Program& p, int32_t index, const EvalContext& ctx) {
+  const Node& n = p.nodes[static_cast<std::size_t>(index)];
+  if (n.kind == NodeKind::kConst) return &n.value;
+  if (n.kind == NodeKind::kName) return FindHinted(ctx.row, n.name, n.hint);
+  return nullptr;
+}
+
+// The operand at `index`: the leaf in place, or evaluated into `slot`.
+[[gnu::always_inline]] inline Status Operand(const Program& p, int32_t index, EvalContext& ctx, Slot& slot, const Value*& v) {
+  v = Leaf(p, index, ctx);
+  if (v != nullptr) return Status::OK();
+  RETURN_IF_ERROR(Evaluate(p, index, ctx, slot));
+  v = &slot.get();
+  return Status::OK();
+}
+
+// Calls keep their argument slots in their own frame, so Evaluate's own frame stays small: every
+// node evaluation would otherwise pay for initialising them. Leaf arguments (constants, fields)
+// are read in place; a slot is made only for an argument that computes something (a small inline
+// array of them, a vector past it).
 [[gnu::noinline]] Status EvalCall(const Program& p, const Node& n, EvalContext& ctx, Slot& out) {
   constexpr std::size_t kInlineArgs = 4;
-  bool method = n.kind == NodeKind::kMethod;
-  std::size_t first = method ? 1 : 0;
-  std::size_t nargs = n.kids.size() - first;
-  Slot inline_slots[kInlineArgs];
-  std::vector<Slot> more_slots(nargs > kInlineArgs ? nargs : 0);
-  Slot* slots = nargs > kInlineArgs ? more_slots.data() : inline_slots;
+  const bool method = n.kind == NodeKind::kMethod;
+  const std::size_t first = method ? 1 : 0;
+  const std::size_t nargs = n.kids.size() - first;
+  std::optional<Slot> inline_slots[kInlineArgs];
+  std::vector<Slot> more_slots;
   const Value* argv[kMaxCallArgs];
-  Slot self;
-  if (method) RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, self));
+  Slot self_slot;
+  const Value* self = nullptr;
+  if (method) RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, self_slot, self));
   for (std::size_t i = 0; i < nargs; ++i) {
-    int32_t k = n.kids[first + i];
+    const int32_t k = n.kids[first + i];
     if (k < 0) {
       argv[i] = nullptr;
       continue;
     }
-    RETURN_IF_ERROR(Evaluate(p, k, ctx, slots[i]));
-    argv[i] = &slots[i].get();
+    if ((argv[i] = Leaf(p, k, ctx)) != nullptr) continue;
+    Slot* slot;
+    if (nargs <= kInlineArgs) {
+      slot = &inline_slots[i].emplace();
+    } else {
+      if (more_slots.empty()) more_slots.resize(nargs);
+      slot = &more_slots[i];
+    }
+    RETURN_IF_ERROR(Evaluate(p, k, ctx, *slot));
+    argv[i] = &slot->get();
   }
-  Result<Value> r = method ? CallMethod(n.fn, self.get(), argv, static_cast<int>(nargs), ctx)
+  Result<Value> r = method ? CallMethod(n.fn, *self, argv, static_cast<int>(nargs), ctx)
                            : CallBuiltin(n.fn, argv, static_cast<int>(nargs), ctx);
   if (!r.ok()) return r.status();
   out.Set(std::move(r).value());
@@ -72,27 +118,6 @@ Status EvalContext::Charge(std::size_t bytes) {
                          " MiB of strings/lists for one row");
 }
 
-namespace {
-
-// row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
-// the field at the hinted index, when it has the name, is the one Find would return.
-const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
-  const std::vector<Field>& fields = row.fields();
-  const int32_t h = hint.index.load(std::memory_order_relaxed);
-  if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
-    if (Row::SameFieldName(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
-  }
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (Row::SameFieldName(fields[i].name, name)) {
-      if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
-      return &fields[i].value;
-    }
-  }
-  return nullptr;
-}
-
-}  // namespace
-
 Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
   const Node& n = p.nodes[static_cast<std::size_t>(index)];
   switch (n.kind) {
@@ -107,17 +132,20 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
     }
     case NodeKind::kUnary: {
       Slot a;
-      RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, a));
-      return SetResult(UnaryOp(n.op, a.get()), out);
+      const Value* x;
+      RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, a, x));
+      return SetResult(UnaryOp(n.op, *x), out);
     }
     case NodeKind::kBinary: {
       Slot a, b;
-      RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, a));
-      RETURN_IF_ERROR(Evaluate(p, n.kids[1], ctx, b));
+      const Value* xp;
+      const Value* yp;
+      RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, a, xp));
+      RETURN_IF_ERROR(Operand(p, n.kids[1], ctx, b, yp));
       // + - * of two floats, or of a float and an int: IEEE arithmetic, no error possible, the
       // same double BinaryOp computes (an int operand converts exactly as FloatOf does).
-      const Value& x = a.get();
-      const Value& y = b.get();
+      const Value& x = *xp;
+      const Value& y = *yp;
       if ((n.op == Op::kAdd || n.op == Op::kSub || n.op == Op::kMul) &&
           ((x.is_float() && (y.is_float() || y.is_int())) || (x.is_int() && y.is_float()))) {
         const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
@@ -140,11 +168,13 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
     }
     case NodeKind::kCompare: {
       Slot left, right;
-      RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, left));
       if (n.ops.size() == 1) {  // one comparison of two floats (or float and small int): no Result
-        RETURN_IF_ERROR(Evaluate(p, n.kids[1], ctx, right));
-        const Value& x = left.get();
-        const Value& y = right.get();
+        const Value* xp;
+        const Value* yp;
+        RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, left, xp));
+        RETURN_IF_ERROR(Operand(p, n.kids[1], ctx, right, yp));
+        const Value& x = *xp;
+        const Value& y = *yp;
         const bool floats = (x.is_float() && (y.is_float() || (y.is_int() && y.as_int() >= -(int64_t{1} << 53) &&
                                                                  y.as_int() <= (int64_t{1} << 53)))) ||
                             (y.is_float() && x.is_int() && x.as_int() >= -(int64_t{1} << 53) && x.as_int() <= (int64_t{1} << 53));
@@ -169,6 +199,7 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
         out.Set(Value::Bool(*r));
         return Status::OK();
       }
+      RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, left));
       for (std::size_t i = 0; i < n.ops.size(); ++i) {
         RETURN_IF_ERROR(Evaluate(p, n.kids[i + 1], ctx, right));
         Result<bool> r = CompareOp(n.ops[i], left.get(), right.get());

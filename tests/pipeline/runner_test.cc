@@ -175,6 +175,63 @@ TEST(PlanBundles, JobSizedKeepsASmallFileOneBundle) {
   EXPECT_EQ(bundles->size(), 1u);
 }
 
+// The job's size comes from the files' sizes; only a file over the target by more than a quarter
+// is cut (at line ends, its ranges numbered from their first line), a file a little over it stays
+// one bundle, and every byte of every file is in exactly one bundle.
+TEST(PlanBundles, JobSizedCutsOnlyTheFilesWellOverTheTarget) {
+  TempDir dir;
+  std::vector<std::pair<std::string, std::string>> files;  // name, text
+  for (auto [name, bytes] : {std::pair{"a.jsonl", 40u << 10}, std::pair{"b.jsonl", 210u << 10},
+                             std::pair{"c.jsonl", 300u << 10}, std::pair{"d.jsonl", 1u << 20}}) {
+    std::string text;
+    while (text.size() < bytes) text += fmt::format("{{\"i\": {}, \"pad\": \"{}\"}}\n", text.size(), std::string(30, 'x'));
+    testing::WriteFile(dir / name, text);
+    files.emplace_back(dir / name, std::move(text));
+  }
+  StageRegistry registry = testing::TestRegistry();
+  auto spec = testing::LoadYaml(JsonToJson(dir / "*.jsonl", dir / "out/o"), registry);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  auto plan = PlanSourceBundles(*spec, registry, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const int64_t target = plan->target.bytes;
+  int64_t total = 0;
+  for (const auto& [path, text] : files) total += static_cast<int64_t>(text.size());
+  EXPECT_EQ(target, std::max(kMinBundleBytes, (total + plan->target.desired_bundles - 1) / plan->target.desired_bundles));
+  int cut_files = 0, over_but_whole = 0;
+  for (const auto& [path, text] : files) {
+    const auto size = static_cast<int64_t>(text.size());
+    std::vector<SourceSplit> ranges;
+    for (const Bundle& b : plan->bundles) {
+      if (b.split.path == path) ranges.push_back(b.split);
+    }
+    ASSERT_FALSE(ranges.empty()) << path;
+    if (size <= target + target / 4) {
+      ASSERT_EQ(ranges.size(), 1u) << path << " (" << size << " bytes, target " << target << ") stays whole";
+      EXPECT_EQ(ranges[0].begin, 0);
+      EXPECT_EQ(ranges[0].end, size);
+      if (size > target) ++over_but_whole;
+      continue;
+    }
+    ++cut_files;
+    EXPECT_GE(ranges.size(), 2u) << path;
+    int64_t begin = 0, line = 1;
+    for (const SourceSplit& r : ranges) {
+      EXPECT_EQ(r.begin, begin) << path;
+      EXPECT_EQ(r.first_line, line) << path;
+      EXPECT_EQ(text[static_cast<std::size_t>(r.end - 1)], '\n') << path;
+      if (r.end != size) {
+        EXPECT_GE(r.end - r.begin, target) << path;
+      }
+      line += std::count(text.begin() + r.begin, text.begin() + r.end, '\n');
+      begin = r.end;
+    }
+    EXPECT_EQ(begin, size) << path;
+  }
+  EXPECT_GE(cut_files, 1) << "the 1 MiB file is cut";
+  EXPECT_LE(cut_files, 3) << "the 40 KiB file is never cut";
+  EXPECT_EQ(over_but_whole, 1) << "the 210 KiB file is over the target (~194 KiB) by less than a quarter";
+}
+
 TEST(PlanBundles, JobSizedCsvBundlesKeepQuotedNewlinesAndEveryRow) {
   TempDir dir;
   std::string text = "id,note\n";

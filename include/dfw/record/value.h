@@ -245,7 +245,7 @@ class Row {
   }
   // a == b for field names: sizes first, then short names (nearly all) byte by byte inline rather
   // than through a call to memcmp per candidate field.
-  static bool SameFieldName(const std::string& a, std::string_view b) {
+  [[gnu::always_inline]] static bool SameFieldName(const std::string& a, std::string_view b) {
     if (a.size() != b.size()) return false;
     if (b.size() > 16) return std::char_traits<char>::compare(a.data(), b.data(), b.size()) == 0;
     for (std::size_t i = 0; i < b.size(); ++i) {
