@@ -88,8 +88,9 @@ TEST_F(SplitFilesTest, LineSplitsMatchTheByteByByteDefinition) {
     bool trailing_newline;
   };
   // 3 MiB files cross the splitter's 1 MiB read buffer several times; lines up to 3000 bytes make
-  // cut points fall inside long lines and across buffer edges.
-  const Case cases[] = {{3u << 20, 200, true}, {3u << 20, 3000, false}, {5000, 40, true}, {1, 0, true}};
+  // cut points fall inside long lines and across buffer edges. A file of nothing but line ends
+  // fills the newline counter's 8-bit lanes to their 255-step limit.
+  const Case cases[] = {{3u << 20, 200, true}, {3u << 20, 3000, false}, {5000, 40, true}, {1, 0, true}, {2u << 20, 0, true}};
   const int64_t targets[] = {1, 7, 100, 4096, 1 << 20, 3 << 20, int64_t{1} << 40};
   int file = 0;
   for (const Case& c : cases) {
