@@ -9,7 +9,7 @@
 #include <cstring>
 #include <memory>
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
 #endif
 
@@ -29,7 +29,7 @@ using FilePtr = std::unique_ptr<FILE, FileCloser>;
 // against 21). The planner numbers every cut's first line with it, before any SDK process starts.
 int64_t CountNewlines(const char* begin, const char* end) {
   int64_t n = 0;
-#if defined(__SSE2__)
+#if defined(__SSE2__) && defined(__x86_64__)
   const __m128i newline = _mm_set1_epi8('\n');
   while (end - begin >= 16) {
     __m128i lanes = _mm_setzero_si128();

@@ -41,7 +41,7 @@ struct BundleTarget {
 // The target for `total_bytes` of file input and `total_elements` of in-memory input read by
 // `processes` SDK processes (< 1 counts as 1). Pure arithmetic; see the file comment.
 BundleTarget SizeBundles(int64_t total_bytes, int64_t total_elements, int processes, RowCost cost = RowCost::kCheap);
-// The floor a file is first cut at for `cost` (kMinBundleBytes, or kMinCostlyRowBundleBytes).
+// The smallest target for `cost` (kMinBundleBytes, or kMinCostlyRowBundleBytes).
 int64_t MinBundleBytes(RowCost cost);
 
 }  // namespace dfw
