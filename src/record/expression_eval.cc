@@ -62,6 +62,13 @@ Status MissingName(const Program& p, const Node& n, const Row& row) {
   return Status::OK();
 }
 
+// Both operands of a binary operator or a single comparison (kids 0 and 1).
+[[gnu::always_inline]] inline Status BothOperands(const Program& p, const Node& n, EvalContext& ctx, Slot& a, Slot& b,
+                                                  const Value*& x, const Value*& y) {
+  RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, a, x));
+  return Operand(p, n.kids[1], ctx, b, y);
+}
+
 // Calls keep their argument slots in their own frame, so Evaluate's own frame stays small: every
 // node evaluation would otherwise pay for initialising them. Leaf arguments (constants, fields)
 // are read in place; a slot is made only for an argument that computes something (a small inline
@@ -140,8 +147,7 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       Slot a, b;
       const Value* xp;
       const Value* yp;
-      RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, a, xp));
-      RETURN_IF_ERROR(Operand(p, n.kids[1], ctx, b, yp));
+      RETURN_IF_ERROR(BothOperands(p, n, ctx, a, b, xp, yp));
       // + - * of two floats, or of a float and an int: IEEE arithmetic, no error possible, the
       // same double BinaryOp computes (an int operand converts exactly as FloatOf does).
       const Value& x = *xp;
@@ -171,8 +177,7 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       if (n.ops.size() == 1) {  // one comparison of two floats (or float and small int): no Result
         const Value* xp;
         const Value* yp;
-        RETURN_IF_ERROR(Operand(p, n.kids[0], ctx, left, xp));
-        RETURN_IF_ERROR(Operand(p, n.kids[1], ctx, right, yp));
+        RETURN_IF_ERROR(BothOperands(p, n, ctx, left, right, xp, yp));
         const Value& x = *xp;
         const Value& y = *yp;
         const bool floats = (x.is_float() && (y.is_float() || (y.is_int() && y.as_int() >= -(int64_t{1} << 53) &&
