@@ -5,7 +5,6 @@
 #include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -181,16 +180,19 @@ Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>
       const auto too_big = [&](const SourceSplit& s) { return !s.path.empty() && s.end - s.begin > target.bytes + target.bytes / 4; };
       if (std::any_of(splits.begin(), splits.end(), too_big)) {
         ASSIGN_OR_RETURN(std::vector<SourceSplit> cut, sources[k].second->Split(target.bytes));
-        std::unordered_map<std::string, std::vector<SourceSplit>> cut_of;  // a file's ranges, in order
-        for (SourceSplit& c : cut) cut_of[c.path].push_back(std::move(c));
+        // Both lists are in the source's file order; a file's ranges in `cut` are the one that
+        // begins at 0 and those after it, so each whole range takes its own file's cuts only.
         std::vector<SourceSplit> kept;
+        std::size_t j = 0;
         for (SourceSplit& whole : splits) {
-          auto it = too_big(whole) ? cut_of.find(whole.path) : cut_of.end();
-          if (it == cut_of.end()) {
-            kept.push_back(std::move(whole));
+          std::size_t e = j;
+          while (e < cut.size() && cut[e].path == whole.path && (e == j ? cut[e].begin == 0 : cut[e].begin > 0)) ++e;
+          if (too_big(whole) && e > j) {
+            for (std::size_t c = j; c < e; ++c) kept.push_back(std::move(cut[c]));
           } else {
-            for (SourceSplit& c : it->second) kept.push_back(std::move(c));
+            kept.push_back(std::move(whole));
           }
+          j = e;
         }
         splits = std::move(kept);
       }
