@@ -76,10 +76,15 @@ class Value {
   Value(const Value& o) : kind_(o.kind_) { ConstructFrom(o); }
   Value(Value&& o) noexcept : kind_(o.kind_) { ConstructFrom(std::move(o)); }
   Value& operator=(const Value& o) {
-    if (this != &o) {
-      Value copy(o);  // may throw; *this is untouched until it has succeeded
-      *this = std::move(copy);
+    if (this == &o) return *this;
+    if (!o.heavy()) {  // a scalar: copied in place, nothing to allocate or to throw
+      Reset();
+      kind_ = o.kind_;
+      ConstructFrom(o);
+      return *this;
     }
+    Value copy(o);  // may throw; *this is untouched until it has succeeded
+    *this = std::move(copy);
     return *this;
   }
   Value& operator=(Value&& o) noexcept {
