@@ -1,0 +1,124 @@
+// The Join shuffle between its two halves, driven directly: a partial sink writes one bundle's
+// shuffle file, CommitShuffle marks it complete, the merge source reads it back. A key damaged in
+// the committed file (its bytes no longer decode) is refused as DataLoss naming the file, never
+// joined as a key it is not.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dfw/stages/combine.h"
+#include "dfw/stages/config_yaml.h"
+#include "dfw/stages/join.h"
+#include "dfw/stages/stage.h"
+#include "test_util.h"
+
+namespace dfw {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kJoinConfig = "{type: outer, equalities: [{u: uid, o: uid}], fields: {u: [uid, name], o: {other: name}}}";
+constexpr int64_t kMarkedUid = 0x0123456789AB;  // a key whose 8 bytes are easy to find in the file
+
+class JoinShuffle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RegisterBuiltinStages(registry_);
+    dir_ = tmp_.path();
+    ASSERT_FALSE(dir_.empty());
+  }
+
+  StageConfig Config(const char* type) const {
+    StageConfig c;
+    c.name = "J";
+    c.type = type;
+    c.input_names = {"u", "o"};
+    c.config = ConfigNodeFromYaml(YAML::Load(kJoinConfig));
+    c.shuffle.partitions = 8;
+    return c;
+  }
+
+  // One bundle of input `u` (users 1..20 and the marked one), committed; returns its shuffle folder.
+  std::string WriteUsers() {
+    StageConfig c = Config(kJoinPartialType);
+    c.shuffle.join_input = 0;
+    auto stage = registry_.Find(kJoinPartialType)->factory(c);
+    EXPECT_TRUE(stage.ok()) << stage.status().ToString();
+    if (!stage.ok()) return "";
+    EXPECT_TRUE((*stage)->StartBundle(BundleContext{0, dir_}).ok());
+    RowBatch batch;
+    for (int64_t uid = 1; uid <= 20; ++uid) {
+      batch.push_back(Row({{"uid", Value::Int(uid)}, {"name", Value::String("user-" + std::to_string(uid))}}));
+    }
+    batch.push_back(Row({{"uid", Value::Int(kMarkedUid)}, {"name", Value::String("marked")}}));
+    StageOutput out(&c);
+    EXPECT_TRUE((*stage)->Process(batch, out).ok());
+    EXPECT_TRUE((*stage)->FinishBundle(out).ok());
+    auto name = JoinPartialShuffleName(c);
+    EXPECT_TRUE(name.ok()) << name.status().ToString();
+    const std::string shuffle = dir_ + "/" + *name;
+    EXPECT_TRUE(CommitShuffle(shuffle, {0}).ok());
+    return shuffle;
+  }
+
+  // Reads every range of the merge over `shuffle` (both inputs read the same users' file): the rows
+  // emitted, or the first error.
+  Result<int> ReadAll(const std::string& shuffle) {
+    StageConfig c = Config(kJoinMergeType);
+    c.shuffle.join_dirs = {shuffle, shuffle};
+    ASSIGN_OR_RETURN(std::unique_ptr<Stage> merge, registry_.Find(kJoinMergeType)->factory(c));
+    ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, merge->Split(int64_t{1} << 40));
+    int rows = 0;
+    for (const SourceSplit& split : splits) {
+      ASSIGN_OR_RETURN(std::unique_ptr<SplitReader> reader, merge->OpenSplit(split));
+      for (bool more = true; more;) {
+        StageOutput out(&c);
+        ASSIGN_OR_RETURN(more, reader->Next(out, 64));
+        rows += static_cast<int>(out.main().size());
+      }
+    }
+    return rows;
+  }
+
+  StageRegistry registry_;
+  testing::TempDir tmp_{"dfw-join-shuffle-test"};
+  std::string dir_;
+};
+
+TEST_F(JoinShuffle, AKeyDamagedInTheCommittedFileIsDataLossNamingTheFile) {
+  const std::string shuffle = WriteUsers();
+  ASSERT_FALSE(shuffle.empty());
+  auto intact = ReadAll(shuffle);
+  ASSERT_TRUE(intact.ok()) << intact.status().ToString();
+  EXPECT_EQ(*intact, 21) << "each user joins itself (both inputs read the same file)";
+
+  // The marked key's int item: its kind byte, then its 8 bytes little-endian. The key is written
+  // before the row (which holds the uid too), so the first match is the key's.
+  const std::string file = shuffle + "/bundle-0.done";
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string item(1, '\x03');  // the codec's int kind
+  for (int i = 0; i < 8; ++i) item.push_back(static_cast<char>((static_cast<uint64_t>(kMarkedUid) >> (8 * i)) & 0xFF));
+  const std::size_t at = bytes.find(item);
+  ASSERT_NE(at, std::string::npos) << "the marked key is in the shuffle file";
+  bytes[at] = '\xEE';  // no such kind
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  auto damaged = ReadAll(shuffle);
+  ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
+  EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
+  EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
+}
+
+}  // namespace
+}  // namespace dfw
