@@ -90,9 +90,12 @@ struct HostInfo {
   std::string backend_reason;     // why it is not "cuda" (device::Accelerator::fallback_reason); "" = none given
 };
 
-// Harness threads per SDK process when --number_of_worker_harness_threads is not given: one
-// thread runs inference while another reads/prepares the next batch (documented in docs/options.md).
+// Harness threads per SDK process when --number_of_worker_harness_threads is not given: for a
+// pipeline that runs a model (or processes fewer than the vCPUs), one thread runs inference while
+// another reads/prepares the next batch; a record pipeline with a process per vCPU runs one thread
+// in each (MakePlan; documented in docs/options.md).
 inline constexpr int kDefaultHarnessThreads = 2;
+inline constexpr int kRecordHarnessThreads = 1;
 
 struct WorkerPlan {
   std::string machine_type;        // "" when none was given (host cores used)
