@@ -90,10 +90,10 @@ struct HostInfo {
   std::string backend_reason;     // why it is not "cuda" (device::Accelerator::fallback_reason); "" = none given
 };
 
-// Harness threads per SDK process when --number_of_worker_harness_threads is not given: for a
-// pipeline that runs a model (or processes fewer than the vCPUs), one thread runs inference while
-// another reads/prepares the next batch; a record pipeline with a process per vCPU runs one thread
-// in each (MakePlan; documented in docs/options.md).
+// Harness threads per SDK process when --number_of_worker_harness_threads is not given: where a
+// pipeline runs a model or declares a GPU (or has fewer processes than vCPUs), one thread runs
+// inference while another reads/prepares the next batch; a record pipeline with a process per vCPU
+// runs one thread in each (MakePlan; documented in docs/options.md).
 inline constexpr int kDefaultHarnessThreads = 2;
 inline constexpr int kRecordHarnessThreads = 1;
 
