@@ -37,15 +37,15 @@ void PlanProcesses(const PipelineOptions& options, WorkerPlan& plan) {
 }
 
 // Harness threads per SDK process: the option; else kDefaultHarnessThreads where a second thread
-// has work of its own (a model or a GPU: one thread runs inference while another reads and
-// prepares the next batch; or the processes are fewer than the vCPUs), else one: a record
-// pipeline's processes already take every vCPU, and a second thread in each only contends for the
-// same cores (the 1M-record JSON job on 2 cores, 2 processes: best of 8 alternating runs 0.517 s
-// with two threads each, 0.429 s with one; docs/options.md).
-void PlanHarnessThreads(const PipelineOptions& options, const std::vector<ModelRequirement>& models, WorkerPlan& plan) {
-  const bool second_thread_has_work = !models.empty() || plan.accelerator.present || plan.sdk_processes < plan.vcpus;
+// has work of its own (a GPU: one thread waits on the device while another reads and prepares the
+// next batch; or fewer processes than vCPUs), else one: on the CPU alone the processes already take
+// every vCPU, and a second thread in each only contends for the same cores (2 cores, 2 processes,
+// alternating runs with two threads a process and with one: the 1M-record JSON job best 0.517 ->
+// 0.429 s; all-MiniLM-L6-v2 on 2,048 sentences 6.57-8.03 -> 5.94-7.87 s; docs/options.md).
+void PlanHarnessThreads(const PipelineOptions& options, WorkerPlan& plan) {
+  const bool second_thread_has_work = plan.accelerator.present || plan.sdk_processes < plan.vcpus;
   plan.harness_threads_per_process =
-      options.number_of_worker_harness_threads.value_or(second_thread_has_work ? kDefaultHarnessThreads : kRecordHarnessThreads);
+      options.number_of_worker_harness_threads.value_or(second_thread_has_work ? kDefaultHarnessThreads : kCpuHarnessThreads);
 }
 
 Status PlanAccelerator(const PipelineOptions& options, const Catalog& catalog, const HostInfo& host,
@@ -199,7 +199,7 @@ Result<WorkerPlan> MakePlan(const PipelineOptions& options, const Catalog& catal
   PlanProcesses(options, plan);
   RETURN_IF_ERROR(PlanAccelerator(options, catalog, host, plan));
   PlanModelsAndMemory(catalog, models, plan);
-  PlanHarnessThreads(options, models, plan);
+  PlanHarnessThreads(options, plan);
   PlanResourceHints(options, plan);
   return plan;
 }

@@ -39,22 +39,24 @@ TEST(MakePlan, HostCoresWithoutMachineTypeAndOneWithNoUseMultipleSdkContainers) 
   EXPECT_EQ(Plan({"--number_of_worker_harness_threads=7"}).harness_threads_per_process, 7);
 }
 
-// Two harness threads where the second has work of its own (a model, a GPU, or fewer processes
-// than vCPUs); one for a record pipeline whose processes already take every vCPU; the option wins.
-TEST(MakePlan, HarnessThreadsAreTwoWhereASecondThreadHasWorkAndOneForARecordPipeline) {
+// Two harness threads where the second has work of its own (a GPU, or fewer processes than
+// vCPUs); one on the CPU alone, where the processes already take every vCPU, model or not; the
+// option wins.
+TEST(MakePlan, HarnessThreadsAreTwoWhereASecondThreadHasWorkAndOneOnTheCpuAlone) {
   const HostInfo host{6, 0, std::nullopt, ""};
   ModelRequirement model;
   model.name = "m";
   model.bytes = 1 << 20;
-  EXPECT_EQ(Plan({}, {}, host).harness_threads_per_process, kRecordHarnessThreads);
-  EXPECT_EQ(Plan({"--machine_type=n2-standard-4"}, {}, host).harness_threads_per_process, kRecordHarnessThreads);
-  EXPECT_EQ(Plan({}, {model}, host).harness_threads_per_process, kDefaultHarnessThreads);
+  EXPECT_EQ(Plan({}, {}, host).harness_threads_per_process, kCpuHarnessThreads);
+  EXPECT_EQ(Plan({"--machine_type=n2-standard-4"}, {}, host).harness_threads_per_process, kCpuHarnessThreads);
+  EXPECT_EQ(Plan({}, {model}, host).harness_threads_per_process, kCpuHarnessThreads);
   EXPECT_EQ(Plan({kL4Flag, "--machine_type=g2-standard-4"}, {}, host).harness_threads_per_process, kDefaultHarnessThreads);
+  EXPECT_EQ(Plan({kL4Flag, "--machine_type=g2-standard-4"}, {model}, host).harness_threads_per_process, kDefaultHarnessThreads);
   EXPECT_EQ(Plan({"--sdk_worker_parallelism=3"}, {}, host).harness_threads_per_process, kDefaultHarnessThreads);
   EXPECT_EQ(Plan({"--experiments=no_use_multiple_sdk_containers"}, {}, host).harness_threads_per_process, kDefaultHarnessThreads);
   EXPECT_EQ(Plan({"--number_of_worker_harness_threads=3"}, {}, host).harness_threads_per_process, 3);
   EXPECT_EQ(Plan({"--number_of_worker_harness_threads=2"}, {model}, host).harness_threads_per_process, 2);
-  EXPECT_NE(kRecordHarnessThreads, kDefaultHarnessThreads);
+  EXPECT_NE(kCpuHarnessThreads, kDefaultHarnessThreads);
 }
 
 TEST(MakePlan, BackendIsCudaWhenTheHostHasAGpuAndNoneWithoutAccelerator) {

@@ -91,11 +91,11 @@ struct HostInfo {
 };
 
 // Harness threads per SDK process when --number_of_worker_harness_threads is not given: where a
-// pipeline runs a model or declares a GPU (or has fewer processes than vCPUs), one thread runs
-// inference while another reads/prepares the next batch; a record pipeline with a process per vCPU
-// runs one thread in each (MakePlan; documented in docs/options.md).
+// GPU is declared (or there are fewer processes than vCPUs), one thread runs inference while
+// another reads/prepares the next batch; on the CPU alone, with a process per vCPU, one thread in
+// each (MakePlan; documented in docs/options.md).
 inline constexpr int kDefaultHarnessThreads = 2;
-inline constexpr int kRecordHarnessThreads = 1;
+inline constexpr int kCpuHarnessThreads = 1;
 
 struct WorkerPlan {
   std::string machine_type;        // "" when none was given (host cores used)
