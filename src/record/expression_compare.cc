@@ -182,6 +182,17 @@ Result<Value> Subscript(const Value& obj, const Value& index) {
   return Value::String(s.substr(off[k], off[k + 1] - off[k]));
 }
 
+namespace {
+
+// The k-th index a slice takes, k < n. Computed from k rather than stepped from the
+// last index: one step past the last element can overflow int64 when the step is huge
+// (s[1::2**62]), while start + k * step for k < n always lies inside the sequence.
+std::size_t SliceIndex(int64_t start, int64_t k, int64_t step) {
+  return static_cast<std::size_t>(start + k * step);
+}
+
+}  // namespace
+
 Result<Value> Slice(const Value& obj, const Value* lo, const Value* hi, const Value* step_v, EvalContext& ctx) {
   if (!obj.is_string() && !obj.is_list())
     return InvalidArgument("TypeError: '" + std::string(PyTypeName(obj)) + "' object is not subscriptable");
@@ -196,7 +207,7 @@ Result<Value> Slice(const Value& obj, const Value* lo, const Value* hi, const Va
     RETURN_IF_ERROR(ctx.Charge(static_cast<std::size_t>(n) * sizeof(Value)));
     List out;
     out.reserve(static_cast<std::size_t>(n));
-    for (int64_t k = 0, i = start; k < n; ++k, i += step) out.push_back(l[static_cast<std::size_t>(i)]);
+    for (int64_t k = 0; k < n; ++k) out.push_back(l[SliceIndex(start, k, step)]);
     return Value::FromList(std::move(out));
   }
   const std::string& s = obj.as_string();
@@ -205,13 +216,13 @@ Result<Value> Slice(const Value& obj, const Value* lo, const Value* hi, const Va
     int64_t n = AdjustSlice(static_cast<int64_t>(s.size()), &start, &stop, step);
     if (step == 1) return Value::String(s.substr(static_cast<std::size_t>(start), static_cast<std::size_t>(n)));
     out.reserve(static_cast<std::size_t>(n));
-    for (int64_t k = 0, i = start; k < n; ++k, i += step) out += s[static_cast<std::size_t>(i)];
+    for (int64_t k = 0; k < n; ++k) out += s[SliceIndex(start, k, step)];
     return Value::String(std::move(out));
   }
   std::vector<std::size_t> off = CodePointOffsets(s);
   int64_t n = AdjustSlice(static_cast<int64_t>(off.size()) - 1, &start, &stop, step);
-  for (int64_t k = 0, i = start; k < n; ++k, i += step) {
-    auto j = static_cast<std::size_t>(i);
+  for (int64_t k = 0; k < n; ++k) {
+    std::size_t j = SliceIndex(start, k, step);
     out.append(s, off[j], off[j + 1] - off[j]);
   }
   return Value::String(std::move(out));

@@ -88,7 +88,11 @@ TEST(PythonExpression, ConditionalAndIndexing) {
             {"xs[-100:100]", "[1,2,3]"}, {"'abcdef'[4:1:-1]", "\"edc\""}, {"xs[True]", "2"},
             {"nested.x", "1"}, {"nested.inner.y", "\"deep\""}, {"nested['inner']['y']", "\"deep\""},
             {"nested['x'] + 1", "2"}, {"u[1]", "\"\xc3\xa9\""}, {"u[-5:]", "\"w\xc3\xb6rld\""}, {"len(u)", "11"},
-            {"u[::-1][0]", "\"d\""}, {"words[0]", "\"b\""}});
+            {"u[::-1][0]", "\"d\""}, {"words[0]", "\"b\""},
+            // Steps near int64's end: the index past the last element must not overflow.
+            {"t[1::4611686018427387904]", "\"b\""}, {"xs[::9223372036854775807]", "[1]"},
+            {"u[2::4611686018427387904]", "\"l\""}, {"t[-1::-9223372036854775807]", "\"c\""},
+            {"xs[2::-9223372036854775807]", "[3]"}});
 }
 
 TEST(PythonExpression, Builtins) {
