@@ -110,6 +110,71 @@ struct EvalContext {
 
 Status Evaluate(const Program& p, int32_t node, EvalContext& ctx, Slot& out);
 
+// row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
+// the field at the hinted index, when it has the name, is the one Find would return.
+[[gnu::always_inline]] inline const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
+  const std::vector<Field>& fields = row.fields();
+  const int32_t h = hint.index.load(std::memory_order_relaxed);
+  if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
+    if (Row::SameFieldName(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
+  }
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (Row::SameFieldName(fields[i].name, name)) {
+      if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
+      return &fields[i].value;
+    }
+  }
+  return nullptr;
+}
+
+// + - * of two floats, or of a float and an int: IEEE arithmetic, no error possible, the same
+// double BinaryOp computes (an int operand converts exactly as FloatOf does). False, `out`
+// untouched, for any other operator or operand types.
+[[gnu::always_inline]] inline bool FloatArithmetic(Op op, const Value& x, const Value& y, Value& out) {
+  if (!(op == Op::kAdd || op == Op::kSub || op == Op::kMul)) return false;
+  if (!((x.is_float() && (y.is_float() || y.is_int())) || (x.is_int() && y.is_float()))) return false;
+  const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
+  const double v = y.is_float() ? y.as_float() : static_cast<double>(y.as_int());
+  out.AssignFloat(op == Op::kAdd ? u + v : op == Op::kSub ? u - v : u * v);
+  return true;
+}
+
+// == != < <= > >= of two floats, or of a float and an int within 2^53 (exact as a double): the
+// answer CompareOp gives, without its Result. False for any other operator or operand types.
+[[gnu::always_inline]] inline bool FloatComparison(Op op, const Value& x, const Value& y, bool& r) {
+  constexpr int64_t kExact = int64_t{1} << 53;
+  const bool floats = (x.is_float() && (y.is_float() || (y.is_int() && y.as_int() >= -kExact && y.as_int() <= kExact))) ||
+                      (y.is_float() && x.is_int() && x.as_int() >= -kExact && x.as_int() <= kExact);
+  if (!floats || op < Op::kEq || op > Op::kGe) return false;
+  const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
+  const double v = y.is_float() ? y.as_float() : static_cast<double>(y.as_int());
+  switch (op) {
+    case Op::kEq: r = u == v; break;
+    case Op::kNe: r = u != v; break;
+    case Op::kLt: r = u < v; break;
+    case Op::kLe: r = u <= v; break;
+    case Op::kGt: r = u > v; break;
+    default: r = u >= v; break;
+  }
+  return true;
+}
+
+// ---- Column-at-a-time evaluation (expression_batch.cc) -----------------------------------------
+// A program built only of constants, fields, unary and binary operators, single comparisons and
+// calls is evaluated over a batch one node at a time: a column of values per node, each node's
+// operator applied to every row in one loop (no per-row walk of the tree, no Slot per node per
+// row). A row whose value a node cannot produce (a missing field, an operator error) leaves the
+// columns and is evaluated by the tree walker alone, which gives its error (or value) exactly as
+// Evaluate does: every node is pure, and these kinds evaluate all their operands.
+// Short-circuiting kinds (and, or, if) and the rest keep the walker for the whole batch.
+struct ColumnPlan {
+  std::vector<int32_t> order;  // the nodes reachable from the root, children before parents
+};
+// The plan for `p`, or false when a node reachable from the root has no column form.
+bool PlanColumns(const Program& p, ColumnPlan& plan);
+void EvaluateColumns(const Program& p, const ColumnPlan& plan, const Row* rows, std::size_t n,
+                     std::vector<Result<Value>>& out);
+
 // ---- Operators with Python 3 semantics (expression_ops.cc) -------------------------------------
 Result<Value> BinaryOp(Op op, const Value& a, const Value& b, EvalContext& ctx);
 Result<Value> UnaryOp(Op op, const Value& a);

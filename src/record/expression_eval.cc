@@ -26,23 +26,6 @@ Status MissingName(const Program& p, const Node& n, const Row& row) {
                          "; fields of this row: " + fields);
 }
 
-// row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
-// the field at the hinted index, when it has the name, is the one Find would return.
-[[gnu::always_inline]] inline const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
-  const std::vector<Field>& fields = row.fields();
-  const int32_t h = hint.index.load(std::memory_order_relaxed);
-  if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
-    if (Row::SameFieldName(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
-  }
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (Row::SameFieldName(fields[i].name, name)) {
-      if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
-      return &fields[i].value;
-    }
-  }
-  return nullptr;
-}
-
 // The value of a leaf operand, a constant or a field the row has, read in place: no Slot and no
 // call into Evaluate (most operands are leaves). nullptr for any other node and for a field the
 // row lacks; the caller then evaluates the node in full, which reports the missing name.
@@ -150,17 +133,11 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       RETURN_IF_ERROR(BothOperands(p, n, ctx, a, b, xp, yp));
       // + - * of two floats, or of a float and an int: IEEE arithmetic, no error possible, the
       // same double BinaryOp computes (an int operand converts exactly as FloatOf does).
-      const Value& x = *xp;
-      const Value& y = *yp;
-      if ((n.op == Op::kAdd || n.op == Op::kSub || n.op == Op::kMul) &&
-          ((x.is_float() && (y.is_float() || y.is_int())) || (x.is_int() && y.is_float()))) {
-        const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
-        const double v = y.is_float() ? y.as_float() : static_cast<double>(y.as_int());
+      if (FloatArithmetic(n.op, *xp, *yp, out.owned)) {
         out.ref = nullptr;
-        out.owned.AssignFloat(n.op == Op::kAdd ? u + v : n.op == Op::kSub ? u - v : u * v);
         return Status::OK();
       }
-      return SetResult(BinaryOp(n.op, x, y, ctx), out);
+      return SetResult(BinaryOp(n.op, *xp, *yp, ctx), out);
     }
     case NodeKind::kAnd:
     case NodeKind::kOr: {
@@ -178,30 +155,15 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
         const Value* xp;
         const Value* yp;
         RETURN_IF_ERROR(BothOperands(p, n, ctx, left, right, xp, yp));
-        const Value& x = *xp;
-        const Value& y = *yp;
-        const bool floats = (x.is_float() && (y.is_float() || (y.is_int() && y.as_int() >= -(int64_t{1} << 53) &&
-                                                                 y.as_int() <= (int64_t{1} << 53)))) ||
-                            (y.is_float() && x.is_int() && x.as_int() >= -(int64_t{1} << 53) && x.as_int() <= (int64_t{1} << 53));
-        if (floats && n.ops[0] >= Op::kEq && n.ops[0] <= Op::kGe) {
-          const double u = x.is_float() ? x.as_float() : static_cast<double>(x.as_int());
-          const double v = y.is_float() ? y.as_float() : static_cast<double>(y.as_int());
-          bool r = false;
-          switch (n.ops[0]) {
-            case Op::kEq: r = u == v; break;
-            case Op::kNe: r = u != v; break;
-            case Op::kLt: r = u < v; break;
-            case Op::kLe: r = u <= v; break;
-            case Op::kGt: r = u > v; break;
-            default: r = u >= v; break;
-          }
+        bool r = false;
+        if (FloatComparison(n.ops[0], *xp, *yp, r)) {
           out.ref = nullptr;
           out.owned.AssignBool(r);
           return Status::OK();
         }
-        Result<bool> r = CompareOp(n.ops[0], x, y);
-        if (!r.ok()) return r.status();
-        out.Set(Value::Bool(*r));
+        Result<bool> general = CompareOp(n.ops[0], *xp, *yp);
+        if (!general.ok()) return general.status();
+        out.Set(Value::Bool(*general));
         return Status::OK();
       }
       RETURN_IF_ERROR(Evaluate(p, n.kids[0], ctx, left));
