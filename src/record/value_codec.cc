@@ -86,15 +86,14 @@ Status DecodeInto(std::string_view& in, int depth, Value& out) {
   return Status::OK();
 }
 
-// A row's fields after its kind byte: a varint count, then (name, value) pairs. Each field is built
-// in place in the row's vector.
-Result<Row> DecodeRowFields(std::string_view& in, int depth) {
+// A row's fields after its kind byte: a varint count, then (name, value) pairs, appended to `row`.
+// Each field is built in place in the row's vector.
+Status DecodeRowFieldsInto(std::string_view& in, int depth, Row& row) {
   ASSIGN_OR_RETURN(uint64_t n, DecodeVarint(in));
   if (n > in.size()) return DataLoss("encoded value: a row of " + std::to_string(n) + " fields with " +
                                      std::to_string(in.size()) + " bytes left");
-  Row row;
   std::vector<Field>& fields = row.mutable_fields();
-  fields.reserve(n);
+  fields.reserve(fields.size() + n);
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view name;
     if (!TakeShortBytes(in, name)) {
@@ -104,6 +103,12 @@ Result<Row> DecodeRowFields(std::string_view& in, int depth) {
     field.name.append(name.data(), name.size());
     RETURN_IF_ERROR(DecodeInto(in, depth + 1, field.value));
   }
+  return Status::OK();
+}
+
+Result<Row> DecodeRowFields(std::string_view& in, int depth) {
+  Row row;
+  RETURN_IF_ERROR(DecodeRowFieldsInto(in, depth, row));
   return row;
 }
 
@@ -359,11 +364,18 @@ void AppendEncodedRowFields(std::string& out, const Row& row, const std::vector<
   });
 }
 
-Result<Row> DecodeWholeRow(std::string_view in) {
+Status DecodeWholeRowInto(std::string_view in, Row& row) {
+  row.Clear();
   if (in.empty() || static_cast<uint8_t>(in[0]) != kRow) return DataLoss("encoded value: not a row");
   in.remove_prefix(1);
-  ASSIGN_OR_RETURN(Row row, DecodeRowFields(in, 0));
+  RETURN_IF_ERROR(DecodeRowFieldsInto(in, 0, row));
   if (!in.empty()) return DataLoss("encoded value: " + std::to_string(in.size()) + " trailing bytes");
+  return Status::OK();
+}
+
+Result<Row> DecodeWholeRow(std::string_view in) {
+  Row row;
+  RETURN_IF_ERROR(DecodeWholeRowInto(in, row));
   return row;
 }
 

@@ -97,6 +97,30 @@ TEST(ValueCodec, TimestampsAndBytesKeepTheirKind) {
   EXPECT_FALSE(DecodeWholeValue(cut).ok());
 }
 
+// A reused row (a reader decoding many) ends up as a new one would: the earlier fields and the
+// metadata are gone, whatever it held.
+TEST(ValueCodec, DecodingIntoAUsedRowLeavesNothingOfItsPast) {
+  std::string small;
+  Row one;
+  one.Append("k", Value::Int(1));
+  AppendEncodedRow(small, one);
+  Row reused = SampleRow();
+  reused.Append("extra", Value::String("left over from before"));
+  reused.set_timestamp_us(42);
+  reused.set_window(0, 10);
+  ASSERT_TRUE(DecodeWholeRowInto(small, reused).ok());
+  EXPECT_EQ(reused.ToJson(), R"({"k":1})");
+  EXPECT_EQ(reused.timestamp_us(), Row::kNoTimestamp);
+  EXPECT_TRUE(reused.in_global_window());
+  std::string full;
+  AppendEncodedRow(full, SampleRow());
+  ASSERT_TRUE(DecodeWholeRowInto(full, reused).ok());
+  std::string again;
+  AppendEncodedRow(again, reused);
+  EXPECT_EQ(again, full);  // bit for bit (the sample's NaN is not == itself)
+  EXPECT_EQ(DecodeWholeRowInto("", reused).code(), StatusCode::kDataLoss);
+}
+
 TEST(ValueCodec, DamagedOrForeignBytesAreDataLossNeverARead) {
   std::string bytes;
   AppendEncodedRow(bytes, SampleRow());

@@ -280,6 +280,13 @@ class Row {
   // Removes the field; false when absent.
   bool Erase(std::string_view name);
   void Reserve(std::size_t n) { fields_.reserve(n); }
+  // No fields and the default metadata, as a new Row; the field vector keeps its capacity.
+  void Clear() {
+    fields_.clear();
+    timestamp_us_ = kNoTimestamp;
+    window_start_us_ = INT64_MIN;
+    window_end_us_ = INT64_MAX;
+  }
 
   // Beam's element metadata in batch: the event timestamp (set by AssignTimestamps) and the window
   // (set by WindowInto, or by a windowed Combine on its output). Default: no timestamp, the global

@@ -32,6 +32,9 @@ void AppendEncodedRow(std::string& out, const Row& row);
 // row's order; a field past the end of `keep` is left out), without making that row.
 void AppendEncodedRowFields(std::string& out, const Row& row, const std::vector<uint8_t>& keep);
 Result<Row> DecodeWholeRow(std::string_view in);
+// The same into an existing row, which is cleared first and keeps its field vector's capacity (a
+// reader that decodes many rows reuses them). On an error the row holds what was decoded.
+Status DecodeWholeRowInto(std::string_view in, Row& row);
 
 // Decodes one Value from the front of `in` and advances it past the bytes used.
 Result<Value> DecodeValue(std::string_view& in);

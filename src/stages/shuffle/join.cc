@@ -277,7 +277,7 @@ class JoinReader final : public SplitReader {
         ++emitted;
         continue;
       }
-      if (next_group_ < groups_.size()) {
+      if (next_group_ < groups_used_) {
         next_combo_ = 0;
         stages_internal::JoinGroup(*spec_, groups_[next_group_].rows, combos_, scratch_);
         window_ = groups_[next_group_].window;
@@ -288,7 +288,7 @@ class JoinReader final : public SplitReader {
       if (!p) return false;
       RETURN_IF_ERROR(LoadPartition(*p));
     }
-    return next_combo_ < combos_.size() || next_group_ < groups_.size() || !cursor_.Exhausted();
+    return next_combo_ < combos_.size() || next_group_ < groups_used_ || !cursor_.Exhausted();
   }
 
   std::optional<SplitProgress> Progress() const override { return cursor_.Progress(); }
@@ -300,11 +300,14 @@ class JoinReader final : public SplitReader {
     std::optional<std::pair<int64_t, int64_t>> window;
   };
 
+  // Rows and groups are reused from partition to partition: a decoded row keeps its field vector
+  // and a group its per-input vectors, so after the first partition a row costs no allocation
+  // (they were ~6% of the stage's instructions, 200,000 x 20,000 rows).
   Status LoadPartition(int64_t p) {
-    groups_.clear();
+    groups_used_ = 0;
     next_group_ = 0;
-    rows_.clear();
-    std::unordered_map<std::string, std::size_t, KeyHasher, std::equal_to<>> by_key;  // looked up by view: no copy per row
+    rows_used_ = 0;
+    by_key_.clear();
     const std::size_t n = spec_->inputs.size();
     const std::size_t key_items = spec_->key.front().size();
     for (std::size_t i = 0; i < n; ++i) {
@@ -318,27 +321,41 @@ class JoinReader final : public SplitReader {
             d.remove_prefix(key_len);
             ASSIGN_OR_RETURN(uint64_t row_len, DecodeVarint(d));
             if (row_len > d.size()) return bad("a row runs past its section");
-            auto row = DecodeWholeRow(d.substr(0, row_len));
+            Row& row = NextRow();
+            Status decoded = DecodeWholeRowInto(d.substr(0, row_len), row);
             d.remove_prefix(row_len);
-            if (!row.ok()) return bad(row.status().message());
-            rows_.push_back(std::move(*row));
+            if (!decoded.ok()) return bad(decoded.message());
             std::size_t g;
-            auto found = stages_internal::IsNullJoinKey(key) ? by_key.end() : by_key.find(key);
-            if (found != by_key.end()) {
+            auto found = stages_internal::IsNullJoinKey(key) ? by_key_.end() : by_key_.find(key);
+            if (found != by_key_.end()) {
               g = found->second;
             } else {
-              g = groups_.size();
-              groups_.push_back(Group{std::vector<std::vector<const Row*>>(n), std::nullopt});
-              ASSIGN_OR_RETURN(groups_.back().window, WindowOf(key, key_items, bad));
-              if (!stages_internal::IsNullJoinKey(key)) by_key.emplace(std::string(key), g);  // a null key matches nothing
+              g = groups_used_;
+              Group& group = NextGroup(n);
+              ASSIGN_OR_RETURN(group.window, WindowOf(key, key_items, bad));
+              if (!stages_internal::IsNullJoinKey(key)) by_key_.emplace(std::string(key), g);  // a null key matches nothing
             }
-            groups_[g].rows[i].push_back(&rows_.back());
+            groups_[g].rows[i].push_back(&row);
           }
           return Status::OK();
         }));
       }
     }
     return Status::OK();
+  }
+
+  // The next row of the partition: a reused one (cleared, its capacity kept) or a new one.
+  Row& NextRow() {
+    if (rows_used_ == rows_.size()) rows_.emplace_back();
+    return rows_[rows_used_++];
+  }
+  // The next group: a reused one (its per-input vectors emptied, their capacity kept) or a new one.
+  Group& NextGroup(std::size_t inputs) {
+    if (groups_used_ == groups_.size()) groups_.push_back(Group{std::vector<std::vector<const Row*>>(inputs), std::nullopt});
+    Group& g = groups_[groups_used_++];
+    for (std::vector<const Row*>& r : g.rows) r.clear();
+    g.window.reset();
+    return g;
   }
 
   // The window a key carries (its last item, [start, end]), if any.
@@ -387,8 +404,11 @@ class JoinReader final : public SplitReader {
   const JoinLayout* layout_;
   std::string dir_;
   stages_internal::PartitionCursor cursor_;
-  std::deque<Row> rows_;  // the partition's rows (a deque: stable addresses as it grows)
-  std::vector<Group> groups_;
+  std::deque<Row> rows_;  // the partition's rows are the first rows_used_ (a deque: stable addresses as it grows)
+  std::size_t rows_used_ = 0;
+  std::vector<Group> groups_;  // the partition's groups are the first groups_used_
+  std::size_t groups_used_ = 0;
+  std::unordered_map<std::string, std::size_t, KeyHasher, std::equal_to<>> by_key_;  // looked up by view: no copy per row
   std::size_t next_group_ = 0;
   std::vector<const Row*> combos_;   // the group being emitted, one row per input a combination
   std::vector<const Row*> scratch_;  // JoinGroup's working room
