@@ -10,7 +10,9 @@
 # ROUNDS rounds in alternating order, the best wall time of each; the two outputs are compared as
 # multisets of rows (exactly: ints, strings and nulls).
 #   scripts/bench_join.sh [BUILD_DIR=build] [ORDERS=2000000] [USERS=200000] [ROUNDS=3]
-# Env: DFW_BENCH_VENV (default ~/.cache/dfworker/bench-venv) holds duckdb.
+# Env: DFW_BENCH_VENV (default ~/.cache/dfworker/bench-venv) holds duckdb;
+#      DFW_BENCH_BASELINE=/path/to/an/older/dfworker adds that binary to the rotation (a change's
+#      before and after in one run; its output must equal this build's).
 set -euo pipefail
 BUILD=${1:-build}
 ORDERS=${2:-2000000}
@@ -59,21 +61,32 @@ con.execute("COPY (SELECT u.uid AS user, u.name AS name, o.oid AS oid, o.amount 
             "FROM u FULL OUTER JOIN o ON u.uid = o.uid) TO 'out/duck.csv' (HEADER)")
 PY
 now() { date +%s.%N; }
-best_dfw=999999; best_duck=999999
+declare -A best=([dfw]=999999 [duck]=999999 [base]=999999)
+engines=(dfw duck)
+BASELINE=${DFW_BENCH_BASELINE:-}
+[[ -z "$BASELINE" ]] || { [[ -x "$BASELINE" ]] || { echo "bench_join: DFW_BENCH_BASELINE=$BASELINE is not executable" >&2; exit 2; }; engines+=(base); }
+n=${#engines[@]}
 for r in $(seq 1 "$ROUNDS"); do
-  for who in dfw duck; do
+  for k in $(seq 0 $((n - 1))); do
+    who=${engines[$(( (k + r - 1) % n ))]}
     rm -rf out jd && mkdir -p out
     t0=$(now)
-    if [[ $who == dfw ]]; then
-      "$BIN" run p.yaml --job_dir jd > dfw.log 2>&1 || { cat dfw.log >&2; exit 1; }
-    else
-      "$VENV/bin/python" duck.py
-    fi
+    case $who in
+      dfw) "$BIN" run p.yaml --job_dir jd > dfw.log 2>&1 || { cat dfw.log >&2; exit 1; } ;;
+      base) "$BASELINE" run p.yaml --job_dir jd > base.log 2>&1 || { cat base.log >&2; exit 1; } ;;
+      duck) "$VENV/bin/python" duck.py ;;
+    esac
     t=$(echo "$(now) - $t0" | bc -l)
     printf "round %d %-8s %7.2f s\n" "$r" "$who" "$t"
-    if [[ $who == dfw ]]; then best_dfw=$(echo "if ($t < $best_dfw) $t else $best_dfw" | bc -l); rm -rf dfw-out; cp -r out/dfw dfw-out; else best_duck=$(echo "if ($t < $best_duck) $t else $best_duck" | bc -l); cp out/duck.csv duck.csv; fi
+    best[$who]=$(echo "if ($t < ${best[$who]}) $t else ${best[$who]}" | bc -l)
+    case $who in
+      dfw) rm -rf dfw-out; cp -r out/dfw dfw-out ;;
+      base) rm -rf base-out; cp -r out/dfw base-out ;;
+      duck) cp out/duck.csv duck.csv ;;
+    esac
   done
 done
+best_dfw=${best[dfw]}; best_duck=${best[duck]}
 python3 - <<'PY'
 import collections, csv, glob, json
 def norm(v):
@@ -85,6 +98,15 @@ for f in glob.glob("dfw-out/*"):
         assert list(r) == ["user", "name", "oid", "amount"], f"dfworker row fields {list(r)}"
         dfw[tuple(norm(r[k]) for k in ("user", "name", "oid", "amount"))] += 1
 duck = collections.Counter(tuple(norm(r[k]) for k in ("user", "name", "oid", "amount")) for r in csv.DictReader(open("duck.csv")))
+def rows(paths):
+    c = collections.Counter()
+    for f in paths:
+        for line in open(f):
+            r = json.loads(line)
+            c[tuple(norm(r[k]) for k in ("user", "name", "oid", "amount"))] += 1
+    return c
+if glob.glob("base-out/*") and rows(glob.glob("base-out/*")) != dfw:
+    raise SystemExit("outputs differ between this build and the baseline dfworker")
 if dfw != duck:
     only_dfw, only_duck = dfw - duck, duck - dfw
     raise SystemExit(f"outputs differ: {sum(only_dfw.values())} rows only in dfworker (e.g. {list(only_dfw)[:3]}), "
@@ -97,3 +119,6 @@ rows=$((ORDERS + USERS))
 dfw_rps=$(echo "$rows / $best_dfw" | bc -l); duck_rps=$(echo "$rows / $best_duck" | bc -l)
 printf "best: dfworker %.2f s (%.0f input records/s), DuckDB %.2f s (%.0f input records/s); dfworker/DuckDB = %.2f\n" \
   "$best_dfw" "$dfw_rps" "$best_duck" "$duck_rps" "$(echo "$dfw_rps / $duck_rps" | bc -l)"
+if [[ -n "$BASELINE" ]]; then
+  printf "baseline dfworker %.2f s: this build's speed / the baseline's = %.2f\n" "${best[base]}" "$(echo "${best[base]} / $best_dfw" | bc -l)"
+fi
