@@ -122,6 +122,29 @@ TEST(ExpressionBatch, ColumnsTakeOperatorsAndCallsAndLeaveShortCircuitsToTheWalk
   }
 }
 
+// Names compared 16 bytes at a time: every length up to past 16, a difference in the last byte,
+// and a short name living in a heap buffer (a string that was long once).
+TEST(ExpressionBatch, NamesCompareExactlyWhateverTheirLengthOrBuffer) {
+  for (std::size_t n = 0; n <= 40; ++n) {
+    const std::string a(n, 'x');
+    std::string b = a;
+    EXPECT_TRUE(expr::SameName(a, b)) << n;
+    EXPECT_FALSE(expr::SameName(a, a + "x")) << n;
+    if (n > 0) {
+      b[n - 1] = 'y';
+      EXPECT_FALSE(expr::SameName(a, b)) << n;
+      b = a;
+      b[0] = 'y';
+      EXPECT_FALSE(expr::SameName(a, b)) << n;
+    }
+  }
+  std::string was_long(100, 'q');
+  was_long = "qty";  // keeps its heap buffer
+  ASSERT_GT(was_long.capacity(), 15u);
+  EXPECT_TRUE(expr::SameName(was_long, std::string("qty")));
+  EXPECT_FALSE(expr::SameName(was_long, std::string("qtz")));
+}
+
 // Each row may build up to 64 MiB of strings (the walker's budget, one row at a time); the
 // columns hold a whole batch, so the batch's building is capped at the same 64 MiB and a batch
 // past it goes row by row. 40 rows of a 30 MB intermediate: the peak stays far below the 1.2 GB
