@@ -159,11 +159,12 @@ Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>
   const bool job_sized = bundle_bytes <= 0;
   // Job-sized: the job's size first, from one range per file (a file is not read for that: a
   // splitter whose cut lies past a file's end only stats it), then the sources with a range over
-  // the target by more than a quarter are cut at it, at their readers' own record boundaries (one
-  // pass over those files' bytes, stopping where what is left fits). A file within that slack stays
-  // one bundle: cutting off a small tail would read the whole file here (to number the tail's
-  // lines) for one more, small, bundle. So a job of files of about the target's size, the usual
-  // shape of sharded input, reads none of them before its SDK processes start.
+  // the target by more than a quarter are split again at the target. The file splitters cut only
+  // where the rest of a file is over the target by more than a quarter (SplitFiles), so that pass
+  // reads the big files only, up to their last cut: a file within the slack stays one bundle
+  // (cutting off a small tail would read the whole file here, to number the tail's lines, for one
+  // more, small, bundle). A job of files of about the target's size, the usual shape of sharded
+  // input, reads none of them before its SDK processes start.
   constexpr int64_t kWholeSource = int64_t{1} << 60;
   std::vector<std::pair<int, std::vector<SourceSplit>>> per_source;
   int64_t file_bytes = 0, elements = 0;
@@ -179,22 +180,7 @@ Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>
     if (job_sized) {
       const auto too_big = [&](const SourceSplit& s) { return !s.path.empty() && s.end - s.begin > target.bytes + target.bytes / 4; };
       if (std::any_of(splits.begin(), splits.end(), too_big)) {
-        ASSIGN_OR_RETURN(std::vector<SourceSplit> cut, sources[k].second->Split(target.bytes));
-        // Both lists are in the source's file order; a file's ranges in `cut` are the one that
-        // begins at 0 and those after it, so each whole range takes its own file's cuts only.
-        std::vector<SourceSplit> kept;
-        std::size_t j = 0;
-        for (SourceSplit& whole : splits) {
-          std::size_t e = j;
-          while (e < cut.size() && cut[e].path == whole.path && (e == j ? cut[e].begin == 0 : cut[e].begin > 0)) ++e;
-          if (too_big(whole) && e > j) {
-            for (std::size_t c = j; c < e; ++c) kept.push_back(std::move(cut[c]));
-          } else {
-            kept.push_back(std::move(whole));
-          }
-          j = e;
-        }
-        splits = std::move(kept);
+        ASSIGN_OR_RETURN(splits, sources[k].second->Split(target.bytes));
       }
       splits = CutElementSplits(splits, target.elements);
     }

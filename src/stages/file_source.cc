@@ -79,6 +79,10 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
                                             bool csv_quotes) {
   std::vector<SourceSplit> out;
   if (target_bytes < 1) target_bytes = 1;
+  // A range is cut from the rest of its file only while that rest is over the target by more than
+  // a quarter: a file (or a file's last stretch) a little over the target stays one range rather
+  // than shedding a small tail, and the bytes that follow the last cut are not read here at all.
+  const int64_t cut_above = target_bytes + target_bytes / 4;
   std::vector<char> buf(1 << 20);
   for (const std::string& path : files) {
     FilePtr f(std::fopen(path.c_str(), "rb"));
@@ -90,13 +94,14 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
     int64_t offset = 0, line = 1;
     bool in_quotes = false;
     size_t n;
-    // Once what is left from the current range's start is within the target, no cut can follow:
-    // the rest is the last range, and its bytes need not be read here (a file within the target is
-    // not read at all; the SDK process reads it once, when it runs the range).
-    while (cur.begin + target_bytes < size && (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) {
+    // Once what is left from the current range's start is within cut_above, no cut can follow:
+    // the rest is the last range, and its bytes need not be read here (a file within it is not
+    // read at all; the SDK process reads it once, when it runs the range).
+    auto more_cuts = [&] { return size - cur.begin > cut_above; };
+    while (more_cuts() && (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) {
       const char* data = buf.data();
       if (csv_quotes) {  // every byte matters: a newline inside quotes is not a record boundary
-        for (size_t i = 0; i < n; ++i) {
+        for (size_t i = 0; i < n && more_cuts(); ++i) {
           char ch = data[i];
           if (ch == '"') in_quotes = !in_quotes;  // "" toggles twice: escapes stay balanced
           if (ch != '\n') continue;
@@ -111,7 +116,7 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
         }
       } else {  // lines: jump to the next cut point, count the newlines skipped over
         size_t i = 0;
-        while (i < n) {
+        while (i < n && more_cuts()) {
           int64_t want = cur.begin + target_bytes - 1 - offset;  // index of the byte that may end the range
           size_t from = want > static_cast<int64_t>(i) ? static_cast<size_t>(want) : i;
           if (from >= n) {
@@ -133,7 +138,7 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
       offset += static_cast<int64_t>(n);
     }
     if (std::ferror(f.get())) return ErrnoError("read '" + path + "'", errno);
-    const int64_t end = cur.begin + target_bytes < size ? offset : size;  // read to the end, or the last range
+    const int64_t end = more_cuts() ? offset : size;  // read to the end, or the last range
     if (end > cur.begin) {
       cur.end = end;
       out.push_back(cur);

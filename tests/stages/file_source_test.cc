@@ -19,12 +19,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The definition: a range ends just after the first '\n' at which it holds >= target bytes.
+// The definition: a range ends just after the first '\n' at which it holds >= target bytes, while
+// the rest of the file from the range's start is over target * 5/4 (the slack: no small tails).
 std::vector<SourceSplit> ReferenceSplit(const std::string& path, const std::string& data, int64_t target) {
   std::vector<SourceSplit> out;
   SourceSplit cur{path, 0, 0, 1};
   int64_t line = 1;
+  const auto size = static_cast<int64_t>(data.size());
   for (std::size_t i = 0; i < data.size(); ++i) {
+    if (size - cur.begin <= target + target / 4) break;  // the rest is within the slack: no more cuts
     if (data[i] != '\n') continue;
     ++line;
     auto end = static_cast<int64_t>(i) + 1;
@@ -91,7 +94,9 @@ TEST_F(SplitFilesTest, LineSplitsMatchTheByteByByteDefinition) {
   // cut points fall inside long lines and across buffer edges. A file of nothing but line ends
   // fills the newline counter's 8-bit lanes to their 255-step limit.
   const Case cases[] = {{3u << 20, 200, true}, {3u << 20, 3000, false}, {5000, 40, true}, {1, 0, true}, {2u << 20, 0, true}};
-  const int64_t targets[] = {1, 7, 100, 4096, 1 << 20, 3 << 20, int64_t{1} << 40};
+  // 900,000 leaves a 3 MiB file a last stretch just over the slack (cut again); 2.5 MiB one within
+  // it (one range, where a cut without the slack would leave a 0.5 MiB tail).
+  const int64_t targets[] = {1, 7, 100, 4096, 900000, 1 << 20, 5 << 19, 3 << 20, int64_t{1} << 40};
   int file = 0;
   for (const Case& c : cases) {
     std::string data = RandomLines(rng, c.bytes, c.max_len, c.trailing_newline);
