@@ -87,6 +87,7 @@ Result<Value> Repeat(const Value& seq, int64_t n, EvalContext& ctx) {
     return Value::String(std::move(out));
   }
   const List& l = seq.as_list();
+  if (l.empty()) return Value::FromList({});  // [] * 10**12 is [] at once, not 10**12 empty inserts
   List out;
   out.reserve(l.size() * count);
   for (std::size_t i = 0; i < count; ++i) out.insert(out.end(), l.begin(), l.end());

@@ -60,7 +60,7 @@ TEST(PythonExpression, Arithmetic) {
 
 TEST(PythonExpression, StringsAndListsOperators) {
   RunTable({{"t + 'd'", "\"abcd\""}, {"t * 2", "\"abcabc\""}, {"2 * t", "\"abcabc\""}, {"t * -1", "\"\""},
-            {"xs + [4]", "[1,2,3,4]"}, {"[0] * 3", "[0,0,0]"}, {"'b' in t", "true"}, {"'z' not in t", "true"},
+            {"xs + [4]", "[1,2,3,4]"}, {"[0] * 3", "[0,0,0]"}, {"[] * 1000000000000", "[]"}, {"empty * 1000000000000", "\"\""}, {"'b' in t", "true"}, {"'z' not in t", "true"},
             {"2 in xs", "true"}, {"2.0 in xs", "true"}, {"'a' in nested", "false"}, {"'x' in nested", "true"},
             {"'' in t", "true"}});
 }
