@@ -127,14 +127,24 @@ class JoinPartial final : public Stage {
       const std::size_t before = buf.size();
       AppendVarint(buf, key_.size());
       buf.append(key_);
-      row_.clear();
+      // The row is encoded straight into the buffer behind a one-byte length (a row under 128
+      // bytes, nearly all); a longer row's length takes more varint bytes, and the row moves up
+      // to make room. The bytes are those of the length's varint followed by the row.
+      const std::size_t length_at = buf.size();
+      buf.push_back('\0');
       if (keep_) {
-        AppendEncodedRowFields(row_, row, keep_mask_);
+        AppendEncodedRowFields(buf, row, keep_mask_);
       } else {
-        AppendEncodedRow(row_, row);
+        AppendEncodedRow(buf, row);
       }
-      AppendVarint(buf, row_.size());
-      buf.append(row_);
+      const std::size_t row_bytes = buf.size() - length_at - 1;
+      if (row_bytes < 0x80) {
+        buf[length_at] = static_cast<char>(row_bytes);
+      } else {
+        std::string length;
+        AppendVarint(length, row_bytes);
+        buf.replace(length_at, 1, length);
+      }
       buffered_ += buf.size() - before;
       if (buffered_ >= spill_bytes_) RETURN_IF_ERROR(Spill());
     }
@@ -161,7 +171,7 @@ class JoinPartial final : public Stage {
   bool SameFieldsAsLast(const Row& row) const {
     if (row.size() != last_fields_.size()) return false;
     for (std::size_t i = 0; i < last_fields_.size(); ++i) {
-      if (row.fields()[i].name != last_fields_[i]) return false;
+      if (!Row::SameFieldName(row.fields()[i].name, last_fields_[i])) return false;
     }
     return true;
   }
@@ -195,7 +205,7 @@ class JoinPartial final : public Stage {
   std::vector<std::string> schema_;
   std::unordered_set<std::string> seen_;
   std::vector<std::string> last_fields_;  // the previous row's field names (already in schema_)
-  std::string key_, row_;
+  std::string key_;
   std::optional<std::vector<std::string>> keep_;  // the columns shuffled; unset: every field
   std::vector<uint8_t> keep_mask_;                // [i]: last_fields_[i] is one of keep_
   uint64_t null_rows_ = 0;
