@@ -45,6 +45,10 @@ class JoinShuffle : public ::testing::Test {
 
   // One bundle of input `u` (users 1..20 and the marked one), committed; returns its shuffle folder.
   std::string WriteUsers() {
+    return WriteUsersNamed([](int64_t uid) { return "user-" + std::to_string(uid); });
+  }
+  template <typename NameOf>
+  std::string WriteUsersNamed(NameOf name_of) {
     StageConfig c = Config(kJoinPartialType);
     c.shuffle.join_input = 0;
     auto stage = registry_.Find(kJoinPartialType)->factory(c);
@@ -53,7 +57,7 @@ class JoinShuffle : public ::testing::Test {
     EXPECT_TRUE((*stage)->StartBundle(BundleContext{0, dir_}).ok());
     RowBatch batch;
     for (int64_t uid = 1; uid <= 20; ++uid) {
-      batch.push_back(Row({{"uid", Value::Int(uid)}, {"name", Value::String("user-" + std::to_string(uid))}}));
+      batch.push_back(Row({{"uid", Value::Int(uid)}, {"name", Value::String(name_of(uid))}}));
     }
     batch.push_back(Row({{"uid", Value::Int(kMarkedUid)}, {"name", Value::String("marked")}}));
     StageOutput out(&c);
@@ -69,17 +73,21 @@ class JoinShuffle : public ::testing::Test {
   // Reads every range of the merge over `shuffle` (both inputs read the same users' file): the rows
   // emitted, or the first error.
   Result<int> ReadAll(const std::string& shuffle) {
+    ASSIGN_OR_RETURN(std::vector<Row> rows, ReadRows(shuffle));
+    return static_cast<int>(rows.size());
+  }
+  Result<std::vector<Row>> ReadRows(const std::string& shuffle) {
     StageConfig c = Config(kJoinMergeType);
     c.shuffle.join_dirs = {shuffle, shuffle};
     ASSIGN_OR_RETURN(std::unique_ptr<Stage> merge, registry_.Find(kJoinMergeType)->factory(c));
     ASSIGN_OR_RETURN(std::vector<SourceSplit> splits, merge->Split(int64_t{1} << 40));
-    int rows = 0;
+    std::vector<Row> rows;
     for (const SourceSplit& split : splits) {
       ASSIGN_OR_RETURN(std::unique_ptr<SplitReader> reader, merge->OpenSplit(split));
       for (bool more = true; more;) {
         StageOutput out(&c);
         ASSIGN_OR_RETURN(more, reader->Next(out, 64));
-        rows += static_cast<int>(out.main().size());
+        for (Row& r : out.main()) rows.push_back(std::move(r));
       }
     }
     return rows;
@@ -118,6 +126,29 @@ TEST_F(JoinShuffle, AKeyDamagedInTheCommittedFileIsDataLossNamingTheFile) {
   ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
   EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
   EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
+}
+
+// The partial writes a row behind a one-byte length and widens it when the row reaches 128 bytes:
+// names from 90 to 129 bytes put the rows on both sides of that edge, and every one reads back.
+TEST_F(JoinShuffle, RowsOnBothSidesOfTheOneByteLengthReadBackWhole) {
+  auto name_of = [](int64_t uid) { return std::string(static_cast<std::size_t>(88 + 2 * uid), static_cast<char>('a' + uid % 26)); };
+  const std::string shuffle = WriteUsersNamed(name_of);
+  ASSERT_FALSE(shuffle.empty());
+  auto rows = ReadRows(shuffle);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 21u);
+  int checked = 0;
+  for (const Row& r : *rows) {
+    const Value* uid = r.Find("uid");
+    const Value* name = r.Find("name");
+    const Value* other = r.Find("other");
+    ASSERT_TRUE(uid != nullptr && name != nullptr && other != nullptr) << r.ToJson();
+    if (uid->as_int() == kMarkedUid) continue;
+    EXPECT_EQ(name->as_string(), name_of(uid->as_int())) << uid->as_int();
+    EXPECT_EQ(other->as_string(), name_of(uid->as_int())) << uid->as_int();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 20);
 }
 
 }  // namespace
