@@ -368,6 +368,40 @@ void AppendRowOf(std::string& out, const Row& row, Keep keep) {
 
 }  // namespace
 
+bool AppendEncodedFlatList(std::string& out, const Value* const* items, std::size_t n) {
+  constexpr std::size_t kVarintMax = 10;
+  std::size_t bound = 1 + kVarintMax;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (items[i]->is_int()) {
+      bound += 9;
+    } else if (items[i]->is_string()) {
+      bound += 1 + kVarintMax + items[i]->as_string().size();
+    } else {
+      return false;
+    }
+  }
+  const std::size_t old = out.size();
+  out.resize(old + bound);
+  char* p = out.data() + old;
+  *p++ = static_cast<char>(kList);
+  p = PutVarintRaw(p, n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Value& v = *items[i];
+    if (v.is_int()) {
+      *p++ = static_cast<char>(kInt);
+      p = PutFixed64Raw(p, static_cast<uint64_t>(v.as_int()));
+    } else {
+      const std::string& str = v.as_string();
+      *p++ = static_cast<char>(kString);
+      p = PutVarintRaw(p, str.size());
+      std::memcpy(p, str.data(), str.size());
+      p += str.size();
+    }
+  }
+  out.resize(static_cast<std::size_t>(p - out.data()));
+  return true;
+}
+
 void AppendEncodedRow(std::string& out, const Row& row) {
   AppendRowOf(out, row, [](const Field&) { return true; });
 }

@@ -121,6 +121,31 @@ TEST(ValueCodec, DecodingIntoAUsedRowLeavesNothingOfItsPast) {
   EXPECT_EQ(DecodeWholeRowInto("", reused).code(), StatusCode::kDataLoss);
 }
 
+// A shuffle key's one-write form gives AppendEncodedValue's bytes for lists of ints and strings
+// (long strings take a two-byte length), and leaves `out` alone for any other kind.
+TEST(ValueCodec, FlatListsOfIntsAndStringsEncodeAsTheirList) {
+  const std::vector<std::vector<Value>> lists = {
+      {},
+      {Value::Int(7)},
+      {Value::Int(std::numeric_limits<int64_t>::min()), Value::String("")},
+      {Value::String("user-1"), Value::Int(-1), Value::String(std::string(200, 'k'))},
+      {Value::String(std::string("a\0b", 3)), Value::Int(std::numeric_limits<int64_t>::max())}};
+  for (const std::vector<Value>& items : lists) {
+    std::vector<const Value*> ptrs;
+    for (const Value& v : items) ptrs.push_back(&v);
+    std::string got = "prefix";
+    ASSERT_TRUE(AppendEncodedFlatList(got, ptrs.data(), ptrs.size()));
+    EXPECT_EQ(got, "prefix" + EncodeValue(Value::FromList(List(items.begin(), items.end()))));
+  }
+  for (const Value& other : {Value::Float(1.0), Value::Bool(true), Value(), Value::FromList({Value::Int(1)})}) {
+    const Value one = Value::Int(1);
+    const Value* ptrs[] = {&one, &other};
+    std::string untouched = "prefix";
+    EXPECT_FALSE(AppendEncodedFlatList(untouched, ptrs, 2));
+    EXPECT_EQ(untouched, "prefix");
+  }
+}
+
 TEST(ValueCodec, DamagedOrForeignBytesAreDataLossNeverARead) {
   std::string bytes;
   AppendEncodedRow(bytes, SampleRow());

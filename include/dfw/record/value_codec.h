@@ -25,6 +25,10 @@ void AppendEncodedValue(std::string& out, const Value& v);
 // the same bytes as AppendEncodedValue of that list (without building the list).
 void AppendEncodedListHeader(std::string& out, std::size_t n);
 std::string EncodeValue(const Value& v);
+// The bytes of AppendEncodedValue(Value::FromList(items)) when every item is an int or a string
+// (a shuffle key's usual shape), written with one resize: true. False, `out` untouched, when an
+// item is of another kind.
+bool AppendEncodedFlatList(std::string& out, const Value* const* items, std::size_t n);
 // The bytes AppendEncodedValue writes for Value::FromRow(row), without making that Value; and a
 // whole encoded row decoded straight into a Row (anything else is kDataLoss).
 void AppendEncodedRow(std::string& out, const Row& row);
