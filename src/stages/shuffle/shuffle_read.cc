@@ -124,7 +124,7 @@ Result<std::vector<ShuffleFile>> ReadShuffleFiles(const std::string& dir, uint64
   return files;
 }
 
-Status ForEachSection(const ShuffleFile& file, int64_t partition, const std::function<Status(std::string_view)>& fn) {
+Status ForEachSection(const ShuffleFile& file, int64_t partition, const std::function<Status(std::string&)>& fn) {
   const auto& sections = file.by_partition[static_cast<std::size_t>(partition)];
   if (sections.empty()) return Status::OK();
   Fd f;

@@ -41,8 +41,9 @@ Result<std::vector<int64_t>> ReadShuffleIndex(const std::string& dir);
 Result<std::vector<ShuffleFile>> ReadShuffleFiles(const std::string& dir, uint64_t partitions, uint64_t arity,
                                                   std::string_view arity_name);
 
-// Calls `fn` with the bytes of each section of `partition` in `file`, in file order.
-Status ForEachSection(const ShuffleFile& file, int64_t partition, const std::function<Status(std::string_view)>& fn);
+// Calls `fn` with the bytes of each section of `partition` in `file`, in file order. The string is
+// the callee's to keep (move it out) or to read as a view.
+Status ForEachSection(const ShuffleFile& file, int64_t partition, const std::function<Status(std::string&)>& fn);
 
 // The byte space over the first `partitions` partitions of `files`: partition p spans
 // [start[p], start[p + 1]), its bytes summed over the files (partitions + 1 entries).
