@@ -128,6 +128,31 @@ TEST_F(JoinShuffle, AKeyDamagedInTheCommittedFileIsDataLossNamingTheFile) {
   EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
 }
 
+// A row damaged in the committed file (its name's string no longer decodes) is DataLoss naming the
+// file too: rows are decoded in a second pass, after every key of the partition was read.
+TEST_F(JoinShuffle, ARowDamagedInTheCommittedFileIsDataLossNamingTheFile) {
+  const std::string shuffle = WriteUsers();
+  ASSERT_FALSE(shuffle.empty());
+  const std::string file = shuffle + "/bundle-0.done";
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::size_t at = bytes.find("marked");  // in the row only (the key is the uid)
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find("marked", at + 1), std::string::npos) << "the name is written once";
+  bytes[at - 1] = '\x7f';  // its length: now past the row's end
+  {
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  auto damaged = ReadAll(shuffle);
+  ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
+  EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
+  EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
+}
+
 // The partial writes a row behind a one-byte length and widens it when the row reaches 128 bytes:
 // names from 90 to 129 bytes put the rows on both sides of that edge, and every one reads back.
 TEST_F(JoinShuffle, RowsOnBothSidesOfTheOneByteLengthReadBackWhole) {
