@@ -93,6 +93,15 @@ class JoinShuffle : public ::testing::Test {
     return rows;
   }
 
+  static std::string ReadFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  static void WriteFile(const std::string& path, const std::string& bytes) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+
   StageRegistry registry_;
   testing::TempDir tmp_{"dfw-join-shuffle-test"};
   std::string dir_;
@@ -108,20 +117,13 @@ TEST_F(JoinShuffle, AKeyDamagedInTheCommittedFileIsDataLossNamingTheFile) {
   // The marked key's int item: its kind byte, then its 8 bytes little-endian. The key is written
   // before the row (which holds the uid too), so the first match is the key's.
   const std::string file = shuffle + "/bundle-0.done";
-  std::string bytes;
-  {
-    std::ifstream in(file, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string bytes = ReadFile(file);
   std::string item(1, '\x03');  // the codec's int kind
   for (int i = 0; i < 8; ++i) item.push_back(static_cast<char>((static_cast<uint64_t>(kMarkedUid) >> (8 * i)) & 0xFF));
   const std::size_t at = bytes.find(item);
   ASSERT_NE(at, std::string::npos) << "the marked key is in the shuffle file";
   bytes[at] = '\xEE';  // no such kind
-  {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
+  WriteFile(file, bytes);
   auto damaged = ReadAll(shuffle);
   ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
   EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
@@ -134,19 +136,12 @@ TEST_F(JoinShuffle, ARowDamagedInTheCommittedFileIsDataLossNamingTheFile) {
   const std::string shuffle = WriteUsers();
   ASSERT_FALSE(shuffle.empty());
   const std::string file = shuffle + "/bundle-0.done";
-  std::string bytes;
-  {
-    std::ifstream in(file, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string bytes = ReadFile(file);
   const std::size_t at = bytes.find("marked");  // in the row only (the key is the uid)
   ASSERT_NE(at, std::string::npos);
   ASSERT_EQ(bytes.find("marked", at + 1), std::string::npos) << "the name is written once";
   bytes[at - 1] = '\x7f';  // its length: now past the row's end
-  {
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
+  WriteFile(file, bytes);
   auto damaged = ReadAll(shuffle);
   ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
   EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
