@@ -159,8 +159,8 @@ Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>
   const bool job_sized = bundle_bytes <= 0;
   // Job-sized: the job's size first, from one range per file (a file is not read for that: a
   // splitter whose cut lies past a file's end only stats it), then the sources with a range over
-  // the target by more than a quarter are split again at the target. The file splitters cut only
-  // where the rest of a file is over the target by more than a quarter (SplitFiles), so that pass
+  // UncutRangeLimit are split again at the target. The file splitters cut only where the rest of
+  // a file is over that limit too (Stage::Split's contract), so that pass
   // reads the big files only, up to their last cut: a file within the slack stays one bundle
   // (cutting off a small tail would read the whole file here, to number the tail's lines, for one
   // more, small, bundle). A job of files of about the target's size, the usual shape of sharded
@@ -178,7 +178,7 @@ Result<std::vector<Bundle>> PlanSources(const std::vector<std::pair<int, Stage*>
   for (std::size_t k = 0; k < per_source.size(); ++k) {
     auto& [source, splits] = per_source[k];
     if (job_sized) {
-      const auto too_big = [&](const SourceSplit& s) { return !s.path.empty() && s.end - s.begin > target.bytes + target.bytes / 4; };
+      const auto too_big = [&](const SourceSplit& s) { return !s.path.empty() && s.end - s.begin > UncutRangeLimit(target.bytes); };
       if (std::any_of(splits.begin(), splits.end(), too_big)) {
         ASSIGN_OR_RETURN(splits, sources[k].second->Split(target.bytes));
       }

@@ -131,8 +131,6 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
       const Value* xp;
       const Value* yp;
       RETURN_IF_ERROR(BothOperands(p, n, ctx, a, b, xp, yp));
-      // + - * of two floats, or of a float and an int: IEEE arithmetic, no error possible, the
-      // same double BinaryOp computes (an int operand converts exactly as FloatOf does).
       if (FloatArithmetic(n.op, *xp, *yp, out.owned)) {
         out.ref = nullptr;
         return Status::OK();
@@ -151,7 +149,7 @@ Status Evaluate(const Program& p, int32_t index, EvalContext& ctx, Slot& out) {
     }
     case NodeKind::kCompare: {
       Slot left, right;
-      if (n.ops.size() == 1) {  // one comparison of two floats (or float and small int): no Result
+      if (n.ops.size() == 1) {  // one comparison: operands read in place, floats without a Result
         const Value* xp;
         const Value* yp;
         RETURN_IF_ERROR(BothOperands(p, n, ctx, left, right, xp, yp));

@@ -79,10 +79,10 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
                                             bool csv_quotes) {
   std::vector<SourceSplit> out;
   if (target_bytes < 1) target_bytes = 1;
-  // A range is cut from the rest of its file only while that rest is over the target by more than
-  // a quarter: a file (or a file's last stretch) a little over the target stays one range rather
-  // than shedding a small tail, and the bytes that follow the last cut are not read here at all.
-  const int64_t cut_above = target_bytes + target_bytes / 4;
+  // A range is cut from the rest of its file only while that rest is over UncutRangeLimit: a file
+  // (or a file's last stretch) a little over the target stays one range rather than shedding a
+  // small tail, and the bytes that follow the last cut are not read here at all.
+  const int64_t cut_above = UncutRangeLimit(target_bytes);
   std::vector<char> buf(1 << 20);
   for (const std::string& path : files) {
     FilePtr f(std::fopen(path.c_str(), "rb"));

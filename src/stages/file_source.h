@@ -22,7 +22,8 @@ Result<std::vector<std::string>> ExpandGlob(const StageConfig& c, const std::str
 // Cuts every file into ranges of about `target_bytes`, each ending just after a newline (with
 // `csv_quotes`, a newline outside a double-quoted field): a range ends at the first such newline
 // at which it holds at least `target_bytes`, and only while the rest of the file from the range's
-// start is over target_bytes * 5/4 (so a file within that slack is one range, and is not read).
+// start is over UncutRangeLimit(target_bytes) (so a file within that slack is one range, and is
+// not read).
 // Records each range's first line number. Empty files give no ranges.
 Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& files, int64_t target_bytes,
                                             bool csv_quotes);

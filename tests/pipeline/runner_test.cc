@@ -205,7 +205,7 @@ TEST(PlanBundles, JobSizedCutsOnlyTheFilesWellOverTheTarget) {
       if (b.split.path == path) ranges.push_back(b.split);
     }
     ASSERT_FALSE(ranges.empty()) << path;
-    if (size <= target + target / 4) {
+    if (size <= UncutRangeLimit(target)) {
       ASSERT_EQ(ranges.size(), 1u) << path << " (" << size << " bytes, target " << target << ") stays whole";
       EXPECT_EQ(ranges[0].begin, 0);
       EXPECT_EQ(ranges[0].end, size);

@@ -102,6 +102,20 @@ class JoinShuffle : public ::testing::Test {
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
 
+  // Sets byte `at` of the shuffle's committed file to `value`: the merge's read must then be
+  // DataLoss naming that file, never rows.
+  void ExpectDamageIsDataLossNamingTheFile(const std::string& shuffle, std::size_t at, char value) {
+    const std::string file = shuffle + "/bundle-0.done";
+    std::string bytes = ReadFile(file);
+    ASSERT_LT(at, bytes.size());
+    bytes[at] = value;
+    WriteFile(file, bytes);
+    auto damaged = ReadAll(shuffle);
+    ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
+    EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
+    EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
+  }
+
   StageRegistry registry_;
   testing::TempDir tmp_{"dfw-join-shuffle-test"};
   std::string dir_;
@@ -116,18 +130,12 @@ TEST_F(JoinShuffle, AKeyDamagedInTheCommittedFileIsDataLossNamingTheFile) {
 
   // The marked key's int item: its kind byte, then its 8 bytes little-endian. The key is written
   // before the row (which holds the uid too), so the first match is the key's.
-  const std::string file = shuffle + "/bundle-0.done";
-  std::string bytes = ReadFile(file);
+  const std::string bytes = ReadFile(shuffle + "/bundle-0.done");
   std::string item(1, '\x03');  // the codec's int kind
   for (int i = 0; i < 8; ++i) item.push_back(static_cast<char>((static_cast<uint64_t>(kMarkedUid) >> (8 * i)) & 0xFF));
   const std::size_t at = bytes.find(item);
   ASSERT_NE(at, std::string::npos) << "the marked key is in the shuffle file";
-  bytes[at] = '\xEE';  // no such kind
-  WriteFile(file, bytes);
-  auto damaged = ReadAll(shuffle);
-  ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
-  EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
-  EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
+  ExpectDamageIsDataLossNamingTheFile(shuffle, at, '\xEE');  // no such kind
 }
 
 // A row damaged in the committed file (its name's string no longer decodes) is DataLoss naming the
@@ -135,21 +143,15 @@ TEST_F(JoinShuffle, AKeyDamagedInTheCommittedFileIsDataLossNamingTheFile) {
 TEST_F(JoinShuffle, ARowDamagedInTheCommittedFileIsDataLossNamingTheFile) {
   const std::string shuffle = WriteUsers();
   ASSERT_FALSE(shuffle.empty());
-  const std::string file = shuffle + "/bundle-0.done";
-  std::string bytes = ReadFile(file);
+  const std::string bytes = ReadFile(shuffle + "/bundle-0.done");
   const std::size_t at = bytes.find("marked");  // in the row only (the key is the uid)
   ASSERT_NE(at, std::string::npos);
   ASSERT_EQ(bytes.find("marked", at + 1), std::string::npos) << "the name is written once";
-  bytes[at - 1] = '\x7f';  // its length: now past the row's end
-  WriteFile(file, bytes);
-  auto damaged = ReadAll(shuffle);
-  ASSERT_FALSE(damaged.ok()) << "read " << *damaged << " rows from a damaged shuffle";
-  EXPECT_EQ(damaged.status().code(), StatusCode::kDataLoss) << damaged.status().ToString();
-  EXPECT_NE(damaged.status().message().find("bundle-0.done"), std::string::npos) << damaged.status().message();
+  ExpectDamageIsDataLossNamingTheFile(shuffle, at - 1, '\x7f');  // its length: now past the row's end
 }
 
 // The partial writes a row behind a one-byte length and widens it when the row reaches 128 bytes:
-// names from 90 to 129 bytes put the rows on both sides of that edge, and every one reads back.
+// names from 90 to 128 bytes put the rows on both sides of that edge, and every one reads back.
 TEST_F(JoinShuffle, RowsOnBothSidesOfTheOneByteLengthReadBackWhole) {
   auto name_of = [](int64_t uid) { return std::string(static_cast<std::size_t>(88 + 2 * uid), static_cast<char>('a' + uid % 26)); };
   const std::string shuffle = WriteUsersNamed(name_of);

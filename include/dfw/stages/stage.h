@@ -165,6 +165,12 @@ class SplitReader {
 inline constexpr int64_t kMinSplitBytes = 4096;
 inline constexpr int64_t kMinSplitElements = 64;
 
+// Split's slack: a file's range is cut off only while more than this many bytes of the file
+// remain from its start (the target and a quarter), so no range sheds a small tail and a file
+// within it is one range (and need not be read to be split). The planner uses the same limit to
+// pick the sources worth splitting again.
+inline constexpr int64_t UncutRangeLimit(int64_t target_bytes) { return target_bytes + target_bytes / 4; }
+
 class Stage {
  public:
   virtual ~Stage() = default;
@@ -175,7 +181,8 @@ class Stage {
   // End of bundle: flush anything buffered (a partial inference batch), close/commit sink files.
   virtual Status FinishBundle(StageOutput& /*out*/) { return Status::OK(); }
 
-  // Sources only: split the input into ranges of about `target_bytes`, cut at record boundaries.
+  // Sources only: split the input into ranges of about `target_bytes`, cut at record boundaries
+  // (file ranges with UncutRangeLimit's slack).
   virtual Result<std::vector<SourceSplit>> Split(int64_t /*target_bytes*/) {
     return Unimplemented("not a source");
   }

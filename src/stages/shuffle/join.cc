@@ -227,9 +227,14 @@ struct JoinLayout {
   std::vector<uint64_t> start;                     // partitions + 1 entries
 };
 
+// A damaged shuffle file: DataLoss naming it.
+Status Corrupt(const ShuffleFile& file, const std::string& what) {
+  return DataLoss("shuffle file '" + file.path + "' is corrupt: " + what);
+}
+
 Status ReadSchema(const ShuffleFile& file, int64_t partition, std::vector<std::string>& names,
                   std::unordered_set<std::string>& seen) {
-  auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + file.path + "' is corrupt: " + what); };
+  auto bad = [&](const std::string& what) { return Corrupt(file, what); };
   return stages_internal::ForEachSection(file, partition, [&](std::string_view d) -> Status {
     ASSIGN_OR_RETURN(uint64_t key_len, DecodeVarint(d));
     if (key_len != 0) return bad("its schema record has a key");
@@ -331,7 +336,7 @@ class JoinReader final : public SplitReader {
     const std::size_t key_items = spec_->key.front().size();
     for (std::size_t i = 0; i < n; ++i) {
       for (const ShuffleFile& file : layout_->files[i]) {
-        auto bad = [&](const std::string& what) { return DataLoss("shuffle file '" + file.path + "' is corrupt: " + what); };
+        auto bad = [&](const std::string& what) { return Corrupt(file, what); };
         RETURN_IF_ERROR(stages_internal::ForEachSection(file, p, [&](std::string& data) -> Status {
           std::string_view d = sections_.emplace_back(std::move(data));  // a deque: the bytes stay put
           while (!d.empty()) {
@@ -369,7 +374,7 @@ class JoinReader final : public SplitReader {
       const Record& r = records_[k];
       Row& row = NextRow();
       Status decoded = DecodeWholeRowInto(r.row, row);
-      if (!decoded.ok()) return DataLoss("shuffle file '" + r.file->path + "' is corrupt: " + decoded.message());
+      if (!decoded.ok()) return Corrupt(*r.file, decoded.message());
       groups_[r.group].rows[r.input].push_back(&row);
     }
     return Status::OK();
