@@ -53,6 +53,9 @@ Status BundleFile::Open(const BundleContext& bundle, const std::string& transfor
     ::close(fd);
     return ErrnoError("chmod '" + tmp_ + "'", err);
   }
+  written_ = 0;
+  writeback_started_ = 0;
+  writeback_refused_ = false;
   file_.reset(::fdopen(fd, "wb"));
   if (!file_) {
     int err = errno;
@@ -67,6 +70,26 @@ Status BundleFile::Write(std::string_view bytes) {
   if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_.get()) != bytes.size()) {
     return ErrnoError("write '" + tmp_ + "'", errno);
   }
+  written_ += static_cast<int64_t>(bytes.size());
+  if (!writeback_refused_ && written_ - writeback_started_ >= kWritebackBytes) return StartWriteback();
+  return Status::OK();
+}
+
+Status BundleFile::StartWriteback() {
+#if defined(__linux__)
+  // The whole chunks written so far reach the kernel (stdio may hold some), then their write-back
+  // starts. A refusal (a file system without it, a pipe) only loses the overlap: Commit's fsync
+  // still writes and reports everything, write-back errors included.
+  if (std::fflush(file_.get()) != 0) return ErrnoError("flush '" + tmp_ + "'", errno);
+  const int64_t upto = written_ / kWritebackBytes * kWritebackBytes;
+  if (::sync_file_range(fileno(file_.get()), writeback_started_, upto - writeback_started_, SYNC_FILE_RANGE_WRITE) == 0) {
+    writeback_started_ = upto;
+  } else {
+    writeback_refused_ = true;  // not asked again for this file
+  }
+#else
+  writeback_refused_ = true;
+#endif
   return Status::OK();
 }
 

@@ -12,21 +12,37 @@
 
 namespace dfw::stages_internal {
 
+// Commit's fsync makes the bundle's bytes durable before the commit does. Waiting for a whole
+// bundle's bytes at its end left the CPU idle for the disk at every bundle (10 ms a 10 MiB bundle
+// here, a tenth of the work's time); so Write starts the disk's write-back of every full
+// kWritebackBytes as it goes (Linux sync_file_range, which starts write-back and does not wait for
+// it), and Commit's fsync waits for little more than the last stretch. Durability is unchanged:
+// nothing counts as written before that fsync.
 class BundleFile {
  public:
+  static constexpr int64_t kWritebackBytes = int64_t{1} << 20;
+
   // Creates <staging>/<transform>/ and opens bundle-<id>.tmp for writing (truncating a previous attempt).
   Status Open(const BundleContext& bundle, const std::string& transform);
   Status Write(std::string_view bytes);
   // Flushes, fsyncs, closes and renames .tmp to .done.
   Status Commit();
   bool is_open() const { return file_ != nullptr; }
+  // The file's first bytes whose write-back Write has started (a multiple of kWritebackBytes; 0
+  // where the system has no sync_file_range or the file system refused it).
+  int64_t writeback_started() const { return writeback_started_; }
 
  private:
+  Status StartWriteback();
+
   struct Closer {
     void operator()(FILE* f) const { if (f) std::fclose(f); }
   };
   std::unique_ptr<FILE, Closer> file_;
   std::string tmp_, done_;
+  int64_t written_ = 0;            // bytes handed to Write in this file
+  int64_t writeback_started_ = 0;  // the file's first bytes whose write-back was started
+  bool writeback_refused_ = false;  // the file system refused: Commit's fsync does it all
 };
 
 }  // namespace dfw::stages_internal
