@@ -7,7 +7,7 @@
 #   DuckDB:   the same query (SELECT u.uid AS user, u.name, o.oid, o.amount FROM u FULL OUTER JOIN o
 #             ON u.uid = o.uid) over read_json, COPY'd to a file, with as many threads as cores
 #             (DuckDB from PyPI in a venv this script makes; never in CI).
-# ROUNDS rounds in alternating order, the best wall time of each; the two outputs are compared as
+# ROUNDS rounds in alternating order, the best and the median wall time of each; the two outputs are compared as
 # multisets of rows (exactly: ints, strings and nulls).
 #   scripts/bench_join.sh [BUILD_DIR=build] [ORDERS=2000000] [USERS=200000] [ROUNDS=3]
 # Env: DFW_BENCH_VENV (default ~/.cache/dfworker/bench-venv) holds duckdb;
@@ -62,6 +62,8 @@ con.execute("COPY (SELECT u.uid AS user, u.name AS name, o.oid AS oid, o.amount 
 PY
 now() { date +%s.%N; }
 declare -A best=([dfw]=999999 [duck]=999999 [base]=999999)
+declare -A times=()
+median() { printf '%s\n' $1 | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 engines=(dfw duck)
 BASELINE=${DFW_BENCH_BASELINE:-}
 [[ -z "$BASELINE" ]] || { [[ -x "$BASELINE" ]] || { echo "bench_join: DFW_BENCH_BASELINE=$BASELINE is not executable" >&2; exit 2; }; engines+=(base); }
@@ -79,6 +81,7 @@ for r in $(seq 1 "$ROUNDS"); do
     t=$(echo "$(now) - $t0" | bc -l)
     printf "round %d %-8s %7.2f s\n" "$r" "$who" "$t"
     best[$who]=$(echo "if ($t < ${best[$who]}) $t else ${best[$who]}" | bc -l)
+    times[$who]+=" $t"
     case $who in
       dfw) rm -rf dfw-out; cp -r out/dfw dfw-out ;;
       base) rm -rf base-out; cp -r out/dfw base-out ;;
@@ -121,4 +124,10 @@ printf "best: dfworker %.2f s (%.0f input records/s), DuckDB %.2f s (%.0f input 
   "$best_dfw" "$dfw_rps" "$best_duck" "$duck_rps" "$(echo "$dfw_rps / $duck_rps" | bc -l)"
 if [[ -n "$BASELINE" ]]; then
   printf "baseline dfworker %.2f s: this build's speed / the baseline's = %.2f\n" "${best[base]}" "$(echo "${best[base]} / $best_dfw" | bc -l)"
+fi
+m_dfw=$(median "${times[dfw]}"); m_duck=$(median "${times[duck]}")
+printf "median of %d rounds: dfworker %.2f s, DuckDB %.2f s; dfworker/DuckDB = %.2f\n" "$ROUNDS" "$m_dfw" "$m_duck" "$(echo "$m_duck / $m_dfw" | bc -l)"
+if [[ -n "$BASELINE" ]]; then
+  m_base=$(median "${times[base]}")
+  printf "median baseline dfworker %.2f s: this build's speed / the baseline's = %.2f\n" "$m_base" "$(echo "$m_base / $m_dfw" | bc -l)"
 fi

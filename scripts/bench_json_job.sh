@@ -8,7 +8,7 @@
 #             Both with as many threads as cores, timed as engine time (from the query to the
 #             written file; the interpreter's start and imports are not counted). DuckDB and Polars
 #             from PyPI in a venv this script makes; never in CI.
-# ROUNDS rounds, the order rotating each round, the best time of each; the three outputs are
+# ROUNDS rounds, the order rotating each round, the best and the median time of each; the three outputs are
 # compared row for row as multisets (ints and strings exactly, floats by value).
 #   scripts/bench_json_job.sh [BUILD_DIR=build] [RECORDS=1000000] [FILES=8] [ROUNDS=3]
 # Env: DFW_BENCH_VENV (default ~/.cache/dfworker/bench-venv) holds duckdb and polars;
@@ -73,6 +73,8 @@ print(f"{time.perf_counter() - t0:.4f}")
 PY
 now() { date +%s.%N; }
 declare -A best=([dfw]=999999 [duck]=999999 [polars]=999999 [base]=999999)
+declare -A times=()
+median() { printf '%s\n' $1 | sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 engines=(dfw duck polars)
 BASELINE=${DFW_BENCH_BASELINE:-}
 [[ -z "$BASELINE" ]] || { [[ -x "$BASELINE" ]] || { echo "bench_json_job: DFW_BENCH_BASELINE=$BASELINE is not executable" >&2; exit 2; }; engines+=(base); }
@@ -97,6 +99,7 @@ for r in $(seq 1 "$ROUNDS"); do
     esac
     printf "round %d %-7s %7.3f s\n" "$r" "$who" "$t"
     best[$who]=$(echo "if ($t < ${best[$who]}) $t else ${best[$who]}" | bc -l)
+    times[$who]+=" $t"
   done
 done
 python3 - <<'PY'
@@ -125,4 +128,11 @@ printf "dfworker speed / DuckDB = %.2f, dfworker speed / Polars = %.2f (above 1:
   "$(echo "${best[duck]} / ${best[dfw]}" | bc -l)" "$(echo "${best[polars]} / ${best[dfw]}" | bc -l)"
 if [[ -n "$BASELINE" ]]; then
   printf "baseline dfworker %.3f s: this build's speed / the baseline's = %.2f\n" "${best[base]}" "$(echo "${best[base]} / ${best[dfw]}" | bc -l)"
+fi
+m_dfw=$(median "${times[dfw]}"); m_duck=$(median "${times[duck]}"); m_polars=$(median "${times[polars]}")
+printf "median of %d rounds: dfworker %.3f s, DuckDB %.3f s, Polars %.3f s; dfworker speed / DuckDB = %.2f, / Polars = %.2f\n" \
+  "$ROUNDS" "$m_dfw" "$m_duck" "$m_polars" "$(echo "$m_duck / $m_dfw" | bc -l)" "$(echo "$m_polars / $m_dfw" | bc -l)"
+if [[ -n "$BASELINE" ]]; then
+  m_base=$(median "${times[base]}")
+  printf "median baseline dfworker %.3f s: this build's speed / the baseline's = %.2f\n" "$m_base" "$(echo "$m_base / $m_dfw" | bc -l)"
 fi

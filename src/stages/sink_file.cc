@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -42,62 +43,82 @@ namespace stages_internal {
 Status BundleFile::Open(const BundleContext& bundle, const std::string& transform) {
   tmp_ = StagingTmpPath(bundle.staging_dir, transform, bundle.bundle_id);
   done_ = StagingDonePath(bundle.staging_dir, transform, bundle.bundle_id);
+  fd_ = OwnedFd();
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(tmp_).parent_path(), ec);
   if (ec) return IoError("cannot create staging directory for '" + tmp_ + "': " + ec.message());
   // Private (0600 whatever the umask) and never through a symlink: staging is the job's own.
-  int fd = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoError("open '" + tmp_ + "' for writing", errno);
-  if (::fchmod(fd, 0600) != 0) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoError("chmod '" + tmp_ + "'", err);
-  }
+  OwnedFd fd(::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return ErrnoError("open '" + tmp_ + "' for writing", errno);
+  if (::fchmod(fd.get(), 0600) != 0) return ErrnoError("chmod '" + tmp_ + "'", errno);
+  fd_ = std::move(fd);
+  pending_.clear();
+  pending_.reserve(kBufferBytes);
   written_ = 0;
   writeback_started_ = 0;
   writeback_refused_ = false;
-  file_.reset(::fdopen(fd, "wb"));
-  if (!file_) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoError("open '" + tmp_ + "' for writing", err);
-  }
   return Status::OK();
 }
 
 Status BundleFile::Write(std::string_view bytes) {
-  if (!file_) return Internal("write to '" + tmp_ + "' before Open");
-  if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_.get()) != bytes.size()) {
-    return ErrnoError("write '" + tmp_ + "'", errno);
+  if (!fd_.valid()) return Internal("write to '" + tmp_ + "' before Open");
+  if (pending_.size() + bytes.size() < kBufferBytes) {
+    pending_.append(bytes);
+    return Status::OK();
   }
-  written_ += static_cast<int64_t>(bytes.size());
-  if (!writeback_refused_ && written_ - writeback_started_ >= kWritebackBytes) return StartWriteback();
+  // A full buffer goes out in one write(2) with what fills it; a piece at least a buffer long
+  // goes out as it is, straight from the caller's bytes.
+  const std::size_t fill = std::min(bytes.size(), kBufferBytes - pending_.size());
+  pending_.append(bytes.substr(0, fill));
+  RETURN_IF_ERROR(Flush());
+  bytes.remove_prefix(fill);
+  if (bytes.size() >= kBufferBytes) {
+    RETURN_IF_ERROR(WriteOut(bytes));
+  } else {
+    pending_.append(bytes);
+  }
+  if (!writeback_refused_ && written_ - writeback_started_ >= kWritebackBytes) StartWriteback();
   return Status::OK();
 }
 
-Status BundleFile::StartWriteback() {
-#if defined(__linux__)
-  // The whole chunks written so far reach the kernel (stdio may hold some), then their write-back
-  // starts. A refusal (a file system without it, a pipe) only loses the overlap: Commit's fsync
-  // still writes and reports everything, write-back errors included.
-  if (std::fflush(file_.get()) != 0) return ErrnoError("flush '" + tmp_ + "'", errno);
-  const int64_t upto = written_ / kWritebackBytes * kWritebackBytes;
-  if (::sync_file_range(fileno(file_.get()), writeback_started_, upto - writeback_started_, SYNC_FILE_RANGE_WRITE) == 0) {
-    writeback_started_ = upto;
-  } else {
-    writeback_refused_ = true;  // not asked again for this file
+Status BundleFile::Flush() {
+  Status s = WriteOut(pending_);
+  pending_.clear();
+  return s;
+}
+
+Status BundleFile::WriteOut(std::string_view bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_.get(), bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("write '" + tmp_ + "'", errno);
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+    written_ += n;
   }
-#else
-  writeback_refused_ = true;
-#endif
   return Status::OK();
+}
+
+void BundleFile::StartWriteback() {
+#if defined(__linux__)
+  // The whole chunks in the file so far start their write-back. A refusal (a file system without
+  // it) only loses the overlap: Commit's fsync still writes and reports everything, write-back
+  // errors included.
+  const int64_t upto = written_ / kWritebackBytes * kWritebackBytes;
+  if (::sync_file_range(fd_.get(), writeback_started_, upto - writeback_started_, SYNC_FILE_RANGE_WRITE) == 0) {
+    writeback_started_ = upto;
+    return;
+  }
+#endif
+  writeback_refused_ = true;  // not asked again for this file
 }
 
 Status BundleFile::Commit() {
-  if (!file_) return Internal("commit of '" + done_ + "' without an open file");
-  if (std::fflush(file_.get()) != 0) return ErrnoError("flush '" + tmp_ + "'", errno);
-  if (::fsync(fileno(file_.get())) != 0) return ErrnoError("fsync '" + tmp_ + "'", errno);
-  if (std::fclose(file_.release()) != 0) return ErrnoError("close '" + tmp_ + "'", errno);
+  if (!fd_.valid()) return Internal("commit of '" + done_ + "' without an open file");
+  RETURN_IF_ERROR(Flush());
+  if (::fsync(fd_.get()) != 0) return ErrnoError("fsync '" + tmp_ + "'", errno);
+  if (::close(fd_.release()) != 0) return ErrnoError("close '" + tmp_ + "'", errno);
   if (std::rename(tmp_.c_str(), done_.c_str()) != 0) return ErrnoError("rename '" + tmp_ + "' to '" + done_ + "'", errno);
   return Status::OK();
 }

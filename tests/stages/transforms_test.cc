@@ -181,30 +181,38 @@ TEST(Writers, FormatsRowsIntoTheCommittedBundleFile) {
 }
 
 // A bundle file written in uneven pieces across several write-back chunks: every byte arrives, in
-// order (Write flushes stdio's buffer before each write-back), and the write-back of each whole
-// chunk was started on the way rather than left to Commit's fsync.
-TEST(Writers, ABundleFileStartsWriteBackAsItGoesAndKeepsEveryByte) {
+// order; the file system gets them in pieces of at least a buffer (never a write per small piece)
+// and holds back less than a buffer; and the write-back of each whole chunk in the file was started
+// on the way rather than left to Commit's fsync.
+TEST(Writers, ABundleFileWritesInLargePiecesStartsWriteBackAsItGoesAndKeepsEveryByte) {
+  using stages_internal::BundleFile;
   TempDir dir;
   BundleContext ctx{3, dir / "staging"};
-  stages_internal::BundleFile file;
+  BundleFile file;
   ASSERT_TRUE(file.Open(ctx, "Write").ok());
   std::string expected;
   std::mt19937 rng(7);
-  const int64_t chunk = stages_internal::BundleFile::kWritebackBytes;
-  int64_t started_before_last = -1;
+  const int64_t chunk = BundleFile::kWritebackBytes;
+  const auto buffer = static_cast<int64_t>(BundleFile::kBufferBytes);
+  int pieces_written_at_once = 0;
   for (int piece = 0; expected.size() < static_cast<std::size_t>(3 * chunk + chunk / 2); ++piece) {
     std::string bytes(std::size_t{1} + rng() % 400'000, '\0');
     for (char& c : bytes) c = static_cast<char>('a' + rng() % 26);
-    if (piece % 5 == 0) bytes.assign(std::size_t{1} + rng() % 100, 'z');  // pieces stdio keeps buffered
+    if (piece % 3 == 0) bytes.assign(std::size_t{1} + rng() % 5'000, 'z');  // pieces the buffer keeps
     expected += bytes;
-    started_before_last = file.writeback_started();
+    const int64_t started_before = file.writeback_started(), written_before = file.written();
     ASSERT_TRUE(file.Write(bytes).ok());
-    EXPECT_GE(file.writeback_started(), started_before_last);
-    EXPECT_LE(file.writeback_started(), static_cast<int64_t>(expected.size()));
+    const int64_t grew = file.written() - written_before;
+    EXPECT_TRUE(grew == 0 || grew >= buffer) << grew;
+    pieces_written_at_once += grew > 0 ? 1 : 0;
+    EXPECT_LT(static_cast<int64_t>(expected.size()) - file.written(), buffer);
+    EXPECT_GE(file.writeback_started(), started_before);
     EXPECT_EQ(file.writeback_started() % chunk, 0);
+    // Linux, on a file system that takes sync_file_range (ext4, xfs, overlay, tmpfs all do).
+    EXPECT_EQ(file.writeback_started(), file.written() / chunk * chunk);
   }
-  // Linux, on a file system that takes sync_file_range (ext4, xfs, overlay, tmpfs all do).
-  EXPECT_EQ(file.writeback_started(), static_cast<int64_t>(expected.size()) / chunk * chunk);
+  EXPECT_GE(file.writeback_started(), 3 * chunk);
+  EXPECT_GT(pieces_written_at_once, 3);
   ASSERT_TRUE(file.Commit().ok());
   std::ifstream in(StagingDonePath(dir / "staging", "Write", 3), std::ios::binary);
   std::stringstream ss;
