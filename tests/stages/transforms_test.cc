@@ -1,6 +1,10 @@
 // MapToFields, Filter, Explode, Flatten, LogForTesting and the writers.
 #include <gmock/gmock.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -219,6 +223,31 @@ TEST(Writers, ABundleFileWritesInLargePiecesStartsWriteBackAsItGoesAndKeepsEvery
   ss << in.rdbuf();
   EXPECT_EQ(ss.str().size(), expected.size());
   EXPECT_TRUE(ss.str() == expected);
+}
+
+// A file system that refuses the bytes (here a file size limit, EFBIG, as a full disk gives
+// ENOSPC) is an error naming the file, from Write or at the latest from Commit; nothing is renamed
+// to .done. (In a child process: the limit and SIGXFSZ's disposition are the process's.)
+TEST(Writers, ABundleFileTheFileSystemRefusesIsAnErrorNamingTheFile) {
+  TempDir dir;
+  const std::string staging = dir / "staging";
+  EXPECT_EXIT(
+      {
+        ::signal(SIGXFSZ, SIG_IGN);
+        rlimit limit{};
+        limit.rlim_cur = limit.rlim_max = 1 << 20;
+        if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) std::_Exit(3);
+        stages_internal::BundleFile file;
+        if (!file.Open(BundleContext{5, staging}, "Write").ok()) std::_Exit(4);
+        Status s = Status::OK();
+        const std::string piece(100'000, 'x');
+        for (int i = 0; i < 30 && s.ok(); ++i) s = file.Write(piece);
+        if (s.ok()) s = file.Commit();
+        const bool named = s.message().find("bundle-5.tmp") != std::string::npos;
+        const bool renamed = std::filesystem::exists(StagingDonePath(staging, "Write", 5));
+        std::_Exit(!s.ok() && named && !renamed ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(Writers, ShardNamesFollowBeam) {
