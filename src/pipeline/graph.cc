@@ -221,15 +221,15 @@ Result<BundleStats> BundleRun::Run(const Bundle& bundle, const std::string& stag
   // Test hook (dfw/worker/pipeline_job.h): a slow source, so rebalancing tests find unread input.
   static const int64_t batch_delay_ms = ParseInt64(test_hooks::Get("SOURCE_BATCH_DELAY_MS").value_or("0")).value_or(0);
   static const std::optional<std::string> gate_file = test_hooks::Get("SOURCE_GATE_FILE");
-  bool first_batch = true;
   flow::input_node<BatchPtr> input(g, [&](tbb::flow_control& fc) -> BatchPtr {
     if (done || failed_.load()) {
       fc.stop();
       return nullptr;
     }
     if (batch_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(batch_delay_ms));
-    if (gate_file && !first_batch) test_hooks::WaitForFile(*gate_file);
-    first_batch = false;
+    // Before the first batch too: a share that fits in one batch would otherwise end before the
+    // gate, and its process would ask for (and take) a second share before every process had one.
+    if (gate_file) test_hooks::WaitForFile(*gate_file);
     StageOutput out(source_config);
     Result<bool> more(false);
     const auto started = std::chrono::steady_clock::now();

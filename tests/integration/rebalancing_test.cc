@@ -102,9 +102,10 @@ class Rebalancing : public ::testing::Test {
 TEST_F(Rebalancing, OneBundleIsSharedByAllEightSdkProcesses) {
   DFW_SKIP_WITHOUT_TEST_HOOKS();
   WriteInput("one.jsonl", 0, 30000);  // ~1.5 MB, 30 source batches
-  // Every reader stops after its first batch until the gate opens, so the processes that start
-  // last (on a loaded machine, seconds later) still find unread input; the test opens the gate
-  // once the manifest holds the 7 splits that give each of the 8 processes a share.
+  // Every reader waits before its first batch until the gate opens, so the processes that start
+  // last (on a loaded machine, seconds later) still find unread input, and no process ends its
+  // share (and takes a second) before the last one has its own; the test opens the gate once the
+  // manifest holds the 7 splits that give each of the 8 processes a share.
   const std::string gate = (base_ / "gate").string();
   pid_t run = Start("run", 8, {}, {"DFW_TEST_BUNDLE_BYTES=1000000000", "DFW_TEST_SOURCE_GATE_FILE=" + gate});
   EXPECT_TRUE(Eventually([&] { return SplitLines() >= 7; }, 90)) << "splits seen: " << SplitLines() << "\n" << Log("run");

@@ -28,9 +28,9 @@ namespace dfw {
 //                                 kill lands mid-run however fast the machine is; the test opens
 //                                 the gate when it is done
 //   DFW_TEST_SOURCE_BATCH_DELAY_MS=N  (pipeline graph) sleep N ms before each source batch is read
-//   DFW_TEST_SOURCE_GATE_FILE=PATH    (pipeline graph) after a bundle's first source batch, read no
-//                                 more until PATH exists (60 s at most): a test opens the gate once
-//                                 it has seen the splits it wants, instead of hoping a delay is long
+//   DFW_TEST_SOURCE_GATE_FILE=PATH    (pipeline graph) read no source batch until PATH exists (60 s
+//                                 at most): a test opens the gate once it has seen the splits it
+//                                 wants, instead of hoping a delay is long
 Result<std::unique_ptr<BundleExecutor>> MakePipelineExecutor(const JobInfo& job, const ExecutorContext& context);
 
 }  // namespace dfw
