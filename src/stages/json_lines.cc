@@ -107,6 +107,7 @@ Status JsonLinesParser::ParseLine(std::string_view line, int64_t line_no, StageO
 }
 
 Status JsonLinesParser::ParseLines(const std::vector<NumberedLine>& lines, StageOutput& out) {
+  out.main().reserve(out.main().size() + lines.size());  // a row per line, nearly always
   std::size_t done = 0;
   if (lines.size() >= kMinChunkLines) {
     const char* begin = lines.front().text.data();
