@@ -2,12 +2,15 @@
 
 #include <glob.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <system_error>
+#include <thread>
 
 #if defined(__SSE2__) && defined(__x86_64__)
 #include <emmintrin.h>
@@ -44,7 +47,112 @@ int64_t CountNewlines(const char* begin, const char* end) {
   return n;
 }
 
+// pread until `len` bytes or the end of the file; the bytes read (fewer only at the end).
+Result<std::size_t> ReadAt(int fd, const std::string& path, char* out, std::size_t len, int64_t at) {
+  std::size_t got = 0;
+  while (got < len) {
+    const ssize_t n = ::pread(fd, out + got, len - got, at + static_cast<int64_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("read '" + path + "'", errno);
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  return got;
+}
+
+// Where line ranges of about `target` bytes end in a file of `size` bytes: after the first newline
+// at or after each range's start + target - 1, while the rest from a range's start is over
+// `cut_above`. Only a window at each cut point is read (a long line reads on to its end), so a
+// planner finds the cuts of a big file without reading it; `size` shrinks to the end of the file
+// where it is shorter than stat said.
+Result<std::vector<int64_t>> FindLineCuts(int fd, const std::string& path, int64_t& size, int64_t target,
+                                          int64_t cut_above) {
+  constexpr std::size_t kWindow = std::size_t{64} << 10;
+  std::vector<int64_t> cuts;
+  std::vector<char> buf(kWindow);
+  int64_t win_begin = 0, win_end = 0;  // the bytes of the file in buf
+  int64_t begin = 0;
+  while (size - begin > cut_above) {
+    int64_t at = begin + target - 1;  // the first byte that may end the range
+    int64_t found = -1;
+    while (found < 0 && at < size) {
+      if (at < win_begin || at >= win_end) {
+        ASSIGN_OR_RETURN(std::size_t n, ReadAt(fd, path, buf.data(), kWindow, at));
+        if (n == 0) {
+          size = at;  // the file ends here
+          break;
+        }
+        win_begin = at;
+        win_end = at + static_cast<int64_t>(n);
+      }
+      const char* from = buf.data() + (at - win_begin);
+      const void* nl = std::memchr(from, '\n', static_cast<std::size_t>(win_end - at));
+      if (nl != nullptr) {
+        found = win_begin + (static_cast<const char*>(nl) - buf.data());
+      } else {
+        at = win_end;
+      }
+    }
+    if (found < 0) break;  // no newline after the cut point: the rest is the last range
+    cuts.push_back(found + 1);
+    begin = found + 1;
+  }
+  return cuts;
+}
+
 }  // namespace
+
+Result<std::vector<int64_t>> CountRangeNewlines(int fd, const std::string& path, const std::vector<int64_t>& ends,
+                                                int threads, int64_t min_run_bytes) {
+  std::vector<int64_t> counts(ends.size(), 0);
+  if (ends.empty()) return counts;
+  constexpr std::size_t kBlock = std::size_t{1} << 20;
+  // A thread a run of ranges [first, last): the runs split the file's bytes about evenly.
+  const int64_t total = ends.back();
+  threads = static_cast<int>(std::clamp<int64_t>(threads, 1, std::max<int64_t>(1, total / std::max<int64_t>(1, min_run_bytes))));
+  std::vector<std::size_t> run_starts{0};
+  for (std::size_t k = 0; k + 1 < ends.size() && static_cast<int>(run_starts.size()) < threads; ++k) {
+    if (ends[k] >= total / threads * static_cast<int64_t>(run_starts.size())) run_starts.push_back(k + 1);
+  }
+  run_starts.push_back(ends.size());
+  auto count_run = [&](std::size_t first, std::size_t last) -> Status {
+    std::vector<char> block(kBlock);
+    int64_t pos = first == 0 ? 0 : ends[first - 1];
+    std::size_t k = first;
+    while (k < last) {
+      const auto want = static_cast<std::size_t>(std::min<int64_t>(static_cast<int64_t>(kBlock), ends[last - 1] - pos));
+      ASSIGN_OR_RETURN(std::size_t n, ReadAt(fd, path, block.data(), want, pos));
+      if (n < want) return IoError("'" + path + "' became shorter while it was being cut into ranges");
+      const char* p = block.data();
+      const char* block_end = p + n;
+      // The block's bytes go to the ranges they fall in.
+      while (k < last && p < block_end) {
+        const char* range_end = block.data() + std::min<int64_t>(ends[k] - pos, static_cast<int64_t>(n));
+        counts[k] += CountNewlines(p, range_end);
+        p = range_end;
+        if (p - block.data() == ends[k] - pos) ++k;
+      }
+      pos += static_cast<int64_t>(n);
+    }
+    return Status::OK();
+  };
+  const std::size_t runs = run_starts.size() - 1;
+  std::vector<Status> status(runs);
+  std::vector<std::thread> workers;
+  for (std::size_t r = 1; r < runs; ++r) {
+    try {
+      workers.emplace_back([&, r] { status[r] = count_run(run_starts[r], run_starts[r + 1]); });
+    } catch (const std::system_error&) {  // no thread to be had: this one counts the run
+      status[r] = count_run(run_starts[r], run_starts[r + 1]);
+    }
+  }
+  status[0] = count_run(run_starts[0], run_starts[1]);
+  for (std::thread& t : workers) t.join();
+  for (const Status& s : status) RETURN_IF_ERROR(s);
+  return counts;
+}
 
 Result<std::vector<std::string>> ExpandGlob(const StageConfig& c, const std::string& pattern) {
   glob_t g{};
@@ -83,56 +191,48 @@ Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& file
   // (or a file's last stretch) a little over the target stays one range rather than shedding a
   // small tail, and the bytes that follow the last cut are not read here at all.
   const int64_t cut_above = UncutRangeLimit(target_bytes);
-  std::vector<char> buf(1 << 20);
+  const int threads = static_cast<int>(std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<char> buf;
   for (const std::string& path : files) {
     FilePtr f(std::fopen(path.c_str(), "rb"));
     if (!f) return ErrnoError("open '" + path + "'", errno);
     struct stat st {};
     if (::fstat(::fileno(f.get()), &st) != 0) return ErrnoError("stat '" + path + "'", errno);
-    const auto size = static_cast<int64_t>(st.st_size);
+    int64_t size = static_cast<int64_t>(st.st_size);
+    if (!csv_quotes) {
+      // Lines: the cuts from a window at each cut point, then every range's lines counted, the
+      // ranges shared among threads (the planner runs before any SDK process, alone on the host).
+      ASSIGN_OR_RETURN(std::vector<int64_t> cuts, FindLineCuts(::fileno(f.get()), path, size, target_bytes, cut_above));
+      ASSIGN_OR_RETURN(std::vector<int64_t> newlines, CountRangeNewlines(::fileno(f.get()), path, cuts, threads));
+      int64_t begin = 0, line = 1;
+      for (std::size_t k = 0; k < cuts.size(); ++k) {
+        out.push_back(SourceSplit{path, begin, cuts[k], line});
+        begin = cuts[k];
+        line += newlines[k];
+      }
+      if (size > begin) out.push_back(SourceSplit{path, begin, size, line});
+      continue;
+    }
+    // CSV: every byte matters (a newline inside quotes is not a record boundary), in one pass.
+    if (buf.empty()) buf.resize(std::size_t{1} << 20);
     SourceSplit cur{path, 0, 0, 1};
     int64_t offset = 0, line = 1;
     bool in_quotes = false;
     size_t n;
-    // Once what is left from the current range's start is within cut_above, no cut can follow:
-    // the rest is the last range, and its bytes need not be read here (a file within it is not
-    // read at all; the SDK process reads it once, when it runs the range).
     auto more_cuts = [&] { return size - cur.begin > cut_above; };
     while (more_cuts() && (n = std::fread(buf.data(), 1, buf.size(), f.get())) > 0) {
       const char* data = buf.data();
-      if (csv_quotes) {  // every byte matters: a newline inside quotes is not a record boundary
-        for (size_t i = 0; i < n && more_cuts(); ++i) {
-          char ch = data[i];
-          if (ch == '"') in_quotes = !in_quotes;  // "" toggles twice: escapes stay balanced
-          if (ch != '\n') continue;
-          ++line;
-          if (in_quotes) continue;
-          int64_t end = offset + static_cast<int64_t>(i) + 1;
-          if (end - cur.begin >= target_bytes) {
-            cur.end = end;
-            out.push_back(cur);
-            cur = SourceSplit{path, end, end, line};
-          }
-        }
-      } else {  // lines: jump to the next cut point, count the newlines skipped over
-        size_t i = 0;
-        while (i < n && more_cuts()) {
-          int64_t want = cur.begin + target_bytes - 1 - offset;  // index of the byte that may end the range
-          size_t from = want > static_cast<int64_t>(i) ? static_cast<size_t>(want) : i;
-          if (from >= n) {
-            line += CountNewlines(data + i, data + n);
-            break;
-          }
-          const void* nl = std::memchr(data + from, '\n', n - from);
-          size_t stop = nl ? static_cast<size_t>(static_cast<const char*>(nl) - data) : n;
-          line += CountNewlines(data + i, data + stop);
-          if (nl == nullptr) break;
-          ++line;
-          int64_t end = offset + static_cast<int64_t>(stop) + 1;
+      for (size_t i = 0; i < n && more_cuts(); ++i) {
+        char ch = data[i];
+        if (ch == '"') in_quotes = !in_quotes;  // "" toggles twice: escapes stay balanced
+        if (ch != '\n') continue;
+        ++line;
+        if (in_quotes) continue;
+        int64_t end = offset + static_cast<int64_t>(i) + 1;
+        if (end - cur.begin >= target_bytes) {
           cur.end = end;
           out.push_back(cur);
           cur = SourceSplit{path, end, end, line};
-          i = stop + 1;
         }
       }
       offset += static_cast<int64_t>(n);

@@ -24,7 +24,9 @@ Result<std::vector<std::string>> ExpandGlob(const StageConfig& c, const std::str
 // at which it holds at least `target_bytes`, and only while the rest of the file from the range's
 // start is over UncutRangeLimit(target_bytes) (so a file within that slack is one range, and is
 // not read).
-// Records each range's first line number. Empty files give no ranges.
+// Records each range's first line number. Empty files give no ranges. Line ranges read a window
+// at each cut point to place the cuts, then count each range's lines with up to one thread a core
+// (at most 16); CSV ranges read every byte up to the last cut in one pass (quote parity).
 Result<std::vector<SourceSplit>> SplitFiles(const std::vector<std::string>& files, int64_t target_bytes,
                                             bool csv_quotes);
 
@@ -62,6 +64,12 @@ class LineCursor {
   std::size_t pos_ = 0;
   int64_t line_;
 };
+
+// The newlines in each range [ends[k-1], ends[k]) of the file open at `fd` (ends[-1] = 0; `path`
+// names it in errors): up to `threads` threads, each reading a run of whole ranges of at least
+// `min_run_bytes` (about equal runs) in 1 MiB blocks. SplitFiles numbers line ranges with it.
+Result<std::vector<int64_t>> CountRangeNewlines(int fd, const std::string& path, const std::vector<int64_t>& ends,
+                                                int threads, int64_t min_run_bytes = int64_t{8} << 20);
 
 // True when `s` is valid UTF-8.
 bool IsValidUtf8(std::string_view s);

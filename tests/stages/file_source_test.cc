@@ -1,8 +1,10 @@
 // SplitFiles cuts files into byte ranges at record boundaries and numbers their first lines. The
 // line splitter jumps from cut point to cut point; these tests hold it to the obvious byte-by-byte
 // definition on files that cross its 1 MiB read buffer, with every kind of line ending.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +111,33 @@ TEST_F(SplitFilesTest, LineSplitsMatchTheByteByByteDefinition) {
                        "file of " + std::to_string(data.size()) + " bytes, target " + std::to_string(target));
     }
   }
+}
+
+// Each range's newlines, whatever the number of threads and however the ranges fall on the
+// counter's 1 MiB blocks: ranges of a few bytes, of about a block, and one range over several.
+TEST_F(SplitFilesTest, RangeNewlinesAreTheSameForAnyNumberOfThreads) {
+  std::mt19937 rng(11);
+  const std::string data = RandomLines(rng, 3u << 20, 300, true);
+  const std::string path = Write("count.jsonl", data);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  for (int64_t target : {int64_t{5}, int64_t{4096}, int64_t{1} << 20, int64_t{5} << 19}) {
+    std::vector<int64_t> ends, want;
+    for (const SourceSplit& r : ReferenceSplit(path, data, target)) {
+      ends.push_back(r.end);
+      want.push_back(std::count(data.begin() + r.begin, data.begin() + r.end, '\n'));
+    }
+    for (int threads : {1, 2, 3, 7}) {
+      Result<std::vector<int64_t>> got = CountRangeNewlines(fd, path, ends, threads, /*min_run_bytes=*/1);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_TRUE(*got == want) << "target " << target << ", " << threads << " threads";
+    }
+  }
+  // A file shorter than the ranges say (cut, then truncated) is an error naming it.
+  Result<std::vector<int64_t>> past = CountRangeNewlines(fd, path, {static_cast<int64_t>(data.size()) + 10}, 1, 1);
+  EXPECT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find(path), std::string::npos) << past.status().ToString();
+  ::close(fd);
 }
 
 TEST_F(SplitFilesTest, RangesTileEveryFileAndEmptyFilesGiveNone) {
