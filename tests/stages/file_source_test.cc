@@ -1,6 +1,7 @@
 // SplitFiles cuts files into byte ranges at record boundaries and numbers their first lines. The
-// line splitter jumps from cut point to cut point; these tests hold it to the obvious byte-by-byte
-// definition on files that cross its 1 MiB read buffer, with every kind of line ending.
+// line splitter reads a 64 KiB window at each cut point and counts each range's lines in 1 MiB
+// blocks, on several threads; these tests hold it to the obvious byte-by-byte definition on files
+// that cross both, lines longer than a window among them, with every kind of line ending.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -92,10 +93,12 @@ TEST_F(SplitFilesTest, LineSplitsMatchTheByteByByteDefinition) {
     int max_len;
     bool trailing_newline;
   };
-  // 3 MiB files cross the splitter's 1 MiB read buffer several times; lines up to 3000 bytes make
-  // cut points fall inside long lines and across buffer edges. A file of nothing but line ends
+  // 3 MiB files cross the counter's 1 MiB blocks several times; lines up to 3000 bytes make cut
+  // points fall inside long lines and across block edges, lines up to 200,000 bytes make the
+  // search for a cut's newline read on past its 64 KiB window. A file of nothing but line ends
   // fills the newline counter's 8-bit lanes to their 255-step limit.
-  const Case cases[] = {{3u << 20, 200, true}, {3u << 20, 3000, false}, {5000, 40, true}, {1, 0, true}, {2u << 20, 0, true}};
+  const Case cases[] = {{3u << 20, 200, true},   {3u << 20, 3000, false}, {3u << 20, 200000, true},
+                        {5000, 40, true},        {1, 0, true},            {2u << 20, 0, true}};
   // 900,000 leaves a 3 MiB file a last stretch just over the slack (cut again); 2.5 MiB one within
   // it (one range, where a cut without the slack would leave a 0.5 MiB tail).
   const int64_t targets[] = {1, 7, 100, 4096, 900000, 1 << 20, 5 << 19, 3 << 20, int64_t{1} << 40};
