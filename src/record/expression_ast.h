@@ -8,14 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "dfw/common/status.h"
+#include "dfw/common/strings.h"
 #include "dfw/record/expression.h"
 #include "dfw/record/value.h"
 
@@ -114,25 +112,9 @@ struct EvalContext {
 
 Status Evaluate(const Program& p, int32_t node, EvalContext& ctx, Slot& out);
 
-// a == b for a row's field name and a program's name, both std::strings. Names of up to 16 bytes
-// (nearly all) are compared with one 16-byte load of each, the bytes past the size masked out: a
-// libstdc++ string's buffer always has 16 readable bytes (the in-object buffer holds up to 15
-// characters and the NUL; a heap buffer exists only for a capacity above 15, plus the NUL). The
-// byte loop it replaces was the hottest loop of column evaluation (a mispredicted exit per name).
-[[gnu::always_inline]] inline bool SameName(const std::string& a, const std::string& b) {
-  const std::size_t n = b.size();
-  if (a.size() != n) return false;
-#if defined(__SSE2__)
-  if (n <= 16) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data()));
-    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.data()));
-    const unsigned differ = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y))) & 0xFFFFu;
-    const unsigned in_name = n == 16 ? 0xFFFFu : (1u << n) - 1;
-    return (differ & in_name) == 0;
-  }
-#endif
-  return std::memcmp(a.data(), b.data(), n) == 0;
-}
+// a == b for a row's field name and a program's name (dfw::SameString: one 16-byte load of each
+// for names of up to 16 bytes; the byte loop it replaced was the hottest loop of column evaluation).
+using dfw::SameString;
 
 // row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
 // the field at the hinted index, when it has the name, is the one Find would return.
@@ -140,10 +122,10 @@ Status Evaluate(const Program& p, int32_t node, EvalContext& ctx, Slot& out);
   const std::vector<Field>& fields = row.fields();
   const int32_t h = hint.index.load(std::memory_order_relaxed);
   if (h >= 0 && static_cast<std::size_t>(h) < fields.size()) {
-    if (SameName(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
+    if (SameString(fields[static_cast<std::size_t>(h)].name, name)) return &fields[static_cast<std::size_t>(h)].value;
   }
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (SameName(fields[i].name, name)) {
+    if (SameString(fields[i].name, name)) {
       if (static_cast<int32_t>(i) != h) hint.index.store(static_cast<int32_t>(i), std::memory_order_relaxed);
       return &fields[i].value;
     }

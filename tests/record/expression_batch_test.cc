@@ -128,21 +128,21 @@ TEST(ExpressionBatch, NamesCompareExactlyWhateverTheirLengthOrBuffer) {
   for (std::size_t n = 0; n <= 40; ++n) {
     const std::string a(n, 'x');
     std::string b = a;
-    EXPECT_TRUE(expr::SameName(a, b)) << n;
-    EXPECT_FALSE(expr::SameName(a, a + "x")) << n;
+    EXPECT_TRUE(SameString(a, b)) << n;
+    EXPECT_FALSE(SameString(a, a + "x")) << n;
     if (n > 0) {
       b[n - 1] = 'y';
-      EXPECT_FALSE(expr::SameName(a, b)) << n;
+      EXPECT_FALSE(SameString(a, b)) << n;
       b = a;
       b[0] = 'y';
-      EXPECT_FALSE(expr::SameName(a, b)) << n;
+      EXPECT_FALSE(SameString(a, b)) << n;
     }
   }
   std::string was_long(100, 'q');
   was_long = "qty";  // keeps its heap buffer
   ASSERT_GT(was_long.capacity(), 15u);
-  EXPECT_TRUE(expr::SameName(was_long, std::string("qty")));
-  EXPECT_FALSE(expr::SameName(was_long, std::string("qtz")));
+  EXPECT_TRUE(SameString(was_long, std::string("qty")));
+  EXPECT_FALSE(SameString(was_long, std::string("qtz")));
 }
 
 // Each row may build up to 64 MiB of strings (the walker's budget, one row at a time); the

@@ -2,12 +2,37 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace dfw {
+
+// a == b for two std::strings, for the hot paths that compare short ones (field names, encoded
+// group keys). Strings of up to 16 bytes (nearly all) are compared with one 16-byte load of each,
+// the bytes past the size masked out: a libstdc++ string's buffer always has 16 readable bytes
+// (the in-object buffer holds up to 15 characters and the NUL; a heap buffer exists only for a
+// capacity above 15, plus the NUL).
+[[gnu::always_inline]] inline bool SameString(const std::string& a, const std::string& b) {
+  const std::size_t n = b.size();
+  if (a.size() != n) return false;
+#if defined(__SSE2__)
+  if (n <= 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data()));
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.data()));
+    const unsigned differ = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(x, y))) & 0xFFFFu;
+    const unsigned in_string = n == 16 ? 0xFFFFu : (1u << n) - 1;
+    return (differ & in_string) == 0;
+  }
+#endif
+  return std::memcmp(a.data(), b.data(), n) == 0;
+}
 
 // Damerau-free Levenshtein distance (insert/delete/substitute), ASCII case-sensitive.
 std::size_t EditDistance(std::string_view a, std::string_view b);

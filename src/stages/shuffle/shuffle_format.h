@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "combine_fns.h"
 #include "dfw/common/status.h"
+#include "dfw/common/strings.h"
 #include "dfw/record/value_codec.h"
 #include "dfw/stages/stage.h"
 
@@ -50,11 +52,34 @@ inline std::string ShuffleFooter(const std::vector<ShuffleSection>& index, uint6
   return footer;
 }
 
-// A key's slot hash: KeyHash (which picks the partition, h % partitions) mixed again (murmur3's
-// finaliser). Every key of one partition shares h's low bits, so a table of one partition indexed
-// by h's low bits would cluster into a few runs.
+// A key's slot in this process's KeyTable: a hash of the encoded key 8 bytes at a time (the last
+// word overlapping the one before it; a key under 8 bytes in one word), each word mixed in with a
+// multiply and a shift, then murmur3's finaliser. The table is the process's own and keeps its
+// keys in first-seen order, so nothing depends on these values beyond the lookup. (It was KeyHash,
+// FNV a byte at a time, mixed again: KeyHash stays what picks a key's partition, h % partitions.)
+// callgrind, 300,000 rows over 1,000 keys, one SDK process: the fold (FoldBatch and KeyHash)
+// 112.0M -> 79.2M Ir.
 inline uint64_t SlotHash(std::string_view key) {
-  uint64_t h = KeyHash(key);
+  const char* p = key.data();
+  const std::size_t n = key.size();
+  auto mix = [](uint64_t h, uint64_t w) {
+    h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 31);
+  };
+  uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1);
+  if (n >= 8) {
+    uint64_t w;
+    for (std::size_t i = 0; i + 8 < n; i += 8) {
+      std::memcpy(&w, p + i, 8);
+      h = mix(h, w);
+    }
+    std::memcpy(&w, p + n - 8, 8);
+    h = mix(h, w);
+  } else {
+    uint64_t w = 0;
+    for (std::size_t i = 0; i < n; ++i) w |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+    h = mix(h, w);
+  }
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
@@ -102,7 +127,7 @@ class KeyTable {
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Slot& s = slots_[i];
       if (s.entry == 0) return nullptr;
-      if (s.hash == h && entries_[s.entry - 1].first == key) return &entries_[s.entry - 1].second;
+      if (s.hash == h && SameString(entries_[s.entry - 1].first, key)) return &entries_[s.entry - 1].second;
     }
   }
   // `key` must not be in the table.
