@@ -1,11 +1,14 @@
 // MapToFields, Filter, Explode, Flatten, LogForTesting and the writers.
 #include <gmock/gmock.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <random>
 #include <sstream>
 
@@ -191,6 +194,16 @@ TEST(Writers, FormatsRowsIntoTheCommittedBundleFile) {
 TEST(Writers, ABundleFileWritesInLargePiecesStartsWriteBackAsItGoesAndKeepsEveryByte) {
   using stages_internal::BundleFile;
   TempDir dir;
+  // The file system under the test's folder takes sync_file_range (ext4, xfs, btrfs, overlay and
+  // tmpfs do); one that refused would leave writeback_started() at 0, which BundleFile allows.
+  bool takes_writeback = false;
+  {
+    const std::string probe = dir / "probe";
+    const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(fd, 0);
+    takes_writeback = ::write(fd, "x", 1) == 1 && ::sync_file_range(fd, 0, 1, SYNC_FILE_RANGE_WRITE) == 0;
+    ::close(fd);
+  }
   BundleContext ctx{3, dir / "staging"};
   BundleFile file;
   ASSERT_TRUE(file.Open(ctx, "Write").ok());
@@ -212,10 +225,13 @@ TEST(Writers, ABundleFileWritesInLargePiecesStartsWriteBackAsItGoesAndKeepsEvery
     EXPECT_LT(static_cast<int64_t>(expected.size()) - file.written(), buffer);
     EXPECT_GE(file.writeback_started(), started_before);
     EXPECT_EQ(file.writeback_started() % chunk, 0);
-    // Linux, on a file system that takes sync_file_range (ext4, xfs, overlay, tmpfs all do).
-    EXPECT_EQ(file.writeback_started(), file.written() / chunk * chunk);
+    EXPECT_EQ(file.writeback_started(), takes_writeback ? file.written() / chunk * chunk : 0);
   }
-  EXPECT_GE(file.writeback_started(), 3 * chunk);
+  if (takes_writeback) {
+    EXPECT_GE(file.writeback_started(), 3 * chunk);
+  } else {
+    std::cerr << "note: this file system refuses sync_file_range; only its absence was checked\n";
+  }
   EXPECT_GT(pieces_written_at_once, 3);
   ASSERT_TRUE(file.Commit().ok());
   std::ifstream in(StagingDonePath(dir / "staging", "Write", 3), std::ios::binary);
