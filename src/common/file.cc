@@ -16,9 +16,7 @@
 #include "dfw/common/test_hooks.h"
 
 namespace dfw {
-namespace {
 
-// Writes all of `n` bytes, retrying short writes and EINTR. Returns 0 or the errno.
 int WriteAll(int fd, const char* p, std::size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd, p, n);
@@ -31,6 +29,22 @@ int WriteAll(int fd, const char* p, std::size_t n) {
   }
   return 0;
 }
+
+int64_t ReadAllAt(int fd, char* p, std::size_t n, int64_t offset) {
+  std::size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, p + got, n - got, static_cast<off_t>(offset + static_cast<int64_t>(got)));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return static_cast<int64_t>(got);
+}
+
+namespace {
 
 std::string RandomHex() {
   unsigned char bytes[8];

@@ -18,6 +18,8 @@
 
 #include <simdjson.h>
 
+#include "dfw/common/file.h"
+
 namespace dfw::stages_internal {
 namespace {
 
@@ -47,19 +49,11 @@ int64_t CountNewlines(const char* begin, const char* end) {
   return n;
 }
 
-// pread until `len` bytes or the end of the file; the bytes read (fewer only at the end).
+// ReadAllAt with the file named in its error: the bytes read (fewer only at the end).
 Result<std::size_t> ReadAt(int fd, const std::string& path, char* out, std::size_t len, int64_t at) {
-  std::size_t got = 0;
-  while (got < len) {
-    const ssize_t n = ::pread(fd, out + got, len - got, at + static_cast<int64_t>(got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("read '" + path + "'", errno);
-    }
-    if (n == 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  return got;
+  const int64_t got = ReadAllAt(fd, out, len, at);
+  if (got < 0) return ErrnoError("read '" + path + "'", static_cast<int>(-got));
+  return static_cast<std::size_t>(got);
 }
 
 // Where line ranges of about `target` bytes end in a file of `size` bytes: after the first newline

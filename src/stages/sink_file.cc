@@ -88,15 +88,8 @@ Status BundleFile::Flush() {
 }
 
 Status BundleFile::WriteOut(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_.get(), bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("write '" + tmp_ + "'", errno);
-    }
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-    written_ += n;
-  }
+  if (int err = WriteAll(fd_.get(), bytes.data(), bytes.size()); err != 0) return ErrnoError("write '" + tmp_ + "'", err);
+  written_ += static_cast<int64_t>(bytes.size());
   return Status::OK();
 }
 

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <string>
 
@@ -108,6 +109,27 @@ TEST(MakeFolders, CreatesEveryMissingFolderWithTheExactMode) {
 TEST(ErrnoError, NeverSaysSuccessForALostErrno) {
   Status s = ErrnoError("write 'x'", 0);
   EXPECT_EQ(s.message().find("Success"), std::string::npos) << s.message();
+}
+
+// WriteAll and ReadAllAt round trip: a read at an offset, one running past the end (fewer bytes),
+// one at the end (none), and a descriptor that cannot be read (-errno).
+TEST(ReadAllAt, ReadsWhatIsThereAndSaysWhenItCannot) {
+  TempDir dir;
+  const std::string path = dir / "f";
+  OwnedFd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+  ASSERT_TRUE(out.valid());
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += static_cast<char>('a' + i % 26);
+  ASSERT_EQ(WriteAll(out.get(), text.data(), text.size()), 0);
+  OwnedFd in(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(in.valid());
+  std::string buf(70000, '\0');
+  EXPECT_EQ(ReadAllAt(in.get(), buf.data(), 50000, 1234), 50000);
+  EXPECT_EQ(buf.substr(0, 50000), text.substr(1234, 50000));
+  EXPECT_EQ(ReadAllAt(in.get(), buf.data(), 70000, 40000), 60000);
+  EXPECT_EQ(buf.substr(0, 60000), text.substr(40000));
+  EXPECT_EQ(ReadAllAt(in.get(), buf.data(), 10, 100000), 0);
+  EXPECT_EQ(ReadAllAt(out.get(), buf.data(), 10, 0), -EBADF);  // opened write-only
 }
 
 }  // namespace

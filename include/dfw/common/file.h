@@ -47,6 +47,12 @@ class OwnedFd {
   int fd_ = -1;
 };
 
+// Writes all of [p, p + n) to `fd`, retrying short writes and EINTR: 0, or the errno.
+int WriteAll(int fd, const char* p, std::size_t n);
+// Reads [offset, offset + n) of `fd` into p (pread), retrying short reads and EINTR until n bytes or
+// the end of the file: the bytes read (fewer only at the end), or -errno.
+int64_t ReadAllAt(int fd, char* p, std::size_t n, int64_t offset);
+
 // mkdir -p with an exact mode: every missing folder of `path` is created with `mode` whatever the
 // umask; folders that exist are left as they are. "" is the working directory (nothing to do).
 Status MakeFolders(const std::string& path, mode_t mode);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "dfw/common/file.h"
 #include "dfw/record/value_codec.h"
 #include "shuffle_format.h"
 
@@ -19,13 +20,10 @@ namespace {
 
 Result<std::string> ReadRange(int fd, const std::string& path, uint64_t offset, uint64_t length) {
   std::string buf(length, '\0');
-  uint64_t got = 0;
-  while (got < length) {
-    ssize_t n = ::pread(fd, buf.data() + got, length - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("read '" + path + "'", errno);
-    if (n == 0) return DataLoss(fmt::format("shuffle file '{}' is truncated (wanted {} bytes at {})", path, length, offset));
-    got += static_cast<uint64_t>(n);
+  const int64_t got = ReadAllAt(fd, buf.data(), length, static_cast<int64_t>(offset));
+  if (got < 0) return ErrnoError("read '" + path + "'", static_cast<int>(-got));
+  if (static_cast<uint64_t>(got) < length) {
+    return DataLoss(fmt::format("shuffle file '{}' is truncated (wanted {} bytes at {})", path, length, offset));
   }
   return buf;
 }
