@@ -142,7 +142,15 @@ grep -hE "SDK processes:|inference backend" "${logs[@]}" 2>/dev/null | head -2 |
 grep -hE "Linear layers in" "${logs[@]}" 2>/dev/null | head -1 | cut -c1-400 || true
 ran=$dtype
 if [[ $ran == auto ]]; then
-  ran=$(grep -hoE "Linear layers in [a-z0-9]+" "${logs[@]}" 2>/dev/null | head -1 | awk '{print $4}' || true)
+  # The choice may differ per token bucket ("int8 for 9-16 tokens, ...; float32 for 1-8 tokens"):
+  # the lowest precision any bucket runs sets the bound the two outputs are held to.
+  chose=$(grep -hoE "Linear layers in [^(]*" "${logs[@]}" 2>/dev/null | head -1 || true)
+  case $chose in
+    *int8*) ran=int8 ;;
+    *bfloat16*) ran=bfloat16 ;;
+    *float32*) ran=float32 ;;
+    *) ran= ;;
+  esac
 fi
 case $ran in
   bfloat16) min_cos=0.999 ;;
@@ -179,14 +187,22 @@ isa = [f for f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "avx512_bf16", 
 # oneDNN capped below the CPU (ONEDNN_MAX_CPU_ISA) runs the kernels of the ISA it is capped at:
 # judge the run by that ISA's goal (ONNX Runtime is not capped, so the comparison is conservative).
 cap = os.environ.get("ONEDNN_MAX_CPU_ISA", "").upper()
+# Under scripts/as-cpu.sh every process of both sides (this one too) saw the smaller CPU's cpuid:
+# both picked that CPU's kernels, and the run is judged as that CPU.
+masked = os.environ.get("DFW_CPU_MASK", "")
+if masked == "avx2":
+    flags = [f for f in flags if not f.startswith(("avx512", "amx", "avx_vnni"))]
+elif masked == "avx512-vnni":
+    flags = [f for f in flags if not f.startswith(("amx", "avx512_bf16", "avx_vnni"))]
 if cap in ("SSE41", "AVX", "AVX2"):
     flags = [f for f in flags if not f.startswith(("avx512", "amx", "avx_vnni"))]
 elif cap in ("AVX512_CORE",):
     flags = [f for f in flags if not f.startswith(("amx", "avx512_vnni", "avx512_bf16", "avx_vnni"))]
 elif cap in ("AVX512_CORE_VNNI", "AVX512_CORE_BF16"):  # AVX-512 with VNNI (and BF16), no AMX
     flags = [f for f in flags if not f.startswith("amx")]
-print("  CPU flags: %s%s" % (" ".join(isa), "; oneDNN capped at %s: judged as %s" % (cap, " ".join(
-    f for f in ("avx2", "avx512f", "avx512_vnni", "amx_bf16") if f in flags)) if cap else ""))
+print("  CPU flags: %s%s%s" % (" ".join(isa), "; every process saw cpuid as %s (scripts/as-cpu.sh): %s" % (
+    masked, " ".join(f for f in isa if f in flags)) if masked else "", "; oneDNN capped at %s: judged as %s" % (
+    cap, " ".join(f for f in ("avx2", "avx512f", "avx512_vnni", "amx_bf16") if f in flags)) if cap else ""))
 print("  dfworker run (dtype %-8s ran %-8s): median %6.2f s  %7.1f sentences/s  (rounds: %s)"
       % (dtype, ran, md, n / md, ", ".join("%.2f" % x for x in d)))
 print("  ONNX Runtime %s (%d threads): median %6.2f s  %7.1f sentences/s  (rounds: %s; from session creation %.2f s)"

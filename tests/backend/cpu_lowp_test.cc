@@ -180,45 +180,79 @@ TEST(CpuLowPrecision, WidePassesAgreeWithTheScalarReferenceExactly) {
 
 // The int8 weights made at load: the AVX-512 pass gives the scalar reference's bytes, scales and
 // sums exactly (ties rounded to even, rows shorter than, equal to and past 16 lanes, a row of
-// zeros), for 8-bit and 7-bit weights; each weight within half a step of its original.
+// zeros), for 8-bit and 7-bit weights and for 8-bit weights with same-signed pairs bounded to 128
+// steps; each weight within half a step of its original (a pair the bound corrects: one step).
 TEST(CpuLowPrecision, WeightQuantisationIsExactOnEveryPath) {
   using cpu_kernels::Isa;
   for (int k : {1, 15, 16, 17, 77, 384}) {
     const int n = 9;
     std::vector<float> w = Random(static_cast<std::size_t>(n) * k, 0.05f, 11 + k);
     for (int p = 0; p < k; ++p) w[static_cast<std::size_t>(3) * k + p] = 0.f;  // a row of zeros
-    // Row 5: max 127, so the scale is 1 and x.5 values are ties: 2.5 -> 2, 3.5 -> 4, -0.5 -> -0.
+    // Row 5: max 127, so the scale is 1 and x.5 values are ties: -2.5 -> -2, 3.5 -> 4, -0.5 -> -0
+    // (no same-signed pair past 128 steps: the pair bound leaves the scale at 1 too).
     if (k >= 4) {
       float* r = w.data() + static_cast<std::size_t>(5) * k;
-      r[0] = 127.f, r[1] = 2.5f, r[2] = 3.5f, r[3] = -0.5f;
+      r[0] = 127.f, r[1] = -2.5f, r[2] = 3.5f, r[3] = -0.5f;
       for (int p = 4; p < k; ++p) r[p] = 0.25f;
     }
-    for (float top : {127.f, 63.f}) {
-      SCOPED_TRACE("k " + std::to_string(k) + ", top " + std::to_string(top));
+    // Row 7: one same-signed pair sets the pair-bounded scale (7.092451 / 128), and float rounding
+    // puts both halves just past a tie (105.50001, 22.500004): rounded, 106 + 23 = 129 steps; the
+    // bound takes the step back from the larger half (105 + 23).
+    if (k >= 2) {
+      float* r = w.data() + static_cast<std::size_t>(7) * k;
+      r[0] = 5.845731f, r[1] = 1.24672f;
+      for (int p = 2; p < k; ++p) r[p] = p % 2 == 0 ? 0.001f : -0.001f;
+    }
+    struct Mode {
+      float top;
+      int pair_top;
+    };
+    for (const Mode mode : {Mode{127.f, 0}, Mode{63.f, 0}, Mode{127.f, 128}}) {
+      const float top = mode.top;
+      SCOPED_TRACE("k " + std::to_string(k) + ", top " + std::to_string(top) + ", pair_top " +
+                   std::to_string(mode.pair_top));
       std::vector<int8_t> q1(w.size()), q2(w.size());
       std::vector<float> s1(n), s2(n);
       std::vector<int32_t> z1(n), z2(n);
-      cpu_lowp::QuantizeWeightRows(Isa::kScalar, w.data(), n, k, top, q1.data(), s1.data(), z1.data());
+      cpu_lowp::QuantizeWeightRows(Isa::kScalar, w.data(), n, k, top, q1.data(), s1.data(), z1.data(), mode.pair_top);
       EXPECT_EQ(s1[3], 1.f);
       EXPECT_EQ(z1[3], 0);
       if (k >= 4 && top == 127.f) {
         EXPECT_EQ(s1[5], 1.f);
-        EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 1], 2);
+        EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 1], -2);
         EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 2], 4);
         EXPECT_EQ(q1[static_cast<std::size_t>(5) * k + 3], 0);
       }
+      if (k >= 2 && mode.pair_top == 128) {
+        EXPECT_EQ(s1[7], (5.845731f + 1.24672f) / 128.f);
+        EXPECT_EQ(q1[static_cast<std::size_t>(7) * k], 105);
+        EXPECT_EQ(q1[static_cast<std::size_t>(7) * k + 1], 23);
+      }
       for (int j = 0; j < n; ++j) {
+        const float* row = w.data() + static_cast<std::size_t>(j) * k;
         int32_t total = 0;
+        float amax = 0.f, pair_max = 0.f;
+        for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+        for (int p = 0; p + 1 < k; p += 2) {
+          if (row[p] * row[p + 1] > 0.f) pair_max = std::max(pair_max, std::fabs(row[p]) + std::fabs(row[p + 1]));
+        }
+        const float want_scale =
+            amax == 0.f ? 1.f : mode.pair_top > 0 ? std::max(amax / top, pair_max / mode.pair_top) : amax / top;
+        EXPECT_EQ(s1[j], want_scale) << "row " << j;
         for (int p = 0; p < k; ++p) {
           const std::size_t i = static_cast<std::size_t>(j) * k + p;
           EXPECT_LE(std::abs(q1[i]), static_cast<int>(top));
-          EXPECT_NEAR(q1[i] * s1[j], w[i], 0.5f * s1[j] * 1.0001f) << "row " << j << " col " << p;
+          const bool corrected = mode.pair_top > 0 && j == 7 && p == 0;
+          EXPECT_NEAR(q1[i] * s1[j], w[i], (corrected ? 1.f : 0.5f) * s1[j] * 1.0001f) << "row " << j << " col " << p;
           total += q1[i];
+          if (mode.pair_top > 0 && p % 2 == 1 && q1[i - 1] * q1[i] > 0) {
+            EXPECT_LE(std::abs(q1[i - 1] + q1[i]), mode.pair_top) << "row " << j << " pair at " << p - 1;
+          }
         }
         EXPECT_EQ(z1[j], total);
       }
       if (cpu_kernels::BestIsa() != Isa::kAvx512) continue;  // no wide path to compare here
-      cpu_lowp::QuantizeWeightRows(Isa::kAvx512, w.data(), n, k, top, q2.data(), s2.data(), z2.data());
+      cpu_lowp::QuantizeWeightRows(Isa::kAvx512, w.data(), n, k, top, q2.data(), s2.data(), z2.data(), mode.pair_top);
       EXPECT_EQ(q1, q2);
       EXPECT_EQ(s1, s2);
       EXPECT_EQ(z1, z2);
@@ -227,10 +261,12 @@ TEST(CpuLowPrecision, WeightQuantisationIsExactOnEveryPath) {
 }
 
 // Products at the extremes of the integer ranges (every activation at the top of its row's range,
-// a weight pair at ±127 or ±63) against the exact integer result. Where oneDNN's u8·s8 kernels sum
+// weight pairs at the bound) against the exact integer result. Where oneDNN's u8·s8 kernels sum
 // pairs in int16 (no VNNI; ctest reruns this as onednn_avx2/... under ONEDNN_MAX_CPU_ISA=AVX2),
 // 8-bit weights against 8-bit activations would saturate (2 x 255 x 127 > 32767): the reduced
-// range must keep every product exact.
+// range must keep every product exact. The "bound" weights come in same-signed pairs of exactly
+// 128 steps split unevenly (t, 128 - t), so neighbours across pairs sum to up to 254 steps: that
+// case also fails if the kernels paired the features other than (2i, 2i+1), as the bound assumes.
 TEST(CpuLowPrecision, Int8ProductsAtTheExtremesAreExact) {
   auto backend = MakeCpuBackend();
   if (Status s = backend->CheckLinearDType(LinearDType::kInt8); !s.ok()) GTEST_SKIP() << s.ToString();
@@ -238,17 +274,26 @@ TEST(CpuLowPrecision, Int8ProductsAtTheExtremesAreExact) {
   const int m = 3, n = 4, k = 1024;
   std::vector<float> x(std::size_t(m) * k);
   for (int i = 0; i < m; ++i) std::fill_n(x.begin() + i * k, k, 0.5f + i);  // u = top in every row
-  // Constant weights: no error at 7 bits, so the weights give up the bit (where one is given up).
-  // Outlier weights: one pair at the row's max, the other 1,022 small and off-grid: a 7-bit error
-  // of about 0.09 of their norm, so those keep 8 bits and the activations give up theirs.
-  std::vector<float> flat(std::size_t(n) * k), outlier(std::size_t(n) * k);
+  // Constant weights: exact at the pair bound (64 + 64 steps), so they keep it.
+  // Bound: same-signed pairs of t and 128 - t steps of 1/256, a random sign per pair: exact too.
+  // Outlier weights: one same-signed pair at the row's max, the other 1,022 small and off-grid: the
+  // bound would double their step (an error of about 0.07 of their norm beyond the 8-bit one), so
+  // those keep 8 bits and the activations give up theirs.
+  std::vector<float> flat(std::size_t(n) * k), bound(std::size_t(n) * k), outlier(std::size_t(n) * k);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> small(-0.05f, 0.05f);
+  std::uniform_int_distribution<int> split(1, 127);
   for (int j = 0; j < n; ++j) {
     const float sign = j % 2 == 0 ? 1.f : -1.f;
     for (int p = 0; p < k; ++p) {
       flat[std::size_t(j) * k + p] = sign * 0.25f;
       outlier[std::size_t(j) * k + p] = p < 2 ? sign : small(rng);
+    }
+    for (int p = 0; p < k; p += 2) {
+      const int t = split(rng);
+      const float pair_sign = rng() % 2 == 0 ? 1.f : -1.f;
+      bound[std::size_t(j) * k + p] = pair_sign * static_cast<float>(t) / 256.f;
+      bound[std::size_t(j) * k + p + 1] = pair_sign * static_cast<float>(128 - t) / 256.f;
     }
   }
   struct Case {
@@ -256,22 +301,27 @@ TEST(CpuLowPrecision, Int8ProductsAtTheExtremesAreExact) {
     const std::vector<float>* w;
     int act_top;
   };
-  for (const Case& c : {Case{"flat", &flat, 255}, Case{"outlier", &outlier, reduced ? 127 : 255}}) {
+  for (const Case& c : {Case{"flat", &flat, 255}, Case{"bound", &bound, 255},
+                        Case{"outlier", &outlier, reduced ? 127 : 255}}) {
     SCOPED_TRACE(c.name);
     auto prepared = backend->PrepareLinear(c.w->data(), n, k, LinearDType::kInt8);
     ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
     EXPECT_EQ(cpu_dnnl::Int8ActivationTop(**prepared), c.act_top);
-    const float wtop = reduced && c.act_top == 255 ? 63.f : 127.f;
+    const bool pair_bound = reduced && c.act_top == 255;
     std::vector<float> got(std::size_t(m) * n);
     ASSERT_TRUE(backend->Linear(x.data(), **prepared, nullptr, got.data(), m, Activation::kNone).ok());
     for (int j = 0; j < n; ++j) {
-      // The weights as the backend quantised them (per row, symmetric, round to nearest even).
+      // The weights as the backend quantised them (per row, symmetric, round to nearest even;
+      // pair-bounded where the range is reduced and the activations keep 8 bits).
       const float* row = c.w->data() + std::size_t(j) * k;
-      float amax = 0.f;
+      float amax = 0.f, pair_max = 0.f;
       for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-      const float scale = amax / wtop;
+      for (int p = 0; p + 1 < k; p += 2) {
+        if (row[p] * row[p + 1] > 0.f) pair_max = std::max(pair_max, std::fabs(row[p]) + std::fabs(row[p + 1]));
+      }
+      const float scale = pair_bound ? std::max(amax / 127.f, pair_max / 128.f) : amax / 127.f;
       double qsum = 0;
-      for (int p = 0; p < k; ++p) qsum += std::clamp(std::nearbyint(row[p] * (1.f / scale)), -wtop, wtop);
+      for (int p = 0; p < k; ++p) qsum += std::clamp(std::nearbyint(row[p] * (1.f / scale)), -127.f, 127.f);
       for (int i = 0; i < m; ++i) {
         const double want = (0.5 + i) * scale * qsum;  // the activations are exact: x = top * (x / top)
         EXPECT_NEAR(got[std::size_t(i) * n + j], want, 1e-5 * std::fabs(want) + 1e-6) << "row " << i << " col " << j;

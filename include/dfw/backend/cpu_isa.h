@@ -10,8 +10,9 @@
 //            avx512_core, at or below the float32 speed; that is refused rather than offered;
 //   int8     oneDNN has a u8s8 matmul on every x86-64 ISA it runs (SSE4.1 and up). Without a VNNI
 //            dot product (avx512_vnni, avx_vnni or amx_int8) the u8·s8 pair sums saturate int16,
-//            so every int8 product then gives up one bit (reduce_range_int8): 7-bit weights, or
-//            7-bit activations for a layer whose weights lose too much at 7 bits (dnnl_lowp.cc).
+//            so every int8 product keeps them within it (reduce_range_int8): weights with every
+//            same-signed pair bounded to 128 steps (about 7.6 bits), or 7-bit activations for a
+//            layer where that bound costs too much (dnnl_lowp.cc).
 //            What counts is the ISA oneDNN runs, not only the CPU: a VNNI CPU with
 //            ONEDNN_MAX_CPU_ISA=AVX2 runs the saturating kernels and reduces the range too.
 // Tests pass a made-up CpuIsa to the backend (CpuBackendOptions::isa) instead of this machine's.
@@ -36,8 +37,8 @@ struct CpuIsa {
   // oneDNN dispatches to an ISA with a VNNI (or AMX) dot product; with onednn_isa unknown (empty),
   // whatever the CPU has.
   bool onednn_vnni() const;
-  // Int8 products give up one bit (7-bit weights or activations) where u8·s8 pair sums could
-  // saturate int16: no VNNI in the CPU, or none in the kernels oneDNN runs.
+  // Int8 products give up range (pair-bounded weights or 7-bit activations) where u8·s8 pair
+  // sums could saturate int16: no VNNI in the CPU, or none in the kernels oneDNN runs.
   bool reduce_range_int8() const { return !has_vnni() || !onednn_vnni(); }
   // The widest matrix instructions it has, as one number for metrics (`cpu_isa_level`): 0 none of
   // these, 1 AVX2 + FMA, 2 AVX-512, 3 AVX-512 with VNNI or BF16, 4 AMX (BF16 or INT8). The run

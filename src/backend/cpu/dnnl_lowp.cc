@@ -44,20 +44,28 @@ class LowpWeights final : public PreparedLinear {
   int act_top = 255;              // int8: activations quantised to 0..act_top (255, or 127)
 };
 
-// Where u8·s8 pair sums saturate at int16 (no VNNI: 2 × 255 × 127 > 32767) every int8 product
-// gives up one bit, on the weights (±63, activations 0..255) or on the activations (0..127,
-// weights ±127): both keep each pair within 32,767. Per layer, the weights' own 7-bit error decides:
-// a layer whose weights lose more than kWeightBitError of their norm at 7 bits (outlier channels:
-// BERT's FFN down projections, 0.023-0.034 on all-MiniLM-L6-v2, against 0.015-0.018 for every
-// other layer) keeps 8-bit weights and takes 7-bit activations, whose per-row error measured
-// 0.016-0.041 on the same model (docs/precision.md).
+// Where u8·s8 pair sums saturate at int16 (no VNNI: oneDNN's kernels multiply the activations
+// (u8) by the weights (s8) with vpmaddubsw, which adds the products of the input features 2i and
+// 2i+1 in int16; 2 × 255 × 127 > 32767) every int8 product must keep those pairs within 32,767.
+// A pair of opposite signs always does (255 × 127); a same-signed pair does when its two weights
+// come to at most kPairSumTop = 128 steps (255 × 128 = 32,640). So the weights are quantised per
+// output channel with that pair bound (cpu_lowp::QuantizeWeightRows, pair_top): the channel's scale
+// is raised only as far as its largest same-signed pair needs, about 7.6 bits' worth on BERT's
+// weights (norm error 0.0097 against 0.0076 at 8 bits and 0.0154 at 7, all-MiniLM-L6-v2's
+// projections; docs/precision.md), and the activations keep their 8 bits. A layer where the bound
+// costs more than kWeightBitError of the weights' norm beyond their 8-bit error (pairs of large
+// same-signed weights in most channels) keeps 8-bit weights and takes 7-bit activations instead
+// (0..127: 127 × 127 × 2 < 32767), whose per-row error measured 0.016-0.041 on the same model.
+// (That the kernels pair features 2i and 2i+1 is checked by Int8ProductsAtTheExtremesAreExact,
+// which ctest runs with oneDNN capped at AVX2.)
+constexpr int kPairSumTop = 128;
 constexpr double kWeightBitError = 0.02;
 
 // w[n x k] → int8 per output channel (cpu_lowp::QuantizeWeightRows). With `error`, returns
 // ||q·scale - w|| / ||w|| (0 without: that pass over doubles is only for the reduced-range choice).
-double QuantizeWeights(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
+double QuantizeWeights(cpu_kernels::Isa isa, const float* w, int n, int k, int pair_top, int8_t* q, float* scale,
                        int32_t* sum, bool error) {
-  cpu_lowp::QuantizeWeightRows(isa, w, n, k, top, q, scale, sum);
+  cpu_lowp::QuantizeWeightRows(isa, w, n, k, 127.f, q, scale, sum, pair_top);
   if (!error) return 0.0;
   double err = 0, norm = 0;
   for (int j = 0; j < n; ++j) {
@@ -202,13 +210,18 @@ Result<std::unique_ptr<PreparedLinear>> LowpMatmul::Prepare(const float* w, int 
     q.resize(static_cast<std::size_t>(n) * k);
     out->col_scale.resize(n);
     out->col_sum.resize(n);
-    auto quantize = [&](float top, bool error) {
-      return QuantizeWeights(im.isa, w, n, k, top, q.data(), out->col_scale.data(), out->col_sum.data(), error);
+    auto quantize = [&](int pair_top, bool error) {
+      return QuantizeWeights(im.isa, w, n, k, pair_top, q.data(), out->col_scale.data(), out->col_sum.data(), error);
     };
-    // Reduced range: 7-bit weights unless they lose too much, then 8-bit weights, 7-bit activations.
-    const bool weight_bit = im.reduce_range && quantize(63.f, true) <= kWeightBitError;
-    if (!weight_bit) quantize(127.f, false);
-    out->act_top = im.reduce_range && !weight_bit ? 127 : 255;
+    // Reduced range: pair-bounded weights unless the bound costs too much (the error it adds to
+    // the 8-bit one, in quadrature), then 8-bit weights and 7-bit activations.
+    bool pair_bound = false;
+    if (im.reduce_range) {
+      const double e8 = quantize(0, true), ep = quantize(kPairSumTop, true);
+      pair_bound = std::sqrt(std::max(0.0, ep * ep - e8 * e8)) <= kWeightBitError;
+    }
+    if (!pair_bound) quantize(0, false);
+    out->act_top = im.reduce_range && !pair_bound ? 127 : 255;
   }
   try {
     Key layout;

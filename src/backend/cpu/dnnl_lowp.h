@@ -4,8 +4,9 @@
 //             (AMX / AVX512-BF16 kernels), activations converted per call (lowp_kernels.h), bias
 //             and activation as post-ops, float32 output;
 //   int8:     weights quantised once per output channel (symmetric int8; where the CPU has no
-//             VNNI, cpu_isa.h, each layer gives up one bit: 7-bit weights, or for a layer whose
-//             weights lose too much at 7 bits, 7-bit activations) and reordered into oneDNN's
+//             VNNI, cpu_isa.h, with every same-signed pair of neighbouring weights bounded to 128
+//             steps, or for a layer where that bound costs too much, 7-bit activations: int16
+//             pair sums never saturate) and reordered into oneDNN's
 //             blocked s8 layout, with their per-channel sums; per call each row of x is quantised to uint8 with its own scale and
 //             zero point, oneDNN multiplies u8·s8 into int32, and one pass dequantises with the
 //             row × column scales, the zero-point correction and the bias; the activation runs
@@ -34,8 +35,8 @@ namespace dfw::cpu_dnnl {
 class LowpMatmul {
  public:
   // `threads` sizes oneDNN's team per call (as DnnlGemmOptions::threads); `reduce_range_int8`
-  // keeps every u8·s8 pair sum within int16 (CpuIsa::reduce_range_int8): ±63 weights, or ±127
-  // weights with 0..127 activations per layer (dnnl_lowp.cc). kUnavailable when oneDNN has no engine.
+  // keeps every u8·s8 pair sum within int16 (CpuIsa::reduce_range_int8): pair-bounded weights
+  // (|q[2i] + q[2i+1]| <= 128), or ±127 weights with 0..127 activations per layer (dnnl_lowp.cc). kUnavailable when oneDNN has no engine.
   static Result<std::unique_ptr<LowpMatmul>> Make(std::function<int()> threads, bool reduce_range_int8,
                                                   cpu_kernels::Isa isa);
   ~LowpMatmul();

@@ -22,6 +22,43 @@ uint16_t Bf16(float f) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+// The row's weight scale: max |w| / top, raised where needed so that every same-signed pair
+// (w[2i], w[2i+1]) comes to at most pair_top steps (pair_top 0: no pair bound). 1 for a row of zeros.
+float WeightRowScale(const float* row, int k, float amax, float top, int pair_top) {
+  float sc = amax > 0.f ? amax / top : 1.f;
+  if (pair_top <= 0) return sc;
+  float pm = 0.f;
+  for (int p = 0; p + 1 < k; p += 2) {
+    const float a = row[p], b = row[p + 1];
+    if ((a > 0.f && b > 0.f) || (a < 0.f && b < 0.f)) pm = std::max(pm, std::fabs(a) + std::fabs(b));
+  }
+  return amax > 0.f ? std::max(sc, pm / static_cast<float>(pair_top)) : sc;
+}
+
+// Rounding can carry a same-signed pair one step past pair_top (both halves rounded up, when the
+// scale's reciprocal is inexact): the larger half gives the step back. Returns the change to the
+// row's sum.
+int32_t BoundPairSums(int8_t* q, int k, int pair_top) {
+  int32_t delta = 0;
+  if (pair_top <= 0) return delta;
+  for (int p = 0; p + 1 < k; p += 2) {
+    int a = q[p], b = q[p + 1];
+    if (!((a > 0 && b > 0) || (a < 0 && b < 0))) continue;
+    const int excess = std::abs(a) + std::abs(b) - pair_top;
+    if (excess <= 0) continue;
+    const int step = a > 0 ? excess : -excess;
+    if (std::abs(a) >= std::abs(b)) {
+      a -= step;
+    } else {
+      b -= step;
+    }
+    delta += (a - q[p]) + (b - q[p + 1]);
+    q[p] = static_cast<int8_t>(a);
+    q[p + 1] = static_cast<int8_t>(b);
+  }
+  return delta;
+}
+
 // The row's quantisation parameters from its range, spread over 0..top.
 void RowParams(float lo, float hi, int top, float& scale, int32_t& zp) {
   lo = std::min(lo, 0.f);
@@ -182,8 +219,8 @@ DFW_LOWP_AVX512 void QuantizeRowsU8Avx512(const float* x, int m, int k, int top,
   }
 }
 
-DFW_LOWP_AVX512 void QuantizeWeightRowsAvx512(const float* w, int n, int k, float top, int8_t* q, float* scale,
-                                              int32_t* sum) {
+DFW_LOWP_AVX512 void QuantizeWeightRowsAvx512(const float* w, int n, int k, float top, int pair_top, int8_t* q,
+                                              float* scale, int32_t* sum) {
   const __m512 vtop = _mm512_set1_ps(top), vneg = _mm512_set1_ps(-top);
   for (int j = 0; j < n; ++j) {
     const float* row = w + static_cast<std::size_t>(j) * k;
@@ -193,8 +230,7 @@ DFW_LOWP_AVX512 void QuantizeWeightRowsAvx512(const float* w, int n, int k, floa
       const __mmask16 m = p + 16 <= k ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (k - p)) - 1u);
       amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(m, row + p)));
     }
-    const float a = _mm512_reduce_max_ps(amax);
-    const float sc = a > 0.f ? a / top : 1.f, inv = 1.f / sc;
+    const float sc = WeightRowScale(row, k, _mm512_reduce_max_ps(amax), top, pair_top), inv = 1.f / sc;
     const __m512 vinv = _mm512_set1_ps(inv);
     __m512i total = _mm512_setzero_si512();
     for (int p = 0; p < k; p += 16) {
@@ -205,7 +241,7 @@ DFW_LOWP_AVX512 void QuantizeWeightRowsAvx512(const float* w, int n, int k, floa
       _mm512_mask_cvtsepi32_storeu_epi8(out + p, m, r);
     }
     scale[j] = sc;
-    sum[j] = _mm512_reduce_add_epi32(total);
+    sum[j] = _mm512_reduce_add_epi32(total) + BoundPairSums(out, k, pair_top);
   }
 }
 
@@ -268,10 +304,10 @@ void QuantizeRowsU8(cpu_kernels::Isa isa, const float* x, int m, int k, uint8_t*
 }
 
 void QuantizeWeightRows(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
-                        int32_t* sum) {
+                        int32_t* sum, int pair_top) {
 #ifdef DFW_LOWP_AVX2
   if (isa == cpu_kernels::Isa::kAvx512 && cpu_kernels::BestIsa() == cpu_kernels::Isa::kAvx512) {
-    return QuantizeWeightRowsAvx512(w, n, k, top, q, scale, sum);
+    return QuantizeWeightRowsAvx512(w, n, k, top, pair_top, q, scale, sum);
   }
 #endif
   (void)isa;
@@ -280,14 +316,14 @@ void QuantizeWeightRows(cpu_kernels::Isa isa, const float* w, int n, int k, floa
     int8_t* out = q + static_cast<std::size_t>(j) * k;
     float amax = 0.f;
     for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-    const float sc = amax > 0.f ? amax / top : 1.f, inv = 1.f / sc;
+    const float sc = WeightRowScale(row, k, amax, top, pair_top), inv = 1.f / sc;
     int32_t total = 0;
     for (int p = 0; p < k; ++p) {
       out[p] = static_cast<int8_t>(std::nearbyint(std::clamp(row[p] * inv, -top, top)));
       total += out[p];
     }
     scale[j] = sc;
-    sum[j] = total;
+    sum[j] = total + BoundPairSums(out, k, pair_top);
   }
 }
 

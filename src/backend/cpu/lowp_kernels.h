@@ -32,7 +32,12 @@ void DequantizeRows(cpu_kernels::Isa isa, const int32_t* acc, int m, int n, cons
 // to nearest even), scale[j] = max |w[j][*]| / top (1 for a row of zeros), sum[j] = Σ q[j][*]: a
 // Linear layer's int8 weights per output channel, made once at load. top in 1..127; w finite. A
 // scalar reference and an AVX-512 path (no AVX2 one: it runs once per model), bit-identical.
+// pair_top > 0 bounds every same-signed pair (q[j][2i], q[j][2i+1]) to |sum| <= pair_top steps:
+// scale[j] is raised to max over such pairs of (|w[2i]| + |w[2i+1]|) / pair_top where that is
+// larger, and a pair that rounding still carries one step past the bound gives the step back from
+// its larger half. (128 keeps u8·s8 pair sums within int16 where the CPU sums them there: 255 x 128
+// = 32,640; a pair of opposite signs stays within 255 x 127 without a bound. dnnl_lowp.cc.)
 void QuantizeWeightRows(cpu_kernels::Isa isa, const float* w, int n, int k, float top, int8_t* q, float* scale,
-                        int32_t* sum);
+                        int32_t* sum, int pair_top = 0);
 
 }  // namespace dfw::cpu_lowp

@@ -40,8 +40,9 @@ using sentence_embedding::Settings;
 // punctuation marks with [CLS]/[SEP], where those dominate the mean: all-MiniLM-L6-v2 in int8 gave
 // `?` 0.9925 and `!?!?`, 6 tokens, 0.9941), 9-16, 17-64, 65 and more.
 const std::vector<int> kPrecisionBuckets = {8, 16, 64};
-// Bumped when the calibration rows or the bucket rule change, so that cached decisions are remade.
-constexpr int kCalibrationVersion = 3;
+// Bumped when the calibration rows, the bucket rule or the backend's int8 scheme change, so that
+// cached decisions are remade (4: pair-bounded int8 weights where the CPU has no VNNI).
+constexpr int kCalibrationVersion = 4;
 
 Status Bad(const std::string& key, const Value& v, const std::string& allowed) {
   return InvalidArgument("model_handler " + std::string(kSentenceEmbeddingHandlerType) + " config '" + key + "': " +
