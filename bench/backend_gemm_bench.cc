@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -190,6 +191,61 @@ BENCHMARK(BM_LinearDType)
     ->ArgNames({"dtype", "n", "k"})
     ->ArgsProduct({{0, 1, 2}, {1536}, {384}})
     ->Args({0, 384, 1536})->Args({1, 384, 1536})->Args({2, 384, 1536})
+    ->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// A MiniLM encoder's four Linear products (QKV, attention output, FFN up with GELU, FFN down) over
+// six layers of distinct weights (about 21 MB: cold in cache, as in a forward pass), m rows each,
+// on the default path with one thread, the weights either as nn.Linear stores them (arg layout 0:
+// Linear(x, w)) or prepared once (1: PrepareLinear float32, which below AVX-512 makes the [k x n]
+// copy oneDNN's jit GEMM runs faster, cpu_dnnl::LinearWeightsKnPay). Run it with
+// ONEDNN_MAX_CPU_ISA=AVX2, or under scripts/as-cpu.sh avx2, to see the AVX2 path on a newer CPU.
+void BM_LinearWeightsLayout(benchmark::State& state) {
+  const int64_t layout = state.range(0);
+  const int m = static_cast<int>(state.range(1));
+  if (!SetBlasThreads(1).ok()) state.SkipWithError("cannot set 1 BLAS thread");
+  auto backend = BackendFor(2);
+  struct Product {
+    int n, k;
+    Activation act;
+  };
+  const Product products[] = {{3 * kHidden, kHidden, Activation::kNone},
+                              {kHidden, kHidden, Activation::kNone},
+                              {kInter, kHidden, Activation::kGelu},
+                              {kHidden, kInter, Activation::kNone}};
+  std::vector<std::vector<float>> weights;
+  std::vector<std::unique_ptr<PreparedLinear>> prepared;
+  for (int layer = 0; layer < 6; ++layer) {
+    for (const Product& p : products) {
+      weights.push_back(Data(std::size_t(p.n) * p.k));
+      weights.back()[layer] += 0.5f;  // distinct tensors
+      auto made = backend->PrepareLinear(weights.back().data(), p.n, p.k, LinearDType::kFloat32);
+      if (!made.ok()) {
+        state.SkipWithError(made.status().ToString().c_str());
+        return;
+      }
+      prepared.push_back(std::move(*made));
+    }
+  }
+  const std::vector<float> x = Data(std::size_t(m) * kInter), bias = Data(kInter);
+  std::vector<float> y(std::size_t(m) * kInter);
+  double flops = 0;
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      const Product& p = products[i % 4];
+      const Status s = layout == 0 ? backend->Linear(x.data(), weights[i].data(), bias.data(), y.data(), m, p.n, p.k, p.act)
+                                   : backend->Linear(x.data(), *prepared[i], bias.data(), y.data(), m, p.act);
+      if (!s.ok()) state.SkipWithError(s.ToString().c_str());
+      flops += 2.0 * m * p.n * p.k;
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.SetLabel(layout == 0 ? "nn.Linear [n x k]"
+                             : prepared[0]->bytes() > 0 ? "prepared: [k x n] copy" : "prepared: no copy here");
+  state.counters["GFLOPs"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LinearWeightsLayout)
+    ->ArgNames({"layout", "m"})
+    ->ArgsProduct({{0, 1}, {128, 256}})
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_SmallGemm(benchmark::State& state) {

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -193,6 +195,57 @@ TEST(CpuOneDnn, HonoursOneDnnMaxCpuIsaFromTheEnvironment) {
   EXPECT_EQ(cpu_dnnl::EffectiveIsaName(), want);
   const std::string d = MakeCpuBackend(CpuGemmPath::kOneDnn)->description();
   EXPECT_NE(d.find("at " + want), std::string::npos) << d;
+}
+
+// float32 Linear layers prepared once: where oneDNN's jit GEMM runs them faster on weights stored
+// [k x n] (below AVX-512: ctest runs this under ONEDNN_MAX_CPU_ISA=SSE41 and =AVX2 too), the
+// backend keeps such a copy (bytes() says so) and gives the same products as nn.Linear's layout,
+// bias and activation included, at shapes small and large; weights changed in place at the same
+// address get a new copy, not the old one. On AVX-512 nothing is copied.
+TEST(CpuOneDnn, PreparedFloat32LinearOnWeightsStoredKnGivesTheSameProducts) {
+  const bool kn = cpu_dnnl::LinearWeightsKnPay();
+  for (CpuGemmPath path : {CpuGemmPath::kOneDnn, CpuGemmPath::kAuto}) {
+    auto backend = MakeCpuBackend(path);
+    for (auto [m, n, k] : {std::tuple{37, 7, 13}, std::tuple{256, 384, 1536}, std::tuple{70, 1152, 384}}) {
+      SCOPED_TRACE("m " + std::to_string(m) + " n " + std::to_string(n) + " k " + std::to_string(k));
+      LinearCase c(m, n, k);
+      std::vector<float> bias(n);
+      for (int j = 0; j < n; ++j) bias[j] = 0.25f * static_cast<float>(j % 7) - 0.5f;
+      auto prepared = backend->PrepareLinear(c.w.data(), n, k, LinearDType::kFloat32);
+      ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+      if (path == CpuGemmPath::kOneDnn) {
+        EXPECT_EQ((*prepared)->bytes(), kn ? sizeof(float) * n * k : 0u);
+      }
+      for (Activation act : {Activation::kNone, Activation::kGelu}) {
+        std::vector<float> want(std::size_t(m) * n), got(std::size_t(m) * n, -7.f);
+        ASSERT_TRUE(backend->Linear(c.x.data(), c.w.data(), bias.data(), want.data(), m, n, k, act).ok());
+        ASSERT_TRUE(backend->Linear(c.x.data(), **prepared, bias.data(), got.data(), m, act).ok());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-4f * std::max(1.f, std::fabs(want[i]))) << "element " << i;
+        }
+        if (act == Activation::kNone) {
+          for (int i = 0; i < m; i += 11) {
+            for (int j = 0; j < n; j += 5) {
+              ASSERT_EQ(got[std::size_t(i) * n + j], c.Want(i, j) + bias[j]) << "row " << i << " col " << j;
+            }
+          }
+        }
+      }
+      // The same weights again share the copy; weights changed in place are copied afresh.
+      auto again = backend->PrepareLinear(c.w.data(), n, k, LinearDType::kFloat32);
+      ASSERT_TRUE(again.ok());
+      for (float& v : c.w) v = -v;
+      auto changed = backend->PrepareLinear(c.w.data(), n, k, LinearDType::kFloat32);
+      ASSERT_TRUE(changed.ok());
+      std::vector<float> got(std::size_t(m) * n);
+      ASSERT_TRUE(backend->Linear(c.x.data(), **changed, nullptr, got.data(), m, Activation::kNone).ok());
+      for (int i = 0; i < m; i += 11) {
+        for (int j = 0; j < n; j += 5) {
+          ASSERT_EQ(got[std::size_t(i) * n + j], c.Want(i, j)) << "row " << i << " col " << j;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace cpu_onednn_test

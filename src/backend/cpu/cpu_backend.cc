@@ -10,9 +10,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "dfw/backend/backend.h"
@@ -84,6 +87,51 @@ Status CheckGemmArgs(bool trans_a, bool trans_b, int m, int n, int k, const floa
 }
 
 int OpenBlasThreads() { return cpu_blas::Threads(); }
+
+// float32 Linear weights copied once into [k x n] (wᵀ row-major), for oneDNN's jit GEMM, which
+// runs them faster than nn.Linear's [n x k] (cpu_dnnl::LinearWeightsKnPay). The copy is shared by
+// every PreparedLinear of the same weights in this backend (a lane's encoders: the main one, one per
+// other bucket dtype, the run-time check's).
+class F32KnWeights final : public PreparedLinear {
+ public:
+  F32KnWeights(const float* w, int n, int k, std::shared_ptr<const std::vector<float>> kn)
+      : PreparedLinear(LinearDType::kFloat32, w, n, k), kn_(std::move(kn)) {}
+  std::size_t bytes() const override { return kn_->size() * sizeof(float); }
+  const float* kn() const { return kn_->data(); }
+
+ private:
+  std::shared_ptr<const std::vector<float>> kn_;
+};
+
+// w [n x k] → [k x n], in 32 x 32 tiles (both sides stay in cache lines a tile at a time).
+std::shared_ptr<const std::vector<float>> TransposedWeights(const float* w, int n, int k) {
+  auto out = std::make_shared<std::vector<float>>(static_cast<std::size_t>(n) * k);
+  float* t = out->data();
+  constexpr int kTile = 32;
+  for (int j0 = 0; j0 < n; j0 += kTile) {
+    for (int p0 = 0; p0 < k; p0 += kTile) {
+      const int j1 = std::min(n, j0 + kTile), p1 = std::min(k, p0 + kTile);
+      for (int j = j0; j < j1; ++j) {
+        for (int p = p0; p < p1; ++p) t[static_cast<std::size_t>(p) * n + j] = w[static_cast<std::size_t>(j) * k + p];
+      }
+    }
+  }
+  return out;
+}
+
+// Whether kn still holds w's values (sampled along the diagonal stripe and at the corners): a copy
+// kept for weights at the same address is reused only for the same weights.
+bool SameWeights(const float* w, int n, int k, const std::vector<float>& kn) {
+  for (int i = 0; i <= 16; ++i) {
+    const int j = static_cast<int>(static_cast<int64_t>(n - 1) * i / 16), p = static_cast<int>(static_cast<int64_t>(k - 1) * i / 16);
+    for (auto [jj, pp] : {std::pair{j, p}, std::pair{j, k - 1 - p}}) {
+      if (std::memcmp(&w[static_cast<std::size_t>(jj) * k + pp], &kn[static_cast<std::size_t>(pp) * n + jj], sizeof(float)) != 0) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
 
 class CpuBackend final : public InferenceBackend {
  public:
@@ -235,7 +283,16 @@ class CpuBackend final : public InferenceBackend {
   Status CheckLinearDType(LinearDType dtype) const override { return CheckLinearDTypeOn(cpu_, dtype); }
 
   Result<std::unique_ptr<PreparedLinear>> PrepareLinear(const float* w, int n, int k, LinearDType dtype) override {
-    if (dtype == LinearDType::kFloat32) return InferenceBackend::PrepareLinear(w, n, k, dtype);
+    if (dtype == LinearDType::kFloat32) {
+      if (n < 1 || k < 1 || w == nullptr || !LinearOnKnWeights(n, k)) return InferenceBackend::PrepareLinear(w, n, k, dtype);
+      const auto key = std::tuple{w, n, k};
+      std::shared_ptr<const std::vector<float>> kn = kn_weights_[key].lock();
+      if (kn == nullptr || !SameWeights(w, n, k, *kn)) {
+        kn = TransposedWeights(w, n, k);
+        kn_weights_[key] = kn;
+      }
+      return std::unique_ptr<PreparedLinear>(std::make_unique<F32KnWeights>(w, n, k, std::move(kn)));
+    }
     RETURN_IF_ERROR(CheckLinearDType(dtype));
     if (n < 1 || k < 1 || w == nullptr) return InferenceBackend::PrepareLinear(w, n, k, LinearDType::kFloat32).status();
     if (lowp_ == nullptr) {
@@ -246,6 +303,13 @@ class CpuBackend final : public InferenceBackend {
 
   Status Linear(const float* x, const PreparedLinear& w, const float* bias, float* y, int m, Activation act) override {
     if (w.dtype() == LinearDType::kFloat32 || m == 0) {
+      const auto* kn = dynamic_cast<const F32KnWeights*>(&w);
+      if (kn != nullptr && m > 0 && UseOneDnn(m, w.n(), w.k(), 1) &&
+          static_cast<int>(act) <= static_cast<int>(Activation::kSigmoid)) {
+        RETURN_IF_ERROR(CheckGemmArgs(false, false, m, w.n(), w.k(), x, w.k(), kn->kn(), w.n(), y, w.n()));
+        ASSIGN_OR_RETURN(const bool ran, dnnl_->Linear(x, kn->kn(), bias, y, m, w.n(), w.k(), act, /*weights_kn=*/true));
+        if (ran) return Status::OK();
+      }
       return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
     }
     RETURN_IF_ERROR(CheckGemmArgs(false, true, m, w.n(), w.k(), x, w.k(), w.f32_weights(), w.k(), y, w.n()));
@@ -328,6 +392,9 @@ class CpuBackend final : public InferenceBackend {
   std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
   std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear
   std::vector<float> attention_scratch_;         // the attention kernels' packed Kᵀ / V
+  // The [k x n] float32 copies (F32KnWeights), by the weights they were made from; held by the
+  // PreparedLinears, dropped with the last of them.
+  std::map<std::tuple<const float*, int, int>, std::weak_ptr<const std::vector<float>>> kn_weights_;
   // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
   // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
@@ -343,6 +410,13 @@ class CpuBackend final : public InferenceBackend {
   bool UseAttentionKernels(bool trans_a, bool trans_b, int n, int k, float beta) const {
     if (path_ != CpuGemmPath::kAuto || !DetectCpuIsa().avx512f || k == 0 || OpenBlasThreads() != 1) return false;
     return trans_b ? cpu_attention::ScoresFit(trans_a, trans_b, k, beta) : cpu_attention::ContextFit(trans_a, trans_b, n, beta);
+  }
+
+  // float32 weights get a [k x n] copy where oneDNN's GEMM runs that layout faster and runs this
+  // backend's Linear layers (the plan is calibrated now if it was not yet: it decides the library).
+  bool LinearOnKnWeights(int n, int k) const {
+    if (dnnl_ == nullptr || !cpu_dnnl::LinearWeightsKnPay()) return false;
+    return UseOneDnn(256, n, k, 1);  // as a batch's products (256-row sub-batches) classify
   }
 
   // k = 0 stays on OpenBLAS (C = beta C, which a zero-volume matmul would not write).

@@ -276,14 +276,27 @@ Result<bool> DnnlGemm::GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n
 }
 
 Result<bool> DnnlGemm::Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
-                              Activation act) {
-  // w is [n x k] row-major, i.e. op(B) = wᵀ read in place. Weights format "any" (letting oneDNN pick
-  // a blocked layout, reordered once per weight tensor) is not requested: on Debian's 2.6 the f32
-  // matmul below AVX-512 is the jit GEMM, which takes plain layouts only.
+                              Activation act, bool weights_kn) {
+  // w is [n x k] row-major, i.e. op(B) = wᵀ read in place, or (weights_kn) already [k x n]. Weights
+  // format "any" (letting oneDNN pick a blocked layout, reordered once per weight tensor) is not
+  // requested: on Debian's 2.6 the f32 matmul below AVX-512 is the jit GEMM, which takes plain
+  // layouts only.
   Key key;
-  key.m = m, key.n = n, key.k = k, key.lda = k, key.ldb = k, key.ldc = n;
-  key.tb = true, key.bias = bias != nullptr, key.act = act;
+  key.m = m, key.n = n, key.k = k, key.lda = k, key.ldb = weights_kn ? n : k, key.ldc = n;
+  key.tb = !weights_kn, key.bias = bias != nullptr, key.act = act;
   return Run(key, x, w, bias, y);
+}
+
+bool LinearWeightsKnPay() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41:
+    case dnnl::cpu_isa::avx:
+    case dnnl::cpu_isa::avx2:
+    case dnnl::cpu_isa::avx2_vnni:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace dfw::cpu_dnnl

@@ -8,9 +8,10 @@
 // One matmul primitive per call shape (sizes, transposes, strides, alpha/beta, bias, activation),
 // created on first use and kept in a small LRU cache, so a batch of a shape seen before creates
 // nothing. Bias and the activation of Linear are fused as post-ops; alpha is an output scale and
-// beta a sum post-op. Weights are used in place (format "ba", i.e. w stored [n x k]): Debian's
-// oneDNN 2.6 runs f32 matmul on AVX2 through its jit GEMM, which packs B itself; a blocked weights
-// layout would only pay on the AVX-512 brgemm kernels, which this path does not request (see
+// beta a sum post-op. Weights are used in place (format "ba", i.e. w stored [n x k]), or from the
+// backend's [k x n] copy ("ab") where that runs faster (LinearWeightsKnPay): Debian's oneDNN 2.6
+// runs f32 matmul on AVX2 through its jit GEMM, which packs B itself; a blocked weights layout
+// would only pay on the AVX-512 brgemm kernels, which this path does not request (see
 // DnnlGemm::Linear).
 //
 // Results: every call returns
@@ -41,6 +42,13 @@ namespace dfw::cpu_dnnl {
 
 // The ISA oneDNN dispatches to in this process, lower case ("avx2", "avx512_core", "sse41", ...).
 std::string EffectiveIsaName();
+// Whether float32 Linear layers run faster on weights stored [k x n] than on nn.Linear's [n x k]
+// here: oneDNN's f32 matmul below AVX-512 is the jit GEMM, which packs B itself on every call and
+// packs a transposed B more slowly: bench/backend_gemm_bench.cc BM_LinearWeightsLayout (six MiniLM
+// layers' products, weights cold in cache, ONEDNN_MAX_CPU_ISA=AVX2) 84 -> 88 GFLOP/s at 256 rows and
+// 89 -> 97 at 128; the float32 embedding job under scripts/as-cpu.sh avx2 7% shorter. On AVX-512
+// oneDNN runs brgemm, where the two layouts measured within noise: false there.
+bool LinearWeightsKnPay();
 // "oneDNN 2.6.3 (OpenMP)": the library version and its CPU threading runtime.
 std::string LibraryName();
 
@@ -78,8 +86,9 @@ class DnnlGemm {
                                 int64_t head_stride_b, float beta, float* c, int ldc, int64_t stride_c,
                                 int64_t head_stride_c, int batch, int heads);
   // As InferenceBackend::Linear (m, n, k > 0): y = act(x · wᵀ + bias), bias and act as post-ops.
+  // weights_kn: w is stored [k x n] (wᵀ, row-major) rather than nn.Linear's [n x k].
   Result<bool> Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
-                      Activation act);
+                      Activation act, bool weights_kn = false);
 
   // Primitives created so far (cache misses), and those refused; for tests and the description.
   int64_t primitives_created() const { return created_; }

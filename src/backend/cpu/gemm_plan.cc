@@ -88,8 +88,11 @@ GemmPlan Measure(int threads) {
     sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x.data(), k, w.data(), k, 1.f, y.data(), n);
     return true;
   };
+  // oneDNN is timed on the weights layout the backend would give it (cpu_dnnl::LinearWeightsKnPay:
+  // a [k x n] copy below AVX-512); the values do not matter, only the strides.
+  const bool kn = cpu_dnnl::LinearWeightsKnPay();
   auto dnnl_large = [&] {
-    return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone));
+    return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone, kn));
   };
   // kBatched: attention scores QKᵀ, 8 sequences x 12 heads x (128 x 128 x 32), Q and K column
   // slices of a fused [tokens x 3·384] QKV buffer, scores [batch][head][128][128].
