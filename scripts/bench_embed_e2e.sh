@@ -17,6 +17,7 @@
 # only; the product and CI never need them.
 #
 # Usage: scripts/bench_embed_e2e.sh [BUILD_DIR=build] [N=2048] [ROUNDS=3] [CACHE_DIR] [DTYPE=auto]
+# As on an AVX2-only or an AVX-512-VNNI CPU (both sides): scripts/as-cpu.sh avx2 scripts/bench_embed_e2e.sh ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
