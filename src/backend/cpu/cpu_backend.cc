@@ -288,6 +288,7 @@ class CpuBackend final : public InferenceBackend {
       const auto key = std::tuple{w, n, k};
       std::shared_ptr<const std::vector<float>> kn = kn_weights_[key].lock();
       if (kn == nullptr || !SameWeights(w, n, k, *kn)) {
+        std::erase_if(kn_weights_, [](const auto& e) { return e.second.expired(); });
         kn = TransposedWeights(w, n, k);
         kn_weights_[key] = kn;
       }
