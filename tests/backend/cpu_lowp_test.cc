@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "backend/cpu/dnnl_gemm.h"
 #include "backend/cpu/dnnl_lowp.h"
 #include "backend/cpu/kernels.h"
 #include "backend/cpu/lowp_kernels.h"
@@ -390,6 +392,10 @@ TEST(CpuIsa, DetectionAgreesWithProcCpuinfo) {
     }
   }
   if (flags.empty()) GTEST_SKIP() << "no flags line in /proc/cpuinfo";
+  if (const char* mask = std::getenv("DFW_CPU_MASK"); mask != nullptr && *mask != '\0') {
+    GTEST_SKIP() << "cpuid answers as a smaller CPU here (scripts/as-cpu.sh " << mask
+                 << "); /proc/cpuinfo is the real one";
+  }
   auto has = [&](const char* f) { return flags.find(" " + std::string(f) + " ") != std::string::npos; };
   const CpuIsa& isa = DetectCpuIsa();
   EXPECT_EQ(isa.avx2, has("avx2"));
@@ -399,6 +405,23 @@ TEST(CpuIsa, DetectionAgreesWithProcCpuinfo) {
   EXPECT_EQ(isa.amx_bf16, has("amx_bf16"));
   EXPECT_EQ(isa.amx_int8, has("amx_int8"));
   EXPECT_FALSE(isa.onednn_isa.empty());
+}
+
+// Under scripts/as-cpu.sh avx2 (ctest's as_cpu_avx2/backend row) the whole process sees an
+// AVX2-only CPU: the detection, the row kernels' choice and oneDNN's ISA, so that row's int8 tests
+// run the reduced range because the CPU has no VNNI, not because oneDNN was capped.
+TEST(CpuIsa, AsAnAvx2CpuTheShimHidesEveryWiderFeatureFromEveryLayer) {
+  const char* mask = std::getenv("DFW_CPU_MASK");
+  if (mask == nullptr || std::string(mask) != "avx2") GTEST_SKIP() << "not run under scripts/as-cpu.sh avx2";
+  const CpuIsa& isa = DetectCpuIsa();
+  EXPECT_TRUE(isa.avx2 && isa.fma) << isa.Describe();
+  EXPECT_FALSE(isa.avx512f || isa.avx512bw || isa.avx512_vnni || isa.avx_vnni || isa.avx512_bf16 || isa.amx_bf16 ||
+               isa.amx_int8)
+      << isa.Describe();
+  EXPECT_EQ(isa.onednn_isa, "avx2");
+  EXPECT_EQ(cpu_kernels::BestIsa(), cpu_kernels::Isa::kAvx2);
+  EXPECT_TRUE(isa.reduce_range_int8());
+  EXPECT_TRUE(cpu_dnnl::LinearWeightsKnPay());
 }
 
 }  // namespace cpu_lowp_test
