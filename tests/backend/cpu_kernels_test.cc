@@ -32,8 +32,9 @@ void ExpectClose(const std::vector<float>& got, const std::vector<float>& want, 
   }
 }
 
-// Each wide path against the scalar reference: AVX2 + FMA, and AVX-512 (softmax and LayerNorm
-// have kernels of their own there; the rest runs the AVX2 code), where the CPU has it.
+// Each wide path against the scalar reference: AVX2 + FMA, and AVX-512 (softmax, LayerNorm and the
+// bias/activation pass have kernels of their own there; the rest runs the AVX2 code), where the CPU
+// has it.
 class CpuKernels : public ::testing::TestWithParam<Isa> {
  protected:
   void SetUp() override {
@@ -59,6 +60,23 @@ TEST_P(CpuKernels, BiasActivationMatchesScalar) {
         ExpectClose(wide, scalar, 2e-6, 2e-6,
                     std::string(ActivationName(act)) + " n=" + std::to_string(n) + (with_bias ? " bias" : ""));
       }
+    }
+  }
+}
+
+// The AVX-512 bias/activation pass does per lane what the AVX2 one does: the same bits wherever the
+// AVX2 pass runs whole vectors (its last n % 8 columns go through the scalar formula instead).
+TEST(CpuKernelsWide, BiasActivationOnAvx512GivesTheAvx2Bits) {
+  if (BestIsa() != Isa::kAvx512) GTEST_SKIP() << "no AVX-512 here; best: " << IsaName(BestIsa());
+  for (int n : {8, 16, 24, 384, 1536}) {
+    for (Activation act : {Activation::kNone, Activation::kRelu, Activation::kGelu}) {
+      const int m = 3;
+      const auto x = Random(static_cast<std::size_t>(m) * n, -6.f, 6.f, 11 + n);
+      const auto bias = Random(static_cast<std::size_t>(n), -1.f, 1.f, 13 + n);
+      auto avx2 = x, avx512 = x;
+      BiasActivation(Isa::kAvx2, avx2.data(), m, n, bias.data(), act);
+      BiasActivation(Isa::kAvx512, avx512.data(), m, n, bias.data(), act);
+      ASSERT_EQ(avx512, avx2) << ActivationName(act) << " n=" << n;
     }
   }
 }
