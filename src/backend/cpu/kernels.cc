@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "fast_math.h"
 
@@ -131,21 +132,20 @@ DFW_AVX2 inline __m256 Exp8(__m256 x) {
   return _mm256_mul_ps(p, scale);
 }
 
+// erf's rational approximation on [-4, 4] (the AVX2 and AVX-512 passes share it, term by term):
+// x · P(x²) / Q(x²), coefficients from the highest power down.
+constexpr float kErfNum[] = {-2.72614225801306e-10f, 2.77068142495902e-08f, -2.10102402082508e-06f,
+                             -5.69250639462346e-05f, -7.34990630326855e-04f, -2.95459980854025e-03f,
+                             -1.60960333262415e-02f};
+constexpr float kErfDen[] = {-1.45660718464996e-05f, -2.13374055278905e-04f, -1.68282697438203e-03f,
+                             -7.37332916720468e-03f, -1.42647390514189e-02f};
+
 DFW_AVX2 inline __m256 Erf8(__m256 x) {
   x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-4.f)), _mm256_set1_ps(4.f));
   const __m256 x2 = _mm256_mul_ps(x, x);
-  __m256 p = _mm256_set1_ps(-2.72614225801306e-10f);
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.77068142495902e-08f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-2.10102402082508e-06f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-5.69250639462346e-05f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-7.34990630326855e-04f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-2.95459980854025e-03f));
-  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-1.60960333262415e-02f));
-  __m256 q = _mm256_set1_ps(-1.45660718464996e-05f);
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-2.13374055278905e-04f));
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.68282697438203e-03f));
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-7.37332916720468e-03f));
-  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(-1.42647390514189e-02f));
+  __m256 p = _mm256_set1_ps(kErfNum[0]), q = _mm256_set1_ps(kErfDen[0]);
+  for (std::size_t i = 1; i < std::size(kErfNum); ++i) p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(kErfNum[i]));
+  for (std::size_t i = 1; i < std::size(kErfDen); ++i) q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(kErfDen[i]));
   return _mm256_div_ps(_mm256_mul_ps(x, p), q);
 }
 
@@ -313,18 +313,9 @@ DFW_AVX512 inline __mmask16 TailMask(int left) {
 DFW_AVX512 inline __m512 Erf16(__m512 x) {
   x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-4.f)), _mm512_set1_ps(4.f));
   const __m512 x2 = _mm512_mul_ps(x, x);
-  __m512 p = _mm512_set1_ps(-2.72614225801306e-10f);
-  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.77068142495902e-08f));
-  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-2.10102402082508e-06f));
-  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-5.69250639462346e-05f));
-  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-7.34990630326855e-04f));
-  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-2.95459980854025e-03f));
-  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-1.60960333262415e-02f));
-  __m512 q = _mm512_set1_ps(-1.45660718464996e-05f);
-  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-2.13374055278905e-04f));
-  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-1.68282697438203e-03f));
-  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-7.37332916720468e-03f));
-  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(-1.42647390514189e-02f));
+  __m512 p = _mm512_set1_ps(kErfNum[0]), q = _mm512_set1_ps(kErfDen[0]);
+  for (std::size_t i = 1; i < std::size(kErfNum); ++i) p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(kErfNum[i]));
+  for (std::size_t i = 1; i < std::size(kErfDen); ++i) q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(kErfDen[i]));
   return _mm512_div_ps(_mm512_mul_ps(x, p), q);
 }
 
