@@ -112,11 +112,8 @@ struct EvalContext {
 
 Status Evaluate(const Program& p, int32_t node, EvalContext& ctx, Slot& out);
 
-// a == b for a row's field name and a program's name (dfw::SameString: one 16-byte load of each
-// for names of up to 16 bytes; the byte loop it replaced was the hottest loop of column evaluation).
-using dfw::SameString;
-
-// row.Find(name), trying the hint's index first. Row field names are unique (Row's contract), so
+// row.Find(name), trying the hint's index first (names compared with SameString, strings.h: the
+// byte loop it replaced was the hottest loop of column evaluation). Row field names are unique (Row's contract), so
 // the field at the hinted index, when it has the name, is the one Find would return.
 [[gnu::always_inline]] inline const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
   const std::vector<Field>& fields = row.fields();

@@ -180,6 +180,18 @@ TEST(CpuLowPrecision, WidePassesAgreeWithTheScalarReferenceExactly) {
   }
 }
 
+// A weight row's scale by QuantizeWeightRows' definition: max |w| / top, raised to the largest
+// same-signed pair (w[2i], w[2i+1]) over pair_top where pair_top > 0; 1 for a row of zeros.
+float WantWeightScale(const float* row, int k, float top, int pair_top) {
+  float amax = 0.f, pair_max = 0.f;
+  for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
+  for (int p = 0; p + 1 < k; p += 2) {
+    if (row[p] * row[p + 1] > 0.f) pair_max = std::max(pair_max, std::fabs(row[p]) + std::fabs(row[p + 1]));
+  }
+  if (amax == 0.f) return 1.f;
+  return pair_top > 0 ? std::max(amax / top, pair_max / static_cast<float>(pair_top)) : amax / top;
+}
+
 // The int8 weights made at load: the AVX-512 pass gives the scalar reference's bytes, scales and
 // sums exactly (ties rounded to even, rows shorter than, equal to and past 16 lanes, a row of
 // zeros), for 8-bit and 7-bit weights and for 8-bit weights with same-signed pairs bounded to 128
@@ -233,14 +245,7 @@ TEST(CpuLowPrecision, WeightQuantisationIsExactOnEveryPath) {
       for (int j = 0; j < n; ++j) {
         const float* row = w.data() + static_cast<std::size_t>(j) * k;
         int32_t total = 0;
-        float amax = 0.f, pair_max = 0.f;
-        for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-        for (int p = 0; p + 1 < k; p += 2) {
-          if (row[p] * row[p + 1] > 0.f) pair_max = std::max(pair_max, std::fabs(row[p]) + std::fabs(row[p + 1]));
-        }
-        const float want_scale =
-            amax == 0.f ? 1.f : mode.pair_top > 0 ? std::max(amax / top, pair_max / mode.pair_top) : amax / top;
-        EXPECT_EQ(s1[j], want_scale) << "row " << j;
+        EXPECT_EQ(s1[j], WantWeightScale(row, k, top, mode.pair_top)) << "row " << j;
         for (int p = 0; p < k; ++p) {
           const std::size_t i = static_cast<std::size_t>(j) * k + p;
           EXPECT_LE(std::abs(q1[i]), static_cast<int>(top));
@@ -316,12 +321,7 @@ TEST(CpuLowPrecision, Int8ProductsAtTheExtremesAreExact) {
       // The weights as the backend quantised them (per row, symmetric, round to nearest even;
       // pair-bounded where the range is reduced and the activations keep 8 bits).
       const float* row = c.w->data() + std::size_t(j) * k;
-      float amax = 0.f, pair_max = 0.f;
-      for (int p = 0; p < k; ++p) amax = std::max(amax, std::fabs(row[p]));
-      for (int p = 0; p + 1 < k; p += 2) {
-        if (row[p] * row[p + 1] > 0.f) pair_max = std::max(pair_max, std::fabs(row[p]) + std::fabs(row[p + 1]));
-      }
-      const float scale = pair_bound ? std::max(amax / 127.f, pair_max / 128.f) : amax / 127.f;
+      const float scale = WantWeightScale(row, k, 127.f, pair_bound ? 128 : 0);
       double qsum = 0;
       for (int p = 0; p < k; ++p) qsum += std::clamp(std::nearbyint(row[p] * (1.f / scale)), -127.f, 127.f);
       for (int i = 0; i < m; ++i) {
