@@ -14,8 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "dfw/backend/registry.h"
+#include "backend/cpu/dnnl_gemm.h"
 #include "bench_main.h"
+#include "dfw/backend/registry.h"
 
 namespace dfw {
 namespace {
@@ -196,9 +197,10 @@ BENCHMARK(BM_LinearDType)
 // A MiniLM encoder's four Linear products (QKV, attention output, FFN up with GELU, FFN down) over
 // six layers of distinct weights (about 21 MB: cold in cache, as in a forward pass), m rows each,
 // on the default path with one thread, the weights either as nn.Linear stores them (arg layout 0:
-// Linear(x, w)) or prepared once (1: PrepareLinear float32, which below AVX-512 makes the [k x n]
-// copy oneDNN's jit GEMM runs faster, cpu_dnnl::LinearWeightsKnPay). Run it with
-// ONEDNN_MAX_CPU_ISA=AVX2, or under scripts/as-cpu.sh avx2, to see the AVX2 path on a newer CPU.
+// Linear(x, w)) or prepared once (1: PrepareLinear float32, which copies them into the layout
+// oneDNN runs faster here, cpu_dnnl::LinearWeightsLayout: [k x n] below AVX-512, oneDNN's blocked
+// layout on AVX-512 and up). Run it with ONEDNN_MAX_CPU_ISA=AVX2, or under scripts/as-cpu.sh avx2,
+// to see the AVX2 path on a newer CPU.
 void BM_LinearWeightsLayout(benchmark::State& state) {
   const int64_t layout = state.range(0);
   const int m = static_cast<int>(state.range(1));
@@ -239,8 +241,10 @@ void BM_LinearWeightsLayout(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(y.data());
   }
-  state.SetLabel(layout == 0 ? "nn.Linear [n x k]"
-                             : prepared[0]->bytes() > 0 ? "prepared: [k x n] copy" : "prepared: no copy here");
+  const cpu_dnnl::WeightsLayout copy = cpu_dnnl::LinearWeightsLayout();
+  state.SetLabel(layout == 0 || prepared[0]->bytes() == 0 ? (layout == 0 ? "nn.Linear [n x k]" : "prepared: no copy here")
+                 : copy == cpu_dnnl::WeightsLayout::kKn  ? "prepared: [k x n] copy"
+                                                         : "prepared: oneDNN's blocked copy");
   state.counters["GFLOPs"] = benchmark::Counter(flops / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_LinearWeightsLayout)

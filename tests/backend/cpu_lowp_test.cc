@@ -421,7 +421,7 @@ TEST(CpuIsa, AsAnAvx2CpuTheShimHidesEveryWiderFeatureFromEveryLayer) {
   EXPECT_EQ(isa.onednn_isa, "avx2");
   EXPECT_EQ(cpu_kernels::BestIsa(), cpu_kernels::Isa::kAvx2);
   EXPECT_TRUE(isa.reduce_range_int8());
-  EXPECT_TRUE(cpu_dnnl::LinearWeightsKnPay());
+  EXPECT_EQ(cpu_dnnl::LinearWeightsLayout(), cpu_dnnl::WeightsLayout::kKn);
 }
 
 }  // namespace cpu_lowp_test

@@ -88,25 +88,37 @@ Status CheckGemmArgs(bool trans_a, bool trans_b, int m, int n, int k, const floa
 
 int OpenBlasThreads() { return cpu_blas::Threads(); }
 
-// float32 Linear weights copied once into [k x n] (wᵀ row-major), for oneDNN's jit GEMM, which
-// runs them faster than nn.Linear's [n x k] (cpu_dnnl::LinearWeightsKnPay). The copy is shared by
-// every PreparedLinear of the same weights in this backend (a lane's encoders: the main one, one per
-// other bucket dtype, the run-time check's).
-class F32KnWeights final : public PreparedLinear {
- public:
-  F32KnWeights(const float* w, int n, int k, std::shared_ptr<const std::vector<float>> kn)
-      : PreparedLinear(LinearDType::kFloat32, w, n, k), kn_(std::move(kn)) {}
-  std::size_t bytes() const override { return kn_->size() * sizeof(float); }
-  const float* kn() const { return kn_->data(); }
-
- private:
-  std::shared_ptr<const std::vector<float>> kn_;
+// float32 Linear weights copied once into the layout oneDNN runs fastest here
+// (cpu_dnnl::LinearWeightsLayout): [k x n] below AVX-512, oneDNN's blocked layout on AVX-512 and
+// up. A copy is shared by every PreparedLinear of the same weights in this backend (a lane's
+// encoders: the main one, one per other bucket dtype, the run-time check's).
+struct F32Copy {
+  std::vector<float> kn;                                    // kKn: wᵀ row-major
+  std::shared_ptr<const cpu_dnnl::BlockedWeights> blocked;  // kBlocked
+  std::vector<float> sample;                                // w at SampledWeights' points when copied
+  std::size_t bytes() const { return blocked != nullptr ? blocked->bytes() : kn.size() * sizeof(float); }
 };
 
+class F32PreparedWeights final : public PreparedLinear {
+ public:
+  F32PreparedWeights(const float* w, int n, int k, std::shared_ptr<const F32Copy> copy)
+      : PreparedLinear(LinearDType::kFloat32, w, n, k), copy_(std::move(copy)) {}
+  std::size_t bytes() const override { return copy_->bytes(); }
+  const F32Copy& copy() const { return *copy_; }
+
+ private:
+  std::shared_ptr<const F32Copy> copy_;
+};
+
+// The float32 copies one backend keeps at most (the copies cost their weights' size once more per
+// SDK process: 90 MB for all-MiniLM-L6-v2's Linear layers); weights prepared beyond it are used in
+// nn.Linear's layout, as they are.
+constexpr std::size_t kF32CopyBudgetBytes = std::size_t{256} << 20;
+
 // w [n x k] → [k x n], in 32 x 32 tiles (both sides stay in cache lines a tile at a time).
-std::shared_ptr<const std::vector<float>> TransposedWeights(const float* w, int n, int k) {
-  auto out = std::make_shared<std::vector<float>>(static_cast<std::size_t>(n) * k);
-  float* t = out->data();
+std::vector<float> TransposedWeights(const float* w, int n, int k) {
+  std::vector<float> out(static_cast<std::size_t>(n) * k);
+  float* t = out.data();
   constexpr int kTile = 32;
   for (int j0 = 0; j0 < n; j0 += kTile) {
     for (int p0 = 0; p0 < k; p0 += kTile) {
@@ -119,18 +131,21 @@ std::shared_ptr<const std::vector<float>> TransposedWeights(const float* w, int 
   return out;
 }
 
-// Whether kn still holds w's values (sampled along the diagonal stripe and at the corners): a copy
-// kept for weights at the same address is reused only for the same weights.
-bool SameWeights(const float* w, int n, int k, const std::vector<float>& kn) {
+// w's values along the diagonal stripe and its mirror, corners included: a copy kept for weights at
+// the same address is reused only while they still read the same there.
+std::vector<float> SampledWeights(const float* w, int n, int k) {
+  std::vector<float> out;
+  out.reserve(34);
   for (int i = 0; i <= 16; ++i) {
     const int j = static_cast<int>(static_cast<int64_t>(n - 1) * i / 16), p = static_cast<int>(static_cast<int64_t>(k - 1) * i / 16);
-    for (auto [jj, pp] : {std::pair{j, p}, std::pair{j, k - 1 - p}}) {
-      if (std::memcmp(&w[static_cast<std::size_t>(jj) * k + pp], &kn[static_cast<std::size_t>(pp) * n + jj], sizeof(float)) != 0) {
-        return false;
-      }
-    }
+    out.push_back(w[static_cast<std::size_t>(j) * k + p]);
+    out.push_back(w[static_cast<std::size_t>(j) * k + (k - 1 - p)]);
   }
-  return true;
+  return out;
+}
+
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 class CpuBackend final : public InferenceBackend {
@@ -284,15 +299,10 @@ class CpuBackend final : public InferenceBackend {
 
   Result<std::unique_ptr<PreparedLinear>> PrepareLinear(const float* w, int n, int k, LinearDType dtype) override {
     if (dtype == LinearDType::kFloat32) {
-      if (n < 1 || k < 1 || w == nullptr || !LinearOnKnWeights(n, k)) return InferenceBackend::PrepareLinear(w, n, k, dtype);
-      const auto key = std::tuple{w, n, k};
-      std::shared_ptr<const std::vector<float>> kn = kn_weights_[key].lock();
-      if (kn == nullptr || !SameWeights(w, n, k, *kn)) {
-        std::erase_if(kn_weights_, [](const auto& e) { return e.second.expired(); });
-        kn = TransposedWeights(w, n, k);
-        kn_weights_[key] = kn;
-      }
-      return std::unique_ptr<PreparedLinear>(std::make_unique<F32KnWeights>(w, n, k, std::move(kn)));
+      if (n < 1 || k < 1 || w == nullptr) return InferenceBackend::PrepareLinear(w, n, k, dtype);
+      ASSIGN_OR_RETURN(std::shared_ptr<const F32Copy> copy, F32CopyOf(w, n, k));
+      if (copy == nullptr) return InferenceBackend::PrepareLinear(w, n, k, dtype);
+      return std::unique_ptr<PreparedLinear>(std::make_unique<F32PreparedWeights>(w, n, k, std::move(copy)));
     }
     RETURN_IF_ERROR(CheckLinearDType(dtype));
     if (n < 1 || k < 1 || w == nullptr) return InferenceBackend::PrepareLinear(w, n, k, LinearDType::kFloat32).status();
@@ -304,11 +314,18 @@ class CpuBackend final : public InferenceBackend {
 
   Status Linear(const float* x, const PreparedLinear& w, const float* bias, float* y, int m, Activation act) override {
     if (w.dtype() == LinearDType::kFloat32 || m == 0) {
-      const auto* kn = dynamic_cast<const F32KnWeights*>(&w);
-      if (kn != nullptr && m > 0 && UseOneDnn(m, w.n(), w.k(), 1) &&
+      const auto* f32 = dynamic_cast<const F32PreparedWeights*>(&w);
+      if (f32 != nullptr && m > 0 && UseOneDnn(m, w.n(), w.k(), 1) &&
           static_cast<int>(act) <= static_cast<int>(Activation::kSigmoid)) {
-        RETURN_IF_ERROR(CheckGemmArgs(false, false, m, w.n(), w.k(), x, w.k(), kn->kn(), w.n(), y, w.n()));
-        ASSIGN_OR_RETURN(const bool ran, dnnl_->Linear(x, kn->kn(), bias, y, m, w.n(), w.k(), act, /*weights_kn=*/true));
+        const F32Copy& copy = f32->copy();
+        bool ran = false;
+        if (copy.blocked != nullptr) {
+          RETURN_IF_ERROR(CheckGemmArgs(false, true, m, w.n(), w.k(), x, w.k(), w.f32_weights(), w.k(), y, w.n()));
+          ASSIGN_OR_RETURN(ran, dnnl_->Linear(x, *copy.blocked, bias, y, m, act));
+        } else {
+          RETURN_IF_ERROR(CheckGemmArgs(false, false, m, w.n(), w.k(), x, w.k(), copy.kn.data(), w.n(), y, w.n()));
+          ASSIGN_OR_RETURN(ran, dnnl_->Linear(x, copy.kn.data(), bias, y, m, w.n(), w.k(), act, /*weights_kn=*/true));
+        }
         if (ran) return Status::OK();
       }
       return Linear(x, w.f32_weights(), bias, y, m, w.n(), w.k(), act);
@@ -393,9 +410,9 @@ class CpuBackend final : public InferenceBackend {
   std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
   std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear
   std::vector<float> attention_scratch_;         // the attention kernels' packed Kᵀ / V
-  // The [k x n] float32 copies (F32KnWeights), by the weights they were made from; held by the
-  // PreparedLinears, dropped with the last of them.
-  std::map<std::tuple<const float*, int, int>, std::weak_ptr<const std::vector<float>>> kn_weights_;
+  // The float32 copies (F32Copy), by the weights they were made from; held by the PreparedLinears,
+  // dropped with the last of them.
+  std::map<std::tuple<const float*, int, int>, std::weak_ptr<const F32Copy>> f32_copies_;
   // kAuto: the process-wide plan for the BLAS thread count at the first product that needs it, so a
   // backend that never multiplies a product above the small class never calibrates.
   mutable const cpu_gemm::GemmPlan* plan_ = nullptr;
@@ -413,11 +430,35 @@ class CpuBackend final : public InferenceBackend {
     return trans_b ? cpu_attention::ScoresFit(trans_a, trans_b, k, beta) : cpu_attention::ContextFit(trans_a, trans_b, n, beta);
   }
 
-  // float32 weights get a [k x n] copy where oneDNN's GEMM runs that layout faster and runs this
-  // backend's Linear layers (the plan is calibrated now if it was not yet: it decides the library).
-  bool LinearOnKnWeights(int n, int k) const {
-    if (dnnl_ == nullptr || !cpu_dnnl::LinearWeightsKnPay()) return false;
-    return UseOneDnn(256, n, k, 1);  // as a batch's products (256-row sub-batches) classify
+  // float32 weights get a copy where oneDNN runs another layout faster and runs this backend's
+  // Linear layers (the plan is calibrated now if it was not yet: it decides the library), within
+  // kF32CopyBudgetBytes. Null: the weights are used as they are.
+  Result<std::shared_ptr<const F32Copy>> F32CopyOf(const float* w, int n, int k) {
+    if (dnnl_ == nullptr) return std::shared_ptr<const F32Copy>();
+    const cpu_dnnl::WeightsLayout layout = cpu_dnnl::LinearWeightsLayout();
+    // (UseOneDnn at 256 rows: as a batch's products, sub-batches of up to 256 tokens, classify.)
+    if (layout == cpu_dnnl::WeightsLayout::kNk || !UseOneDnn(256, n, k, 1)) return std::shared_ptr<const F32Copy>();
+    const auto key = std::tuple{w, n, k};
+    std::vector<float> sample = SampledWeights(w, n, k);
+    if (auto kept = f32_copies_[key].lock(); kept != nullptr && SameBits(kept->sample, sample)) return kept;
+    std::erase_if(f32_copies_, [](const auto& e) { return e.second.expired(); });
+    std::size_t held = 0;
+    for (const auto& [unused, weak] : f32_copies_) {
+      if (auto live = weak.lock()) held += live->bytes();
+    }
+    if (held + sizeof(float) * static_cast<std::size_t>(n) * k > kF32CopyBudgetBytes) {
+      return std::shared_ptr<const F32Copy>();
+    }
+    auto copy = std::make_shared<F32Copy>();
+    copy->sample = std::move(sample);
+    if (layout == cpu_dnnl::WeightsLayout::kKn) {
+      copy->kn = TransposedWeights(w, n, k);
+    } else {
+      ASSIGN_OR_RETURN(copy->blocked, dnnl_->BlockWeights(w, n, k));
+      if (copy->blocked == nullptr) return std::shared_ptr<const F32Copy>();
+    }
+    f32_copies_[key] = copy;
+    return std::shared_ptr<const F32Copy>(std::move(copy));
   }
 
   // k = 0 stays on OpenBLAS (C = beta C, which a zero-volume matmul would not write).

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <list>
 #include <optional>
 #include <unordered_map>
@@ -68,6 +69,7 @@ struct DnnlGemm::Key {
   int64_t sa = 0, sb = 0, sc = 0;     // batch strides
   int64_t sha = 0, shb = 0, shc = 0;  // head strides
   bool ta = false, tb = false, bias = false;
+  bool blocked = false;  // B in the layout BlockWeights made for [k x n] (format "any")
   Activation act = Activation::kNone;
   float alpha = 1.f, beta = 0.f;
   bool operator==(const Key&) const = default;
@@ -82,17 +84,31 @@ struct KeyHash {
                       int64_t{k.ldb}, int64_t{k.ldc}, k.sa, k.sb, k.sc, k.sha, k.shb, k.shc}) {
       mix(static_cast<uint64_t>(v));
     }
-    mix((k.ta ? 1u : 0u) | (k.tb ? 2u : 0u) | (k.bias ? 4u : 0u) | (static_cast<unsigned>(k.act) << 3));
+    mix((k.ta ? 1u : 0u) | (k.tb ? 2u : 0u) | (k.bias ? 4u : 0u) | (k.blocked ? 8u : 0u) |
+        (static_cast<unsigned>(k.act) << 4));
     mix(std::hash<float>()(k.alpha));
     mix(std::hash<float>()(k.beta));
     return h;
   }
 };
 
+struct BlockedWeights::Impl {
+  int n = 0, k = 0;
+  memory::desc desc;  // the blocked layout of B [k x n]
+  std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+  std::size_t bytes = 0;
+};
+
+BlockedWeights::BlockedWeights(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BlockedWeights::~BlockedWeights() = default;
+int BlockedWeights::n() const { return impl_->n; }
+int BlockedWeights::k() const { return impl_->k; }
+std::size_t BlockedWeights::bytes() const { return impl_->bytes; }
+
 // A created primitive and its memory objects (re-pointed at each call's buffers).
 struct Entry {
   DnnlGemm::Key key;
-  dnnl::matmul primitive;  // empty when oneDNN refused this key
+  dnnl::matmul primitive;  // empty when oneDNN refused this key or it was a layout miss
   memory src, wei, bias, dst;
   std::unordered_map<int, memory> args;  // the execute() arguments, built once (memory objects are handles)
 };
@@ -105,8 +121,9 @@ struct DnnlGemm::Impl {
   std::unordered_map<Key, std::list<Entry>::iterator, KeyHash> index;
   bool warned = false;  // the first refusal is logged, later ones are not
 
-  // Builds the primitive for `key`; throws dnnl::error when oneDNN refuses.
-  void Create(Entry& e) const {
+  // Builds the primitive for `key`; throws dnnl::error when oneDNN refuses. False (nothing built)
+  // when key.blocked and the primitive wants another weights layout than `blocked`'s.
+  bool Create(Entry& e, const BlockedWeights* blocked) const {
     const Key& k = e.key;
     auto md = [&](int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, int64_t batch_stride,
                   int64_t head_stride) {
@@ -120,7 +137,9 @@ struct DnnlGemm::Impl {
     };
     // op(A) is [m x k]: stored [m x k] (strides lda, 1) or transposed [k x m] (strides 1, lda).
     const memory::desc a = k.ta ? md(k.m, k.k, 1, k.lda, k.sa, k.sha) : md(k.m, k.k, k.lda, 1, k.sa, k.sha);
-    const memory::desc b = k.tb ? md(k.k, k.n, 1, k.ldb, k.sb, k.shb) : md(k.k, k.n, k.ldb, 1, k.sb, k.shb);
+    const memory::desc b = k.blocked ? memory::desc(Dims{k.k, k.n}, memory::data_type::f32, memory::format_tag::any)
+                           : k.tb    ? md(k.k, k.n, 1, k.ldb, k.sb, k.shb)
+                                     : md(k.k, k.n, k.ldb, 1, k.sb, k.shb);
     const memory::desc c = md(k.m, k.n, k.ldc, 1, k.sc, k.shc);
     const memory::desc bias = k.bias ? md(1, k.n, k.n, 1, k.n, k.n) : memory::desc();
     dnnl::primitive_attr attr;
@@ -131,11 +150,13 @@ struct DnnlGemm::Impl {
     attr.set_post_ops(ops);
     const auto desc = k.bias ? dnnl::matmul::desc(a, b, bias, c) : dnnl::matmul::desc(a, b, c);
     const dnnl::matmul::primitive_desc pd(desc, attr, engine);
+    if (k.blocked && (blocked == nullptr || pd.weights_desc() != blocked->impl().desc)) return false;
     e.primitive = dnnl::matmul(pd);
     e.src = memory(a, engine, DNNL_MEMORY_NONE);
-    e.wei = memory(b, engine, DNNL_MEMORY_NONE);
+    e.wei = memory(k.blocked ? pd.weights_desc() : b, engine, DNNL_MEMORY_NONE);
     e.dst = memory(c, engine, DNNL_MEMORY_NONE);
     if (k.bias) e.bias = memory(bias, engine, DNNL_MEMORY_NONE);
+    return true;
   }
 };
 
@@ -188,7 +209,8 @@ Result<std::unique_ptr<DnnlGemm>> DnnlGemm::Make(DnnlGemmOptions options) {
 DnnlGemm::DnnlGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DnnlGemm::~DnnlGemm() = default;
 
-Result<bool> DnnlGemm::Run(const Key& key, const void* a, const void* b, const void* bias, void* c) {
+Result<bool> DnnlGemm::Run(const Key& key, const void* a, const void* b, const void* bias, void* c,
+                           const BlockedWeights* blocked) {
   Impl& im = *impl_;
   Entry* e = nullptr;
   if (auto it = im.index.find(key); it != im.index.end()) {
@@ -207,8 +229,11 @@ Result<bool> DnnlGemm::Run(const Key& key, const void* a, const void* b, const v
       why = "refused for testing";
     } else {
       try {
-        im.Create(*e);
-        ++created_;
+        if (im.Create(*e, blocked)) {
+          ++created_;
+        } else {
+          ++layout_misses_;  // the caller runs nn.Linear's weights; not a refusal, not logged
+        }
       } catch (const dnnl::error& err) {
         why = err.what();
       }
@@ -277,25 +302,77 @@ Result<bool> DnnlGemm::GemmHeadsBatched(bool trans_a, bool trans_b, int m, int n
 
 Result<bool> DnnlGemm::Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
                               Activation act, bool weights_kn) {
-  // w is [n x k] row-major, i.e. op(B) = wᵀ read in place, or (weights_kn) already [k x n]. Weights
-  // format "any" (letting oneDNN pick a blocked layout, reordered once per weight tensor) is not
-  // requested: on Debian's 2.6 the f32 matmul below AVX-512 is the jit GEMM, which takes plain
-  // layouts only.
+  // w is [n x k] row-major, i.e. op(B) = wᵀ read in place, or (weights_kn) already [k x n].
   Key key;
   key.m = m, key.n = n, key.k = k, key.lda = k, key.ldb = weights_kn ? n : k, key.ldc = n;
   key.tb = !weights_kn, key.bias = bias != nullptr, key.act = act;
   return Run(key, x, w, bias, y);
 }
 
-bool LinearWeightsKnPay() {
+Result<bool> DnnlGemm::Linear(const float* x, const BlockedWeights& w, const float* bias, float* y, int m,
+                              Activation act) {
+  Key key;
+  key.m = m, key.n = w.n(), key.k = w.k(), key.lda = w.k(), key.ldc = w.n();
+  key.blocked = true, key.bias = bias != nullptr, key.act = act;
+  return Run(key, x, w.impl().data.get(), bias, y, &w);
+}
+
+Result<std::shared_ptr<const BlockedWeights>> DnnlGemm::BlockWeights(const float* w, int n, int k) {
+  if (w == nullptr || n < 1 || k < 1) return InvalidArgument("BlockWeights: null or empty weights");
+  Impl& im = *impl_;
+  constexpr auto f32 = memory::data_type::f32;
+  // The layout of a product with bias, as the encoders' (checked on oneDNN 2.6.3 at avx512_core:
+  // the same layout for 1 to 2,048 rows, with and without bias); a primitive that wants another
+  // makes Linear return false for its shape.
+  constexpr int kRows = 256;
+  auto impl = std::make_unique<BlockedWeights::Impl>();
+  impl->n = n, impl->k = k;
+  try {
+    const memory::desc a(Dims{kRows, k}, f32, memory::format_tag::ab);
+    const memory::desc b(Dims{k, n}, f32, memory::format_tag::any);
+    const memory::desc bias(Dims{1, n}, f32, memory::format_tag::ab);
+    const memory::desc c(Dims{kRows, n}, f32, memory::format_tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, bias, c), im.engine);
+    impl->desc = pd.weights_desc();
+  } catch (const dnnl::error&) {
+    return std::shared_ptr<const BlockedWeights>();  // no matmul for this shape: nothing to lay out for
+  }
+  const dnnl_memory_desc_t& d = impl->desc.data;
+  const std::size_t plain = sizeof(float) * static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
+  impl->bytes = impl->desc.get_size();
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks == 0 || impl->bytes > plain + plain / 8) {
+    return std::shared_ptr<const BlockedWeights>();
+  }
+  impl->data.reset(static_cast<float*>(std::aligned_alloc(64, (impl->bytes + 63) / 64 * 64)));
+  if (impl->data == nullptr) return ResourceExhausted("BlockWeights: cannot allocate " + std::to_string(impl->bytes) + " bytes");
+  Omp().Apply(im.options.threads());
+  try {
+    // w [n x k] row-major is B = wᵀ [k x n] with strides (1, k).
+    memory src(memory::desc(Dims{k, n}, f32, Dims{1, k}), im.engine, const_cast<float*>(w));
+    memory dst(impl->desc, im.engine, impl->data.get());
+    dnnl::reorder(src, dst).execute(im.stream, src, dst);
+    im.stream.wait();
+  } catch (const dnnl::error& err) {
+    return Internal(std::string("oneDNN could not lay out float32 weights ") + std::to_string(n) + " x " +
+                    std::to_string(k) + ": " + err.what());
+  }
+  return std::shared_ptr<const BlockedWeights>(std::make_shared<BlockedWeights>(std::move(impl)));
+}
+
+WeightsLayout LinearWeightsLayout() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::sse41:
     case dnnl::cpu_isa::avx:
     case dnnl::cpu_isa::avx2:
     case dnnl::cpu_isa::avx2_vnni:
-      return true;
+      return WeightsLayout::kKn;
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return WeightsLayout::kBlocked;
     default:
-      return false;
+      return WeightsLayout::kNk;
   }
 }
 

@@ -8,11 +8,12 @@
 // One matmul primitive per call shape (sizes, transposes, strides, alpha/beta, bias, activation),
 // created on first use and kept in a small LRU cache, so a batch of a shape seen before creates
 // nothing. Bias and the activation of Linear are fused as post-ops; alpha is an output scale and
-// beta a sum post-op. Weights are used in place (format "ba", i.e. w stored [n x k]), or from the
-// backend's [k x n] copy ("ab") where that runs faster (LinearWeightsKnPay): Debian's oneDNN 2.6
-// runs f32 matmul on AVX2 through its jit GEMM, which packs B itself; a blocked weights layout
-// would only pay on the AVX-512 brgemm kernels, which this path does not request (see
-// DnnlGemm::Linear).
+// beta a sum post-op. Linear weights are used in place (format "ba", i.e. w stored [n x k]), or from
+// a copy the backend prepares once in the layout that runs faster here (LinearWeightsLayout): below
+// AVX-512 a [k x n] copy ("ab": Debian's oneDNN 2.6 runs f32 matmul there through its jit GEMM,
+// which packs B itself and takes plain layouts only), on AVX-512 and up oneDNN's own blocked
+// layout (BlockWeights: its brgemm kernels read B in blocks, and a plain B is copied into them on
+// every call).
 //
 // Results: every call returns
 //   - true: oneDNN computed the result;
@@ -42,13 +43,19 @@ namespace dfw::cpu_dnnl {
 
 // The ISA oneDNN dispatches to in this process, lower case ("avx2", "avx512_core", "sse41", ...).
 std::string EffectiveIsaName();
-// Whether float32 Linear layers run faster on weights stored [k x n] than on nn.Linear's [n x k]
-// here: oneDNN's f32 matmul below AVX-512 is the jit GEMM, which packs B itself on every call and
-// packs a transposed B more slowly: bench/backend_gemm_bench.cc BM_LinearWeightsLayout (six MiniLM
-// layers' products, weights cold in cache, ONEDNN_MAX_CPU_ISA=AVX2) 84 -> 88 GFLOP/s at 256 rows and
-// 89 -> 97 at 128; the float32 embedding job under scripts/as-cpu.sh avx2 7% shorter. On AVX-512
-// oneDNN runs brgemm, where the two layouts measured within noise: false there.
-bool LinearWeightsKnPay();
+// How float32 Linear weights run fastest on oneDNN here; the backend keeps one copy so laid out
+// (shared by a lane's encoders). Measured with bench/backend_gemm_bench.cc BM_LinearWeightsLayout
+// (six all-MiniLM-L6-v2 layers' products, one thread):
+//   - kKn below AVX-512 (the jit GEMM packs B on every call, a transposed B more slowly): 84 -> 88
+//     GFLOP/s at 256 rows and 89 -> 97 at 128 (ONEDNN_MAX_CPU_ISA=AVX2 on an Intel Xeon);
+//   - kBlocked on AVX-512 and up (brgemm; a plain B is copied into its blocks on every call): see
+//     docs/precision.md for the figures per CPU.
+enum class WeightsLayout {
+  kNk,       // nn.Linear's [n x k], used in place (no copy)
+  kKn,       // [k x n] (wᵀ row-major)
+  kBlocked,  // the blocked layout oneDNN's matmul picks for the weights (BlockWeights)
+};
+WeightsLayout LinearWeightsLayout();
 // "oneDNN 2.6.3 (OpenMP)": the library version and its CPU threading runtime.
 std::string LibraryName();
 
@@ -67,6 +74,23 @@ struct DnnlGemmOptions {
 // Sets the calling thread's OpenMP team size (oneDNN's thread count) to `threads` (>= 1; cheap
 // when already right). The OpenMP runtime is the one libdnnl loaded, looked up in the process.
 void ApplyOmpThreads(int threads);
+
+// float32 Linear weights reordered once into the blocked layout oneDNN's matmul picks for a
+// [rows x k] · [k x n] product (format "any"); made by DnnlGemm::BlockWeights, run by
+// DnnlGemm::Linear. Immutable once made; shared between threads is fine (only read).
+class BlockedWeights {
+ public:
+  struct Impl;  // the oneDNN memory descriptor and the buffer (oneDNN types stay in the .cc)
+  explicit BlockedWeights(std::unique_ptr<Impl> impl);
+  ~BlockedWeights();
+  int n() const;
+  int k() const;
+  std::size_t bytes() const;  // the blocked buffer (the layout pads n and k to its blocks)
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 class DnnlGemm {
  public:
@@ -89,21 +113,33 @@ class DnnlGemm {
   // weights_kn: w is stored [k x n] (wᵀ, row-major) rather than nn.Linear's [n x k].
   Result<bool> Linear(const float* x, const float* w, const float* bias, float* y, int m, int n, int k,
                       Activation act, bool weights_kn = false);
+  // w [n x k] (nn.Linear) reordered into oneDNN's blocked layout for this product. Null, without an
+  // error, where that layout would not pay: oneDNN picks a plain layout here, or its blocks pad the
+  // weights by more than an eighth (a narrow classifier head: n = 2 is padded to 64 columns).
+  Result<std::shared_ptr<const BlockedWeights>> BlockWeights(const float* w, int n, int k);
+  // As Linear, on weights from BlockWeights. False (nothing written) where the primitive oneDNN
+  // creates for m rows wants another weights layout than the one w was made for; the caller then
+  // runs nn.Linear's weights. Such a miss is remembered per shape and not logged.
+  Result<bool> Linear(const float* x, const BlockedWeights& w, const float* bias, float* y, int m, Activation act);
 
   // Primitives created so far (cache misses), and those refused; for tests and the description.
   int64_t primitives_created() const { return created_; }
   int64_t primitives_refused() const { return refused_; }
+  // Shapes whose primitive wanted another weights layout than BlockWeights made (see Linear).
+  int64_t layout_misses() const { return layout_misses_; }
 
   struct Key;
 
  private:
   struct Impl;  // engine, stream and the primitive cache (oneDNN types stay in the .cc)
   explicit DnnlGemm(std::unique_ptr<Impl> impl);
-  Result<bool> Run(const Key& key, const void* a, const void* b, const void* bias, void* c);
+  Result<bool> Run(const Key& key, const void* a, const void* b, const void* bias, void* c,
+                   const BlockedWeights* blocked = nullptr);
 
   std::unique_ptr<Impl> impl_;
   int64_t created_ = 0;
   int64_t refused_ = 0;
+  int64_t layout_misses_ = 0;
 };
 
 }  // namespace dfw::cpu_dnnl

@@ -88,11 +88,19 @@ GemmPlan Measure(int threads) {
     sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.f, x.data(), k, w.data(), k, 1.f, y.data(), n);
     return true;
   };
-  // oneDNN is timed on the weights layout the backend would give it (cpu_dnnl::LinearWeightsKnPay:
-  // a [k x n] copy below AVX-512); the values do not matter, only the strides.
-  const bool kn = cpu_dnnl::LinearWeightsKnPay();
+  // oneDNN is timed on the weights layout the backend would give it (cpu_dnnl::LinearWeightsLayout:
+  // a [k x n] copy below AVX-512, oneDNN's blocked layout on AVX-512 and up); the values do not
+  // matter, only the layout.
+  const cpu_dnnl::WeightsLayout layout = cpu_dnnl::LinearWeightsLayout();
+  std::shared_ptr<const cpu_dnnl::BlockedWeights> blocked;
+  if (layout == cpu_dnnl::WeightsLayout::kBlocked) {
+    auto made = d.BlockWeights(w.data(), n, k);
+    if (made.ok()) blocked = *std::move(made);
+  }
   auto dnnl_large = [&] {
-    return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone, kn));
+    if (blocked != nullptr) return ran(d.Linear(x.data(), *blocked, bias.data(), y.data(), m, Activation::kNone));
+    return ran(d.Linear(x.data(), w.data(), bias.data(), y.data(), m, n, k, Activation::kNone,
+                        layout == cpu_dnnl::WeightsLayout::kKn));
   };
   // kBatched: attention scores QKᵀ, 8 sequences x 12 heads x (128 x 128 x 32), Q and K column
   // slices of a fused [tokens x 3·384] QKV buffer, scores [batch][head][128][128].
