@@ -54,7 +54,8 @@ struct Entry {
   std::string type;
   YAML::Node node;
   int leaf = -1;       // >= 0: a leaf
-  int main_leaf = -1;  // a leaf's main output is this leaf's (a source's own windowing: its WindowInto)
+  int main_leaf = -1;  // a leaf's main output is this leaf's (its output_schema's check, a source's WindowInto)
+  int schema_leaf = -1;  // the ValidateWithSchema leaf of its `output_schema:` (AddOutputSchema)
   Scope* inner = nullptr;                 // a composite's scope
   std::map<std::string, RawRef> outputs;  // a composite's `output:` tags, references in `inner`
   bool implicit_outputs = false;          // a chain without `output:`: its last transform's outputs
@@ -88,6 +89,12 @@ class Loader {
   // loader_transform.cc
   Status ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const YAML::Node& windowing, Entry& entry);
   Status ParseConfig(const YAML::Node& n, const StageTypeInfo& info, StageConfig& cfg) const;
+  // `error_handling: {output: NAME, threshold: R}` into cfg.error_output / error_threshold.
+  Status ParseErrorHandling(const YAML::Node& eh, const std::string& what, StageConfig& cfg) const;
+  // A leaf's `output_schema:` (in its config, on any transform, as Beam's expand_output_schema_transform):
+  // a ValidateWithSchema leaf after it that its main output then is; the rows that fail go to the
+  // transform's error output (its own error_handling's, or one given inside output_schema).
+  Status AddOutputSchema(const YAML::Node& n, Entry& entry);
   Status ParseResourceHints(const YAML::Node& n, const std::string& what, std::vector<ResourceHintSpec>& out) const;
   Status ParseLeafInputs(const YAML::Node& n, const Scope& scope, Leaf& out) const;
   // A WindowInto leaf for a transform's `windowing:` (Beam's preprocess_windowing), reading `refs`.

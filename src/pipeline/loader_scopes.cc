@@ -40,6 +40,7 @@ Status Loader::ParseEntry(const YAML::Node& n, Scope& scope, bool in_chain, std:
     RETURN_IF_ERROR(ParseLeaf(n, scope, in_chain, windowing, e));
     std::vector<RawRef>& refs = leaves_[static_cast<std::size_t>(e.leaf)].refs;
     refs.insert(refs.begin(), chain_in.begin(), chain_in.end());
+    RETURN_IF_ERROR(AddOutputSchema(n, e));
   }
   scope.entries.push_back(std::move(e));
   return Status::OK();

@@ -52,15 +52,26 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
   std::string what = fmt::format("transform '{}' ({}) config", cfg.name, cfg.type);
   const bool absent = !n.IsDefined() || n.IsNull();
   if (!absent && !n.IsMap()) return Err(n, what + ": expected a mapping of parameters");
-  // The stage's config without `dependencies` (installed before the load, dfw/pipeline/dependencies.h):
-  // the same key and value nodes, their marks kept, in a new mapping (never an assignment to a
-  // yaml-cpp node that exists, which would rewrite the document's node).
+  // The stage's config without `dependencies` (installed before the load, dfw/pipeline/dependencies.h)
+  // and without `output_schema` (a check after the stage, AddOutputSchema; a stage that takes it
+  // itself, Create, checks its elements at load too when the schema routes no errors): the same key
+  // and value nodes, their marks kept, in a new mapping (never an assignment to a yaml-cpp node that
+  // exists, which would rewrite the document's node).
+  const bool own_schema = std::find(info.allowed_keys.begin(), info.allowed_keys.end(), "output_schema") != info.allowed_keys.end();
+  auto stripped = [&](const std::string& key) {
+    if (key == "dependencies") return true;
+    if (key != "output_schema") return false;
+    const YAML::Node schema = n["output_schema"];
+    return !own_schema || (schema.IsMap() && schema["error_handling"].IsDefined());
+  };
   const YAML::Node yaml_config = [&] {
     if (absent) return YAML::Node(YAML::NodeType::Map);
-    if (!n["dependencies"].IsDefined()) return n;
+    bool any = false;
+    for (const auto& kv : n) any = any || (kv.first.IsScalar() && stripped(kv.first.Scalar()));
+    if (!any) return n;
     YAML::Node rest(YAML::NodeType::Map);
     for (const auto& kv : n) {
-      if (!(kv.first.IsScalar() && kv.first.Scalar() == "dependencies")) rest.force_insert(kv.first, kv.second);
+      if (!(kv.first.IsScalar() && stripped(kv.first.Scalar()))) rest.force_insert(kv.first, kv.second);
     }
     return rest;
   }();
@@ -77,20 +88,7 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
       return Err(kv.first, fmt::format("{}: {} has no per-record failures, so 'error_handling' is not allowed here",
                                        what, cfg.type));
     }
-    const YAML::Node& eh = kv.second;
-    if (!eh.IsMap()) return Err(kv.second, what + ": error_handling must be a mapping {output: NAME, threshold: R}");
-    RETURN_IF_ERROR(CheckKeys(eh, {"output", "threshold"}, what + " error_handling", {}));
-    if (!eh["output"].IsScalar() || eh["output"].Scalar().empty()) {
-      return Err(eh, what + ": error_handling needs 'output: NAME' (the name of the error output)");
-    }
-    cfg.error_output = eh["output"].Scalar();
-    if (eh["threshold"].IsDefined()) {
-      auto t = eh["threshold"].IsScalar() ? ParseDouble(eh["threshold"].Scalar()) : std::nullopt;
-      if (!t || *t < 0 || *t > 1) {
-        return Err(eh["threshold"], what + ": error_handling threshold must be a number between 0 and 1 (a fraction of records)");
-      }
-      cfg.error_threshold = *t;
-    }
+    RETURN_IF_ERROR(ParseErrorHandling(kv.second, what, cfg));
   }
   if (info.traits.can_fail_per_record) allowed.push_back("error_handling");
   // WindowInto takes its windowing as `windowing:` beside `config:` or inside it (Beam moves the one
@@ -101,6 +99,23 @@ Status Loader::ParseConfig(const YAML::Node& n, const StageTypeInfo& info, Stage
     if (!yaml_config[req].IsDefined()) return Err(n.IsDefined() ? n : YAML::Node(), what + ": '" + req + "' is required");
   }
   cfg.config = ConfigNodeFromYaml(yaml_config);
+  return Status::OK();
+}
+
+Status Loader::ParseErrorHandling(const YAML::Node& eh, const std::string& what, StageConfig& cfg) const {
+  if (!eh.IsMap()) return Err(eh, what + ": error_handling must be a mapping {output: NAME, threshold: R}");
+  RETURN_IF_ERROR(CheckKeys(eh, {"output", "threshold"}, what + " error_handling", {}));
+  if (!eh["output"].IsScalar() || eh["output"].Scalar().empty()) {
+    return Err(eh, what + ": error_handling needs 'output: NAME' (the name of the error output)");
+  }
+  cfg.error_output = eh["output"].Scalar();
+  if (eh["threshold"].IsDefined()) {
+    auto t = eh["threshold"].IsScalar() ? ParseDouble(eh["threshold"].Scalar()) : std::nullopt;
+    if (!t || *t < 0 || *t > 1) {
+      return Err(eh["threshold"], what + ": error_handling threshold must be a number between 0 and 1 (a fraction of records)");
+    }
+    cfg.error_threshold = *t;
+  }
   return Status::OK();
 }
 
@@ -313,6 +328,66 @@ Status Loader::ParseLeaf(const YAML::Node& n, Scope& scope, bool in_chain, const
   return Status::OK();
 }
 
+Status Loader::AddOutputSchema(const YAML::Node& n, Entry& entry) {
+  const YAML::Node config = n["config"];
+  if (!config.IsDefined() || !config.IsMap() || !config["output_schema"].IsDefined()) return Status::OK();
+  const YAML::Node schema = config["output_schema"];
+  const TransformSpec& t = leaves_[static_cast<std::size_t>(entry.leaf)].spec;
+  const std::string what = fmt::format("transform '{}' ({}) output_schema", t.config.name, t.config.type);
+  if (!schema.IsMap()) return Err(schema, what + ": expected a JSON Schema mapping, e.g. {type: object, properties: {...}}");
+  if (t.traits.is_sink || t.traits.no_main_output) {
+    return Refuse(schema, fmt::format("{}: {} has no main output to check; put a ValidateWithSchema after the output "
+                                      "to check", what, t.config.type));
+  }
+  const StageTypeInfo* info = registry_.Find("ValidateWithSchema");
+  if (info == nullptr) return Err(schema, what + ": ValidateWithSchema is not available");
+  Leaf v;
+  StageConfig& cfg = v.spec.config;
+  cfg.type = "ValidateWithSchema";
+  cfg.name = t.config.name + "/OutputSchema";
+  cfg.file = file_;
+  cfg.base_dir = base_dir_;
+  cfg.line = schema.Mark().is_null() ? 1 : schema.Mark().line + 1;
+  cfg.column = schema.Mark().is_null() ? 1 : schema.Mark().column + 1;
+  // Rows failing the schema join the transform's own error output; a transform without one (Create)
+  // may name one inside output_schema.
+  YAML::Node body(YAML::NodeType::Map);
+  for (const auto& kv : schema) {
+    if (kv.first.IsScalar() && kv.first.Scalar() == "error_handling") {
+      if (!t.config.error_output.empty()) {
+        return Err(kv.first, fmt::format("{}: the transform has error_handling (output '{}'), where rows that fail the "
+                                         "schema go too; remove error_handling from output_schema",
+                                         what, t.config.error_output));
+      }
+      RETURN_IF_ERROR(ParseErrorHandling(kv.second, what, cfg));
+      continue;
+    }
+    body.force_insert(kv.first, kv.second);
+  }
+  if (cfg.error_output.empty()) {
+    cfg.error_output = t.config.error_output;
+    cfg.error_threshold = t.config.error_threshold;
+  }
+  for (const std::string& o : t.outputs) {
+    if (o == cfg.error_output) {
+      return Err(schema, fmt::format("{}: error_handling output '{}' cannot be among the transform's outputs {}", what,
+                                     o, Join(t.outputs)));
+    }
+  }
+  YAML::Node wrapped(YAML::NodeType::Map);
+  wrapped.force_insert(YAML::Node("schema"), body);
+  cfg.config = ConfigNodeFromYaml(wrapped);
+  v.spec.traits = info->traits;
+  if (info->check) RETURN_IF_ERROR(info->check(cfg));
+  v.node = schema;
+  v.refs.push_back(RawRef{nullptr, "", -1, entry.main_leaf, schema});
+  v.scope = leaves_[static_cast<std::size_t>(entry.leaf)].scope;
+  v.entry = leaves_[static_cast<std::size_t>(entry.leaf)].entry;
+  leaves_.push_back(std::move(v));
+  entry.main_leaf = entry.schema_leaf = static_cast<int>(leaves_.size()) - 1;
+  return Status::OK();
+}
+
 int Loader::AddWindowInto(const YAML::Node& windowing, const std::string& name, std::vector<RawRef> refs,
                           const YAML::Node& at) {
   Leaf w;
@@ -342,8 +417,10 @@ Status Loader::ApplyWindowing() {
     const std::string name = leaves_[i].spec.config.name;
     int first = -1;
     if (leaves_[i].spec.traits.is_source) {
-      first = AddWindowInto(windowing, name + "/WindowInto", {RawRef{nullptr, "", -1, static_cast<int>(i), windowing}}, windowing);
-      leaves_[i].scope->entries[leaves_[i].entry].main_leaf = first;
+      // (After the source's output_schema check, when it has one: the entry's main output so far.)
+      Entry& source = leaves_[i].scope->entries[static_cast<std::size_t>(leaves_[i].entry)];
+      first = AddWindowInto(windowing, name + "/WindowInto", {RawRef{nullptr, "", -1, source.main_leaf, windowing}}, windowing);
+      source.main_leaf = first;
     } else {
       std::vector<RawRef> refs = std::move(leaves_[i].refs);
       leaves_[i].refs.clear();

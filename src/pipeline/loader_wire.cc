@@ -103,7 +103,9 @@ Result<std::vector<InputRef>> Loader::ResolveEntry(const Entry& e, const std::st
     std::vector<std::string> names;
     if (!src.traits.no_main_output && !src.traits.is_sink) names.push_back("'" + e.name + "'");
     for (const std::string& o : named) names.push_back("'" + e.name + "." + o + "'");
-    if (!src.config.error_output.empty()) names.push_back("'" + e.name + "." + src.config.error_output + "'");
+    std::string errors = src.config.error_output;
+    if (errors.empty() && e.schema_leaf >= 0) errors = leaves_[static_cast<std::size_t>(e.schema_leaf)].spec.config.error_output;
+    if (!errors.empty()) names.push_back("'" + e.name + "." + errors + "'");
     return names.empty() ? std::string("no outputs") : Join(names);
   };
   if (output.empty()) {
@@ -113,9 +115,21 @@ Result<std::vector<InputRef>> Loader::ResolveEntry(const Entry& e, const std::st
     }
     return std::vector<InputRef>{InputRef{e.main_leaf, false}};
   }
-  if (output == src.config.error_output) {
-    error_consumed_[from] = true;
-    return std::vector<InputRef>{InputRef{e.leaf, true}};
+  // The rows failing an output_schema join the transform's own error output (or are it, where the
+  // transform has none and output_schema names one).
+  const std::size_t schema = e.schema_leaf >= 0 ? static_cast<std::size_t>(e.schema_leaf) : leaves_.size();
+  const bool schema_errors = schema < leaves_.size() && !output.empty() && output == leaves_[schema].spec.config.error_output;
+  if (output == src.config.error_output || schema_errors) {
+    std::vector<InputRef> errors;
+    if (output == src.config.error_output) {
+      error_consumed_[from] = true;
+      errors.push_back(InputRef{e.leaf, true});
+    }
+    if (schema_errors) {
+      error_consumed_[schema] = true;
+      errors.push_back(InputRef{e.schema_leaf, true});
+    }
+    return errors;
   }
   auto tag = std::find(named.begin(), named.end(), output);
   if (tag != named.end()) return std::vector<InputRef>{InputRef{e.leaf, false, static_cast<int>(tag - named.begin())}};

@@ -249,5 +249,155 @@ TEST(LoaderComposite, RefusesWhatBeamRefusesWithThePlace) {
   }
 }
 
+// output_schema on any transform (Beam's expand_output_schema_transform): a ValidateWithSchema after
+// it, which its main output then is; the rows failing the schema join the transform's own error
+// output, or (Create, which has none: create.yaml's eighth pipeline) the one output_schema names.
+TEST(LoaderComposite, OutputSchemaChecksATransformsRowsAndSendsFailuresToItsErrorOutput) {
+  StageRegistry r = TestRegistry();
+  auto spec = LoadYaml(R"(
+pipeline:
+  type: composite
+  transforms:
+    - type: Create
+      config:
+        elements: [{sdk: MapReduce, year: 2004}, {sdk: CheeseWheel, year: apple}]
+        output_schema:
+          type: object
+          properties: {year: {type: integer}}
+          error_handling: {output: invalid_rows}
+      windowing: {type: global}
+    - type: MapToFields
+      name: Fix
+      input: Create
+      config:
+        language: python
+        fields: {year: year}
+        error_handling: {output: bad}
+        output_schema: {type: object, properties: {year: {type: integer}}}
+    - type: LogForTesting
+      input: Fix
+    - type: LogForTesting
+      name: Bad
+      input: Fix.bad
+    - type: LogForTesting
+      name: Invalid
+      input: Create.invalid_rows
+)", r);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const TransformSpec* create_check = Find(*spec, "Create/OutputSchema");
+  ASSERT_NE(create_check, nullptr);
+  EXPECT_EQ(create_check->config.type, "ValidateWithSchema");
+  EXPECT_EQ(create_check->config.error_output, "invalid_rows");
+  EXPECT_FALSE(create_check->config.config["schema"]["error_handling"].IsDefined());
+  EXPECT_TRUE(create_check->config.config["schema"]["properties"].IsDefined());
+  EXPECT_FALSE(Find(*spec, "Create")->config.config["output_schema"].IsDefined());
+  EXPECT_EQ(InputNames(*spec, *create_check), std::vector<std::string>{"Create"});
+  // A source's windowing comes after its check.
+  EXPECT_EQ(InputNames(*spec, *Find(*spec, "Create/WindowInto")), std::vector<std::string>{"Create/OutputSchema"});
+  EXPECT_EQ(InputNames(*spec, *Find(*spec, "Fix")), std::vector<std::string>{"Create/WindowInto"});
+  const TransformSpec* fix_check = Find(*spec, "Fix/OutputSchema");
+  ASSERT_NE(fix_check, nullptr);
+  EXPECT_EQ(fix_check->config.error_output, "bad");
+  EXPECT_FALSE(Find(*spec, "Fix")->config.config["output_schema"].IsDefined());
+  EXPECT_EQ(InputNames(*spec, *Find(*spec, "LogForTesting")), std::vector<std::string>{"Fix/OutputSchema"});
+  const TransformSpec* bad = Find(*spec, "Bad");
+  EXPECT_EQ(InputNames(*spec, *bad), (std::vector<std::string>{"Fix", "Fix/OutputSchema"}));
+  ASSERT_EQ(bad->inputs.size(), 2u);
+  EXPECT_TRUE(bad->inputs[0].error && bad->inputs[1].error);
+  const TransformSpec* invalid = Find(*spec, "Invalid");
+  EXPECT_EQ(InputNames(*spec, *invalid), std::vector<std::string>{"Create/OutputSchema"});
+  ASSERT_EQ(invalid->inputs.size(), 1u);
+  EXPECT_TRUE(invalid->inputs[0].error);
+}
+
+// create.yaml's eighth pipeline, run: the element that fails the schema reaches the error output
+// (as Beam's error rows, under `element`), the others the main output; every row accounted for.
+TEST(LoaderComposite, OutputSchemaFailuresReachTheErrorOutputWhenRun) {
+  const std::string pipeline = R"(
+pipeline:
+  type: composite
+  transforms:
+    - type: Create
+      config:
+        elements: [{sdk: MapReduce, year: 2004}, {sdk: CheeseWheel, year: apple}, {sdk: MillWheel, year: 2008}]
+        output_schema:
+          type: object
+          properties: {sdk: {type: string}, year: {type: integer}}
+          error_handling: {output: invalid_rows}
+    - type: TestCollect
+      name: Out
+      input: Create.invalid_rows
+    - type: TestCollect
+      name: Good
+      input: Create
+)";
+  auto errors = testing::RunCollect(pipeline);
+  ASSERT_TRUE(errors.ok()) << errors.status().ToString();
+  ASSERT_EQ(errors->size(), 1u);
+  EXPECT_THAT((*errors)[0], HasSubstr(R"("element":{"sdk":"CheeseWheel","year":"apple"})"));
+  EXPECT_THAT((*errors)[0], HasSubstr("does not match the schema"));
+  std::string good = pipeline;
+  good.replace(good.find("name: Out"), 9, "name: Bad");
+  good.replace(good.find("name: Good"), 10, "name: Out");
+  auto rows = testing::RunCollect(good);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, (std::vector<std::string>{R"({"sdk":"MapReduce","year":2004})", R"({"sdk":"MillWheel","year":2008})"}));
+}
+
+TEST(LoaderComposite, OutputSchemaMistakesAreRefusedWithTheirPlace) {
+  StageRegistry r = TestRegistry();
+  auto twice = LoadYaml(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{a: 1}]}
+    - type: MapToFields
+      config:
+        language: python
+        fields: {a: a}
+        error_handling: {output: bad}
+        output_schema: {type: object, error_handling: {output: other}}
+)", r);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.status().message(), HasSubstr("p.yaml:12:"));
+  EXPECT_THAT(twice.status().message(), HasSubstr("remove error_handling from output_schema"));
+  auto unread = LoadYaml(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config:
+        elements: [{a: 1}]
+        output_schema: {type: object, error_handling: {output: invalid_rows}}
+    - type: LogForTesting
+)", r);
+  ASSERT_FALSE(unread.ok());
+  EXPECT_THAT(unread.status().message(), HasSubstr("invalid_rows"));
+  auto on_sink = LoadYaml(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{a: 1}]}
+    - type: WriteToJson
+      config: {path: /tmp/x, output_schema: {type: object}}
+)", r);
+  ASSERT_FALSE(on_sink.ok());
+  EXPECT_EQ(on_sink.status().code(), StatusCode::kUnimplemented);
+  EXPECT_THAT(on_sink.status().message(), HasSubstr("has no main output to check"));
+  auto not_a_map = LoadYaml(R"(
+pipeline:
+  type: chain
+  transforms:
+    - type: Create
+      config: {elements: [{a: 1}], output_schema: [1]}
+    - type: LogForTesting
+)", r);
+  ASSERT_FALSE(not_a_map.ok());
+  EXPECT_THAT(not_a_map.status().message(), HasSubstr("p.yaml:6:"));
+  EXPECT_THAT(not_a_map.status().message(), HasSubstr("JSON Schema mapping"));
+}
+
 }  // namespace
 }  // namespace dfw
