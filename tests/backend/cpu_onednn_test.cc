@@ -314,5 +314,47 @@ TEST(CpuOneDnn, PreparedFloat32LinearRunsItsCopyAndGivesTheSameProducts) {
   }
 }
 
+// The float32 copies are bounded per backend (CpuBackendOptions::f32_copy_bytes): weights that
+// would take the copies past it are used in place (no copy, the same products), a copy released
+// with the last PreparedLinear holding it frees its share, and 0 makes no copies at all.
+TEST(CpuOneDnn, Float32WeightsCopiesStayWithinTheBackendsBudget) {
+  if (cpu_dnnl::LinearWeightsLayout() == cpu_dnnl::WeightsLayout::kNk) GTEST_SKIP() << "no copies on this ISA";
+  const int n = 384, k = 384, m = 40;
+  const std::size_t one = sizeof(float) * n * k;  // 576 KiB ([k x n]; oneDNN's blocks pad nothing here)
+  CpuBackendOptions options;
+  options.gemm = CpuGemmPath::kOneDnn;
+  options.f32_copy_bytes = 2 * one + one / 2;  // room for two copies
+  auto backend = MakeCpuBackend(options);
+  std::vector<LinearCase> cases;
+  for (int i = 0; i < 3; ++i) cases.emplace_back(m, n, k);
+  for (int i = 0; i < 3; ++i) cases[i].w[std::size_t(i)] += 1.f;  // three distinct weights
+  std::vector<std::unique_ptr<PreparedLinear>> prepared;
+  for (LinearCase& c : cases) {
+    auto p = backend->PrepareLinear(c.w.data(), n, k, LinearDType::kFloat32);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    prepared.push_back(std::move(*p));
+  }
+  EXPECT_GE(prepared[0]->bytes(), one);
+  EXPECT_GE(prepared[1]->bytes(), one);
+  EXPECT_EQ(prepared[2]->bytes(), 0u);  // past the budget: in place
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    LinearCase& c = cases[i];
+    std::vector<float> got(std::size_t(m) * n);
+    ASSERT_TRUE(backend->Linear(c.x.data(), *prepared[i], nullptr, got.data(), m, Activation::kNone).ok());
+    for (int r = 0; r < m; r += 13) {
+      for (int j = 0; j < n; j += 17) ASSERT_EQ(got[std::size_t(r) * n + j], c.Want(r, j)) << i << ": " << r << ", " << j;
+    }
+  }
+  prepared[0].reset();  // its copy goes with it
+  auto again = backend->PrepareLinear(cases[2].w.data(), n, k, LinearDType::kFloat32);
+  ASSERT_TRUE(again.ok());
+  EXPECT_GE((*again)->bytes(), one);
+  options.f32_copy_bytes = 0;
+  auto without = MakeCpuBackend(options);
+  auto none = without->PrepareLinear(cases[0].w.data(), n, k, LinearDType::kFloat32);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ((*none)->bytes(), 0u);
+}
+
 }  // namespace cpu_onednn_test
 }  // namespace dfw

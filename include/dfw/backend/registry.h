@@ -56,6 +56,11 @@ struct CpuBackendOptions {
   // The instruction sets CheckLinearDType judges by (dfw/backend/cpu_isa.h); unset = this
   // machine's (DetectCpuIsa). Tests set made-up ones to reach the refusals on any machine.
   std::optional<CpuIsa> isa;
+  // The bytes of float32 weights copies one backend keeps at most: float32 Linear layers prepared
+  // once (PrepareLinear) get a copy in the layout oneDNN runs faster here ([k x n] below AVX-512,
+  // oneDNN's blocked layout on AVX-512 and up), which costs their size once more per SDK process;
+  // weights prepared beyond it run in nn.Linear's layout, as they are. 0: no copies.
+  std::size_t f32_copy_bytes = std::size_t{256} << 20;
 };
 
 // The CPU backend: OpenBLAS and, where it is faster or asked for, oneDNN. Never fails: a oneDNN

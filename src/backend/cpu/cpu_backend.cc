@@ -110,11 +110,6 @@ class F32PreparedWeights final : public PreparedLinear {
   std::shared_ptr<const F32Copy> copy_;
 };
 
-// The float32 copies one backend keeps at most (the copies cost their weights' size once more per
-// SDK process: 90 MB for all-MiniLM-L6-v2's Linear layers); weights prepared beyond it are used in
-// nn.Linear's layout, as they are.
-constexpr std::size_t kF32CopyBudgetBytes = std::size_t{256} << 20;
-
 // w [n x k] → [k x n], in 32 x 32 tiles (both sides stay in cache lines a tile at a time).
 std::vector<float> TransposedWeights(const float* w, int n, int k) {
   std::vector<float> out(static_cast<std::size_t>(n) * k);
@@ -151,7 +146,9 @@ bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
 class CpuBackend final : public InferenceBackend {
  public:
   explicit CpuBackend(CpuBackendOptions options)
-      : path_(options.gemm), cpu_(options.isa.has_value() ? *options.isa : DetectCpuIsa()) {
+      : path_(options.gemm),
+        cpu_(options.isa.has_value() ? *options.isa : DetectCpuIsa()),
+        f32_copy_bytes_(options.f32_copy_bytes) {
     if (path_ == CpuGemmPath::kOpenBlas) return;
     cpu_dnnl::DnnlGemmOptions dnnl_options;
     dnnl_options.threads = OpenBlasThreads;
@@ -407,6 +404,7 @@ class CpuBackend final : public InferenceBackend {
   const cpu_kernels::Isa isa_ = cpu_kernels::BestIsa();
   const CpuGemmPath path_;
   const CpuIsa cpu_;  // what CheckLinearDType judges by (CpuBackendOptions::isa)
+  const std::size_t f32_copy_bytes_;  // CpuBackendOptions::f32_copy_bytes
   std::unique_ptr<cpu_dnnl::DnnlGemm> dnnl_;  // null on kOpenBlas or when oneDNN cannot start
   std::unique_ptr<cpu_dnnl::LowpMatmul> lowp_;  // made at the first bf16/int8 PrepareLinear
   std::vector<float> attention_scratch_;         // the attention kernels' packed Kᵀ / V
@@ -432,7 +430,8 @@ class CpuBackend final : public InferenceBackend {
 
   // float32 weights get a copy where oneDNN runs another layout faster and runs this backend's
   // Linear layers (the plan is calibrated now if it was not yet: it decides the library), within
-  // kF32CopyBudgetBytes. Null: the weights are used as they are.
+  // CpuBackendOptions::f32_copy_bytes (90 MB for all-MiniLM-L6-v2's Linear layers). Null: the
+  // weights are used as they are.
   Result<std::shared_ptr<const F32Copy>> F32CopyOf(const float* w, int n, int k) {
     if (dnnl_ == nullptr) return std::shared_ptr<const F32Copy>();
     const cpu_dnnl::WeightsLayout layout = cpu_dnnl::LinearWeightsLayout();
@@ -446,7 +445,7 @@ class CpuBackend final : public InferenceBackend {
     for (const auto& [unused, weak] : f32_copies_) {
       if (auto live = weak.lock()) held += live->bytes();
     }
-    if (held + sizeof(float) * static_cast<std::size_t>(n) * k > kF32CopyBudgetBytes) {
+    if (held + sizeof(float) * static_cast<std::size_t>(n) * k > f32_copy_bytes_) {
       return std::shared_ptr<const F32Copy>();
     }
     auto copy = std::make_shared<F32Copy>();
