@@ -116,19 +116,15 @@ Result<std::vector<InputRef>> Loader::ResolveEntry(const Entry& e, const std::st
     return std::vector<InputRef>{InputRef{e.main_leaf, false}};
   }
   // The rows failing an output_schema join the transform's own error output (or are it, where the
-  // transform has none and output_schema names one).
-  const std::size_t schema = e.schema_leaf >= 0 ? static_cast<std::size_t>(e.schema_leaf) : leaves_.size();
-  const bool schema_errors = schema < leaves_.size() && !output.empty() && output == leaves_[schema].spec.config.error_output;
-  if (output == src.config.error_output || schema_errors) {
+  // transform has none and output_schema names one). (`output` is not empty here.)
+  const bool own_errors = output == src.config.error_output;
+  const bool schema_errors =
+      e.schema_leaf >= 0 && output == leaves_[static_cast<std::size_t>(e.schema_leaf)].spec.config.error_output;
+  if (own_errors || schema_errors) {
     std::vector<InputRef> errors;
-    if (output == src.config.error_output) {
-      error_consumed_[from] = true;
-      errors.push_back(InputRef{e.leaf, true});
-    }
-    if (schema_errors) {
-      error_consumed_[schema] = true;
-      errors.push_back(InputRef{e.schema_leaf, true});
-    }
+    if (own_errors) errors.push_back(InputRef{e.leaf, true});
+    if (schema_errors) errors.push_back(InputRef{e.schema_leaf, true});
+    for (const InputRef& r : errors) error_consumed_[static_cast<std::size_t>(r.from)] = true;
     return errors;
   }
   auto tag = std::find(named.begin(), named.end(), output);

@@ -113,8 +113,9 @@ struct EvalContext {
 Status Evaluate(const Program& p, int32_t node, EvalContext& ctx, Slot& out);
 
 // row.Find(name), trying the hint's index first (names compared with SameString, strings.h: the
-// byte loop it replaced was the hottest loop of column evaluation). Row field names are unique (Row's contract), so
-// the field at the hinted index, when it has the name, is the one Find would return.
+// byte loop it replaced was the hottest loop of column evaluation). Row field names are unique
+// (Row's contract), so the field at the hinted index, when it has the name, is the one Find would
+// return.
 [[gnu::always_inline]] inline const Value* FindHinted(const Row& row, const std::string& name, const FieldHint& hint) {
   const std::vector<Field>& fields = row.fields();
   const int32_t h = hint.index.load(std::memory_order_relaxed);

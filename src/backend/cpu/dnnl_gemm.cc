@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <list>
 #include <optional>
 #include <unordered_map>
@@ -95,7 +94,7 @@ struct KeyHash {
 struct BlockedWeights::Impl {
   int n = 0, k = 0;
   memory::desc desc;  // the blocked layout of B [k x n]
-  std::unique_ptr<float, decltype(&std::free)> data{nullptr, &std::free};
+  memory weights;     // its buffer, allocated by oneDNN (the memory object holds its engine)
   std::size_t bytes = 0;
 };
 
@@ -314,7 +313,7 @@ Result<bool> DnnlGemm::Linear(const float* x, const BlockedWeights& w, const flo
   Key key;
   key.m = m, key.n = w.n(), key.k = w.k(), key.lda = w.k(), key.ldc = w.n();
   key.blocked = true, key.bias = bias != nullptr, key.act = act;
-  return Run(key, x, w.impl().data.get(), bias, y, &w);
+  return Run(key, x, w.impl().weights.get_data_handle(), bias, y, &w);
 }
 
 Result<std::shared_ptr<const BlockedWeights>> DnnlGemm::BlockWeights(const float* w, int n, int k) {
@@ -343,14 +342,12 @@ Result<std::shared_ptr<const BlockedWeights>> DnnlGemm::BlockWeights(const float
   if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks == 0 || impl->bytes > plain + plain / 8) {
     return std::shared_ptr<const BlockedWeights>();
   }
-  impl->data.reset(static_cast<float*>(std::aligned_alloc(64, (impl->bytes + 63) / 64 * 64)));
-  if (impl->data == nullptr) return ResourceExhausted("BlockWeights: cannot allocate " + std::to_string(impl->bytes) + " bytes");
   Omp().Apply(im.options.threads());
   try {
     // w [n x k] row-major is B = wᵀ [k x n] with strides (1, k).
     memory src(memory::desc(Dims{k, n}, f32, Dims{1, k}), im.engine, const_cast<float*>(w));
-    memory dst(impl->desc, im.engine, impl->data.get());
-    dnnl::reorder(src, dst).execute(im.stream, src, dst);
+    impl->weights = memory(impl->desc, im.engine);
+    dnnl::reorder(src, impl->weights).execute(im.stream, src, impl->weights);
     im.stream.wait();
   } catch (const dnnl::error& err) {
     return Internal(std::string("oneDNN could not lay out float32 weights ") + std::to_string(n) + " x " +
